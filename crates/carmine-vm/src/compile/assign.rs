@@ -1,0 +1,360 @@
+//! Compiling assignments: operator assignment to variables and constants, multiple
+//! assignment, and assignment targets (also used by `for`, rescue `=> e`, parameters).
+
+use ruby_prism::Node;
+
+use super::call::ArgInfo;
+use super::iseq::{call_flags as cf, Insn};
+use super::Compiler;
+use crate::symbol::{sym, SymId};
+
+/// How a variable is read and written for `op=`.
+enum VarKind {
+    Local(SymId, u32),
+    Ivar(SymId),
+    Cvar(SymId),
+    Gvar(SymId),
+    Const(SymId),
+}
+
+impl<'c, 'pr> Compiler<'c, 'pr> {
+    fn emit_var_get(&mut self, k: &VarKind) {
+        match *k {
+            VarKind::Local(id, d) => self.emit_get_local(id, d),
+            VarKind::Ivar(id) => {
+                let c = self.b().ivar_cache();
+                self.b().emit(Insn::GetIvar(id, c));
+            }
+            VarKind::Cvar(id) => {
+                self.b().emit(Insn::GetCvar(id));
+            }
+            VarKind::Gvar(id) => {
+                self.b().emit(Insn::GetGlobal(id));
+            }
+            VarKind::Const(id) => {
+                let c = self.b().const_cache();
+                self.b().emit(Insn::GetConst(id, c));
+            }
+        }
+    }
+
+    /// Pops the top value into the variable.
+    fn emit_var_set(&mut self, k: &VarKind) {
+        match *k {
+            VarKind::Local(id, d) => self.emit_set_local(id, d),
+            VarKind::Ivar(id) => {
+                let c = self.b().ivar_cache();
+                self.b().emit(Insn::SetIvar(id, c));
+            }
+            VarKind::Cvar(id) => {
+                self.b().emit(Insn::SetCvar(id));
+            }
+            VarKind::Gvar(id) => {
+                self.b().emit(Insn::SetGlobal(id));
+            }
+            VarKind::Const(id) => {
+                self.b().emit(Insn::PutNil);
+                self.b().emit(Insn::Swap);
+                self.b().emit(Insn::SetConst(id));
+            }
+        }
+    }
+
+    /// `x op= v`, `x ||= v`, `x &&= v` for locals, ivars, cvars, globals and constants.
+    pub fn compile_var_op_assign(&mut self, node: &Node<'pr>, used: bool) {
+        macro_rules! parts {
+            ($as:ident, $kind:expr, $op:expr) => {{
+                let n = node.$as().expect("op assign");
+                let name = self.intern(n.name().as_slice());
+                (($kind)(name, &n), $op(&n, &mut *self), n.value())
+            }};
+        }
+        let (kind, op, value): (VarKind, SymId, Node<'pr>) = match node {
+            Node::LocalVariableOperatorWriteNode { .. } => parts!(as_local_variable_operator_write_node, |id, n: &ruby_prism::LocalVariableOperatorWriteNode<'pr>| VarKind::Local(id, n.depth()), |n: &ruby_prism::LocalVariableOperatorWriteNode<'pr>, c: &mut Self| c.intern(n.binary_operator().as_slice())),
+            Node::LocalVariableOrWriteNode { .. } => parts!(as_local_variable_or_write_node, |id, n: &ruby_prism::LocalVariableOrWriteNode<'pr>| VarKind::Local(id, n.depth()), |_n, _c| sym::OR_OR),
+            Node::LocalVariableAndWriteNode { .. } => parts!(as_local_variable_and_write_node, |id, n: &ruby_prism::LocalVariableAndWriteNode<'pr>| VarKind::Local(id, n.depth()), |_n, _c| sym::AND_AND),
+            Node::InstanceVariableOperatorWriteNode { .. } => parts!(as_instance_variable_operator_write_node, |id, _n| VarKind::Ivar(id), |n: &ruby_prism::InstanceVariableOperatorWriteNode<'pr>, c: &mut Self| c.intern(n.binary_operator().as_slice())),
+            Node::InstanceVariableOrWriteNode { .. } => parts!(as_instance_variable_or_write_node, |id, _n| VarKind::Ivar(id), |_n, _c| sym::OR_OR),
+            Node::InstanceVariableAndWriteNode { .. } => parts!(as_instance_variable_and_write_node, |id, _n| VarKind::Ivar(id), |_n, _c| sym::AND_AND),
+            Node::ClassVariableOperatorWriteNode { .. } => parts!(as_class_variable_operator_write_node, |id, _n| VarKind::Cvar(id), |n: &ruby_prism::ClassVariableOperatorWriteNode<'pr>, c: &mut Self| c.intern(n.binary_operator().as_slice())),
+            Node::ClassVariableOrWriteNode { .. } => parts!(as_class_variable_or_write_node, |id, _n| VarKind::Cvar(id), |_n, _c| sym::OR_OR),
+            Node::ClassVariableAndWriteNode { .. } => parts!(as_class_variable_and_write_node, |id, _n| VarKind::Cvar(id), |_n, _c| sym::AND_AND),
+            Node::GlobalVariableOperatorWriteNode { .. } => parts!(as_global_variable_operator_write_node, |id, _n| VarKind::Gvar(id), |n: &ruby_prism::GlobalVariableOperatorWriteNode<'pr>, c: &mut Self| c.intern(n.binary_operator().as_slice())),
+            Node::GlobalVariableOrWriteNode { .. } => parts!(as_global_variable_or_write_node, |id, _n| VarKind::Gvar(id), |_n, _c| sym::OR_OR),
+            Node::GlobalVariableAndWriteNode { .. } => parts!(as_global_variable_and_write_node, |id, _n| VarKind::Gvar(id), |_n, _c| sym::AND_AND),
+            Node::ConstantOperatorWriteNode { .. } => parts!(as_constant_operator_write_node, |id, _n| VarKind::Const(id), |n: &ruby_prism::ConstantOperatorWriteNode<'pr>, c: &mut Self| c.intern(n.binary_operator().as_slice())),
+            Node::ConstantOrWriteNode { .. } => parts!(as_constant_or_write_node, |id, _n| VarKind::Const(id), |_n, _c| sym::OR_OR),
+            Node::ConstantAndWriteNode { .. } => parts!(as_constant_and_write_node, |id, _n| VarKind::Const(id), |_n, _c| sym::AND_AND),
+            _ => {
+                self.compile_const_path_op_assign(node, used);
+                return;
+            }
+        };
+        let end = self.b().new_label();
+        let base = self.b().depth;
+        if op == sym::OR_OR || op == sym::AND_AND {
+            // `@@x ||= v` and `X ||= v` must not fail when the variable is undefined.
+            let guard = match kind {
+                VarKind::Cvar(id) => Some(Insn::Defined(crate::interp::ops::DEF_CVAR, id.0)),
+                VarKind::Const(id) if op == sym::OR_OR => Some(Insn::Defined(crate::interp::ops::DEF_CONST, id.0)),
+                VarKind::Gvar(id) if op == sym::OR_OR => Some(Insn::Defined(crate::interp::ops::DEF_GVAR, id.0)),
+                _ => None,
+            };
+            let assign = self.b().new_label();
+            if let Some(g) = guard {
+                self.b().emit(g);
+                self.b().branch_nil(assign);
+            }
+            self.emit_var_get(&kind);
+            if used {
+                self.b().emit(Insn::Dup);
+            }
+            if op == sym::OR_OR {
+                self.b().branch_if(end);
+            } else {
+                self.b().branch_unless(end);
+            }
+            if used {
+                self.b().emit(Insn::Pop);
+            }
+            self.b().place(assign);
+            self.b().depth = base;
+            self.compile(&value, true);
+            if used {
+                self.b().emit(Insn::Dup);
+            }
+            self.emit_var_set(&kind);
+        } else {
+            self.emit_var_get(&kind);
+            self.compile(&value, true);
+            self.emit_send(op, &ArgInfo { argc: 1, flags: 0, block: None });
+            if used {
+                self.b().emit(Insn::Dup);
+            }
+            self.emit_var_set(&kind);
+        }
+        self.b().place(end);
+        self.b().depth = base + used as i32;
+    }
+
+    fn compile_const_path_op_assign(&mut self, node: &Node<'pr>, used: bool) {
+        let (target, op, value) = match node {
+            Node::ConstantPathOperatorWriteNode { .. } => {
+                let n = node.as_constant_path_operator_write_node().expect("cpath op");
+                let op = self.intern(n.binary_operator().as_slice());
+                (n.target(), op, n.value())
+            }
+            Node::ConstantPathOrWriteNode { .. } => {
+                let n = node.as_constant_path_or_write_node().expect("cpath or");
+                (n.target(), sym::OR_OR, n.value())
+            }
+            _ => {
+                let n = node.as_constant_path_and_write_node().expect("cpath and");
+                (n.target(), sym::AND_AND, n.value())
+            }
+        };
+        let name = self.intern(target.name().map(|c| c.as_slice()).unwrap_or(b""));
+        match target.parent() {
+            Some(p) => self.compile(&p, true),
+            None => {
+                let obj = self.ctx.c().object;
+                self.put_literal(obj);
+            }
+        }
+        let base = self.b().depth;
+        let end = self.b().new_label();
+        // Stack: scope
+        if op == sym::OR_OR || op == sym::AND_AND {
+            let assign = self.b().new_label();
+            if op == sym::OR_OR {
+                self.b().emit(Insn::Dup);
+                self.b().emit(Insn::Defined(crate::interp::ops::DEF_CONST_FROM, name.0));
+                self.b().branch_nil(assign);
+            }
+            self.b().emit(Insn::Dup);
+            self.b().emit(Insn::GetConstUnder(name));
+            self.b().emit(Insn::Dup);
+            if op == sym::OR_OR {
+                self.b().branch_if(end);
+            } else {
+                self.b().branch_unless(end);
+            }
+            self.b().emit(Insn::Pop);
+            self.b().place(assign);
+            self.b().depth = base;
+            self.compile(&value, true);
+            if used {
+                self.b().emit(Insn::Swap);
+                self.b().emit(Insn::TopN(1));
+            }
+            self.b().emit(Insn::SetConst(name));
+            let done = self.b().new_label();
+            self.b().jump(done);
+            self.b().place(end);
+            // Stack: scope, current
+            self.b().depth = base + 1;
+            self.b().emit(Insn::Swap);
+            self.b().emit(Insn::Pop);
+            if !used {
+                self.b().emit(Insn::Pop);
+            }
+            self.b().place(done);
+            self.b().depth = base - 1 + used as i32;
+        } else {
+            self.b().emit(Insn::Dup);
+            self.b().emit(Insn::GetConstUnder(name));
+            self.compile(&value, true);
+            self.emit_send(op, &ArgInfo { argc: 1, flags: 0, block: None });
+            if used {
+                self.b().emit(Insn::Swap);
+                self.b().emit(Insn::TopN(1));
+            }
+            self.b().emit(Insn::SetConst(name));
+        }
+    }
+
+    // ---- multiple assignment ----
+
+    pub fn compile_multi_write(&mut self, n: &ruby_prism::MultiWriteNode<'pr>, used: bool) {
+        let lefts: Vec<Node<'pr>> = n.lefts().iter().collect();
+        let rights: Vec<Node<'pr>> = n.rights().iter().collect();
+        self.compile(&n.value(), true);
+        if used {
+            self.b().emit(Insn::Dup);
+        }
+        self.expand_and_assign(&lefts, n.rest(), &rights);
+    }
+
+    /// With a value on top: spreads it and assigns the targets (pops the value).
+    pub fn compile_multi_target_from_stack(&mut self, node: &Node<'pr>) {
+        let n = node.as_multi_target_node().expect("mlhs");
+        let lefts: Vec<Node<'pr>> = n.lefts().iter().collect();
+        let rights: Vec<Node<'pr>> = n.rights().iter().collect();
+        self.expand_and_assign(&lefts, n.rest(), &rights);
+    }
+
+    fn expand_and_assign(&mut self, lefts: &[Node<'pr>], rest: Option<Node<'pr>>, rights: &[Node<'pr>]) {
+        let splat = matches!(rest, Some(Node::SplatNode { .. }));
+        let flags = (splat as u32) | ((rights.len() as u32) << 8);
+        self.b().emit(Insn::ExpandArray(lefts.len() as u32, flags));
+        for t in lefts {
+            self.compile_target_from_stack(t);
+        }
+        if splat {
+            let s = rest.as_ref().and_then(|r| r.as_splat_node()).expect("splat");
+            match s.expression() {
+                Some(t) => self.compile_target_from_stack(&t),
+                None => {
+                    self.b().emit(Insn::Pop);
+                }
+            }
+        }
+        for t in rights {
+            self.compile_target_from_stack(t);
+        }
+    }
+
+    /// Pops the top value into an assignment target.
+    pub fn compile_target_from_stack(&mut self, t: &Node<'pr>) {
+        match t {
+            Node::LocalVariableTargetNode { .. } => {
+                let n = t.as_local_variable_target_node().expect("lvar target");
+                let id = self.intern(n.name().as_slice());
+                self.emit_set_local(id, n.depth());
+            }
+            Node::RequiredParameterNode { .. } => {
+                let n = t.as_required_parameter_node().expect("param target");
+                let id = self.intern(n.name().as_slice());
+                self.emit_set_local(id, 0);
+            }
+            Node::InstanceVariableTargetNode { .. } => {
+                let n = t.as_instance_variable_target_node().expect("ivar target");
+                let id = self.intern(n.name().as_slice());
+                let c = self.b().ivar_cache();
+                self.b().emit(Insn::SetIvar(id, c));
+            }
+            Node::ClassVariableTargetNode { .. } => {
+                let n = t.as_class_variable_target_node().expect("cvar target");
+                let id = self.intern(n.name().as_slice());
+                self.b().emit(Insn::SetCvar(id));
+            }
+            Node::GlobalVariableTargetNode { .. } => {
+                let n = t.as_global_variable_target_node().expect("gvar target");
+                let id = self.intern(n.name().as_slice());
+                self.b().emit(Insn::SetGlobal(id));
+            }
+            Node::ConstantTargetNode { .. } => {
+                let n = t.as_constant_target_node().expect("const target");
+                let id = self.intern(n.name().as_slice());
+                self.b().emit(Insn::PutNil);
+                self.b().emit(Insn::Swap);
+                self.b().emit(Insn::SetConst(id));
+            }
+            Node::ConstantPathTargetNode { .. } => {
+                let n = t.as_constant_path_target_node().expect("cpath target");
+                let id = self.intern(n.name().map(|c| c.as_slice()).unwrap_or(b""));
+                match n.parent() {
+                    Some(p) => self.compile(&p, true),
+                    None => {
+                        let obj = self.ctx.c().object;
+                        self.put_literal(obj);
+                    }
+                }
+                self.b().emit(Insn::Swap);
+                self.b().emit(Insn::SetConst(id));
+            }
+            Node::CallTargetNode { .. } => {
+                let n = t.as_call_target_node().expect("call target");
+                let mid = self.intern(n.name().as_slice());
+                let flags = match n.receiver() {
+                    Node::SelfNode { .. } => {
+                        self.b().emit(Insn::PutSelf);
+                        cf::SELF_RECV
+                    }
+                    r => {
+                        self.compile(&r, true);
+                        0
+                    }
+                };
+                self.b().emit(Insn::Swap);
+                let ci = self.b().call_info(mid, 1, flags | cf::ATTRASGN | if n.is_safe_navigation() { cf::SAFE_NAV } else { 0 }, None);
+                self.b().emit(Insn::Send(ci));
+                self.b().emit(Insn::Pop);
+            }
+            Node::IndexTargetNode { .. } => {
+                let n = t.as_index_target_node().expect("index target");
+                self.compile(&n.receiver(), true);
+                let info = self.compile_args(n.arguments(), None);
+                if info.flags != 0 {
+                    self.fail("unsupported index target");
+                    return;
+                }
+                self.b().emit(Insn::TopN(info.argc + 1));
+                let ci = self.b().call_info(sym::ASET, info.argc + 1, cf::ATTRASGN, None);
+                self.b().emit(Insn::Send(ci));
+                self.b().emit(Insn::Pop);
+                self.b().emit(Insn::Pop);
+            }
+            Node::MultiTargetNode { .. } => self.compile_multi_target_from_stack(t),
+            Node::SplatNode { .. } => {
+                let s = t.as_splat_node().expect("splat target");
+                match s.expression() {
+                    Some(e) => {
+                        self.b().emit(Insn::SplatArray(1));
+                        self.compile_target_from_stack(&e);
+                    }
+                    None => {
+                        self.b().emit(Insn::Pop);
+                    }
+                }
+            }
+            Node::ImplicitRestNode { .. } => {
+                self.b().emit(Insn::Pop);
+            }
+            _ => {
+                self.b().emit(Insn::Pop);
+                self.fail("unsupported assignment target");
+            }
+        }
+    }
+}

@@ -1,0 +1,404 @@
+//! Instruction sequences: the compiled form of one method, block, class body or script.
+//!
+//! Invariants:
+//! - An `Iseq` is immutable after compilation except for its inline caches.
+//! - It lives in a heap object (`RIseq`) so that the collector frees code nobody can run
+//!   any more (a method redefined, an embedded script finished) and marks its literals.
+//! - Locals are laid out parameters first: lead, optional, rest, post, keywords, keyword
+//!   rest, block; then the other locals. `local_names.len()` is the frame's local count.
+//! - Jump targets and catch-table pcs are indices into `code`.
+
+use std::cell::Cell;
+use std::sync::Arc;
+
+use crate::core::module::MethodEntry;
+use crate::heap::Marker;
+use crate::object::{ObjType, RBasic};
+use crate::symbol::SymId;
+use crate::value::Value;
+
+/// One instruction. Operands are inline; larger data lives in the iseq's side tables
+/// (`literals`, `calls`, `children`), referenced by index.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Insn {
+    Nop,
+    PutNil,
+    PutTrue,
+    PutFalse,
+    PutSelf,
+    PutInt(i32),
+    /// Push `literals[i]` as is (immutable literals: symbols, numbers, frozen strings, ranges).
+    PutLit(u32),
+    /// Push a new mutable copy of the string literal `literals[i]`.
+    PutString(u32),
+    Pop,
+    Dup,
+    /// Duplicate the top n values.
+    DupN(u32),
+    Swap,
+    /// Push a copy of the value n below the top (0 = top).
+    TopN(u32),
+    /// Overwrite the value n below the top with the top (which stays).
+    SetN(u32),
+    /// Pop n values.
+    AdjustStack(u32),
+
+    GetLocal(u32),
+    SetLocal(u32),
+    /// Local `idx` of the environment `depth` levels out.
+    GetLocalUp(u32, u32),
+    SetLocalUp(u32, u32),
+    GetIvar(SymId, u32),
+    SetIvar(SymId, u32),
+    GetCvar(SymId),
+    SetCvar(SymId),
+    GetGlobal(SymId),
+    SetGlobal(SymId),
+    /// Lexical constant lookup (cref chain, then ancestors); operand 2 is a cache slot.
+    GetConst(SymId, u32),
+    /// `recv::Name`: pops the scope.
+    GetConstUnder(SymId),
+    /// `::Name`
+    GetConstTop(SymId),
+    /// Pops value and scope (scope below value); `nil` scope means the lexical cref.
+    SetConst(SymId),
+    /// `$~`-derived specials: 0 = `$~`, 1 = `$&`, 2 = `` $` ``, 3 = `$'`, 4 = `$+`, n+16 = `$n`.
+    GetSpecial(u32),
+    /// `$_` read/write.
+    GetLastLine,
+    SetLastLine,
+
+    Jump(u32),
+    BranchIf(u32),
+    BranchUnless(u32),
+    BranchNil(u32),
+    /// Pop; jump if the value is not `UNDEF` (used for keyword defaults).
+    BranchIfSet(u32, u32),
+
+    /// Method call described by `calls[i]`.
+    Send(u32),
+    /// Fast paths for operators on builtin types, falling back to `Send(i)`.
+    OptPlus(u32),
+    OptMinus(u32),
+    OptMult(u32),
+    OptDiv(u32),
+    OptMod(u32),
+    OptEq(u32),
+    OptNeq(u32),
+    OptLt(u32),
+    OptLe(u32),
+    OptGt(u32),
+    OptGe(u32),
+    OptLtLt(u32),
+    OptAnd(u32),
+    OptOr(u32),
+    OptAref(u32),
+    OptAset(u32),
+    OptNot(u32),
+    OptLength(u32),
+    OptSize(u32),
+    OptEmptyP(u32),
+    OptSucc(u32),
+    /// `yield` with `calls[i]` describing the arguments.
+    Yield(u32),
+    /// `super` / `super(...)` with `calls[i]`; zsuper passes the current arguments.
+    InvokeSuper(u32),
+
+    Leave,
+    /// `break` out of a block: returns from the method the block was given to.
+    ThrowBreak,
+    /// `return` from inside a block: returns from the enclosing method or lambda.
+    ThrowReturn,
+    /// Re-raise the unwind stored in local `idx` (end of an ensure/rescue handler).
+    Reraise(u32),
+
+    NewArray(u32),
+    /// Convert top to an array for splatting (`*x`); operand 1 = dup the result.
+    SplatArray(u32),
+    /// Pop two arrays, push their concatenation (a new array).
+    ConcatArray,
+    /// Append top to the array below it (in place; the array was created by the compiler).
+    ArrayAppend,
+    /// Multiple assignment: pop value, push `n` elements (last first) with rest/post layout.
+    /// Operand 2 bits: 1 = has splat, post count in bits 8.. .
+    ExpandArray(u32, u32),
+    NewHash(u32),
+    /// Merge a `**h` (top) into the hash below it.
+    HashMergeKw,
+    NewRange(u32),
+    /// Convert top to a String for interpolation (calls `to_s` unless it is a String).
+    ToS(u32),
+    ConcatStrings(u32),
+    /// Intern the string on top as a Symbol.
+    Intern,
+    /// Build a Regexp from n strings; operand 2 = option flags (bit 31 = once).
+    ToRegexp(u32, u32),
+    /// Build a Regexp once per iseq (for `/#{x}/o`); operand 2 = cache slot.
+    Once(u32, u32),
+
+    /// Define method `name` from `children[i]` on the current definee.
+    DefineMethod(SymId, u32),
+    /// Pop an object; define singleton method `name` from `children[i]` on it.
+    DefineSMethod(SymId, u32),
+    /// Pop superclass and cbase; open/create class `name` and run `children[i]`.
+    /// Flags: 1 = has superclass, 2 = scoped (`A::B`), 4 = module, 8 = singleton (`class << x`).
+    DefineClass(SymId, u32, u32),
+    /// `defined?` check: kind and operand; pushes a string or nil.
+    Defined(u32, u32),
+    /// Pattern `===` for `when`/`rescue`: pops pattern and target, pushes bool.
+    /// Operand: 0 = when, 1 = rescue, 2 = case/in.
+    CheckMatch(u32),
+    /// Push the current block as a Proc (or nil).
+    BlockArg,
+    BlockGiven,
+    /// Push `$!`.
+    GetErrinfo,
+    /// Pop into `$!`.
+    SetErrinfo,
+    /// Create a lambda from `children[i]` (for `->`).
+    Lambda(u32),
+    /// Safepoint poll at loop back edges.
+    Checkpoint,
+    /// Pop and raise a `NoMatchingPattern(Key)Error` for `case/in` (operand: 1 = key error).
+    PatternError(u32),
+    /// `alias` of methods (pops new, old symbols) or globals (operand 1).
+    Alias(u32),
+    /// `undef` (pops symbol).
+    Undef,
+    /// Check a value for `deconstruct`/`deconstruct_keys` and push the result or jump.
+    Deconstruct(u32),
+    DeconstructKeys(u32),
+    /// Flip-flop state in local slot (for `a..b` in conditions).
+    FlipFlop(u32, u32),
+    /// Push a frozen copy of nothing special — reserved.
+    Unreachable,
+}
+
+/// How arguments are passed at a call site.
+pub mod call_flags {
+    /// The last positional argument is an array to splat (`f(*a)`).
+    pub const SPLAT: u32 = 1;
+    /// The value after the positional arguments is a keyword hash (`f(k: 1)`, `f(**h)`).
+    pub const KW_HASH: u32 = 2;
+    /// A block argument (`&b`) is on top of the stack.
+    pub const BLOCK_ARG: u32 = 4;
+    /// Receiver-less call (`foo()`): private methods are visible.
+    pub const FCALL: u32 = 8;
+    /// A bare identifier that could have been a local (`foo`), for NameError wording.
+    pub const VCALL: u32 = 16;
+    /// `recv&.m`: nil receiver returns nil.
+    pub const SAFE_NAV: u32 = 32;
+    /// Zero-argument `super` that forwards the current method's arguments.
+    pub const ZSUPER: u32 = 64;
+    /// Attribute assignment `a.b = v`: returns the assigned value.
+    pub const ATTRASGN: u32 = 128;
+    /// The keyword hash was built by the call site (`f(k: 1)`), so the callee may keep it.
+    pub const KW_LITERAL: u32 = 256;
+    /// `...` forwarding.
+    pub const FORWARDING: u32 = 512;
+    /// Call from `self.foo` (private setters allowed).
+    pub const SELF_RECV: u32 = 1024;
+}
+
+/// Inline method cache of one call site.
+pub struct CallCache {
+    pub epoch: Cell<u64>,
+    pub klass: Cell<u64>,
+    pub me: Cell<Option<*const MethodEntry>>,
+    /// Keeps the cached entry alive while it is referenced here.
+    pub keep: std::cell::RefCell<Option<Arc<MethodEntry>>>,
+}
+
+impl Default for CallCache {
+    fn default() -> Self {
+        CallCache { epoch: Cell::new(u64::MAX), klass: Cell::new(0), me: Cell::new(None), keep: std::cell::RefCell::new(None) }
+    }
+}
+
+pub struct CallInfo {
+    pub mid: SymId,
+    /// Positional arguments on the stack (a splat counts as one).
+    pub argc: u32,
+    pub flags: u32,
+    /// Index into `children` of a literal block, or `u32::MAX`.
+    pub block: u32,
+    pub cache: CallCache,
+}
+
+impl CallInfo {
+    #[inline]
+    pub fn has(&self, flag: u32) -> bool {
+        self.flags & flag != 0
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CatchKind {
+    /// Catches Ruby exceptions (and nothing else); the handler tests the classes itself.
+    Rescue,
+    /// Catches every unwind (exceptions, break, return, throw) and re-raises it at the end.
+    Ensure,
+}
+
+#[derive(Copy, Clone, Debug)]
+pub struct CatchEntry {
+    pub kind: CatchKind,
+    pub start: u32,
+    pub end: u32,
+    pub handler: u32,
+    /// Operand stack depth (above the locals) to restore before jumping to the handler.
+    pub depth: u32,
+    /// Local that receives the exception (or the boxed unwind for ensure).
+    pub local: u32,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum IseqKind {
+    Top,
+    Main,
+    Method,
+    Block,
+    Class,
+    Eval,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct KwParam {
+    pub name: SymId,
+    pub required: bool,
+}
+
+/// Parameter layout of a method or block.
+#[derive(Clone, Debug, Default)]
+pub struct Params {
+    pub lead: u32,
+    pub opt: u32,
+    /// Start pc for each number of optionals given (0..=opt).
+    pub opt_pcs: Vec<u32>,
+    pub rest: bool,
+    /// `*` without a name (anonymous rest, forwarding it with `*`).
+    pub post: u32,
+    pub kw: Vec<KwParam>,
+    pub kwrest: bool,
+    /// `**nil`: keywords are rejected.
+    pub no_kw: bool,
+    pub block: bool,
+    /// `...`: forward everything.
+    pub forwarding: bool,
+    /// Block with exactly one parameter and a trailing comma (`|a,|`) splats like two.
+    pub trailing_comma: bool,
+    /// Only required positionals: the fast calling path applies.
+    pub simple: bool,
+    /// The block uses `it` / `_1`: one implicit parameter.
+    pub implicit_it: bool,
+    /// The method takes no arguments at all (after a simple path check).
+    pub ruby2_keywords: bool,
+}
+
+impl Params {
+    pub fn kw_start(&self) -> u32 {
+        self.lead + self.opt + self.rest as u32 + self.post
+    }
+    pub fn rest_index(&self) -> u32 {
+        self.lead + self.opt
+    }
+    pub fn post_start(&self) -> u32 {
+        self.lead + self.opt + self.rest as u32
+    }
+    pub fn kwrest_index(&self) -> u32 {
+        self.kw_start() + self.kw.len() as u32
+    }
+    pub fn block_index(&self) -> u32 {
+        self.kwrest_index() + self.kwrest as u32
+    }
+    pub fn accepts_kw(&self) -> bool {
+        !self.kw.is_empty() || self.kwrest
+    }
+    /// Positional arity: required count, and the maximum or `None` when unbounded.
+    pub fn positional_range(&self) -> (u32, Option<u32>) {
+        let min = self.lead + self.post;
+        if self.rest || self.forwarding {
+            (min, None)
+        } else {
+            (min, Some(min + self.opt))
+        }
+    }
+}
+
+pub struct Iseq {
+    pub kind: IseqKind,
+    /// The name used in backtraces ("foo", "block in foo", "<class:Foo>", "<main>").
+    pub name: String,
+    /// For method iseqs, the method name.
+    pub method_name: Option<SymId>,
+    pub path: Arc<str>,
+    pub first_line: u32,
+    pub code: Vec<Insn>,
+    /// Source line of each instruction (same length as `code`).
+    pub lines: Vec<u32>,
+    pub literals: Vec<Value>,
+    pub calls: Vec<CallInfo>,
+    pub children: Vec<Value>,
+    pub catch_table: Vec<CatchEntry>,
+    pub local_names: Vec<SymId>,
+    pub params: Params,
+    /// Locals live in a heap environment because a block or `binding` may capture them.
+    pub locals_on_heap: bool,
+    /// Maximum operand stack depth.
+    pub stack_max: u32,
+    /// Inline caches for instance variables: (class, index).
+    pub ivar_caches: Vec<(Cell<u64>, Cell<u32>)>,
+    /// Inline caches for constants: (epoch, value, cref the value was found from).
+    pub const_caches: Vec<(Cell<u64>, Cell<Value>, Cell<Value>)>,
+    /// Cached values for `once` regexps.
+    pub once_caches: Vec<Cell<Value>>,
+    /// Depth of lexical block nesting (0 for methods/top).
+    pub block_depth: u32,
+    /// `local_variables` of enclosing scopes, for eval/binding (outermost last).
+    pub outer_local_names: Vec<Vec<SymId>>,
+}
+
+impl Iseq {
+    pub fn line_at(&self, pc: usize) -> u32 {
+        self.lines.get(pc).copied().or_else(|| self.lines.last().copied()).unwrap_or(self.first_line)
+    }
+
+    pub fn local_count(&self) -> usize {
+        self.local_names.len()
+    }
+}
+
+#[repr(C)]
+pub struct RIseq {
+    pub basic: RBasic,
+    pub iseq: Box<Iseq>,
+}
+
+/// The iseq inside an `RIseq` value.
+#[inline(always)]
+pub fn iseq_of<'a>(v: Value) -> &'a Iseq {
+    debug_assert!(crate::object::is_type(v, ObjType::Iseq));
+    // SAFETY: v is an RIseq; its Box is never replaced while the object lives.
+    unsafe { &(*v.as_ptr::<RIseq>()).iseq }
+}
+
+pub fn mark(v: Value, m: &mut Marker<'_>) {
+    let iseq = iseq_of(v);
+    m.mark_all(&iseq.literals);
+    m.mark_all(&iseq.children);
+    for (_, c, cref) in &iseq.const_caches {
+        m.mark(c.get());
+        m.mark(cref.get());
+    }
+    for c in &iseq.once_caches {
+        m.mark(c.get());
+    }
+}
+
+/// # Safety
+/// `p` is a dead RIseq slot.
+pub unsafe fn finalize(p: *mut RBasic) {
+    std::ptr::drop_in_place(&mut (*(p as *mut RIseq)).iseq);
+}
+
+const _: () = assert!(std::mem::size_of::<Insn>() <= 16);

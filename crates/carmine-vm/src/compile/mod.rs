@@ -1,0 +1,552 @@
+//! Prism AST -> instruction sequences.
+//!
+//! Invariants:
+//! - One `Scope` (and one `Builder`) per method, block, class body or script; a `for`
+//!   loop body is a *transparent* block scope that owns no prism-visible locals.
+//! - Prism's local `depth` counts real scopes; `resolve_local` maps it to the env chain,
+//!   counting transparent scopes too.
+//! - A scope whose locals a nested block reads or writes (or that calls `binding`/`eval`)
+//!   keeps its locals on the heap (`locals_on_heap`), as do the scopes in between.
+//! - Jumps out of an `ensure` region (break/next/redo/return/retry) run the ensure bodies
+//!   they leave, compiled inline.
+
+pub mod builder;
+mod call;
+mod control;
+mod expr;
+pub mod iseq;
+mod pattern;
+mod assign;
+
+use std::sync::Arc;
+
+use ruby_prism::{Node, ParametersNode};
+
+use crate::error::Unwind;
+use crate::object::ObjType;
+use crate::symbol::SymId;
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::Result;
+use builder::{Builder, Label};
+use iseq::{Insn, Iseq, IseqKind, KwParam, RIseq};
+
+/// What kind of program is being compiled.
+#[derive(Clone, Debug)]
+pub struct CompileOptions {
+    pub path: String,
+    pub line: i32,
+    pub kind: IseqKind,
+    /// For `eval`: local names of the enclosing scopes, innermost first.
+    pub eval_scopes: Vec<Vec<SymId>>,
+    /// `--enable-frozen-string-literal`.
+    pub frozen_string_literal: Option<bool>,
+    /// Script name shown in labels ("<main>" / "<top (required)>").
+    pub top_label: String,
+}
+
+impl CompileOptions {
+    pub fn main(path: &str) -> CompileOptions {
+        CompileOptions { path: path.to_string(), line: 1, kind: IseqKind::Main, eval_scopes: Vec::new(), frozen_string_literal: None, top_label: "<main>".into() }
+    }
+    pub fn required(path: &str) -> CompileOptions {
+        CompileOptions { path: path.to_string(), line: 1, kind: IseqKind::Top, eval_scopes: Vec::new(), frozen_string_literal: None, top_label: "<top (required)>".into() }
+    }
+}
+
+pub(crate) struct LoopCtx {
+    pub brk: Label,
+    pub next: Label,
+    pub redo: Label,
+    /// Stack depth at the loop's start (a `break` value replaces what is above).
+    pub depth: i32,
+    pub ensure_len: usize,
+}
+
+pub(crate) struct Scope<'pr> {
+    pub b: Builder,
+    pub transparent: bool,
+    pub loops: Vec<LoopCtx>,
+    /// Ensure bodies enclosing the current position, innermost last.
+    pub ensures: Vec<Option<ruby_prism::StatementsNode<'pr>>>,
+    /// `retry` targets of enclosing rescue clauses, innermost last.
+    pub retries: Vec<Label>,
+    /// A block's `redo` target (start of the body).
+    pub block_redo: Option<Label>,
+    /// Whether this is a method body (return = leave).
+    pub is_method: bool,
+    pub hidden: u32,
+}
+
+pub(crate) struct Compiler<'c, 'pr> {
+    pub ctx: &'c mut Ctx,
+    pub path: Arc<str>,
+    pub scopes: Vec<Scope<'pr>>,
+    pub top_label: String,
+    /// Names of the enclosing method for block labels, innermost last.
+    pub method_names: Vec<String>,
+    pub error: Option<Unwind>,
+    pub eval_outer: Vec<Vec<SymId>>,
+}
+
+/// Parses and compiles a program; a syntax error becomes a `SyntaxError`.
+pub fn compile(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions) -> Result<Value> {
+    let mut po = ruby_prism::Options::default().filepath(&opts.path).line(opts.line).version(ruby_prism::Version::CRuby3_4);
+    if let Some(f) = opts.frozen_string_literal {
+        po = po.frozen_string_literal(Some(f));
+    }
+    if opts.kind == IseqKind::Main {
+        po = po.main_script(true);
+    }
+    for names in opts.eval_scopes.iter().rev() {
+        let locals: Vec<Vec<u8>> = names.iter().map(|&s| ctx.sym_name(s).to_vec()).filter(|n| is_plain_local_name(n)).collect();
+        po = po.scope(ruby_prism::Scope::default().locals(locals));
+    }
+    let built = po.build();
+    let result = ruby_prism::parse_with_options(source, &built);
+    let errors: Vec<(i32, String)> = result.errors().map(|d| (d.location().start_line(), String::from_utf8_lossy(d.message()).into_owned())).collect();
+    if !errors.is_empty() {
+        let msg = format_syntax_errors(&opts.path, source, &result, &errors);
+        let e = ctx.new_error(ctx.c().syntax_error, &msg);
+        let path_sym = ctx.intern("@path");
+        let path_v = crate::core::string::new_utf8(ctx, &opts.path);
+        crate::core::object::ivar_set_raw(ctx, e, path_sym, path_v);
+        return Err(Unwind::Raise(e));
+    }
+    emit_warnings(ctx, &opts.path, &result);
+    let root = result.node();
+    let program = root.as_program_node().expect("prism returns a program node");
+    let mut c = Compiler {
+        ctx,
+        path: Arc::from(opts.path.as_str()),
+        scopes: Vec::new(),
+        top_label: opts.top_label.clone(),
+        method_names: Vec::new(),
+        error: None,
+        eval_outer: opts.eval_scopes.clone(),
+    };
+    let kind = opts.kind;
+    let label = match kind {
+        IseqKind::Eval => c.eval_label(),
+        _ => opts.top_label.clone(),
+    };
+    c.push_scope(kind, label, opts.line.max(0) as u32);
+    for name in program.locals().iter() {
+        let id = c.intern(name.as_slice());
+        c.b().local(id);
+    }
+    // BEGIN blocks run first.
+    let stmts = program.statements();
+    for n in stmts.body().iter() {
+        if let Node::PreExecutionNode { .. } = n {
+            let pre = n.as_pre_execution_node().expect("pre-execution");
+            if let Some(s) = pre.statements() {
+                c.compile_statements(Some(s), false);
+            }
+        }
+    }
+    c.compile_statements(Some(stmts), true);
+    c.b().emit(Insn::Leave);
+    if let Some(e) = c.error.take() {
+        return Err(e);
+    }
+    let scope = c.scopes.pop().expect("top scope");
+    let outer = c.eval_outer.clone();
+    Ok(c.finish_scope(scope, outer))
+}
+
+fn is_plain_local_name(n: &[u8]) -> bool {
+    n.first().is_some_and(|&b| b == b'_' || b.is_ascii_lowercase() || b >= 0x80)
+}
+
+/// CRuby 3.4's layout: `path:line: syntax errors found` followed by the offending lines.
+fn format_syntax_errors(path: &str, source: &[u8], result: &ruby_prism::ParseResult<'_>, errors: &[(i32, String)]) -> String {
+    let _ = result;
+    let first_line = errors.first().map_or(1, |e| e.0);
+    let count = errors.len();
+    let mut out = format!("{path}:{first_line}: syntax error{} found\n", if count == 1 { "" } else { "s" });
+    let lines: Vec<&[u8]> = source.split(|&b| b == b'\n').collect();
+    let mut shown = std::collections::BTreeMap::new();
+    for (line, msg) in errors {
+        shown.entry(*line).or_insert_with(Vec::new).push(msg.clone());
+    }
+    let width = shown.keys().max().map_or(1, |l| l.to_string().len());
+    for (line, msgs) in shown {
+        let text = lines.get((line - 1).max(0) as usize).map(|l| String::from_utf8_lossy(l).into_owned()).unwrap_or_default();
+        out.push_str(&format!("> {line:>width$} | {text}\n"));
+        for m in msgs {
+            out.push_str(&format!("  {:>width$} | ^ {m}\n", ""));
+        }
+    }
+    while out.ends_with('\n') {
+        out.pop();
+    }
+    out
+}
+
+fn emit_warnings(ctx: &mut Ctx, path: &str, result: &ruby_prism::ParseResult<'_>) {
+    let verbose = crate::core::globals::verbose_level(ctx);
+    if verbose < 2 {
+        return;
+    }
+    for w in result.warnings() {
+        let line = w.location().start_line();
+        let msg = String::from_utf8_lossy(w.message()).into_owned();
+        crate::core::kernel::write_warning(ctx, &format!("{path}:{line}: warning: {msg}\n"));
+    }
+}
+
+impl<'c, 'pr> Compiler<'c, 'pr> {
+    #[inline]
+    pub fn b(&mut self) -> &mut Builder {
+        &mut self.scopes.last_mut().expect("scope").b
+    }
+
+    pub fn scope(&mut self) -> &mut Scope<'pr> {
+        self.scopes.last_mut().expect("scope")
+    }
+
+    pub fn intern(&mut self, name: &[u8]) -> SymId {
+        self.ctx.intern_bytes(name)
+    }
+
+    pub fn set_line(&mut self, node: &Node<'pr>) {
+        let line = node.location().start_line();
+        if line > 0 {
+            self.b().line = line as u32;
+        }
+    }
+
+    pub fn fail(&mut self, msg: &str) {
+        if self.error.is_none() {
+            let line = self.scopes.last().map_or(0, |s| s.b.line);
+            let full = format!("{}:{}: {}", self.path, line, msg);
+            let e = self.ctx.new_error(self.ctx.c().syntax_error, &full);
+            self.error = Some(Unwind::Raise(e));
+        }
+    }
+
+    pub fn push_scope(&mut self, kind: IseqKind, name: String, line: u32) {
+        let mut b = Builder::new(kind, name, line);
+        b.block_depth = if kind == IseqKind::Block { self.scopes.last().map_or(0, |s| s.b.block_depth) + 1 } else { 0 };
+        self.scopes.push(Scope { b, transparent: false, loops: Vec::new(), ensures: Vec::new(), retries: Vec::new(), block_redo: None, is_method: kind == IseqKind::Method, hidden: 0 });
+    }
+
+    /// A hidden local (not visible to `local_variables`).
+    pub fn hidden_local(&mut self) -> u32 {
+        let n = self.scope().hidden;
+        self.scope().hidden += 1;
+        let name = self.intern(format!("\u{0}tmp{n}").as_bytes());
+        self.b().hidden_local(name)
+    }
+
+    /// The label for a block nested in the current context.
+    pub fn block_label(&self) -> String {
+        let depth = self.scopes.last().map_or(0, |s| s.b.block_depth) + 1;
+        let base = self.method_names.last().cloned().unwrap_or_else(|| self.top_label.clone());
+        if depth <= 1 {
+            format!("block in {base}")
+        } else {
+            format!("block ({depth} levels) in {base}")
+        }
+    }
+
+    fn eval_label(&self) -> String {
+        self.method_names.last().cloned().unwrap_or_else(|| self.top_label.clone())
+    }
+
+    /// (env depth, index) of a prism local, marking the scopes it crosses as heap-allocated.
+    pub fn resolve_local(&mut self, name: SymId, prism_depth: u32) -> (u32, u32) {
+        let top = self.scopes.len() - 1;
+        let mut i = top;
+        let mut skip = prism_depth;
+        loop {
+            if self.scopes[i].transparent {
+                if i == 0 {
+                    break;
+                }
+                i -= 1;
+                continue;
+            }
+            if skip == 0 {
+                break;
+            }
+            if i == 0 {
+                // Beyond the compiled scopes: an eval's enclosing scope.
+                let depth = (top - i) as u32 + skip;
+                return (depth, self.eval_local_index(name, skip));
+            }
+            skip -= 1;
+            i -= 1;
+        }
+        let depth = (top - i) as u32;
+        for s in &mut self.scopes[i..top] {
+            s.b.locals_on_heap = true;
+        }
+        let idx = self.scopes[i].b.local(name);
+        (depth, idx)
+    }
+
+    fn eval_local_index(&self, name: SymId, skip: u32) -> u32 {
+        self.eval_outer.get(skip as usize - 1).and_then(|names| names.iter().position(|&n| n == name)).map_or(0, |p| p as u32)
+    }
+
+    pub fn emit_get_local(&mut self, name: SymId, depth: u32) {
+        let (d, i) = self.resolve_local(name, depth);
+        if d == 0 {
+            self.b().emit(Insn::GetLocal(i));
+        } else {
+            self.b().emit(Insn::GetLocalUp(i, d));
+        }
+    }
+
+    pub fn emit_set_local(&mut self, name: SymId, depth: u32) {
+        let (d, i) = self.resolve_local(name, depth);
+        if d == 0 {
+            self.b().emit(Insn::SetLocal(i));
+        } else {
+            self.b().emit(Insn::SetLocalUp(i, d));
+        }
+    }
+
+    /// Marks every scope as keeping its locals on the heap (`binding`, `eval`).
+    pub fn escape_all_scopes(&mut self) {
+        for s in &mut self.scopes {
+            s.b.locals_on_heap = true;
+        }
+    }
+
+    /// Turns a finished scope into an `RIseq`.
+    pub fn finish_scope(&mut self, mut scope: Scope<'pr>, outer_names: Vec<Vec<SymId>>) -> Value {
+        let b = &mut scope.b;
+        b.finish();
+        let iseq = Iseq {
+            kind: b.kind,
+            name: std::mem::take(&mut b.name),
+            method_name: b.method_name,
+            path: self.path.clone(),
+            first_line: b.lines.first().copied().unwrap_or(b.line),
+            code: std::mem::take(&mut b.code),
+            lines: std::mem::take(&mut b.lines),
+            literals: std::mem::take(&mut b.literals),
+            calls: std::mem::take(&mut b.calls),
+            children: std::mem::take(&mut b.children),
+            catch_table: std::mem::take(&mut b.catch_table),
+            local_names: std::mem::take(&mut b.local_names),
+            params: std::mem::take(&mut b.params),
+            locals_on_heap: b.locals_on_heap,
+            stack_max: (b.max_depth.max(0) as u32) + 4,
+            ivar_caches: b.ivar_caches(),
+            const_caches: b.const_caches(),
+            once_caches: (0..b.once_count).map(|_| std::cell::Cell::new(Value::UNDEF)).collect(),
+            block_depth: b.block_depth,
+            outer_local_names: outer_names,
+        };
+        new_iseq_value(self.ctx, iseq)
+    }
+
+    /// Local names of the enclosing scopes, innermost first (for eval inside blocks).
+    pub fn outer_names(&self) -> Vec<Vec<SymId>> {
+        let mut v: Vec<Vec<SymId>> = self.scopes.iter().rev().map(|s| s.b.local_names.clone()).collect();
+        v.extend(self.eval_outer.iter().cloned());
+        v
+    }
+
+    // ---- parameters ----
+
+    /// Lays out parameters as locals (see `iseq` invariants) and records the `Params`.
+    /// Returns the nodes needing code at entry: optional defaults, keyword defaults and
+    /// destructured parameters, compiled by `compile_param_prologue`.
+    pub fn declare_params(&mut self, params: Option<&ParametersNode<'pr>>, locals: &ruby_prism::ConstantList<'pr>, is_block: bool) {
+        let Some(p) = params else {
+            for name in locals.iter() {
+                let id = self.intern(name.as_slice());
+                self.b().local(id);
+            }
+            self.b().params.simple = true;
+            return;
+        };
+        let star = self.intern(b"*");
+        let dstar = self.intern(b"**");
+        let amp = self.intern(b"&");
+        let mut simple = true;
+        for r in p.requireds().iter() {
+            match r {
+                Node::RequiredParameterNode { .. } => {
+                    let n = r.as_required_parameter_node().expect("required");
+                    let id = self.intern(n.name().as_slice());
+                    self.b().add_local(id);
+                }
+                _ => {
+                    simple = false;
+                    let hidden = self.intern(b"\0destructure");
+                    self.b().hidden_local(hidden);
+                }
+            }
+            self.b().params.lead += 1;
+        }
+        for o in p.optionals().iter() {
+            simple = false;
+            let n = o.as_optional_parameter_node().expect("optional");
+            let id = self.intern(n.name().as_slice());
+            self.b().add_local(id);
+            self.b().params.opt += 1;
+        }
+        if let Some(rest) = p.rest() {
+            match rest {
+                Node::RestParameterNode { .. } => {
+                    simple = false;
+                    let n = rest.as_rest_parameter_node().expect("rest");
+                    let id = match n.name() {
+                        Some(name) => self.intern(name.as_slice()),
+                        None => star,
+                    };
+                    self.b().add_local(id);
+                    self.b().params.rest = true;
+                }
+                Node::ImplicitRestNode { .. } => {
+                    // `|a,|`: behaves like two parameters for auto-splat, binds only `a`.
+                    self.b().params.trailing_comma = true;
+                }
+                _ => {}
+            }
+        }
+        for r in p.posts().iter() {
+            simple = false;
+            match r {
+                Node::RequiredParameterNode { .. } => {
+                    let n = r.as_required_parameter_node().expect("post");
+                    let id = self.intern(n.name().as_slice());
+                    self.b().add_local(id);
+                }
+                _ => {
+                    let hidden = self.intern(b"\0destructure");
+                    self.b().hidden_local(hidden);
+                }
+            }
+            self.b().params.post += 1;
+        }
+        for k in p.keywords().iter() {
+            simple = false;
+            let (name, required) = match k {
+                Node::RequiredKeywordParameterNode { .. } => (k.as_required_keyword_parameter_node().expect("kw").name().as_slice(), true),
+                _ => (k.as_optional_keyword_parameter_node().expect("kw").name().as_slice(), false),
+            };
+            let id = self.intern(name);
+            self.b().add_local(id);
+            self.b().params.kw.push(KwParam { name: id, required });
+        }
+        if let Some(kr) = p.keyword_rest() {
+            simple = false;
+            match kr {
+                Node::KeywordRestParameterNode { .. } => {
+                    let n = kr.as_keyword_rest_parameter_node().expect("kwrest");
+                    let id = match n.name() {
+                        Some(name) => self.intern(name.as_slice()),
+                        None => dstar,
+                    };
+                    self.b().add_local(id);
+                    self.b().params.kwrest = true;
+                }
+                Node::NoKeywordsParameterNode { .. } => self.b().params.no_kw = true,
+                Node::ForwardingParameterNode { .. } => {
+                    // `...` = `*, **, &`.
+                    if !self.b().params.rest {
+                        self.b().add_local(star);
+                        self.b().params.rest = true;
+                    }
+                    self.b().add_local(dstar);
+                    self.b().params.kwrest = true;
+                    self.b().add_local(amp);
+                    self.b().params.block = true;
+                    self.b().params.forwarding = true;
+                }
+                _ => {}
+            }
+        }
+        if let Some(blk) = p.block() {
+            simple = false;
+            if let Node::BlockParameterNode { .. } = blk {
+                let n = blk.as_block_parameter_node().expect("block param");
+                let id = match n.name() {
+                    Some(name) => self.intern(name.as_slice()),
+                    None => amp,
+                };
+                if !self.b().params.block {
+                    self.b().add_local(id);
+                    self.b().params.block = true;
+                }
+            }
+        }
+        if self.b().params.rest && !self.b().params.forwarding && self.b().params.kw.is_empty() && !self.b().params.kwrest && is_block {
+            // nothing special
+        }
+        for name in locals.iter() {
+            let id = self.intern(name.as_slice());
+            self.b().local(id);
+        }
+        self.b().params.simple = simple && !self.b().params.trailing_comma;
+    }
+
+    /// Emits the parameter prologue: optional defaults (with the entry table), keyword
+    /// defaults and destructuring of `(a, b)` parameters.
+    pub fn compile_param_prologue(&mut self, params: Option<&ParametersNode<'pr>>) {
+        let Some(p) = params else { return };
+        let lead = self.b().params.lead;
+        let opts: Vec<Node<'pr>> = p.optionals().iter().collect();
+        if !opts.is_empty() {
+            let mut pcs = Vec::new();
+            for (i, o) in opts.iter().enumerate() {
+                pcs.push(self.b().pc());
+                let n = o.as_optional_parameter_node().expect("optional");
+                self.set_line(o);
+                self.compile(&n.value(), true);
+                self.b().emit(Insn::SetLocal(lead + i as u32));
+            }
+            pcs.push(self.b().pc());
+            self.b().params.opt_pcs = pcs;
+        }
+        let kw_start = self.b().params.kw_start();
+        for (i, k) in p.keywords().iter().enumerate() {
+            if let Node::OptionalKeywordParameterNode { .. } = k {
+                let n = k.as_optional_keyword_parameter_node().expect("kw");
+                let local = kw_start + i as u32;
+                let skip = self.b().new_label();
+                self.b().emit_with_target(Insn::BranchIfSet(local, 0), skip);
+                self.compile(&n.value(), true);
+                self.b().emit(Insn::SetLocal(local));
+                self.b().place(skip);
+            }
+        }
+        // Destructured parameters.
+        for (i, r) in p.requireds().iter().enumerate() {
+            if let Node::MultiTargetNode { .. } = r {
+                self.b().emit(Insn::GetLocal(i as u32));
+                self.compile_multi_target_from_stack(&r);
+            }
+        }
+        let post_start = self.b().params.post_start();
+        for (i, r) in p.posts().iter().enumerate() {
+            if let Node::MultiTargetNode { .. } = r {
+                self.b().emit(Insn::GetLocal(post_start + i as u32));
+                self.compile_multi_target_from_stack(&r);
+            }
+        }
+    }
+}
+
+/// A second handle to a prism node. Prism handles are (parser, node) pointer pairs with no
+/// destructor; the parse result owns the nodes, so copies are valid as long as it lives.
+pub(crate) fn prism_copy<T>(x: &T) -> T {
+    // SAFETY: only used on prism handle types, which are plain pointers without Drop.
+    unsafe { std::ptr::read(x) }
+}
+
+/// Wraps an iseq in a heap object.
+pub fn new_iseq_value(ctx: &mut Ctx, iseq: Iseq) -> Value {
+    let boxed = Box::new(iseq);
+    let p = ctx.alloc_slot(ObjType::Iseq, Value::NIL) as *mut RIseq;
+    // SAFETY: fresh Iseq slot, initialised before the next allocation.
+    unsafe { std::ptr::write(&mut (*p).iseq, boxed) };
+    Value::from_ptr(p)
+}

@@ -1,0 +1,835 @@
+//! Array: a growable vector of values.
+//!
+//! Invariants:
+//! - `RArray::items` owns the elements; it is marked element by element.
+//! - A block called while iterating may change the array: iteration re-reads the length and
+//!   the element on every step and never holds a borrow of `items` across a call.
+//! - Mutators check `FL_FROZEN` (`ctx.check_frozen`).
+//! - The Ruby-visible methods beyond the basics are in `array_methods.rs`.
+
+use crate::core::object;
+use crate::heap::page::SLOT_SIZE;
+use crate::heap::Marker;
+use crate::interp::Args;
+use crate::object::{basic, is_type, ObjType, RBasic};
+use crate::symbol::sym;
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::Result;
+
+#[repr(C)]
+pub struct RArray {
+    pub basic: RBasic,
+    pub items: Vec<Value>,
+}
+
+const _: () = assert!(std::mem::size_of::<RArray>() <= SLOT_SIZE);
+
+#[inline(always)]
+pub fn rarray<'a>(v: Value) -> &'a mut RArray {
+    debug_assert!(is_array(v));
+    // SAFETY: callers pass an Array value.
+    unsafe { &mut *v.as_ptr::<RArray>() }
+}
+
+#[inline]
+pub fn is_array(v: Value) -> bool {
+    is_type(v, ObjType::Array)
+}
+
+/// An Array whose class is exactly Array.
+#[inline]
+pub fn is_plain_array(v: Value) -> bool {
+    is_array(v) && basic(basic(v).klass).has(crate::object::FL_USER1)
+}
+
+pub fn from_vec(ctx: &mut Ctx, items: Vec<Value>) -> Value {
+    if items.capacity() > 64 {
+        ctx.note_malloc(items.capacity() * 8);
+    }
+    let klass = ctx.c().array;
+    let p = ctx.alloc_slot(ObjType::Array, klass) as *mut RArray;
+    // SAFETY: fresh Array slot.
+    unsafe { std::ptr::write(&mut (*p).items, items) };
+    Value::from_ptr(p)
+}
+
+pub fn from_slice(ctx: &mut Ctx, items: &[Value]) -> Value {
+    let v = items.to_vec();
+    from_vec(ctx, v)
+}
+
+pub fn new(ctx: &mut Ctx) -> Value {
+    from_vec(ctx, Vec::new())
+}
+
+pub fn with_capacity(ctx: &mut Ctx, n: usize) -> Value {
+    from_vec(ctx, Vec::with_capacity(n.min(1 << 20)))
+}
+
+#[inline]
+pub fn len(v: Value) -> usize {
+    rarray(v).items.len()
+}
+
+/// Element `i`, or nil when out of range.
+#[inline]
+pub fn get(v: Value, i: usize) -> Value {
+    rarray(v).items.get(i).copied().unwrap_or(Value::NIL)
+}
+
+/// A copy of the elements (for iteration that must not observe mutation).
+pub fn to_vec(v: Value) -> Vec<Value> {
+    rarray(v).items.clone()
+}
+
+pub fn slice_to_vec(v: Value, start: usize, n: usize) -> Vec<Value> {
+    let items = &rarray(v).items;
+    let s = start.min(items.len());
+    let e = (start + n).min(items.len());
+    items[s..e].to_vec()
+}
+
+#[inline]
+pub fn push(ctx: &mut Ctx, a: Value, v: Value) {
+    let items = &mut rarray(a).items;
+    let cap = items.capacity();
+    items.push(v);
+    if items.capacity() != cap && cap >= 64 {
+        let grown = (items.capacity() - cap) * 8;
+        ctx.note_malloc(grown);
+    }
+}
+
+pub fn set(a: Value, i: usize, v: Value) {
+    let items = &mut rarray(a).items;
+    if i >= items.len() {
+        items.resize(i + 1, Value::NIL);
+    }
+    items[i] = v;
+}
+
+pub fn dup(ctx: &mut Ctx, a: Value) -> Value {
+    let v = to_vec(a);
+    from_vec(ctx, v)
+}
+
+pub fn dup_with_class(ctx: &mut Ctx, a: Value, klass: Value) -> Value {
+    let r = dup(ctx, a);
+    basic(r).klass = klass;
+    r
+}
+
+#[inline]
+pub fn aref_fix(a: Value, i: i64) -> Value {
+    let items = &rarray(a).items;
+    let n = items.len() as i64;
+    let i = if i < 0 { i + n } else { i };
+    if i < 0 || i >= n {
+        Value::NIL
+    } else {
+        items[i as usize]
+    }
+}
+
+pub fn aset_fix(ctx: &mut Ctx, a: Value, i: i64, v: Value) -> Result<()> {
+    ctx.check_frozen(a)?;
+    let n = len(a) as i64;
+    let j = if i < 0 { i + n } else { i };
+    if j < 0 {
+        return Err(ctx.index_error(&format!("index {} too small for array; minimum: -{}", i, n)));
+    }
+    if j > (1 << 40) {
+        return Err(ctx.index_error(&format!("index {j} too big")));
+    }
+    set(a, j as usize, v);
+    Ok(())
+}
+
+pub fn mark(v: Value, m: &mut Marker<'_>) {
+    m.mark_all(&rarray(v).items);
+}
+
+/// # Safety
+/// `p` is a dead Array slot.
+pub unsafe fn finalize(p: *mut RBasic) {
+    std::ptr::drop_in_place(&mut (*(p as *mut RArray)).items);
+}
+
+/// `*x`: an Array from `x` (`to_a` if it responds, else `[x]`); `dup` copies arrays.
+pub fn splat(ctx: &mut Ctx, v: Value, dup_it: bool) -> Result<Value> {
+    if is_array(v) {
+        return Ok(if dup_it { dup(ctx, v) } else { v });
+    }
+    if v.is_nil() {
+        return Ok(new(ctx));
+    }
+    if v.is_heap() && ctx.respond_to(v, sym::TO_A, true) {
+        let r = ctx.call(v, sym::TO_A, &[])?;
+        if is_array(r) {
+            return Ok(r);
+        }
+        if !r.is_nil() {
+            let cname = object::class_name_of(ctx, v);
+            let rname = object::class_name_of(ctx, r);
+            return Err(ctx.type_error(&format!("can't convert {cname} to Array ({cname}#to_a gives {rname})")));
+        }
+    }
+    Ok(from_slice(ctx, &[v]))
+}
+
+/// `[*a, *b]`: a new array (the compiler's arrays may be extended in place).
+pub fn concat_for_splat(ctx: &mut Ctx, a: Value, b: Value) -> Result<Value> {
+    let b = splat(ctx, b, false)?;
+    let mut v = to_vec(a);
+    v.extend_from_slice(&rarray(b).items);
+    Ok(from_vec(ctx, v))
+}
+
+/// Implicit conversion to Array (`to_ary`).
+pub fn to_ary_arg(ctx: &mut Ctx, v: Value) -> Result<Value> {
+    if is_array(v) {
+        return Ok(v);
+    }
+    if v.is_heap() && ctx.respond_to(v, sym::TO_ARY, true) {
+        let r = ctx.call(v, sym::TO_ARY, &[])?;
+        if is_array(r) {
+            return Ok(r);
+        }
+        let cname = object::class_name_of(ctx, v);
+        let rname = object::class_name_of(ctx, r);
+        return Err(ctx.type_error(&format!("can't convert {cname} to Array ({cname}#to_ary gives {rname})")));
+    }
+    Err(ctx.conversion_error(v, "Array"))
+}
+
+/// `to_ary` if the object responds to it, else `None`.
+pub fn try_to_ary(ctx: &mut Ctx, v: Value) -> Result<Option<Value>> {
+    if is_array(v) {
+        return Ok(Some(v));
+    }
+    if v.is_heap() && ctx.respond_to(v, sym::TO_ARY, true) {
+        return to_ary_arg(ctx, v).map(Some);
+    }
+    Ok(None)
+}
+
+// ---- core methods (the rest are in array_methods.rs) ----
+
+fn s_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let a = object::allocate(ctx, recv)?;
+    ctx.call_kw(a, sym::INITIALIZE, args.pos, args.kw, args.block)?;
+    Ok(a)
+}
+
+fn s_aref(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let a = object::allocate(ctx, recv)?;
+    rarray(a).items = args.pos.to_vec();
+    Ok(a)
+}
+
+fn s_try_convert(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    Ok(try_to_ary(ctx, args.pos[0])?.unwrap_or(Value::NIL))
+}
+
+fn initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    ctx.check_frozen(recv)?;
+    rarray(recv).items.clear();
+    let Some(&first) = args.pos.first() else { return Ok(recv) };
+    if args.pos.len() == 1 && !first.is_fixnum() {
+        if let Some(a) = try_to_ary(ctx, first)? {
+            let items = to_vec(a);
+            rarray(recv).items = items;
+            return Ok(recv);
+        }
+    }
+    let n = crate::core::integer::to_i64_arg(ctx, first)?;
+    if n < 0 {
+        return Err(ctx.arg_error("negative array size"));
+    }
+    if n > (1 << 32) {
+        return Err(ctx.arg_error("array size too big"));
+    }
+    match args.block {
+        Some(b) => {
+            for i in 0..n {
+                let v = ctx.yield1(&b, Value::fixnum(i))?;
+                push(ctx, recv, v);
+            }
+        }
+        None => {
+            let fill = args.pos.get(1).copied().unwrap_or(Value::NIL);
+            rarray(recv).items = vec![fill; n as usize];
+        }
+    }
+    Ok(recv)
+}
+
+fn length(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::fixnum(len(recv) as i64))
+}
+
+fn empty_p(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(len(recv) == 0))
+}
+
+fn push_m(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    ctx.check_frozen(recv)?;
+    for &v in args.pos {
+        push(ctx, recv, v);
+    }
+    Ok(recv)
+}
+
+fn lshift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    ctx.check_frozen(recv)?;
+    push(ctx, recv, args.pos[0]);
+    Ok(recv)
+}
+
+fn pop(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    ctx.check_frozen(recv)?;
+    match args.pos.first() {
+        None => Ok(rarray(recv).items.pop().unwrap_or(Value::NIL)),
+        Some(&n) => {
+            let n = crate::core::integer::to_i64_arg(ctx, n)?;
+            if n < 0 {
+                return Err(ctx.arg_error("negative array size"));
+            }
+            let items = &mut rarray(recv).items;
+            let k = (n as usize).min(items.len());
+            let tail = items.split_off(items.len() - k);
+            Ok(from_vec(ctx, tail))
+        }
+    }
+}
+
+fn shift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    ctx.check_frozen(recv)?;
+    match args.pos.first() {
+        None => {
+            let items = &mut rarray(recv).items;
+            if items.is_empty() {
+                Ok(Value::NIL)
+            } else {
+                Ok(items.remove(0))
+            }
+        }
+        Some(&n) => {
+            let n = crate::core::integer::to_i64_arg(ctx, n)?;
+            if n < 0 {
+                return Err(ctx.arg_error("negative array size"));
+            }
+            let items = &mut rarray(recv).items;
+            let k = (n as usize).min(items.len());
+            let head: Vec<Value> = items.drain(..k).collect();
+            Ok(from_vec(ctx, head))
+        }
+    }
+}
+
+fn unshift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    ctx.check_frozen(recv)?;
+    let items = &mut rarray(recv).items;
+    items.splice(0..0, args.pos.iter().copied());
+    Ok(recv)
+}
+
+/// Resolves `ary[start, len]`/`ary[range]` to (start, len) within `n`, CRuby's rules.
+fn resolve_start_len(n: i64, start: i64, count: i64) -> Option<(usize, usize)> {
+    let s = if start < 0 { start + n } else { start };
+    if s < 0 || s > n || count < 0 {
+        return None;
+    }
+    let e = (s + count).min(n);
+    Some((s as usize, (e - s) as usize))
+}
+
+pub fn aref(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let n = len(recv) as i64;
+    if args.pos.len() == 2 {
+        let s = crate::core::integer::to_i64_arg(ctx, args.pos[0])?;
+        let c = crate::core::integer::to_i64_arg(ctx, args.pos[1])?;
+        return Ok(match resolve_start_len(n, s, c) {
+            Some((s, c)) => {
+                let v = slice_to_vec(recv, s, c);
+                from_vec(ctx, v)
+            }
+            None => Value::NIL,
+        });
+    }
+    let a = args.pos[0];
+    if let Some(i) = a.as_fixnum() {
+        return Ok(aref_fix(recv, i));
+    }
+    if crate::core::range::is_range(a) {
+        return Ok(match crate::core::range::resolve_bounds(ctx, a, n)? {
+            Some((s, c)) => match resolve_start_len(n, s, c) {
+                Some((s, c)) => {
+                    let v = slice_to_vec(recv, s, c);
+                    from_vec(ctx, v)
+                }
+                None => Value::NIL,
+            },
+            None => Value::NIL,
+        });
+    }
+    if crate::core::enumerator::is_arith_seq(a) {
+        return crate::core::enumerator::array_aref_arith_seq(ctx, recv, a);
+    }
+    let i = crate::core::integer::to_i64_arg(ctx, a)?;
+    Ok(aref_fix(recv, i))
+}
+
+fn splice(ctx: &mut Ctx, recv: Value, start: i64, count: i64, repl: Value) -> Result<()> {
+    let n = len(recv) as i64;
+    let s = if start < 0 { start + n } else { start };
+    if s < 0 {
+        return Err(ctx.index_error(&format!("index {} too small for array; minimum: -{}", start, n)));
+    }
+    if count < 0 {
+        return Err(ctx.index_error(&format!("negative length ({count})")));
+    }
+    let new_items: Vec<Value> = if is_array(repl) { to_vec(repl) } else { vec![repl] };
+    let items = &mut rarray(recv).items;
+    if s as usize > items.len() {
+        items.resize(s as usize, Value::NIL);
+    }
+    let s = s as usize;
+    let e = (s + count as usize).min(items.len());
+    items.splice(s..e, new_items);
+    Ok(())
+}
+
+fn aset(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    ctx.check_frozen(recv)?;
+    if args.pos.len() == 3 {
+        let s = crate::core::integer::to_i64_arg(ctx, args.pos[0])?;
+        let c = crate::core::integer::to_i64_arg(ctx, args.pos[1])?;
+        let v = args.pos[2];
+        let repl = try_to_ary(ctx, v)?.unwrap_or(v);
+        splice(ctx, recv, s, c, repl)?;
+        return Ok(v);
+    }
+    let (a, v) = (args.pos[0], args.pos[1]);
+    if crate::core::range::is_range(a) {
+        let n = len(recv) as i64;
+        let (s, c) = match crate::core::range::resolve_bounds_for_write(ctx, a, n)? {
+            Some(x) => x,
+            None => {
+                let s = crate::core::object::inspect_string(ctx, a)?;
+                return Err(ctx.range_error(&format!("{s} out of range")));
+            }
+        };
+        let repl = try_to_ary(ctx, v)?.unwrap_or(v);
+        splice(ctx, recv, s, c.max(0), repl)?;
+        return Ok(v);
+    }
+    let i = crate::core::integer::to_i64_arg(ctx, a)?;
+    aset_fix(ctx, recv, i, v)?;
+    Ok(v)
+}
+
+fn first(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    match args.pos.first() {
+        None => Ok(get(recv, 0)),
+        Some(&n) => {
+            let n = crate::core::integer::to_i64_arg(ctx, n)?;
+            if n < 0 {
+                return Err(ctx.arg_error("negative array size"));
+            }
+            let v = slice_to_vec(recv, 0, n as usize);
+            Ok(from_vec(ctx, v))
+        }
+    }
+}
+
+fn last(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let l = len(recv);
+    match args.pos.first() {
+        None => Ok(if l == 0 { Value::NIL } else { get(recv, l - 1) }),
+        Some(&n) => {
+            let n = crate::core::integer::to_i64_arg(ctx, n)?;
+            if n < 0 {
+                return Err(ctx.arg_error("negative array size"));
+            }
+            let k = (n as usize).min(l);
+            let v = slice_to_vec(recv, l - k, k);
+            Ok(from_vec(ctx, v))
+        }
+    }
+}
+
+fn each(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let Some(b) = args.block else {
+        return crate::core::enumerator::enum_for_sized(ctx, recv, "each", &[], crate::core::enumerator::SizeFn::ArrayLen);
+    };
+    let mut i = 0;
+    while i < len(recv) {
+        let v = get(recv, i);
+        ctx.yield1(&b, v)?;
+        i += 1;
+    }
+    Ok(recv)
+}
+
+fn each_index(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let Some(b) = args.block else {
+        return crate::core::enumerator::enum_for_sized(ctx, recv, "each_index", &[], crate::core::enumerator::SizeFn::ArrayLen);
+    };
+    let mut i = 0;
+    while i < len(recv) {
+        ctx.yield1(&b, Value::fixnum(i as i64))?;
+        i += 1;
+    }
+    Ok(recv)
+}
+
+fn each_with_index(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let Some(b) = args.block else {
+        return crate::core::enumerator::enum_for_sized(ctx, recv, "each_with_index", &[], crate::core::enumerator::SizeFn::ArrayLen);
+    };
+    let mut i = 0;
+    while i < len(recv) {
+        let v = get(recv, i);
+        ctx.yield_block(&b, &[v, Value::fixnum(i as i64)])?;
+        i += 1;
+    }
+    Ok(recv)
+}
+
+fn map(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let Some(b) = args.block else {
+        return crate::core::enumerator::enum_for_sized(ctx, recv, "map", &[], crate::core::enumerator::SizeFn::ArrayLen);
+    };
+    let out = with_capacity(ctx, len(recv));
+    let mut i = 0;
+    while i < len(recv) {
+        let v = get(recv, i);
+        let r = ctx.yield1(&b, v)?;
+        push(ctx, out, r);
+        i += 1;
+    }
+    Ok(out)
+}
+
+fn map_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let Some(b) = args.block else {
+        return crate::core::enumerator::enum_for_sized(ctx, recv, "map!", &[], crate::core::enumerator::SizeFn::ArrayLen);
+    };
+    ctx.check_frozen(recv)?;
+    let mut i = 0;
+    while i < len(recv) {
+        let v = get(recv, i);
+        let r = ctx.yield1(&b, v)?;
+        ctx.check_frozen(recv)?;
+        if i < len(recv) {
+            rarray(recv).items[i] = r;
+        }
+        i += 1;
+    }
+    Ok(recv)
+}
+
+fn select(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let Some(b) = args.block else {
+        return crate::core::enumerator::enum_for_sized(ctx, recv, "select", &[], crate::core::enumerator::SizeFn::ArrayLen);
+    };
+    let out = new(ctx);
+    let mut i = 0;
+    while i < len(recv) {
+        let v = get(recv, i);
+        if ctx.yield1(&b, v)?.truthy() {
+            push(ctx, out, v);
+        }
+        i += 1;
+    }
+    Ok(out)
+}
+
+fn reject(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let Some(b) = args.block else {
+        return crate::core::enumerator::enum_for_sized(ctx, recv, "reject", &[], crate::core::enumerator::SizeFn::ArrayLen);
+    };
+    let out = new(ctx);
+    let mut i = 0;
+    while i < len(recv) {
+        let v = get(recv, i);
+        if !ctx.yield1(&b, v)?.truthy() {
+            push(ctx, out, v);
+        }
+        i += 1;
+    }
+    Ok(out)
+}
+
+pub fn inspect_array(ctx: &mut Ctx, recv: Value) -> Result<Value> {
+    if len(recv) == 0 {
+        return Ok(crate::core::string::new_utf8(ctx, "[]"));
+    }
+    let r = object::guard_recursion(ctx, sym::INSPECT, recv, Value::NIL, None, |ctx| {
+        let mut out: Vec<u8> = vec![b'['];
+        let mut enc = crate::core::encoding::UTF_8;
+        let mut i = 0;
+        while i < len(recv) {
+            if i > 0 {
+                out.extend_from_slice(b", ");
+            }
+            let s = object::inspect(ctx, get(recv, i))?;
+            let e = crate::core::string::encoding(s);
+            if !crate::core::string::bytes(s).is_ascii() && e != enc && out.is_ascii() {
+                enc = e;
+            }
+            out.extend_from_slice(crate::core::string::bytes(s));
+            i += 1;
+        }
+        out.push(b']');
+        Ok(Some((out, enc)))
+    })?;
+    Ok(match r {
+        Some((b, enc)) => crate::core::string::new_with_enc(ctx, b, enc),
+        None => crate::core::string::new_utf8(ctx, "[...]"),
+    })
+}
+
+fn inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    inspect_array(ctx, recv)
+}
+
+pub fn equal_arrays(ctx: &mut Ctx, a: Value, b: Value, eql: bool) -> Result<bool> {
+    if a == b {
+        return Ok(true);
+    }
+    if len(a) != len(b) {
+        return Ok(false);
+    }
+    let op = if eql { sym::EQL } else { sym::EQ };
+    object::guard_recursion(ctx, op, a, b, true, |ctx| {
+        let mut i = 0;
+        while i < len(a) && i < len(b) {
+            let (x, y) = (get(a, i), get(b, i));
+            let same = if eql { object::eql(ctx, x, y)? } else { object::equal(ctx, x, y)? };
+            if !same {
+                return Ok(false);
+            }
+            i += 1;
+        }
+        Ok(len(a) == len(b))
+    })
+}
+
+fn op_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let o = args.pos[0];
+    if !is_array(o) {
+        if o.is_heap() && ctx.respond_to(o, sym::TO_ARY, true) {
+            let r = ctx.call(o, sym::EQ, &[recv])?;
+            return Ok(Value::bool(r.truthy()));
+        }
+        return Ok(Value::FALSE);
+    }
+    Ok(Value::bool(equal_arrays(ctx, recv, o, false)?))
+}
+
+fn op_eql(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let o = args.pos[0];
+    if !is_array(o) {
+        return Ok(Value::FALSE);
+    }
+    Ok(Value::bool(equal_arrays(ctx, recv, o, true)?))
+}
+
+fn op_hash(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let seed = ctx.vm().hash_seed;
+    let h = object::guard_recursion(ctx, sym::HASH, recv, Value::NIL, 0u64, |ctx| {
+        let mut h = crate::core::hash::mix(seed, len(recv) as u64);
+        let mut i = 0;
+        while i < len(recv) {
+            let e = object::hash_of(ctx, get(recv, i))?;
+            h = crate::core::hash::mix(h, e);
+            i += 1;
+        }
+        Ok(h)
+    })?;
+    Ok(Value::fixnum((h >> 2) as i64))
+}
+
+fn to_a(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    if basic(recv).klass == ctx.c().array {
+        return Ok(recv);
+    }
+    Ok(dup(ctx, recv))
+}
+
+fn to_ary(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(recv)
+}
+
+fn replace(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    ctx.check_frozen(recv)?;
+    let o = to_ary_arg(ctx, args.pos[0])?;
+    let v = to_vec(o);
+    rarray(recv).items = v;
+    Ok(recv)
+}
+
+fn clear(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    ctx.check_frozen(recv)?;
+    rarray(recv).items.clear();
+    Ok(recv)
+}
+
+fn concat(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    ctx.check_frozen(recv)?;
+    let mut extra = Vec::new();
+    for &a in args.pos {
+        let a = to_ary_arg(ctx, a)?;
+        extra.extend(to_vec(a));
+    }
+    rarray(recv).items.extend(extra);
+    Ok(recv)
+}
+
+fn plus(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let o = to_ary_arg(ctx, args.pos[0])?;
+    let mut v = to_vec(recv);
+    v.extend_from_slice(&rarray(o).items);
+    Ok(from_vec(ctx, v))
+}
+
+fn include_p(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let x = args.pos[0];
+    let mut i = 0;
+    while i < len(recv) {
+        if object::equal(ctx, get(recv, i), x)? {
+            return Ok(Value::TRUE);
+        }
+        i += 1;
+    }
+    Ok(Value::FALSE)
+}
+
+fn join(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let sep: Vec<u8> = match args.pos.first() {
+        Some(&s) if !s.is_nil() => {
+            let s = crate::core::string::to_str_arg(ctx, s)?;
+            crate::core::string::bytes(s).to_vec()
+        }
+        _ => {
+            let s = crate::core::globals::get(ctx, sym::DOLLAR_COMMA)?;
+            if s.is_nil() {
+                Vec::new()
+            } else {
+                crate::core::string::bytes(s).to_vec()
+            }
+        }
+    };
+    let mut out = Vec::new();
+    let mut enc = crate::core::encoding::UTF_8;
+    let mut all_ascii_or_binary = true;
+    join_into(ctx, recv, &sep, &mut out, &mut enc, &mut all_ascii_or_binary)?;
+    Ok(crate::core::string::new_with_enc(ctx, out, enc))
+}
+
+fn join_into(ctx: &mut Ctx, a: Value, sep: &[u8], out: &mut Vec<u8>, enc: &mut u8, first_enc: &mut bool) -> Result<()> {
+    let recursive = object::guard_recursion(ctx, sym::TO_S, a, Value::NIL, true, |ctx| {
+        let mut i = 0;
+        while i < len(a) {
+            if i > 0 {
+                out.extend_from_slice(sep);
+            }
+            let v = get(a, i);
+            if crate::core::string::is_string(v) {
+                let e = crate::core::string::encoding(v);
+                if *first_enc && !crate::core::string::bytes(v).is_ascii() {
+                    *enc = e;
+                    *first_enc = false;
+                }
+                out.extend_from_slice(crate::core::string::bytes(v));
+            } else if is_array(v) {
+                join_into(ctx, v, sep, out, enc, first_enc)?;
+            } else if let Some(arr) = try_to_ary(ctx, v)? {
+                join_into(ctx, arr, sep, out, enc, first_enc)?;
+            } else {
+                let s = crate::core::string::to_s(ctx, v)?;
+                out.extend_from_slice(crate::core::string::bytes(s));
+            }
+            i += 1;
+        }
+        Ok(false)
+    })?;
+    if recursive {
+        return Err(ctx.arg_error("recursive array join"));
+    }
+    Ok(())
+}
+
+fn reverse(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let mut v = to_vec(recv);
+    v.reverse();
+    Ok(from_vec(ctx, v))
+}
+
+fn reverse_bang(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    ctx.check_frozen(recv)?;
+    rarray(recv).items.reverse();
+    Ok(recv)
+}
+
+fn frozen_check_freeze(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(object::freeze(recv))
+}
+
+pub fn init(ctx: &mut Ctx) {
+    let c = ctx.c().array;
+    basic(c).flags |= crate::object::FL_USER1;
+    crate::methods!(ctx, c, [
+        ("new", s_new, [0..], Unsafe, Singleton, Kw),
+        ("[]", s_aref, [0..], Safe, Singleton),
+        ("try_convert", s_try_convert, [1], Safe, Singleton),
+        ("initialize", initialize, [0..=2], Unsafe, Private),
+        ("length", length, [0], Safe),
+        ("size", length, [0], Safe),
+        ("empty?", empty_p, [0], Safe),
+        ("push", push_m, [0..], Unsafe),
+        ("append", push_m, [0..], Unsafe),
+        ("<<", lshift, [1], Unsafe),
+        ("pop", pop, [0..=1], Unsafe),
+        ("shift", shift, [0..=1], Unsafe),
+        ("unshift", unshift, [0..], Unsafe),
+        ("prepend", unshift, [0..], Unsafe),
+        ("[]", aref, [1..=2], Safe),
+        ("slice", aref, [1..=2], Safe),
+        ("[]=", aset, [2..=3], Unsafe),
+        ("first", first, [0..=1], Safe),
+        ("last", last, [0..=1], Safe),
+        ("each", each, [0], Safe),
+        ("each_index", each_index, [0], Safe),
+        ("each_with_index", each_with_index, [0], Safe),
+        ("map", map, [0], Safe),
+        ("collect", map, [0], Safe),
+        ("map!", map_bang, [0], Unsafe),
+        ("collect!", map_bang, [0], Unsafe),
+        ("select", select, [0], Safe),
+        ("filter", select, [0], Safe),
+        ("reject", reject, [0], Safe),
+        ("inspect", inspect, [0], Safe),
+        ("to_s", inspect, [0], Safe),
+        ("==", op_eq, [1], Safe),
+        ("eql?", op_eql, [1], Safe),
+        ("hash", op_hash, [0], Safe),
+        ("to_a", to_a, [0], Safe),
+        ("entries", to_a, [0], Safe),
+        ("to_ary", to_ary, [0], Safe),
+        ("replace", replace, [1], Unsafe),
+        ("initialize_copy", replace, [1], Unsafe, Private),
+        ("clear", clear, [0], Unsafe),
+        ("concat", concat, [0..], Unsafe),
+        ("+", plus, [1], Safe),
+        ("include?", include_p, [1], Safe),
+        ("join", join, [0..=1], Safe),
+        ("reverse", reverse, [0], Safe),
+        ("reverse!", reverse_bang, [0], Unsafe),
+        ("freeze", frozen_check_freeze, [0], Unsafe),
+    ]);
+    crate::core::array_methods::init(ctx);
+}

@@ -1,0 +1,369 @@
+//! Encodings: the table of known encodings, character boundaries, and the Encoding class.
+//!
+//! Invariants:
+//! - An encoding is an index into `ENCODINGS` (an immutable table); strings store it in
+//!   `RBasic::aux`. Index 0 is ASCII-8BIT (BINARY), 1 UTF-8, 2 US-ASCII.
+//! - Character boundaries are computed for UTF-8 and single-byte encodings; other
+//!   multibyte encodings are treated byte-wise (documented limitation).
+//! - Encoding objects are created once per VM and kept in `Encoding::LIST` order as
+//!   constants under `Encoding`.
+
+use crate::core::{array, string};
+use crate::interp::Args;
+use crate::object::{data_ref, DataObj};
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::Result;
+
+pub const BINARY: u8 = 0;
+pub const UTF_8: u8 = 1;
+pub const US_ASCII: u8 = 2;
+
+pub struct EncodingInfo {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    /// Bytes per character for fixed-width encodings; 0 for variable (UTF-8) handling.
+    pub unit: u8,
+    pub ascii_compatible: bool,
+    pub dummy: bool,
+}
+
+pub static ENCODINGS: &[EncodingInfo] = &[
+    EncodingInfo { name: "ASCII-8BIT", aliases: &["BINARY"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "UTF-8", aliases: &["CP65001"], unit: 0, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "US-ASCII", aliases: &["ASCII", "ANSI_X3.4-1968", "646"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "ISO-8859-1", aliases: &["ISO8859-1"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "ISO-8859-2", aliases: &["ISO8859-2"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "ISO-8859-15", aliases: &["ISO8859-15"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "Windows-1252", aliases: &["CP1252"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "Windows-1251", aliases: &["CP1251"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "Shift_JIS", aliases: &[], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "EUC-JP", aliases: &["eucJP"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "Windows-31J", aliases: &["CP932", "csWindows31J", "SJIS", "PCK"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "UTF-16LE", aliases: &[], unit: 2, ascii_compatible: false, dummy: false },
+    EncodingInfo { name: "UTF-16BE", aliases: &["UCS-2BE"], unit: 2, ascii_compatible: false, dummy: false },
+    EncodingInfo { name: "UTF-32LE", aliases: &["UCS-4LE"], unit: 4, ascii_compatible: false, dummy: false },
+    EncodingInfo { name: "UTF-32BE", aliases: &["UCS-4BE"], unit: 4, ascii_compatible: false, dummy: false },
+    EncodingInfo { name: "UTF-16", aliases: &[], unit: 2, ascii_compatible: false, dummy: true },
+    EncodingInfo { name: "UTF-32", aliases: &[], unit: 4, ascii_compatible: false, dummy: true },
+    EncodingInfo { name: "UTF-7", aliases: &["CP65000"], unit: 1, ascii_compatible: false, dummy: true },
+    EncodingInfo { name: "EUC-KR", aliases: &["eucKR"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "Big5", aliases: &["CP950"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "GB18030", aliases: &[], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "IBM437", aliases: &["CP437"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "KOI8-R", aliases: &["CP878"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "UTF8-MAC", aliases: &["UTF-8-MAC", "UTF-8-HFS"], unit: 0, ascii_compatible: true, dummy: false },
+];
+
+/// Finds an encoding by (case-insensitive) name or alias.
+pub fn find(name: &str) -> Option<u8> {
+    let n = name.to_ascii_uppercase();
+    ENCODINGS.iter().position(|e| e.name.to_ascii_uppercase() == n || e.aliases.iter().any(|a| a.to_ascii_uppercase() == n)).map(|i| i as u8)
+}
+
+pub fn name(enc: u8) -> &'static str {
+    ENCODINGS.get(enc as usize).map_or("ASCII-8BIT", |e| e.name)
+}
+
+pub fn is_utf8(enc: u8) -> bool {
+    enc == UTF_8 || enc == 23
+}
+
+pub fn is_ascii_compatible(enc: u8) -> bool {
+    ENCODINGS.get(enc as usize).is_none_or(|e| e.ascii_compatible)
+}
+
+/// Length of the character starting at `i` (at least 1; invalid bytes count as one).
+#[inline]
+pub fn char_len(enc: u8, b: &[u8], i: usize) -> usize {
+    if is_utf8(enc) {
+        utf8_char_len(b, i)
+    } else {
+        let unit = ENCODINGS.get(enc as usize).map_or(1, |e| e.unit.max(1)) as usize;
+        unit.min(b.len() - i).max(1)
+    }
+}
+
+/// Length of a valid UTF-8 sequence at `i`, or 1 for an invalid byte.
+#[inline]
+pub fn utf8_char_len(b: &[u8], i: usize) -> usize {
+    let c = b[i];
+    if c < 0x80 {
+        return 1;
+    }
+    let (n, min) = match c {
+        0xc2..=0xdf => (2, 0x80),
+        0xe0..=0xef => (3, 0x800),
+        0xf0..=0xf4 => (4, 0x10000),
+        _ => return 1,
+    };
+    if i + n > b.len() {
+        return 1;
+    }
+    let mut cp: u32 = (c as u32) & (0x7f >> n);
+    for k in 1..n {
+        let cc = b[i + k];
+        if cc & 0xc0 != 0x80 {
+            return 1;
+        }
+        cp = (cp << 6) | (cc as u32 & 0x3f);
+    }
+    if cp < min || cp > 0x10ffff || (0xd800..=0xdfff).contains(&cp) {
+        return 1;
+    }
+    n
+}
+
+/// Whether `b` is valid in `enc`.
+pub fn valid(enc: u8, b: &[u8]) -> bool {
+    if is_utf8(enc) {
+        return std::str::from_utf8(b).is_ok();
+    }
+    if enc == US_ASCII {
+        return b.is_ascii();
+    }
+    let unit = ENCODINGS.get(enc as usize).map_or(1, |e| e.unit.max(1)) as usize;
+    b.len() % unit == 0
+}
+
+/// Number of characters in `b`.
+pub fn char_count(enc: u8, b: &[u8]) -> usize {
+    if b.is_ascii() {
+        return b.len();
+    }
+    if is_utf8(enc) {
+        let mut i = 0;
+        let mut n = 0;
+        while i < b.len() {
+            i += utf8_char_len(b, i);
+            n += 1;
+        }
+        return n;
+    }
+    let unit = ENCODINGS.get(enc as usize).map_or(1, |e| e.unit.max(1)) as usize;
+    b.len().div_ceil(unit)
+}
+
+/// Byte offsets of each character start, plus the end.
+pub fn char_offsets(enc: u8, b: &[u8]) -> Vec<usize> {
+    let mut v = Vec::with_capacity(b.len() + 1);
+    let mut i = 0;
+    while i < b.len() {
+        v.push(i);
+        i += char_len(enc, b, i);
+    }
+    v.push(b.len());
+    v
+}
+
+/// The codepoint at `i` (for UTF-8; the byte otherwise) and its length.
+pub fn codepoint_at(enc: u8, b: &[u8], i: usize) -> (u32, usize) {
+    let n = char_len(enc, b, i);
+    if is_utf8(enc) && n > 1 {
+        let s = std::str::from_utf8(&b[i..i + n]).ok().and_then(|s| s.chars().next());
+        return (s.map_or(b[i] as u32, |c| c as u32), n);
+    }
+    if n == 1 {
+        return (b[i] as u32, 1);
+    }
+    let mut cp = 0u32;
+    let little = name(enc).ends_with("LE");
+    if little {
+        for k in (0..n).rev() {
+            cp = (cp << 8) | b[i + k] as u32;
+        }
+    } else {
+        for k in 0..n {
+            cp = (cp << 8) | b[i + k] as u32;
+        }
+    }
+    (cp, n)
+}
+
+/// The encoding of a result made from two strings (CRuby's compatibility rule, simplified):
+/// `None` when incompatible.
+pub fn compatible(a_enc: u8, a: &[u8], b_enc: u8, b: &[u8]) -> Option<u8> {
+    if a_enc == b_enc {
+        return Some(a_enc);
+    }
+    if b.is_empty() {
+        return Some(a_enc);
+    }
+    if a.is_empty() {
+        return Some(if is_ascii_compatible(a_enc) && b.is_ascii() { a_enc } else { b_enc });
+    }
+    if !is_ascii_compatible(a_enc) || !is_ascii_compatible(b_enc) {
+        return None;
+    }
+    if b.is_ascii() {
+        return Some(a_enc);
+    }
+    if a.is_ascii() {
+        return Some(b_enc);
+    }
+    None
+}
+
+// ---- Encoding objects ----
+
+pub struct EncodingObj {
+    pub index: u8,
+}
+
+crate::data_obj!(EncodingObj);
+
+/// The Encoding object for index `enc`.
+pub fn encoding_object(ctx: &mut Ctx, enc: u8) -> Value {
+    let list = ctx.c().encoding;
+    let id = ctx.intern("__list__");
+    let arr = crate::core::object::ivar_get(ctx, list, id);
+    if array::is_array(arr) {
+        let v = array::get(arr, enc as usize);
+        if !v.is_nil() {
+            return v;
+        }
+    }
+    Value::NIL
+}
+
+/// The encoding index of an Encoding object or name.
+pub fn encoding_arg(ctx: &mut Ctx, v: Value) -> Result<u8> {
+    if let Some(e) = data_ref::<EncodingObj>(v) {
+        return Ok(e.index);
+    }
+    let s = string::to_str_arg(ctx, v)?;
+    let name = string::to_rust_string_lossy(s);
+    match find(&name) {
+        Some(e) => Ok(e),
+        None => Err(ctx.arg_error(&format!("unknown encoding name - {name}"))),
+    }
+}
+
+fn enc_to_s(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let i = data_ref::<EncodingObj>(recv).map_or(0, |e| e.index);
+    Ok(string::new_utf8(ctx, name(i)))
+}
+
+fn enc_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let i = data_ref::<EncodingObj>(recv).map_or(0, |e| e.index);
+    let info = &ENCODINGS[i as usize];
+    let s = if i == BINARY {
+        "#<Encoding:BINARY (ASCII-8BIT)>".to_string()
+    } else if info.dummy {
+        format!("#<Encoding:{} (dummy)>", info.name)
+    } else {
+        format!("#<Encoding:{}>", info.name)
+    };
+    Ok(string::new_utf8(ctx, &s))
+}
+
+fn enc_names(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let i = data_ref::<EncodingObj>(recv).map_or(0, |e| e.index);
+    let info = &ENCODINGS[i as usize];
+    let mut v = vec![string::new_utf8(ctx, info.name)];
+    for a in info.aliases {
+        let s = string::new_utf8(ctx, a);
+        v.push(s);
+    }
+    Ok(array::from_vec(ctx, v))
+}
+
+fn enc_ascii_compatible(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let i = data_ref::<EncodingObj>(recv).map_or(0, |e| e.index);
+    Ok(Value::bool(ENCODINGS[i as usize].ascii_compatible))
+}
+
+fn enc_dummy(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let i = data_ref::<EncodingObj>(recv).map_or(0, |e| e.index);
+    Ok(Value::bool(ENCODINGS[i as usize].dummy))
+}
+
+fn enc_s_find(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    if data_ref::<EncodingObj>(args.pos[0]).is_some() {
+        return Ok(args.pos[0]);
+    }
+    let i = encoding_arg(ctx, args.pos[0])?;
+    Ok(encoding_object(ctx, i))
+}
+
+fn enc_s_list(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    let list = ctx.c().encoding;
+    let id = ctx.intern("__list__");
+    let arr = crate::core::object::ivar_get(ctx, list, id);
+    Ok(array::dup(ctx, arr))
+}
+
+fn enc_s_default_external(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(encoding_object(ctx, UTF_8))
+}
+
+fn enc_s_default_internal(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::NIL)
+}
+
+fn enc_s_set_default(_ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    Ok(args.pos[0])
+}
+
+fn enc_s_compatible(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let (a, b) = (args.pos[0], args.pos[1]);
+    let enc_of = |ctx: &mut Ctx, v: Value| -> Option<(u8, Vec<u8>)> {
+        if string::is_string(v) {
+            Some((string::encoding(v), string::bytes(v).to_vec()))
+        } else if let Some(e) = data_ref::<EncodingObj>(v) {
+            Some((e.index, Vec::new()))
+        } else if v.is_symbol() {
+            let s = crate::core::symbol::to_string(ctx, v);
+            Some((string::encoding(s), string::bytes(s).to_vec()))
+        } else {
+            None
+        }
+    };
+    let (Some((ea, ba)), Some((eb, bb))) = (enc_of(ctx, a), enc_of(ctx, b)) else { return Ok(Value::NIL) };
+    match compatible(ea, &ba, eb, &bb) {
+        Some(e) => Ok(encoding_object(ctx, e)),
+        None => Ok(Value::NIL),
+    }
+}
+
+pub fn init(ctx: &mut Ctx) {
+    let c = ctx.c().encoding;
+    let mut objs = Vec::new();
+    let list_arr = array::new(ctx);
+    let id = ctx.intern("__list__");
+    crate::core::object::ivar_set_raw(ctx, c, id, list_arr);
+    for (i, info) in ENCODINGS.iter().enumerate() {
+        let o = crate::core::object::new_data(ctx, c, Box::new(EncodingObj { index: i as u8 }));
+        crate::core::object::freeze(o);
+        array::push(ctx, list_arr, o);
+        objs.push(o);
+        for n in std::iter::once(&info.name).chain(info.aliases.iter()) {
+            let cname: String = n.replace('-', "_").to_ascii_uppercase();
+            if cname.chars().next().is_some_and(|ch| ch.is_ascii_alphabetic()) {
+                let id = ctx.intern(&cname);
+                crate::core::module::body(c).const_set(id, o);
+            }
+            let mixed: String = n.replace('-', "_");
+            if mixed.chars().next().is_some_and(|ch| ch.is_ascii_uppercase()) {
+                let id = ctx.intern(&mixed);
+                crate::core::module::body(c).const_set(id, o);
+            }
+        }
+    }
+    crate::methods!(ctx, c, [
+        ("to_s", enc_to_s, [0], Safe),
+        ("name", enc_to_s, [0], Safe),
+        ("inspect", enc_inspect, [0], Safe),
+        ("names", enc_names, [0], Safe),
+        ("ascii_compatible?", enc_ascii_compatible, [0], Safe),
+        ("dummy?", enc_dummy, [0], Safe),
+        ("find", enc_s_find, [1], Safe, Singleton),
+        ("list", enc_s_list, [0], Safe, Singleton),
+        ("default_external", enc_s_default_external, [0], Safe, Singleton),
+        ("default_internal", enc_s_default_internal, [0], Safe, Singleton),
+        ("default_external=", enc_s_set_default, [1], Safe, Singleton),
+        ("default_internal=", enc_s_set_default, [1], Safe, Singleton),
+        ("compatible?", enc_s_compatible, [2], Safe, Singleton),
+    ]);
+    let _: Option<&dyn DataObj> = None;
+}

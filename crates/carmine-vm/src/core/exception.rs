@@ -1,0 +1,601 @@
+//! Exception and its hierarchy: messages, backtraces (captured compactly at raise time,
+//! turned into strings on demand), causes, and CRuby's error report format.
+//!
+//! Invariants: exception state lives in hidden instance variables (names without `@`):
+//! `mesg`, `bt` (Backtrace data or an Array of Strings), `cause`.
+
+use std::sync::Arc;
+
+use crate::core::module::{self, ClassKind};
+use crate::core::{array, object, string};
+use crate::interp::frame::{Frame, FrameKind};
+use crate::interp::Args;
+use crate::object::data_ref;
+use crate::symbol::sym;
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::Result;
+
+/// A captured backtrace: (path, line, label) per frame, innermost first.
+pub struct Backtrace {
+    pub frames: Vec<(Arc<str>, u32, String)>,
+}
+
+crate::data_obj!(Backtrace);
+
+pub fn allocate(ctx: &mut Ctx, class: Value) -> Value {
+    object::new_object(ctx, class)
+}
+
+pub fn set_message(ctx: &mut Ctx, e: Value, msg: Value) {
+    object::ivar_set_raw(ctx, e, sym::MESG, msg);
+}
+
+pub fn message_raw(ctx: &Ctx, e: Value) -> Value {
+    object::ivar_get(ctx, e, sym::MESG)
+}
+
+/// What a backtrace needs of a frame.
+#[derive(Clone, Copy)]
+pub struct FrameInfo {
+    pub kind: FrameKind,
+    pub owner: Value,
+    pub mid: Option<crate::symbol::SymId>,
+    pub iseq: *const crate::compile::iseq::Iseq,
+    pub flags: u8,
+}
+
+impl FrameInfo {
+    pub fn of(f: &Frame) -> FrameInfo {
+        FrameInfo { kind: f.kind, owner: f.owner, mid: f.mid, iseq: f.iseq, flags: f.flags }
+    }
+
+    fn iseq(&self) -> &crate::compile::iseq::Iseq {
+        // SAFETY: taken from a live Ruby frame, which keeps its iseq alive.
+        unsafe { &*self.iseq }
+    }
+}
+
+fn method_label(ctx: &mut Ctx, owner: Value, mid: Option<crate::symbol::SymId>) -> Option<String> {
+    let mid = mid?;
+    let name = ctx.sym_str(mid);
+    if !module::is_class_or_module(owner) {
+        return Some(name);
+    }
+    let b = module::body(owner);
+    if b.kind == ClassKind::Singleton {
+        let att = b.attached;
+        if module::is_class_or_module(att) && module::body(att).name.is_some() {
+            let cname = crate::core::module_methods::class_path(ctx, att);
+            return Some(format!("{cname}.{name}"));
+        }
+        return Some(name);
+    }
+    if b.name.is_some() {
+        let cname = crate::core::module_methods::class_path(ctx, owner);
+        return Some(format!("{cname}#{name}"));
+    }
+    Some(name)
+}
+
+/// The method-qualified label of a frame ("Foo#bar", "Foo.bar", "block in Foo#bar", …).
+pub fn frame_label(ctx: &mut Ctx, f: FrameInfo) -> String {
+    match f.kind {
+        FrameKind::Builtin => method_label(ctx, f.owner, f.mid).unwrap_or_default(),
+        FrameKind::Method => method_label(ctx, f.owner, f.mid).unwrap_or_else(|| f.iseq().name.clone()),
+        FrameKind::Block | FrameKind::Lambda => {
+            let base = match method_label(ctx, f.owner, f.mid) {
+                Some(m) if f.flags & crate::interp::frame::FRAME_BMETHOD != 0 => return m,
+                Some(m) => m,
+                None => {
+                    let n = &f.iseq().name;
+                    match n.find(" in ") {
+                        Some(p) => n[p + 4..].to_string(),
+                        None => n.clone(),
+                    }
+                }
+            };
+            let depth = f.iseq().block_depth;
+            if depth <= 1 {
+                format!("block in {base}")
+            } else {
+                format!("block ({depth} levels) in {base}")
+            }
+        }
+        _ => f.iseq().name.clone(),
+    }
+}
+
+/// Captures the current frames as a compact backtrace.
+pub fn current_backtrace(ctx: &mut Ctx, skip: usize) -> Backtrace {
+    let infos: Vec<(FrameInfo, Option<(Arc<str>, u32)>)> = ctx.stacks.frames.iter().map(|f| (FrameInfo::of(f), if f.is_ruby() { Some((f.iseq().path.clone(), f.line())) } else { None })).collect();
+    // Builtin frames report the location of the Ruby code that called them.
+    let mut caller_loc: Vec<Option<(Arc<str>, u32)>> = Vec::with_capacity(infos.len());
+    let mut last: Option<(Arc<str>, u32)> = None;
+    for (_, l) in &infos {
+        if l.is_some() {
+            last = l.clone();
+        }
+        caller_loc.push(last.clone());
+    }
+    let mut out = Vec::with_capacity(infos.len());
+    for (i, (info, loc)) in infos.iter().enumerate().rev() {
+        let (path, line) = loc.clone().or_else(|| caller_loc[i].clone()).unwrap_or((Arc::from("<internal>"), 0));
+        let label = frame_label(ctx, *info);
+        out.push((path, line, label));
+    }
+    if skip > 0 {
+        out.drain(..skip.min(out.len()));
+    }
+    Backtrace { frames: out }
+}
+
+pub fn capture_backtrace(ctx: &mut Ctx, e: Value) {
+    let bt = current_backtrace(ctx, 0);
+    let d = object::new_data(ctx, Value::NIL, Box::new(bt));
+    object::ivar_set_raw(ctx, e, sym::BT, d);
+}
+
+/// Sets the backtrace unless one is already set.
+pub fn ensure_backtrace(ctx: &mut Ctx, e: Value) {
+    let bt = object::ivar_get(ctx, e, sym::BT);
+    if bt.is_nil() && object::is_a(ctx, e, ctx.c().exception) {
+        capture_backtrace(ctx, e);
+    }
+}
+
+pub fn format_location(path: &str, line: u32, label: &str) -> String {
+    format!("{path}:{line}:in '{label}'")
+}
+
+/// The backtrace as an Array of Strings (or nil).
+pub fn backtrace(ctx: &mut Ctx, e: Value) -> Value {
+    let bt = object::ivar_get(ctx, e, sym::BT);
+    if let Some(b) = data_ref::<Backtrace>(bt) {
+        let lines: Vec<String> = b.frames.iter().map(|(p, l, label)| format_location(p, *l, label)).collect();
+        let arr = array::new(ctx);
+        for l in lines {
+            let s = string::new_utf8(ctx, &l);
+            array::push(ctx, arr, s);
+        }
+        object::ivar_set_raw(ctx, e, sym::BT, arr);
+        return arr;
+    }
+    bt
+}
+
+/// The message of an exception as Rust text (calling `message`).
+pub fn message_string(ctx: &mut Ctx, e: Value) -> String {
+    match ctx.call(e, sym::MESSAGE, &[]) {
+        Ok(m) if string::is_string(m) => string::to_rust_string_lossy(m),
+        Ok(m) => match string::to_s(ctx, m) {
+            Ok(s) => string::to_rust_string_lossy(s),
+            Err(_) => String::new(),
+        },
+        Err(_) => String::new(),
+    }
+}
+
+/// CRuby's report of an uncaught exception (also `full_message(highlight: false)`).
+pub fn full_message(ctx: &mut Ctx, e: Value) -> String {
+    let cname = object::class_name_of(ctx, e);
+    let msg = match ctx.call(e, sym::DETAILED_MESSAGE, &[]) {
+        Ok(m) if string::is_string(m) => string::to_rust_string_lossy(m),
+        _ => message_string(ctx, e),
+    };
+    let bt = backtrace(ctx, e);
+    let lines: Vec<String> = if array::is_array(bt) { array::to_vec(bt).into_iter().map(string::to_rust_string_lossy).collect() } else { Vec::new() };
+    let mut out = String::new();
+    let head = lines.first().cloned().unwrap_or_default();
+    if !head.is_empty() {
+        out.push_str(&head);
+        out.push_str(": ");
+    }
+    let is_runtime = object::real_class_of(ctx, e) == ctx.c().runtime_error;
+    if msg.is_empty() {
+        if is_runtime {
+            out.push_str("unhandled exception");
+        } else {
+            out.push_str(&cname);
+        }
+    } else {
+        let mut parts = msg.splitn(2, '\n');
+        let first = parts.next().unwrap_or("");
+        out.push_str(first);
+        out.push_str(&format!(" ({cname})"));
+        if let Some(rest) = parts.next() {
+            out.push('\n');
+            out.push_str(rest);
+        }
+    }
+    for l in lines.iter().skip(1) {
+        out.push_str("\n\tfrom ");
+        out.push_str(l);
+    }
+    let cause = object::ivar_get(ctx, e, sym::CAUSE);
+    if !cause.is_nil() && cause != e && object::is_a(ctx, cause, ctx.c().exception) {
+        let c = full_message(ctx, cause);
+        out.push('\n');
+        out.push_str(&c);
+    }
+    out
+}
+
+// ---- methods ----
+
+fn s_exception(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let e = object::allocate(ctx, recv)?;
+    ctx.call_kw(e, sym::INITIALIZE, args.pos, args.kw, args.block)?;
+    Ok(e)
+}
+
+fn initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    set_message(ctx, recv, args.pos.first().copied().unwrap_or(Value::NIL));
+    Ok(Value::NIL)
+}
+
+fn to_s(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let m = message_raw(ctx, recv);
+    if m.is_nil() {
+        let name = object::class_name_of(ctx, recv);
+        return Ok(string::new_utf8(ctx, &name));
+    }
+    string::to_s(ctx, m)
+}
+
+fn message(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    ctx.call(recv, sym::TO_S, &[])
+}
+
+fn detailed_message(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let m = ctx.call(recv, sym::MESSAGE, &[])?;
+    let s = string::to_s(ctx, m)?;
+    Ok(s)
+}
+
+fn inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let cname = object::class_name_of(ctx, recv);
+    let m = ctx.call(recv, sym::TO_S, &[])?;
+    let ms = string::to_rust_string_lossy(m);
+    if ms.is_empty() {
+        return Ok(string::new_utf8(ctx, &cname));
+    }
+    if ms.contains('\n') {
+        let q = string::inspect_bytes(string::bytes(m), string::encoding(m));
+        let mut out = format!("#<{cname}:").into_bytes();
+        out.extend(q);
+        out.push(b'>');
+        return Ok(string::new_from_bytes(ctx, &out));
+    }
+    Ok(string::new_utf8(ctx, &format!("#<{cname}: {ms}>")))
+}
+
+fn m_backtrace(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(backtrace(ctx, recv))
+}
+
+fn set_backtrace(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let v = args.pos[0];
+    let bt = if string::is_string(v) {
+        array::from_slice(ctx, &[v])
+    } else if v.is_nil() || (array::is_array(v) && array::to_vec(v).iter().all(|&x| string::is_string(x))) {
+        v
+    } else if array::is_array(v) && array::to_vec(v).iter().all(|&x| crate::core::kernel::is_location(x)) {
+        v
+    } else {
+        return Err(ctx.type_error("backtrace must be an Array of String or an Array of Thread::Backtrace::Location"));
+    };
+    object::ivar_set_raw(ctx, recv, sym::BT, bt);
+    Ok(bt)
+}
+
+fn backtrace_locations(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let bt = object::ivar_get(ctx, recv, sym::BT);
+    match data_ref::<Backtrace>(bt) {
+        Some(b) => {
+            let frames = b.frames.clone();
+            crate::core::kernel::locations_array(ctx, &frames)
+        }
+        None => Ok(Value::NIL),
+    }
+}
+
+fn cause(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(object::ivar_get(ctx, recv, sym::CAUSE))
+}
+
+fn eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let o = args.pos[0];
+    if recv == o {
+        return Ok(Value::TRUE);
+    }
+    if object::real_class_of(ctx, recv) != object::real_class_of(ctx, o) {
+        return Ok(Value::FALSE);
+    }
+    let a = ctx.call(recv, sym::MESSAGE, &[])?;
+    let b = ctx.call(o, sym::MESSAGE, &[])?;
+    if !object::equal(ctx, a, b)? {
+        return Ok(Value::FALSE);
+    }
+    let ba = ctx.call(recv, sym::BACKTRACE, &[])?;
+    let bb = ctx.call(o, sym::BACKTRACE, &[])?;
+    Ok(Value::bool(object::equal(ctx, ba, bb)?))
+}
+
+fn exception_m(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    match args.pos.first() {
+        None => Ok(recv),
+        Some(&m) if m == recv => Ok(recv),
+        Some(&m) => {
+            let c = object::copy_object(ctx, recv, true, None)?;
+            crate::object::basic(c).flags &= !crate::object::FL_FROZEN;
+            set_message(ctx, c, m);
+            Ok(c)
+        }
+    }
+}
+
+fn m_full_message(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    if let Some(h) = args.kwarg(ctx, "highlight") {
+        if !h.is_nil() && h != Value::TRUE && h != Value::FALSE {
+            let s = object::inspect_string(ctx, h)?;
+            return Err(ctx.arg_error(&format!("expected true or false as highlight: {s}")));
+        }
+    }
+    if let Some(o) = args.kwarg(ctx, "order") {
+        let ok = o.is_nil() || o.as_symbol().is_some_and(|s| matches!(ctx.sym_str(s).as_str(), "top" | "bottom"));
+        if !ok {
+            let s = object::inspect_string(ctx, o)?;
+            return Err(ctx.arg_error(&format!("expected :top or :bottom as order: {s}")));
+        }
+    }
+    let s = full_message(ctx, recv);
+    Ok(string::new_utf8(ctx, &s))
+}
+
+fn name_error_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    set_message(ctx, recv, args.pos.first().copied().unwrap_or(Value::NIL));
+    let name = args.pos.get(1).copied().unwrap_or(Value::NIL);
+    object::ivar_set_raw(ctx, recv, sym::NAME, name);
+    if let Some(r) = args.kwarg(ctx, "receiver") {
+        object::ivar_set_raw(ctx, recv, sym::RECEIVER, r);
+    }
+    Ok(Value::NIL)
+}
+
+fn name_error_name(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(object::ivar_get(ctx, recv, sym::NAME))
+}
+
+fn name_error_receiver(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    if !object::ivar_defined(ctx, recv, sym::RECEIVER) {
+        return Err(ctx.arg_error("no receiver is available"));
+    }
+    Ok(object::ivar_get(ctx, recv, sym::RECEIVER))
+}
+
+fn no_method_error_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    name_error_initialize(ctx, recv, args)?;
+    let a = args.pos.get(2).copied().unwrap_or(Value::NIL);
+    let a = if a.is_nil() { array::new(ctx) } else { a };
+    object::ivar_set_raw(ctx, recv, sym::ARGS, a);
+    Ok(Value::NIL)
+}
+
+fn no_method_error_args(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let a = object::ivar_get(ctx, recv, sym::ARGS);
+    if a.is_nil() {
+        return Ok(array::new(ctx));
+    }
+    Ok(a)
+}
+
+fn key_error_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    set_message(ctx, recv, args.pos.first().copied().unwrap_or(Value::NIL));
+    if let Some(r) = args.kwarg(ctx, "receiver") {
+        object::ivar_set_raw(ctx, recv, sym::RECEIVER, r);
+    }
+    if let Some(k) = args.kwarg(ctx, "key") {
+        object::ivar_set_raw(ctx, recv, sym::KEY, k);
+    }
+    Ok(Value::NIL)
+}
+
+fn key_error_key(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    if !object::ivar_defined(ctx, recv, sym::KEY) {
+        return Err(ctx.arg_error("no key is available"));
+    }
+    Ok(object::ivar_get(ctx, recv, sym::KEY))
+}
+
+fn frozen_error_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    set_message(ctx, recv, args.pos.first().copied().unwrap_or(Value::NIL));
+    if let Some(r) = args.kwarg(ctx, "receiver") {
+        object::ivar_set_raw(ctx, recv, sym::RECEIVER, r);
+    }
+    Ok(Value::NIL)
+}
+
+fn stop_iteration_result(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(object::ivar_get(ctx, recv, sym::RESULT))
+}
+
+fn local_jump_reason(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let id = ctx.intern("@reason");
+    Ok(object::ivar_get(ctx, recv, id))
+}
+
+fn local_jump_exit_value(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let id = ctx.intern("@exit_value");
+    Ok(object::ivar_get(ctx, recv, id))
+}
+
+fn system_exit_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let mut status = Value::fixnum(0);
+    let mut rest = args.pos;
+    if let Some(&first) = args.pos.first() {
+        if first == Value::TRUE {
+            status = Value::fixnum(0);
+            rest = &args.pos[1..];
+        } else if first == Value::FALSE {
+            status = Value::fixnum(1);
+            rest = &args.pos[1..];
+        } else if first.is_fixnum() {
+            status = first;
+            rest = &args.pos[1..];
+        }
+    }
+    let msg = match rest.first() {
+        Some(&m) => m,
+        None => string::new_utf8(ctx, "exit"),
+    };
+    set_message(ctx, recv, msg);
+    object::ivar_set_raw(ctx, recv, sym::STATUS, status);
+    Ok(Value::NIL)
+}
+
+fn system_exit_status(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let s = object::ivar_get(ctx, recv, sym::STATUS);
+    Ok(if s.is_nil() { Value::fixnum(0) } else { s })
+}
+
+fn system_exit_success(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let s = object::ivar_get(ctx, recv, sym::STATUS);
+    Ok(Value::bool(s.is_nil() || s == Value::fixnum(0)))
+}
+
+fn uncaught_throw_tag(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let id = ctx.intern("@tag");
+    Ok(object::ivar_get(ctx, recv, id))
+}
+
+fn uncaught_throw_value(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let id = ctx.intern("@value");
+    Ok(object::ivar_get(ctx, recv, id))
+}
+
+fn syscall_errno(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let id = ctx.intern("@errno");
+    Ok(object::ivar_get(ctx, recv, id))
+}
+
+/// `Errno::EXXX.new(detail)`: "No such file or directory @ rb_sysopen - detail".
+fn errno_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let klass = object::real_class_of(ctx, recv);
+    let errno_id = ctx.intern("Errno");
+    let errno_val = module::body(klass).const_get(errno_id).map(|e| e.value);
+    let (base, code) = match errno_val.and_then(|v| v.as_fixnum()) {
+        Some(code) => (errno_description(code as i32), Value::fixnum(code)),
+        None => {
+            let code = args.pos.get(1).copied().unwrap_or(Value::NIL);
+            let desc = match code.as_fixnum() {
+                Some(c) => errno_description(c as i32),
+                None => "unknown error".to_string(),
+            };
+            (desc, code)
+        }
+    };
+    let msg = match args.pos.first() {
+        Some(&m) if !m.is_nil() => {
+            let d = string::to_s(ctx, m)?;
+            format!("{base} - {}", string::to_rust_string_lossy(d))
+        }
+        _ => base,
+    };
+    let mv = string::new_utf8(ctx, &msg);
+    set_message(ctx, recv, mv);
+    let id = ctx.intern("@errno");
+    object::ivar_set_raw(ctx, recv, id, code);
+    Ok(Value::NIL)
+}
+
+pub fn errno_description(code: i32) -> String {
+    // SAFETY: strerror returns a pointer to a NUL-terminated static or thread-local string.
+    let s = unsafe { std::ffi::CStr::from_ptr(libc::strerror(code)) };
+    s.to_string_lossy().into_owned()
+}
+
+/// The errno constants defined as `Errno::NAME` classes.
+pub const ERRNO_NAMES: &[(&str, i32)] = &[
+    ("EPERM", libc::EPERM), ("ENOENT", libc::ENOENT), ("ESRCH", libc::ESRCH), ("EINTR", libc::EINTR),
+    ("EIO", libc::EIO), ("ENXIO", libc::ENXIO), ("E2BIG", libc::E2BIG), ("ENOEXEC", libc::ENOEXEC),
+    ("EBADF", libc::EBADF), ("ECHILD", libc::ECHILD), ("EAGAIN", libc::EAGAIN), ("ENOMEM", libc::ENOMEM),
+    ("EACCES", libc::EACCES), ("EFAULT", libc::EFAULT), ("EBUSY", libc::EBUSY), ("EEXIST", libc::EEXIST),
+    ("EXDEV", libc::EXDEV), ("ENODEV", libc::ENODEV), ("ENOTDIR", libc::ENOTDIR), ("EISDIR", libc::EISDIR),
+    ("EINVAL", libc::EINVAL), ("ENFILE", libc::ENFILE), ("EMFILE", libc::EMFILE), ("ENOTTY", libc::ENOTTY),
+    ("EFBIG", libc::EFBIG), ("ENOSPC", libc::ENOSPC), ("ESPIPE", libc::ESPIPE), ("EROFS", libc::EROFS),
+    ("EMLINK", libc::EMLINK), ("EPIPE", libc::EPIPE), ("EDOM", libc::EDOM), ("ERANGE", libc::ERANGE),
+    ("EDEADLK", libc::EDEADLK), ("ENAMETOOLONG", libc::ENAMETOOLONG), ("ENOTEMPTY", libc::ENOTEMPTY),
+    ("ELOOP", libc::ELOOP), ("ECONNREFUSED", libc::ECONNREFUSED), ("ECONNRESET", libc::ECONNRESET),
+    ("EADDRINUSE", libc::EADDRINUSE), ("ETIMEDOUT", libc::ETIMEDOUT), ("ENOTCONN", libc::ENOTCONN),
+    ("ENOTSUP", libc::ENOTSUP), ("EWOULDBLOCK", libc::EWOULDBLOCK),
+];
+
+pub fn init(ctx: &mut Ctx) {
+    let c = ctx.c().exception;
+    crate::methods!(ctx, c, [
+        ("exception", s_exception, [0..], Safe, Singleton, Kw),
+        ("initialize", initialize, [0..=1], Safe, Private),
+        ("to_s", to_s, [0], Safe),
+        ("message", message, [0], Safe),
+        ("detailed_message", detailed_message, [0..], Safe, Kw),
+        ("inspect", inspect, [0], Safe),
+        ("backtrace", m_backtrace, [0], Safe),
+        ("set_backtrace", set_backtrace, [1], Safe),
+        ("backtrace_locations", backtrace_locations, [0], Safe),
+        ("cause", cause, [0], Safe),
+        ("==", eq, [1], Safe),
+        ("exception", exception_m, [0..=1], Safe),
+        ("full_message", m_full_message, [0], Safe, Kw),
+    ]);
+    let ne = ctx.c().name_error;
+    crate::methods!(ctx, ne, [
+        ("initialize", name_error_initialize, [0..=2], Safe, Private, Kw),
+        ("name", name_error_name, [0], Safe),
+        ("receiver", name_error_receiver, [0], Safe),
+    ]);
+    let nme = ctx.c().no_method_error;
+    crate::methods!(ctx, nme, [
+        ("initialize", no_method_error_initialize, [0..=4], Safe, Private, Kw),
+        ("args", no_method_error_args, [0], Safe),
+    ]);
+    let ke = ctx.c().key_error;
+    crate::methods!(ctx, ke, [
+        ("initialize", key_error_initialize, [0..=1], Safe, Private, Kw),
+        ("key", key_error_key, [0], Safe),
+        ("receiver", name_error_receiver, [0], Safe),
+    ]);
+    let fe = ctx.c().frozen_error;
+    crate::methods!(ctx, fe, [
+        ("initialize", frozen_error_initialize, [0..=1], Safe, Private, Kw),
+        ("receiver", name_error_receiver, [0], Safe),
+    ]);
+    let si = ctx.c().stop_iteration;
+    crate::methods!(ctx, si, [("result", stop_iteration_result, [0], Safe)]);
+    let lj = ctx.c().local_jump_error;
+    crate::methods!(ctx, lj, [
+        ("reason", local_jump_reason, [0], Safe),
+        ("exit_value", local_jump_exit_value, [0], Safe),
+    ]);
+    let se = ctx.c().system_exit;
+    crate::methods!(ctx, se, [
+        ("initialize", system_exit_initialize, [0..=2], Safe, Private),
+        ("status", system_exit_status, [0], Safe),
+        ("success?", system_exit_success, [0], Safe),
+    ]);
+    let ut = ctx.c().uncaught_throw_error;
+    crate::methods!(ctx, ut, [
+        ("tag", uncaught_throw_tag, [0], Safe),
+        ("value", uncaught_throw_value, [0], Safe),
+    ]);
+    let sc = ctx.c().system_call_error;
+    crate::methods!(ctx, sc, [
+        ("initialize", errno_initialize, [0..=2], Safe, Private),
+        ("errno", syscall_errno, [0], Safe),
+    ]);
+    let nmk = ctx.c().no_matching_pattern_key_error;
+    crate::methods!(ctx, nmk, [
+        ("initialize", key_error_initialize, [0..=1], Safe, Private, Kw),
+        ("key", key_error_key, [0], Safe),
+    ]);
+}

@@ -1,0 +1,717 @@
+//! Float: IEEE doubles, inline as flonums when possible, boxed otherwise.
+//!
+//! Invariants: `new` picks the flonum encoding whenever it exists, so a Float has one
+//! representation per bit pattern; `to_s` follows CRuby's shortest round-trip format.
+
+use std::cmp::Ordering;
+
+use num_bigint::BigInt;
+use num_traits::{FromPrimitive, ToPrimitive, Zero};
+
+use crate::core::{array, bignum, integer, numeric, string};
+use crate::heap::page::SLOT_SIZE;
+use crate::interp::Args;
+use crate::object::{is_type, ObjType, RBasic};
+use crate::symbol::sym;
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::Result;
+
+#[repr(C)]
+pub struct RFloat {
+    pub basic: RBasic,
+    pub value: f64,
+}
+
+const _: () = assert!(std::mem::size_of::<RFloat>() <= SLOT_SIZE);
+
+/// Results of float fast paths in the dispatch loop.
+pub struct Num(pub f64);
+pub struct Bool(pub bool);
+
+pub trait IntoValue {
+    fn into_value(self, ctx: &mut Ctx) -> Value;
+}
+
+impl IntoValue for Num {
+    #[inline]
+    fn into_value(self, ctx: &mut Ctx) -> Value {
+        new(ctx, self.0)
+    }
+}
+
+impl IntoValue for Bool {
+    #[inline]
+    fn into_value(self, _ctx: &mut Ctx) -> Value {
+        Value::bool(self.0)
+    }
+}
+
+#[inline]
+pub fn new(ctx: &mut Ctx, f: f64) -> Value {
+    if let Some(v) = Value::try_flonum(f) {
+        return v;
+    }
+    let klass = ctx.c().float;
+    let p = ctx.alloc_slot(ObjType::Float, klass) as *mut RFloat;
+    // SAFETY: fresh Float slot.
+    unsafe {
+        (*p).value = f;
+        (*p).basic.flags |= crate::object::FL_FROZEN;
+    }
+    Value::from_ptr(p)
+}
+
+#[inline]
+pub fn is_float(v: Value) -> bool {
+    v.is_flonum() || is_type(v, ObjType::Float)
+}
+
+#[inline]
+pub fn get(v: Value) -> f64 {
+    if v.is_flonum() {
+        v.flonum_unchecked()
+    } else {
+        // SAFETY: callers pass a Float value.
+        unsafe { (*v.as_ptr::<RFloat>()).value }
+    }
+}
+
+pub fn hash_f64(seed: u64, f: f64) -> u64 {
+    let bits = if f == 0.0 { 0 } else { f.to_bits() };
+    crate::core::hash::mix(seed ^ 0x466c_6f61_74, bits)
+}
+
+/// Ruby's floored modulo for floats.
+#[inline]
+pub fn ruby_mod(x: f64, y: f64) -> f64 {
+    if y.is_infinite() && x.is_finite() {
+        if x == 0.0 || (x > 0.0) == (y > 0.0) {
+            return x;
+        }
+        return y;
+    }
+    let m = x % y;
+    if m != 0.0 && ((m < 0.0) != (y < 0.0)) {
+        m + y
+    } else {
+        m
+    }
+}
+
+/// CRuby's `Float#to_s`.
+pub fn to_s(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+    }
+    // Shortest round-trip digits in scientific form: d.ddde±x.
+    let sci = format!("{:e}", f);
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let neg = mant.starts_with('-');
+    let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
+    let sign = if neg { "-" } else { "" };
+    if (-4..16).contains(&exp) {
+        let point = exp + 1;
+        let s = if point <= 0 {
+            format!("0.{}{}", "0".repeat((-point) as usize), digits)
+        } else if point as usize >= digits.len() {
+            format!("{}{}.0", digits, "0".repeat(point as usize - digits.len()))
+        } else {
+            format!("{}.{}", &digits[..point as usize], &digits[point as usize..])
+        };
+        format!("{sign}{s}")
+    } else {
+        let frac = if digits.len() > 1 { &digits[1..] } else { "0" };
+        let esign = if exp < 0 { '-' } else { '+' };
+        format!("{sign}{}.{}e{}{:02}", &digits[..1], frac, esign, exp.abs())
+    }
+}
+
+/// `String#to_f`: parses the longest valid prefix.
+pub fn parse_lenient(s: &str) -> f64 {
+    let t = s.trim_start();
+    let b = t.as_bytes();
+    let mut end = 0;
+    let mut i = 0;
+    let mut seen_digit = false;
+    let mut clean = String::new();
+    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+        clean.push(b[i] as char);
+        i += 1;
+    }
+    let mut last_underscore = false;
+    while i < b.len() && (b[i].is_ascii_digit() || (b[i] == b'_' && seen_digit)) {
+        if b[i] == b'_' {
+            if last_underscore {
+                break;
+            }
+            last_underscore = true;
+        } else {
+            clean.push(b[i] as char);
+            seen_digit = true;
+            last_underscore = false;
+            end = clean.len();
+        }
+        i += 1;
+    }
+    if i < b.len() && b[i] == b'.' && i + 1 < b.len() && b[i + 1].is_ascii_digit() && seen_digit {
+        clean.push('.');
+        i += 1;
+        while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'_') {
+            if b[i] != b'_' {
+                clean.push(b[i] as char);
+                end = clean.len();
+            }
+            i += 1;
+        }
+    }
+    if seen_digit && i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        let mut j = i + 1;
+        let mut e = String::from("e");
+        if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
+            e.push(b[j] as char);
+            j += 1;
+        }
+        if j < b.len() && b[j].is_ascii_digit() {
+            while j < b.len() && b[j].is_ascii_digit() {
+                e.push(b[j] as char);
+                j += 1;
+            }
+            clean.truncate(end);
+            clean.push_str(&e);
+            end = clean.len();
+        }
+    }
+    clean.truncate(end);
+    clean.parse().unwrap_or(0.0)
+}
+
+/// Strict `Float("...")` parsing; `None` if not a float literal.
+pub fn parse_strict(s: &str) -> Option<f64> {
+    let t = s.trim();
+    if t.is_empty() || t.starts_with('_') || t.ends_with('_') || t.contains("__") || t.ends_with('.') || t.starts_with('.') {
+        return None;
+    }
+    let lower = t.to_ascii_lowercase();
+    let unsigned = lower.trim_start_matches(['+', '-']);
+    if unsigned.starts_with("0x") {
+        let neg = lower.starts_with('-');
+        let n = BigInt::parse_bytes(unsigned[2..].replace('_', "").as_bytes(), 16)?;
+        let f = n.to_f64()?;
+        return Some(if neg { -f } else { f });
+    }
+    if unsigned.contains("._") || unsigned.contains("_.") || unsigned.contains("e_") || unsigned.contains("_e") || unsigned.contains(".e") {
+        return None;
+    }
+    let clean: String = t.chars().filter(|&c| c != '_').collect();
+    if clean.chars().any(|c| c.is_alphabetic() && c != 'e' && c != 'E') {
+        return None;
+    }
+    clean.parse().ok()
+}
+
+/// An f64 that is integral, as an Integer.
+pub fn to_integer(ctx: &mut Ctx, f: f64) -> Result<Value> {
+    if f.is_nan() {
+        return Err(ctx.float_domain_error("NaN"));
+    }
+    if f.is_infinite() {
+        return Err(ctx.float_domain_error(if f > 0.0 { "Infinity" } else { "-Infinity" }));
+    }
+    if f.abs() < 4e18 {
+        return Ok(Value::fixnum(f as i64));
+    }
+    let b = BigInt::from_f64(f).unwrap_or_default();
+    Ok(bignum::normalize(ctx, b))
+}
+
+/// Compares an Integer with a float exactly.
+pub fn cmp_int_float(i: Value, f: f64) -> Option<Ordering> {
+    if f.is_nan() {
+        return None;
+    }
+    if f.is_infinite() {
+        return Some(if f > 0.0 { Ordering::Less } else { Ordering::Greater });
+    }
+    if let Some(x) = i.as_fixnum() {
+        if x.unsigned_abs() < (1 << 53) {
+            return (x as f64).partial_cmp(&f);
+        }
+    }
+    let bi = bignum::to_big(i);
+    let fl = f.floor();
+    let bf = BigInt::from_f64(fl)?;
+    match bi.cmp(&bf) {
+        Ordering::Equal => Some(if f > fl { Ordering::Less } else { Ordering::Equal }),
+        o => Some(o),
+    }
+}
+
+pub fn pow(ctx: &mut Ctx, x: f64, y: f64) -> Result<Value> {
+    if x < 0.0 && y.fract() != 0.0 && y.is_finite() {
+        let c = crate::core::complex::new_polar_pow(ctx, x, y)?;
+        return Ok(c);
+    }
+    Ok(new(ctx, x.powf(y)))
+}
+
+fn other(ctx: &mut Ctx, a: f64, b: Value, op: crate::symbol::SymId) -> Result<Option<f64>> {
+    if is_float(b) {
+        return Ok(Some(get(b)));
+    }
+    if integer::is_integer(b) {
+        return Ok(Some(integer::to_f64(b)));
+    }
+    let _ = (a, op);
+    let _ = ctx;
+    Ok(None)
+}
+
+macro_rules! float_binop {
+    ($name:ident, $op:expr, |$x:ident, $y:ident| $body:expr) => {
+        fn $name(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+            let $x = get(recv);
+            match other(ctx, $x, args.pos[0], $op)? {
+                Some($y) => {
+                    let r: f64 = $body;
+                    Ok(new(ctx, r))
+                }
+                None => numeric::coerce_bin(ctx, recv, args.pos[0], $op, false),
+            }
+        }
+    };
+}
+
+float_binop!(m_plus, sym::PLUS, |x, y| x + y);
+float_binop!(m_minus, sym::MINUS, |x, y| x - y);
+float_binop!(m_mul, sym::MUL, |x, y| x * y);
+float_binop!(m_div, sym::DIV, |x, y| x / y);
+
+fn m_mod(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let x = get(recv);
+    match other(ctx, x, args.pos[0], sym::MOD)? {
+        Some(y) => Ok(new(ctx, ruby_mod(x, y))),
+        None => numeric::coerce_bin(ctx, recv, args.pos[0], sym::MOD, false),
+    }
+}
+
+fn m_pow(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let x = get(recv);
+    match other(ctx, x, args.pos[0], sym::POW)? {
+        Some(y) => pow(ctx, x, y),
+        None => numeric::coerce_bin(ctx, recv, args.pos[0], sym::POW, false),
+    }
+}
+
+fn m_divmod(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let x = get(recv);
+    let Some(y) = other(ctx, x, args.pos[0], sym::DIV)? else {
+        let dm = ctx.intern("divmod");
+        return numeric::coerce_bin(ctx, recv, args.pos[0], dm, false);
+    };
+    if y == 0.0 {
+        return Err(ctx.zero_division());
+    }
+    let m = ruby_mod(x, y);
+    let q = ((x - m) / y).round();
+    let qi = to_integer(ctx, q)?;
+    let mv = new(ctx, m);
+    Ok(array::from_slice(ctx, &[qi, mv]))
+}
+
+fn m_div_int(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let x = get(recv);
+    let Some(y) = other(ctx, x, args.pos[0], sym::DIV)? else {
+        let d = ctx.intern("div");
+        return numeric::coerce_bin(ctx, recv, args.pos[0], d, false);
+    };
+    if y == 0.0 {
+        return Err(ctx.zero_division());
+    }
+    to_integer(ctx, (x / y).floor())
+}
+
+fn float_cmp(ctx: &mut Ctx, x: f64, b: Value) -> Result<Option<Option<Ordering>>> {
+    if is_float(b) {
+        return Ok(Some(x.partial_cmp(&get(b))));
+    }
+    if integer::is_integer(b) {
+        return Ok(Some(cmp_int_float(b, x).map(Ordering::reverse)));
+    }
+    let _ = ctx;
+    Ok(None)
+}
+
+macro_rules! float_cmpop {
+    ($name:ident, $op:expr, |$o:ident| $test:expr) => {
+        fn $name(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+            match float_cmp(ctx, get(recv), args.pos[0])? {
+                Some(Some($o)) => Ok(Value::bool($test)),
+                Some(None) => Ok(Value::FALSE),
+                None => numeric::coerce_bin(ctx, recv, args.pos[0], $op, true),
+            }
+        }
+    };
+}
+
+float_cmpop!(m_lt, sym::LT, |o| o.is_lt());
+float_cmpop!(m_le, sym::LE, |o| o.is_le());
+float_cmpop!(m_gt, sym::GT, |o| o.is_gt());
+float_cmpop!(m_ge, sym::GE, |o| o.is_ge());
+
+fn m_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    match float_cmp(ctx, get(recv), args.pos[0])? {
+        Some(o) => Ok(Value::bool(o == Some(Ordering::Equal))),
+        None => {
+            let r = ctx.call(args.pos[0], sym::EQ, &[recv])?;
+            Ok(Value::bool(r.truthy()))
+        }
+    }
+}
+
+fn m_cmp(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let x = get(recv);
+    match float_cmp(ctx, x, args.pos[0])? {
+        Some(Some(o)) => Ok(Value::fixnum(o as i64)),
+        Some(None) => Ok(Value::NIL),
+        None => {
+            if x.is_infinite() && args.pos[0].is_heap() && ctx.respond_to(args.pos[0], sym::COERCE, true) {
+                return Ok(Value::fixnum(if x > 0.0 { 1 } else { -1 }));
+            }
+            match numeric::coerce_cmp(ctx, recv, args.pos[0]) {
+                Ok(Some(o)) => Ok(Value::fixnum(o as i64)),
+                _ => Ok(Value::NIL),
+            }
+        }
+    }
+}
+
+fn m_eql(_ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let b = args.pos[0];
+    Ok(Value::bool(is_float(b) && get(b) == get(recv)))
+}
+
+fn m_hash(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::fixnum((hash_f64(ctx.vm().hash_seed, get(recv)) >> 2) as i64))
+}
+
+fn m_to_s(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(string::new_us_ascii(ctx, &to_s(get(recv))))
+}
+
+fn m_to_f(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(recv)
+}
+
+fn m_to_i(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    to_integer(ctx, get(recv).trunc())
+}
+
+fn m_uminus(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(new(ctx, -get(recv)))
+}
+
+fn m_abs(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(new(ctx, get(recv).abs()))
+}
+
+fn m_nan(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(get(recv).is_nan()))
+}
+
+fn m_infinite(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let f = get(recv);
+    Ok(if f.is_infinite() { Value::fixnum(if f > 0.0 { 1 } else { -1 }) } else { Value::NIL })
+}
+
+fn m_finite(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(get(recv).is_finite()))
+}
+
+fn m_zero(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(get(recv) == 0.0))
+}
+
+/// Rounds `x` to `nd` decimal digits, CRuby's way (`round_half_up` etc. on x * 10**nd,
+/// corrected for representation error).
+fn round_digits(x: f64, nd: i64, mode: u8) -> f64 {
+    if nd > 0 && nd as i32 >= f64::DIGITS as i32 + 2 {
+        return x;
+    }
+    let s = 10f64.powi(nd as i32);
+    let y = x * s;
+    let r = match mode {
+        b'f' => y.floor(),
+        b'c' => y.ceil(),
+        b't' => y.trunc(),
+        b'e' => {
+            let r = y.round();
+            if (y - y.trunc()).abs() == 0.5 {
+                2.0 * (y / 2.0).round()
+            } else {
+                r
+            }
+        }
+        b'd' => {
+            if (y - y.trunc()).abs() == 0.5 {
+                y.trunc()
+            } else {
+                y.round()
+            }
+        }
+        _ => {
+            let r = y.round();
+            // Undo a rounding caused by x * s not being exact.
+            if (r - y).abs() == 0.5 && ((r / s) - x).abs() > ((r - r.signum()) / s - x).abs() {
+                r - r.signum()
+            } else {
+                r
+            }
+        }
+    };
+    let out = r / s;
+    if out.is_finite() {
+        out
+    } else {
+        x
+    }
+}
+
+fn round_impl(ctx: &mut Ctx, recv: Value, args: &Args, mode: u8) -> Result<Value> {
+    let x = get(recv);
+    let nd = match args.pos.first() {
+        Some(&n) => integer::to_i64_arg(ctx, n)?,
+        None => 0,
+    };
+    let mode = if mode == b'r' { numeric::rounding_mode(ctx, args)? } else { mode };
+    if nd > 0 {
+        if x.is_nan() || x.is_infinite() {
+            return Ok(recv);
+        }
+        return Ok(new(ctx, round_digits(x, nd, mode)));
+    }
+    if x.is_nan() || x.is_infinite() {
+        return to_integer(ctx, x);
+    }
+    if nd == 0 {
+        let r = match mode {
+            b'f' => x.floor(),
+            b'c' => x.ceil(),
+            b't' => x.trunc(),
+            b'e' => {
+                if (x - x.trunc()).abs() == 0.5 {
+                    2.0 * (x / 2.0).round()
+                } else {
+                    x.round()
+                }
+            }
+            b'd' => {
+                if (x - x.trunc()).abs() == 0.5 {
+                    x.trunc()
+                } else {
+                    x.round()
+                }
+            }
+            _ => x.round(),
+        };
+        return to_integer(ctx, r);
+    }
+    let i = to_integer(ctx, x.trunc())?;
+    let m = match mode {
+        b'f' => b'f',
+        b'c' => b'c',
+        b't' => b't',
+        other => other,
+    };
+    let iv = integer::to_f64(i);
+    let p = 10f64.powi((-nd) as i32);
+    let r = match m {
+        b'f' => (x / p).floor() * p,
+        b'c' => (x / p).ceil() * p,
+        b't' => (x / p).trunc() * p,
+        _ => (x / p).round() * p,
+    };
+    let _ = iv;
+    to_integer(ctx, r)
+}
+
+fn m_round(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    round_impl(ctx, recv, args, b'r')
+}
+fn m_floor(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    round_impl(ctx, recv, args, b'f')
+}
+fn m_ceil(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    round_impl(ctx, recv, args, b'c')
+}
+fn m_truncate(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    round_impl(ctx, recv, args, b't')
+}
+
+fn m_coerce(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let y = numeric::to_f64(ctx, args.pos[0])?;
+    let yv = new(ctx, y);
+    Ok(array::from_slice(ctx, &[yv, recv]))
+}
+
+fn m_next_float(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let x = get(recv);
+    let r = if x.is_nan() || x == f64::INFINITY {
+        x
+    } else if x == 0.0 {
+        f64::from_bits(1)
+    } else if x > 0.0 {
+        f64::from_bits(x.to_bits() + 1)
+    } else {
+        f64::from_bits(x.to_bits() - 1)
+    };
+    Ok(new(ctx, r))
+}
+
+fn m_prev_float(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let x = get(recv);
+    let r = if x.is_nan() || x == f64::NEG_INFINITY {
+        x
+    } else if x == 0.0 {
+        -f64::from_bits(1)
+    } else if x > 0.0 {
+        f64::from_bits(x.to_bits() - 1)
+    } else {
+        f64::from_bits(x.to_bits() + 1)
+    };
+    Ok(new(ctx, r))
+}
+
+fn m_quo(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    m_div(ctx, recv, args)
+}
+
+fn m_integer_p(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::FALSE)
+}
+
+fn m_to_r(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let x = get(recv);
+    if !x.is_finite() {
+        return Err(ctx.float_domain_error(&to_s(x)));
+    }
+    let (num, den) = exact_fraction(x);
+    let n = bignum::normalize(ctx, num);
+    let d = bignum::normalize(ctx, den);
+    crate::core::rational::new_reduced(ctx, n, d)
+}
+
+/// The exact binary fraction num/den of a finite double.
+pub fn exact_fraction(x: f64) -> (BigInt, BigInt) {
+    if x == 0.0 {
+        return (BigInt::zero(), BigInt::from(1));
+    }
+    let bits = x.to_bits();
+    let sign = if bits >> 63 == 0 { 1 } else { -1 };
+    let exp = ((bits >> 52) & 0x7ff) as i64;
+    let mant = if exp == 0 { (bits & 0xf_ffff_ffff_ffff) << 1 } else { (bits & 0xf_ffff_ffff_ffff) | 0x10_0000_0000_0000 };
+    let e = exp - 1075;
+    let m = BigInt::from(mant) * sign;
+    if e >= 0 {
+        (m << e as usize, BigInt::from(1))
+    } else {
+        (m, BigInt::from(1) << (-e) as usize)
+    }
+}
+
+pub fn init(ctx: &mut Ctx) {
+    let c = ctx.c().float;
+    let consts: [(&str, f64); 9] = [
+        ("INFINITY", f64::INFINITY),
+        ("NAN", f64::NAN),
+        ("EPSILON", f64::EPSILON),
+        ("MAX", f64::MAX),
+        ("MIN", f64::MIN_POSITIVE),
+        ("DIG", 15.0),
+        ("MANT_DIG", 53.0),
+        ("MAX_10_EXP", 308.0),
+        ("MIN_10_EXP", -307.0),
+    ];
+    for (name, v) in consts {
+        let id = ctx.intern(name);
+        let val = if matches!(name, "DIG" | "MANT_DIG" | "MAX_10_EXP" | "MIN_10_EXP") { Value::fixnum(v as i64) } else { new(ctx, v) };
+        crate::core::module::body(c).const_set(id, val);
+    }
+    for (name, v) in [("MAX_EXP", 1024i64), ("MIN_EXP", -1021), ("RADIX", 2)] {
+        let id = ctx.intern(name);
+        crate::core::module::body(c).const_set(id, Value::fixnum(v));
+    }
+    crate::methods!(ctx, c, [
+        ("+", m_plus, [1], Safe),
+        ("-", m_minus, [1], Safe),
+        ("*", m_mul, [1], Safe),
+        ("/", m_div, [1], Safe),
+        ("%", m_mod, [1], Safe),
+        ("modulo", m_mod, [1], Safe),
+        ("**", m_pow, [1], Safe),
+        ("pow", m_pow, [1], Safe),
+        ("divmod", m_divmod, [1], Safe),
+        ("div", m_div_int, [1], Safe),
+        ("quo", m_quo, [1], Safe),
+        ("fdiv", m_quo, [1], Safe),
+        ("<", m_lt, [1], Safe),
+        ("<=", m_le, [1], Safe),
+        (">", m_gt, [1], Safe),
+        (">=", m_ge, [1], Safe),
+        ("==", m_eq, [1], Safe),
+        ("===", m_eq, [1], Safe),
+        ("<=>", m_cmp, [1], Safe),
+        ("eql?", m_eql, [1], Safe),
+        ("hash", m_hash, [0], Safe),
+        ("to_s", m_to_s, [0], Safe),
+        ("inspect", m_to_s, [0], Safe),
+        ("to_f", m_to_f, [0], Safe),
+        ("to_i", m_to_i, [0], Safe),
+        ("to_int", m_to_i, [0], Safe),
+        ("-@", m_uminus, [0], Safe),
+        ("abs", m_abs, [0], Safe),
+        ("magnitude", m_abs, [0], Safe),
+        ("nan?", m_nan, [0], Safe),
+        ("infinite?", m_infinite, [0], Safe),
+        ("finite?", m_finite, [0], Safe),
+        ("zero?", m_zero, [0], Safe),
+        ("round", m_round, [0..=1], Safe, Kw),
+        ("floor", m_floor, [0..=1], Safe),
+        ("ceil", m_ceil, [0..=1], Safe),
+        ("truncate", m_truncate, [0..=1], Safe),
+        ("coerce", m_coerce, [1], Safe),
+        ("next_float", m_next_float, [0], Safe),
+        ("prev_float", m_prev_float, [0], Safe),
+        ("integer?", m_integer_p, [0], Safe),
+        ("to_r", m_to_r, [0], Safe),
+    ]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::to_s;
+
+    #[test]
+    fn ruby_float_format() {
+        assert_eq!(to_s(1.0), "1.0");
+        assert_eq!(to_s(1.5), "1.5");
+        assert_eq!(to_s(100.0), "100.0");
+        assert_eq!(to_s(1e16), "1.0e+16");
+        assert_eq!(to_s(1e15), "1000000000000000.0");
+        assert_eq!(to_s(0.0001), "0.0001");
+        assert_eq!(to_s(0.00001), "1.0e-05");
+        assert_eq!(to_s(1.5e-7), "1.5e-07");
+        assert_eq!(to_s(123456789.123456789), "123456789.12345679");
+        assert_eq!(to_s(-0.0), "-0.0");
+        assert_eq!(to_s(0.1 + 0.2), "0.30000000000000004");
+        assert_eq!(to_s(f64::INFINITY), "Infinity");
+        assert_eq!(to_s(2.5e100), "2.5e+100");
+    }
+}

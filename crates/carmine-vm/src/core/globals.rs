@@ -1,0 +1,218 @@
+//! Global variables, including the special ones backed by VM or frame state.
+//!
+//! Invariants: `$~` and `$_` are frame-local (see `interp::ops::svar_frame`); `$!` is the
+//! thread's `errinfo`; every other global is an entry in `Vm::globals`, possibly an alias.
+
+use crate::core::{array, object, string};
+use crate::interp::ops;
+use crate::symbol::{sym, SymId};
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::vm::GlobalEntry;
+use crate::Result;
+
+fn resolve(ctx: &Ctx, mut id: SymId) -> SymId {
+    for _ in 0..16 {
+        match ctx.vm().globals.borrow().get(&id).and_then(|e| e.alias_of) {
+            Some(t) => id = t,
+            None => break,
+        }
+    }
+    id
+}
+
+pub fn get(ctx: &mut Ctx, id: SymId) -> Result<Value> {
+    let id = resolve(ctx, id);
+    match id {
+        sym::DOLLAR_TILDE => return Ok(ops::get_last_match(ctx)),
+        sym::DOLLAR_UNDERSCORE => return Ok(ops::get_caller_last_line(ctx)),
+        sym::DOLLAR_BANG => return Ok(ctx.errinfo),
+        sym::DOLLAR_AT => {
+            let e = ctx.errinfo;
+            if e.is_nil() {
+                return Ok(Value::NIL);
+            }
+            return ctx.call(e, sym::BACKTRACE, &[]);
+        }
+        sym::DOLLAR_DOLLAR => return Ok(Value::fixnum(std::process::id() as i64)),
+        _ => {}
+    }
+    let (value, getter) = match ctx.vm().globals.borrow().get(&id) {
+        Some(e) => (e.value, e.getter),
+        None => (Value::NIL, None),
+    };
+    if let Some(g) = getter {
+        return g(ctx);
+    }
+    Ok(if value.is_undef() { Value::NIL } else { value })
+}
+
+pub fn set(ctx: &mut Ctx, id: SymId, v: Value) -> Result<()> {
+    let id = resolve(ctx, id);
+    match id {
+        sym::DOLLAR_TILDE => {
+            if !v.is_nil() && !crate::core::regexp::is_match_data(v) {
+                let cname = object::class_name_of(ctx, v);
+                return Err(ctx.type_error(&format!("wrong argument type {cname} (expected MatchData)")));
+            }
+            ops::set_last_match(ctx, v);
+            return Ok(());
+        }
+        sym::DOLLAR_UNDERSCORE => {
+            ops::set_caller_last_line(ctx, v);
+            return Ok(());
+        }
+        sym::DOLLAR_BANG | sym::DOLLAR_AT | sym::DOLLAR_DOLLAR => {
+            let n = ctx.sym_str(id);
+            return Err(ctx.name_error(&format!("{n} is a read-only variable"), id, Value::NIL));
+        }
+        _ => {}
+    }
+    let setter = ctx.vm().globals.borrow().get(&id).and_then(|e| e.setter);
+    if let Some(s) = setter {
+        return s(ctx, v);
+    }
+    let mut g = ctx.vm().globals.borrow_mut();
+    match g.get_mut(&id) {
+        Some(e) => e.value = v,
+        None => {
+            g.insert(id, GlobalEntry { value: v, getter: None, setter: None, alias_of: None });
+        }
+    }
+    Ok(())
+}
+
+/// Defines a plain global (used at boot).
+pub fn define(ctx: &Ctx, name: SymId, value: Value) {
+    ctx.vm().globals.borrow_mut().insert(name, GlobalEntry { value, getter: None, setter: None, alias_of: None });
+}
+
+pub fn define_hooked(ctx: &Ctx, name: SymId, value: Value, getter: Option<fn(&mut Ctx) -> Result<Value>>, setter: Option<fn(&mut Ctx, Value) -> Result<()>>) {
+    ctx.vm().globals.borrow_mut().insert(name, GlobalEntry { value, getter, setter, alias_of: None });
+}
+
+/// Reads a global's stored value without hooks (for the VM's own use).
+pub fn raw(ctx: &Ctx, name: SymId) -> Value {
+    ctx.vm().globals.borrow().get(&name).map_or(Value::NIL, |e| e.value)
+}
+
+pub fn set_raw(ctx: &Ctx, name: SymId, v: Value) {
+    if let Some(e) = ctx.vm().globals.borrow_mut().get_mut(&name) {
+        e.value = v;
+    }
+}
+
+pub fn is_defined(ctx: &mut Ctx, id: SymId) -> bool {
+    let id = resolve(ctx, id);
+    if matches!(id, sym::DOLLAR_BANG | sym::DOLLAR_AT | sym::DOLLAR_TILDE | sym::DOLLAR_UNDERSCORE | sym::DOLLAR_DOLLAR) {
+        return true;
+    }
+    ctx.vm().globals.borrow().get(&id).is_some_and(|e| !e.value.is_undef() || e.getter.is_some())
+}
+
+pub fn alias(ctx: &mut Ctx, new: SymId, old: SymId) {
+    let target = resolve(ctx, old);
+    if target == new {
+        return;
+    }
+    ctx.vm().globals.borrow_mut().insert(new, GlobalEntry { value: Value::NIL, getter: None, setter: None, alias_of: Some(target) });
+}
+
+/// `$VERBOSE`: nil → 0, false → 1, true → 2.
+pub fn verbose_level(ctx: &mut Ctx) -> u8 {
+    let v = raw(ctx, sym::DOLLAR_VERBOSE);
+    if v.is_nil() {
+        0
+    } else if v.truthy() {
+        2
+    } else {
+        1
+    }
+}
+
+pub fn names(ctx: &mut Ctx) -> Value {
+    let mut list: Vec<SymId> = ctx.vm().globals.borrow().keys().copied().collect();
+    for s in [sym::DOLLAR_BANG, sym::DOLLAR_AT, sym::DOLLAR_TILDE, sym::DOLLAR_UNDERSCORE, sym::DOLLAR_DOLLAR] {
+        if !list.contains(&s) {
+            list.push(s);
+        }
+    }
+    list.sort_by_key(|s| s.0);
+    let v: Vec<Value> = list.into_iter().map(Value::symbol).collect();
+    array::from_vec(ctx, v)
+}
+
+fn set_verbose(ctx: &mut Ctx, v: Value) -> Result<()> {
+    let v = if v.is_nil() { Value::NIL } else { Value::bool(v.truthy()) };
+    set_raw(ctx, sym::DOLLAR_VERBOSE, v);
+    Ok(())
+}
+
+fn get_verbose(ctx: &mut Ctx) -> Result<Value> {
+    Ok(raw(ctx, sym::DOLLAR_VERBOSE))
+}
+
+fn set_separator(ctx: &mut Ctx, v: Value) -> Result<()> {
+    if !v.is_nil() && !string::is_string(v) {
+        let cname = object::class_name_of(ctx, v);
+        return Err(ctx.type_error(&format!("value of $/ must be String, {cname} given").replace("$/", "$/")));
+    }
+    set_raw(ctx, sym::DOLLAR_SLASH, v);
+    Ok(())
+}
+
+fn set_field_sep(ctx: &mut Ctx, v: Value) -> Result<()> {
+    if !v.is_nil() && !string::is_string(v) && !crate::core::regexp::is_regexp(v) {
+        let cname = object::class_name_of(ctx, v);
+        return Err(ctx.type_error(&format!("value of $; must be String or Regexp, {cname} given")));
+    }
+    set_raw(ctx, sym::DOLLAR_SEMICOLON, v);
+    Ok(())
+}
+
+fn set_output_sep(ctx: &mut Ctx, v: Value) -> Result<()> {
+    if !v.is_nil() && !string::is_string(v) {
+        let cname = object::class_name_of(ctx, v);
+        return Err(ctx.type_error(&format!("value of $, must be String, {cname} given")));
+    }
+    set_raw(ctx, sym::DOLLAR_COMMA, v);
+    Ok(())
+}
+
+fn set_program_name(ctx: &mut Ctx, v: Value) -> Result<()> {
+    let s = string::to_str_arg(ctx, v)?;
+    let f = object::freeze(string::dup_literal(ctx, s));
+    set_raw(ctx, sym::DOLLAR_ZERO, f);
+    Ok(())
+}
+
+fn get_program_name(ctx: &mut Ctx) -> Result<Value> {
+    Ok(raw(ctx, sym::DOLLAR_ZERO))
+}
+
+pub fn init(ctx: &mut Ctx) {
+    define_hooked(ctx, sym::DOLLAR_VERBOSE, Value::FALSE, Some(get_verbose), Some(set_verbose));
+    define(ctx, sym::DOLLAR_DEBUG, Value::FALSE);
+    define(ctx, sym::DOLLAR_COMMA, Value::NIL);
+    define_hooked(ctx, sym::DOLLAR_COMMA, Value::NIL, None, Some(set_output_sep));
+    let nl = string::new_utf8(ctx, "\n");
+    let nl = object::freeze(nl);
+    define_hooked(ctx, sym::DOLLAR_SLASH, nl, None, Some(set_separator));
+    define_hooked(ctx, sym::DOLLAR_SEMICOLON, Value::NIL, None, Some(set_field_sep));
+    define(ctx, sym::DOLLAR_BACKSLASH, Value::NIL);
+    let name = string::new_utf8(ctx, "-");
+    define_hooked(ctx, sym::DOLLAR_ZERO, name, Some(get_program_name), Some(set_program_name));
+    alias(ctx, sym::DOLLAR_PROGRAM_NAME, sym::DOLLAR_ZERO);
+    alias(ctx, sym::DOLLAR_W, sym::DOLLAR_VERBOSE);
+    alias(ctx, sym::DOLLAR_V, sym::DOLLAR_VERBOSE);
+    alias(ctx, sym::DOLLAR_0, sym::DOLLAR_SLASH);
+    let lp = array::new(ctx);
+    define(ctx, sym::DOLLAR_LOAD_PATH, lp);
+    alias(ctx, sym::DOLLAR_COLON, sym::DOLLAR_LOAD_PATH);
+    let i = ctx.intern("$-I");
+    alias(ctx, i, sym::DOLLAR_LOAD_PATH);
+    let lf = array::new(ctx);
+    define(ctx, sym::DOLLAR_LOADED_FEATURES, lf);
+    alias(ctx, sym::DOLLAR_DQUOTE, sym::DOLLAR_LOADED_FEATURES);
+    define(ctx, sym::DOLLAR_FILENAME, Value::NIL);
+}

@@ -1,0 +1,1054 @@
+//! Integer: Fixnum fast paths, Bignum fallback, Ruby's floor division and modulo.
+//!
+//! Invariants:
+//! - Results are normalized: a value that fits a Fixnum is a Fixnum (`bignum::normalize`).
+//! - Division and modulo round toward negative infinity; `divmod` agrees with both.
+//! - Operands of other types go through `numeric::coerce_bin` (Float, Rational, Complex,
+//!   user classes with `coerce`).
+
+use num_bigint::{BigInt, Sign};
+use num_integer::Integer as _;
+use num_traits::{One, Pow, Signed, ToPrimitive, Zero};
+
+use crate::core::{array, bignum, float, numeric, string};
+use crate::interp::Args;
+use crate::symbol::sym;
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::Result;
+
+#[inline]
+pub fn is_integer(v: Value) -> bool {
+    v.is_fixnum() || bignum::is_bignum(v)
+}
+
+/// Floor division of fixnums; `None` for a zero divisor or overflow.
+#[inline]
+pub fn fix_div(a: i64, b: i64) -> Option<Value> {
+    if b == 0 {
+        return None;
+    }
+    let q = a.checked_div(b)?;
+    let q = if (a % b != 0) && ((a < 0) != (b < 0)) { q - 1 } else { q };
+    Value::try_fixnum(q)
+}
+
+/// Floor modulo of fixnums; `None` for a zero divisor.
+#[inline]
+pub fn fix_mod(a: i64, b: i64) -> Option<Value> {
+    if b == 0 {
+        return None;
+    }
+    let r = a.checked_rem(b).unwrap_or(0);
+    let r = if r != 0 && ((r < 0) != (b < 0)) { r + b } else { r };
+    Some(Value::fixnum(r))
+}
+
+/// Implicit conversion to a machine integer (CRuby's `NUM2LONG`).
+pub fn to_i64_arg(ctx: &mut Ctx, v: Value) -> Result<i64> {
+    if let Some(i) = v.as_fixnum() {
+        return Ok(i);
+    }
+    if bignum::is_bignum(v) {
+        return match bignum::get(v).to_i64() {
+            Some(i) => Ok(i),
+            None => Err(ctx.range_error("bignum too big to convert into 'long'")),
+        };
+    }
+    if float::is_float(v) {
+        let f = float::get(v);
+        if f.is_nan() || f.is_infinite() {
+            return Err(ctx.float_domain_error(&float::to_s(f)));
+        }
+        if f >= 9.223372036854776e18 || f < -9.223372036854776e18 {
+            return Err(ctx.range_error(&format!("float {} out of range of integer", float::to_s(f))));
+        }
+        return Ok(f as i64);
+    }
+    if v.is_nil() {
+        return Err(ctx.type_error("no implicit conversion from nil to integer"));
+    }
+    let i = to_integer_arg(ctx, v)?;
+    to_i64_arg(ctx, i)
+}
+
+/// Implicit conversion to Integer via `to_int`.
+pub fn to_integer_arg(ctx: &mut Ctx, v: Value) -> Result<Value> {
+    if is_integer(v) {
+        return Ok(v);
+    }
+    if float::is_float(v) {
+        let f = float::get(v);
+        return float::to_integer(ctx, f.trunc());
+    }
+    if v.is_heap() && ctx.respond_to(v, sym::TO_INT, true) {
+        let r = ctx.call(v, sym::TO_INT, &[])?;
+        if is_integer(r) {
+            return Ok(r);
+        }
+        let cname = crate::core::object::class_name_of(ctx, v);
+        let rname = crate::core::object::class_name_of(ctx, r);
+        return Err(ctx.type_error(&format!("can't convert {cname} to Integer ({cname}#to_int gives {rname})")));
+    }
+    Err(ctx.conversion_error(v, "Integer"))
+}
+
+/// `String#to_i` parsing: leading whitespace, sign, underscores; stops at the first
+/// invalid character.
+pub fn parse_lenient(ctx: &mut Ctx, s: &str, base: u32) -> Result<Value> {
+    let t = s.trim_start_matches(|c: char| c.is_ascii_whitespace());
+    let (neg, mut t) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let lower = t.to_ascii_lowercase();
+    let prefix = match base {
+        16 => "0x",
+        2 => "0b",
+        8 => "0o",
+        10 => "0d",
+        _ => "",
+    };
+    if !prefix.is_empty() && lower.starts_with(prefix) && t.len() > 2 && t.as_bytes()[2].is_ascii_alphanumeric() {
+        t = &t[2..];
+    } else if base == 8 && lower.starts_with('0') && lower.len() > 1 && lower.as_bytes()[1] == b'_' {
+        t = &t[1..];
+    }
+    let mut digits = String::new();
+    let mut last_underscore = false;
+    for (i, c) in t.chars().enumerate() {
+        if c == '_' {
+            if last_underscore || i == 0 {
+                break;
+            }
+            last_underscore = true;
+            continue;
+        }
+        match c.to_digit(base) {
+            Some(_) => {
+                digits.push(c);
+                last_underscore = false;
+            }
+            None => break,
+        }
+    }
+    if digits.is_empty() {
+        return Ok(Value::fixnum(0));
+    }
+    let n = BigInt::parse_bytes(digits.as_bytes(), base).unwrap_or_default();
+    let n = if neg { -n } else { n };
+    Ok(bignum::normalize(ctx, n))
+}
+
+/// Strict parsing for `Integer("...")`; `None` when the string is not an integer literal.
+pub fn parse_strict(s: &str, base: Option<u32>) -> Option<BigInt> {
+    let t = s.trim_matches(|c: char| c.is_ascii_whitespace() || c == '\0');
+    let t = t.trim_end_matches(|c: char| c.is_ascii_whitespace());
+    let (neg, t) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let lower = t.to_ascii_lowercase();
+    let (b, body) = match base {
+        Some(b) if b != 0 => {
+            let pre = match b {
+                16 => "0x",
+                2 => "0b",
+                8 => "0o",
+                10 => "0d",
+                _ => "\u{0}",
+            };
+            if lower.starts_with(pre) {
+                (b, &t[2..])
+            } else if b == 8 && lower.starts_with('0') && lower.len() > 1 {
+                (b, &t[1..])
+            } else {
+                (b, t)
+            }
+        }
+        _ => {
+            if lower.starts_with("0x") {
+                (16, &t[2..])
+            } else if lower.starts_with("0b") {
+                (2, &t[2..])
+            } else if lower.starts_with("0o") {
+                (8, &t[2..])
+            } else if lower.starts_with("0d") {
+                (10, &t[2..])
+            } else if lower.starts_with('0') && lower.len() > 1 {
+                (8, &t[1..])
+            } else {
+                (10, t)
+            }
+        }
+    };
+    if body.is_empty() || body.starts_with('_') || body.ends_with('_') || body.contains("__") {
+        return None;
+    }
+    let digits: String = body.chars().filter(|&c| c != '_').collect();
+    if !digits.chars().all(|c| c.is_digit(b)) {
+        return None;
+    }
+    let n = BigInt::parse_bytes(digits.as_bytes(), b)?;
+    Some(if neg { -n } else { n })
+}
+
+pub fn negate(ctx: &mut Ctx, v: Value) -> Result<Value> {
+    if let Some(i) = v.as_fixnum() {
+        return Ok(Value::try_fixnum(-i).unwrap_or_else(|| bignum::normalize(ctx, -BigInt::from(i))));
+    }
+    if bignum::is_bignum(v) {
+        let n = -bignum::get(v);
+        return Ok(bignum::normalize(ctx, n));
+    }
+    ctx.call(v, sym::UMINUS, &[])
+}
+
+/// Integer to string in `base`.
+pub fn to_s_base(v: Value, base: u32) -> String {
+    match v.as_fixnum() {
+        Some(i) if base == 10 => i.to_string(),
+        Some(i) => BigInt::from(i).to_str_radix(base),
+        None => bignum::get(v).to_str_radix(base),
+    }
+}
+
+fn coerce_fail_is_compare(op: crate::symbol::SymId) -> bool {
+    matches!(op, sym::LT | sym::LE | sym::GT | sym::GE)
+}
+
+/// A binary operation where `b` is not an Integer.
+fn other_operand(ctx: &mut Ctx, a: Value, b: Value, op: crate::symbol::SymId) -> Result<Value> {
+    if float::is_float(b) {
+        let x = to_f64(a);
+        let y = float::get(b);
+        let r = match op {
+            sym::PLUS => x + y,
+            sym::MINUS => x - y,
+            sym::MUL => x * y,
+            sym::DIV => x / y,
+            sym::MOD => float::ruby_mod(x, y),
+            sym::POW => return float::pow(ctx, x, y),
+            sym::LT => return Ok(Value::bool(float::cmp_int_float(a, y).is_some_and(|o| o.is_lt()))),
+            sym::LE => return Ok(Value::bool(float::cmp_int_float(a, y).is_some_and(|o| o.is_le()))),
+            sym::GT => return Ok(Value::bool(float::cmp_int_float(a, y).is_some_and(|o| o.is_gt()))),
+            sym::GE => return Ok(Value::bool(float::cmp_int_float(a, y).is_some_and(|o| o.is_ge()))),
+            _ => return numeric::coerce_bin(ctx, a, b, op, coerce_fail_is_compare(op)),
+        };
+        return Ok(float::new(ctx, r));
+    }
+    numeric::coerce_bin(ctx, a, b, op, coerce_fail_is_compare(op))
+}
+
+pub fn to_f64(v: Value) -> f64 {
+    match v.as_fixnum() {
+        Some(i) => i as f64,
+        None => bignum::get(v).to_f64().unwrap_or(f64::NAN),
+    }
+}
+
+fn big_binop(ctx: &mut Ctx, a: Value, b: Value, op: crate::symbol::SymId) -> Result<Value> {
+    let (x, y) = (bignum::to_big(a), bignum::to_big(b));
+    let r = match op {
+        sym::PLUS => x + y,
+        sym::MINUS => x - y,
+        sym::MUL => x * y,
+        sym::DIV | sym::MOD => {
+            if y.is_zero() {
+                return Err(ctx.zero_division());
+            }
+            let (q, r) = x.div_mod_floor(&y);
+            if op == sym::DIV {
+                q
+            } else {
+                r
+            }
+        }
+        sym::AND => x & y,
+        sym::OR => x | y,
+        sym::XOR => x ^ y,
+        _ => return Ok(Value::NIL),
+    };
+    Ok(bignum::normalize(ctx, r))
+}
+
+pub fn add(ctx: &mut Ctx, a: Value, b: Value) -> Result<Value> {
+    if let (Some(x), Some(y)) = (a.as_fixnum(), b.as_fixnum()) {
+        return Ok(match x.checked_add(y).and_then(Value::try_fixnum) {
+            Some(v) => v,
+            None => bignum::from_i128(ctx, x as i128 + y as i128),
+        });
+    }
+    if !is_integer(b) {
+        return other_operand(ctx, a, b, sym::PLUS);
+    }
+    big_binop(ctx, a, b, sym::PLUS)
+}
+
+pub fn sub(ctx: &mut Ctx, a: Value, b: Value) -> Result<Value> {
+    if let (Some(x), Some(y)) = (a.as_fixnum(), b.as_fixnum()) {
+        return Ok(match x.checked_sub(y).and_then(Value::try_fixnum) {
+            Some(v) => v,
+            None => bignum::from_i128(ctx, x as i128 - y as i128),
+        });
+    }
+    if !is_integer(b) {
+        return other_operand(ctx, a, b, sym::MINUS);
+    }
+    big_binop(ctx, a, b, sym::MINUS)
+}
+
+pub fn mul(ctx: &mut Ctx, a: Value, b: Value) -> Result<Value> {
+    if let (Some(x), Some(y)) = (a.as_fixnum(), b.as_fixnum()) {
+        return Ok(match x.checked_mul(y).and_then(Value::try_fixnum) {
+            Some(v) => v,
+            None => bignum::from_i128(ctx, x as i128 * y as i128),
+        });
+    }
+    if !is_integer(b) {
+        return other_operand(ctx, a, b, sym::MUL);
+    }
+    big_binop(ctx, a, b, sym::MUL)
+}
+
+pub fn div(ctx: &mut Ctx, a: Value, b: Value) -> Result<Value> {
+    if let (Some(x), Some(y)) = (a.as_fixnum(), b.as_fixnum()) {
+        if y == 0 {
+            return Err(ctx.zero_division());
+        }
+        if let Some(v) = fix_div(x, y) {
+            return Ok(v);
+        }
+    }
+    if !is_integer(b) {
+        return other_operand(ctx, a, b, sym::DIV);
+    }
+    big_binop(ctx, a, b, sym::DIV)
+}
+
+pub fn modulo(ctx: &mut Ctx, a: Value, b: Value) -> Result<Value> {
+    if let (Some(x), Some(y)) = (a.as_fixnum(), b.as_fixnum()) {
+        if y == 0 {
+            return Err(ctx.zero_division());
+        }
+        if let Some(v) = fix_mod(x, y) {
+            return Ok(v);
+        }
+    }
+    if !is_integer(b) {
+        return other_operand(ctx, a, b, sym::MOD);
+    }
+    big_binop(ctx, a, b, sym::MOD)
+}
+
+/// Integer ** Integer (negative exponents give a Rational).
+pub fn pow(ctx: &mut Ctx, a: Value, b: Value) -> Result<Value> {
+    if !is_integer(b) {
+        if float::is_float(b) {
+            return float::pow(ctx, to_f64(a), float::get(b));
+        }
+        return numeric::coerce_bin(ctx, a, b, sym::POW, false);
+    }
+    if b.as_fixnum().is_some_and(|e| e < 0) || (bignum::is_bignum(b) && bignum::get(b).is_negative()) {
+        let r = crate::core::rational::from_integer(ctx, a)?;
+        return ctx.call(r, sym::POW, &[b]);
+    }
+    let base = bignum::to_big(a);
+    let Some(e) = b.as_fixnum() else {
+        // Huge exponent: only trivial bases are representable.
+        if base.is_zero() || base.is_one() {
+            return Ok(a);
+        }
+        if base == BigInt::from(-1) {
+            return Ok(if bignum::get(b).is_even() { Value::fixnum(1) } else { Value::fixnum(-1) });
+        }
+        return Err(ctx.arg_error("exponent is too large"));
+    };
+    if let (Some(x), true) = (a.as_fixnum(), e < 64) {
+        if let Some(r) = x.checked_pow(e as u32).and_then(Value::try_fixnum) {
+            return Ok(r);
+        }
+    }
+    let bits = base.bits().max(1) as u128 * e as u128;
+    if bits > 32 * 1024 * 1024 * 8 {
+        if base.is_zero() || base.is_one() {
+            return Ok(a);
+        }
+        if base == BigInt::from(-1) {
+            return Ok(if e % 2 == 0 { Value::fixnum(1) } else { Value::fixnum(-1) });
+        }
+        return Err(ctx.arg_error("exponent is too large"));
+    }
+    let r: BigInt = Pow::pow(base, e as u64);
+    Ok(bignum::normalize(ctx, r))
+}
+
+/// `(a ** b) % m` for integers.
+fn pow_mod(ctx: &mut Ctx, a: Value, b: Value, m: Value) -> Result<Value> {
+    if !is_integer(b) || !is_integer(m) {
+        return Err(ctx.type_error("Integer#pow() 2nd argument not allowed unless all arguments are integers"));
+    }
+    let (x, e, md) = (bignum::to_big(a), bignum::to_big(b), bignum::to_big(m));
+    if e.is_negative() {
+        return Err(ctx.range_error("Integer#pow() 1st argument cannot be negative when 2nd argument specified"));
+    }
+    if md.is_zero() {
+        return Err(ctx.zero_division());
+    }
+    let r = x.modpow(&e, &md.abs());
+    let r = if !r.is_zero() && md.is_negative() { r + md } else { r };
+    Ok(bignum::normalize(ctx, r))
+}
+
+pub fn cmp_values(ctx: &mut Ctx, a: Value, b: Value) -> Result<Option<std::cmp::Ordering>> {
+    if let (Some(x), Some(y)) = (a.as_fixnum(), b.as_fixnum()) {
+        return Ok(Some(x.cmp(&y)));
+    }
+    if is_integer(b) {
+        return Ok(Some(bignum::to_big(a).cmp(&bignum::to_big(b))));
+    }
+    if float::is_float(b) {
+        return Ok(float::cmp_int_float(a, float::get(b)));
+    }
+    let r = numeric::coerce_cmp(ctx, a, b)?;
+    Ok(r)
+}
+
+// ---- methods ----
+
+fn m_plus(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    add(ctx, recv, args.pos[0])
+}
+fn m_minus(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    sub(ctx, recv, args.pos[0])
+}
+fn m_mul(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    mul(ctx, recv, args.pos[0])
+}
+fn m_div(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    div(ctx, recv, args.pos[0])
+}
+fn m_mod(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    modulo(ctx, recv, args.pos[0])
+}
+
+fn m_pow(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    match args.pos.get(1) {
+        Some(&m) => pow_mod(ctx, recv, args.pos[0], m),
+        None => pow(ctx, recv, args.pos[0]),
+    }
+}
+
+fn m_divmod(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let b = args.pos[0];
+    if is_integer(b) {
+        let q = div(ctx, recv, b)?;
+        let r = modulo(ctx, recv, b)?;
+        return Ok(array::from_slice(ctx, &[q, r]));
+    }
+    if float::is_float(b) {
+        let f = float::new(ctx, to_f64(recv));
+        return ctx.call(f, ctx.intern("divmod"), &[b]);
+    }
+    numeric::coerce_bin(ctx, recv, b, ctx.intern("divmod"), false)
+}
+
+fn m_remainder(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let b = args.pos[0];
+    if let (Some(x), Some(y)) = (recv.as_fixnum(), b.as_fixnum()) {
+        if y == 0 {
+            return Err(ctx.zero_division());
+        }
+        return Ok(Value::fixnum(x.checked_rem(y).unwrap_or(0)));
+    }
+    if is_integer(b) {
+        let (x, y) = (bignum::to_big(recv), bignum::to_big(b));
+        if y.is_zero() {
+            return Err(ctx.zero_division());
+        }
+        return Ok(bignum::normalize(ctx, x % y));
+    }
+    if float::is_float(b) {
+        let r = to_f64(recv) % float::get(b);
+        return Ok(float::new(ctx, r));
+    }
+    numeric::coerce_bin(ctx, recv, b, ctx.intern("remainder"), false)
+}
+
+fn m_fdiv(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let b = numeric::to_f64(ctx, args.pos[0])?;
+    Ok(float::new(ctx, to_f64(recv) / b))
+}
+
+fn m_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let b = args.pos[0];
+    if is_integer(b) {
+        return Ok(Value::bool(recv == b || (bignum::is_bignum(recv) && bignum::is_bignum(b) && bignum::get(recv) == bignum::get(b))));
+    }
+    if float::is_float(b) {
+        return Ok(Value::bool(float::cmp_int_float(recv, float::get(b)) == Some(std::cmp::Ordering::Equal)));
+    }
+    let r = ctx.call(b, sym::EQ, &[recv])?;
+    Ok(Value::bool(r.truthy()))
+}
+
+fn m_cmp(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let b = args.pos[0];
+    if !is_integer(b) && !float::is_float(b) && !numeric::is_numeric(ctx, b) {
+        if !ctx.respond_to(b, sym::COERCE, true) {
+            return Ok(Value::NIL);
+        }
+    }
+    match cmp_values(ctx, recv, b) {
+        Ok(Some(o)) => Ok(Value::fixnum(o as i64)),
+        Ok(None) => Ok(Value::NIL),
+        Err(_) if !is_integer(b) && !float::is_float(b) => Ok(Value::NIL),
+        Err(e) => Err(e),
+    }
+}
+
+fn compare_op(ctx: &mut Ctx, recv: Value, b: Value, op: crate::symbol::SymId) -> Result<Value> {
+    if is_integer(b) || float::is_float(b) {
+        let o = cmp_values(ctx, recv, b)?;
+        let r = match o {
+            None => false,
+            Some(o) => match op {
+                sym::LT => o.is_lt(),
+                sym::LE => o.is_le(),
+                sym::GT => o.is_gt(),
+                _ => o.is_ge(),
+            },
+        };
+        return Ok(Value::bool(r));
+    }
+    numeric::coerce_bin(ctx, recv, b, op, true)
+}
+
+fn m_lt(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    compare_op(ctx, recv, args.pos[0], sym::LT)
+}
+fn m_le(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    compare_op(ctx, recv, args.pos[0], sym::LE)
+}
+fn m_gt(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    compare_op(ctx, recv, args.pos[0], sym::GT)
+}
+fn m_ge(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    compare_op(ctx, recv, args.pos[0], sym::GE)
+}
+
+fn m_and(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let b = args.pos[0];
+    if let (Some(x), Some(y)) = (recv.as_fixnum(), b.as_fixnum()) {
+        return Ok(Value::fixnum(x & y));
+    }
+    if !is_integer(b) {
+        if float::is_float(b) {
+            return Err(ctx.type_error("can't convert Float into Integer for bitwise arithmetic"));
+        }
+        return numeric::coerce_bin(ctx, recv, b, sym::AND, false);
+    }
+    big_binop(ctx, recv, b, sym::AND)
+}
+
+fn m_or(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let b = args.pos[0];
+    if let (Some(x), Some(y)) = (recv.as_fixnum(), b.as_fixnum()) {
+        return Ok(Value::fixnum(x | y));
+    }
+    if !is_integer(b) {
+        if float::is_float(b) {
+            return Err(ctx.type_error("can't convert Float into Integer for bitwise arithmetic"));
+        }
+        return numeric::coerce_bin(ctx, recv, b, sym::OR, false);
+    }
+    big_binop(ctx, recv, b, sym::OR)
+}
+
+fn m_xor(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let b = args.pos[0];
+    if let (Some(x), Some(y)) = (recv.as_fixnum(), b.as_fixnum()) {
+        return Ok(Value::fixnum(x ^ y));
+    }
+    if !is_integer(b) {
+        if float::is_float(b) {
+            return Err(ctx.type_error("can't convert Float into Integer for bitwise arithmetic"));
+        }
+        return numeric::coerce_bin(ctx, recv, b, sym::XOR, false);
+    }
+    big_binop(ctx, recv, b, sym::XOR)
+}
+
+fn m_not(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    if let Some(x) = recv.as_fixnum() {
+        return Ok(Value::fixnum(!x));
+    }
+    let n = !bignum::to_big(recv);
+    Ok(bignum::normalize(ctx, n))
+}
+
+pub fn shift_left(ctx: &mut Ctx, a: Value, n: i64) -> Result<Value> {
+    if n < 0 {
+        let x = bignum::to_big(a);
+        let s = n.unsigned_abs();
+        let r = if s > (x.bits() + 1) { if x.is_negative() { BigInt::from(-1) } else { BigInt::zero() } } else { x >> (s as usize) };
+        return Ok(bignum::normalize(ctx, r));
+    }
+    if let Some(x) = a.as_fixnum() {
+        if n < 62 && x.unsigned_abs().leading_zeros() as i64 > n + 1 {
+            return Ok(Value::fixnum(x << n));
+        }
+        if x == 0 {
+            return Ok(a);
+        }
+    }
+    if n > (1 << 34) {
+        return Err(ctx.range_error("shift width too big"));
+    }
+    let r = bignum::to_big(a) << (n as usize);
+    Ok(bignum::normalize(ctx, r))
+}
+
+fn m_lshift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let b = to_integer_arg(ctx, args.pos[0])?;
+    match b.as_fixnum() {
+        Some(n) => shift_left(ctx, recv, n),
+        None => {
+            if bignum::get(b).is_negative() {
+                Ok(Value::fixnum(if bignum::to_big(recv).is_negative() { -1 } else { 0 }))
+            } else if bignum::to_big(recv).is_zero() {
+                Ok(Value::fixnum(0))
+            } else {
+                Err(ctx.range_error("shift width too big"))
+            }
+        }
+    }
+}
+
+fn m_rshift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let b = to_integer_arg(ctx, args.pos[0])?;
+    match b.as_fixnum() {
+        Some(n) => shift_left(ctx, recv, n.checked_neg().unwrap_or(i64::MAX)),
+        None => {
+            if bignum::get(b).is_negative() {
+                Err(ctx.range_error("shift width too big"))
+            } else {
+                Ok(Value::fixnum(if bignum::to_big(recv).is_negative() { -1 } else { 0 }))
+            }
+        }
+    }
+}
+
+fn m_aref(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let x = bignum::to_big(recv);
+    let i = to_i64_arg(ctx, args.pos[0])?;
+    if let Some(&len) = args.pos.get(1) {
+        let len = to_i64_arg(ctx, len)?;
+        let shifted = if i >= 0 { x >> (i as usize) } else { x << ((-i) as usize) };
+        let mask = (BigInt::one() << (len.max(0) as usize)) - 1;
+        return Ok(bignum::normalize(ctx, shifted & mask));
+    }
+    if i < 0 {
+        return Ok(Value::fixnum(0));
+    }
+    let bit = (x >> (i as usize)) & BigInt::one();
+    Ok(Value::fixnum(if bit.is_zero() { 0 } else { 1 }))
+}
+
+fn m_uminus(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    negate(ctx, recv)
+}
+
+fn m_abs(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    if let Some(x) = recv.as_fixnum() {
+        return Ok(Value::try_fixnum(x.abs()).unwrap_or_else(|| bignum::normalize(ctx, BigInt::from(x).abs())));
+    }
+    let n = bignum::get(recv).abs();
+    Ok(bignum::normalize(ctx, n))
+}
+
+fn m_to_s(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let base = match args.pos.first() {
+        Some(&b) => to_i64_arg(ctx, b)?,
+        None => 10,
+    };
+    if !(2..=36).contains(&base) {
+        return Err(ctx.arg_error(&format!("invalid radix {base}")));
+    }
+    let s = to_s_base(recv, base as u32);
+    Ok(string::new_us_ascii(ctx, &s))
+}
+
+fn m_to_i(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(recv)
+}
+
+fn m_to_f(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(float::new(ctx, to_f64(recv)))
+}
+
+fn m_chr(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let i = to_i64_arg(ctx, recv)?;
+    if let Some(&enc) = args.pos.first() {
+        let e = crate::core::encoding::encoding_arg(ctx, enc)?;
+        if crate::core::encoding::is_utf8(e) {
+            return match char::from_u32(i as u32).filter(|_| (0..=0x10ffff).contains(&i)) {
+                Some(c) => Ok(string::new_utf8(ctx, &c.to_string())),
+                None => Err(ctx.range_error(&format!("invalid codepoint 0x{i:X} in UTF-8"))),
+            };
+        }
+        if !(0..256).contains(&i) {
+            return Err(ctx.range_error(&format!("{i} out of char range")));
+        }
+        return Ok(string::new_with_enc(ctx, vec![i as u8], e));
+    }
+    if !(0..256).contains(&i) {
+        return Err(ctx.range_error(&format!("{i} out of char range")));
+    }
+    if i < 128 {
+        Ok(string::new_us_ascii(ctx, &((i as u8) as char).to_string()))
+    } else {
+        Ok(string::new_binary(ctx, &[i as u8]))
+    }
+}
+
+fn m_ord(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(recv)
+}
+
+fn m_times(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let Some(b) = args.block else {
+        return crate::core::enumerator::enum_for_sized(ctx, recv, "times", &[], crate::core::enumerator::SizeFn::IntTimes);
+    };
+    let n = match recv.as_fixnum() {
+        Some(n) => n,
+        None => {
+            if bignum::get(recv).is_negative() {
+                return Ok(recv);
+            }
+            i64::MAX
+        }
+    };
+    let mut i = 0;
+    while i < n {
+        ctx.yield1(&b, Value::fixnum(i))?;
+        i += 1;
+    }
+    Ok(recv)
+}
+
+fn m_upto(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let Some(b) = args.block else {
+        return crate::core::enumerator::enum_for(ctx, recv, "upto", args.pos, None);
+    };
+    let lim = args.pos[0];
+    if let (Some(s), Some(e)) = (recv.as_fixnum(), lim.as_fixnum()) {
+        let mut i = s;
+        while i <= e {
+            ctx.yield1(&b, Value::fixnum(i))?;
+            i += 1;
+        }
+        return Ok(recv);
+    }
+    let mut i = recv;
+    loop {
+        let gt = ctx.call(i, sym::GT, &[lim])?;
+        if gt.truthy() {
+            break;
+        }
+        ctx.yield1(&b, i)?;
+        i = add(ctx, i, Value::fixnum(1))?;
+    }
+    Ok(recv)
+}
+
+fn m_downto(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let Some(b) = args.block else {
+        return crate::core::enumerator::enum_for(ctx, recv, "downto", args.pos, None);
+    };
+    let lim = args.pos[0];
+    if let (Some(s), Some(e)) = (recv.as_fixnum(), lim.as_fixnum()) {
+        let mut i = s;
+        while i >= e {
+            ctx.yield1(&b, Value::fixnum(i))?;
+            i -= 1;
+        }
+        return Ok(recv);
+    }
+    let mut i = recv;
+    loop {
+        let lt = ctx.call(i, sym::LT, &[lim])?;
+        if lt.truthy() {
+            break;
+        }
+        ctx.yield1(&b, i)?;
+        i = sub(ctx, i, Value::fixnum(1))?;
+    }
+    Ok(recv)
+}
+
+fn m_succ(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    add(ctx, recv, Value::fixnum(1))
+}
+
+fn m_pred(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    sub(ctx, recv, Value::fixnum(1))
+}
+
+fn m_even(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(match recv.as_fixnum() {
+        Some(x) => x % 2 == 0,
+        None => bignum::get(recv).is_even(),
+    }))
+}
+
+fn m_odd(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(match recv.as_fixnum() {
+        Some(x) => x % 2 != 0,
+        None => bignum::get(recv).is_odd(),
+    }))
+}
+
+fn m_zero(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(recv == Value::fixnum(0)))
+}
+
+fn m_hash(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let h = match recv.as_fixnum() {
+        Some(_) => crate::core::hash::mix(ctx.vm().hash_seed, recv.raw()),
+        None => crate::core::hash::hash_bytes(ctx.vm().hash_seed, &bignum::get(recv).to_signed_bytes_le()),
+    };
+    Ok(Value::fixnum((h >> 2) as i64))
+}
+
+fn m_eql(_ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let b = args.pos[0];
+    Ok(Value::bool(recv == b || (bignum::is_bignum(recv) && bignum::is_bignum(b) && bignum::get(recv) == bignum::get(b))))
+}
+
+fn m_gcd(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let b = args.pos[0];
+    if !is_integer(b) {
+        return Err(ctx.type_error("not an integer"));
+    }
+    let r = bignum::to_big(recv).gcd(&bignum::to_big(b));
+    Ok(bignum::normalize(ctx, r))
+}
+
+fn m_lcm(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let b = args.pos[0];
+    if !is_integer(b) {
+        return Err(ctx.type_error("not an integer"));
+    }
+    let r = bignum::to_big(recv).lcm(&bignum::to_big(b));
+    Ok(bignum::normalize(ctx, r))
+}
+
+fn m_gcdlcm(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let g = m_gcd(ctx, recv, args)?;
+    let l = m_lcm(ctx, recv, args)?;
+    Ok(array::from_slice(ctx, &[g, l]))
+}
+
+fn m_digits(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let base = match args.pos.first() {
+        Some(&b) => to_integer_arg(ctx, b)?,
+        None => Value::fixnum(10),
+    };
+    let bb = bignum::to_big(base);
+    if bb.is_negative() {
+        return Err(ctx.arg_error("negative radix"));
+    }
+    if bb < BigInt::from(2) {
+        let s = to_s_base(base, 10);
+        return Err(ctx.arg_error(&format!("invalid radix {s}")));
+    }
+    let mut x = bignum::to_big(recv);
+    if x.is_negative() {
+        return Err(ctx.raise(ctx.c().math_domain_error, "out of domain"));
+    }
+    let out = array::new(ctx);
+    if x.is_zero() {
+        array::push(ctx, out, Value::fixnum(0));
+        return Ok(out);
+    }
+    while !x.is_zero() {
+        let (q, r) = x.div_mod_floor(&bb);
+        let d = bignum::normalize(ctx, r);
+        array::push(ctx, out, d);
+        x = q;
+    }
+    Ok(out)
+}
+
+fn m_bit_length(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let x = bignum::to_big(recv);
+    let n = if x.is_negative() { (-x - 1u32).bits() } else { x.bits() };
+    Ok(Value::fixnum(n as i64))
+}
+
+fn m_size(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    if recv.is_fixnum() {
+        return Ok(Value::fixnum(8));
+    }
+    let bytes = bignum::get(recv).bits().div_ceil(64) * 8;
+    Ok(Value::fixnum(bytes as i64))
+}
+
+fn round_to(ctx: &mut Ctx, recv: Value, args: &Args, mode: u8) -> Result<Value> {
+    let Some(&nd) = args.pos.first() else { return Ok(recv) };
+    let nd = to_i64_arg(ctx, nd)?;
+    if nd >= 0 {
+        return Ok(recv);
+    }
+    let half = if mode == b'r' { numeric::rounding_mode(ctx, args)? } else { b'u' };
+    let p: BigInt = Pow::pow(BigInt::from(10), (-nd) as u64);
+    let x = bignum::to_big(recv);
+    let (q, r) = x.div_mod_floor(&p);
+    let r2: BigInt = &r * 2;
+    let up = match mode {
+        b'f' => false,
+        b'c' => !r.is_zero(),
+        b't' => x.is_negative() && !r.is_zero(),
+        _ => match r2.cmp(&p) {
+            std::cmp::Ordering::Greater => true,
+            std::cmp::Ordering::Less => false,
+            std::cmp::Ordering::Equal => match half {
+                b'e' => q.is_odd(),
+                b'd' => x.is_negative(),
+                _ => !x.is_negative(),
+            },
+        },
+    };
+    let res = (q + if up { BigInt::one() } else { BigInt::zero() }) * p;
+    Ok(bignum::normalize(ctx, res))
+}
+
+fn m_round(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    round_to(ctx, recv, args, b'r')
+}
+fn m_floor(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    round_to(ctx, recv, args, b'f')
+}
+fn m_ceil(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    round_to(ctx, recv, args, b'c')
+}
+fn m_truncate(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    round_to(ctx, recv, args, b't')
+}
+
+fn m_coerce(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let b = args.pos[0];
+    if is_integer(b) {
+        return Ok(array::from_slice(ctx, &[b, recv]));
+    }
+    let x = numeric::to_f64(ctx, b)?;
+    let fb = float::new(ctx, x);
+    let fr = float::new(ctx, to_f64(recv));
+    Ok(array::from_slice(ctx, &[fb, fr]))
+}
+
+fn m_allbits(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let m = to_integer_arg(ctx, args.pos[0])?;
+    let (x, y) = (bignum::to_big(recv), bignum::to_big(m));
+    Ok(Value::bool((x & &y) == y))
+}
+
+fn m_anybits(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let m = to_integer_arg(ctx, args.pos[0])?;
+    Ok(Value::bool(!(bignum::to_big(recv) & bignum::to_big(m)).is_zero()))
+}
+
+fn m_nobits(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let m = to_integer_arg(ctx, args.pos[0])?;
+    Ok(Value::bool((bignum::to_big(recv) & bignum::to_big(m)).is_zero()))
+}
+
+fn m_integer_p(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::TRUE)
+}
+
+fn s_sqrt(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let x = to_integer_arg(ctx, args.pos[0])?;
+    let b = bignum::to_big(x);
+    if b.is_negative() {
+        return Err(ctx.raise(ctx.c().math_domain_error, "Numerical argument is out of domain - \"isqrt\""));
+    }
+    Ok(bignum::normalize(ctx, b.sqrt()))
+}
+
+fn m_pow_dummy(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::NIL)
+}
+
+pub fn init(ctx: &mut Ctx) {
+    let c = ctx.c().integer;
+    crate::methods!(ctx, c, [
+        ("sqrt", s_sqrt, [1], Safe, Singleton),
+        ("+", m_plus, [1], Safe),
+        ("-", m_minus, [1], Safe),
+        ("*", m_mul, [1], Safe),
+        ("/", m_div, [1], Safe),
+        ("div", m_div, [1], Safe),
+        ("%", m_mod, [1], Safe),
+        ("modulo", m_mod, [1], Safe),
+        ("**", m_pow, [1], Safe),
+        ("pow", m_pow, [1..=2], Safe),
+        ("divmod", m_divmod, [1], Safe),
+        ("remainder", m_remainder, [1], Safe),
+        ("fdiv", m_fdiv, [1], Safe),
+        ("==", m_eq, [1], Safe),
+        ("===", m_eq, [1], Safe),
+        ("<=>", m_cmp, [1], Safe),
+        ("<", m_lt, [1], Safe),
+        ("<=", m_le, [1], Safe),
+        (">", m_gt, [1], Safe),
+        (">=", m_ge, [1], Safe),
+        ("&", m_and, [1], Safe),
+        ("|", m_or, [1], Safe),
+        ("^", m_xor, [1], Safe),
+        ("~", m_not, [0], Safe),
+        ("<<", m_lshift, [1], Safe),
+        (">>", m_rshift, [1], Safe),
+        ("[]", m_aref, [1..=2], Safe),
+        ("-@", m_uminus, [0], Safe),
+        ("abs", m_abs, [0], Safe),
+        ("magnitude", m_abs, [0], Safe),
+        ("to_s", m_to_s, [0..=1], Safe),
+        ("inspect", m_to_s, [0..=1], Safe),
+        ("to_i", m_to_i, [0], Safe),
+        ("to_int", m_to_i, [0], Safe),
+        ("to_f", m_to_f, [0], Safe),
+        ("chr", m_chr, [0..=1], Safe),
+        ("ord", m_ord, [0], Safe),
+        ("times", m_times, [0], Safe),
+        ("upto", m_upto, [1], Safe),
+        ("downto", m_downto, [1], Safe),
+        ("succ", m_succ, [0], Safe),
+        ("next", m_succ, [0], Safe),
+        ("pred", m_pred, [0], Safe),
+        ("even?", m_even, [0], Safe),
+        ("odd?", m_odd, [0], Safe),
+        ("zero?", m_zero, [0], Safe),
+        ("hash", m_hash, [0], Safe),
+        ("eql?", m_eql, [1], Safe),
+        ("gcd", m_gcd, [1], Safe),
+        ("lcm", m_lcm, [1], Safe),
+        ("gcdlcm", m_gcdlcm, [1], Safe),
+        ("digits", m_digits, [0..=1], Safe),
+        ("bit_length", m_bit_length, [0], Safe),
+        ("size", m_size, [0], Safe),
+        ("round", m_round, [0..=1], Safe, Kw),
+        ("floor", m_floor, [0..=1], Safe),
+        ("ceil", m_ceil, [0..=1], Safe),
+        ("truncate", m_truncate, [0..=1], Safe),
+        ("coerce", m_coerce, [1], Safe),
+        ("allbits?", m_allbits, [1], Safe),
+        ("anybits?", m_anybits, [1], Safe),
+        ("nobits?", m_nobits, [1], Safe),
+        ("integer?", m_integer_p, [0], Safe),
+    ]);
+    let _ = (m_pow_dummy, Sign::Plus);
+}

@@ -1,0 +1,1054 @@
+//! IO and File: buffered file descriptors, the standard streams, and the file-system
+//! functions programs and `require` need.
+//!
+//! Invariants:
+//! - An IO object owns its descriptor (except fds 0–2, which are never closed by GC).
+//! - Writes to a non-sync IO go to its buffer; the buffer is flushed when it grows past
+//!   `FLUSH_AT`, on `flush`, before reading from the same IO, before writing to stderr
+//!   (so interleaved output keeps its order) and when the VM finishes.
+
+use std::io::Write as _;
+
+use crate::core::{array, hash, integer, object, string};
+use crate::interp::Args;
+use crate::object::data_ref;
+use crate::symbol::sym;
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::Result;
+
+const FLUSH_AT: usize = 64 * 1024;
+
+pub struct IoObj {
+    pub fd: i32,
+    pub wbuf: Vec<u8>,
+    pub rbuf: Vec<u8>,
+    pub rpos: usize,
+    pub closed: bool,
+    pub sync: bool,
+    pub eof: bool,
+    pub path: Option<String>,
+    pub lineno: i64,
+    pub readable: bool,
+    pub writable: bool,
+}
+
+impl Drop for IoObj {
+    fn drop(&mut self) {
+        if !self.wbuf.is_empty() {
+            let _ = write_fd(self.fd, &self.wbuf);
+        }
+        if !self.closed && self.fd > 2 {
+            // SAFETY: the descriptor is owned by this object.
+            unsafe { libc::close(self.fd) };
+        }
+    }
+}
+
+crate::data_obj!(IoObj);
+
+fn write_fd(fd: i32, mut b: &[u8]) -> std::io::Result<()> {
+    while !b.is_empty() {
+        // SAFETY: b is a valid buffer of b.len() bytes.
+        let n = unsafe { libc::write(fd, b.as_ptr() as *const libc::c_void, b.len()) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        b = &b[n as usize..];
+    }
+    Ok(())
+}
+
+pub fn io_ref<'a>(v: Value) -> Option<&'a mut IoObj> {
+    data_ref::<IoObj>(v)
+}
+
+pub fn new_io(ctx: &mut Ctx, klass: Value, fd: i32, readable: bool, writable: bool, path: Option<String>) -> Value {
+    let sync = fd == 2;
+    object::new_data(ctx, klass, Box::new(IoObj { fd, wbuf: Vec::new(), rbuf: Vec::new(), rpos: 0, closed: false, sync, eof: false, path, lineno: 0, readable, writable }))
+}
+
+fn sys_error(ctx: &mut Ctx, e: std::io::Error, detail: &str) -> crate::error::Unwind {
+    let code = e.raw_os_error().unwrap_or(libc::EIO);
+    crate::core::process::errno_error(ctx, code, detail)
+}
+
+fn flush_obj(ctx: &mut Ctx, io: &mut IoObj) -> Result<()> {
+    if io.wbuf.is_empty() {
+        return Ok(());
+    }
+    let buf = std::mem::take(&mut io.wbuf);
+    if let Err(e) = write_fd(io.fd, &buf) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            return Err(crate::core::process::errno_error(ctx, libc::EPIPE, ""));
+        }
+        return Err(sys_error(ctx, e, ""));
+    }
+    Ok(())
+}
+
+/// Writes raw bytes to an IO object (buffered unless sync).
+pub fn io_write(ctx: &mut Ctx, v: Value, b: &[u8]) -> Result<()> {
+    let Some(io) = io_ref(v) else { return Err(ctx.type_error("not an IO")) };
+    if io.closed || !io.writable {
+        return Err(ctx.raise(ctx.c().io_error, if io.closed { "closed stream" } else { "not opened for writing" }));
+    }
+    if io.fd == 2 {
+        flush_stdout(ctx);
+    }
+    let io = io_ref(v).expect("io");
+    io.wbuf.extend_from_slice(b);
+    if io.sync || io.wbuf.len() >= FLUSH_AT {
+        flush_obj(ctx, io)?;
+    }
+    Ok(())
+}
+
+/// Flushes the process's standard output object of this VM.
+pub fn flush_stdout(ctx: &mut Ctx) {
+    let id = ctx.intern("STDOUT");
+    let out = crate::core::module::body(ctx.c().object).const_get(id).map(|e| e.value);
+    if let Some(io) = out.and_then(io_ref) {
+        let buf = std::mem::take(&mut io.wbuf);
+        let _ = write_fd(io.fd, &buf);
+    }
+}
+
+/// Writes bytes to any output object: IOs directly, others through `write`.
+pub fn write_bytes_to(ctx: &mut Ctx, out: Value, b: &[u8]) -> Result<()> {
+    if io_ref(out).is_some() {
+        return io_write(ctx, out, b);
+    }
+    let s = string::new_from_bytes(ctx, b);
+    ctx.call(out, sym::WRITE, &[s])?;
+    Ok(())
+}
+
+pub fn flush_if_stdout(_ctx: &mut Ctx, _out: Value) -> Result<()> {
+    Ok(())
+}
+
+/// Writes a String to `$stderr`.
+pub fn write_to_stderr_object(ctx: &mut Ctx, s: Value) -> Result<()> {
+    let err = crate::core::globals::get(ctx, sym::DOLLAR_STDERR)?;
+    if io_ref(err).is_some() {
+        return io_write(ctx, err, string::bytes(s));
+    }
+    ctx.call(err, sym::WRITE, &[s])?;
+    Ok(())
+}
+
+/// The bytes `puts` writes for `args`.
+fn puts_bytes(ctx: &mut Ctx, args: &[Value], out: &mut Vec<u8>) -> Result<()> {
+    if args.is_empty() {
+        out.push(b'\n');
+        return Ok(());
+    }
+    for &a in args {
+        if string::is_string(a) {
+            out.extend_from_slice(string::bytes(a));
+            if !string::bytes(a).ends_with(b"\n") {
+                out.push(b'\n');
+            }
+            continue;
+        }
+        if let Some(arr) = array::try_to_ary(ctx, a)? {
+            let r = object::guard_recursion(ctx, sym::TO_S, arr, Value::NIL, true, |ctx| {
+                let items = array::to_vec(arr);
+                let tmp = array::from_vec(ctx, items.clone());
+                for x in items {
+                    puts_bytes(ctx, &[x], out)?;
+                }
+                std::hint::black_box(tmp);
+                Ok(false)
+            })?;
+            if r {
+                out.extend_from_slice(b"[...]\n");
+            }
+            continue;
+        }
+        let s = string::to_s(ctx, a)?;
+        out.extend_from_slice(string::bytes(s));
+        if !string::bytes(s).ends_with(b"\n") {
+            out.push(b'\n');
+        }
+    }
+    Ok(())
+}
+
+/// `out.puts(*args)`.
+pub fn puts_to(ctx: &mut Ctx, out: Value, args: &[Value]) -> Result<()> {
+    if io_ref(out).is_some() {
+        let mut b = Vec::new();
+        puts_bytes(ctx, args, &mut b)?;
+        return io_write(ctx, out, &b);
+    }
+    let puts = ctx.intern("puts");
+    ctx.call(out, puts, args)?;
+    Ok(())
+}
+
+fn print_bytes(ctx: &mut Ctx, args: &[Value]) -> Result<Vec<u8>> {
+    let sep = crate::core::globals::get(ctx, sym::DOLLAR_COMMA)?;
+    let term = crate::core::globals::get(ctx, sym::DOLLAR_BACKSLASH)?;
+    let mut b = Vec::new();
+    for (i, &a) in args.iter().enumerate() {
+        if i > 0 && string::is_string(sep) {
+            b.extend_from_slice(string::bytes(sep));
+        }
+        let s = string::to_s(ctx, a)?;
+        b.extend_from_slice(string::bytes(s));
+    }
+    if string::is_string(term) {
+        b.extend_from_slice(string::bytes(term));
+    }
+    Ok(b)
+}
+
+/// `out.print(*args)`.
+pub fn print_to(ctx: &mut Ctx, out: Value, args: &[Value]) -> Result<()> {
+    if io_ref(out).is_some() {
+        let b = print_bytes(ctx, args)?;
+        return io_write(ctx, out, &b);
+    }
+    let print = ctx.intern("print");
+    ctx.call(out, print, args)?;
+    Ok(())
+}
+
+// ---- reading ----
+
+fn fill(ctx: &mut Ctx, io: &mut IoObj) -> Result<bool> {
+    if io.rpos >= io.rbuf.len() {
+        io.rbuf.clear();
+        io.rpos = 0;
+    }
+    let mut buf = [0u8; 65536];
+    loop {
+        // SAFETY: buf is a valid writable buffer.
+        let n = unsafe { libc::read(io.fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(sys_error(ctx, e, ""));
+        }
+        if n == 0 {
+            io.eof = true;
+            return Ok(false);
+        }
+        io.rbuf.extend_from_slice(&buf[..n as usize]);
+        return Ok(true);
+    }
+}
+
+fn check_readable(ctx: &mut Ctx, v: Value) -> Result<()> {
+    let Some(io) = io_ref(v) else { return Err(ctx.type_error("not an IO")) };
+    if io.closed {
+        return Err(ctx.raise(ctx.c().io_error, "closed stream"));
+    }
+    if !io.readable {
+        return Err(ctx.raise(ctx.c().io_error, "not opened for reading"));
+    }
+    if io.fd == 0 {
+        flush_stdout(ctx);
+    }
+    Ok(())
+}
+
+/// Reads one line (with separator `sep`, nil = whole rest); None at EOF.
+pub fn read_line(ctx: &mut Ctx, v: Value, sep: Option<&[u8]>, limit: Option<usize>) -> Result<Option<Vec<u8>>> {
+    check_readable(ctx, v)?;
+    let io = io_ref(v).expect("io");
+    loop {
+        let avail = &io.rbuf[io.rpos..];
+        let found = match sep {
+            Some(s) if !s.is_empty() => avail.windows(s.len()).position(|w| w == s).map(|p| p + s.len()),
+            _ => None,
+        };
+        let hit_limit = limit.filter(|&l| avail.len() >= l);
+        if let Some(end) = found.map(|e| limit.map_or(e, |l| e.min(l))).or(hit_limit) {
+            let line = avail[..end].to_vec();
+            io.rpos += end;
+            io.lineno += 1;
+            return Ok(Some(line));
+        }
+        if !fill(ctx, io)? {
+            if io.rpos >= io.rbuf.len() {
+                return Ok(None);
+            }
+            let line = io.rbuf[io.rpos..].to_vec();
+            io.rpos = io.rbuf.len();
+            io.lineno += 1;
+            return Ok(Some(line));
+        }
+    }
+}
+
+pub fn read_all(ctx: &mut Ctx, v: Value) -> Result<Vec<u8>> {
+    check_readable(ctx, v)?;
+    let io = io_ref(v).expect("io");
+    while fill(ctx, io)? {}
+    let out = io.rbuf[io.rpos..].to_vec();
+    io.rpos = io.rbuf.len();
+    Ok(out)
+}
+
+// ---- IO methods ----
+
+fn get_io<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a mut IoObj> {
+    match io_ref(v) {
+        Some(io) => Ok(io),
+        None => Err(ctx.raise(ctx.c().io_error, "uninitialized stream")),
+    }
+}
+
+fn m_write(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let mut total = 0;
+    let mut buf = Vec::new();
+    for &a in args.pos {
+        let s = string::to_s(ctx, a)?;
+        buf.extend_from_slice(string::bytes(s));
+        total += string::len(s);
+    }
+    io_write(ctx, recv, &buf)?;
+    Ok(Value::fixnum(total as i64))
+}
+
+fn m_lshift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    m_write(ctx, recv, args)?;
+    Ok(recv)
+}
+
+fn m_puts(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    puts_to(ctx, recv, args.pos)?;
+    Ok(Value::NIL)
+}
+
+fn m_print(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    print_to(ctx, recv, args.pos)?;
+    Ok(Value::NIL)
+}
+
+fn m_printf(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    if args.pos.is_empty() {
+        return Ok(Value::NIL);
+    }
+    let s = crate::core::kernel::format_impl(ctx, args.pos[0], &args.pos[1..])?;
+    io_write(ctx, recv, string::bytes(s))?;
+    Ok(Value::NIL)
+}
+
+fn m_putc(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let a = args.pos[0];
+    let b = if string::is_string(a) {
+        string::bytes(a).first().copied().map(|c| vec![c]).unwrap_or_default()
+    } else {
+        vec![integer::to_i64_arg(ctx, a)? as u8]
+    };
+    write_bytes_to(ctx, recv, &b)?;
+    Ok(a)
+}
+
+fn m_flush(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let io = get_io(ctx, recv)?;
+    flush_obj(ctx, io)?;
+    Ok(recv)
+}
+
+fn m_sync(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(get_io(ctx, recv)?.sync))
+}
+
+fn m_set_sync(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let io = get_io(ctx, recv)?;
+    io.sync = args.pos[0].truthy();
+    if io.sync {
+        flush_obj(ctx, io)?;
+    }
+    Ok(args.pos[0])
+}
+
+fn m_fileno(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let io = get_io(ctx, recv)?;
+    if io.closed {
+        return Err(ctx.raise(ctx.c().io_error, "closed stream"));
+    }
+    Ok(Value::fixnum(io.fd as i64))
+}
+
+fn m_tty(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let io = get_io(ctx, recv)?;
+    // SAFETY: isatty only inspects the descriptor.
+    Ok(Value::bool(unsafe { libc::isatty(io.fd) } == 1))
+}
+
+fn line_args(ctx: &mut Ctx, args: &Args) -> Result<(Option<Vec<u8>>, Option<usize>, bool)> {
+    let chomp = args.kwarg(ctx, "chomp").is_some_and(|v| v.truthy());
+    let default_sep = {
+        let s = crate::core::globals::get(ctx, sym::DOLLAR_SLASH)?;
+        if s.is_nil() {
+            None
+        } else {
+            Some(string::bytes(s).to_vec())
+        }
+    };
+    match (args.pos.first(), args.pos.get(1)) {
+        (None, _) => Ok((default_sep, None, chomp)),
+        (Some(&a), None) if a.is_fixnum() => Ok((default_sep, Some(a.fixnum_unchecked().max(0) as usize), chomp)),
+        (Some(&a), l) => {
+            let sep = if a.is_nil() {
+                None
+            } else {
+                let s = string::to_str_arg(ctx, a)?;
+                let b = string::bytes(s).to_vec();
+                Some(if b.is_empty() { b"\n\n".to_vec() } else { b })
+            };
+            let limit = match l {
+                Some(&l) if !l.is_nil() => Some(integer::to_i64_arg(ctx, l)?.max(0) as usize),
+                _ => None,
+            };
+            Ok((sep, limit, chomp))
+        }
+    }
+}
+
+fn chomp_line(mut line: Vec<u8>, sep: Option<&[u8]>) -> Vec<u8> {
+    match sep {
+        Some(s) if line.ends_with(s) => {
+            line.truncate(line.len() - s.len());
+            if s == b"\n" && line.ends_with(b"\r") {
+                line.pop();
+            }
+            line
+        }
+        _ => line,
+    }
+}
+
+fn m_gets(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let (sep, limit, chomp) = line_args(ctx, args)?;
+    let line = read_line(ctx, recv, sep.as_deref(), limit)?;
+    let v = match line {
+        Some(l) => {
+            let l = if chomp { chomp_line(l, sep.as_deref()) } else { l };
+            string::new_from_bytes(ctx, &l)
+        }
+        None => Value::NIL,
+    };
+    crate::interp::ops::set_caller_last_line(ctx, v);
+    Ok(v)
+}
+
+fn m_readline(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let v = m_gets(ctx, recv, args)?;
+    if v.is_nil() {
+        return Err(ctx.raise(ctx.c().eof_error, "end of file reached"));
+    }
+    Ok(v)
+}
+
+fn m_each_line(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let Some(b) = args.block else {
+        return crate::core::enumerator::enum_for_kw(ctx, recv, "each_line", args.pos, args.kw, None);
+    };
+    let (sep, limit, chomp) = line_args(ctx, args)?;
+    while let Some(l) = read_line(ctx, recv, sep.as_deref(), limit)? {
+        let l = if chomp { chomp_line(l, sep.as_deref()) } else { l };
+        let s = string::new_from_bytes(ctx, &l);
+        ctx.yield1(&b, s)?;
+    }
+    Ok(recv)
+}
+
+fn m_readlines(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let (sep, limit, chomp) = line_args(ctx, args)?;
+    let out = array::new(ctx);
+    while let Some(l) = read_line(ctx, recv, sep.as_deref(), limit)? {
+        let l = if chomp { chomp_line(l, sep.as_deref()) } else { l };
+        let s = string::new_from_bytes(ctx, &l);
+        array::push(ctx, out, s);
+    }
+    Ok(out)
+}
+
+fn m_read(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    match args.pos.first() {
+        Some(&n) if !n.is_nil() => {
+            let n = integer::to_i64_arg(ctx, n)?;
+            if n < 0 {
+                return Err(ctx.arg_error(&format!("negative length {n} given")));
+            }
+            check_readable(ctx, recv)?;
+            let io = io_ref(recv).expect("io");
+            while io.rbuf.len() - io.rpos < n as usize {
+                if !fill(ctx, io)? {
+                    break;
+                }
+            }
+            let avail = io.rbuf.len() - io.rpos;
+            if avail == 0 && n > 0 {
+                return Ok(Value::NIL);
+            }
+            let take = avail.min(n as usize);
+            let bytes = io.rbuf[io.rpos..io.rpos + take].to_vec();
+            io.rpos += take;
+            Ok(string::new_binary(ctx, &bytes))
+        }
+        _ => {
+            let b = read_all(ctx, recv)?;
+            Ok(string::new_from_bytes(ctx, &b))
+        }
+    }
+}
+
+fn m_eof(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    check_readable(ctx, recv)?;
+    let io = io_ref(recv).expect("io");
+    if io.rpos < io.rbuf.len() {
+        return Ok(Value::FALSE);
+    }
+    Ok(Value::bool(!fill(ctx, io)?))
+}
+
+fn m_close(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let io = get_io(ctx, recv)?;
+    if io.closed {
+        return Ok(Value::NIL);
+    }
+    flush_obj(ctx, io)?;
+    if io.fd > 2 {
+        // SAFETY: the descriptor is owned by this object and closed once.
+        unsafe { libc::close(io.fd) };
+    }
+    io.closed = true;
+    Ok(Value::NIL)
+}
+
+fn m_closed(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(get_io(ctx, recv)?.closed))
+}
+
+fn m_lineno(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::fixnum(get_io(ctx, recv)?.lineno))
+}
+
+fn m_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let cname = object::class_name_of(ctx, recv);
+    let io = get_io(ctx, recv)?;
+    let desc = match &io.path {
+        Some(p) => p.clone(),
+        None => match io.fd {
+            0 => "<STDIN>".into(),
+            1 => "<STDOUT>".into(),
+            2 => "<STDERR>".into(),
+            fd => format!("fd {fd}"),
+        },
+    };
+    let closed = if io.closed { " (closed)" } else { "" };
+    Ok(string::new_utf8(ctx, &format!("#<{cname}:{desc}{closed}>")))
+}
+
+fn m_path(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let p = get_io(ctx, recv)?.path.clone();
+    Ok(match p {
+        Some(p) => string::new_utf8(ctx, &p),
+        None => Value::NIL,
+    })
+}
+
+// ---- File ----
+
+fn path_arg(ctx: &mut Ctx, v: Value) -> Result<String> {
+    if string::is_string(v) {
+        return Ok(string::to_rust_string_lossy(v));
+    }
+    if v.is_heap() && ctx.respond_to(v, sym::TO_PATH, true) {
+        let p = ctx.call(v, sym::TO_PATH, &[])?;
+        return string::str_arg(ctx, p);
+    }
+    string::str_arg(ctx, v)
+}
+
+/// Opens `path` with a Ruby mode string ("r", "w", "a", "r+", …).
+pub fn open_file(ctx: &mut Ctx, klass: Value, path: &str, mode: &str) -> Result<Value> {
+    let m = mode.replace(['b', 't'], "");
+    let (flags, r, w) = match m.split(':').next().unwrap_or("r") {
+        "r" => (libc::O_RDONLY, true, false),
+        "w" => (libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC, false, true),
+        "a" => (libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND, false, true),
+        "r+" => (libc::O_RDWR, true, true),
+        "w+" => (libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC, true, true),
+        "a+" => (libc::O_RDWR | libc::O_CREAT | libc::O_APPEND, true, true),
+        other => return Err(ctx.arg_error(&format!("invalid access mode {other}"))),
+    };
+    let c = std::ffi::CString::new(path).map_err(|_| ctx.arg_error("path name contains null byte"))?;
+    // SAFETY: c is a valid NUL-terminated path.
+    let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, 0o666) };
+    if fd < 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::EIO), &format!("rb_sysopen - {path}")));
+    }
+    Ok(new_io(ctx, klass, fd, r, w, Some(path.to_string())))
+}
+
+fn f_open(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    if args.pos.is_empty() {
+        return Err(ctx.arity_error(0, 1, Some(3)));
+    }
+    let path = path_arg(ctx, args.pos[0])?;
+    let mode = match args.pos.get(1) {
+        Some(&m) if string::is_string(m) => string::to_rust_string_lossy(m),
+        _ => match args.kwarg(ctx, "mode") {
+            Some(m) if string::is_string(m) => string::to_rust_string_lossy(m),
+            _ => "r".into(),
+        },
+    };
+    let f = open_file(ctx, recv, &path, &mode)?;
+    match args.block {
+        Some(b) => {
+            let r = ctx.yield1(&b, f);
+            let c = m_close(ctx, f, &Args::new(&[]));
+            let v = r?;
+            c?;
+            Ok(v)
+        }
+        None => Ok(f),
+    }
+}
+
+fn f_read(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let path = path_arg(ctx, args.pos[0])?;
+    match std::fs::read(&path) {
+        Ok(b) => Ok(string::new_from_bytes(ctx, &b)),
+        Err(e) => Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), &format!("rb_sysopen - {path}"))),
+    }
+}
+
+fn f_readlines(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let path = path_arg(ctx, args.pos[0])?;
+    let chomp = args.kwarg(ctx, "chomp").is_some_and(|v| v.truthy());
+    let data = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) => return Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), &format!("rb_sysopen - {path}"))),
+    };
+    let out = array::new(ctx);
+    for l in data.split_inclusive(|&b| b == b'\n') {
+        let l = if chomp { chomp_line(l.to_vec(), Some(b"\n")) } else { l.to_vec() };
+        let s = string::new_from_bytes(ctx, &l);
+        array::push(ctx, out, s);
+    }
+    Ok(out)
+}
+
+fn f_write(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let path = path_arg(ctx, args.pos[0])?;
+    let s = string::to_s(ctx, args.pos[1])?;
+    let data = string::bytes(s).to_vec();
+    match std::fs::write(&path, &data) {
+        Ok(()) => Ok(Value::fixnum(data.len() as i64)),
+        Err(e) => Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::EIO), &format!("rb_sysopen - {path}"))),
+    }
+}
+
+fn f_exist(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    Ok(Value::bool(std::path::Path::new(&p).exists()))
+}
+
+fn f_file_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    Ok(Value::bool(std::path::Path::new(&p).is_file()))
+}
+
+fn f_directory_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    Ok(Value::bool(std::path::Path::new(&p).is_dir()))
+}
+
+fn f_size(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    match std::fs::metadata(&p) {
+        Ok(m) => Ok(Value::fixnum(m.len() as i64)),
+        Err(e) => Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), &format!("rb_file_s_size - {p}"))),
+    }
+}
+
+fn f_delete(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    for &a in args.pos {
+        let p = path_arg(ctx, a)?;
+        if let Err(e) = std::fs::remove_file(&p) {
+            return Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), &format!("rb_file_s_unlink - {p}")));
+        }
+    }
+    Ok(Value::fixnum(args.pos.len() as i64))
+}
+
+/// `File.expand_path(path, dir = nil)`.
+pub fn expand_path(path: &str, dir: Option<&str>) -> String {
+    let home = std::env::var("HOME").unwrap_or_else(|_| "/".into());
+    let path = if path == "~" {
+        home.clone()
+    } else if let Some(r) = path.strip_prefix("~/") {
+        format!("{home}/{r}")
+    } else {
+        path.to_string()
+    };
+    let base = if path.starts_with('/') {
+        String::new()
+    } else {
+        let d = match dir {
+            Some(d) => expand_path(d, None),
+            None => std::env::current_dir().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| "/".into()),
+        };
+        d
+    };
+    let joined = if base.is_empty() { path } else { format!("{base}/{path}") };
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in joined.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            s => parts.push(s),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+fn f_expand_path(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    let d = match args.pos.get(1) {
+        Some(&d) if !d.is_nil() => Some(path_arg(ctx, d)?),
+        _ => None,
+    };
+    Ok(string::new_utf8(ctx, &expand_path(&p, d.as_deref())))
+}
+
+fn f_join(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let mut parts: Vec<String> = Vec::new();
+    fn collect(ctx: &mut Ctx, v: Value, parts: &mut Vec<String>) -> Result<()> {
+        if array::is_array(v) {
+            for x in array::to_vec(v) {
+                collect(ctx, x, parts)?;
+            }
+            return Ok(());
+        }
+        parts.push(path_arg(ctx, v)?);
+        Ok(())
+    }
+    for &a in args.pos {
+        collect(ctx, a, &mut parts)?;
+    }
+    let mut out = String::new();
+    for (i, p) in parts.iter().enumerate() {
+        if i == 0 {
+            out.push_str(p);
+            continue;
+        }
+        match (out.ends_with('/'), p.starts_with('/')) {
+            (true, true) => out.push_str(&p[1..]),
+            (false, false) => {
+                out.push('/');
+                out.push_str(p);
+            }
+            _ => out.push_str(p),
+        }
+    }
+    Ok(string::new_utf8(ctx, &out))
+}
+
+fn f_basename(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    let trimmed = p.trim_end_matches('/');
+    let mut base = if trimmed.is_empty() && p.starts_with('/') { "/".to_string() } else { trimmed.rsplit('/').next().unwrap_or("").to_string() };
+    if let Some(&suffix) = args.pos.get(1) {
+        let sfx = string::str_arg(ctx, suffix)?;
+        if sfx == ".*" {
+            if let Some(dot) = base.rfind('.') {
+                if dot > 0 {
+                    base.truncate(dot);
+                }
+            }
+        } else if base.ends_with(&sfx) && base != sfx {
+            base.truncate(base.len() - sfx.len());
+        }
+    }
+    Ok(string::new_utf8(ctx, &base))
+}
+
+fn f_dirname(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    let trimmed = p.trim_end_matches('/');
+    let d = match trimmed.rfind('/') {
+        Some(0) => "/".to_string(),
+        Some(i) => trimmed[..i].trim_end_matches('/').to_string(),
+        None => if p.starts_with('/') { "/".to_string() } else { ".".to_string() },
+    };
+    let d = if d.is_empty() { "/".to_string() } else { d };
+    Ok(string::new_utf8(ctx, &d))
+}
+
+fn f_extname(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    let base = p.rsplit('/').next().unwrap_or("");
+    let ext = match base.rfind('.') {
+        Some(i) if i > 0 && i + 1 < base.len() => &base[i..],
+        _ => "",
+    };
+    Ok(string::new_utf8(ctx, ext))
+}
+
+fn f_realpath(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    match std::fs::canonicalize(&p) {
+        Ok(r) => Ok(string::new_utf8(ctx, &r.to_string_lossy())),
+        Err(e) => Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), &format!("rb_check_realpath_internal - {p}"))),
+    }
+}
+
+fn f_absolute_path_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    Ok(Value::bool(p.starts_with('/')))
+}
+
+fn d_pwd(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    let d = std::env::current_dir().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+    Ok(string::new_utf8(ctx, &d))
+}
+
+fn d_exist(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    Ok(Value::bool(std::path::Path::new(&p).is_dir()))
+}
+
+fn d_entries(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    let out = array::new(ctx);
+    match std::fs::read_dir(&p) {
+        Ok(rd) => {
+            let mut names: Vec<String> = rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+            names.sort();
+            for n in [".", ".."].iter().map(|s| s.to_string()).chain(names) {
+                let s = string::new_utf8(ctx, &n);
+                array::push(ctx, out, s);
+            }
+            Ok(out)
+        }
+        Err(e) => Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), &format!("rb_dir_initialize - {p}"))),
+    }
+}
+
+fn d_children(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let all = d_entries(ctx, recv, args)?;
+    let v: Vec<Value> = array::to_vec(all).into_iter().filter(|&s| !matches!(string::bytes(s), b"." | b"..")).collect();
+    Ok(array::from_vec(ctx, v))
+}
+
+fn d_mkdir(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    match std::fs::create_dir(&p) {
+        Ok(()) => Ok(Value::fixnum(0)),
+        Err(e) => Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::EIO), &format!("rb_dir_s_mkdir - {p}"))),
+    }
+}
+
+fn glob_match(pat: &[u8], s: &[u8]) -> bool {
+    match (pat.first(), s.first()) {
+        (None, None) => true,
+        (Some(b'*'), _) => glob_match(&pat[1..], s) || (!s.is_empty() && glob_match(pat, &s[1..])),
+        (Some(b'?'), Some(_)) => glob_match(&pat[1..], &s[1..]),
+        (Some(&p), Some(&c)) if p == c => glob_match(&pat[1..], &s[1..]),
+        _ => false,
+    }
+}
+
+fn glob_walk(dir: &str, segs: &[&str], prefix: &str, out: &mut Vec<String>) {
+    let Some((first, rest)) = segs.split_first() else {
+        out.push(prefix.to_string());
+        return;
+    };
+    if *first == "**" {
+        glob_walk(dir, rest, prefix, out);
+        if let Ok(rd) = std::fs::read_dir(if dir.is_empty() { "." } else { dir }) {
+            let mut names: Vec<_> = rd.filter_map(|e| e.ok()).filter(|e| e.path().is_dir()).map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| !n.starts_with('.')).collect();
+            names.sort();
+            for n in names {
+                let p = if prefix.is_empty() { n.clone() } else { format!("{prefix}/{n}") };
+                let d = if dir.is_empty() { n } else { format!("{dir}/{n}") };
+                glob_walk(&d, segs, &p, out);
+            }
+        }
+        return;
+    }
+    if !first.contains(['*', '?']) {
+        let p = if prefix.is_empty() { first.to_string() } else { format!("{prefix}/{first}") };
+        let d = if dir.is_empty() { first.to_string() } else { format!("{dir}/{first}") };
+        if std::path::Path::new(&d).exists() || (first.is_empty() && prefix.is_empty()) {
+            glob_walk(&d, rest, &p, out);
+        }
+        return;
+    }
+    if let Ok(rd) = std::fs::read_dir(if dir.is_empty() { "." } else { dir }) {
+        let mut names: Vec<_> = rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        for n in names {
+            if n.starts_with('.') && !first.starts_with('.') {
+                continue;
+            }
+            if glob_match(first.as_bytes(), n.as_bytes()) {
+                let p = if prefix.is_empty() { n.clone() } else { format!("{prefix}/{n}") };
+                let d = if dir.is_empty() { n } else { format!("{dir}/{n}") };
+                glob_walk(&d, rest, &p, out);
+            }
+        }
+    }
+}
+
+fn d_glob(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let mut pats = Vec::new();
+    let a = args.pos[0];
+    if array::is_array(a) {
+        for x in array::to_vec(a) {
+            pats.push(path_arg(ctx, x)?);
+        }
+    } else {
+        pats.push(path_arg(ctx, a)?);
+    }
+    let mut results = Vec::new();
+    for pat in pats {
+        let abs = pat.starts_with('/');
+        let segs: Vec<&str> = pat.trim_start_matches('/').split('/').collect();
+        let mut out = Vec::new();
+        glob_walk(if abs { "/" } else { "" }, &segs, if abs { "" } else { "" }, &mut out);
+        for o in out {
+            results.push(if abs { format!("/{o}") } else { o });
+        }
+    }
+    let arr = array::new(ctx);
+    for r in results {
+        let s = string::new_utf8(ctx, &r);
+        array::push(ctx, arr, s);
+    }
+    if let Some(b) = args.block {
+        for s in array::to_vec(arr) {
+            ctx.yield1(&b, s)?;
+        }
+        return Ok(Value::NIL);
+    }
+    Ok(arr)
+}
+
+fn stdout_setter(ctx: &mut Ctx, v: Value) -> Result<()> {
+    if !ctx.respond_to(v, sym::WRITE, true) {
+        let cname = object::class_name_of(ctx, v);
+        return Err(ctx.type_error(&format!("$stdout must have write method, {cname} given")));
+    }
+    crate::core::globals::set_raw(ctx, sym::DOLLAR_STDOUT, v);
+    Ok(())
+}
+
+fn stderr_setter(ctx: &mut Ctx, v: Value) -> Result<()> {
+    if !ctx.respond_to(v, sym::WRITE, true) {
+        let cname = object::class_name_of(ctx, v);
+        return Err(ctx.type_error(&format!("$stderr must have write method, {cname} given")));
+    }
+    crate::core::globals::set_raw(ctx, sym::DOLLAR_STDERR, v);
+    Ok(())
+}
+
+pub fn init(ctx: &mut Ctx) {
+    let io = ctx.c().io;
+    let stdin = new_io(ctx, io, 0, true, false, None);
+    let stdout = new_io(ctx, io, 1, false, true, None);
+    let stderr = new_io(ctx, io, 2, false, true, None);
+    let obj = ctx.c().object;
+    for (name, v) in [("STDIN", stdin), ("STDOUT", stdout), ("STDERR", stderr)] {
+        let id = ctx.intern(name);
+        crate::core::module::body(obj).const_set(id, v);
+    }
+    crate::core::globals::define(ctx, sym::DOLLAR_STDIN, stdin);
+    crate::core::globals::define_hooked(ctx, sym::DOLLAR_STDOUT, stdout, None, Some(stdout_setter));
+    crate::core::globals::define_hooked(ctx, sym::DOLLAR_STDERR, stderr, None, Some(stderr_setter));
+    crate::core::globals::alias(ctx, sym::DOLLAR_GT, sym::DOLLAR_STDOUT);
+    crate::methods!(ctx, io, [
+        ("write", m_write, [0..], Unsafe),
+        ("<<", m_lshift, [1], Unsafe),
+        ("puts", m_puts, [0..], Unsafe),
+        ("print", m_print, [0..], Unsafe),
+        ("printf", m_printf, [0..], Unsafe),
+        ("putc", m_putc, [1], Unsafe),
+        ("flush", m_flush, [0], Unsafe),
+        ("sync", m_sync, [0], Unsafe),
+        ("sync=", m_set_sync, [1], Unsafe),
+        ("fileno", m_fileno, [0], Unsafe),
+        ("to_i", m_fileno, [0], Unsafe),
+        ("tty?", m_tty, [0], Unsafe),
+        ("isatty", m_tty, [0], Unsafe),
+        ("gets", m_gets, [0..=2], Unsafe, Kw),
+        ("readline", m_readline, [0..=2], Unsafe, Kw),
+        ("each_line", m_each_line, [0..=2], Unsafe, Kw),
+        ("readlines", m_readlines, [0..=2], Unsafe, Kw),
+        ("read", m_read, [0..=2], Unsafe),
+        ("eof?", m_eof, [0], Unsafe),
+        ("eof", m_eof, [0], Unsafe),
+        ("close", m_close, [0], Unsafe),
+        ("closed?", m_closed, [0], Unsafe),
+        ("lineno", m_lineno, [0], Unsafe),
+        ("inspect", m_inspect, [0], Unsafe),
+        ("path", m_path, [0], Unsafe),
+        ("to_path", m_path, [0], Unsafe),
+    ]);
+    let f = ctx.c().file;
+    for (name, v) in [("SEPARATOR", "/"), ("Separator", "/"), ("PATH_SEPARATOR", ":")] {
+        let id = ctx.intern(name);
+        let s = string::new_utf8(ctx, v);
+        crate::core::module::body(f).const_set(id, s);
+    }
+    crate::methods!(ctx, f, [
+        ("open", f_open, [0..], Unsafe, Singleton, Kw),
+        ("new", f_open, [0..], Unsafe, Singleton, Kw),
+        ("read", f_read, [1..=3], Unsafe, Singleton, Kw),
+        ("readlines", f_readlines, [1..=3], Unsafe, Singleton, Kw),
+        ("write", f_write, [2..=3], Unsafe, Singleton, Kw),
+        ("exist?", f_exist, [1], Unsafe, Singleton),
+        ("file?", f_file_p, [1], Unsafe, Singleton),
+        ("directory?", f_directory_p, [1], Unsafe, Singleton),
+        ("size", f_size, [1], Unsafe, Singleton),
+        ("delete", f_delete, [0..], Unsafe, Singleton),
+        ("unlink", f_delete, [0..], Unsafe, Singleton),
+        ("expand_path", f_expand_path, [1..=2], Unsafe, Singleton),
+        ("absolute_path", f_expand_path, [1..=2], Unsafe, Singleton),
+        ("join", f_join, [0..], Safe, Singleton),
+        ("basename", f_basename, [1..=2], Safe, Singleton),
+        ("dirname", f_dirname, [1..=2], Safe, Singleton),
+        ("extname", f_extname, [1], Safe, Singleton),
+        ("realpath", f_realpath, [1..=2], Unsafe, Singleton),
+        ("absolute_path?", f_absolute_path_p, [1], Safe, Singleton),
+    ]);
+    let ft = ctx.c().file_test;
+    crate::methods!(ctx, ft, [
+        ("exist?", f_exist, [1], Unsafe, ModuleFunction),
+        ("file?", f_file_p, [1], Unsafe, ModuleFunction),
+        ("directory?", f_directory_p, [1], Unsafe, ModuleFunction),
+    ]);
+    let d = ctx.c().dir;
+    crate::methods!(ctx, d, [
+        ("pwd", d_pwd, [0], Unsafe, Singleton),
+        ("getwd", d_pwd, [0], Unsafe, Singleton),
+        ("exist?", d_exist, [1], Unsafe, Singleton),
+        ("entries", d_entries, [1], Unsafe, Singleton),
+        ("children", d_children, [1], Unsafe, Singleton),
+        ("mkdir", d_mkdir, [1..=2], Unsafe, Singleton),
+        ("glob", d_glob, [1..=2], Unsafe, Singleton, Kw),
+        ("[]", d_glob, [1..], Unsafe, Singleton),
+    ]);
+    let _ = hash::new;
+    let _ = std::io::stdout().flush();
+}

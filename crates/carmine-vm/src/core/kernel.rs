@@ -1,0 +1,867 @@
+//! Kernel: the module functions every object sees (output, conversions, raise, loop,
+//! catch/throw, eval, exit, warnings, caller).
+
+use std::sync::Arc;
+
+use crate::compile::iseq::IseqKind;
+use crate::compile::CompileOptions;
+use crate::core::{array, binding, exception, float, hash, integer, io, object, string};
+use crate::error::Unwind;
+use crate::interp::frame::FrameKind;
+use crate::interp::{ops, Args};
+use crate::object::data_ref;
+use crate::symbol::sym;
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::Result;
+
+/// Writes a warning to `$stderr` (unless `$VERBOSE` is nil).
+pub fn write_warning(ctx: &mut Ctx, msg: &str) {
+    if crate::core::globals::verbose_level(ctx) == 0 {
+        return;
+    }
+    let s = string::new_utf8(ctx, msg);
+    let _ = io::write_to_stderr_object(ctx, s);
+}
+
+/// (path, line) of the Ruby code that called the running builtin.
+pub fn caller_location(ctx: &Ctx) -> (Arc<str>, u32) {
+    match ops::caller_ruby_frame(ctx) {
+        Some(fi) => {
+            let f = &ctx.stacks.frames[fi];
+            (f.iseq().path.clone(), f.line())
+        }
+        None => (Arc::from("-"), 0),
+    }
+}
+
+// ---- output ----
+
+fn k_puts(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let out = crate::core::globals::get(ctx, sym::DOLLAR_STDOUT)?;
+    io::puts_to(ctx, out, args.pos)?;
+    Ok(Value::NIL)
+}
+
+fn k_print(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let out = crate::core::globals::get(ctx, sym::DOLLAR_STDOUT)?;
+    if args.pos.is_empty() {
+        let line = ops::get_caller_last_line(ctx);
+        if !line.is_nil() {
+            io::print_to(ctx, out, &[line])?;
+        }
+        return Ok(Value::NIL);
+    }
+    io::print_to(ctx, out, args.pos)?;
+    Ok(Value::NIL)
+}
+
+fn k_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let out = crate::core::globals::get(ctx, sym::DOLLAR_STDOUT)?;
+    for &a in args.pos {
+        let s = object::inspect(ctx, a)?;
+        let mut b = string::bytes(s).to_vec();
+        b.push(b'\n');
+        io::write_bytes_to(ctx, out, &b)?;
+    }
+    io::flush_if_stdout(ctx, out)?;
+    Ok(match args.pos.len() {
+        0 => Value::NIL,
+        1 => args.pos[0],
+        _ => array::from_slice(ctx, args.pos),
+    })
+}
+
+fn k_putc(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let out = crate::core::globals::get(ctx, sym::DOLLAR_STDOUT)?;
+    let putc = ctx.intern("putc");
+    ctx.call(out, putc, args.pos)
+}
+
+fn k_printf(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    if args.pos.is_empty() {
+        return Ok(Value::NIL);
+    }
+    let (out, rest) = if string::is_string(args.pos[0]) {
+        (crate::core::globals::get(ctx, sym::DOLLAR_STDOUT)?, args.pos)
+    } else {
+        (args.pos[0], &args.pos[1..])
+    };
+    if rest.is_empty() {
+        return Ok(Value::NIL);
+    }
+    let s = format_impl(ctx, rest[0], &rest[1..])?;
+    io::write_bytes_to(ctx, out, string::bytes(s))?;
+    Ok(Value::NIL)
+}
+
+fn k_format(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    if args.pos.is_empty() {
+        return Err(ctx.arity_error(0, 1, None));
+    }
+    format_impl(ctx, args.pos[0], &args.pos[1..])
+}
+
+/// `format(fmt, *args)`.
+pub fn format_impl(ctx: &mut Ctx, fmt: Value, args: &[Value]) -> Result<Value> {
+    let f = string::to_str_arg(ctx, fmt)?;
+    crate::core::format::sprintf(ctx, f, args)
+}
+
+// ---- conversions ----
+
+fn exception_kw(ctx: &mut Ctx, args: &Args) -> Result<bool> {
+    match args.kwarg(ctx, "exception") {
+        None => Ok(true),
+        Some(v) if v == Value::TRUE => Ok(true),
+        Some(v) if v == Value::FALSE => Ok(false),
+        Some(v) => {
+            let s = object::inspect_string(ctx, v)?;
+            Err(ctx.arg_error(&format!("expected true or false as exception: {s}")))
+        }
+    }
+}
+
+fn k_integer(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let raise = exception_kw(ctx, args)?;
+    let r = integer_conv(ctx, args);
+    match r {
+        Ok(v) => Ok(v),
+        Err(Unwind::Raise(_)) if !raise => Ok(Value::NIL),
+        Err(e) => Err(e),
+    }
+}
+
+fn integer_conv(ctx: &mut Ctx, args: &Args) -> Result<Value> {
+    let v = args.pos[0];
+    let base = match args.pos.get(1) {
+        Some(&b) if !b.is_nil() => Some(integer::to_i64_arg(ctx, b)?),
+        _ => None,
+    };
+    if let Some(b) = base {
+        if !string::is_string(v) {
+            if v.is_heap() && ctx.respond_to(v, sym::TO_STR, true) {
+                let s = string::to_str_arg(ctx, v)?;
+                return integer_conv(ctx, &Args::new(&[s, Value::fixnum(b)]));
+            }
+            return Err(ctx.arg_error("base specified for non string value"));
+        }
+        if b < 0 || b == 1 || b > 36 {
+            return Err(ctx.arg_error(&format!("invalid radix {b}")));
+        }
+    }
+    if string::is_string(v) {
+        let s = string::to_rust_string_lossy(v);
+        if string::bytes(v).contains(&0) {
+            return Err(ctx.arg_error("string contains null byte"));
+        }
+        return match integer::parse_strict(&s, base.map(|b| b as u32)) {
+            Some(n) => Ok(crate::core::bignum::normalize(ctx, n)),
+            None => {
+                let q = string::to_rust_string_lossy(string::new_from_bytes(ctx, &string::inspect_bytes(string::bytes(v), string::encoding(v))));
+                Err(ctx.arg_error(&format!("invalid value for Integer(): {q}")))
+            }
+        };
+    }
+    if integer::is_integer(v) {
+        return Ok(v);
+    }
+    if float::is_float(v) {
+        let f = float::get(v);
+        return float::to_integer(ctx, f.trunc());
+    }
+    if v.is_nil() {
+        return Err(ctx.type_error("can't convert nil into Integer"));
+    }
+    if ctx.respond_to(v, sym::TO_INT, true) {
+        let r = ctx.call(v, sym::TO_INT, &[])?;
+        if integer::is_integer(r) {
+            return Ok(r);
+        }
+    }
+    if ctx.respond_to(v, sym::TO_I, true) {
+        let r = ctx.call(v, sym::TO_I, &[])?;
+        if integer::is_integer(r) {
+            return Ok(r);
+        }
+        let cname = object::class_name_of(ctx, v);
+        let rname = object::class_name_of(ctx, r);
+        return Err(ctx.type_error(&format!("can't convert {cname} to Integer ({cname}#to_i gives {rname})")));
+    }
+    Err(ctx.conversion_error(v, "Integer"))
+}
+
+fn k_float(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let raise = exception_kw(ctx, args)?;
+    let v = args.pos[0];
+    let r = (|| -> Result<Value> {
+        if string::is_string(v) {
+            let s = string::to_rust_string_lossy(v);
+            if string::bytes(v).contains(&0) {
+                return Err(ctx.arg_error("string for Float contains null byte"));
+            }
+            return match float::parse_strict(&s) {
+                Some(f) => Ok(float::new(ctx, f)),
+                None => {
+                    let q = String::from_utf8_lossy(&string::inspect_bytes(string::bytes(v), string::encoding(v))).into_owned();
+                    Err(ctx.arg_error(&format!("invalid value for Float(): {q}")))
+                }
+            };
+        }
+        if float::is_float(v) {
+            return Ok(v);
+        }
+        if v.is_nil() {
+            return Err(ctx.type_error("can't convert nil into Float"));
+        }
+        let f = crate::core::numeric::to_f64(ctx, v)?;
+        Ok(float::new(ctx, f))
+    })();
+    match r {
+        Ok(v) => Ok(v),
+        Err(Unwind::Raise(_)) if !raise => Ok(Value::NIL),
+        Err(e) => Err(e),
+    }
+}
+
+fn k_string(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let v = args.pos[0];
+    if string::is_string(v) {
+        return Ok(v);
+    }
+    if v.is_heap() && ctx.respond_to(v, sym::TO_STR, true) {
+        return string::to_str_arg(ctx, v);
+    }
+    if ctx.respond_to(v, sym::TO_S, true) {
+        let r = ctx.call(v, sym::TO_S, &[])?;
+        if string::is_string(r) {
+            return Ok(r);
+        }
+        let cname = object::class_name_of(ctx, v);
+        let rname = object::class_name_of(ctx, r);
+        return Err(ctx.type_error(&format!("can't convert {cname} to String ({cname}#to_s gives {rname})")));
+    }
+    Err(ctx.conversion_error(v, "String"))
+}
+
+fn k_array(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let v = args.pos[0];
+    if v.is_nil() {
+        return Ok(array::new(ctx));
+    }
+    if let Some(a) = array::try_to_ary(ctx, v)? {
+        return Ok(a);
+    }
+    if v.is_heap() && ctx.respond_to(v, sym::TO_A, true) {
+        let r = ctx.call(v, sym::TO_A, &[])?;
+        if array::is_array(r) {
+            return Ok(r);
+        }
+        if !r.is_nil() {
+            let cname = object::class_name_of(ctx, v);
+            let rname = object::class_name_of(ctx, r);
+            return Err(ctx.type_error(&format!("can't convert {cname} to Array ({cname}#to_a gives {rname})")));
+        }
+    }
+    Ok(array::from_slice(ctx, &[v]))
+}
+
+fn k_hash(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let v = args.pos[0];
+    if v.is_nil() || (array::is_array(v) && array::len(v) == 0) {
+        return Ok(hash::new(ctx));
+    }
+    hash::to_hash_arg(ctx, v)
+}
+
+// ---- exceptions and control ----
+
+/// Builds the exception object for `raise args`.
+pub fn make_exception(ctx: &mut Ctx, args: &[Value]) -> Result<Value> {
+    if args.is_empty() {
+        let cur = ctx.errinfo;
+        if !cur.is_nil() {
+            return Ok(cur);
+        }
+        return Ok(ctx.new_error(ctx.c().runtime_error, "unhandled exception"));
+    }
+    let first = args[0];
+    if string::is_string(first) && args.len() == 1 {
+        let e = crate::core::exception::allocate(ctx, ctx.c().runtime_error);
+        crate::core::exception::set_message(ctx, e, first);
+        return Ok(e);
+    }
+    if args.len() > 3 {
+        return Err(ctx.arity_error(args.len(), 0, Some(3)));
+    }
+    if !ctx.respond_to(first, sym::EXCEPTION, true) {
+        return Err(ctx.type_error("exception class/object expected"));
+    }
+    let e = if args.len() >= 2 { ctx.call(first, sym::EXCEPTION, &[args[1]])? } else { ctx.call(first, sym::EXCEPTION, &[])? };
+    if !object::is_a(ctx, e, ctx.c().exception) {
+        return Err(ctx.type_error("exception object expected"));
+    }
+    if let Some(&bt) = args.get(2) {
+        ctx.call(e, sym::SET_BACKTRACE, &[bt])?;
+    }
+    Ok(e)
+}
+
+fn k_raise(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let cause_kw = args.kwarg(ctx, "cause");
+    if cause_kw.is_some() && args.pos.is_empty() {
+        return Err(ctx.arg_error("only cause is given with no arguments"));
+    }
+    let e = make_exception(ctx, args.pos)?;
+    exception::ensure_backtrace(ctx, e);
+    match cause_kw {
+        Some(c) => {
+            if c == e {
+                return Err(ctx.arg_error("circular causes"));
+            }
+            if !c.is_nil() && !object::is_a(ctx, c, ctx.c().exception) {
+                return Err(ctx.type_error("exception object expected"));
+            }
+            let mut cur = c;
+            while !cur.is_nil() {
+                if cur == e {
+                    return Err(ctx.arg_error("circular causes"));
+                }
+                cur = object::ivar_get(ctx, cur, sym::CAUSE);
+            }
+            object::ivar_set_raw(ctx, e, sym::CAUSE, c);
+        }
+        None => {
+            let cur = ctx.errinfo;
+            if !cur.is_nil() && cur != e && !object::ivar_defined(ctx, e, sym::CAUSE) {
+                object::ivar_set_raw(ctx, e, sym::CAUSE, cur);
+            }
+        }
+    }
+    Err(Unwind::Raise(e))
+}
+
+fn k_loop(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let Some(b) = args.block else {
+        let inf = float::new(ctx, f64::INFINITY);
+        return crate::core::enumerator::enum_for(ctx, recv, "loop", &[], Some(inf));
+    };
+    loop {
+        match ctx.yield_block(&b, &[]) {
+            Ok(_) => {}
+            Err(Unwind::Raise(e)) if object::is_a(ctx, e, ctx.c().stop_iteration) => {
+                return Ok(object::ivar_get(ctx, e, sym::RESULT));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn k_catch(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let tag = match args.pos.first() {
+        Some(&t) => t,
+        None => object::new_object(ctx, ctx.c().object),
+    };
+    let b = args.need_block(ctx)?;
+    ctx.catch_tags.push(tag);
+    let r = ctx.yield1(&b, tag);
+    ctx.catch_tags.pop();
+    match r {
+        Err(Unwind::Throw { tag: t, value }) if t == tag => Ok(value),
+        other => other,
+    }
+}
+
+fn k_throw(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let tag = args.pos[0];
+    let value = args.pos.get(1).copied().unwrap_or(Value::NIL);
+    if !ctx.catch_tags.contains(&tag) {
+        let s = object::inspect_string(ctx, tag)?;
+        let e = ctx.new_error(ctx.c().uncaught_throw_error, &format!("uncaught throw {s}"));
+        let t = ctx.intern("@tag");
+        let v = ctx.intern("@value");
+        object::ivar_set_raw(ctx, e, t, tag);
+        object::ivar_set_raw(ctx, e, v, value);
+        return Err(Unwind::Raise(e));
+    }
+    Err(Unwind::Throw { tag, value })
+}
+
+fn k_block_given(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(match ops::caller_ruby_frame(ctx) {
+        Some(fi) => ctx.stacks.frames[fi].block.is_some(),
+        None => false,
+    }))
+}
+
+fn k_lambda(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    match args.block {
+        Some(crate::interp::Block::Captured(c)) => Ok(crate::core::proc::new_from_captured(ctx, &c, true)),
+        Some(crate::interp::Block::Proc(p)) => Ok(p),
+        None => Err(ctx.arg_error("tried to create Proc object without a block")),
+    }
+}
+
+fn k_proc(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    match args.block {
+        Some(b) => crate::core::proc::from_block(ctx, &b),
+        None => Err(ctx.arg_error("tried to create Proc object without a block")),
+    }
+}
+
+fn k_exit(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let status = args.pos.first().copied().unwrap_or(Value::TRUE);
+    let e = object::allocate(ctx, ctx.c().system_exit)?;
+    ctx.call(e, sym::INITIALIZE, &[status])?;
+    exception::ensure_backtrace(ctx, e);
+    Err(Unwind::Raise(e))
+}
+
+fn k_exit_bang(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let code = match args.pos.first() {
+        None => 1,
+        Some(&v) if v == Value::TRUE => 0,
+        Some(&v) if v == Value::FALSE => 1,
+        Some(&v) => integer::to_i64_arg(ctx, v)? as i32,
+    };
+    Err(Unwind::Exit(code))
+}
+
+fn k_abort(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let msg = match args.pos.first() {
+        Some(&m) => {
+            let s = string::to_str_arg(ctx, m)?;
+            let mut b = string::bytes(s).to_vec();
+            b.push(b'\n');
+            let sv = string::new_from_bytes(ctx, &b);
+            io::write_to_stderr_object(ctx, sv)?;
+            s
+        }
+        None => string::new_utf8(ctx, "exit"),
+    };
+    let e = object::allocate(ctx, ctx.c().system_exit)?;
+    ctx.call(e, sym::INITIALIZE, &[Value::FALSE, msg])?;
+    exception::ensure_backtrace(ctx, e);
+    Err(Unwind::Raise(e))
+}
+
+fn k_at_exit(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let b = args.need_block(ctx)?;
+    let p = crate::core::proc::from_block(ctx, &b)?;
+    ctx.vm().at_exit.borrow_mut().push(p);
+    Ok(p)
+}
+
+fn k_register_end_block(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let Some(crate::interp::Block::Captured(c)) = args.block else { return Ok(Value::NIL) };
+    // An END block registers once, however often its statement runs.
+    let already = ctx.vm().at_exit.borrow().iter().any(|&p| crate::core::proc::captured(p).is_some_and(|pc| pc.iseq == c.iseq));
+    if !already {
+        let p = crate::core::proc::new_from_captured(ctx, &c, false);
+        ctx.vm().at_exit.borrow_mut().push(p);
+    }
+    Ok(Value::NIL)
+}
+
+fn k_warn(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    if crate::core::globals::verbose_level(ctx) == 0 {
+        return Ok(Value::NIL);
+    }
+    let uplevel = match args.kwarg(ctx, "uplevel") {
+        Some(v) if !v.is_nil() => {
+            let n = integer::to_i64_arg(ctx, v)?;
+            if n < 0 {
+                return Err(ctx.arg_error(&format!("negative level ({n})")));
+            }
+            Some(n as usize)
+        }
+        _ => None,
+    };
+    if let Some(cat) = args.kwarg(ctx, "category") {
+        if !cat.is_nil() {
+            let name = cat.as_symbol().map(|s| ctx.sym_str(s)).unwrap_or_default();
+            if !matches!(name.as_str(), "deprecated" | "experimental" | "performance") {
+                let s = object::inspect_string(ctx, cat)?;
+                return Err(ctx.arg_error(&format!("unknown category: {s}")));
+            }
+        }
+    }
+    let mut msgs: Vec<Value> = Vec::new();
+    for &a in args.pos {
+        if array::is_array(a) {
+            msgs.extend(array::to_vec(a));
+        } else {
+            msgs.push(a);
+        }
+    }
+    if msgs.is_empty() {
+        return Ok(Value::NIL);
+    }
+    let mut out = Vec::new();
+    if let Some(up) = uplevel {
+        let bt = exception::current_backtrace(ctx, 1);
+        let ruby_frames: Vec<_> = bt.frames.iter().filter(|(p, _, _)| &**p != "<internal>").collect();
+        if let Some((p, l, _)) = ruby_frames.get(up) {
+            out.extend_from_slice(format!("{p}:{l}: warning: ").as_bytes());
+        } else {
+            out.extend_from_slice(b"warning: ");
+        }
+    }
+    for m in msgs {
+        let s = string::to_s(ctx, m)?;
+        out.extend_from_slice(string::bytes(s));
+        if !out.ends_with(b"\n") {
+            out.push(b'\n');
+        }
+    }
+    let s = string::new_from_bytes(ctx, &out);
+    io::write_to_stderr_object(ctx, s)?;
+    Ok(Value::NIL)
+}
+
+fn k_sleep(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let start = std::time::Instant::now();
+    match args.pos.first() {
+        Some(&v) if !v.is_nil() => {
+            let secs = if integer::is_integer(v) || float::is_float(v) || crate::core::rational::is_rational(v) {
+                crate::core::numeric::to_f64(ctx, v)?
+            } else {
+                let cname = object::class_name_of(ctx, v);
+                return Err(ctx.type_error(&format!("can't convert {cname} into time interval")));
+            };
+            if secs < 0.0 {
+                return Err(ctx.arg_error("time interval must not be negative"));
+            }
+            io::flush_stdout(ctx);
+            let end = start + std::time::Duration::from_secs_f64(secs.min(1e9));
+            while std::time::Instant::now() < end {
+                let left = end - std::time::Instant::now();
+                std::thread::sleep(left.min(std::time::Duration::from_millis(50)));
+                if ctx.vm().interrupt.load(std::sync::atomic::Ordering::Relaxed) != 0 {
+                    ops::handle_interrupt(ctx)?;
+                }
+            }
+        }
+        _ => loop {
+            io::flush_stdout(ctx);
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            if ctx.vm().interrupt.load(std::sync::atomic::Ordering::Relaxed) != 0 {
+                ops::handle_interrupt(ctx)?;
+            }
+        },
+    }
+    Ok(Value::fixnum(start.elapsed().as_secs_f64().round() as i64))
+}
+
+fn k_gets(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let input = crate::core::globals::get(ctx, sym::DOLLAR_STDIN)?;
+    let gets = ctx.intern("gets");
+    let line = ctx.call_kw(input, gets, args.pos, args.kw, None)?;
+    ops::set_caller_last_line(ctx, line);
+    Ok(line)
+}
+
+fn k_method_name(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    let Some(fi) = ops::caller_ruby_frame(ctx) else { return Ok(Value::NIL) };
+    let f = &ctx.stacks.frames[fi];
+    let mid = f.mid;
+    let owner = f.owner;
+    match mid {
+        Some(m) if !owner.is_nil() => {
+            let orig = crate::core::module::find_method(ctx, owner, m).map_or(m, |me| me.original_name);
+            Ok(Value::symbol(orig))
+        }
+        _ => Ok(Value::NIL),
+    }
+}
+
+fn k_dir(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    let (path, _) = caller_location(ctx);
+    if path.starts_with('(') || &*path == "-" {
+        return Ok(Value::NIL);
+    }
+    let p = std::path::Path::new(&*path);
+    let abs = if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(p) };
+    let dir = abs.parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_else(|| ".".into());
+    Ok(string::new_utf8(ctx, &dir))
+}
+
+fn k_caller(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let (start, len) = caller_range(ctx, args)?;
+    let bt = exception::current_backtrace(ctx, 1);
+    let frames: Vec<String> = bt.frames.iter().skip(start).take(len.unwrap_or(usize::MAX)).map(|(p, l, lab)| exception::format_location(p, *l, lab)).collect();
+    if start > bt.frames.len() {
+        return Ok(Value::NIL);
+    }
+    let out = array::new(ctx);
+    for f in frames {
+        let s = string::new_utf8(ctx, &f);
+        array::push(ctx, out, s);
+    }
+    Ok(out)
+}
+
+fn caller_range(ctx: &mut Ctx, args: &Args) -> Result<(usize, Option<usize>)> {
+    match (args.pos.first(), args.pos.get(1)) {
+        (None, _) => Ok((1, None)),
+        (Some(&a), None) if crate::core::range::is_range(a) => {
+            let b = crate::core::range::begin(a);
+            let e = crate::core::range::end(a);
+            let s = if b.is_nil() { 0 } else { integer::to_i64_arg(ctx, b)? };
+            let len = if e.is_nil() { None } else {
+                let e = integer::to_i64_arg(ctx, e)?;
+                Some(((e - s) + if crate::core::range::excl(a) { 0 } else { 1 }).max(0) as usize)
+            };
+            Ok((s.max(0) as usize, len))
+        }
+        (Some(&a), l) => {
+            let s = integer::to_i64_arg(ctx, a)?;
+            if s < 0 {
+                return Err(ctx.arg_error(&format!("negative level ({s})")));
+            }
+            let len = match l {
+                Some(&l) => {
+                    let l = integer::to_i64_arg(ctx, l)?;
+                    if l < 0 {
+                        return Err(ctx.arg_error(&format!("negative size ({l})")));
+                    }
+                    Some(l as usize)
+                }
+                None => None,
+            };
+            Ok((s as usize, len))
+        }
+    }
+}
+
+fn k_caller_locations(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let (start, len) = caller_range(ctx, args)?;
+    let bt = exception::current_backtrace(ctx, 1);
+    if start > bt.frames.len() {
+        return Ok(Value::NIL);
+    }
+    let frames: Vec<_> = bt.frames.iter().skip(start).take(len.unwrap_or(usize::MAX)).cloned().collect();
+    locations_array(ctx, &frames)
+}
+
+/// A `Thread::Backtrace::Location`.
+pub struct Location {
+    pub path: Arc<str>,
+    pub line: u32,
+    pub label: String,
+}
+
+crate::data_obj!(Location);
+
+pub fn is_location(v: Value) -> bool {
+    data_ref::<Location>(v).is_some()
+}
+
+pub fn locations_array(ctx: &mut Ctx, frames: &[(Arc<str>, u32, String)]) -> Result<Value> {
+    let klass = location_class(ctx);
+    let out = array::new(ctx);
+    for (p, l, lab) in frames {
+        let loc = object::new_data(ctx, klass, Box::new(Location { path: p.clone(), line: *l, label: lab.clone() }));
+        array::push(ctx, out, loc);
+    }
+    Ok(out)
+}
+
+fn location_class(ctx: &mut Ctx) -> Value {
+    let id = ctx.intern("__location_class__");
+    crate::core::module::body(ctx.c().object).const_get(id).map_or(ctx.c().object, |e| e.value)
+}
+
+fn loc_path(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let p = data_ref::<Location>(recv).map(|l| l.path.clone()).unwrap_or_else(|| Arc::from(""));
+    Ok(string::new_utf8(ctx, &p))
+}
+fn loc_lineno(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::fixnum(data_ref::<Location>(recv).map_or(0, |l| l.line) as i64))
+}
+fn loc_label(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let l = data_ref::<Location>(recv).map(|l| l.label.clone()).unwrap_or_default();
+    Ok(string::new_utf8(ctx, &l))
+}
+fn loc_base_label(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let l = data_ref::<Location>(recv).map(|l| l.label.clone()).unwrap_or_default();
+    let base = l.rsplit(" in ").next().unwrap_or(&l).to_string();
+    let base = base.rsplit(['#', '.']).next().unwrap_or(&base).to_string();
+    Ok(string::new_utf8(ctx, &base))
+}
+fn loc_to_s(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let s = data_ref::<Location>(recv).map(|l| exception::format_location(&l.path, l.line, &l.label)).unwrap_or_default();
+    Ok(string::new_utf8(ctx, &s))
+}
+fn loc_inspect(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let s = loc_to_s(ctx, recv, args)?;
+    let q = string::inspect_bytes(string::bytes(s), string::encoding(s));
+    Ok(string::new_from_bytes(ctx, &q))
+}
+
+// ---- eval and binding ----
+
+fn k_binding(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    match ops::caller_ruby_frame(ctx) {
+        Some(fi) => binding::from_frame(ctx, fi),
+        None => Err(ctx.runtime_error("no Ruby frame for binding")),
+    }
+}
+
+pub fn binding_from_captured(ctx: &mut Ctx, c: &crate::interp::Captured) -> Result<Value> {
+    binding::from_captured(ctx, c)
+}
+
+fn k_eval(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let src = string::to_str_arg(ctx, args.pos[0])?;
+    let b = match args.pos.get(1) {
+        Some(&b) if !b.is_nil() => {
+            if !binding::is_binding(b) {
+                let cname = object::class_name_of(ctx, b);
+                return Err(ctx.type_error(&format!("wrong argument type {cname} (expected binding)")));
+            }
+            b
+        }
+        _ => match ops::caller_ruby_frame(ctx) {
+            Some(fi) => binding::from_frame(ctx, fi)?,
+            None => return Err(ctx.runtime_error("no Ruby frame for eval")),
+        },
+    };
+    let file = match args.pos.get(2) {
+        Some(&f) => Some(string::str_arg(ctx, f)?),
+        None => None,
+    };
+    let line = match args.pos.get(3) {
+        Some(&l) => Some(integer::to_i64_arg(ctx, l)? as i32),
+        None => None,
+    };
+    binding::eval_in(ctx, b, src, file, line)
+}
+
+/// `instance_eval(string)` / `class_eval(string)`.
+pub fn eval_string_with_self(ctx: &mut Ctx, src: Value, self_: Value, cref_class: Option<Value>, file: Option<Value>, line: Option<Value>) -> Result<Value> {
+    let src = string::to_str_arg(ctx, src)?;
+    let file = match file {
+        Some(f) => Some(string::str_arg(ctx, f)?),
+        None => None,
+    };
+    let line = match line {
+        Some(l) => Some(integer::to_i64_arg(ctx, l)? as i32),
+        None => None,
+    };
+    let b = match ops::caller_ruby_frame(ctx) {
+        Some(fi) => binding::from_frame(ctx, fi)?,
+        None => return Err(ctx.runtime_error("no Ruby frame for eval")),
+    };
+    binding::eval_with_self(ctx, b, src, file, line, self_, cref_class)
+}
+
+fn k_local_variables(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    match ops::caller_ruby_frame(ctx) {
+        Some(fi) => {
+            let b = binding::from_frame(ctx, fi)?;
+            binding::local_variables(ctx, b)
+        }
+        None => Ok(array::new(ctx)),
+    }
+}
+
+fn k_global_variables(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(crate::core::globals::names(ctx))
+}
+
+/// Compiles and runs a whole program as the main script or a required file.
+pub fn run_program(ctx: &mut Ctx, source: &[u8], path: &str, main: bool) -> Result<Value> {
+    let opts = if main { CompileOptions::main(path) } else { CompileOptions::required(path) };
+    let opts = CompileOptions { frozen_string_literal: ctx.vm().frozen_string_literals.get().then_some(true), ..opts };
+    let iseq = crate::compile::compile(ctx, source, &opts)?;
+    let main_obj = ctx.vm().main_obj.get();
+    let cref = ctx.vm().top_cref.get();
+    let (r, _) = crate::interp::call::run_iseq_frame(ctx, iseq, FrameKind::Top, main_obj, cref, Value::NIL, Value::NIL, None, None)?;
+    std::hint::black_box(iseq);
+    Ok(r)
+}
+
+/// Copies a Data object for `dup`/`clone` if its type supports it.
+pub fn dup_data(ctx: &mut Ctx, v: Value) -> Result<Option<Value>> {
+    let klass = object::real_class_of(ctx, v);
+    if let Some(r) = data_ref::<crate::core::rational::RationalObj>(v) {
+        let (n, d) = (r.num, r.den);
+        let _ = klass;
+        return Ok(Some(crate::core::rational::new_reduced(ctx, n, d)?));
+    }
+    crate::core::struct_::dup_data(ctx, v, klass)
+}
+
+fn k_encoding(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(crate::core::encoding::encoding_object(ctx, crate::core::encoding::UTF_8))
+}
+
+fn k_frozen_literal_stub(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::NIL)
+}
+
+fn k_trap(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Err(ctx.not_implemented("Signal.trap"))
+}
+
+pub fn init(ctx: &mut Ctx) {
+    let k = ctx.c().kernel;
+    crate::methods!(ctx, k, [
+        ("puts", k_puts, [0..], Unsafe, ModuleFunction),
+        ("print", k_print, [0..], Unsafe, ModuleFunction),
+        ("p", k_p, [0..], Unsafe, ModuleFunction),
+        ("pp", k_p, [0..], Unsafe, ModuleFunction),
+        ("putc", k_putc, [1], Unsafe, ModuleFunction),
+        ("printf", k_printf, [0..], Unsafe, ModuleFunction),
+        ("format", k_format, [0..], Safe, ModuleFunction),
+        ("sprintf", k_format, [0..], Safe, ModuleFunction),
+        ("Integer", k_integer, [1..=2], Safe, ModuleFunction, Kw),
+        ("Float", k_float, [1], Safe, ModuleFunction, Kw),
+        ("String", k_string, [1], Safe, ModuleFunction),
+        ("Array", k_array, [1], Safe, ModuleFunction),
+        ("Hash", k_hash, [1], Safe, ModuleFunction),
+        ("raise", k_raise, [0..], Safe, ModuleFunction, Kw),
+        ("fail", k_raise, [0..], Safe, ModuleFunction, Kw),
+        ("loop", k_loop, [0], Safe, ModuleFunction),
+        ("catch", k_catch, [0..=1], Safe, ModuleFunction),
+        ("throw", k_throw, [1..=2], Safe, ModuleFunction),
+        ("block_given?", k_block_given, [0], Safe, ModuleFunction),
+        ("lambda", k_lambda, [0], Safe, ModuleFunction),
+        ("proc", k_proc, [0], Safe, ModuleFunction),
+        ("exit", k_exit, [0..=1], Safe, ModuleFunction),
+        ("exit!", k_exit_bang, [0..=1], Safe, ModuleFunction),
+        ("abort", k_abort, [0..=1], Unsafe, ModuleFunction),
+        ("at_exit", k_at_exit, [0], Unsafe, ModuleFunction),
+        ("__register_end_block__", k_register_end_block, [0], Unsafe, ModuleFunction),
+        ("warn", k_warn, [0..], Unsafe, ModuleFunction, Kw),
+        ("sleep", k_sleep, [0..=1], Safe, ModuleFunction),
+        ("gets", k_gets, [0..=2], Unsafe, ModuleFunction, Kw),
+        ("__method__", k_method_name, [0], Safe, ModuleFunction),
+        ("__dir__", k_dir, [0], Safe, ModuleFunction),
+        ("caller", k_caller, [0..=2], Safe, ModuleFunction),
+        ("caller_locations", k_caller_locations, [0..=2], Safe, ModuleFunction),
+        ("binding", k_binding, [0], Safe, ModuleFunction),
+        ("eval", k_eval, [1..=4], Unsafe, ModuleFunction),
+        ("local_variables", k_local_variables, [0], Safe, ModuleFunction),
+        ("global_variables", k_global_variables, [0], Safe, ModuleFunction),
+        ("__ENCODING__", k_encoding, [0], Safe, ModuleFunction),
+        ("trap", k_trap, [1..=2], Unsafe, ModuleFunction),
+    ]);
+    let _ = k_frozen_literal_stub;
+    let _ = IseqKind::Eval;
+    // Thread::Backtrace::Location
+    let obj = ctx.c().object;
+    let loc = crate::core::module_methods::new_class(ctx, obj, Some("Thread::Backtrace::Location"));
+    let id = ctx.intern("__location_class__");
+    crate::core::module::body(obj).const_set(id, loc);
+    crate::methods!(ctx, loc, [
+        ("path", loc_path, [0], Safe),
+        ("absolute_path", loc_path, [0], Safe),
+        ("lineno", loc_lineno, [0], Safe),
+        ("label", loc_label, [0], Safe),
+        ("base_label", loc_base_label, [0], Safe),
+        ("to_s", loc_to_s, [0], Safe),
+        ("inspect", loc_inspect, [0], Safe),
+    ]);
+}

@@ -1,0 +1,452 @@
+//! Method and UnboundMethod: a method entry, optionally bound to a receiver; also the
+//! curried callables made by `Proc#curry`/`Method#curry`.
+
+use std::sync::Arc;
+
+use crate::core::module::{self, MethodBody, MethodEntry, Visibility};
+use crate::core::{array, object, string, symbol};
+use crate::interp::{call, class_of, Args};
+use crate::object::data_ref;
+use crate::symbol::{sym, SymId};
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::Result;
+
+pub struct MethodObj {
+    /// The receiver, or `UNDEF` for an UnboundMethod.
+    pub recv: Value,
+    pub me: Arc<MethodEntry>,
+    /// The class the method was looked up in (for `inspect` and `bind` checks).
+    pub klass: Value,
+    pub name: SymId,
+}
+
+crate::data_obj!(MethodObj, |s, m| {
+    m.mark(s.recv);
+    m.mark(s.klass);
+    s.me.mark(m);
+});
+
+/// The method entry behind a Method/UnboundMethod value.
+pub fn method_entry_of(v: Value) -> Option<Arc<MethodEntry>> {
+    data_ref::<MethodObj>(v).map(|m| m.me.clone())
+}
+
+fn name_error_for(ctx: &mut Ctx, recv: Value, name: SymId, unbound: bool) -> crate::error::Unwind {
+    let n = ctx.sym_str(name);
+    if unbound {
+        let cname = crate::core::module_methods::class_path(ctx, recv);
+        let kind = if module::is_module(recv) { "module" } else { "class" };
+        return ctx.name_error(&format!("undefined method '{n}' for {kind} '{cname}'"), name, recv);
+    }
+    let desc = object::describe_for_error(ctx, recv);
+    ctx.name_error(&format!("undefined method '{n}' for {desc}"), name, recv)
+}
+
+/// `obj.method(:name)`.
+pub fn method_object(ctx: &mut Ctx, recv: Value, name: SymId) -> Result<Value> {
+    let klass = class_of(ctx, recv);
+    let me = match module::find_method(ctx, klass, name) {
+        Some(me) => me,
+        None => {
+            if ctx.respond_to_dynamic(recv, name)? {
+                // respond_to_missing?: a method that forwards to method_missing.
+                Arc::new(MethodEntry { name, original_name: name, owner: klass, visibility: Visibility::Public, body: MethodBody::Undefined })
+            } else {
+                return Err(name_error_for(ctx, recv, name, false));
+            }
+        }
+    };
+    let mc = ctx.c().method;
+    Ok(object::new_data(ctx, mc, Box::new(MethodObj { recv, me, klass, name })))
+}
+
+pub fn unbound_method(ctx: &mut Ctx, klass: Value, name: SymId, public_only: bool) -> Result<Value> {
+    let me = module::find_method(ctx, klass, name).filter(|m| !public_only || m.visibility == Visibility::Public);
+    let Some(me) = me else {
+        return Err(name_error_for(ctx, klass, name, true));
+    };
+    let uc = ctx.c().unbound_method;
+    Ok(object::new_data(ctx, uc, Box::new(MethodObj { recv: Value::UNDEF, me, klass, name })))
+}
+
+fn get<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a MethodObj> {
+    match data_ref::<MethodObj>(v) {
+        Some(m) => Ok(m),
+        None => Err(ctx.type_error("uninitialized method")),
+    }
+}
+
+fn m_call(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let (r, me, name) = {
+        let m = get(ctx, recv)?;
+        (m.recv, m.me.clone(), m.name)
+    };
+    if me.is_undefined() {
+        let mut a = vec![Value::symbol(name)];
+        a.extend_from_slice(args.pos);
+        return ctx.call_kw(r, sym::METHOD_MISSING, &a, args.kw, args.block);
+    }
+    call::invoke_from_rust(ctx, r, &me, args.pos, args.kw, args.block)
+}
+
+fn m_to_proc(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(crate::core::proc::method_proc(ctx, recv))
+}
+
+pub fn arity_of_entry(me: &MethodEntry) -> i64 {
+    match &me.body {
+        MethodBody::Builtin { arity, .. } => arity.ruby_arity(),
+        MethodBody::Iseq { iseq, .. } => {
+            let (min, max) = crate::core::proc::iseq_min_max(*iseq);
+            if max == Some(min) {
+                min
+            } else {
+                -min - 1
+            }
+        }
+        MethodBody::AttrReader(_) => 0,
+        MethodBody::AttrWriter(_) => 1,
+        MethodBody::Proc(p) => match crate::core::proc::captured(*p) {
+            Some(c) => {
+                let (min, max) = crate::core::proc::iseq_min_max(c.iseq);
+                if max == Some(min) {
+                    min
+                } else {
+                    -min - 1
+                }
+            }
+            None => -1,
+        },
+        MethodBody::Alias(inner) => arity_of_entry(inner),
+        _ => -1,
+    }
+}
+
+fn m_arity(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let me = get(ctx, recv)?.me.clone();
+    Ok(Value::fixnum(arity_of_entry(&me)))
+}
+
+fn m_parameters(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let me = get(ctx, recv)?.me.clone();
+    let mut body = me.body.clone();
+    while let MethodBody::Alias(inner) = body {
+        body = inner.body.clone();
+    }
+    match body {
+        MethodBody::Iseq { iseq, .. } => Ok(crate::core::proc::parameters_of(ctx, iseq, true)),
+        MethodBody::Proc(p) => match crate::core::proc::captured(p) {
+            Some(c) => Ok(crate::core::proc::parameters_of(ctx, c.iseq, true)),
+            None => Ok(array::new(ctx)),
+        },
+        MethodBody::AttrWriter(_) => {
+            let k = Value::symbol(ctx.intern("req"));
+            let p = array::from_slice(ctx, &[k]);
+            Ok(array::from_slice(ctx, &[p]))
+        }
+        MethodBody::Builtin { arity, .. } => {
+            let out = array::new(ctx);
+            let req = Value::symbol(ctx.intern("req"));
+            let opt = Value::symbol(ctx.intern("opt"));
+            let rest = Value::symbol(ctx.intern("rest"));
+            for _ in 0..arity.min {
+                let p = array::from_slice(ctx, &[req]);
+                array::push(ctx, out, p);
+            }
+            match arity.max {
+                Some(max) => {
+                    for _ in arity.min..max {
+                        let p = array::from_slice(ctx, &[opt]);
+                        array::push(ctx, out, p);
+                    }
+                }
+                None => {
+                    let p = array::from_slice(ctx, &[rest]);
+                    array::push(ctx, out, p);
+                }
+            }
+            Ok(out)
+        }
+        _ => Ok(array::new(ctx)),
+    }
+}
+
+fn m_owner(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(get(ctx, recv)?.me.owner)
+}
+
+fn m_receiver(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(get(ctx, recv)?.recv)
+}
+
+fn m_name(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::symbol(get(ctx, recv)?.name))
+}
+
+fn m_original_name(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::symbol(get(ctx, recv)?.me.original_name))
+}
+
+fn m_unbind(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let (me, klass, name) = {
+        let m = get(ctx, recv)?;
+        (m.me.clone(), m.klass, m.name)
+    };
+    let uc = ctx.c().unbound_method;
+    Ok(object::new_data(ctx, uc, Box::new(MethodObj { recv: Value::UNDEF, me, klass, name })))
+}
+
+fn check_bind(ctx: &mut Ctx, me: &MethodEntry, target: Value) -> Result<()> {
+    let owner = me.owner;
+    if module::is_module(owner) {
+        return Ok(());
+    }
+    let k = class_of(ctx, target);
+    if !module::includes_module(ctx, k, module::real_class(owner)) && !module::includes_module(ctx, k, owner) {
+        let oname = crate::core::module_methods::class_path(ctx, module::real_class(owner));
+        let singleton = module::is_class_or_module(owner) && module::body(owner).kind == module::ClassKind::Singleton;
+        let msg = if singleton { "singleton method called for a different object".to_string() } else { format!("bind argument must be an instance of {oname}") };
+        return Err(ctx.type_error(&msg));
+    }
+    Ok(())
+}
+
+fn u_bind(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let (me, klass, name) = {
+        let m = get(ctx, recv)?;
+        (m.me.clone(), m.klass, m.name)
+    };
+    let target = args.pos[0];
+    check_bind(ctx, &me, target)?;
+    let mc = ctx.c().method;
+    Ok(object::new_data(ctx, mc, Box::new(MethodObj { recv: target, me, klass, name })))
+}
+
+fn u_bind_call(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let me = get(ctx, recv)?.me.clone();
+    let Some((&target, rest)) = args.pos.split_first() else {
+        return Err(ctx.arity_error(0, 1, None));
+    };
+    check_bind(ctx, &me, target)?;
+    call::invoke_from_rust(ctx, target, &me, rest, args.kw, args.block)
+}
+
+fn m_source_location(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let me = get(ctx, recv)?.me.clone();
+    let iseq = match &me.body {
+        MethodBody::Iseq { iseq, .. } => Some(*iseq),
+        MethodBody::Proc(p) => crate::core::proc::captured(*p).map(|c| c.iseq),
+        _ => None,
+    };
+    match iseq {
+        Some(i) => {
+            let is = crate::compile::iseq::iseq_of(i);
+            let p = string::new_utf8(ctx, &is.path);
+            Ok(array::from_slice(ctx, &[p, Value::fixnum(is.first_line as i64)]))
+        }
+        None => Ok(Value::NIL),
+    }
+}
+
+fn m_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let (r, me, klass, name) = {
+        let m = get(ctx, recv)?;
+        (m.recv, m.me.clone(), m.klass, m.name)
+    };
+    let cname = object::class_name_of(ctx, recv);
+    let owner = crate::core::module_methods::class_path(ctx, module::real_class(me.owner));
+    let n = ctx.sym_str(name);
+    let target = if r.is_undef() {
+        crate::core::module_methods::class_path(ctx, klass)
+    } else if module::is_class_or_module(r) && module::body(me.owner).kind == module::ClassKind::Singleton {
+        let c = crate::core::module_methods::class_path(ctx, r);
+        return Ok(string::new_utf8(ctx, &format!("#<{cname}: {c}.{n}>")));
+    } else {
+        crate::core::module_methods::class_path(ctx, object::real_class_of(ctx, r))
+    };
+    let s = if target == owner { format!("#<{cname}: {owner}#{n}>") } else { format!("#<{cname}: {target}({owner})#{n}>") };
+    Ok(string::new_utf8(ctx, &s))
+}
+
+fn m_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let o = args.pos[0];
+    let Some(b) = data_ref::<MethodObj>(o) else { return Ok(Value::FALSE) };
+    let a = get(ctx, recv)?;
+    if object::real_class_of(ctx, recv) != object::real_class_of(ctx, o) {
+        return Ok(Value::FALSE);
+    }
+    Ok(Value::bool(a.recv == b.recv && a.me.owner == b.me.owner && (Arc::ptr_eq(&a.me, &b.me) || a.me.original_name == b.me.original_name)))
+}
+
+fn m_hash(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let m = get(ctx, recv)?;
+    let h = crate::core::hash::mix(crate::core::hash::mix(ctx.vm().hash_seed, m.recv.raw()), m.me.original_name.0 as u64 ^ m.me.owner.raw());
+    Ok(Value::fixnum((h >> 2) as i64))
+}
+
+fn m_super_method(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let (r, me, name) = {
+        let m = get(ctx, recv)?;
+        (m.recv, m.me.clone(), m.name)
+    };
+    let klass = if r.is_undef() { get(ctx, recv)?.klass } else { class_of(ctx, r) };
+    match module::find_super_method(ctx, klass, me.owner, name) {
+        Some(sme) => {
+            let mc = object::real_class_of(ctx, recv);
+            Ok(object::new_data(ctx, mc, Box::new(MethodObj { recv: r, me: sme, klass, name })))
+        }
+        None => Ok(Value::NIL),
+    }
+}
+
+fn m_curry(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let p = crate::core::proc::method_proc(ctx, recv);
+    let arity = arity_of_entry(&get(ctx, recv)?.me);
+    let n = match args.pos.first() {
+        Some(&n) => crate::core::integer::to_i64_arg(ctx, n)?,
+        None => {
+            if arity < 0 {
+                -arity - 1
+            } else {
+                arity
+            }
+        }
+    };
+    make_curry(ctx, p, n, true)
+}
+
+// ---- curry ----
+
+struct CurryObj {
+    target: Value,
+    arity: i64,
+    args: Value,
+    lambda: bool,
+}
+
+crate::data_obj!(CurryObj, |s, m| {
+    m.mark(s.target);
+    m.mark(s.args);
+});
+
+/// A curried proc of `target` expecting `arity` arguments.
+pub fn make_curry(ctx: &mut Ctx, target: Value, arity: i64, lambda: bool) -> Result<Value> {
+    let args = array::new(ctx);
+    let klass = curry_class(ctx);
+    let c = object::new_data(ctx, klass, Box::new(CurryObj { target, arity, args, lambda }));
+    let p = crate::core::proc::method_proc(ctx, c);
+    if !lambda {
+        crate::object::basic(p).aux &= !crate::core::proc::LAMBDA;
+    }
+    Ok(p)
+}
+
+fn curry_class(ctx: &mut Ctx) -> Value {
+    let id = ctx.intern("__curry_class__");
+    crate::core::module::body(ctx.c().object).const_get(id).map_or(ctx.c().object, |e| e.value)
+}
+
+fn curry_call(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let (target, arity, prev, lambda) = match data_ref::<CurryObj>(recv) {
+        Some(c) => (c.target, c.arity, c.args, c.lambda),
+        None => return Ok(Value::NIL),
+    };
+    let mut all = array::to_vec(prev);
+    all.extend_from_slice(args.pos);
+    if all.len() as i64 >= arity {
+        return ctx.call_proc(target, &all, args.block);
+    }
+    let na = array::from_vec(ctx, all);
+    let klass = curry_class(ctx);
+    let c = object::new_data(ctx, klass, Box::new(CurryObj { target, arity, args: na, lambda }));
+    let p = crate::core::proc::method_proc(ctx, c);
+    if !lambda {
+        crate::object::basic(p).aux &= !crate::core::proc::LAMBDA;
+    }
+    Ok(p)
+}
+
+fn k_method(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let name = symbol::to_sym_id(ctx, args.pos[0])?;
+    method_object(ctx, recv, name)
+}
+
+fn k_public_method(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let name = symbol::to_sym_id(ctx, args.pos[0])?;
+    let m = method_object(ctx, recv, name)?;
+    if get(ctx, m)?.me.visibility != Visibility::Public {
+        return Err(name_error_for(ctx, recv, name, false));
+    }
+    Ok(m)
+}
+
+fn k_singleton_method(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let name = symbol::to_sym_id(ctx, args.pos[0])?;
+    if recv.is_heap() {
+        let k = crate::object::basic(recv).klass;
+        if module::is_class_or_module(k) && module::body(k).kind == module::ClassKind::Singleton {
+            if let Some(me) = module::body(k).methods.get(&name).cloned() {
+                let mc = ctx.c().method;
+                return Ok(object::new_data(ctx, mc, Box::new(MethodObj { recv, me, klass: k, name })));
+            }
+        }
+    }
+    let n = ctx.sym_str(name);
+    let s = object::inspect_string(ctx, recv)?;
+    Err(ctx.name_error(&format!("undefined singleton method '{n}' for {s}"), name, recv))
+}
+
+pub fn init(ctx: &mut Ctx) {
+    let m = ctx.c().method;
+    crate::methods!(ctx, m, [
+        ("call", m_call, [0..], Unsafe, Kw),
+        ("()", m_call, [0..], Unsafe, Kw),
+        ("[]", m_call, [0..], Unsafe, Kw),
+        ("===", m_call, [0..], Unsafe, Kw),
+        ("to_proc", m_to_proc, [0], Safe),
+        ("arity", m_arity, [0], Safe),
+        ("parameters", m_parameters, [0], Safe),
+        ("owner", m_owner, [0], Safe),
+        ("receiver", m_receiver, [0], Safe),
+        ("name", m_name, [0], Safe),
+        ("original_name", m_original_name, [0], Safe),
+        ("unbind", m_unbind, [0], Safe),
+        ("source_location", m_source_location, [0], Safe),
+        ("inspect", m_inspect, [0], Safe),
+        ("to_s", m_inspect, [0], Safe),
+        ("==", m_eq, [1], Safe),
+        ("eql?", m_eq, [1], Safe),
+        ("hash", m_hash, [0], Safe),
+        ("super_method", m_super_method, [0], Safe),
+        ("curry", m_curry, [0..=1], Safe),
+    ]);
+    let u = ctx.c().unbound_method;
+    crate::methods!(ctx, u, [
+        ("bind", u_bind, [1], Safe),
+        ("bind_call", u_bind_call, [1..], Unsafe, Kw),
+        ("arity", m_arity, [0], Safe),
+        ("parameters", m_parameters, [0], Safe),
+        ("owner", m_owner, [0], Safe),
+        ("name", m_name, [0], Safe),
+        ("original_name", m_original_name, [0], Safe),
+        ("source_location", m_source_location, [0], Safe),
+        ("inspect", m_inspect, [0], Safe),
+        ("to_s", m_inspect, [0], Safe),
+        ("==", m_eq, [1], Safe),
+        ("eql?", m_eq, [1], Safe),
+        ("hash", m_hash, [0], Safe),
+        ("super_method", m_super_method, [0], Safe),
+    ]);
+    let k = ctx.c().kernel;
+    crate::methods!(ctx, k, [
+        ("method", k_method, [1], Safe),
+        ("public_method", k_public_method, [1], Safe),
+        ("singleton_method", k_singleton_method, [1], Safe),
+    ]);
+    let obj = ctx.c().object;
+    let cc = crate::core::module_methods::new_class(ctx, obj, Some("Proc::Curry"));
+    let id = ctx.intern("__curry_class__");
+    crate::core::module::body(obj).const_set(id, cc);
+    crate::methods!(ctx, cc, [("call", curry_call, [0..], Unsafe)]);
+}

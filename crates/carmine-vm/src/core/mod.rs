@@ -1,0 +1,164 @@
+//! Builtin classes, one file each. Every file ends with an `init` function whose table lists
+//! each method it defines with its arity and thread-safety flag (see `methods!`).
+
+pub mod array;
+pub mod array_methods;
+pub mod bignum;
+pub mod binding;
+pub mod comparable;
+pub mod complex;
+pub mod encoding;
+pub mod enumerable;
+pub mod enumerator;
+pub mod exception;
+pub mod float;
+pub mod format;
+pub mod gc;
+pub mod globals;
+pub mod hash;
+pub mod hash_methods;
+pub mod integer;
+pub mod io;
+pub mod kernel;
+pub mod load;
+pub mod math;
+pub mod method;
+pub mod module;
+pub mod module_methods;
+pub mod nil_true_false;
+pub mod numeric;
+pub mod object;
+pub mod proc;
+pub mod process;
+pub mod random;
+pub mod range;
+pub mod rational;
+pub mod regexp;
+pub mod set;
+pub mod string;
+pub mod string_tr;
+pub mod struct_;
+pub mod symbol;
+pub mod time;
+pub mod fiber;
+
+use crate::core::module::{define_builtin, Arity, BuiltinFn, ThreadSafety, Visibility};
+use crate::thread::Ctx;
+use crate::value::Value;
+
+/// Options of one builtin method definition.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum DefFlag {
+    /// The method receives keywords separately (`Args::kw`).
+    Kw,
+    /// Defined private.
+    Private,
+    /// Defined on the singleton class (a class method).
+    Singleton,
+    /// Kernel-style: private instance method plus public singleton method.
+    ModuleFunction,
+}
+
+/// Defines one builtin; used by the `methods!` tables.
+pub fn define(ctx: &mut Ctx, klass: Value, name: &str, f: BuiltinFn, arity: Arity, safety: ThreadSafety, flags: &[DefFlag]) {
+    let kw = flags.contains(&DefFlag::Kw);
+    let vis = if flags.contains(&DefFlag::Private) || flags.contains(&DefFlag::ModuleFunction) { Visibility::Private } else { Visibility::Public };
+    if flags.contains(&DefFlag::Singleton) {
+        let single = object::singleton_class(ctx, klass).expect("singleton class of a builtin class");
+        define_builtin(ctx, single, name, f, arity, safety, Visibility::Public, kw);
+        return;
+    }
+    define_builtin(ctx, klass, name, f, arity, safety, vis, kw);
+    if flags.contains(&DefFlag::ModuleFunction) {
+        let single = object::singleton_class(ctx, klass).expect("singleton class of a builtin module");
+        define_builtin(ctx, single, name, f, arity, safety, Visibility::Public, kw);
+    }
+}
+
+/// `arity!(0)`, `arity!(1..=2)`, `arity!(0..)`.
+#[macro_export]
+macro_rules! arity {
+    ($n:literal) => {
+        $crate::core::module::Arity::exact($n)
+    };
+    ($min:literal ..= $max:literal) => {
+        $crate::core::module::Arity::range($min, $max)
+    };
+    ($min:literal ..) => {
+        $crate::core::module::Arity::rest($min)
+    };
+}
+
+/// A builtin class's method table:
+///
+/// ```ignore
+/// methods!(ctx, klass, [
+///     ("length", length, [0], Safe),
+///     ("push", push, [0..], Unsafe),
+///     ("new", new, [0..], Unsafe, Singleton, Kw),
+/// ]);
+/// ```
+///
+/// `Safe` methods run without the giant lock; `Unsafe` ones hold it.
+#[macro_export]
+macro_rules! methods {
+    ($ctx:expr, $klass:expr, [ $( ($name:literal, $f:path, [$($ar:tt)*], $safety:ident $(, $flag:ident)* ) ),* $(,)? ]) => {{
+        let klass = $klass;
+        $(
+            $crate::core::define(
+                $ctx,
+                klass,
+                $name,
+                $f,
+                $crate::arity!($($ar)*),
+                $crate::core::module::ThreadSafety::$safety,
+                &[$($crate::core::DefFlag::$flag),*],
+            );
+        )*
+    }};
+}
+
+/// Runs every builtin file's `init`, in dependency order.
+pub fn init_all(ctx: &mut Ctx) {
+    object::init(ctx);
+    kernel::init(ctx);
+    module_methods::init(ctx);
+    comparable::init(ctx);
+    enumerable::init(ctx);
+    nil_true_false::init(ctx);
+    numeric::init(ctx);
+    integer::init(ctx);
+    bignum::init(ctx);
+    float::init(ctx);
+    rational::init(ctx);
+    complex::init(ctx);
+    math::init(ctx);
+    string::init(ctx);
+    encoding::init(ctx);
+    symbol::init(ctx);
+    array::init(ctx);
+    hash::init(ctx);
+    range::init(ctx);
+    proc::init(ctx);
+    binding::init(ctx);
+    method::init(ctx);
+    exception::init(ctx);
+    regexp::init(ctx);
+    enumerator::init(ctx);
+    struct_::init(ctx);
+    time::init(ctx);
+    random::init(ctx);
+    io::init(ctx);
+    gc::init(ctx);
+    process::init(ctx);
+    set::init(ctx);
+    globals::init(ctx);
+    load::init(ctx);
+    fiber::init(ctx);
+}
+
+/// Shorthand used by builtins: the Ruby `nil`.
+pub const NIL: Value = Value::NIL;
+
+/// `ThreadSafety` and `Arity` re-exported for builtin files.
+pub use module::{Arity as A, ThreadSafety as TS};

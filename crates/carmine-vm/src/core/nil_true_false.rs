@@ -1,0 +1,81 @@
+//! NilClass, TrueClass and FalseClass.
+
+use crate::core::{array, hash, string};
+use crate::interp::Args;
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::Result;
+
+fn nil_to_s(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    let s = string::new_us_ascii(ctx, "");
+    Ok(crate::core::object::freeze(s))
+}
+fn nil_to_a(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(array::new(ctx))
+}
+fn nil_to_h(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(hash::new(ctx))
+}
+fn nil_to_i(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::fixnum(0))
+}
+fn nil_to_f(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(crate::core::float::new(ctx, 0.0))
+}
+fn nil_inspect(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(string::new_us_ascii(ctx, "nil"))
+}
+fn nil_nil_p(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::TRUE)
+}
+fn and_m(_ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    Ok(Value::bool(recv.truthy() && args.pos[0].truthy()))
+}
+fn or_m(_ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    Ok(Value::bool(recv.truthy() || args.pos[0].truthy()))
+}
+fn xor_m(_ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    Ok(Value::bool(recv.truthy() != args.pos[0].truthy()))
+}
+fn bool_to_s(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let s = string::new_us_ascii(ctx, if recv.truthy() { "true" } else { "false" });
+    Ok(crate::core::object::freeze(s))
+}
+fn eqq(_ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    Ok(Value::bool(recv == args.pos[0]))
+}
+fn nil_to_r(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    crate::core::rational::from_integer(ctx, Value::fixnum(0))
+}
+fn nil_rationalize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    nil_to_r(ctx, recv, args)
+}
+
+pub fn init(ctx: &mut Ctx) {
+    let n = ctx.c().nil;
+    crate::methods!(ctx, n, [
+        ("to_s", nil_to_s, [0], Safe),
+        ("to_a", nil_to_a, [0], Safe),
+        ("to_h", nil_to_h, [0], Safe),
+        ("to_i", nil_to_i, [0], Safe),
+        ("to_f", nil_to_f, [0], Safe),
+        ("to_r", nil_to_r, [0], Safe),
+        ("rationalize", nil_rationalize, [0..=1], Safe),
+        ("inspect", nil_inspect, [0], Safe),
+        ("nil?", nil_nil_p, [0], Safe),
+        ("&", and_m, [1], Safe),
+        ("|", or_m, [1], Safe),
+        ("^", xor_m, [1], Safe),
+        ("===", eqq, [1], Safe),
+    ]);
+    for c in [ctx.c().true_, ctx.c().false_] {
+        crate::methods!(ctx, c, [
+            ("to_s", bool_to_s, [0], Safe),
+            ("inspect", bool_to_s, [0], Safe),
+            ("&", and_m, [1], Safe),
+            ("|", or_m, [1], Safe),
+            ("^", xor_m, [1], Safe),
+            ("===", eqq, [1], Safe),
+        ]);
+    }
+}

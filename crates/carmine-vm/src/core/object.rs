@@ -1,0 +1,951 @@
+//! BasicObject and Object: allocation, instance variables, freezing, singleton classes,
+//! identity, and the methods every object has.
+//!
+//! Invariants:
+//! - Immediates (nil, true, false, Integer, Float, Symbol) are always frozen and have no
+//!   instance variables.
+//! - A plain `RObject` keeps ivars in its slots (layout from its real class); every other
+//!   heap object keeps them in the VM's generic ivar table, flagged with `FL_EXIVAR`.
+
+use crate::core::module::{self, body, AllocKind, ClassBody, ClassKind, RClass};
+use crate::core::{array, hash, string};
+use crate::interp::{class_of, Args};
+use crate::object::{basic, DataObj, ObjType, RData, RObject, FL_EXIVAR, FL_FROZEN, INLINE_IVARS};
+use crate::symbol::{sym, SymId};
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::Result;
+
+// ---- allocation ----
+
+pub fn new_object(ctx: &mut Ctx, klass: Value) -> Value {
+    let p = ctx.alloc_slot(ObjType::Object, klass) as *mut RObject;
+    // SAFETY: fresh Object slot; fields initialised before the next allocation.
+    unsafe {
+        (*p).inline = [Value::UNDEF; INLINE_IVARS];
+        std::ptr::write(&mut (*p).ext, Vec::new());
+    }
+    Value::from_ptr(p)
+}
+
+pub fn new_data(ctx: &mut Ctx, klass: Value, data: Box<dyn DataObj>) -> Value {
+    let p = ctx.alloc_slot(ObjType::Data, klass) as *mut RData;
+    // SAFETY: fresh Data slot.
+    unsafe { std::ptr::write(&mut (*p).data, data) };
+    Value::from_ptr(p)
+}
+
+/// A new class object (without metaclass; see `module_methods::new_class`).
+pub fn new_class_object(ctx: &mut Ctx, klass: Value, b: ClassBody) -> Value {
+    let is_module = b.kind == ClassKind::Module;
+    let boxed = Box::new(b);
+    let p = ctx.alloc_slot(ObjType::Class, klass) as *mut RClass;
+    // SAFETY: fresh Class slot.
+    unsafe { std::ptr::write(&mut (*p).body, boxed) };
+    let v = Value::from_ptr(p);
+    if is_module {
+        module::set_module_flag(v);
+    }
+    v
+}
+
+/// `Class#allocate`: an uninitialised instance of `klass`.
+pub fn allocate(ctx: &mut Ctx, klass: Value) -> Result<Value> {
+    let kind = body(klass).alloc;
+    Ok(match kind {
+        AllocKind::Object => new_object(ctx, klass),
+        AllocKind::String => {
+            let s = string::new_utf8(ctx, "");
+            basic(s).klass = klass;
+            s
+        }
+        AllocKind::Array => {
+            let a = array::new(ctx);
+            basic(a).klass = klass;
+            a
+        }
+        AllocKind::Hash => {
+            let h = hash::new(ctx);
+            basic(h).klass = klass;
+            h
+        }
+        AllocKind::Range => crate::core::range::allocate(ctx, klass),
+        AllocKind::Data(f) => f(ctx, klass)?,
+        AllocKind::Class => crate::core::module_methods::new_class(ctx, ctx.c().object, None),
+        AllocKind::Module => crate::core::module_methods::new_module(ctx, None),
+        AllocKind::Proc | AllocKind::None => {
+            let name = crate::core::module_methods::class_path(ctx, klass);
+            return Err(ctx.type_error(&format!("allocator undefined for {name}")));
+        }
+    })
+}
+
+// ---- identity, classes ----
+
+#[inline]
+pub fn is_frozen(v: Value) -> bool {
+    !v.is_heap() || basic(v).has(FL_FROZEN)
+}
+
+pub fn freeze(v: Value) -> Value {
+    if v.is_heap() {
+        basic(v).flags |= FL_FROZEN;
+    }
+    v
+}
+
+pub fn real_class_of(ctx: &Ctx, v: Value) -> Value {
+    module::real_class(class_of(ctx, v))
+}
+
+pub fn class_name_of(ctx: &mut Ctx, v: Value) -> String {
+    let c = real_class_of(ctx, v);
+    crate::core::module_methods::class_path(ctx, c)
+}
+
+pub fn is_a(ctx: &Ctx, v: Value, klass: Value) -> bool {
+    let c = class_of(ctx, v);
+    module::includes_module(ctx, c, klass)
+}
+
+/// The singleton class of `v`, creating it if needed.
+pub fn singleton_class(ctx: &mut Ctx, v: Value) -> Result<Value> {
+    if !v.is_heap() {
+        let c = ctx.c();
+        return match v {
+            Value::NIL => Ok(c.nil),
+            Value::TRUE => Ok(c.true_),
+            Value::FALSE => Ok(c.false_),
+            _ => Err(ctx.type_error("can't define singleton")),
+        };
+    }
+    let klass = basic(v).klass;
+    if module::is_class_or_module(klass) && body(klass).kind == ClassKind::Singleton && body(klass).attached == v {
+        return Ok(klass);
+    }
+    if matches!(basic(v).obj_type(), ObjType::Float | ObjType::Bignum) {
+        return Err(ctx.type_error("can't define singleton"));
+    }
+    let superclass = if module::is_class_or_module(v) && body(v).kind != ClassKind::Module {
+        let sup = body(v).superclass;
+        if body(v).kind == ClassKind::Singleton {
+            // The metaclass of a metaclass inherits from the superclass's metaclass.
+            if sup.is_nil() {
+                ctx.c().class
+            } else {
+                singleton_class(ctx, sup)?
+            }
+        } else if sup.is_nil() {
+            ctx.c().class
+        } else {
+            singleton_class(ctx, sup)?
+        }
+    } else {
+        klass
+    };
+    let mut b = ClassBody::new(ClassKind::Singleton, superclass, AllocKind::None);
+    b.attached = v;
+    let meta_klass = if module::is_class_or_module(v) && body(v).kind == ClassKind::Singleton { ctx.c().class } else { ctx.c().class };
+    let s = new_class_object(ctx, meta_klass, b);
+    if is_frozen(v) {
+        basic(s).flags |= FL_FROZEN;
+    }
+    basic(v).klass = s;
+    ctx.vm().bump_method_epoch();
+    Ok(s)
+}
+
+/// `#<Foo>`-style default `to_s`: `#<Foo:0x000055d5c5a1e2f8>`.
+pub fn any_to_s(ctx: &mut Ctx, v: Value) -> Value {
+    let name = class_name_of(ctx, v);
+    let s = format!("#<{}:0x{:016x}>", name, v.raw());
+    string::new_utf8(ctx, &s)
+}
+
+pub fn inspect(ctx: &mut Ctx, v: Value) -> Result<Value> {
+    let r = ctx.call(v, sym::INSPECT, &[])?;
+    if string::is_string(r) {
+        Ok(r)
+    } else {
+        ctx.call(r, sym::TO_S, &[])
+    }
+}
+
+pub fn inspect_string(ctx: &mut Ctx, v: Value) -> Result<String> {
+    let s = inspect(ctx, v)?;
+    Ok(string::to_rust_string_lossy(s))
+}
+
+/// How NoMethodError describes a receiver (CRuby 3.4): "an instance of Foo", "nil",
+/// "class Foo", "module Bar", "main".
+pub fn describe_for_error(ctx: &mut Ctx, v: Value) -> String {
+    match v {
+        Value::NIL => return "nil".into(),
+        Value::TRUE => return "true".into(),
+        Value::FALSE => return "false".into(),
+        _ => {}
+    }
+    if v == ctx.vm().main_obj.get() {
+        return "main".into();
+    }
+    if module::is_class_or_module(v) {
+        let name = crate::core::module_methods::class_path(ctx, v);
+        return if module::is_module(v) { format!("module {name}") } else { format!("class {name}") };
+    }
+    let name = class_name_of(ctx, v);
+    format!("an instance of {name}")
+}
+
+/// The class name used in "no implicit conversion of X into Y".
+pub fn type_name_for_error(ctx: &mut Ctx, v: Value) -> String {
+    match v {
+        Value::NIL => "nil".into(),
+        Value::TRUE => "true".into(),
+        Value::FALSE => "false".into(),
+        _ => class_name_of(ctx, v),
+    }
+}
+
+pub fn object_id(ctx: &mut Ctx, v: Value) -> Value {
+    if let Some(i) = v.as_fixnum() {
+        return Value::try_fixnum(i.wrapping_mul(2).wrapping_add(1)).unwrap_or(Value::fixnum(i));
+    }
+    if !v.is_heap() {
+        return Value::fixnum((v.raw() >> 1) as i64 & 0x3fff_ffff_ffff_ffff);
+    }
+    let addr = v.raw() as usize;
+    let vm = ctx.vm();
+    let mut ids = vm.object_ids.borrow_mut();
+    let id = *ids.entry(addr).or_insert_with(|| vm.object_id_seq.fetch_add(8, std::sync::atomic::Ordering::Relaxed));
+    Value::fixnum(id as i64)
+}
+
+// ---- instance variables ----
+
+pub fn ivar_get(ctx: &Ctx, obj: Value, name: SymId) -> Value {
+    if !obj.is_heap() {
+        return Value::NIL;
+    }
+    match basic(obj).obj_type() {
+        ObjType::Object => {
+            let real = module::real_class(basic(obj).klass);
+            match body(real).iv_index.get(&name) {
+                Some(&i) => {
+                    // SAFETY: type checked.
+                    let v = unsafe { (*obj.as_ptr::<RObject>()).ivar(i as usize) };
+                    if v.is_undef() {
+                        Value::NIL
+                    } else {
+                        v
+                    }
+                }
+                None => Value::NIL,
+            }
+        }
+        ObjType::Class => body(obj).ivars.iter().find(|(n, _)| *n == name).map_or(Value::NIL, |(_, v)| *v),
+        _ => {
+            if !basic(obj).has(FL_EXIVAR) {
+                return Value::NIL;
+            }
+            let t = ctx.vm().generic_ivars.borrow();
+            t.get(&(obj.raw() as usize)).and_then(|l| l.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)).unwrap_or(Value::NIL)
+        }
+    }
+}
+
+pub fn ivar_defined(ctx: &Ctx, obj: Value, name: SymId) -> bool {
+    ivar_list(ctx, obj).iter().any(|(n, _)| *n == name)
+}
+
+/// Sets an ivar, raising FrozenError on frozen objects.
+pub fn ivar_set(ctx: &mut Ctx, obj: Value, name: SymId, v: Value) -> Result<()> {
+    if is_frozen(obj) {
+        return Err(ctx.frozen_error(obj));
+    }
+    ivar_set_raw(ctx, obj, name, v);
+    Ok(())
+}
+
+/// Sets an ivar without the frozen check (internal state such as exception fields).
+pub fn ivar_set_raw(ctx: &mut Ctx, obj: Value, name: SymId, v: Value) {
+    if !obj.is_heap() {
+        return;
+    }
+    match basic(obj).obj_type() {
+        ObjType::Object => {
+            let real = module::real_class(basic(obj).klass);
+            let i = body(real).ivar_slot(name);
+            // SAFETY: type checked.
+            unsafe { (*obj.as_ptr::<RObject>()).set_ivar(i as usize, v) };
+        }
+        ObjType::Class => {
+            let b = body(obj);
+            match b.ivars.iter_mut().find(|(n, _)| *n == name) {
+                Some(e) => e.1 = v,
+                None => b.ivars.push((name, v)),
+            }
+        }
+        _ => {
+            let mut t = ctx.vm().generic_ivars.borrow_mut();
+            let list = t.entry(obj.raw() as usize).or_default();
+            match list.iter_mut().find(|(n, _)| *n == name) {
+                Some(e) => e.1 = v,
+                None => list.push((name, v)),
+            }
+            basic(obj).flags |= FL_EXIVAR;
+        }
+    }
+}
+
+/// The object's instance variables in definition order.
+pub fn ivar_list(ctx: &Ctx, obj: Value) -> Vec<(SymId, Value)> {
+    if !obj.is_heap() {
+        return Vec::new();
+    }
+    match basic(obj).obj_type() {
+        ObjType::Object => {
+            let real = module::real_class(basic(obj).klass);
+            let names = body(real).iv_names.clone();
+            // SAFETY: type checked.
+            let o = unsafe { &*obj.as_ptr::<RObject>() };
+            names.iter().enumerate().filter_map(|(i, &n)| {
+                let v = o.ivar(i);
+                (!v.is_undef()).then_some((n, v))
+            }).collect()
+        }
+        ObjType::Class => body(obj).ivars.clone(),
+        _ => {
+            if !basic(obj).has(FL_EXIVAR) {
+                return Vec::new();
+            }
+            ctx.vm().generic_ivars.borrow().get(&(obj.raw() as usize)).cloned().unwrap_or_default()
+        }
+    }
+}
+
+pub fn ivar_remove(ctx: &mut Ctx, obj: Value, name: SymId) -> Option<Value> {
+    if !obj.is_heap() {
+        return None;
+    }
+    match basic(obj).obj_type() {
+        ObjType::Object => {
+            let real = module::real_class(basic(obj).klass);
+            let i = *body(real).iv_index.get(&name)?;
+            // SAFETY: type checked.
+            let o = unsafe { &mut *obj.as_ptr::<RObject>() };
+            let v = o.ivar(i as usize);
+            if v.is_undef() {
+                return None;
+            }
+            o.set_ivar(i as usize, Value::UNDEF);
+            Some(v)
+        }
+        ObjType::Class => {
+            let b = body(obj);
+            let pos = b.ivars.iter().position(|(n, _)| *n == name)?;
+            Some(b.ivars.remove(pos).1)
+        }
+        _ => {
+            let mut t = ctx.vm().generic_ivars.borrow_mut();
+            let list = t.get_mut(&(obj.raw() as usize))?;
+            let pos = list.iter().position(|(n, _)| *n == name)?;
+            Some(list.remove(pos).1)
+        }
+    }
+}
+
+/// Copies instance variables from `src` to `dst` (for dup/clone).
+pub fn copy_ivars(ctx: &mut Ctx, dst: Value, src: Value) {
+    for (n, v) in ivar_list(ctx, src) {
+        ivar_set_raw(ctx, dst, n, v);
+    }
+}
+
+/// Validates an instance variable name given as Symbol/String (`@foo`).
+pub fn ivar_name_arg(ctx: &mut Ctx, v: Value) -> Result<SymId> {
+    let id = crate::core::symbol::to_sym_id(ctx, v)?;
+    let name = ctx.sym_name(id);
+    let valid = name.len() >= 2 && name[0] == b'@' && name[1] != b'@' && !name[1].is_ascii_digit();
+    if !valid {
+        let s = String::from_utf8_lossy(&name).into_owned();
+        return Err(ctx.name_error(&format!("'{s}' is not allowed as an instance variable name"), id, Value::NIL));
+    }
+    Ok(id)
+}
+
+// ---- equality and hashing used by core collections ----
+
+/// `a == b` with fast paths.
+pub fn equal(ctx: &mut Ctx, a: Value, b: Value) -> Result<bool> {
+    if a == b {
+        return Ok(true);
+    }
+    if let Some(r) = crate::interp::ops::fast_eq(ctx, a, b) {
+        return Ok(r);
+    }
+    Ok(ctx.call(a, sym::EQ, &[b])?.truthy())
+}
+
+/// `a.eql?(b)` with fast paths.
+pub fn eql(ctx: &mut Ctx, a: Value, b: Value) -> Result<bool> {
+    if a == b {
+        return Ok(true);
+    }
+    if a.is_fixnum() || b.is_fixnum() || a.is_symbol() || b.is_symbol() || !a.is_heap() && !b.is_heap() {
+        if a.is_flonum() && b.is_flonum() {
+            return Ok(a.flonum_unchecked() == b.flonum_unchecked());
+        }
+        return Ok(false);
+    }
+    if string::is_string(a) && string::is_string(b) {
+        return Ok(string::eql(a, b));
+    }
+    Ok(ctx.call(a, sym::EQL, &[b])?.truthy())
+}
+
+/// `v.hash` as a u64, with fast paths for core types.
+pub fn hash_of(ctx: &mut Ctx, v: Value) -> Result<u64> {
+    let seed = ctx.vm().hash_seed;
+    if v.is_fixnum() || v.is_symbol() || !v.is_heap() {
+        return Ok(crate::core::hash::mix(seed, v.raw()));
+    }
+    match basic(v).obj_type() {
+        ObjType::String if string::is_plain_string(v) => return Ok(string::hash_bytes(seed, v)),
+        ObjType::Float => return Ok(crate::core::float::hash_f64(seed, crate::core::float::get(v))),
+        _ => {}
+    }
+    let h = ctx.call(v, sym::HASH, &[])?;
+    if let Some(i) = h.as_fixnum() {
+        return Ok(i as u64);
+    }
+    if crate::object::is_type(h, ObjType::Bignum) {
+        return Ok(crate::core::bignum::low_u64(h));
+    }
+    Err(ctx.type_error("can't convert to Integer (hash must return Integer)"))
+}
+
+/// Identity hash (`Kernel#hash` default).
+pub fn identity_hash(ctx: &Ctx, v: Value) -> u64 {
+    crate::core::hash::mix(ctx.vm().hash_seed, v.raw())
+}
+
+// ---- recursion guard for inspect/==/hash on self-referencing structures ----
+
+/// Runs `f` unless `(op, a, b)` is already being processed on this thread; then returns
+/// `on_recursion`.
+pub fn guard_recursion<T>(ctx: &mut Ctx, op: SymId, a: Value, b: Value, on_recursion: T, f: impl FnOnce(&mut Ctx) -> Result<T>) -> Result<T> {
+    if ctx.recursion.iter().any(|&(o, x, y)| o == op && x == a && y == b) {
+        return Ok(on_recursion);
+    }
+    ctx.recursion.push((op, a, b));
+    let r = f(ctx);
+    if let Some(pos) = ctx.recursion.iter().rposition(|&(o, x, y)| o == op && x == a && y == b) {
+        ctx.recursion.remove(pos);
+    }
+    r
+}
+
+// ---- methods ----
+
+fn basic_eq(_ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    Ok(Value::bool(recv == args.pos[0]))
+}
+
+fn basic_not(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(!recv.truthy()))
+}
+
+fn basic_neq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    Ok(Value::bool(!equal(ctx, recv, args.pos[0])?))
+}
+
+fn basic_initialize(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::NIL)
+}
+
+fn basic_id(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(object_id(ctx, recv))
+}
+
+fn basic_method_missing(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let Some(mid) = args.pos.first().and_then(|v| v.as_symbol()) else {
+        return Err(ctx.arg_error("no method name given"));
+    };
+    let rest = &args.pos[1..];
+    Err(crate::interp::call::no_method_error(ctx, recv, mid, rest, crate::interp::call::MissingKind::Normal))
+}
+
+fn basic_instance_eval(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let single = match singleton_class(ctx, recv) {
+        Ok(s) => Some(s),
+        Err(_) => None,
+    };
+    match args.block {
+        Some(b) => {
+            if !args.pos.is_empty() {
+                return Err(ctx.arity_error(args.pos.len(), 0, Some(0)));
+            }
+            ctx.yield_with_self(&b, recv, &[recv], single)
+        }
+        None => {
+            if args.pos.is_empty() {
+                return Err(ctx.arity_error(0, 1, Some(3)));
+            }
+            crate::core::kernel::eval_string_with_self(ctx, args.pos[0], recv, single, args.pos.get(1).copied(), args.pos.get(2).copied())
+        }
+    }
+}
+
+fn basic_instance_exec(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let b = args.need_block(ctx)?;
+    let single = singleton_class(ctx, recv).ok();
+    ctx.yield_with_self(&b, recv, args.pos, single)
+}
+
+fn basic_send(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let Some(&name) = args.pos.first() else {
+        return Err(ctx.arg_error("no method name given"));
+    };
+    let mid = crate::core::symbol::to_sym_id(ctx, name)?;
+    ctx.call_kw(recv, mid, &args.pos[1..], args.kw, args.block)
+}
+
+fn obj_public_send(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let Some(&name) = args.pos.first() else {
+        return Err(ctx.arg_error("no method name given"));
+    };
+    let mid = crate::core::symbol::to_sym_id(ctx, name)?;
+    ctx.call_public(recv, mid, &args.pos[1..], args.kw, args.block)
+}
+
+fn obj_class(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(real_class_of(ctx, recv))
+}
+
+fn obj_singleton_class(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    singleton_class(ctx, recv)
+}
+
+fn obj_frozen_p(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(is_frozen(recv)))
+}
+
+fn obj_freeze(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(freeze(recv))
+}
+
+fn obj_nil_p(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(recv.is_nil()))
+}
+
+fn obj_eqq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    Ok(Value::bool(equal(ctx, recv, args.pos[0])?))
+}
+
+fn obj_match(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::NIL)
+}
+
+fn obj_nmatch(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let r = ctx.call(recv, sym::MATCH, &[args.pos[0]])?;
+    Ok(Value::bool(!r.truthy()))
+}
+
+fn obj_eql(_ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    Ok(Value::bool(recv == args.pos[0]))
+}
+
+fn obj_hash(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::fixnum((identity_hash(ctx, recv) >> 2) as i64))
+}
+
+fn obj_cmp(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    if recv == args.pos[0] || equal(ctx, recv, args.pos[0])? {
+        Ok(Value::fixnum(0))
+    } else {
+        Ok(Value::NIL)
+    }
+}
+
+fn check_module_arg(ctx: &mut Ctx, v: Value) -> Result<()> {
+    if !module::is_class_or_module(v) {
+        return Err(ctx.type_error("class or module required"));
+    }
+    Ok(())
+}
+
+fn obj_is_a(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    check_module_arg(ctx, args.pos[0])?;
+    Ok(Value::bool(is_a(ctx, recv, args.pos[0])))
+}
+
+fn obj_instance_of(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    check_module_arg(ctx, args.pos[0])?;
+    Ok(Value::bool(real_class_of(ctx, recv) == args.pos[0]))
+}
+
+fn obj_respond_to(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let mid = crate::core::symbol::to_sym_id(ctx, args.pos[0])?;
+    let include_private = args.pos.get(1).is_some_and(|v| v.truthy());
+    if ctx.respond_to(recv, mid, include_private) {
+        return Ok(Value::TRUE);
+    }
+    let r = ctx.call(recv, sym::RESPOND_TO_MISSING, &[Value::symbol(mid), Value::bool(include_private)])?;
+    Ok(Value::bool(r.truthy()))
+}
+
+fn obj_respond_to_missing(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::FALSE)
+}
+
+fn obj_to_s(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(any_to_s(ctx, recv))
+}
+
+fn obj_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let ivars = ivar_list(ctx, recv);
+    if ivars.is_empty() {
+        return Ok(any_to_s(ctx, recv));
+    }
+    let name = class_name_of(ctx, recv);
+    let head = format!("#<{}:0x{:016x}", name, recv.raw());
+    guard_recursion(ctx, sym::INSPECT, recv, Value::NIL, None, |ctx| {
+        let mut out = head.clone().into_bytes();
+        for (i, (n, v)) in ivars.iter().enumerate() {
+            out.extend_from_slice(if i == 0 { b" " } else { b", " });
+            out.extend_from_slice(&ctx.sym_name(*n));
+            out.push(b'=');
+            let s = inspect(ctx, *v)?;
+            out.extend_from_slice(&string::bytes(s));
+        }
+        out.push(b'>');
+        Ok(Some(out))
+    })
+    .map(|r| match r {
+        Some(bytes) => string::new_from_bytes(ctx, &bytes),
+        None => string::new_utf8(ctx, &format!("{head} ...>")),
+    })
+}
+
+fn obj_instance_variables(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let names: Vec<Value> = ivar_list(ctx, recv).into_iter().filter(|(n, _)| ctx.sym_name(*n).first() == Some(&b'@')).map(|(n, _)| Value::symbol(n)).collect();
+    Ok(array::from_vec(ctx, names))
+}
+
+fn obj_ivar_get(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let id = ivar_name_arg(ctx, args.pos[0])?;
+    Ok(ivar_get(ctx, recv, id))
+}
+
+fn obj_ivar_set(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let id = ivar_name_arg(ctx, args.pos[0])?;
+    ivar_set(ctx, recv, id, args.pos[1])?;
+    Ok(args.pos[1])
+}
+
+fn obj_ivar_defined(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let id = ivar_name_arg(ctx, args.pos[0])?;
+    Ok(Value::bool(ivar_defined(ctx, recv, id)))
+}
+
+fn obj_remove_ivar(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let id = ivar_name_arg(ctx, args.pos[0])?;
+    ctx.check_frozen(recv)?;
+    match ivar_remove(ctx, recv, id) {
+        Some(v) => Ok(v),
+        None => {
+            let name = ctx.sym_str(id);
+            let desc = describe_for_error(ctx, recv);
+            Err(ctx.name_error(&format!("instance variable {name} not defined for {desc}"), id, recv))
+        }
+    }
+}
+
+/// `dup`/`clone` of any object: a shallow copy with ivars; `clone` keeps frozen state and
+/// the singleton class.
+pub fn copy_object(ctx: &mut Ctx, recv: Value, clone: bool, freeze_kw: Option<bool>) -> Result<Value> {
+    if !recv.is_heap() {
+        return Ok(recv);
+    }
+    let klass = real_class_of(ctx, recv);
+    let copy = match basic(recv).obj_type() {
+        ObjType::Object => new_object(ctx, klass),
+        ObjType::String => string::dup_with_class(ctx, recv, klass),
+        ObjType::Array => array::dup_with_class(ctx, recv, klass),
+        ObjType::Hash => hash::dup_with_class(ctx, recv, klass),
+        ObjType::Range => crate::core::range::dup(ctx, recv),
+        ObjType::Class => crate::core::module_methods::copy_class(ctx, recv)?,
+        ObjType::Proc => crate::core::proc::dup(ctx, recv),
+        ObjType::Float | ObjType::Bignum => return Ok(recv),
+        ObjType::Data => match crate::core::kernel::dup_data(ctx, recv)? {
+            Some(v) => v,
+            None => {
+                let name = class_name_of(ctx, recv);
+                return Err(ctx.type_error(&format!("can't copy {name}")));
+            }
+        },
+        _ => return Err(ctx.type_error("can't copy internal object")),
+    };
+    copy_ivars(ctx, copy, recv);
+    if clone {
+        let k = basic(recv).klass;
+        if module::is_class_or_module(k) && body(k).kind == ClassKind::Singleton && !module::is_class_or_module(recv) {
+            let s = singleton_class(ctx, copy)?;
+            let src = body(k);
+            let methods: Vec<_> = src.methods.iter().map(|(k, v)| (*k, v.clone())).collect();
+            for (name, me) in methods {
+                body(s).methods.insert(name, me);
+            }
+            body(s).includes = src.includes.clone();
+            ctx.vm().bump_method_epoch();
+        }
+        let init = if clone { sym::INITIALIZE_CLONE } else { sym::INITIALIZE_DUP };
+        match freeze_kw {
+            Some(f) => {
+                let h = hash::new(ctx);
+                let key = Value::symbol(sym::FREEZE);
+                hash::aset(ctx, h, key, Value::bool(f))?;
+                ctx.call_kw(copy, init, &[recv], Some(h), None)?;
+            }
+            None => {
+                ctx.call(copy, init, &[recv])?;
+            }
+        }
+        let frozen = freeze_kw.unwrap_or_else(|| is_frozen(recv));
+        if frozen {
+            freeze(copy);
+        }
+    } else {
+        ctx.call(copy, sym::INITIALIZE_DUP, &[recv])?;
+    }
+    Ok(copy)
+}
+
+fn obj_dup(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    copy_object(ctx, recv, false, None)
+}
+
+fn obj_clone(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let mut freeze_kw = None;
+    if let Some(f) = args.kwarg(ctx, "freeze") {
+        if !f.is_nil() && f != Value::TRUE && f != Value::FALSE {
+            let s = inspect_string(ctx, f)?;
+            return Err(ctx.arg_error(&format!("unexpected value for freeze: {s}")));
+        }
+        if !f.is_nil() {
+            freeze_kw = Some(f.truthy());
+        }
+    }
+    if !recv.is_heap() {
+        if freeze_kw == Some(false) {
+            let name = class_name_of(ctx, recv);
+            return Err(ctx.arg_error(&format!("can't unfreeze {name}")));
+        }
+        return Ok(recv);
+    }
+    copy_object(ctx, recv, true, freeze_kw)
+}
+
+fn obj_init_copy(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let src = args.pos[0];
+    if recv == src {
+        return Ok(recv);
+    }
+    ctx.check_frozen(recv)?;
+    if real_class_of(ctx, recv) != real_class_of(ctx, src) {
+        return Err(ctx.type_error("initialize_copy should take same class object"));
+    }
+    Ok(recv)
+}
+
+fn obj_init_dup(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    ctx.call(recv, sym::INITIALIZE_COPY, &[args.pos[0]])?;
+    Ok(recv)
+}
+
+fn obj_init_clone(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    ctx.call(recv, sym::INITIALIZE_COPY, &[args.pos[0]])?;
+    Ok(recv)
+}
+
+fn obj_tap(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let b = args.need_block(ctx)?;
+    ctx.yield1(&b, recv)?;
+    Ok(recv)
+}
+
+fn obj_then(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    match args.block {
+        Some(b) => ctx.yield1(&b, recv),
+        None => crate::core::enumerator::enum_for(ctx, recv, "then", &[], None),
+    }
+}
+
+fn obj_itself(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(recv)
+}
+
+fn obj_extend(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    if args.pos.is_empty() {
+        return Err(ctx.arity_error(0, 1, None));
+    }
+    for &m in args.pos.iter().rev() {
+        if !module::is_module(m) {
+            let cname = class_name_of(ctx, m);
+            return Err(ctx.type_error(&format!("wrong argument type {cname} (expected Module)")));
+        }
+    }
+    for &m in args.pos.iter().rev() {
+        let extend_object = ctx.intern("extend_object");
+        ctx.call(m, extend_object, &[recv])?;
+        ctx.call(m, sym::EXTENDED, &[recv])?;
+    }
+    Ok(recv)
+}
+
+fn obj_singleton_methods(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let all = args.pos.first().is_none_or(|v| v.truthy());
+    let mut out = Vec::new();
+    if recv.is_heap() {
+        let k = basic(recv).klass;
+        if module::is_class_or_module(k) && body(k).kind == ClassKind::Singleton {
+            let mut mods = vec![k];
+            if all {
+                mods.extend(body(k).includes.iter().rev().copied());
+            }
+            for m in mods {
+                for (name, me) in body(m).methods.iter() {
+                    if me.visibility != module::Visibility::Private && !me.is_undefined() && !out.contains(&Value::symbol(*name)) {
+                        out.push(Value::symbol(*name));
+                    }
+                }
+            }
+        }
+    }
+    Ok(array::from_vec(ctx, out))
+}
+
+fn obj_methods(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    if args.pos.first().is_some_and(|v| !v.truthy()) {
+        return obj_singleton_methods(ctx, recv, &Args::new(&[]));
+    }
+    let k = class_of(ctx, recv);
+    let list = crate::core::module_methods::method_list(ctx, k, true, |v| v != module::Visibility::Private);
+    Ok(array::from_vec(ctx, list))
+}
+
+fn obj_private_methods(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let k = class_of(ctx, recv);
+    let list = crate::core::module_methods::method_list(ctx, k, true, |v| v == module::Visibility::Private);
+    Ok(array::from_vec(ctx, list))
+}
+
+fn obj_protected_methods(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let k = class_of(ctx, recv);
+    let list = crate::core::module_methods::method_list(ctx, k, true, |v| v == module::Visibility::Protected);
+    Ok(array::from_vec(ctx, list))
+}
+
+fn obj_public_methods(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let k = class_of(ctx, recv);
+    let list = crate::core::module_methods::method_list(ctx, k, true, |v| v == module::Visibility::Public);
+    Ok(array::from_vec(ctx, list))
+}
+
+fn obj_define_singleton_method(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let s = singleton_class(ctx, recv)?;
+    crate::core::module_methods::define_method_impl(ctx, s, args, module::Visibility::Public)
+}
+
+fn obj_display(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let out = match args.pos.first() {
+        Some(&o) => o,
+        None => crate::core::globals::get(ctx, sym::DOLLAR_STDOUT)?,
+    };
+    let write = ctx.intern("write");
+    ctx.call(out, write, &[recv])?;
+    Ok(Value::NIL)
+}
+
+fn obj_enum_for(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let (meth, rest) = match args.pos.first() {
+        Some(&m) => (m, &args.pos[1..]),
+        None => (Value::symbol(sym::EACH), &args.pos[..]),
+    };
+    let mid = crate::core::symbol::to_sym_id(ctx, meth)?;
+    let name = ctx.sym_str(mid);
+    let size_fn = args.block.map(|b| crate::core::proc::from_block(ctx, &b)).transpose()?;
+    crate::core::enumerator::enum_for_kw(ctx, recv, &name, rest, args.kw, size_fn)
+}
+
+fn obj_instance_variables_hash(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::NIL)
+}
+
+pub fn init(ctx: &mut Ctx) {
+    let bo = ctx.c().basic_object;
+    crate::methods!(ctx, bo, [
+        ("==", basic_eq, [1], Safe),
+        ("equal?", basic_eq, [1], Safe),
+        ("!", basic_not, [0], Safe),
+        ("!=", basic_neq, [1], Safe),
+        ("initialize", basic_initialize, [0..], Safe, Private),
+        ("__id__", basic_id, [0], Safe),
+        ("__send__", basic_send, [1..], Unsafe, Kw),
+        ("instance_eval", basic_instance_eval, [0..=3], Unsafe),
+        ("instance_exec", basic_instance_exec, [0..], Unsafe, Kw),
+        ("method_missing", basic_method_missing, [1..], Safe, Private),
+        ("singleton_method_added", basic_initialize, [1], Safe, Private),
+        ("singleton_method_removed", basic_initialize, [1], Safe, Private),
+        ("singleton_method_undefined", basic_initialize, [1], Safe, Private),
+    ]);
+    let k = ctx.c().kernel;
+    crate::methods!(ctx, k, [
+        ("send", basic_send, [1..], Unsafe, Kw),
+        ("public_send", obj_public_send, [1..], Unsafe, Kw),
+        ("object_id", basic_id, [0], Safe),
+        ("class", obj_class, [0], Safe),
+        ("singleton_class", obj_singleton_class, [0], Unsafe),
+        ("frozen?", obj_frozen_p, [0], Safe),
+        ("freeze", obj_freeze, [0], Unsafe),
+        ("nil?", obj_nil_p, [0], Safe),
+        ("===", obj_eqq, [1], Safe),
+        ("=~", obj_match, [1], Safe),
+        ("!~", obj_nmatch, [1], Safe),
+        ("eql?", obj_eql, [1], Safe),
+        ("hash", obj_hash, [0], Safe),
+        ("<=>", obj_cmp, [1], Safe),
+        ("is_a?", obj_is_a, [1], Safe),
+        ("kind_of?", obj_is_a, [1], Safe),
+        ("instance_of?", obj_instance_of, [1], Safe),
+        ("respond_to?", obj_respond_to, [1..=2], Safe),
+        ("respond_to_missing?", obj_respond_to_missing, [2], Safe, Private),
+        ("to_s", obj_to_s, [0], Safe),
+        ("inspect", obj_inspect, [0], Safe),
+        ("instance_variables", obj_instance_variables, [0], Safe),
+        ("instance_variable_get", obj_ivar_get, [1], Safe),
+        ("instance_variable_set", obj_ivar_set, [2], Unsafe),
+        ("instance_variable_defined?", obj_ivar_defined, [1], Safe),
+        ("remove_instance_variable", obj_remove_ivar, [1], Unsafe),
+        ("dup", obj_dup, [0], Unsafe),
+        ("clone", obj_clone, [0], Unsafe, Kw),
+        ("initialize_copy", obj_init_copy, [1], Unsafe, Private),
+        ("initialize_dup", obj_init_dup, [1], Unsafe, Private),
+        ("initialize_clone", obj_init_clone, [1], Unsafe, Private, Kw),
+        ("tap", obj_tap, [0], Safe),
+        ("then", obj_then, [0], Safe),
+        ("yield_self", obj_then, [0], Safe),
+        ("itself", obj_itself, [0], Safe),
+        ("extend", obj_extend, [0..], Unsafe),
+        ("singleton_methods", obj_singleton_methods, [0..=1], Safe),
+        ("methods", obj_methods, [0..=1], Safe),
+        ("public_methods", obj_public_methods, [0..=1], Safe),
+        ("private_methods", obj_private_methods, [0..=1], Safe),
+        ("protected_methods", obj_protected_methods, [0..=1], Safe),
+        ("define_singleton_method", obj_define_singleton_method, [1..=2], Unsafe),
+        ("display", obj_display, [0..=1], Unsafe),
+        ("enum_for", obj_enum_for, [0..], Safe, Kw),
+        ("to_enum", obj_enum_for, [0..], Safe, Kw),
+    ]);
+    let _ = obj_instance_variables_hash;
+}

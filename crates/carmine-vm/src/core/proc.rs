@@ -1,0 +1,388 @@
+//! Proc: a captured block, a lambda, or a proc made from a Symbol or Method.
+//!
+//! Invariants:
+//! - A Proc made from a block literal holds the block's `Captured` (iseq, self, env, cref,
+//!   home frame); its environment lives on the heap, so it may outlive the frame.
+//! - `RBasic::aux` bits: `LAMBDA`, `SYMBOL` (`cap.self_` is the Symbol), `METHOD`
+//!   (`cap.self_` is a Method object). Only plain procs have an iseq.
+
+use crate::compile::iseq::iseq_of;
+use crate::core::{array, object, string};
+use crate::heap::page::SLOT_SIZE;
+use crate::heap::Marker;
+use crate::interp::{Args, Block, Captured};
+use crate::object::{basic, is_type, ObjType, RBasic};
+use crate::symbol::{sym, SymId};
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::Result;
+
+#[repr(C)]
+pub struct RProc {
+    pub basic: RBasic,
+    pub cap: Captured,
+}
+
+const _: () = assert!(std::mem::size_of::<RProc>() <= SLOT_SIZE);
+
+pub const LAMBDA: u32 = 1;
+pub const SYMBOL: u32 = 2;
+pub const METHOD: u32 = 4;
+/// A block implemented by a Rust closure for the duration of one call (see `with_native_block`).
+pub const NATIVE: u32 = 8;
+
+#[inline]
+fn rproc<'a>(v: Value) -> &'a mut RProc {
+    // SAFETY: callers pass a Proc value.
+    unsafe { &mut *v.as_ptr::<RProc>() }
+}
+
+#[inline]
+pub fn is_proc(v: Value) -> bool {
+    is_type(v, ObjType::Proc)
+}
+
+pub fn is_lambda(p: Value) -> bool {
+    basic(p).aux & LAMBDA != 0
+}
+
+/// The captured block of an iseq proc.
+pub fn captured(p: Value) -> Option<Captured> {
+    if basic(p).aux & (SYMBOL | METHOD | NATIVE) != 0 {
+        None
+    } else {
+        Some(rproc(p).cap)
+    }
+}
+
+pub fn mark(v: Value, m: &mut Marker<'_>) {
+    let c = &rproc(v).cap;
+    m.mark(c.iseq);
+    m.mark(c.self_);
+    m.mark(c.env);
+    m.mark(c.cref);
+}
+
+fn alloc(ctx: &mut Ctx, cap: Captured, flags: u32) -> Value {
+    let klass = ctx.c().proc_;
+    let p = ctx.alloc_slot(ObjType::Proc, klass) as *mut RProc;
+    // SAFETY: fresh Proc slot.
+    unsafe {
+        (*p).cap = cap;
+        (*p).basic.aux = flags;
+    }
+    Value::from_ptr(p)
+}
+
+pub fn new_from_captured(ctx: &mut Ctx, cap: &Captured, lambda: bool) -> Value {
+    alloc(ctx, *cap, if lambda { LAMBDA } else { 0 })
+}
+
+fn empty_cap(self_: Value) -> Captured {
+    Captured { iseq: Value::NIL, self_, env: Value::NIL, cref: Value::NIL, home_serial: 0, home_index: 0, _pad: 0 }
+}
+
+/// `:sym.to_proc`.
+pub fn symbol_proc(ctx: &mut Ctx, s: SymId) -> Value {
+    alloc(ctx, empty_cap(Value::symbol(s)), SYMBOL | LAMBDA)
+}
+
+/// `method(:m).to_proc`.
+pub fn method_proc(ctx: &mut Ctx, method: Value) -> Value {
+    alloc(ctx, empty_cap(method), METHOD | LAMBDA)
+}
+
+/// A Proc for a block argument (the same Proc when the block is one).
+pub fn from_block(ctx: &mut Ctx, b: &Block) -> Result<Value> {
+    match b {
+        Block::Proc(p) => Ok(*p),
+        Block::Captured(c) => Ok(new_from_captured(ctx, c, false)),
+    }
+}
+
+pub fn dup(ctx: &mut Ctx, p: Value) -> Value {
+    let cap = rproc(p).cap;
+    let flags = basic(p).aux;
+    let n = alloc(ctx, cap, flags);
+    basic(n).klass = basic(p).klass;
+    n
+}
+
+/// Calls a Symbol or Method proc.
+pub fn call_special(ctx: &mut Ctx, p: Value, args: &[Value], kw: Option<Value>, block: Option<Block>) -> Result<Value> {
+    let flags = basic(p).aux;
+    let target = rproc(p).cap.self_;
+    if flags & SYMBOL != 0 {
+        let Some(s) = target.as_symbol() else { return Ok(Value::NIL) };
+        let Some((&recv, rest)) = args.split_first() else {
+            return Err(ctx.arg_error("no receiver given"));
+        };
+        return crate::interp::call::call_method(ctx, recv, s, rest, kw, block, false);
+    }
+    if flags & METHOD != 0 {
+        return ctx.call_kw(target, sym::CALL, args, kw, block);
+    }
+    if flags & NATIVE != 0 {
+        let f = crate::object::data_ref::<NativeBlock>(target).and_then(|n| n.f);
+        let Some(f) = f else {
+            return Err(ctx.local_jump_error("block called after the method that received it returned", sym::EMPTY, Value::NIL));
+        };
+        let _ = kw;
+        // SAFETY: `f` is live: `with_native_block` clears it before the closure's frame ends.
+        return unsafe { (*f)(ctx, args) };
+    }
+    Ok(Value::NIL)
+}
+
+type NativeFn = dyn FnMut(&mut Ctx, &[Value]) -> Result<Value>;
+
+/// The closure behind a `NATIVE` proc; `None` once the call that created it returned.
+pub struct NativeBlock {
+    f: Option<*mut NativeFn>,
+}
+
+crate::data_obj!(NativeBlock);
+
+/// Runs `body` with a block that calls `f` (values yielded to it arrive as a slice).
+pub fn with_native_block<R>(ctx: &mut Ctx, f: &mut dyn FnMut(&mut Ctx, &[Value]) -> Result<Value>, body: impl FnOnce(&mut Ctx, Block) -> Result<R>) -> Result<R> {
+    // SAFETY: the lifetime is erased only while `body` runs; the pointer is cleared before
+    // `f` goes out of scope, and a cleared pointer is never called.
+    let raw: *mut NativeFn = unsafe { std::mem::transmute::<*mut (dyn FnMut(&mut Ctx, &[Value]) -> Result<Value> + '_), *mut NativeFn>(f as *mut _) };
+    let holder = object::new_data(ctx, Value::NIL, Box::new(NativeBlock { f: Some(raw) }));
+    let p = alloc(ctx, empty_cap(holder), NATIVE);
+    let r = body(ctx, Block::Proc(p));
+    if let Some(n) = crate::object::data_ref::<NativeBlock>(holder) {
+        n.f = None;
+    }
+    std::hint::black_box(holder);
+    r
+}
+
+/// (min, max) positional arity of an iseq as CRuby counts it (a keyword parameter counts
+/// as one optional argument, a required keyword as one required argument).
+pub fn iseq_min_max(iseq_v: Value) -> (i64, Option<i64>) {
+    let p = &iseq_of(iseq_v).params;
+    let has_kw = !p.kw.is_empty() || p.kwrest;
+    let min = (p.lead + p.post) as i64 + p.kw.iter().any(|k| k.required) as i64;
+    let max = if p.rest || p.forwarding { None } else { Some((p.lead + p.opt + p.post) as i64 + has_kw as i64) };
+    (min, max)
+}
+
+/// CRuby's `Proc#arity`.
+pub fn arity_of(_ctx: &Ctx, p: Value) -> i64 {
+    let flags = basic(p).aux;
+    if flags & SYMBOL != 0 {
+        return -2;
+    }
+    if flags & (METHOD | NATIVE) != 0 {
+        return -1;
+    }
+    let (min, max) = iseq_min_max(rproc(p).cap.iseq);
+    let exact = if flags & LAMBDA != 0 { max == Some(min) } else { max.is_some() };
+    if exact {
+        min
+    } else {
+        -min - 1
+    }
+}
+
+/// `Proc#parameters` / `Method#parameters` for an iseq.
+pub fn parameters_of(ctx: &mut Ctx, iseq_v: Value, lambda: bool) -> Value {
+    let iseq = iseq_of(iseq_v);
+    let p = &iseq.params;
+    let names = &iseq.local_names;
+    let out = array::new(ctx);
+    let mut push = |ctx: &mut Ctx, kind: &str, name: Option<SymId>| {
+        let k = Value::symbol(ctx.intern(kind));
+        let pair = match name {
+            Some(n) if !ctx.sym_name(n).starts_with(b"\0") && !matches!(&*ctx.sym_name(n), b"*" | b"**" | b"&") => array::from_slice(ctx, &[k, Value::symbol(n)]),
+            _ => array::from_slice(ctx, &[k]),
+        };
+        array::push(ctx, out, pair);
+    };
+    let req = if lambda { "req" } else { "opt" };
+    for i in 0..p.lead {
+        push(ctx, req, names.get(i as usize).copied());
+    }
+    for i in 0..p.opt {
+        push(ctx, "opt", names.get((p.lead + i) as usize).copied());
+    }
+    if p.rest {
+        push(ctx, "rest", names.get(p.rest_index() as usize).copied());
+    }
+    for i in 0..p.post {
+        push(ctx, req, names.get((p.post_start() + i) as usize).copied());
+    }
+    for k in &p.kw {
+        push(ctx, if k.required { "keyreq" } else { "key" }, Some(k.name));
+    }
+    if p.kwrest {
+        push(ctx, "keyrest", names.get(p.kwrest_index() as usize).copied());
+    }
+    if p.no_kw {
+        push(ctx, "nokey", None);
+    }
+    if p.block {
+        push(ctx, "block", names.get(p.block_index() as usize).copied());
+    }
+    out
+}
+
+// ---- methods ----
+
+fn s_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let Some(b) = args.block else {
+        return Err(ctx.arg_error("tried to create Proc object without a block"));
+    };
+    let p = match b {
+        Block::Proc(p) => dup(ctx, p),
+        Block::Captured(c) => new_from_captured(ctx, &c, false),
+    };
+    basic(p).klass = recv;
+    ctx.call_kw(p, sym::INITIALIZE, args.pos, args.kw, None)?;
+    Ok(p)
+}
+
+fn call(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    crate::interp::call::call_block(ctx, &Block::Proc(recv), args.pos, args.kw, args.block, None)
+}
+
+fn to_proc(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(recv)
+}
+
+fn lambda_p(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(is_lambda(recv)))
+}
+
+fn arity(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::fixnum(arity_of(ctx, recv)))
+}
+
+fn parameters(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let flags = basic(recv).aux;
+    if flags & SYMBOL != 0 {
+        let a = array::from_slice(ctx, &[Value::symbol(ctx.intern("req"))]);
+        let b = array::from_slice(ctx, &[Value::symbol(ctx.intern("rest"))]);
+        return Ok(array::from_slice(ctx, &[a, b]));
+    }
+    if flags & METHOD != 0 {
+        let m = rproc(recv).cap.self_;
+        let params = ctx.intern("parameters");
+        return ctx.call(m, params, &[]);
+    }
+    let lambda = match args.kwarg(ctx, "lambda") {
+        Some(v) if !v.is_nil() => v.truthy(),
+        _ => is_lambda(recv),
+    };
+    Ok(parameters_of(ctx, rproc(recv).cap.iseq, lambda))
+}
+
+fn source_location(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    if captured(recv).is_none() {
+        return Ok(Value::NIL);
+    }
+    let iseq = iseq_of(rproc(recv).cap.iseq);
+    let path = string::new_utf8(ctx, &iseq.path);
+    Ok(array::from_slice(ctx, &[path, Value::fixnum(iseq.first_line as i64)]))
+}
+
+fn inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let cname = object::class_name_of(ctx, recv);
+    let mut s = format!("#<{}:0x{:016x}", cname, recv.raw());
+    if let Some(c) = captured(recv) {
+        let iseq = iseq_of(c.iseq);
+        s.push_str(&format!(" {}:{}", iseq.path, iseq.first_line));
+    } else if basic(recv).aux & SYMBOL != 0 {
+        if let Some(sy) = rproc(recv).cap.self_.as_symbol() {
+            s.push_str(&format!("(&:{})", ctx.sym_str(sy)));
+        }
+    }
+    if is_lambda(recv) {
+        s.push_str(" (lambda)");
+    }
+    s.push('>');
+    Ok(string::new_utf8(ctx, &s))
+}
+
+fn eq(_ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let o = args.pos[0];
+    if recv == o {
+        return Ok(Value::TRUE);
+    }
+    if !is_proc(o) || basic(o).aux != basic(recv).aux {
+        return Ok(Value::FALSE);
+    }
+    let (a, b) = (rproc(recv).cap, rproc(o).cap);
+    Ok(Value::bool(a.iseq == b.iseq && a.self_ == b.self_ && a.env == b.env))
+}
+
+fn hash(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let c = rproc(recv).cap;
+    let h = crate::core::hash::mix(crate::core::hash::mix(ctx.vm().hash_seed, c.iseq.raw()), c.env.raw());
+    Ok(Value::fixnum((h >> 2) as i64))
+}
+
+fn curry(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let arity = arity_of(ctx, recv);
+    let n = match args.pos.first() {
+        Some(&n) => {
+            let n = crate::core::integer::to_i64_arg(ctx, n)?;
+            if is_lambda(recv) {
+                let req = if arity < 0 { -arity - 1 } else { arity };
+                if (arity >= 0 && n != arity) || (arity < 0 && n < req) {
+                    return Err(ctx.arity_error(n as usize, req as usize, if arity >= 0 { Some(arity as usize) } else { None }));
+                }
+            }
+            n
+        }
+        None => {
+            if arity < 0 {
+                -arity - 1
+            } else {
+                arity
+            }
+        }
+    };
+    crate::core::method::make_curry(ctx, recv, n, is_lambda(recv))
+}
+
+fn yield_m(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    call(ctx, recv, args)
+}
+
+fn ruby2_keywords(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(recv)
+}
+
+fn binding(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    match captured(recv) {
+        Some(c) => crate::core::kernel::binding_from_captured(ctx, &c),
+        None => Err(ctx.arg_error("Can't create Binding from C level function")),
+    }
+}
+
+pub fn init(ctx: &mut Ctx) {
+    let c = ctx.c().proc_;
+    crate::methods!(ctx, c, [
+        ("new", s_new, [0..], Safe, Singleton, Kw),
+        ("call", call, [0..], Safe, Kw),
+        ("()", call, [0..], Safe, Kw),
+        ("yield", yield_m, [0..], Safe, Kw),
+        ("===", call, [0..], Safe, Kw),
+        ("[]", call, [0..], Safe, Kw),
+        ("to_proc", to_proc, [0], Safe),
+        ("lambda?", lambda_p, [0], Safe),
+        ("arity", arity, [0], Safe),
+        ("parameters", parameters, [0], Safe, Kw),
+        ("source_location", source_location, [0], Safe),
+        ("inspect", inspect, [0], Safe),
+        ("to_s", inspect, [0], Safe),
+        ("==", eq, [1], Safe),
+        ("eql?", eq, [1], Safe),
+        ("hash", hash, [0], Safe),
+        ("curry", curry, [0..=1], Safe),
+        ("ruby2_keywords", ruby2_keywords, [0], Safe),
+        ("binding", binding, [0], Safe),
+    ]);
+}

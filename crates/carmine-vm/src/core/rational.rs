@@ -1,0 +1,384 @@
+//! Rational: exact fractions of Integers, always in lowest terms with a positive
+//! denominator.
+
+use num_bigint::BigInt;
+use num_integer::Integer as _;
+use num_traits::{One, Signed, ToPrimitive, Zero};
+
+use crate::core::{array, bignum, float, integer, numeric, object, string};
+use crate::interp::Args;
+use crate::object::data_ref;
+use crate::symbol::sym;
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::Result;
+
+pub struct RationalObj {
+    pub num: Value,
+    pub den: Value,
+}
+
+crate::data_obj!(RationalObj, |s, m| {
+    m.mark(s.num);
+    m.mark(s.den);
+});
+
+pub fn is_rational(v: Value) -> bool {
+    data_ref::<RationalObj>(v).is_some()
+}
+
+/// (numerator, denominator) as BigInts.
+pub fn parts(v: Value) -> (BigInt, BigInt) {
+    let r = data_ref::<RationalObj>(v).expect("rational");
+    (bignum::to_big(r.num), bignum::to_big(r.den))
+}
+
+fn make(ctx: &mut Ctx, n: BigInt, d: BigInt) -> Value {
+    let num = bignum::normalize(ctx, n);
+    let den = bignum::normalize(ctx, d);
+    let klass = ctx.c().rational;
+    let v = object::new_data(ctx, klass, Box::new(RationalObj { num, den }));
+    object::freeze(v)
+}
+
+/// num/den reduced; `ZeroDivisionError` for a zero denominator.
+pub fn reduce(ctx: &mut Ctx, n: BigInt, d: BigInt) -> Result<Value> {
+    if d.is_zero() {
+        return Err(ctx.zero_division());
+    }
+    let g = n.gcd(&d);
+    let (mut n, mut d) = if g.is_zero() { (n, d) } else { (n / &g, d / &g) };
+    if d.is_negative() {
+        n = -n;
+        d = -d;
+    }
+    Ok(make(ctx, n, d))
+}
+
+pub fn new_reduced(ctx: &mut Ctx, num: Value, den: Value) -> Result<Value> {
+    reduce(ctx, bignum::to_big(num), bignum::to_big(den))
+}
+
+pub fn new_literal(ctx: &mut Ctx, num: Value, den: Value) -> Result<Value> {
+    new_reduced(ctx, num, den)
+}
+
+pub fn from_integer(ctx: &mut Ctx, v: Value) -> Result<Value> {
+    if is_rational(v) {
+        return Ok(v);
+    }
+    if integer::is_integer(v) {
+        return Ok(make(ctx, bignum::to_big(v), BigInt::one()));
+    }
+    if float::is_float(v) {
+        let (n, d) = float::exact_fraction(float::get(v));
+        return reduce(ctx, n, d);
+    }
+    Err(ctx.conversion_error(v, "Rational"))
+}
+
+pub fn to_f64(v: Value) -> f64 {
+    let (n, d) = parts(v);
+    let f = n.to_f64().unwrap_or(f64::NAN) / d.to_f64().unwrap_or(f64::NAN);
+    if f.is_finite() {
+        return f;
+    }
+    // Scale down huge parts before dividing.
+    let shift = n.bits().max(d.bits()).saturating_sub(1000) as usize;
+    (n >> shift).to_f64().unwrap_or(0.0) / (d >> shift).to_f64().unwrap_or(1.0)
+}
+
+/// Converts an operand to (num, den) if it is exact (Integer or Rational).
+fn exact(v: Value) -> Option<(BigInt, BigInt)> {
+    if integer::is_integer(v) {
+        return Some((bignum::to_big(v), BigInt::one()));
+    }
+    if is_rational(v) {
+        return Some(parts(v));
+    }
+    None
+}
+
+fn arith(ctx: &mut Ctx, recv: Value, other: Value, op: crate::symbol::SymId) -> Result<Value> {
+    let (a, b) = parts(recv);
+    if let Some((c, d)) = exact(other) {
+        return match op {
+            sym::PLUS => reduce(ctx, &a * &d + &c * &b, b * d),
+            sym::MINUS => reduce(ctx, &a * &d - &c * &b, b * d),
+            sym::MUL => reduce(ctx, a * c, b * d),
+            _ => {
+                if c.is_zero() {
+                    return Err(ctx.zero_division());
+                }
+                reduce(ctx, a * d, b * c)
+            }
+        };
+    }
+    if float::is_float(other) {
+        let x = to_f64(recv);
+        let y = float::get(other);
+        let r = match op {
+            sym::PLUS => x + y,
+            sym::MINUS => x - y,
+            sym::MUL => x * y,
+            _ => x / y,
+        };
+        return Ok(float::new(ctx, r));
+    }
+    numeric::coerce_bin(ctx, recv, other, op, false)
+}
+
+fn m_plus(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    arith(ctx, recv, args.pos[0], sym::PLUS)
+}
+fn m_minus(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    arith(ctx, recv, args.pos[0], sym::MINUS)
+}
+fn m_mul(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    arith(ctx, recv, args.pos[0], sym::MUL)
+}
+fn m_div(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    arith(ctx, recv, args.pos[0], sym::DIV)
+}
+
+fn m_pow(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let e = args.pos[0];
+    if let Some(k) = e.as_fixnum() {
+        let (n, d) = parts(recv);
+        if k >= 0 {
+            let k = k as u32;
+            return reduce(ctx, num_traits::pow(n, k as usize), num_traits::pow(d, k as usize));
+        }
+        if n.is_zero() {
+            return Err(ctx.zero_division());
+        }
+        let k = (-k) as usize;
+        return reduce(ctx, num_traits::pow(d, k), num_traits::pow(n, k));
+    }
+    let x = to_f64(recv);
+    let y = numeric::to_f64(ctx, e)?;
+    float::pow(ctx, x, y)
+}
+
+fn m_cmp(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let (a, b) = parts(recv);
+    let o = args.pos[0];
+    if let Some((c, d)) = exact(o) {
+        return Ok(Value::fixnum((a * d).cmp(&(c * b)) as i64));
+    }
+    if float::is_float(o) {
+        return Ok(match to_f64(recv).partial_cmp(&float::get(o)) {
+            Some(ord) => Value::fixnum(ord as i64),
+            None => Value::NIL,
+        });
+    }
+    match numeric::coerce_cmp(ctx, recv, o) {
+        Ok(Some(ord)) => Ok(Value::fixnum(ord as i64)),
+        _ => Ok(Value::NIL),
+    }
+}
+
+fn m_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let o = args.pos[0];
+    if let Some((c, d)) = exact(o) {
+        let (a, b) = parts(recv);
+        return Ok(Value::bool(a == c && b == d));
+    }
+    if float::is_float(o) {
+        return Ok(Value::bool(to_f64(recv) == float::get(o)));
+    }
+    let r = ctx.call(o, sym::EQ, &[recv])?;
+    Ok(Value::bool(r.truthy()))
+}
+
+fn m_numerator(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(data_ref::<RationalObj>(recv).map_or(Value::NIL, |r| r.num))
+}
+
+fn m_denominator(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(data_ref::<RationalObj>(recv).map_or(Value::NIL, |r| r.den))
+}
+
+fn m_to_s(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let (n, d) = parts(recv);
+    Ok(string::new_us_ascii(ctx, &format!("{n}/{d}")))
+}
+
+fn m_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let (n, d) = parts(recv);
+    Ok(string::new_us_ascii(ctx, &format!("({n}/{d})")))
+}
+
+fn m_to_f(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(float::new(ctx, to_f64(recv)))
+}
+
+fn rounded(ctx: &mut Ctx, recv: Value, args: &Args, mode: u8) -> Result<Value> {
+    let (n, d) = parts(recv);
+    let digits = match args.pos.first() {
+        Some(&x) => integer::to_i64_arg(ctx, x)?,
+        None => 0,
+    };
+    let half = if mode == b'r' { numeric::rounding_mode(ctx, args)? } else { b'u' };
+    let scale: BigInt = num_traits::pow(BigInt::from(10), digits.unsigned_abs() as usize);
+    let (sn, sd) = if digits >= 0 { (n * &scale, d) } else { (n, d * &scale) };
+    let (q, r) = sn.div_mod_floor(&sd);
+    let up = match mode {
+        b'f' => false,
+        b'c' => !r.is_zero(),
+        b't' => sn.is_negative() && !r.is_zero(),
+        _ => {
+            let twice: BigInt = &r * 2;
+            match twice.cmp(&sd) {
+                std::cmp::Ordering::Greater => true,
+                std::cmp::Ordering::Less => false,
+                std::cmp::Ordering::Equal => match half {
+                    b'e' => q.is_odd(),
+                    b'd' => sn.is_negative(),
+                    _ => !sn.is_negative(),
+                },
+            }
+        }
+    };
+    let q = if up { q + 1 } else { q };
+    if digits > 0 {
+        return reduce(ctx, q, scale);
+    }
+    let r = if digits < 0 { q * scale } else { q };
+    Ok(bignum::normalize(ctx, r))
+}
+
+fn m_floor(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    rounded(ctx, recv, args, b'f')
+}
+fn m_ceil(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    rounded(ctx, recv, args, b'c')
+}
+fn m_truncate(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    rounded(ctx, recv, args, b't')
+}
+fn m_round(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    rounded(ctx, recv, args, b'r')
+}
+
+fn m_to_r(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(recv)
+}
+
+fn m_abs(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let (n, d) = parts(recv);
+    Ok(make(ctx, n.abs(), d))
+}
+
+fn m_uminus(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let (n, d) = parts(recv);
+    Ok(make(ctx, -n, d))
+}
+
+fn m_hash(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let (n, d) = parts(recv);
+    let seed = ctx.vm().hash_seed;
+    let h = crate::core::hash::mix(crate::core::hash::hash_bytes(seed, &n.to_signed_bytes_le()), crate::core::hash::hash_bytes(seed, &d.to_signed_bytes_le()));
+    Ok(Value::fixnum((h >> 2) as i64))
+}
+
+fn m_eql(_ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let o = args.pos[0];
+    Ok(Value::bool(is_rational(o) && parts(o) == parts(recv)))
+}
+
+fn m_coerce(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let o = args.pos[0];
+    if integer::is_integer(o) {
+        let r = from_integer(ctx, o)?;
+        return Ok(array::from_slice(ctx, &[r, recv]));
+    }
+    if float::is_float(o) {
+        let f = float::new(ctx, to_f64(recv));
+        return Ok(array::from_slice(ctx, &[o, f]));
+    }
+    if is_rational(o) {
+        return Ok(array::from_slice(ctx, &[o, recv]));
+    }
+    let cname = object::class_name_of(ctx, o);
+    Err(ctx.type_error(&format!("{cname} can't be coerced into Rational")))
+}
+
+fn m_zero(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(parts(recv).0.is_zero()))
+}
+
+fn m_negative(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(parts(recv).0.is_negative()))
+}
+
+fn m_positive(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(parts(recv).0.is_positive()))
+}
+
+/// `Kernel#Rational(a, b = 1)`.
+pub fn kernel_rational(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let parse = |ctx: &mut Ctx, v: Value| -> Result<Value> {
+        if string::is_string(v) {
+            let s = string::to_rust_string_lossy(v);
+            let t = s.trim();
+            let (a, b) = t.split_once('/').unwrap_or((t, "1"));
+            let na = a.trim().parse::<f64>().ok();
+            if let (Some(n), Some(d)) = (integer::parse_strict(a, Some(10)), integer::parse_strict(b, Some(10))) {
+                return reduce(ctx, n, d);
+            }
+            if let Some(f) = na {
+                let fr = float::new(ctx, f);
+                return from_integer(ctx, fr);
+            }
+            return Err(ctx.arg_error(&format!("invalid value for convert(): {:?}", s)));
+        }
+        if v.is_nil() {
+            return Err(ctx.type_error("can't convert nil into Rational"));
+        }
+        from_integer(ctx, v)
+    };
+    let a = parse(ctx, args.pos[0])?;
+    match args.pos.get(1) {
+        Some(&b) => {
+            let b = parse(ctx, b)?;
+            ctx.call(a, sym::DIV, &[b])
+        }
+        None => Ok(a),
+    }
+}
+
+pub fn init(ctx: &mut Ctx) {
+    let c = ctx.c().rational;
+    crate::methods!(ctx, c, [
+        ("+", m_plus, [1], Safe),
+        ("-", m_minus, [1], Safe),
+        ("*", m_mul, [1], Safe),
+        ("/", m_div, [1], Safe),
+        ("quo", m_div, [1], Safe),
+        ("**", m_pow, [1], Safe),
+        ("<=>", m_cmp, [1], Safe),
+        ("==", m_eq, [1], Safe),
+        ("numerator", m_numerator, [0], Safe),
+        ("denominator", m_denominator, [0], Safe),
+        ("to_s", m_to_s, [0], Safe),
+        ("inspect", m_inspect, [0], Safe),
+        ("to_f", m_to_f, [0], Safe),
+        ("to_i", m_truncate, [0], Safe),
+        ("truncate", m_truncate, [0..=1], Safe),
+        ("floor", m_floor, [0..=1], Safe),
+        ("ceil", m_ceil, [0..=1], Safe),
+        ("round", m_round, [0..=1], Safe, Kw),
+        ("to_r", m_to_r, [0], Safe),
+        ("abs", m_abs, [0], Safe),
+        ("-@", m_uminus, [0], Safe),
+        ("hash", m_hash, [0], Safe),
+        ("eql?", m_eql, [1], Safe),
+        ("coerce", m_coerce, [1], Safe),
+        ("zero?", m_zero, [0], Safe),
+        ("negative?", m_negative, [0], Safe),
+        ("positive?", m_positive, [0], Safe),
+    ]);
+    let k = ctx.c().kernel;
+    crate::methods!(ctx, k, [("Rational", kernel_rational, [1..=2], Safe, ModuleFunction)]);
+}

@@ -1,0 +1,113 @@
+//! The collector driver: finds the roots of one VM and runs mark & sweep.
+//!
+//! Roots:
+//! - the VM's tables (`mark_vm_roots`),
+//! - each thread's value stack below `sp` and its frames (validated, since a slot may be
+//!   stale), `$!`, recursion guards and `protected` values,
+//! - each thread's native stack and callee-saved registers, conservatively,
+//! - suspended fibers' stacks (registered by the fiber module).
+//!
+//! Invariant: the world is stopped during a collection (only one thread runs for now).
+
+use crate::heap::stack_scan::with_registers_spilled;
+use crate::heap::Marker;
+use crate::interp::frame::{Block, Frame};
+use crate::object::{basic, FL_EXIVAR};
+use crate::thread::{Ctx, Stacks};
+use crate::vm::Vm;
+
+pub fn collect(ctx: &mut Ctx) {
+    let start = std::time::Instant::now();
+    ctx.drop_alloc_cache();
+    let vm: &Vm = ctx.vm();
+    let mut heap = vm.heap.lock();
+    {
+        let exivars = vm.generic_ivars.borrow();
+        let mut m = Marker::new(&heap);
+        m.exivars = Some(&exivars);
+        mark_vm_roots(vm, &mut m);
+        mark_thread(ctx, &mut m);
+        let hi = ctx.native_stack_hi;
+        with_registers_spilled(&mut |sp| {
+            // SAFETY: [sp, hi) is the live part of this thread's native stack.
+            unsafe { m.mark_range_conservative(sp, hi) };
+        });
+        crate::fiber::mark_suspended(ctx, &mut m);
+        m.drain();
+    }
+    let mut exivars = vm.generic_ivars.borrow_mut();
+    let mut ids = vm.object_ids.borrow_mut();
+    let live = heap.sweep(&mut |p| {
+        // SAFETY: p is a dead object slot; its header is still intact.
+        let flags = unsafe { (*p).flags };
+        if flags & FL_EXIVAR != 0 {
+            exivars.remove(&(p as usize));
+        }
+        if !ids.is_empty() {
+            ids.remove(&(p as usize));
+        }
+    });
+    heap.grow_after_collection(live);
+    heap.stats.count += 1;
+    heap.stats.time_ns += start.elapsed().as_nanos() as u64;
+}
+
+pub fn mark_vm_roots(vm: &Vm, m: &mut Marker<'_>) {
+    vm.c.each(&mut |v| m.mark(v));
+    for g in vm.globals.borrow().values() {
+        m.mark(g.value);
+    }
+    m.mark_all(&vm.roots.borrow());
+    m.mark_all(&vm.at_exit.borrow());
+    m.mark(vm.main_obj.get());
+    m.mark(vm.top_cref.get());
+}
+
+pub fn mark_thread(ctx: &Ctx, m: &mut Marker<'_>) {
+    mark_stacks(&ctx.stacks, m);
+    m.mark(ctx.errinfo);
+    m.mark(ctx.thread_obj);
+    m.mark(ctx.fiber_obj);
+    for &(_, a, b) in &ctx.recursion {
+        m.mark_maybe(a);
+        m.mark_maybe(b);
+    }
+    m.mark_all(&ctx.protected);
+    m.mark_all(&ctx.catch_tags);
+}
+
+pub fn mark_stacks(st: &Stacks, m: &mut Marker<'_>) {
+    let sp = st.sp.min(st.stack.len());
+    for &v in &st.stack[..sp] {
+        m.mark_maybe(v);
+    }
+    for f in &st.frames {
+        mark_frame(f, m);
+    }
+}
+
+fn mark_frame(f: &Frame, m: &mut Marker<'_>) {
+    m.mark(f.self_);
+    m.mark(f.env);
+    m.mark(f.outer);
+    m.mark(f.cref);
+    m.mark(f.iseq_val);
+    m.mark(f.owner);
+    m.mark(f.last_match);
+    m.mark(f.last_line);
+    match f.block {
+        Some(Block::Captured(c)) => {
+            m.mark(c.iseq);
+            m.mark(c.self_);
+            m.mark(c.env);
+            m.mark(c.cref);
+        }
+        Some(Block::Proc(p)) => m.mark(p),
+        None => {}
+    }
+}
+
+/// Sets or clears the generic-ivar flag of `v` (objects other than RObject).
+pub fn set_exivar_flag(v: crate::value::Value, on: bool) {
+    basic(v).set(FL_EXIVAR, on);
+}

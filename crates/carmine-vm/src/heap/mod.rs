@@ -1,0 +1,257 @@
+//! The object heap of one VM: slot pages, free lists handed to per-thread allocation
+//! caches, and the mark & sweep machinery.
+//!
+//! Invariants:
+//! - Non-moving: an object's address is fixed for its life.
+//! - Every page is in `page_bases`; a word is a candidate object pointer iff its page base
+//!   is there and it falls on an object slot whose type is not `Free` (see `live_object_at`).
+//! - A free list is owned by exactly one party: the heap (`ready`) or one thread's cache.
+//!   Before a sweep every thread cache is emptied (its slots are `Free` and get relinked).
+//! - Roots are supplied by the collector driver (`crate::gc`); this module knows nothing of
+//!   frames or threads.
+
+pub mod page;
+pub mod stack_scan;
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use crate::object::{self, ObjType, RBasic};
+use crate::value::Value;
+use page::{FreeSlot, Page, HEADER_SLOTS, OBJECT_SLOTS, PAGE_SIZE, SLOTS_PER_PAGE, SLOT_SIZE};
+
+pub struct Heap {
+    pub(crate) inner: Mutex<HeapInner>,
+}
+
+#[derive(Default, Clone, Copy, Debug)]
+pub struct GcStats {
+    pub count: u64,
+    pub total_allocated_pages: u64,
+    pub total_freed_objects: u64,
+    pub live_after_last_gc: u64,
+    pub time_ns: u64,
+}
+
+pub struct HeapInner {
+    pages: Vec<Page>,
+    page_bases: HashSet<usize>,
+    ready: Vec<(*mut FreeSlot, usize)>,
+    pub stats: GcStats,
+    /// Bytes of out-of-line storage allocated since the last collection (approximate).
+    pub malloc_increase: usize,
+    pub malloc_limit: usize,
+}
+
+// SAFETY: raw free-list pointers are only touched under the heap mutex or by their owner.
+unsafe impl Send for HeapInner {}
+
+const INITIAL_PAGES: usize = 16;
+const MALLOC_LIMIT_MIN: usize = 16 * 1024 * 1024;
+
+impl Default for Heap {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Heap {
+    pub fn new() -> Heap {
+        Heap {
+            inner: Mutex::new(HeapInner {
+                pages: Vec::new(),
+                page_bases: HashSet::new(),
+                ready: Vec::new(),
+                stats: GcStats::default(),
+                malloc_increase: 0,
+                malloc_limit: MALLOC_LIMIT_MIN,
+            }),
+        }
+    }
+
+    pub fn lock(&self) -> std::sync::MutexGuard<'_, HeapInner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl HeapInner {
+    /// Hands out one free list (for a thread's allocation cache), if any is ready.
+    pub fn take_free_list(&mut self) -> Option<*mut FreeSlot> {
+        self.ready.pop().map(|(head, _)| head)
+    }
+
+    pub fn page_count(&self) -> usize {
+        self.pages.len()
+    }
+
+    /// True when a collection should run before the heap grows.
+    pub fn wants_collection(&self) -> bool {
+        self.pages.len() >= INITIAL_PAGES
+    }
+
+    /// Adds `n` pages; returns false if memory is exhausted.
+    pub fn grow(&mut self, n: usize) -> bool {
+        for _ in 0..n {
+            let Some(page) = Page::new() else { return !self.ready.is_empty() };
+            let (head, count) = page.collect_free();
+            self.page_bases.insert(page.base());
+            self.pages.push(page);
+            self.ready.push((head, count));
+            self.stats.total_allocated_pages += 1;
+        }
+        true
+    }
+
+    pub fn total_slots(&self) -> usize {
+        self.pages.len() * OBJECT_SLOTS
+    }
+
+    pub fn free_slots(&self) -> usize {
+        self.ready.iter().map(|&(_, n)| n).sum()
+    }
+
+    /// The object whose slot contains `addr` (interior pointers included), if it is live.
+    #[inline]
+    pub fn live_object_at(&self, addr: usize) -> Option<Value> {
+        let base = addr & !(PAGE_SIZE - 1);
+        if !self.page_bases.contains(&base) {
+            return None;
+        }
+        let idx = (addr - base) / SLOT_SIZE;
+        if idx < HEADER_SLOTS {
+            return None;
+        }
+        let slot = (base + idx * SLOT_SIZE) as *const RBasic;
+        // SAFETY: slot lies inside a page of this heap.
+        if unsafe { (*slot).obj_type() } == ObjType::Free {
+            return None;
+        }
+        Some(Value::from_ptr(slot))
+    }
+
+    /// Frees every unmarked object, clears mark bits and rebuilds the free lists.
+    /// `finalize` runs for each dead object before its slot is reused.
+    /// Returns the number of live objects.
+    pub fn sweep(&mut self, finalize: &mut dyn FnMut(*mut RBasic)) -> usize {
+        self.ready.clear();
+        let mut live = 0;
+        let mut freed = 0u64;
+        for page in &self.pages {
+            for i in HEADER_SLOTS..SLOTS_PER_PAGE {
+                let p = page.slot(i) as *mut RBasic;
+                // SAFETY: p is an object slot of this page; the world is stopped.
+                unsafe {
+                    if (*p).obj_type() == ObjType::Free {
+                        continue;
+                    }
+                    if page::is_marked(p) {
+                        live += 1;
+                    } else {
+                        finalize(p);
+                        object::finalize(p);
+                        (*p).flags = ObjType::Free as u32;
+                        freed += 1;
+                    }
+                }
+            }
+            // SAFETY: header at page base; clearing marks ends this collection for the page.
+            unsafe { (*page.header()).mark_bits = [0; SLOTS_PER_PAGE / 64] };
+            let (head, count) = page.collect_free();
+            if count > 0 {
+                self.ready.push((head, count));
+            }
+        }
+        self.stats.total_freed_objects += freed;
+        self.stats.live_after_last_gc = live as u64;
+        self.malloc_increase = 0;
+        live
+    }
+
+    /// Grows the heap after a collection so that a healthy fraction of slots is free.
+    pub fn grow_after_collection(&mut self, live: usize) {
+        let total = self.total_slots().max(1);
+        let free = total - live.min(total);
+        if free * 10 < total * 3 {
+            let want_pages = (self.pages.len() / 2).max(4);
+            self.grow(want_pages);
+        }
+        self.malloc_limit = (self.malloc_limit.max(MALLOC_LIMIT_MIN)).min(256 * 1024 * 1024);
+    }
+}
+
+/// Marks objects transitively from the roots it is given.
+pub struct Marker<'a> {
+    heap: &'a HeapInner,
+    stack: Vec<Value>,
+    /// Instance variables of non-`RObject` objects, by address (see `FL_EXIVAR`).
+    pub exivars: Option<&'a std::collections::HashMap<usize, Vec<(crate::symbol::SymId, Value)>>>,
+}
+
+impl<'a> Marker<'a> {
+    pub fn new(heap: &'a HeapInner) -> Marker<'a> {
+        Marker { heap, stack: Vec::with_capacity(1024), exivars: None }
+    }
+
+    /// Marks a value known to be valid (immediates are ignored).
+    #[inline]
+    pub fn mark(&mut self, v: Value) {
+        if v.is_heap() {
+            // SAFETY: precise roots and object fields only hold valid object pointers.
+            if !unsafe { page::test_and_set_mark(v) } {
+                self.stack.push(v);
+            }
+        }
+    }
+
+    pub fn mark_all(&mut self, vs: &[Value]) {
+        for &v in vs {
+            self.mark(v);
+        }
+    }
+
+    /// Marks whatever live object `word` points into, if any (conservative roots).
+    #[inline]
+    pub fn mark_conservative(&mut self, word: usize) {
+        if word < PAGE_SIZE {
+            return;
+        }
+        if let Some(v) = self.heap.live_object_at(word) {
+            self.mark(v);
+        }
+    }
+
+    /// Marks every word in `[lo, hi)` conservatively.
+    ///
+    /// # Safety
+    /// The range must be readable memory.
+    pub unsafe fn mark_range_conservative(&mut self, lo: usize, hi: usize) {
+        let mut p = (lo + 7) & !7;
+        while p + 8 <= hi {
+            let word = std::ptr::read_volatile(p as *const usize);
+            self.mark_conservative(word);
+            p += 8;
+        }
+    }
+
+    /// Values held in non-heap slots of the VM (validated like conservative words, since a
+    /// stale stack slot may point to a slot that has been freed).
+    pub fn mark_maybe(&mut self, v: Value) {
+        if v.is_heap() {
+            self.mark_conservative(v.raw() as usize);
+        }
+    }
+
+    /// Traces everything reachable from what has been marked so far.
+    pub fn drain(&mut self) {
+        while let Some(v) = self.stack.pop() {
+            object::mark_children(v, self);
+            if object::basic(v).has(object::FL_EXIVAR) {
+                if let Some(ivars) = self.exivars.and_then(|t| t.get(&(v.raw() as usize))) {
+                    for &(_, iv) in ivars {
+                        self.mark(iv);
+                    }
+                }
+            }
+        }
+    }
+}

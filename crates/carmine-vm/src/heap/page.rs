@@ -1,0 +1,135 @@
+//! Heap pages: fixed-size slots in 64 KiB-aligned blocks.
+//!
+//! Invariants:
+//! - A page is `PAGE_SIZE` bytes aligned to `PAGE_SIZE`, so the page of any interior
+//!   pointer is `addr & !(PAGE_SIZE - 1)`.
+//! - The first `HEADER_SLOTS` slots hold the `PageHeader` (mark bitmap); object slots
+//!   follow. A slot is free iff its type tag is `ObjType::Free`; free slots link through
+//!   their `klass` word.
+//! - Mark bits are only meaningful during a collection and are all clear outside one.
+
+use crate::object::{ObjType, RBasic};
+use crate::value::Value;
+
+pub const PAGE_SIZE: usize = 64 * 1024;
+pub const SLOT_SIZE: usize = 64;
+pub const SLOTS_PER_PAGE: usize = PAGE_SIZE / SLOT_SIZE;
+pub const HEADER_SLOTS: usize = 4;
+pub const OBJECT_SLOTS: usize = SLOTS_PER_PAGE - HEADER_SLOTS;
+
+#[repr(C)]
+pub struct PageHeader {
+    pub mark_bits: [u64; SLOTS_PER_PAGE / 64],
+    /// Free slots counted at the last sweep.
+    pub free_count: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<PageHeader>() <= HEADER_SLOTS * SLOT_SIZE);
+
+/// A free slot: its header says `Free` and its second word links to the next free slot.
+#[repr(C)]
+pub struct FreeSlot {
+    pub flags: u32,
+    pub aux: u32,
+    pub next: *mut FreeSlot,
+}
+
+pub struct Page {
+    base: *mut u8,
+}
+
+// SAFETY: a page is plain memory owned by one heap; access is synchronised by the heap.
+unsafe impl Send for Page {}
+
+impl Page {
+    pub fn new() -> Option<Page> {
+        let layout = std::alloc::Layout::from_size_align(PAGE_SIZE, PAGE_SIZE).ok()?;
+        // SAFETY: layout has non-zero size.
+        let base = unsafe { std::alloc::alloc_zeroed(layout) };
+        if base.is_null() {
+            return None;
+        }
+        let page = Page { base };
+        for i in HEADER_SLOTS..SLOTS_PER_PAGE {
+            // SAFETY: i is within the page; zeroed memory is a valid FreeSlot.
+            unsafe { (*page.slot(i)).flags = ObjType::Free as u32 };
+        }
+        Some(page)
+    }
+
+    #[inline]
+    pub fn base(&self) -> usize {
+        self.base as usize
+    }
+
+    #[inline]
+    pub fn header(&self) -> *mut PageHeader {
+        self.base as *mut PageHeader
+    }
+
+    #[inline]
+    pub fn slot(&self, i: usize) -> *mut FreeSlot {
+        debug_assert!((HEADER_SLOTS..SLOTS_PER_PAGE).contains(&i));
+        // SAFETY: i < SLOTS_PER_PAGE keeps the pointer inside the allocation.
+        unsafe { self.base.add(i * SLOT_SIZE) as *mut FreeSlot }
+    }
+
+    /// Links every free slot into a list; returns (head, count).
+    pub fn collect_free(&self) -> (*mut FreeSlot, usize) {
+        let mut head: *mut FreeSlot = std::ptr::null_mut();
+        let mut count = 0;
+        for i in (HEADER_SLOTS..SLOTS_PER_PAGE).rev() {
+            let s = self.slot(i);
+            // SAFETY: s is a slot of this page.
+            unsafe {
+                if (*s).flags & 0x1f == ObjType::Free as u32 {
+                    (*s).next = head;
+                    head = s;
+                    count += 1;
+                }
+            }
+        }
+        // SAFETY: header lies at the page base.
+        unsafe { (*self.header()).free_count = count as u32 };
+        (head, count)
+    }
+}
+
+impl Drop for Page {
+    fn drop(&mut self) {
+        let layout = std::alloc::Layout::from_size_align(PAGE_SIZE, PAGE_SIZE).expect("page layout");
+        // SAFETY: base was allocated with this layout in `Page::new`.
+        unsafe { std::alloc::dealloc(self.base, layout) };
+    }
+}
+
+/// The page base and slot index of an address inside a page, if it falls on an object slot.
+#[inline]
+pub fn slot_index(addr: usize) -> (usize, usize) {
+    let base = addr & !(PAGE_SIZE - 1);
+    (base, (addr - base) / SLOT_SIZE)
+}
+
+/// Sets the mark bit of the object at `v`; returns true if it was already set.
+///
+/// # Safety
+/// `v` must point to an object slot of a live page.
+#[inline]
+pub unsafe fn test_and_set_mark(v: Value) -> bool {
+    let (base, idx) = slot_index(v.raw() as usize);
+    let header = base as *mut PageHeader;
+    let word = &mut (*header).mark_bits[idx / 64];
+    let bit = 1u64 << (idx % 64);
+    let was = *word & bit != 0;
+    *word |= bit;
+    was
+}
+
+/// # Safety
+/// `p` must point to an object slot of a live page.
+#[inline]
+pub unsafe fn is_marked(p: *const RBasic) -> bool {
+    let (base, idx) = slot_index(p as usize);
+    let header = base as *const PageHeader;
+    (*header).mark_bits[idx / 64] & (1u64 << (idx % 64)) != 0
+}

@@ -1,0 +1,671 @@
+//! Calls: method dispatch, argument binding, frame pushes for methods and blocks,
+//! `method_missing`, and calls initiated from Rust.
+//!
+//! Invariants:
+//! - Arguments of a call being set up live on the value stack (`[bp, bp + argc)`), the
+//!   receiver just below `bp`, so the collector sees them while binding allocates (rest
+//!   arrays, keyword hashes, block procs). All allocation in `bind_args` happens before
+//!   values are moved into their final local slots.
+//! - `push_*_frame` leave `stacks.sp` at the new frame's `sp_base`; on error they leave the
+//!   stack as they found it (`sp` at the call's result slot + 1 is restored by the caller).
+
+use std::sync::Arc;
+
+use crate::compile::iseq::{iseq_of, Iseq};
+use crate::core::module::{self, MethodBody, MethodEntry, Visibility};
+use crate::core::{array, hash, proc as rproc};
+use crate::error::Unwind;
+use crate::interp::env::REnv;
+use crate::interp::frame::{Block, Captured, Frame, FrameKind, FRAME_BMETHOD, FRAME_FINISH};
+use crate::interp::{class_of, exec, Args};
+use crate::object::{ObjType, RBasic};
+use crate::symbol::{sym, SymId};
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::Result;
+
+/// How arguments bind to parameters.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum ArgMode {
+    /// Methods and lambdas: exact arity.
+    Strict,
+    /// Blocks and procs: missing arguments are nil, extras dropped, one array auto-splats.
+    Loose,
+}
+
+/// Slots kept free above a frame's operand stack for calls made from builtins.
+const STACK_MARGIN: usize = 32;
+
+#[inline]
+pub fn stack_overflow(ctx: &mut Ctx) -> Unwind {
+    ctx.raise(ctx.c().system_stack_error, "stack level too deep")
+}
+
+/// Allocates a heap environment holding `vals`.
+pub fn new_env(ctx: &mut Ctx, vals: &[Value], outer: Value) -> Value {
+    let boxed: Box<[Value]> = vals.into();
+    let p = ctx.alloc_slot(ObjType::Env, Value::NIL) as *mut REnv;
+    // SAFETY: fresh Env slot; fields written before the next allocation.
+    unsafe {
+        std::ptr::write(&mut (*p).vals, boxed);
+        (*p).outer = outer;
+    }
+    Value::from_ptr(p)
+}
+
+fn new_frame(ctx: &mut Ctx, kind: FrameKind) -> Frame {
+    ctx.frame_serial += 1;
+    Frame {
+        iseq: std::ptr::null(),
+        pc: 0,
+        bp: 0,
+        sp_base: 0,
+        ret_sp: 0,
+        locals: std::ptr::null_mut(),
+        self_: Value::NIL,
+        env: Value::NIL,
+        outer: Value::NIL,
+        cref: Value::NIL,
+        iseq_val: Value::NIL,
+        block: None,
+        owner: Value::NIL,
+        mid: None,
+        serial: ctx.frame_serial,
+        home_index: 0,
+        home_serial: 0,
+        kind,
+        flags: 0,
+        visibility: Visibility::Public,
+        last_match: Value::NIL,
+        last_line: Value::NIL,
+        builtin_name: None,
+    }
+}
+
+// ---- binding arguments ----
+
+/// Converts a block's single argument for auto-splatting: an Array, or the result of
+/// `to_ary`, or `None` to keep it as one argument.
+fn splat_candidate(ctx: &mut Ctx, v: Value) -> Result<Option<Value>> {
+    if array::is_array(v) {
+        return Ok(Some(v));
+    }
+    if v.is_heap() && ctx.respond_to(v, sym::TO_ARY, true) {
+        let r = ctx.call(v, sym::TO_ARY, &[])?;
+        if array::is_array(r) {
+            return Ok(Some(r));
+        }
+        if !r.is_nil() {
+            return Err(ctx.type_error("can't convert to Array"));
+        }
+    }
+    Ok(None)
+}
+
+fn keyword_list(ctx: &Ctx, names: &[Value]) -> String {
+    names
+        .iter()
+        .map(|v| match v.as_symbol() {
+            Some(s) => format!(":{}", ctx.sym_str(s)),
+            None => format!("{v:?}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Binds `argc` arguments at `stack[bp..]` (plus keywords and block) to the parameters of
+/// `iseq`, writing the frame's locals in place. Returns the pc to start at.
+#[allow(clippy::too_many_arguments)]
+pub fn bind_args(ctx: &mut Ctx, iseq: &Iseq, bp: usize, mut argc: usize, mut kw: Option<Value>, block: Option<Block>, mode: ArgMode) -> Result<usize> {
+    let p = &iseq.params;
+    let nlocals = iseq.local_count();
+    let cap = ctx.stacks.stack.len();
+    let need = |n: usize| bp + n + STACK_MARGIN;
+
+    // Keywords to a method without keyword parameters become a trailing Hash.
+    if let Some(h) = kw {
+        if !p.accepts_kw() {
+            if p.no_kw {
+                return Err(ctx.arg_error("no keywords accepted"));
+            }
+            kw = None;
+            if hash::len(h) > 0 {
+                if need(argc + 1) > cap {
+                    return Err(stack_overflow(ctx));
+                }
+                let h2 = hash::dup(ctx, h);
+                ctx.stacks.stack[bp + argc] = h2;
+                argc += 1;
+                ctx.stacks.sp = bp + argc;
+            }
+        }
+    }
+
+    // A block given one Array for several parameters spreads it.
+    if mode == ArgMode::Loose && argc == 1 {
+        let multi = p.lead + p.post + p.opt;
+        let wants_splat = multi >= 2 || (p.rest && multi >= 1) || p.trailing_comma || (multi >= 1 && p.accepts_kw());
+        if wants_splat {
+            let a = ctx.stacks.stack[bp];
+            if let Some(arr) = splat_candidate(ctx, a)? {
+                let n = array::len(arr);
+                if need(n) > cap {
+                    return Err(stack_overflow(ctx));
+                }
+                for i in 0..n {
+                    ctx.stacks.stack[bp + i] = array::get(arr, i);
+                }
+                argc = n;
+                ctx.stacks.sp = bp + argc;
+            }
+        }
+    }
+
+    let required = (p.lead + p.post) as usize;
+    let max = if p.rest || p.forwarding { None } else { Some(required + p.opt as usize) };
+    match mode {
+        ArgMode::Strict => {
+            if argc < required || max.is_some_and(|m| argc > m) {
+                return Err(ctx.arity_error(argc, required, max));
+            }
+        }
+        ArgMode::Loose => {
+            if argc < required {
+                if need(required) > cap {
+                    return Err(stack_overflow(ctx));
+                }
+                // Missing arguments fill the leading parameters first, then the post ones.
+                for i in argc..required {
+                    ctx.stacks.stack[bp + i] = Value::NIL;
+                }
+                argc = required;
+                ctx.stacks.sp = bp + argc;
+            }
+            if let Some(m) = max {
+                if argc > m {
+                    argc = m;
+                    ctx.stacks.sp = bp + argc;
+                }
+            }
+        }
+    }
+    if need(nlocals.max(argc)) > cap {
+        return Err(stack_overflow(ctx));
+    }
+
+    let lead = p.lead as usize;
+    let post = p.post as usize;
+    let n_opt = (argc - required).min(p.opt as usize);
+    let n_rest = argc - required - n_opt;
+
+    // Allocate everything first (arguments are still in place on the stack).
+    let rest_arr = if p.rest {
+        let s = bp + lead + n_opt;
+        let items: Vec<Value> = ctx.stacks.stack[s..s + n_rest].to_vec();
+        Some(array::from_vec(ctx, items))
+    } else {
+        None
+    };
+    let rest_guard = ctx.protect(rest_arr.unwrap_or(Value::NIL));
+    let mut kw_vals: Vec<Value> = Vec::new();
+    let mut kwrest = Value::NIL;
+    if p.accepts_kw() {
+        let mut missing: Vec<Value> = Vec::new();
+        for k in &p.kw {
+            let key = Value::symbol(k.name);
+            let v = kw.and_then(|h| hash::get(h, key));
+            match v {
+                Some(v) => kw_vals.push(v),
+                None => {
+                    if k.required {
+                        missing.push(key);
+                    }
+                    kw_vals.push(Value::UNDEF);
+                }
+            }
+        }
+        if !missing.is_empty() {
+            ctx.unprotect(rest_guard);
+            let s = if missing.len() == 1 { "" } else { "s" };
+            let list = keyword_list(ctx, &missing);
+            return Err(ctx.arg_error(&format!("missing keyword{s}: {list}")));
+        }
+        let mut unknown: Vec<Value> = Vec::new();
+        if p.kwrest {
+            kwrest = hash::new(ctx);
+            ctx.protect(kwrest);
+        }
+        if let Some(h) = kw {
+            for (k, v) in hash::pairs(h) {
+                let known = k.as_symbol().is_some_and(|s| p.kw.iter().any(|kp| kp.name == s));
+                if known {
+                    continue;
+                }
+                if p.kwrest {
+                    hash::aset(ctx, kwrest, k, v)?;
+                } else {
+                    unknown.push(k);
+                }
+            }
+        }
+        if !unknown.is_empty() {
+            ctx.unprotect(rest_guard);
+            let s = if unknown.len() == 1 { "" } else { "s" };
+            let list = keyword_list(ctx, &unknown);
+            return Err(ctx.arg_error(&format!("unknown keyword{s}: {list}")));
+        }
+    }
+    let block_val = if p.block {
+        let b = match block {
+            Some(b) => rproc::from_block(ctx, &b)?,
+            None => Value::NIL,
+        };
+        ctx.protect(b);
+        b
+    } else {
+        Value::NIL
+    };
+    let post_vals: Vec<Value> = if post > 0 {
+        let s = bp + argc - post;
+        ctx.stacks.stack[s..s + post].to_vec()
+    } else {
+        Vec::new()
+    };
+    ctx.unprotect(rest_guard);
+    // No allocation from here on: place values in their final slots.
+    let stack = &mut ctx.stacks.stack;
+    for i in (lead + n_opt)..nlocals {
+        stack[bp + i] = Value::NIL;
+    }
+    if let Some(r) = rest_arr {
+        stack[bp + p.rest_index() as usize] = r;
+    }
+    let ps = p.post_start() as usize;
+    for (i, v) in post_vals.into_iter().enumerate() {
+        stack[bp + ps + i] = v;
+    }
+    let ks = p.kw_start() as usize;
+    for (i, v) in kw_vals.into_iter().enumerate() {
+        stack[bp + ks + i] = v;
+    }
+    if p.kwrest {
+        stack[bp + p.kwrest_index() as usize] = kwrest;
+    }
+    if p.block {
+        stack[bp + p.block_index() as usize] = block_val;
+    }
+    Ok(if p.opt > 0 { p.opt_pcs[n_opt] as usize } else { 0 })
+}
+
+// ---- frames ----
+
+/// Finishes a Ruby frame whose arguments are bound in `[bp, bp + nlocals)`.
+#[inline]
+fn enter_frame(ctx: &mut Ctx, mut f: Frame, iseq: &Iseq, bp: usize, pc: usize) -> Result<()> {
+    let nlocals = iseq.local_count();
+    if bp + nlocals + iseq.stack_max as usize + STACK_MARGIN > ctx.stacks.stack.len() || ctx.stacks.frames.len() >= ctx.stacks.max_frames {
+        return Err(stack_overflow(ctx));
+    }
+    f.bp = bp;
+    f.pc = pc;
+    if iseq.locals_on_heap {
+        ctx.stacks.sp = bp + nlocals;
+        let vals: Vec<Value> = ctx.stacks.stack[bp..bp + nlocals].to_vec();
+        let env = new_env(ctx, &vals, f.outer);
+        f.env = env;
+        f.locals = crate::interp::env::env(env).vals.as_mut_ptr();
+        f.sp_base = bp;
+    } else {
+        f.locals = ctx.stacks.stack[bp..].as_mut_ptr();
+        f.sp_base = bp + nlocals;
+    }
+    ctx.stacks.sp = f.sp_base;
+    ctx.stacks.frames.push(f);
+    Ok(())
+}
+
+/// Pushes the frame of a Ruby method whose receiver is at `ret_sp` and whose `argc`
+/// arguments follow it.
+#[allow(clippy::too_many_arguments)]
+pub fn push_method_frame(ctx: &mut Ctx, recv: Value, me: &MethodEntry, iseq_val: Value, cref: Value, argc: usize, kw: Option<Value>, block: Option<Block>, ret_sp: usize, flags: u8) -> Result<()> {
+    let iseq = iseq_of(iseq_val);
+    let bp = ret_sp + 1;
+    let pc = if iseq.params.simple && kw.is_none() {
+        if argc != iseq.params.lead as usize {
+            return Err(ctx.arity_error(argc, iseq.params.lead as usize, Some(iseq.params.lead as usize)));
+        }
+        let nlocals = iseq.local_count();
+        if bp + nlocals + STACK_MARGIN > ctx.stacks.stack.len() {
+            return Err(stack_overflow(ctx));
+        }
+        for i in argc..nlocals {
+            ctx.stacks.stack[bp + i] = Value::NIL;
+        }
+        0
+    } else {
+        ctx.stacks.sp = bp + argc;
+        bind_args(ctx, iseq, bp, argc, kw, block, ArgMode::Strict)?
+    };
+    let mut f = new_frame(ctx, FrameKind::Method);
+    f.iseq = iseq as *const Iseq;
+    f.iseq_val = iseq_val;
+    f.ret_sp = ret_sp;
+    f.self_ = recv;
+    f.cref = cref;
+    f.block = block;
+    f.owner = me.owner;
+    f.mid = Some(me.name);
+    f.flags = flags;
+    enter_frame(ctx, f, iseq, bp, pc)
+}
+
+/// Pushes a block frame for `cap` with `argc` arguments at `bp`; the result goes to `bp`.
+#[allow(clippy::too_many_arguments)]
+pub fn push_block_frame(ctx: &mut Ctx, cap: &Captured, argc: usize, kw: Option<Value>, block_arg: Option<Block>, lambda: bool, self_override: Option<(Value, Value)>, flags: u8, ret_sp: usize) -> Result<()> {
+    let iseq = iseq_of(cap.iseq);
+    let bp = ret_sp;
+    ctx.stacks.sp = bp + argc;
+    let mode = if lambda { ArgMode::Strict } else { ArgMode::Loose };
+    let pc = bind_args(ctx, iseq, bp, argc, kw, block_arg, mode)?;
+    let mut f = new_frame(ctx, if lambda { FrameKind::Lambda } else { FrameKind::Block });
+    f.iseq = iseq as *const Iseq;
+    f.iseq_val = cap.iseq;
+    f.ret_sp = ret_sp;
+    f.outer = cap.env;
+    f.flags = flags;
+    match self_override {
+        Some((s, cref)) => {
+            f.self_ = s;
+            f.cref = cref;
+        }
+        None => {
+            f.self_ = cap.self_;
+            f.cref = cap.cref;
+        }
+    }
+    f.home_index = cap.home_index;
+    f.home_serial = cap.home_serial;
+    let home = cap.home_index as usize;
+    if let Some(h) = ctx.stacks.frames.get(home) {
+        if h.serial == cap.home_serial {
+            f.owner = h.owner;
+            f.mid = h.mid;
+            f.block = h.block;
+        }
+    }
+    enter_frame(ctx, f, iseq, bp, pc)
+}
+
+/// Runs an iseq compiled from `eval`/a script as a frame over `outer` (the environment of
+/// the binding, or nil for a fresh top level).
+#[allow(clippy::too_many_arguments)]
+pub fn run_iseq_frame(ctx: &mut Ctx, iseq_val: Value, kind: FrameKind, self_: Value, cref: Value, outer: Value, owner: Value, mid: Option<SymId>, block: Option<Block>) -> Result<(Value, Value)> {
+    let iseq = iseq_of(iseq_val);
+    let base = ctx.stacks.sp;
+    if ctx.native_stack_exhausted() {
+        return Err(stack_overflow(ctx));
+    }
+    let nlocals = iseq.local_count();
+    if base + nlocals + iseq.stack_max as usize + STACK_MARGIN > ctx.stacks.stack.len() {
+        return Err(stack_overflow(ctx));
+    }
+    for i in 0..nlocals {
+        ctx.stacks.stack[base + i] = Value::NIL;
+    }
+    let mut f = new_frame(ctx, kind);
+    f.iseq = iseq as *const Iseq;
+    f.iseq_val = iseq_val;
+    f.ret_sp = base;
+    f.self_ = self_;
+    f.cref = cref;
+    f.outer = outer;
+    f.owner = owner;
+    f.mid = mid;
+    f.block = block;
+    f.flags = FRAME_FINISH;
+    if kind == FrameKind::Top {
+        f.visibility = Visibility::Private;
+    }
+    if let Err(e) = enter_frame(ctx, f, iseq, base, 0) {
+        ctx.stacks.sp = base;
+        return Err(e);
+    }
+    let env = ctx.stacks.frames.last().map_or(Value::NIL, |f| f.env);
+    let r = exec::run(ctx)?;
+    Ok((r, env))
+}
+
+/// Pushes a frame recording a builtin call (for backtraces).
+#[inline]
+pub fn push_builtin_frame(ctx: &mut Ctx, recv: Value, owner: Value, mid: SymId) {
+    let mut f = new_frame(ctx, FrameKind::Builtin);
+    f.self_ = recv;
+    f.owner = owner;
+    f.mid = Some(mid);
+    f.builtin_name = Some(mid);
+    f.ret_sp = ctx.stacks.sp;
+    f.bp = ctx.stacks.sp;
+    f.sp_base = ctx.stacks.sp;
+    ctx.stacks.frames.push(f);
+}
+
+/// Calls a builtin with its frame; the arity was not checked yet.
+#[inline]
+pub fn call_builtin(ctx: &mut Ctx, recv: Value, me: &MethodEntry, args: &Args<'_>) -> Result<Value> {
+    let MethodBody::Builtin { f, arity, .. } = me.body else { unreachable!("call_builtin on a non-builtin") };
+    let n = args.pos.len();
+    if n < arity.min as usize || arity.max.is_some_and(|m| n > m as usize) {
+        return Err(ctx.arity_error(n, arity.min as usize, arity.max.map(|m| m as usize)));
+    }
+    if ctx.stacks.frames.len() >= ctx.stacks.max_frames || ctx.native_stack_exhausted() {
+        return Err(stack_overflow(ctx));
+    }
+    let depth = ctx.stacks.frames.len();
+    push_builtin_frame(ctx, recv, me.owner, me.name);
+    let r = f(ctx, recv, args);
+    ctx.stacks.frames.truncate(depth);
+    r
+}
+
+// ---- calls from Rust ----
+
+/// `recv.mid(*args, **kw, &block)` from Rust.
+pub fn call_method(ctx: &mut Ctx, recv: Value, mid: SymId, args: &[Value], kw: Option<Value>, block: Option<Block>, fcall: bool) -> Result<Value> {
+    let klass = class_of(ctx, recv);
+    match module::find_method(ctx, klass, mid) {
+        Some(me) => {
+            if !fcall && me.visibility != Visibility::Public {
+                let self_ = current_self(ctx);
+                if me.visibility == Visibility::Private || !protected_ok(ctx, self_, &me) {
+                    return Err(method_visibility_error(ctx, recv, mid, me.visibility));
+                }
+            }
+            invoke_from_rust(ctx, recv, &me, args, kw, block)
+        }
+        None => call_method_missing(ctx, recv, mid, args, kw, block, MissingKind::Normal),
+    }
+}
+
+pub fn current_self(ctx: &Ctx) -> Value {
+    ctx.stacks.frames.iter().rev().find(|f| f.kind != FrameKind::Builtin).map_or(Value::NIL, |f| f.self_)
+}
+
+fn protected_ok(ctx: &Ctx, self_: Value, me: &MethodEntry) -> bool {
+    me.visibility == Visibility::Protected && {
+        let k = class_of(ctx, self_);
+        module::includes_module(ctx, k, module::real_class(me.owner))
+    }
+}
+
+/// Invokes a resolved method from Rust.
+pub fn invoke_from_rust(ctx: &mut Ctx, recv: Value, me: &Arc<MethodEntry>, args: &[Value], kw: Option<Value>, block: Option<Block>) -> Result<Value> {
+    match &me.body {
+        MethodBody::Builtin { kw: accepts_kw, .. } => {
+            if kw.is_some() && !accepts_kw {
+                let h = kw.unwrap_or(Value::NIL);
+                if hash::len(h) == 0 {
+                    return call_builtin(ctx, recv, me, &Args { pos: args, kw: None, block });
+                }
+                let mut v = args.to_vec();
+                v.push(h);
+                return call_builtin(ctx, recv, me, &Args { pos: &v, kw: None, block });
+            }
+            call_builtin(ctx, recv, me, &Args { pos: args, kw, block })
+        }
+        MethodBody::Iseq { iseq, cref } => {
+            let base = ctx.stacks.sp;
+            if base + args.len() + 1 + STACK_MARGIN > ctx.stacks.stack.len() || ctx.native_stack_exhausted() {
+                return Err(stack_overflow(ctx));
+            }
+            ctx.stacks.stack[base] = recv;
+            ctx.stacks.stack[base + 1..base + 1 + args.len()].copy_from_slice(args);
+            ctx.stacks.sp = base + 1 + args.len();
+            if let Err(e) = push_method_frame(ctx, recv, me, *iseq, *cref, args.len(), kw, block, base, FRAME_FINISH) {
+                ctx.stacks.sp = base;
+                return Err(e);
+            }
+            exec::run(ctx)
+        }
+        MethodBody::AttrReader(name) => {
+            if !args.is_empty() {
+                return Err(ctx.arity_error(args.len(), 0, Some(0)));
+            }
+            Ok(crate::core::object::ivar_get(ctx, recv, *name))
+        }
+        MethodBody::AttrWriter(name) => {
+            if args.len() != 1 {
+                return Err(ctx.arity_error(args.len(), 1, Some(1)));
+            }
+            crate::core::object::ivar_set(ctx, recv, *name, args[0])?;
+            Ok(args[0])
+        }
+        MethodBody::Proc(p) => call_bmethod(ctx, recv, me, *p, args, kw, block),
+        MethodBody::Alias(inner) => {
+            let inner = inner.clone();
+            invoke_from_rust(ctx, recv, &inner, args, kw, block)
+        }
+        MethodBody::Undefined | MethodBody::ZSuper => {
+            call_method_missing(ctx, recv, me.name, args, kw, block, MissingKind::Normal)
+        }
+    }
+}
+
+/// A method defined with `define_method` and a block: the block runs as a lambda with
+/// `self` = receiver and a frame that answers `__method__` and `super`.
+pub fn call_bmethod(ctx: &mut Ctx, recv: Value, me: &MethodEntry, proc_: Value, args: &[Value], kw: Option<Value>, block: Option<Block>) -> Result<Value> {
+    let Some(cap) = rproc::captured(proc_) else {
+        // A proc made from a method or symbol: call it with the receiver prepended.
+        return ctx.call_proc(proc_, args, block);
+    };
+    let base = ctx.stacks.sp;
+    if base + args.len() + STACK_MARGIN > ctx.stacks.stack.len() || ctx.native_stack_exhausted() {
+        return Err(stack_overflow(ctx));
+    }
+    ctx.stacks.stack[base..base + args.len()].copy_from_slice(args);
+    let cref = cap.cref;
+    if let Err(e) = push_block_frame(ctx, &cap, args.len(), kw, block, true, Some((recv, cref)), FRAME_FINISH | FRAME_BMETHOD, base) {
+        ctx.stacks.sp = base;
+        return Err(e);
+    }
+    if let Some(f) = ctx.stacks.frames.last_mut() {
+        f.owner = me.owner;
+        f.mid = Some(me.name);
+        f.block = block;
+    }
+    exec::run(ctx)
+}
+
+/// Calls a block (or proc) from Rust.
+pub fn call_block(ctx: &mut Ctx, block: &Block, args: &[Value], kw: Option<Value>, block_arg: Option<Block>, self_override: Option<(Value, Option<Value>)>) -> Result<Value> {
+    let (cap, lambda) = match block {
+        Block::Captured(c) => (*c, false),
+        Block::Proc(p) => match rproc::captured(*p) {
+            Some(c) => (c, rproc::is_lambda(*p)),
+            None => return rproc::call_special(ctx, *p, args, kw, block_arg),
+        },
+    };
+    let base = ctx.stacks.sp;
+    if base + args.len() + STACK_MARGIN > ctx.stacks.stack.len() || ctx.native_stack_exhausted() {
+        return Err(stack_overflow(ctx));
+    }
+    ctx.stacks.stack[base..base + args.len()].copy_from_slice(args);
+    let over = match self_override {
+        Some((s, Some(klass))) => {
+            let cref = crate::interp::exec::new_cref(ctx, klass, cap.cref, true);
+            Some((s, cref))
+        }
+        Some((s, None)) => Some((s, cap.cref)),
+        None => None,
+    };
+    if let Err(e) = push_block_frame(ctx, &cap, args.len(), kw, block_arg, lambda, over, FRAME_FINISH, base) {
+        ctx.stacks.sp = base;
+        return Err(e);
+    }
+    exec::run(ctx)
+}
+
+// ---- method_missing and visibility errors ----
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum MissingKind {
+    Normal,
+    /// A bare identifier: "undefined local variable or method".
+    VCall,
+    /// `super` with no superclass method.
+    Super,
+}
+
+pub fn call_method_missing(ctx: &mut Ctx, recv: Value, mid: SymId, args: &[Value], kw: Option<Value>, block: Option<Block>, kind: MissingKind) -> Result<Value> {
+    let klass = class_of(ctx, recv);
+    if let Some(mm) = module::find_method(ctx, klass, sym::METHOD_MISSING) {
+        let is_default = matches!(mm.body, MethodBody::Builtin { .. }) && mm.owner == ctx.c().basic_object;
+        if !is_default {
+            let mut v = Vec::with_capacity(args.len() + 1);
+            v.push(Value::symbol(mid));
+            v.extend_from_slice(args);
+            return invoke_from_rust(ctx, recv, &mm, &v, kw, block);
+        }
+    }
+    Err(no_method_error(ctx, recv, mid, args, kind))
+}
+
+/// Builds the NoMethodError/NameError for a missing method, CRuby 3.4 wording.
+pub fn no_method_error(ctx: &mut Ctx, recv: Value, mid: SymId, args: &[Value], kind: MissingKind) -> Unwind {
+    let name = ctx.sym_str(mid);
+    let desc = crate::core::object::describe_for_error(ctx, recv);
+    let (class, msg) = match kind {
+        MissingKind::VCall => (ctx.c().name_error, format!("undefined local variable or method '{name}' for {desc}")),
+        MissingKind::Super => (ctx.c().no_method_error, format!("super: no superclass method '{name}' for {desc}")),
+        MissingKind::Normal => (ctx.c().no_method_error, format!("undefined method '{name}' for {desc}")),
+    };
+    let e = ctx.new_error(class, &msg);
+    crate::core::object::ivar_set_raw(ctx, e, sym::NAME, Value::symbol(mid));
+    crate::core::object::ivar_set_raw(ctx, e, sym::RECEIVER, recv);
+    if class == ctx.c().no_method_error {
+        let a = array::from_slice(ctx, args);
+        crate::core::object::ivar_set_raw(ctx, e, sym::ARGS, a);
+    }
+    Unwind::Raise(e)
+}
+
+pub fn method_visibility_error(ctx: &mut Ctx, recv: Value, mid: SymId, vis: Visibility) -> Unwind {
+    let name = ctx.sym_str(mid);
+    let desc = crate::core::object::describe_for_error(ctx, recv);
+    let which = if vis == Visibility::Protected { "protected" } else { "private" };
+    let msg = format!("{which} method '{name}' called for {desc}");
+    let e = ctx.new_error(ctx.c().no_method_error, &msg);
+    crate::core::object::ivar_set_raw(ctx, e, sym::NAME, Value::symbol(mid));
+    crate::core::object::ivar_set_raw(ctx, e, sym::RECEIVER, recv);
+    Unwind::Raise(e)
+}
+
+/// Reads a value slot header type (used by the dispatch loop's fast paths).
+#[inline(always)]
+pub fn heap_type(v: Value) -> Option<ObjType> {
+    if v.is_heap() {
+        // SAFETY: heap values start with RBasic.
+        Some(unsafe { (*v.as_ptr::<RBasic>()).obj_type() })
+    } else {
+        None
+    }
+}

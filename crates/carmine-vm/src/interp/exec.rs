@@ -1,0 +1,848 @@
+//! The dispatch loop.
+//!
+//! Invariants:
+//! - `run` executes the top frame and every frame it pushes, and returns when a frame with
+//!   `FRAME_FINISH` leaves (or an unwind passes it).
+//! - Inside the loop `sp`/`pc` are cached in locals; `sync!` writes them back before
+//!   anything that can allocate, call, or raise, so the collector and backtraces see the
+//!   truth. After a call, `sp` is reloaded from `ctx.stacks.sp`.
+//! - Safepoints (`Checkpoint` at loop back edges and method entry) poll one word.
+
+use crate::compile::iseq::{call_flags, CatchKind, Insn, Iseq};
+use crate::core::float::IntoValue;
+use crate::core::{array, float, integer, string};
+use crate::error::Unwind;
+use crate::interp::env::{self, RCref, CREF_EVAL};
+use crate::interp::frame::{Block, Captured, FrameKind, FRAME_FINISH};
+use crate::interp::{call, ops};
+use crate::object::{basic, ObjType, RObject};
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::Result;
+
+/// Runs frames until the frame that was on top when called (a `FRAME_FINISH` frame) leaves.
+pub fn run(ctx: &mut Ctx) -> Result<Value> {
+    ctx.exec_depth += 1;
+    let r = run_loop(ctx);
+    ctx.exec_depth -= 1;
+    r
+}
+
+/// A new cref for `klass` inside `parent`.
+pub fn new_cref(ctx: &mut Ctx, klass: Value, parent: Value, eval: bool) -> Value {
+    let p = ctx.alloc_slot(ObjType::Cref, Value::NIL) as *mut RCref;
+    // SAFETY: fresh Cref slot, initialised before the next allocation.
+    unsafe {
+        (*p).klass = klass;
+        (*p).parent = parent;
+        if eval {
+            (*p).basic.flags |= CREF_EVAL;
+        }
+    }
+    Value::from_ptr(p)
+}
+
+/// Boxes a non-exception unwind so an ensure handler can keep it in a local.
+pub fn unwind_to_value(ctx: &mut Ctx, e: Unwind) -> Value {
+    match e {
+        Unwind::Raise(v) => v,
+        other => ops::box_unwind(ctx, other),
+    }
+}
+
+/// Leaves the top frame with `v`. `Some(v)` when it was a finish frame.
+#[inline]
+fn leave_frame(ctx: &mut Ctx, v: Value) -> Option<Value> {
+    let f = ctx.stacks.frames.pop().expect("leave without frame");
+    if f.flags & FRAME_FINISH != 0 {
+        ctx.stacks.sp = f.ret_sp;
+        return Some(v);
+    }
+    ctx.stacks.stack[f.ret_sp] = v;
+    ctx.stacks.sp = f.ret_sp + 1;
+    None
+}
+
+/// Finds where an unwind lands: a `break` target, a handler, a `return` target, or the
+/// end of this `run`. `Ok(None)` means "continue with the top frame".
+fn handle_unwind(ctx: &mut Ctx, e: Unwind) -> Result<Option<Value>> {
+    loop {
+        let fi = ctx.stacks.frames.len() - 1;
+        let (serial, pc, is_ruby) = {
+            let f = &ctx.stacks.frames[fi];
+            (f.serial, f.pc, f.is_ruby())
+        };
+        if !is_ruby {
+            // A builtin frame left behind by a callee that unwound through Rust.
+            ctx.stacks.frames.pop();
+            continue;
+        }
+        if let Unwind::Break { target, value } = e {
+            if target == serial {
+                let sp = ctx.stacks.sp;
+                ctx.stacks.stack[sp] = value;
+                ctx.stacks.sp = sp + 1;
+                return Ok(None);
+            }
+        }
+        if !matches!(e, Unwind::Exit(_)) {
+            let iseq: &Iseq = ctx.stacks.frames[fi].iseq();
+            let at = pc.saturating_sub(1) as u32;
+            let found = iseq.catch_table.iter().find(|c| c.start <= at && at < c.end && (c.kind == CatchKind::Ensure || matches!(e, Unwind::Raise(_)))).copied();
+            if let Some(entry) = found {
+                if let Unwind::Raise(exc) = e {
+                    if entry.kind == CatchKind::Rescue {
+                        ctx.errinfo = exc;
+                    }
+                }
+                let v = unwind_to_value(ctx, e);
+                let f = &mut ctx.stacks.frames[fi];
+                // SAFETY: entry.local is a local of this frame.
+                unsafe { *f.locals.add(entry.local as usize) = v };
+                f.pc = entry.handler as usize;
+                ctx.stacks.sp = f.sp_base + entry.depth as usize;
+                return Ok(None);
+            }
+        }
+        if let Unwind::Return { target, value } = e {
+            if target == serial {
+                return Ok(leave_frame(ctx, value));
+            }
+        }
+        let f = ctx.stacks.frames.pop().expect("frame");
+        ctx.stacks.sp = f.ret_sp;
+        if f.flags & FRAME_FINISH != 0 {
+            return Err(e);
+        }
+    }
+}
+
+#[inline(always)]
+fn fix_add(a: Value, b: Value) -> Option<Value> {
+    (a.raw() as i64 - 1).checked_add(b.raw() as i64).map(|r| Value::from_raw(r as u64))
+}
+
+#[inline(always)]
+fn fix_sub(a: Value, b: Value) -> Option<Value> {
+    (a.raw() as i64).checked_sub(b.raw() as i64 - 1).map(|r| Value::from_raw(r as u64))
+}
+
+fn run_loop(ctx: &mut Ctx) -> Result<Value> {
+    'reload: loop {
+        let fi = ctx.stacks.frames.len() - 1;
+        // SAFETY: the top frame is a Ruby frame (builtin frames never reach the loop).
+        let (iseq, mut pc, locals, self_): (&Iseq, usize, *mut Value, Value) = unsafe {
+            let f = ctx.stacks.frames.get_unchecked(fi);
+            (&*f.iseq, f.pc, f.locals, f.self_)
+        };
+        let code = iseq.code.as_ptr();
+        let base = ctx.stacks.stack.as_mut_ptr();
+        let mut sp = ctx.stacks.sp;
+
+        macro_rules! push {
+            ($v:expr) => {{
+                let v = $v;
+                // SAFETY: enter_frame reserved stack_max slots above sp_base.
+                unsafe { *base.add(sp) = v };
+                sp += 1;
+            }};
+        }
+        macro_rules! pop {
+            () => {{
+                sp -= 1;
+                // SAFETY: sp stays above sp_base for well-formed code.
+                unsafe { *base.add(sp) }
+            }};
+        }
+        macro_rules! top {
+            ($n:expr) => {
+                // SAFETY: as for pop.
+                unsafe { *base.add(sp - 1 - $n) }
+            };
+        }
+        macro_rules! set_top {
+            ($n:expr, $v:expr) => {
+                // SAFETY: as for pop.
+                unsafe { *base.add(sp - 1 - $n) = $v }
+            };
+        }
+        macro_rules! sync {
+            () => {{
+                ctx.stacks.sp = sp;
+                // SAFETY: fi is the index of the running frame.
+                unsafe { ctx.stacks.frames.get_unchecked_mut(fi).pc = pc };
+            }};
+        }
+        macro_rules! throw {
+            ($e:expr) => {{
+                let e = $e;
+                sync!();
+                match handle_unwind(ctx, e) {
+                    Ok(None) => continue 'reload,
+                    Ok(Some(v)) => return Ok(v),
+                    Err(e) => return Err(e),
+                }
+            }};
+        }
+        macro_rules! tri {
+            ($r:expr) => {
+                match $r {
+                    Ok(v) => v,
+                    Err(e) => throw!(e),
+                }
+            };
+        }
+        // A failed call has already reset `ctx.stacks.sp` to the call's result slot (where
+        // a `break` value lands), so only the pc is synced before unwinding.
+        macro_rules! throw_call {
+            ($e:expr) => {{
+                let e = $e;
+                // SAFETY: fi is the index of the running frame.
+                unsafe { ctx.stacks.frames.get_unchecked_mut(fi).pc = pc };
+                match handle_unwind(ctx, e) {
+                    Ok(None) => continue 'reload,
+                    Ok(Some(v)) => return Ok(v),
+                    Err(e) => return Err(e),
+                }
+            }};
+        }
+        macro_rules! call_op {
+            ($op:expr) => {{
+                sync!();
+                match $op {
+                    Ok(Some(v)) => {
+                        sp = ctx.stacks.sp;
+                        push!(v);
+                    }
+                    Ok(None) => continue 'reload,
+                    Err(e) => throw_call!(e),
+                }
+            }};
+        }
+        macro_rules! send {
+            ($ci:expr) => {
+                call_op!(ops::send(ctx, iseq, fi, $ci as usize))
+            };
+        }
+        macro_rules! redefined {
+            ($bit:expr) => {
+                ctx.vm().redefined.load(std::sync::atomic::Ordering::Relaxed) & $bit != 0
+            };
+        }
+        macro_rules! binop_fix_flo {
+            ($ci:expr, $bit:expr, |$a:ident, $b:ident| fix $fix:block flo $flo:block) => {{
+                let $b = top!(0);
+                let $a = top!(1);
+                if $a.is_fixnum() && $b.is_fixnum() && !redefined!(ops::REDEF_INTEGER) {
+                    if let Some(r) = $fix {
+                        sp -= 1;
+                        set_top!(0, r);
+                        continue;
+                    }
+                } else if $a.is_flonum() && $b.is_flonum() && !redefined!(ops::REDEF_FLOAT) {
+                    let $a = $a.flonum_unchecked();
+                    let $b = $b.flonum_unchecked();
+                    let r = $flo;
+                    sync!();
+                    let r = r.into_value(ctx);
+                    sp -= 1;
+                    set_top!(0, r);
+                    continue;
+                }
+                send!($ci)
+            }};
+        }
+
+        loop {
+            // SAFETY: compiled code always ends in Leave/jumps; pc stays in bounds.
+            let insn = unsafe { *code.add(pc) };
+            pc += 1;
+            match insn {
+                Insn::Nop => {}
+                Insn::PutNil => push!(Value::NIL),
+                Insn::PutTrue => push!(Value::TRUE),
+                Insn::PutFalse => push!(Value::FALSE),
+                Insn::PutSelf => push!(self_),
+                Insn::PutInt(i) => push!(Value::fixnum(i as i64)),
+                Insn::PutLit(i) => push!(iseq.literals[i as usize]),
+                Insn::PutString(i) => {
+                    sync!();
+                    let s = string::dup_literal(ctx, iseq.literals[i as usize]);
+                    push!(s)
+                }
+                Insn::Pop => sp -= 1,
+                Insn::Dup => {
+                    let v = top!(0);
+                    push!(v)
+                }
+                Insn::DupN(n) => {
+                    let n = n as usize;
+                    for i in 0..n {
+                        let v = top!(n - 1);
+                        let _ = i;
+                        push!(v);
+                    }
+                }
+                Insn::Swap => {
+                    let a = top!(0);
+                    let b = top!(1);
+                    set_top!(0, b);
+                    set_top!(1, a);
+                }
+                Insn::TopN(n) => {
+                    let v = top!(n as usize);
+                    push!(v)
+                }
+                Insn::SetN(n) => {
+                    let v = top!(0);
+                    set_top!(n as usize, v);
+                }
+                Insn::AdjustStack(n) => sp -= n as usize,
+
+                Insn::GetLocal(i) => {
+                    // SAFETY: i < local_count; locals points at the frame's locals.
+                    let v = unsafe { *locals.add(i as usize) };
+                    push!(v)
+                }
+                Insn::SetLocal(i) => {
+                    let v = pop!();
+                    // SAFETY: as for GetLocal.
+                    unsafe { *locals.add(i as usize) = v };
+                }
+                Insn::GetLocalUp(i, depth) => {
+                    let outer = unsafe { ctx.stacks.frames.get_unchecked(fi).outer };
+                    let e = env::env_at_depth(outer, depth);
+                    let v = env::env(e).vals[i as usize];
+                    push!(v)
+                }
+                Insn::SetLocalUp(i, depth) => {
+                    let v = pop!();
+                    let outer = unsafe { ctx.stacks.frames.get_unchecked(fi).outer };
+                    let e = env::env_at_depth(outer, depth);
+                    env::env(e).vals[i as usize] = v;
+                }
+                Insn::GetIvar(id, c) => {
+                    let cache = &iseq.ivar_caches[c as usize];
+                    if self_.is_heap() && basic(self_).obj_type() == ObjType::Object && basic(self_).klass.raw() == cache.0.get() {
+                        // SAFETY: type checked; index came from this class's layout.
+                        let v = unsafe { (*self_.as_ptr::<RObject>()).ivar(cache.1.get() as usize) };
+                        push!(if v.is_undef() { Value::NIL } else { v })
+                    } else {
+                        sync!();
+                        let v = ops::get_ivar_cached(ctx, self_, id, cache);
+                        push!(v)
+                    }
+                }
+                Insn::SetIvar(id, c) => {
+                    let v = top!(0);
+                    let cache = &iseq.ivar_caches[c as usize];
+                    let b = if self_.is_heap() { Some(basic(self_)) } else { None };
+                    match b {
+                        Some(b) if b.obj_type() == ObjType::Object && b.klass.raw() == cache.0.get() && b.flags & crate::object::FL_FROZEN == 0 => {
+                            // SAFETY: type checked; index came from this class's layout.
+                            unsafe { (*self_.as_ptr::<RObject>()).set_ivar(cache.1.get() as usize, v) };
+                        }
+                        _ => {
+                            sync!();
+                            tri!(ops::set_ivar_cached(ctx, self_, id, v, cache));
+                        }
+                    }
+                    sp -= 1;
+                }
+                Insn::GetCvar(id) => {
+                    sync!();
+                    let v = tri!(ops::get_cvar(ctx, fi, id));
+                    push!(v)
+                }
+                Insn::SetCvar(id) => {
+                    let v = top!(0);
+                    sync!();
+                    tri!(ops::set_cvar(ctx, fi, id, v));
+                    sp -= 1;
+                }
+                Insn::GetGlobal(id) => {
+                    sync!();
+                    let v = tri!(crate::core::globals::get(ctx, id));
+                    push!(v)
+                }
+                Insn::SetGlobal(id) => {
+                    let v = top!(0);
+                    sync!();
+                    tri!(crate::core::globals::set(ctx, id, v));
+                    sp -= 1;
+                }
+                Insn::GetConst(id, c) => {
+                    let cache = &iseq.const_caches[c as usize];
+                    let cref = unsafe { ctx.stacks.frames.get_unchecked(fi).cref };
+                    if cache.0.get() == ctx.vm().const_epoch() && cache.2.get() == cref {
+                        push!(cache.1.get())
+                    } else {
+                        sync!();
+                        let v = tri!(ops::get_const_lexical(ctx, cref, id));
+                        cache.0.set(ctx.vm().const_epoch());
+                        cache.1.set(v);
+                        cache.2.set(cref);
+                        push!(v)
+                    }
+                }
+                Insn::GetConstUnder(id) => {
+                    let scope = pop!();
+                    sync!();
+                    let v = tri!(ops::get_const_under(ctx, scope, id));
+                    push!(v)
+                }
+                Insn::GetConstTop(id) => {
+                    sync!();
+                    let obj = ctx.c().object;
+                    let v = tri!(ops::get_const_under(ctx, obj, id));
+                    push!(v)
+                }
+                Insn::SetConst(id) => {
+                    let v = pop!();
+                    let scope = pop!();
+                    sync!();
+                    let cref = unsafe { ctx.stacks.frames.get_unchecked(fi).cref };
+                    tri!(ops::set_const(ctx, cref, scope, id, v));
+                }
+                Insn::GetSpecial(kind) => {
+                    sync!();
+                    let v = tri!(ops::get_special(ctx, fi, kind));
+                    push!(v)
+                }
+                Insn::GetLastLine => {
+                    let v = ops::last_line(ctx, fi);
+                    push!(v)
+                }
+                Insn::SetLastLine => {
+                    let v = pop!();
+                    ops::set_last_line(ctx, fi, v);
+                }
+
+                Insn::Jump(t) => pc = t as usize,
+                Insn::BranchIf(t) => {
+                    if pop!().truthy() {
+                        pc = t as usize;
+                    }
+                }
+                Insn::BranchUnless(t) => {
+                    if !pop!().truthy() {
+                        pc = t as usize;
+                    }
+                }
+                Insn::BranchNil(t) => {
+                    if pop!().is_nil() {
+                        pc = t as usize;
+                    }
+                }
+                Insn::BranchIfSet(local, t) => {
+                    // SAFETY: local index of this frame.
+                    if !unsafe { *locals.add(local as usize) }.is_undef() {
+                        pc = t as usize;
+                    }
+                }
+                Insn::Checkpoint => {
+                    if ctx.vm().interrupt.load(std::sync::atomic::Ordering::Relaxed) != 0 {
+                        sync!();
+                        tri!(ops::handle_interrupt(ctx));
+                    }
+                }
+
+                Insn::Send(ci) => send!(ci),
+                Insn::OptPlus(ci) => binop_fix_flo!(ci, 0, |a, b| fix { fix_add(a, b) } flo { float::Num(a + b) }),
+                Insn::OptMinus(ci) => binop_fix_flo!(ci, 0, |a, b| fix { fix_sub(a, b) } flo { float::Num(a - b) }),
+                Insn::OptMult(ci) => binop_fix_flo!(ci, 0, |a, b| fix { a.fixnum_unchecked().checked_mul(b.fixnum_unchecked()).and_then(Value::try_fixnum) } flo { float::Num(a * b) }),
+                Insn::OptDiv(ci) => binop_fix_flo!(ci, 0, |a, b| fix { integer::fix_div(a.fixnum_unchecked(), b.fixnum_unchecked()) } flo { float::Num(a / b) }),
+                Insn::OptMod(ci) => binop_fix_flo!(ci, 0, |a, b| fix { integer::fix_mod(a.fixnum_unchecked(), b.fixnum_unchecked()) } flo { float::Num(float::ruby_mod(a, b)) }),
+                Insn::OptLt(ci) => binop_fix_flo!(ci, 0, |a, b| fix { Some(Value::bool(a.fixnum_unchecked() < b.fixnum_unchecked())) } flo { float::Bool(a < b) }),
+                Insn::OptLe(ci) => binop_fix_flo!(ci, 0, |a, b| fix { Some(Value::bool(a.fixnum_unchecked() <= b.fixnum_unchecked())) } flo { float::Bool(a <= b) }),
+                Insn::OptGt(ci) => binop_fix_flo!(ci, 0, |a, b| fix { Some(Value::bool(a.fixnum_unchecked() > b.fixnum_unchecked())) } flo { float::Bool(a > b) }),
+                Insn::OptGe(ci) => binop_fix_flo!(ci, 0, |a, b| fix { Some(Value::bool(a.fixnum_unchecked() >= b.fixnum_unchecked())) } flo { float::Bool(a >= b) }),
+                Insn::OptEq(ci) => {
+                    let b = top!(0);
+                    let a = top!(1);
+                    if let Some(r) = ops::fast_eq(ctx, a, b) {
+                        sp -= 1;
+                        set_top!(0, Value::bool(r));
+                    } else {
+                        send!(ci)
+                    }
+                }
+                Insn::OptNeq(ci) => {
+                    let b = top!(0);
+                    let a = top!(1);
+                    if let Some(r) = ops::fast_eq(ctx, a, b) {
+                        sp -= 1;
+                        set_top!(0, Value::bool(!r));
+                    } else {
+                        send!(ci)
+                    }
+                }
+                Insn::OptLtLt(ci) => {
+                    let a = top!(1);
+                    if array::is_plain_array(a) && !redefined!(ops::REDEF_ARRAY) && !crate::object::basic(a).has(crate::object::FL_FROZEN) {
+                        let b = top!(0);
+                        sync!();
+                        array::push(ctx, a, b);
+                        sp -= 1;
+                    } else {
+                        send!(ci)
+                    }
+                }
+                Insn::OptAnd(ci) => {
+                    let b = top!(0);
+                    let a = top!(1);
+                    if a.is_fixnum() && b.is_fixnum() && !redefined!(ops::REDEF_INTEGER) {
+                        sp -= 1;
+                        set_top!(0, Value::from_raw(a.raw() & b.raw()));
+                    } else {
+                        send!(ci)
+                    }
+                }
+                Insn::OptOr(ci) => {
+                    let b = top!(0);
+                    let a = top!(1);
+                    if a.is_fixnum() && b.is_fixnum() && !redefined!(ops::REDEF_INTEGER) {
+                        sp -= 1;
+                        set_top!(0, Value::from_raw(a.raw() | b.raw()));
+                    } else {
+                        send!(ci)
+                    }
+                }
+                Insn::OptAref(ci) => {
+                    let i = top!(0);
+                    let a = top!(1);
+                    if i.is_fixnum() && array::is_plain_array(a) && !redefined!(ops::REDEF_ARRAY) {
+                        let v = array::aref_fix(a, i.fixnum_unchecked());
+                        sp -= 1;
+                        set_top!(0, v);
+                    } else if crate::core::hash::is_plain_hash(a) && !redefined!(ops::REDEF_HASH) {
+                        sync!();
+                        let v = tri!(crate::core::hash::aref(ctx, a, i));
+                        sp -= 1;
+                        set_top!(0, v);
+                    } else {
+                        send!(ci)
+                    }
+                }
+                Insn::OptAset(ci) => {
+                    let v = top!(0);
+                    let i = top!(1);
+                    let a = top!(2);
+                    if i.is_fixnum() && array::is_plain_array(a) && !redefined!(ops::REDEF_ARRAY) && !basic(a).has(crate::object::FL_FROZEN) {
+                        sync!();
+                        tri!(array::aset_fix(ctx, a, i.fixnum_unchecked(), v));
+                        sp -= 2;
+                        set_top!(0, v);
+                    } else if crate::core::hash::is_plain_hash(a) && !redefined!(ops::REDEF_HASH) && !basic(a).has(crate::object::FL_FROZEN) {
+                        sync!();
+                        tri!(crate::core::hash::aset_from_code(ctx, a, i, v));
+                        sp -= 2;
+                        set_top!(0, v);
+                    } else {
+                        send!(ci)
+                    }
+                }
+                Insn::OptNot(ci) => {
+                    let a = top!(0);
+                    if !redefined!(ops::REDEF_NOT) {
+                        set_top!(0, Value::bool(!a.truthy()));
+                    } else {
+                        send!(ci)
+                    }
+                }
+                Insn::OptLength(ci) | Insn::OptSize(ci) => {
+                    let a = top!(0);
+                    if array::is_plain_array(a) && !redefined!(ops::REDEF_ARRAY) {
+                        set_top!(0, Value::fixnum(array::len(a) as i64));
+                    } else {
+                        send!(ci)
+                    }
+                }
+                Insn::OptEmptyP(ci) => {
+                    let a = top!(0);
+                    if array::is_plain_array(a) && !redefined!(ops::REDEF_ARRAY) {
+                        set_top!(0, Value::bool(array::len(a) == 0));
+                    } else {
+                        send!(ci)
+                    }
+                }
+                Insn::OptSucc(ci) => {
+                    let a = top!(0);
+                    if a.is_fixnum() && !redefined!(ops::REDEF_INTEGER) {
+                        if let Some(r) = fix_add(a, Value::fixnum(1)) {
+                            set_top!(0, r);
+                            continue;
+                        }
+                    }
+                    send!(ci)
+                }
+                Insn::Yield(ci) => call_op!(ops::invoke_yield(ctx, iseq, fi, ci as usize)),
+                Insn::InvokeSuper(ci) => call_op!(ops::invoke_super(ctx, iseq, fi, ci as usize)),
+
+                Insn::Leave => {
+                    let v = pop!();
+                    ctx.stacks.sp = sp;
+                    if let Some(v) = leave_frame(ctx, v) {
+                        return Ok(v);
+                    }
+                    continue 'reload;
+                }
+                Insn::ThrowBreak => {
+                    let v = pop!();
+                    sync!();
+                    let e = tri!(ops::break_unwind(ctx, fi, v));
+                    match e {
+                        None => {
+                            // `break` in a lambda: leave it.
+                            if let Some(v) = leave_frame(ctx, v) {
+                                return Ok(v);
+                            }
+                            continue 'reload;
+                        }
+                        Some(e) => throw!(e),
+                    }
+                }
+                Insn::ThrowReturn => {
+                    let v = pop!();
+                    sync!();
+                    let e = tri!(ops::return_unwind(ctx, fi, v));
+                    throw!(e)
+                }
+                Insn::Reraise(local) => {
+                    // SAFETY: local of this frame.
+                    let v = unsafe { *locals.add(local as usize) };
+                    sync!();
+                    let e = ops::value_to_unwind(v);
+                    throw!(e)
+                }
+
+                Insn::NewArray(n) => {
+                    let n = n as usize;
+                    sync!();
+                    // SAFETY: the n values are on the stack below sp.
+                    let items = unsafe { std::slice::from_raw_parts(base.add(sp - n), n) };
+                    let a = array::from_slice(ctx, items);
+                    sp -= n;
+                    push!(a)
+                }
+                Insn::SplatArray(dup) => {
+                    let v = top!(0);
+                    sync!();
+                    let a = tri!(array::splat(ctx, v, dup != 0));
+                    set_top!(0, a);
+                }
+                Insn::ConcatArray => {
+                    let b = top!(0);
+                    let a = top!(1);
+                    sync!();
+                    let r = tri!(array::concat_for_splat(ctx, a, b));
+                    sp -= 1;
+                    set_top!(0, r);
+                }
+                Insn::ArrayAppend => {
+                    let v = pop!();
+                    let a = top!(0);
+                    sync!();
+                    array::push(ctx, a, v);
+                }
+                Insn::ExpandArray(n, flags) => {
+                    let v = pop!();
+                    sync!();
+                    tri!(ops::expand_array(ctx, v, n, flags));
+                    sp = ctx.stacks.sp;
+                }
+                Insn::NewHash(n) => {
+                    let n = n as usize;
+                    sync!();
+                    // SAFETY: the n values are on the stack below sp.
+                    let items = unsafe { std::slice::from_raw_parts(base.add(sp - n), n) };
+                    let h = tri!(crate::core::hash::from_pairs_slice(ctx, items));
+                    sp -= n;
+                    push!(h)
+                }
+                Insn::HashMergeKw => {
+                    let src = top!(0);
+                    let dst = top!(1);
+                    sync!();
+                    tri!(crate::core::hash::merge_kwsplat(ctx, dst, src));
+                    sp -= 1;
+                }
+                Insn::NewRange(excl) => {
+                    let e = top!(0);
+                    let b = top!(1);
+                    sync!();
+                    let r = tri!(crate::core::range::new_checked(ctx, b, e, excl != 0));
+                    sp -= 1;
+                    set_top!(0, r);
+                }
+                Insn::ToS(ci) => {
+                    let v = top!(0);
+                    if !string::is_string(v) {
+                        sync!();
+                        let s = tri!(ops::to_s_for_interpolation(ctx, v, iseq, ci));
+                        set_top!(0, s);
+                    }
+                }
+                Insn::ConcatStrings(n) => {
+                    let n = n as usize;
+                    sync!();
+                    // SAFETY: the n strings are on the stack below sp.
+                    let parts = unsafe { std::slice::from_raw_parts(base.add(sp - n), n) };
+                    let s = tri!(string::concat_parts(ctx, parts));
+                    sp -= n;
+                    push!(s)
+                }
+                Insn::Intern => {
+                    let s = top!(0);
+                    sync!();
+                    let sym = string::intern(ctx, s);
+                    set_top!(0, sym);
+                }
+                Insn::ToRegexp(n, opts) => {
+                    let n = n as usize;
+                    sync!();
+                    // SAFETY: the n strings are on the stack below sp.
+                    let parts = unsafe { std::slice::from_raw_parts(base.add(sp - n), n) };
+                    let r = tri!(crate::core::regexp::from_parts(ctx, parts, opts));
+                    sp -= n;
+                    push!(r)
+                }
+                Insn::Once(target, slot) => {
+                    let v = iseq.once_caches[slot as usize].get();
+                    if !v.is_undef() && !v.is_nil() {
+                        push!(v);
+                        pc = target as usize;
+                    }
+                }
+
+                Insn::DefineMethod(name, child) => {
+                    sync!();
+                    let v = tri!(ops::define_method(ctx, fi, name, iseq.children[child as usize]));
+                    push!(v)
+                }
+                Insn::DefineSMethod(name, child) => {
+                    let obj = pop!();
+                    sync!();
+                    let v = tri!(ops::define_singleton_method(ctx, fi, obj, name, iseq.children[child as usize]));
+                    push!(v)
+                }
+                Insn::DefineClass(name, child, flags) => {
+                    sync!();
+                    tri!(ops::define_class(ctx, fi, name, iseq.children[child as usize], flags));
+                    continue 'reload;
+                }
+                Insn::Defined(kind, operand) => {
+                    sync!();
+                    let v = tri!(ops::defined(ctx, iseq, fi, kind, operand));
+                    sp = ctx.stacks.sp;
+                    push!(v)
+                }
+                Insn::CheckMatch(kind) => {
+                    let pattern = top!(0);
+                    let target = top!(1);
+                    sync!();
+                    let r = tri!(ops::check_match(ctx, pattern, target, kind));
+                    sp -= 1;
+                    set_top!(0, Value::bool(r));
+                }
+                Insn::BlockArg => {
+                    sync!();
+                    let blk = unsafe { ctx.stacks.frames.get_unchecked(fi).block };
+                    let v = match blk {
+                        Some(b) => tri!(crate::core::proc::from_block(ctx, &b)),
+                        None => Value::NIL,
+                    };
+                    push!(v)
+                }
+                Insn::BlockGiven => {
+                    let given = unsafe { ctx.stacks.frames.get_unchecked(fi).block.is_some() };
+                    push!(Value::bool(given))
+                }
+                Insn::GetErrinfo => push!(ctx.errinfo),
+                Insn::SetErrinfo => ctx.errinfo = pop!(),
+                Insn::Lambda(child) => {
+                    sync!();
+                    let f = unsafe { ctx.stacks.frames.get_unchecked(fi) };
+                    let cap = Captured {
+                        iseq: iseq.children[child as usize],
+                        self_: f.self_,
+                        env: f.env,
+                        cref: f.cref,
+                        home_serial: f.serial,
+                        home_index: fi as u32,
+                        _pad: 0,
+                    };
+                    let p = crate::core::proc::new_from_captured(ctx, &cap, true);
+                    push!(p)
+                }
+                Insn::PatternError(key) => {
+                    let v = pop!();
+                    sync!();
+                    throw!(ops::pattern_error(ctx, v, key))
+                }
+                Insn::Alias(kind) => {
+                    let old = pop!();
+                    let new = pop!();
+                    sync!();
+                    tri!(ops::alias(ctx, fi, new, old, kind));
+                    push!(Value::NIL)
+                }
+                Insn::Undef => {
+                    let name = pop!();
+                    sync!();
+                    tri!(ops::undef(ctx, fi, name));
+                }
+                Insn::Deconstruct(target) => {
+                    let v = top!(0);
+                    sync!();
+                    match tri!(ops::deconstruct(ctx, v)) {
+                        Some(a) => set_top!(0, a),
+                        None => {
+                            set_top!(0, Value::FALSE);
+                            pc = target as usize;
+                        }
+                    }
+                }
+                Insn::DeconstructKeys(target) => {
+                    let keys = pop!();
+                    let v = top!(0);
+                    sync!();
+                    match tri!(ops::deconstruct_keys(ctx, v, keys)) {
+                        Some(h) => set_top!(0, h),
+                        None => {
+                            set_top!(0, Value::FALSE);
+                            pc = target as usize;
+                        }
+                    }
+                }
+                Insn::FlipFlop(local, excl) => {
+                    let cond_hit = pop!();
+                    let _ = (local, excl, cond_hit);
+                    sync!();
+                    throw!(ctx.not_implemented("flip-flop"))
+                }
+                Insn::Unreachable => {
+                    sync!();
+                    throw!(ctx.runtime_error("[BUG] unreachable instruction"))
+                }
+            }
+        }
+    }
+}
+
+/// Captures the literal block of call `ci` made from frame `fi`.
+#[inline]
+pub fn capture_block(ctx: &Ctx, iseq: &Iseq, fi: usize, child: u32) -> Block {
+    // SAFETY: fi is a live frame index.
+    let f = unsafe { ctx.stacks.frames.get_unchecked(fi) };
+    Block::Captured(Captured {
+        iseq: iseq.children[child as usize],
+        self_: f.self_,
+        env: f.env,
+        cref: f.cref,
+        home_serial: f.serial,
+        home_index: fi as u32,
+        _pad: 0,
+    })
+}
+

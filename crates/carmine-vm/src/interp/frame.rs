@@ -1,0 +1,116 @@
+//! Control frames and blocks.
+//!
+//! Invariants:
+//! - A thread (or fiber) has one value stack and one frame stack. A Ruby frame's locals
+//!   are `stack[bp .. bp + local_count]` unless its iseq keeps locals on the heap, in which
+//!   case `locals` points into `env`'s storage. The operand stack starts at `sp_base`.
+//! - `serial` is unique per frame activation in a thread: a frame is "the same" as a
+//!   recorded (index, serial) pair iff `frames[index].serial == serial`.
+//! - A `Captured` block is only valid while its home frame is live, except through the
+//!   fields it copies (self, env, cref), which is what a Proc keeps.
+//! - Builtin frames exist only for backtraces; they have a null iseq.
+
+use crate::compile::iseq::Iseq;
+use crate::core::module::Visibility;
+use crate::symbol::SymId;
+use crate::value::Value;
+
+/// A block literal captured at a call site: what a Proc is made of.
+#[derive(Copy, Clone, Debug)]
+#[repr(C)]
+pub struct Captured {
+    /// The block's `RIseq`.
+    pub iseq: Value,
+    pub self_: Value,
+    /// Environment of the frame that created the block (its locals), or nil.
+    pub env: Value,
+    pub cref: Value,
+    /// Serial of the frame that created the block (the target of `break`).
+    pub home_serial: u64,
+    pub home_index: u32,
+    pub _pad: u32,
+}
+
+/// The block given to a call.
+#[derive(Copy, Clone, Debug)]
+pub enum Block {
+    Captured(Captured),
+    /// A Proc object (from `&blk`, `proc`, `method(:m).to_proc`, `:sym.to_proc` …).
+    Proc(Value),
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FrameKind {
+    Top,
+    Method,
+    Block,
+    Lambda,
+    Class,
+    Eval,
+    Builtin,
+}
+
+/// Frame flag: returning from this frame returns from the dispatch loop to Rust.
+pub const FRAME_FINISH: u8 = 1;
+/// The frame runs a `define_method` body (return acts as method return).
+pub const FRAME_BMETHOD: u8 = 2;
+
+pub struct Frame {
+    pub iseq: *const Iseq,
+    pub pc: usize,
+    /// Stack index of local 0 (also of the first argument).
+    pub bp: usize,
+    pub sp_base: usize,
+    /// Stack index where the result goes when this frame returns (the receiver's slot).
+    pub ret_sp: usize,
+    pub locals: *mut Value,
+    pub self_: Value,
+    /// This frame's own heap environment, or nil.
+    pub env: Value,
+    /// For blocks: the captured environment of the enclosing scope.
+    pub outer: Value,
+    pub cref: Value,
+    pub iseq_val: Value,
+    /// The block given to this method (method frames), or the home's block (block frames).
+    pub block: Option<Block>,
+    /// The class or module that owns the running method (for `super`), or nil.
+    pub owner: Value,
+    pub mid: Option<SymId>,
+    /// Arguments as received, for zsuper and backtraces of builtins: (start, count) on the
+    /// stack is not stable, so zsuper reads the parameters from locals instead.
+    pub serial: u64,
+    /// For block frames: the frame the block was created in.
+    pub home_index: u32,
+    pub home_serial: u64,
+    pub kind: FrameKind,
+    pub flags: u8,
+    /// Default visibility for `def` in this (class body) frame.
+    pub visibility: Visibility,
+    /// `$~` of this method-level frame.
+    pub last_match: Value,
+    /// `$_` of this method-level frame.
+    pub last_line: Value,
+    /// For builtin frames: the receiver's class name is derived from `owner`.
+    pub builtin_name: Option<SymId>,
+}
+
+impl Frame {
+    #[inline(always)]
+    pub fn iseq(&self) -> &Iseq {
+        // SAFETY: Ruby frames keep `iseq_val` (their RIseq) alive and non-null.
+        unsafe { &*self.iseq }
+    }
+
+    #[inline(always)]
+    pub fn is_ruby(&self) -> bool {
+        !self.iseq.is_null()
+    }
+
+    pub fn line(&self) -> u32 {
+        if self.is_ruby() {
+            self.iseq().line_at(self.pc.saturating_sub(1))
+        } else {
+            0
+        }
+    }
+}

@@ -1,0 +1,1106 @@
+//! Semantics of the instructions that are too large for the dispatch loop: calls, yield,
+//! super, constants, class variables, definitions, `defined?`, pattern helpers.
+//!
+//! Invariant: a call operation that fails leaves `ctx.stacks.sp` at the call's result
+//! slot, where a `break` aimed at the calling frame puts its value.
+
+use std::sync::Arc;
+
+use crate::compile::iseq::{call_flags as cf, CallInfo, Iseq};
+use crate::core::module::{self, ClassKind, MethodBody, MethodEntry, Visibility};
+use crate::core::{array, hash, object, string};
+use crate::error::Unwind;
+use crate::interp::call::{self, call_builtin, MissingKind};
+use crate::interp::env::{cref, CREF_EVAL};
+use crate::interp::exec::capture_block;
+use crate::interp::frame::{Block, FrameKind};
+use crate::interp::{class_of, Args};
+use crate::object::{basic, ObjType, RObject};
+use crate::symbol::{sym, SymId};
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::Result;
+
+/// Bits of `Vm::redefined`: a core class had an operator redefined (or a module mixed in),
+/// so the dispatch loop's fast paths for it are off.
+pub const REDEF_INTEGER: u32 = 1;
+pub const REDEF_FLOAT: u32 = 2;
+pub const REDEF_STRING: u32 = 4;
+pub const REDEF_ARRAY: u32 = 8;
+pub const REDEF_HASH: u32 = 16;
+pub const REDEF_NOT: u32 = 32;
+pub const REDEF_SYMBOL: u32 = 64;
+
+// ---- calls ----
+
+/// Number of stack slots a call site's arguments occupy (excluding the receiver).
+#[inline]
+fn arg_slots(ci: &CallInfo) -> usize {
+    ci.argc as usize + ci.has(cf::KW_HASH) as usize + ci.has(cf::BLOCK_ARG) as usize
+}
+
+/// Converts a `&arg` value to a block.
+pub fn block_from_value(ctx: &mut Ctx, v: Value) -> Result<Option<Block>> {
+    if v.is_nil() {
+        return Ok(None);
+    }
+    if crate::core::proc::is_proc(v) {
+        return Ok(Some(Block::Proc(v)));
+    }
+    if let Some(s) = v.as_symbol() {
+        let p = crate::core::proc::symbol_proc(ctx, s);
+        return Ok(Some(Block::Proc(p)));
+    }
+    if !ctx.respond_to(v, sym::TO_PROC, true) {
+        let cname = object::class_name_of(ctx, v);
+        return Err(ctx.type_error(&format!("wrong argument type {cname} (expected Proc)")));
+    }
+    let p = ctx.call(v, sym::TO_PROC, &[])?;
+    if !crate::core::proc::is_proc(p) {
+        let cname = object::class_name_of(ctx, v);
+        let rname = object::class_name_of(ctx, p);
+        return Err(ctx.type_error(&format!("can't convert {cname} to Proc ({cname}#to_proc gives {rname})")));
+    }
+    Ok(Some(Block::Proc(p)))
+}
+
+/// Pops the block argument, keyword hash and splat of a call site, leaving plain positional
+/// arguments at the top of the stack. Returns (argc, keywords, block-from-&arg).
+fn prepare_args(ctx: &mut Ctx, ci: &CallInfo) -> Result<(usize, Option<Value>, Option<Block>)> {
+    let mut sp = ctx.stacks.sp;
+    let mut block = None;
+    if ci.has(cf::BLOCK_ARG) {
+        sp -= 1;
+        let b = ctx.stacks.stack[sp];
+        ctx.stacks.sp = sp + 1;
+        block = block_from_value(ctx, b)?;
+        ctx.stacks.sp = sp;
+    }
+    let mut kw = None;
+    if ci.has(cf::KW_HASH) {
+        sp -= 1;
+        let h = ctx.stacks.stack[sp];
+        ctx.stacks.sp = sp;
+        if hash::is_hash(h) && hash::len(h) > 0 {
+            kw = Some(h);
+        } else if !hash::is_hash(h) && !h.is_nil() {
+            kw = Some(h);
+        }
+    }
+    let mut argc = ci.argc as usize;
+    if ci.has(cf::SPLAT) {
+        sp -= 1;
+        let a = ctx.stacks.stack[sp];
+        let n = array::len(a);
+        if sp + n + 64 > ctx.stacks.stack.len() {
+            return Err(call::stack_overflow(ctx));
+        }
+        for i in 0..n {
+            ctx.stacks.stack[sp + i] = array::get(a, i);
+        }
+        sp += n;
+        argc = argc - 1 + n;
+        // A trailing Hash from a ruby2_keywords splat becomes keywords.
+        if kw.is_none() && n > 0 {
+            let last = ctx.stacks.stack[sp - 1];
+            if hash::is_hash(last) && hash::is_ruby2_keywords(last) {
+                sp -= 1;
+                argc -= 1;
+                if hash::len(last) > 0 {
+                    kw = Some(last);
+                }
+            }
+        }
+        ctx.stacks.sp = sp;
+    }
+    Ok((argc, kw, block))
+}
+
+/// The method entry for `mid` on `klass`, through the call site's inline cache.
+#[inline]
+fn lookup_cached(ctx: &Ctx, ci: &CallInfo, klass: Value) -> Option<Arc<MethodEntry>> {
+    let epoch = ctx.vm().method_epoch();
+    let cc = &ci.cache;
+    if cc.klass.get() == klass.raw() && cc.epoch.get() == epoch {
+        return cc.keep.borrow().clone();
+    }
+    let me = module::find_method(ctx, klass, ci.mid);
+    cc.klass.set(klass.raw());
+    cc.epoch.set(epoch);
+    cc.me.set(me.as_ref().map(|m| Arc::as_ptr(m)));
+    *cc.keep.borrow_mut() = me.clone();
+    me
+}
+
+pub fn send(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci_idx: usize) -> Result<Option<Value>> {
+    let ci = &iseq.calls[ci_idx];
+    let ret_sp = ctx.stacks.sp - arg_slots(ci) - 1;
+    let r = send_inner(ctx, iseq, fi, ci, ret_sp);
+    if r.is_err() {
+        ctx.stacks.sp = ret_sp;
+    }
+    r
+}
+
+fn send_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usize) -> Result<Option<Value>> {
+    let (argc, kw, mut block) = prepare_args(ctx, ci)?;
+    if ci.block != u32::MAX {
+        block = Some(capture_block(ctx, iseq, fi, ci.block));
+    }
+    let recv = ctx.stacks.stack[ret_sp];
+    if ci.has(cf::SAFE_NAV) && recv.is_nil() {
+        ctx.stacks.sp = ret_sp;
+        return Ok(Some(Value::NIL));
+    }
+    let klass = class_of(ctx, recv);
+    let me = lookup_cached(ctx, ci, klass);
+    let Some(me) = me else {
+        let args = stack_args(ctx, ret_sp, argc);
+        let kind = if ci.has(cf::VCALL) { MissingKind::VCall } else { MissingKind::Normal };
+        let r = call::call_method_missing(ctx, recv, ci.mid, &args, kw, block, kind);
+        ctx.stacks.sp = ret_sp;
+        return r.map(Some);
+    };
+    if me.visibility != Visibility::Public && !ci.has(cf::FCALL) && !ci.has(cf::SELF_RECV) {
+        let self_ = ctx.stacks.frames[fi].self_;
+        let ok = me.visibility == Visibility::Protected && module::includes_module(ctx, class_of(ctx, self_), module::real_class(me.owner));
+        if !ok {
+            if let Some(mm) = user_method_missing(ctx, klass) {
+                let mut args = vec![Value::symbol(ci.mid)];
+                args.extend(stack_args(ctx, ret_sp, argc));
+                let r = call::invoke_from_rust(ctx, recv, &mm, &args, kw, block);
+                ctx.stacks.sp = ret_sp;
+                return r.map(Some);
+            }
+            return Err(call::method_visibility_error(ctx, recv, ci.mid, me.visibility));
+        }
+    }
+    invoke(ctx, recv, &me, argc, kw, block, ret_sp)
+}
+
+fn user_method_missing(ctx: &Ctx, klass: Value) -> Option<Arc<MethodEntry>> {
+    let mm = module::find_method(ctx, klass, sym::METHOD_MISSING)?;
+    if matches!(mm.body, MethodBody::Builtin { .. }) && mm.owner == ctx.c().basic_object {
+        None
+    } else {
+        Some(mm)
+    }
+}
+
+fn stack_args(ctx: &Ctx, ret_sp: usize, argc: usize) -> Vec<Value> {
+    ctx.stacks.stack[ret_sp + 1..ret_sp + 1 + argc].to_vec()
+}
+
+/// Invokes `me` on `recv` with `argc` arguments above `ret_sp`. `Ok(None)` when a Ruby
+/// frame was pushed.
+pub fn invoke(ctx: &mut Ctx, recv: Value, me: &Arc<MethodEntry>, mut argc: usize, kw: Option<Value>, block: Option<Block>, ret_sp: usize) -> Result<Option<Value>> {
+    match &me.body {
+        MethodBody::Iseq { iseq, cref } => {
+            call::push_method_frame(ctx, recv, me, *iseq, *cref, argc, kw, block, ret_sp, 0)?;
+            Ok(None)
+        }
+        MethodBody::Builtin { kw: accepts_kw, .. } => {
+            let mut kw = kw;
+            if let Some(h) = kw {
+                if !accepts_kw {
+                    let sp = ret_sp + 1 + argc;
+                    ctx.stacks.stack[sp] = h;
+                    argc += 1;
+                    kw = None;
+                }
+            }
+            ctx.stacks.sp = ret_sp + 1 + argc;
+            // SAFETY: the arguments stay on the stack, below sp, for the whole call.
+            let args = unsafe { std::slice::from_raw_parts(ctx.stacks.stack.as_ptr().add(ret_sp + 1), argc) };
+            let r = call_builtin(ctx, recv, me, &Args { pos: args, kw, block });
+            ctx.stacks.sp = ret_sp;
+            r.map(Some)
+        }
+        MethodBody::AttrReader(name) => {
+            if argc != 0 || kw.is_some() {
+                return Err(ctx.arity_error(argc + kw.is_some() as usize, 0, Some(0)));
+            }
+            ctx.stacks.sp = ret_sp;
+            Ok(Some(object::ivar_get(ctx, recv, *name)))
+        }
+        MethodBody::AttrWriter(name) => {
+            if argc != 1 || kw.is_some() {
+                return Err(ctx.arity_error(argc + kw.is_some() as usize, 1, Some(1)));
+            }
+            let v = ctx.stacks.stack[ret_sp + 1];
+            object::ivar_set(ctx, recv, *name, v)?;
+            ctx.stacks.sp = ret_sp;
+            Ok(Some(v))
+        }
+        _ => {
+            let args = stack_args(ctx, ret_sp, argc);
+            ctx.stacks.sp = ret_sp + 1 + argc;
+            let r = call::invoke_from_rust(ctx, recv, me, &args, kw, block);
+            ctx.stacks.sp = ret_sp;
+            r.map(Some)
+        }
+    }
+}
+
+pub fn invoke_yield(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci_idx: usize) -> Result<Option<Value>> {
+    let ci = &iseq.calls[ci_idx];
+    let ret_sp = ctx.stacks.sp - arg_slots(ci);
+    let r = yield_inner(ctx, fi, ci, ret_sp);
+    if r.is_err() {
+        ctx.stacks.sp = ret_sp;
+    }
+    r
+}
+
+fn yield_inner(ctx: &mut Ctx, fi: usize, ci: &CallInfo, ret_sp: usize) -> Result<Option<Value>> {
+    let (argc, kw, blockarg) = prepare_args(ctx, ci)?;
+    let Some(block) = ctx.stacks.frames[fi].block else {
+        return Err(ctx.local_jump_error("no block given (yield)", sym::YIELD, Value::NIL));
+    };
+    let (cap, lambda) = match block {
+        Block::Captured(c) => (c, false),
+        Block::Proc(p) => match crate::core::proc::captured(p) {
+            Some(c) => (c, crate::core::proc::is_lambda(p)),
+            None => {
+                let args = ctx.stacks.stack[ret_sp..ret_sp + argc].to_vec();
+                let r = crate::core::proc::call_special(ctx, p, &args, kw, blockarg);
+                ctx.stacks.sp = ret_sp;
+                return r.map(Some);
+            }
+        },
+    };
+    call::push_block_frame(ctx, &cap, argc, kw, blockarg, lambda, None, 0, ret_sp)?;
+    Ok(None)
+}
+
+pub fn invoke_super(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci_idx: usize) -> Result<Option<Value>> {
+    let ci = &iseq.calls[ci_idx];
+    let ret_sp = ctx.stacks.sp - arg_slots(ci) - 1;
+    let r = super_inner(ctx, iseq, fi, ci, ret_sp);
+    if r.is_err() {
+        ctx.stacks.sp = ret_sp;
+    }
+    r
+}
+
+fn super_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usize) -> Result<Option<Value>> {
+    let (argc, kw, mut block) = prepare_args(ctx, ci)?;
+    if ci.block != u32::MAX {
+        block = Some(capture_block(ctx, iseq, fi, ci.block));
+    } else if !ci.has(cf::BLOCK_ARG) {
+        block = ctx.stacks.frames[fi].block;
+    }
+    let (owner, mid, self_) = {
+        let f = &ctx.stacks.frames[fi];
+        (f.owner, f.mid, f.self_)
+    };
+    let Some(mid) = mid.filter(|_| !owner.is_nil()) else {
+        return Err(ctx.runtime_error("super called outside of method"));
+    };
+    let klass = class_of(ctx, self_);
+    let me = if module::is_class_or_module(owner) && module::includes_module(ctx, klass, owner) {
+        module::find_super_method(ctx, klass, owner, mid)
+    } else {
+        None
+    };
+    match me {
+        Some(me) => invoke(ctx, self_, &me, argc, kw, block, ret_sp),
+        None => {
+            let args = stack_args(ctx, ret_sp, argc);
+            let r = call::call_method_missing(ctx, self_, mid, &args, kw, block, MissingKind::Super);
+            ctx.stacks.sp = ret_sp;
+            r.map(Some)
+        }
+    }
+}
+
+// ---- break / return ----
+
+/// `Ok(None)`: a `break` that simply leaves the current lambda.
+pub fn break_unwind(ctx: &mut Ctx, fi: usize, v: Value) -> Result<Option<Unwind>> {
+    let f = &ctx.stacks.frames[fi];
+    match f.kind {
+        FrameKind::Lambda => Ok(None),
+        FrameKind::Block => {
+            let home = f.home_index as usize;
+            let alive = ctx.stacks.frames.get(home).is_some_and(|h| h.serial == f.home_serial);
+            if alive {
+                Ok(Some(Unwind::Break { target: f.home_serial, value: v }))
+            } else {
+                Err(ctx.local_jump_error("break from proc-closure", sym::EMPTY, v))
+            }
+        }
+        _ => Err(ctx.local_jump_error("break from proc-closure", sym::EMPTY, v)),
+    }
+}
+
+pub fn return_unwind(ctx: &mut Ctx, fi: usize, v: Value) -> Result<Unwind> {
+    let mut i = fi;
+    loop {
+        let f = &ctx.stacks.frames[i];
+        match f.kind {
+            FrameKind::Method | FrameKind::Lambda | FrameKind::Top | FrameKind::Eval => {
+                return Ok(Unwind::Return { target: f.serial, value: v });
+            }
+            FrameKind::Block => {
+                let home = f.home_index as usize;
+                let alive = home < i && ctx.stacks.frames.get(home).is_some_and(|h| h.serial == f.home_serial);
+                if !alive {
+                    return Err(ctx.local_jump_error("unexpected return", sym::EMPTY, v));
+                }
+                i = home;
+            }
+            _ => return Err(ctx.local_jump_error("unexpected return", sym::EMPTY, v)),
+        }
+    }
+}
+
+/// Holds a non-exception unwind while an ensure clause runs.
+struct UnwindBox(Unwind);
+
+crate::data_obj!(UnwindBox, |s, m| {
+    match s.0 {
+        Unwind::Break { value, .. } | Unwind::Return { value, .. } => m.mark(value),
+        Unwind::Throw { tag, value } => {
+            m.mark(tag);
+            m.mark(value);
+        }
+        Unwind::Raise(e) => m.mark(e),
+        Unwind::Exit(_) => {}
+    }
+});
+
+pub fn box_unwind(ctx: &mut Ctx, e: Unwind) -> Value {
+    object::new_data(ctx, Value::NIL, Box::new(UnwindBox(e)))
+}
+
+pub fn value_to_unwind(v: Value) -> Unwind {
+    if let Some(b) = crate::object::data_ref::<UnwindBox>(v) {
+        return b.0;
+    }
+    Unwind::Raise(v)
+}
+
+// ---- instance and class variables ----
+
+pub fn get_ivar_cached(ctx: &mut Ctx, self_: Value, id: SymId, cache: &(std::cell::Cell<u64>, std::cell::Cell<u32>)) -> Value {
+    if self_.is_heap() && basic(self_).obj_type() == ObjType::Object {
+        let klass = basic(self_).klass;
+        let real = module::real_class(klass);
+        if let Some(&idx) = module::body(real).iv_index.get(&id) {
+            cache.0.set(klass.raw());
+            cache.1.set(idx);
+            // SAFETY: type checked above.
+            let v = unsafe { (*self_.as_ptr::<RObject>()).ivar(idx as usize) };
+            return if v.is_undef() { Value::NIL } else { v };
+        }
+        return Value::NIL;
+    }
+    object::ivar_get(ctx, self_, id)
+}
+
+pub fn set_ivar_cached(ctx: &mut Ctx, self_: Value, id: SymId, v: Value, cache: &(std::cell::Cell<u64>, std::cell::Cell<u32>)) -> Result<()> {
+    ctx.check_frozen(self_)?;
+    if self_.is_heap() && basic(self_).obj_type() == ObjType::Object {
+        let klass = basic(self_).klass;
+        let real = module::real_class(klass);
+        let idx = module::body(real).ivar_slot(id);
+        cache.0.set(klass.raw());
+        cache.1.set(idx);
+        // SAFETY: type checked above.
+        unsafe { (*self_.as_ptr::<RObject>()).set_ivar(idx as usize, v) };
+        return Ok(());
+    }
+    object::ivar_set(ctx, self_, id, v)
+}
+
+/// The class whose class variables a frame sees: the innermost non-eval cref class.
+fn cvar_base(ctx: &Ctx, fi: usize) -> Value {
+    let mut c = ctx.stacks.frames[fi].cref;
+    while !c.is_nil() {
+        let cr = cref(c);
+        if !basic(c).has(CREF_EVAL) && !cr.parent.is_nil() {
+            let k = cr.klass;
+            if module::is_class_or_module(k) && module::body(k).kind == ClassKind::Singleton {
+                let att = module::body(k).attached;
+                if module::is_class_or_module(att) {
+                    return att;
+                }
+            }
+            return k;
+        }
+        c = cr.parent;
+    }
+    ctx.c().object
+}
+
+fn find_cvar_owner(ctx: &Ctx, base: Value, id: SymId) -> Option<Value> {
+    let anc = module::ancestors(ctx, base);
+    anc.iter().copied().find(|&m| module::body(m).cvars.iter().any(|(n, _)| *n == id))
+}
+
+pub fn get_cvar(ctx: &mut Ctx, fi: usize, id: SymId) -> Result<Value> {
+    let base = cvar_base(ctx, fi);
+    if base == ctx.c().object && ctx.stacks.frames[fi].cref == ctx.vm().top_cref.get() {
+        return Err(ctx.runtime_error("class variable access from toplevel"));
+    }
+    cvar_get(ctx, base, id)
+}
+
+pub fn cvar_get(ctx: &mut Ctx, base: Value, id: SymId) -> Result<Value> {
+    match find_cvar_owner(ctx, base, id) {
+        Some(owner) => Ok(module::body(owner).cvars.iter().find(|(n, _)| *n == id).map_or(Value::NIL, |(_, v)| *v)),
+        None => {
+            let name = ctx.sym_str(id);
+            let cname = crate::core::module_methods::class_path(ctx, base);
+            Err(ctx.name_error(&format!("uninitialized class variable {name} in {cname}"), id, base))
+        }
+    }
+}
+
+pub fn set_cvar(ctx: &mut Ctx, fi: usize, id: SymId, v: Value) -> Result<()> {
+    let base = cvar_base(ctx, fi);
+    if base == ctx.c().object && ctx.stacks.frames[fi].cref == ctx.vm().top_cref.get() {
+        return Err(ctx.runtime_error("class variable access from toplevel"));
+    }
+    cvar_set(ctx, base, id, v)
+}
+
+pub fn cvar_set(ctx: &mut Ctx, base: Value, id: SymId, v: Value) -> Result<()> {
+    ctx.check_frozen(base)?;
+    let owner = find_cvar_owner(ctx, base, id).unwrap_or(base);
+    let b = module::body(owner);
+    if let Some(e) = b.cvars.iter_mut().find(|(n, _)| *n == id) {
+        e.1 = v;
+    } else {
+        b.cvars.push((id, v));
+    }
+    Ok(())
+}
+
+// ---- constants ----
+
+/// Looks `id` up in `klass`'s own table, loading an autoload if needed.
+pub fn const_own(ctx: &mut Ctx, klass: Value, id: SymId) -> Result<Option<Value>> {
+    let entry = module::body(klass).const_get(id).cloned();
+    match entry {
+        Some(e) if e.autoload.is_some() && e.value.is_undef() => {
+            let path = e.autoload.unwrap_or(Value::NIL);
+            crate::core::load::autoload_now(ctx, klass, id, path)?;
+            Ok(module::body(klass).const_get(id).map(|e| e.value).filter(|v| !v.is_undef()))
+        }
+        Some(e) => Ok(Some(e.value)),
+        None => Ok(None),
+    }
+}
+
+/// Constant lookup through ancestors (and Object for modules when `with_object`).
+pub fn const_in_ancestors(ctx: &mut Ctx, klass: Value, id: SymId, exclude_object: bool) -> Result<Option<Value>> {
+    let anc = module::ancestors(ctx, klass);
+    let object = ctx.c().object;
+    for &m in anc.iter() {
+        if exclude_object && m == object && klass != object {
+            break;
+        }
+        if let Some(v) = const_own(ctx, m, id)? {
+            return Ok(Some(v));
+        }
+    }
+    Ok(None)
+}
+
+/// The innermost cref that is not an eval cref.
+pub fn lexical_cref(mut c: Value) -> Value {
+    while !c.is_nil() && basic(c).has(CREF_EVAL) {
+        c = cref(c).parent;
+    }
+    c
+}
+
+pub fn get_const_lexical(ctx: &mut Ctx, cref_v: Value, id: SymId) -> Result<Value> {
+    if let Some(v) = lookup_const_lexical(ctx, cref_v, id)? {
+        return Ok(v);
+    }
+    let c = lexical_cref(cref_v);
+    let klass = if c.is_nil() { ctx.c().object } else { cref(c).klass };
+    const_missing(ctx, klass, id)
+}
+
+/// Lexical constant lookup without `const_missing`.
+pub fn lookup_const_lexical(ctx: &mut Ctx, cref_v: Value, id: SymId) -> Result<Option<Value>> {
+    let mut c = cref_v;
+    while !c.is_nil() {
+        let cr = cref(c);
+        if cr.parent.is_nil() {
+            break;
+        }
+        if !basic(c).has(CREF_EVAL) {
+            if let Some(v) = const_own(ctx, cr.klass, id)? {
+                return Ok(Some(v));
+            }
+        }
+        c = cr.parent;
+    }
+    let c = lexical_cref(cref_v);
+    let klass = if c.is_nil() { ctx.c().object } else { cref(c).klass };
+    if let Some(v) = const_in_ancestors(ctx, klass, id, false)? {
+        return Ok(Some(v));
+    }
+    if module::is_module(klass) || module::body(klass).kind == ClassKind::Singleton {
+        let object = ctx.c().object;
+        if let Some(v) = const_in_ancestors(ctx, object, id, false)? {
+            return Ok(Some(v));
+        }
+    }
+    Ok(None)
+}
+
+pub fn const_missing(ctx: &mut Ctx, klass: Value, id: SymId) -> Result<Value> {
+    ctx.call(klass, sym::CONST_MISSING, &[Value::symbol(id)])
+}
+
+pub fn get_const_under(ctx: &mut Ctx, scope: Value, id: SymId) -> Result<Value> {
+    if !module::is_class_or_module(scope) {
+        let s = object::inspect_string(ctx, scope)?;
+        return Err(ctx.type_error(&format!("{s} is not a class/module")));
+    }
+    let private = module::body(scope).const_get(id).is_some_and(|e| e.private);
+    if private {
+        let cname = crate::core::module_methods::class_path(ctx, scope);
+        let name = ctx.sym_str(id);
+        return Err(ctx.name_error(&format!("private constant {cname}::{name} referenced"), id, scope));
+    }
+    match const_in_ancestors(ctx, scope, id, true)? {
+        Some(v) => Ok(v),
+        None => const_missing(ctx, scope, id),
+    }
+}
+
+pub fn set_const(ctx: &mut Ctx, cref_v: Value, scope: Value, id: SymId, v: Value) -> Result<()> {
+    let target = if scope.is_nil() {
+        let c = lexical_cref(cref_v);
+        if c.is_nil() {
+            ctx.c().object
+        } else {
+            cref(c).klass
+        }
+    } else {
+        scope
+    };
+    if !module::is_class_or_module(target) {
+        let s = object::inspect_string(ctx, target)?;
+        return Err(ctx.type_error(&format!("{s} is not a class/module")));
+    }
+    crate::core::module_methods::const_set_checked(ctx, target, id, v)
+}
+
+// ---- special variables ----
+
+/// The frame that owns `$~`/`$_` for frame `fi` (the method-level frame).
+pub fn svar_frame(ctx: &Ctx, mut fi: usize) -> usize {
+    loop {
+        let f = &ctx.stacks.frames[fi];
+        if f.kind != FrameKind::Block {
+            return fi;
+        }
+        let h = f.home_index as usize;
+        if h < fi && ctx.stacks.frames.get(h).is_some_and(|hf| hf.serial == f.home_serial) {
+            fi = h;
+        } else {
+            return fi;
+        }
+    }
+}
+
+/// Index of the Ruby frame that called the running builtin.
+pub fn caller_ruby_frame(ctx: &Ctx) -> Option<usize> {
+    ctx.stacks.frames.iter().rposition(|f| f.is_ruby())
+}
+
+/// Sets `$~` in the frame that called the running builtin.
+pub fn set_last_match(ctx: &mut Ctx, v: Value) {
+    if let Some(fi) = caller_ruby_frame(ctx) {
+        let s = svar_frame(ctx, fi);
+        ctx.stacks.frames[s].last_match = v;
+    }
+}
+
+pub fn get_last_match(ctx: &Ctx) -> Value {
+    match caller_ruby_frame(ctx) {
+        Some(fi) => {
+            let s = svar_frame(ctx, fi);
+            ctx.stacks.frames[s].last_match
+        }
+        None => Value::NIL,
+    }
+}
+
+pub fn get_special(ctx: &mut Ctx, fi: usize, kind: u32) -> Result<Value> {
+    let s = svar_frame(ctx, fi);
+    let m = ctx.stacks.frames[s].last_match;
+    if kind == 0 {
+        return Ok(m);
+    }
+    if m.is_nil() {
+        return Ok(Value::NIL);
+    }
+    crate::core::regexp::match_special(ctx, m, kind)
+}
+
+pub fn last_line(ctx: &Ctx, fi: usize) -> Value {
+    let s = svar_frame(ctx, fi);
+    ctx.stacks.frames[s].last_line
+}
+
+pub fn set_last_line(ctx: &mut Ctx, fi: usize, v: Value) {
+    let s = svar_frame(ctx, fi);
+    ctx.stacks.frames[s].last_line = v;
+}
+
+/// Sets `$_` in the frame that called the running builtin.
+pub fn set_caller_last_line(ctx: &mut Ctx, v: Value) {
+    if let Some(fi) = caller_ruby_frame(ctx) {
+        set_last_line(ctx, fi, v);
+    }
+}
+
+pub fn get_caller_last_line(ctx: &Ctx) -> Value {
+    caller_ruby_frame(ctx).map_or(Value::NIL, |fi| last_line(ctx, fi))
+}
+
+// ---- safepoints ----
+
+/// Interrupt bits.
+pub const INTERRUPT_SIGINT: u32 = 1;
+
+pub fn handle_interrupt(ctx: &mut Ctx) -> Result<()> {
+    let bits = ctx.vm().interrupt.swap(0, std::sync::atomic::Ordering::AcqRel);
+    if bits & INTERRUPT_SIGINT != 0 {
+        let e = ctx.new_error(ctx.c().interrupt, "");
+        return Err(Unwind::Raise(e));
+    }
+    Ok(())
+}
+
+// ---- equality fast path ----
+
+#[inline]
+pub fn fast_eq(ctx: &Ctx, a: Value, b: Value) -> Option<bool> {
+    if a.is_fixnum() && b.is_fixnum() {
+        if ctx.vm().redefined.load(std::sync::atomic::Ordering::Relaxed) & REDEF_INTEGER != 0 {
+            return None;
+        }
+        return Some(a == b);
+    }
+    if a.is_flonum() && b.is_flonum() {
+        return Some(a.flonum_unchecked() == b.flonum_unchecked());
+    }
+    if a.is_symbol() && b.is_symbol() {
+        return Some(a == b);
+    }
+    if a.is_nil() || a == Value::TRUE || a == Value::FALSE {
+        return Some(a == b);
+    }
+    if string::is_plain_string(a) && string::is_plain_string(b) && ctx.vm().redefined.load(std::sync::atomic::Ordering::Relaxed) & REDEF_STRING == 0 {
+        return Some(string::eq(a, b));
+    }
+    None
+}
+
+// ---- multiple assignment ----
+
+pub fn expand_array(ctx: &mut Ctx, v: Value, n: u32, flags: u32) -> Result<()> {
+    let arr = if array::is_array(v) {
+        v
+    } else if v.is_heap() && !string::is_string(v) && ctx.respond_to(v, sym::TO_ARY, true) {
+        let r = ctx.call(v, sym::TO_ARY, &[])?;
+        if array::is_array(r) {
+            r
+        } else if r.is_nil() {
+            array::from_slice(ctx, &[v])
+        } else {
+            let cname = object::class_name_of(ctx, v);
+            let rname = object::class_name_of(ctx, r);
+            return Err(ctx.type_error(&format!("can't convert {cname} to Array ({cname}#to_ary gives {rname})")));
+        }
+    } else {
+        array::from_slice(ctx, &[v])
+    };
+    let pre = n as usize;
+    let splat = flags & 1 != 0;
+    let post = (flags >> 8) as usize;
+    let len = array::len(arr);
+    let mut sp = ctx.stacks.sp;
+    if sp + pre + post + 1 + 64 > ctx.stacks.stack.len() {
+        return Err(call::stack_overflow(ctx));
+    }
+    if splat {
+        let post_start = pre.max(len.saturating_sub(post));
+        for j in (0..post).rev() {
+            ctx.stacks.stack[sp] = if post_start + j < len { array::get(arr, post_start + j) } else { Value::NIL };
+            sp += 1;
+        }
+        let rest = if post_start > pre { array::slice_to_vec(arr, pre, post_start - pre) } else { Vec::new() };
+        ctx.stacks.sp = sp;
+        let r = array::from_vec(ctx, rest);
+        ctx.stacks.stack[sp] = r;
+        sp += 1;
+    }
+    for i in (0..pre).rev() {
+        ctx.stacks.stack[sp] = if i < len { array::get(arr, i) } else { Value::NIL };
+        sp += 1;
+    }
+    ctx.stacks.sp = sp;
+    Ok(())
+}
+
+// ---- interpolation ----
+
+pub fn to_s_for_interpolation(ctx: &mut Ctx, v: Value, _iseq: &Iseq, _ci: u32) -> Result<Value> {
+    if let Some(i) = v.as_fixnum() {
+        return Ok(string::new_utf8(ctx, &i.to_string()));
+    }
+    let s = ctx.call(v, sym::TO_S, &[])?;
+    if string::is_string(s) {
+        Ok(s)
+    } else {
+        Ok(object::any_to_s(ctx, v))
+    }
+}
+
+// ---- definitions ----
+
+/// The class or module `def` defines into for frame `fi`.
+pub fn definee(ctx: &Ctx, fi: usize) -> Value {
+    let c = ctx.stacks.frames[fi].cref;
+    if c.is_nil() {
+        ctx.c().object
+    } else {
+        cref(c).klass
+    }
+}
+
+pub fn define_method(ctx: &mut Ctx, fi: usize, name: SymId, iseq_val: Value) -> Result<Value> {
+    let target = definee(ctx, fi);
+    let (kind, frame_vis, cref_v) = {
+        let f = &ctx.stacks.frames[fi];
+        (f.kind, f.visibility, f.cref)
+    };
+    let mut vis = match kind {
+        FrameKind::Class | FrameKind::Top => frame_vis,
+        FrameKind::Eval if cref(cref_v).parent.is_nil() => Visibility::Private,
+        _ => Visibility::Public,
+    };
+    if matches!(ctx.sym_str(name).as_str(), "initialize" | "initialize_copy" | "initialize_clone" | "initialize_dup" | "respond_to_missing?") {
+        vis = Visibility::Private;
+    }
+    ctx.check_frozen(target)?;
+    let module_function = vis == Visibility::ModuleFunction;
+    let me = MethodEntry {
+        name,
+        original_name: name,
+        owner: target,
+        visibility: if module_function { Visibility::Private } else { vis },
+        body: MethodBody::Iseq { iseq: iseq_val, cref: cref_v },
+    };
+    crate::core::module_methods::add_method_with_hooks(ctx, target, me)?;
+    if module_function {
+        let single = object::singleton_class(ctx, target)?;
+        let me = MethodEntry { name, original_name: name, owner: single, visibility: Visibility::Public, body: MethodBody::Iseq { iseq: iseq_val, cref: cref_v } };
+        crate::core::module_methods::add_method_with_hooks(ctx, single, me)?;
+    }
+    Ok(Value::symbol(name))
+}
+
+pub fn define_singleton_method(ctx: &mut Ctx, fi: usize, obj: Value, name: SymId, iseq_val: Value) -> Result<Value> {
+    let single = object::singleton_class(ctx, obj)?;
+    let cref_v = ctx.stacks.frames[fi].cref;
+    let me = MethodEntry { name, original_name: name, owner: single, visibility: Visibility::Public, body: MethodBody::Iseq { iseq: iseq_val, cref: cref_v } };
+    crate::core::module_methods::add_method_with_hooks(ctx, single, me)?;
+    Ok(Value::symbol(name))
+}
+
+/// Flags of `DefineClass`.
+pub const DEFCLASS_HAS_SUPER: u32 = 1;
+pub const DEFCLASS_SCOPED: u32 = 2;
+pub const DEFCLASS_MODULE: u32 = 4;
+pub const DEFCLASS_SINGLETON: u32 = 8;
+
+/// Opens (or creates) a class/module and pushes the frame running its body.
+pub fn define_class(ctx: &mut Ctx, fi: usize, name: SymId, body_iseq: Value, flags: u32) -> Result<()> {
+    let mut sp = ctx.stacks.sp;
+    let klass = if flags & DEFCLASS_SINGLETON != 0 {
+        sp -= 1;
+        let obj = ctx.stacks.stack[sp];
+        ctx.stacks.sp = sp;
+        object::singleton_class(ctx, obj)?
+    } else {
+        let superclass = if flags & DEFCLASS_HAS_SUPER != 0 {
+            sp -= 1;
+            Some(ctx.stacks.stack[sp])
+        } else {
+            None
+        };
+        sp -= 1;
+        let cbase_v = ctx.stacks.stack[sp];
+        ctx.stacks.sp = sp;
+        let cref_v = ctx.stacks.frames[fi].cref;
+        let cbase = if flags & DEFCLASS_SCOPED != 0 {
+            if !module::is_class_or_module(cbase_v) {
+                let s = object::inspect_string(ctx, cbase_v)?;
+                return Err(ctx.type_error(&format!("{s} is not a class/module")));
+            }
+            cbase_v
+        } else {
+            let c = lexical_cref(cref_v);
+            if c.is_nil() {
+                ctx.c().object
+            } else {
+                cref(c).klass
+            }
+        };
+        if flags & DEFCLASS_MODULE != 0 {
+            crate::core::module_methods::open_module(ctx, cbase, name)?
+        } else {
+            crate::core::module_methods::open_class(ctx, cbase, name, superclass)?
+        }
+    };
+    // Run the body in a new frame (result goes where the class value was).
+    let ret_sp = ctx.stacks.sp;
+    ctx.stacks.stack[ret_sp] = klass;
+    ctx.stacks.sp = ret_sp + 1;
+    let parent = ctx.stacks.frames[fi].cref;
+    let new_cref = crate::interp::exec::new_cref(ctx, klass, parent, false);
+    ctx.stacks.sp = ret_sp;
+    let iseq = crate::compile::iseq::iseq_of(body_iseq);
+    let nlocals = iseq.local_count();
+    if ret_sp + nlocals + iseq.stack_max as usize + 64 > ctx.stacks.stack.len() || ctx.stacks.frames.len() >= ctx.stacks.max_frames {
+        return Err(call::stack_overflow(ctx));
+    }
+    for i in 0..nlocals {
+        ctx.stacks.stack[ret_sp + i] = Value::NIL;
+    }
+    ctx.frame_serial += 1;
+    let mut f = crate::interp::frame::Frame {
+        iseq: iseq as *const Iseq,
+        pc: 0,
+        bp: ret_sp,
+        sp_base: ret_sp + nlocals,
+        ret_sp,
+        locals: std::ptr::null_mut(),
+        self_: klass,
+        env: Value::NIL,
+        outer: Value::NIL,
+        cref: new_cref,
+        iseq_val: body_iseq,
+        block: None,
+        owner: Value::NIL,
+        mid: None,
+        serial: ctx.frame_serial,
+        home_index: 0,
+        home_serial: 0,
+        kind: FrameKind::Class,
+        flags: 0,
+        visibility: Visibility::Public,
+        last_match: Value::NIL,
+        last_line: Value::NIL,
+        builtin_name: None,
+    };
+    if iseq.locals_on_heap {
+        let vals = vec![Value::NIL; nlocals];
+        ctx.stacks.sp = ret_sp + nlocals;
+        let env = call::new_env(ctx, &vals, Value::NIL);
+        f.env = env;
+        f.locals = crate::interp::env::env(env).vals.as_mut_ptr();
+        f.sp_base = ret_sp;
+    } else {
+        f.locals = ctx.stacks.stack[ret_sp..].as_mut_ptr();
+    }
+    ctx.stacks.sp = f.sp_base;
+    ctx.stacks.frames.push(f);
+    Ok(())
+}
+
+// ---- defined? ----
+
+pub const DEF_IVAR: u32 = 1;
+pub const DEF_GVAR: u32 = 2;
+pub const DEF_CVAR: u32 = 3;
+pub const DEF_CONST: u32 = 4;
+pub const DEF_CONST_FROM: u32 = 5;
+pub const DEF_FUNC: u32 = 6;
+pub const DEF_METHOD: u32 = 7;
+pub const DEF_YIELD: u32 = 8;
+pub const DEF_ZSUPER: u32 = 9;
+pub const DEF_REF: u32 = 10;
+
+pub fn defined(ctx: &mut Ctx, _iseq: &Iseq, fi: usize, kind: u32, operand: u32) -> Result<Value> {
+    let id = SymId(operand);
+    let answer: Option<&str> = match kind {
+        DEF_IVAR => {
+            let self_ = ctx.stacks.frames[fi].self_;
+            object::ivar_defined(ctx, self_, id).then_some("instance-variable")
+        }
+        DEF_GVAR => crate::core::globals::is_defined(ctx, id).then_some("global-variable"),
+        DEF_CVAR => {
+            let base = cvar_base(ctx, fi);
+            find_cvar_owner(ctx, base, id).is_some().then_some("class variable")
+        }
+        DEF_CONST => {
+            let cref_v = ctx.stacks.frames[fi].cref;
+            lookup_const_lexical(ctx, cref_v, id).ok().flatten().is_some().then_some("constant")
+        }
+        DEF_CONST_FROM => {
+            ctx.stacks.sp -= 1;
+            let scope = ctx.stacks.stack[ctx.stacks.sp];
+            (module::is_class_or_module(scope) && const_in_ancestors(ctx, scope, id, true).ok().flatten().is_some()).then_some("constant")
+        }
+        DEF_FUNC => {
+            let self_ = ctx.stacks.frames[fi].self_;
+            ctx.respond_to(self_, id, true).then_some("method")
+        }
+        DEF_METHOD => {
+            ctx.stacks.sp -= 1;
+            let recv = ctx.stacks.stack[ctx.stacks.sp];
+            let klass = class_of(ctx, recv);
+            let ok = match module::find_method(ctx, klass, id) {
+                Some(me) => match me.visibility {
+                    Visibility::Public => true,
+                    Visibility::Protected => {
+                        let self_ = ctx.stacks.frames[fi].self_;
+                        module::includes_module(ctx, class_of(ctx, self_), module::real_class(me.owner))
+                    }
+                    _ => false,
+                },
+                None => ctx.respond_to_dynamic(recv, id).unwrap_or(false),
+            };
+            ok.then_some("method")
+        }
+        DEF_YIELD => ctx.stacks.frames[fi].block.is_some().then_some("yield"),
+        DEF_ZSUPER => {
+            let (owner, mid, self_) = {
+                let f = &ctx.stacks.frames[fi];
+                (f.owner, f.mid, f.self_)
+            };
+            let found = match mid {
+                Some(mid) if module::is_class_or_module(owner) => {
+                    let klass = class_of(ctx, self_);
+                    module::includes_module(ctx, klass, owner) && module::find_super_method(ctx, klass, owner, mid).is_some()
+                }
+                _ => false,
+            };
+            found.then_some("super")
+        }
+        DEF_REF => {
+            let v = get_special(ctx, fi, operand)?;
+            (!v.is_nil()).then_some("global-variable")
+        }
+        _ => None,
+    };
+    Ok(match answer {
+        Some(s) => {
+            let v = string::new_utf8(ctx, s);
+            object::freeze(v);
+            v
+        }
+        None => Value::NIL,
+    })
+}
+
+// ---- case/when, rescue ----
+
+pub const MATCH_WHEN: u32 = 0;
+pub const MATCH_RESCUE: u32 = 1;
+pub const MATCH_WHEN_SPLAT: u32 = 2;
+pub const MATCH_RESCUE_SPLAT: u32 = 3;
+
+pub fn check_match(ctx: &mut Ctx, pattern: Value, target: Value, kind: u32) -> Result<bool> {
+    match kind {
+        MATCH_WHEN => case_eq(ctx, pattern, target),
+        MATCH_RESCUE => {
+            if !module::is_class_or_module(pattern) {
+                return Err(ctx.type_error("class or module required for rescue clause"));
+            }
+            Ok(ctx.call(pattern, sym::EQQ, &[target])?.truthy())
+        }
+        MATCH_WHEN_SPLAT | MATCH_RESCUE_SPLAT => {
+            let n = array::len(pattern);
+            for i in 0..n {
+                let p = array::get(pattern, i);
+                let sub = if kind == MATCH_WHEN_SPLAT { MATCH_WHEN } else { MATCH_RESCUE };
+                if check_match(ctx, p, target, sub)? {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        }
+        _ => Ok(false),
+    }
+}
+
+/// `pattern === target` with fast paths for immediates.
+pub fn case_eq(ctx: &mut Ctx, pattern: Value, target: Value) -> Result<bool> {
+    if let Some(r) = fast_eq(ctx, pattern, target) {
+        if !pattern.is_heap() || string::is_plain_string(pattern) {
+            return Ok(r);
+        }
+    }
+    Ok(ctx.call(pattern, sym::EQQ, &[target])?.truthy())
+}
+
+pub fn pattern_error(ctx: &mut Ctx, v: Value, key: u32) -> Unwind {
+    let s = match object::inspect_string(ctx, v) {
+        Ok(s) => s,
+        Err(e) => return e,
+    };
+    let class = if key != 0 { ctx.c().no_matching_pattern_key_error } else { ctx.c().no_matching_pattern_error };
+    ctx.raise(class, &s)
+}
+
+pub fn alias(ctx: &mut Ctx, fi: usize, new: Value, old: Value, kind: u32) -> Result<()> {
+    let (Some(new), Some(old)) = (new.as_symbol(), old.as_symbol()) else {
+        return Err(ctx.type_error("alias names must be symbols"));
+    };
+    if kind == 1 {
+        crate::core::globals::alias(ctx, new, old);
+        return Ok(());
+    }
+    let target = definee(ctx, fi);
+    crate::core::module_methods::alias_method(ctx, target, new, old)
+}
+
+pub fn undef(ctx: &mut Ctx, fi: usize, name: Value) -> Result<()> {
+    let Some(name) = name.as_symbol() else {
+        return Err(ctx.type_error("undef name must be a symbol"));
+    };
+    let target = definee(ctx, fi);
+    crate::core::module_methods::undef_method(ctx, target, name)
+}
+
+pub fn deconstruct(ctx: &mut Ctx, v: Value) -> Result<Option<Value>> {
+    if array::is_array(v) {
+        return Ok(Some(v));
+    }
+    if !ctx.respond_to(v, sym::DECONSTRUCT, true) {
+        return Ok(None);
+    }
+    let r = ctx.call(v, sym::DECONSTRUCT, &[])?;
+    if !array::is_array(r) {
+        return Err(ctx.type_error("deconstruct must return Array"));
+    }
+    Ok(Some(r))
+}
+
+pub fn deconstruct_keys(ctx: &mut Ctx, v: Value, keys: Value) -> Result<Option<Value>> {
+    if hash::is_hash(v) {
+        return Ok(Some(v));
+    }
+    if !ctx.respond_to(v, sym::DECONSTRUCT_KEYS, true) {
+        return Ok(None);
+    }
+    let r = ctx.call(v, sym::DECONSTRUCT_KEYS, &[keys])?;
+    if !hash::is_hash(r) {
+        return Err(ctx.type_error("deconstruct_keys must return Hash"));
+    }
+    Ok(Some(r))
+}

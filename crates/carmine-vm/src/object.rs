@@ -1,0 +1,256 @@
+//! The common object header and per-type dispatch for the collector.
+//!
+//! Invariants:
+//! - Every heap object starts with `RBasic`; the low 5 bits of `flags` are its `ObjType`,
+//!   which never changes while the object lives (except `Free` <-> a type at alloc/sweep).
+//! - `klass` is the object's class, possibly a singleton class; never nil for a live,
+//!   Ruby-visible object. Internal objects (Env, Iseq, Cref) have klass nil.
+//! - Each type's struct is `#[repr(C)]`, starts with `RBasic`, and fits in one slot.
+//! - References stored into objects go through setters in each type's module so a write
+//!   barrier can be added in one place.
+
+use std::any::Any;
+
+use crate::heap::page::SLOT_SIZE;
+use crate::heap::Marker;
+use crate::value::Value;
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub enum ObjType {
+    Free = 0,
+    Object = 1,
+    Class = 2,
+    String = 3,
+    Array = 4,
+    Hash = 5,
+    Float = 6,
+    Bignum = 7,
+    Range = 8,
+    Proc = 9,
+    Env = 10,
+    Iseq = 11,
+    Cref = 12,
+    Data = 13,
+}
+
+impl ObjType {
+    #[inline]
+    fn from_bits(b: u32) -> ObjType {
+        match b & TYPE_MASK {
+            1 => ObjType::Object,
+            2 => ObjType::Class,
+            3 => ObjType::String,
+            4 => ObjType::Array,
+            5 => ObjType::Hash,
+            6 => ObjType::Float,
+            7 => ObjType::Bignum,
+            8 => ObjType::Range,
+            9 => ObjType::Proc,
+            10 => ObjType::Env,
+            11 => ObjType::Iseq,
+            12 => ObjType::Cref,
+            13 => ObjType::Data,
+            _ => ObjType::Free,
+        }
+    }
+}
+
+pub const TYPE_MASK: u32 = 0x1f;
+/// The object may not be modified.
+pub const FL_FROZEN: u32 = 1 << 5;
+/// The object has instance variables in the VM's generic ivar table.
+pub const FL_EXIVAR: u32 = 1 << 6;
+/// Type-specific flags start here.
+pub const FL_USER0: u32 = 1 << 8;
+pub const FL_USER1: u32 = 1 << 9;
+pub const FL_USER2: u32 = 1 << 10;
+pub const FL_USER3: u32 = 1 << 11;
+pub const FL_USER4: u32 = 1 << 12;
+
+#[repr(C)]
+pub struct RBasic {
+    pub flags: u32,
+    /// Type-specific small field (string encoding, hash size, proc flags …).
+    pub aux: u32,
+    pub klass: Value,
+}
+
+impl RBasic {
+    #[inline(always)]
+    pub fn obj_type(&self) -> ObjType {
+        ObjType::from_bits(self.flags)
+    }
+
+    #[inline(always)]
+    pub fn has(&self, flag: u32) -> bool {
+        self.flags & flag != 0
+    }
+
+    #[inline(always)]
+    pub fn set(&mut self, flag: u32, on: bool) {
+        if on {
+            self.flags |= flag;
+        } else {
+            self.flags &= !flag;
+        }
+    }
+}
+
+/// The header of a heap value. The caller guarantees `v.is_heap()`.
+#[inline(always)]
+pub fn basic<'a>(v: Value) -> &'a mut RBasic {
+    debug_assert!(v.is_heap());
+    // SAFETY: heap values point at a slot that starts with RBasic.
+    unsafe { &mut *v.as_ptr::<RBasic>() }
+}
+
+#[inline(always)]
+pub fn obj_type(v: Value) -> Option<ObjType> {
+    if v.is_heap() {
+        Some(basic(v).obj_type())
+    } else {
+        None
+    }
+}
+
+#[inline(always)]
+pub fn is_type(v: Value, t: ObjType) -> bool {
+    v.is_heap() && basic(v).obj_type() == t
+}
+
+/// Number of instance variables stored inside an `RObject` slot.
+pub const INLINE_IVARS: usize = 3;
+
+/// A plain object (instances of user classes, exceptions, …).
+///
+/// Instance variables are laid out by the object's real class (see
+/// `ClassBody::ivar_index`): index i lives in `inline[i]` or `ext[i - INLINE_IVARS]`.
+/// Unset variables hold `UNDEF`.
+#[repr(C)]
+pub struct RObject {
+    pub basic: RBasic,
+    pub inline: [Value; INLINE_IVARS],
+    pub ext: Vec<Value>,
+}
+
+impl RObject {
+    #[inline]
+    pub fn ivar(&self, idx: usize) -> Value {
+        if idx < INLINE_IVARS {
+            self.inline[idx]
+        } else {
+            self.ext.get(idx - INLINE_IVARS).copied().unwrap_or(Value::UNDEF)
+        }
+    }
+
+    #[inline]
+    pub fn set_ivar(&mut self, idx: usize, v: Value) {
+        if idx < INLINE_IVARS {
+            self.inline[idx] = v;
+        } else {
+            let i = idx - INLINE_IVARS;
+            if self.ext.len() <= i {
+                self.ext.resize(i + 1, Value::UNDEF);
+            }
+            self.ext[i] = v;
+        }
+    }
+
+    pub fn ivar_capacity(&self) -> usize {
+        INLINE_IVARS + self.ext.len()
+    }
+}
+
+/// A Rust value wrapped as a Ruby object (Time, Regexp, Enumerator, …).
+pub trait DataObj: Any {
+    /// Marks the Ruby values this payload holds.
+    fn mark(&self, _m: &mut Marker<'_>) {}
+    fn as_any(&self) -> &dyn Any;
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+/// Implements the `as_any` boilerplate of `DataObj` for a type whose payload holds no
+/// Ruby values (or lists the fields to mark).
+#[macro_export]
+macro_rules! data_obj {
+    ($t:ty) => {
+        impl $crate::object::DataObj for $t {
+            fn as_any(&self) -> &dyn std::any::Any { self }
+            fn as_any_mut(&mut self) -> &mut dyn std::any::Any { self }
+        }
+    };
+    ($t:ty, |$s:ident, $m:ident| $body:block) => {
+        impl $crate::object::DataObj for $t {
+            fn mark(&self, $m: &mut $crate::heap::Marker<'_>) { let $s = self; $body }
+            fn as_any(&self) -> &dyn std::any::Any { self }
+            fn as_any_mut(&mut self) -> &mut dyn std::any::Any { self }
+        }
+    };
+}
+
+#[repr(C)]
+pub struct RData {
+    pub basic: RBasic,
+    pub data: Box<dyn DataObj>,
+}
+
+/// The payload of a Data object if it has type `T`.
+#[inline]
+pub fn data_ref<'a, T: 'static>(v: Value) -> Option<&'a mut T> {
+    if !is_type(v, ObjType::Data) {
+        return None;
+    }
+    // SAFETY: type checked above.
+    let d = unsafe { &mut *v.as_ptr::<RData>() };
+    d.data.as_any_mut().downcast_mut::<T>()
+}
+
+const _: () = assert!(std::mem::size_of::<RObject>() <= SLOT_SIZE);
+const _: () = assert!(std::mem::size_of::<RData>() <= SLOT_SIZE);
+
+/// Marks what object `v` references. Called by the marker for each newly marked object.
+pub fn mark_children(v: Value, m: &mut Marker<'_>) {
+    let b = basic(v);
+    m.mark(b.klass);
+    // SAFETY (all arms): the type tag says which struct occupies the slot.
+    unsafe {
+        match b.obj_type() {
+            ObjType::Free | ObjType::Float | ObjType::Bignum => {}
+            ObjType::Object => {
+                let o = &*v.as_ptr::<RObject>();
+                m.mark_all(&o.inline);
+                m.mark_all(&o.ext);
+            }
+            ObjType::Class => crate::core::module::mark_class(v, m),
+            ObjType::String => {}
+            ObjType::Array => crate::core::array::mark(v, m),
+            ObjType::Hash => crate::core::hash::mark(v, m),
+            ObjType::Range => crate::core::range::mark(v, m),
+            ObjType::Proc => crate::core::proc::mark(v, m),
+            ObjType::Env => crate::interp::env::mark_env(v, m),
+            ObjType::Cref => crate::interp::env::mark_cref(v, m),
+            ObjType::Iseq => crate::compile::iseq::mark(v, m),
+            ObjType::Data => (*v.as_ptr::<RData>()).data.mark(m),
+        }
+    }
+}
+
+/// Releases a dead object's out-of-line storage. The slot itself is reused by the heap.
+///
+/// # Safety
+/// `p` must be a dead object slot that is not `Free`; it is not used again as an object.
+pub unsafe fn finalize(p: *mut RBasic) {
+    match (*p).obj_type() {
+        ObjType::Free | ObjType::Float | ObjType::Range | ObjType::Proc | ObjType::Cref => {}
+        ObjType::Object => std::ptr::drop_in_place(&mut (*(p as *mut RObject)).ext),
+        ObjType::Class => crate::core::module::finalize_class(p),
+        ObjType::String => crate::core::string::finalize(p),
+        ObjType::Array => crate::core::array::finalize(p),
+        ObjType::Hash => crate::core::hash::finalize(p),
+        ObjType::Bignum => crate::core::bignum::finalize(p),
+        ObjType::Env => crate::interp::env::finalize_env(p),
+        ObjType::Iseq => crate::compile::iseq::finalize(p),
+        ObjType::Data => std::ptr::drop_in_place(&mut (*(p as *mut RData)).data),
+    }
+}

@@ -1,0 +1,174 @@
+//! The Rust embedding API: a VM with its first thread, running programs and reporting
+//! their outcome like the `ruby` command does.
+
+use crate::core::{array, exception, object, string};
+use crate::error::Unwind;
+use crate::symbol::sym;
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::vm::Vm;
+
+/// Value-stack slots of a thread's root fiber (touched lazily by the OS).
+pub const ROOT_STACK_SLOTS: usize = 4 << 20;
+/// Frames before `SystemStackError`.
+pub const MAX_FRAMES: usize = 200_000;
+
+/// A VM and the context of the thread that created it.
+pub struct Runtime {
+    ctx: Box<Ctx>,
+    vm: Box<Vm>,
+}
+
+/// How a program ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Ran to the end or called `exit` with this status.
+    Exit(i32),
+}
+
+impl Default for Runtime {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Runtime {
+    pub fn new() -> Runtime {
+        let mut vm = Box::new(Vm::bare());
+        let vm_ptr: *mut Vm = &mut *vm;
+        // SAFETY: the VM is boxed (stable address) and outlives the context, which is
+        // dropped first (field order) and used only on this thread.
+        let ctx = Box::new(unsafe { Ctx::new(vm_ptr, ROOT_STACK_SLOTS, MAX_FRAMES) });
+        let mut rt = Runtime { ctx, vm };
+        crate::boot::boot(&mut rt.ctx);
+        rt
+    }
+
+    pub fn ctx(&mut self) -> &mut Ctx {
+        &mut self.ctx
+    }
+
+    pub fn vm(&self) -> &Vm {
+        &self.vm
+    }
+
+    /// Sets `$0`, `ARGV`, `$VERBOSE` and the load path before running a script.
+    pub fn configure(&mut self, script_name: &str, argv: &[Vec<u8>], load_path: &[String], verbose: Option<bool>) {
+        let ctx = &mut self.ctx;
+        let name = string::new_utf8(ctx, script_name);
+        crate::core::globals::set_raw(ctx, sym::DOLLAR_ZERO, object::freeze(name));
+        *ctx.vm().script_name.borrow_mut() = script_name.to_string();
+        let id = ctx.intern("ARGV");
+        let av = crate::core::module::body(ctx.c().object).const_get(id).map(|e| e.value).unwrap_or(Value::NIL);
+        if array::is_array(av) {
+            for a in argv {
+                let s = string::new_from_bytes(ctx, a);
+                array::push(ctx, av, s);
+            }
+        }
+        let lp = crate::core::globals::raw(ctx, sym::DOLLAR_LOAD_PATH);
+        if array::is_array(lp) {
+            for d in load_path {
+                let s = string::new_utf8(ctx, d);
+                array::push(ctx, lp, s);
+            }
+            let std = crate::core::load::stdlib_dir();
+            let s = string::new_utf8(ctx, &std);
+            array::push(ctx, lp, s);
+        }
+        if let Some(v) = verbose {
+            crate::core::globals::set_raw(ctx, sym::DOLLAR_VERBOSE, Value::bool(v));
+        }
+    }
+
+    /// `require` a library before the script (`-r`).
+    pub fn require(&mut self, name: &str) -> Result<(), Outcome> {
+        let r = crate::core::load::require(&mut self.ctx, name);
+        match r {
+            Ok(_) => Ok(()),
+            Err(e) => Err(self.report(e)),
+        }
+    }
+
+    /// Compiles only (for `-c`); returns the error report if the syntax is invalid.
+    pub fn check_syntax(&mut self, source: &[u8], path: &str) -> Result<(), String> {
+        let opts = crate::compile::CompileOptions::main(path);
+        match crate::compile::compile(&mut self.ctx, source, &opts) {
+            Ok(_) => Ok(()),
+            Err(Unwind::Raise(e)) => Err(exception::message_string(&mut self.ctx, e)),
+            Err(_) => Err(String::from("syntax check failed")),
+        }
+    }
+
+    /// Runs a program as the main script, then `at_exit` handlers; reports an uncaught
+    /// exception on stderr in CRuby's format.
+    pub fn run_main(&mut self, source: &[u8], path: &str) -> Outcome {
+        let r = crate::core::kernel::run_program(&mut self.ctx, source, path, true);
+        let mut outcome = match r {
+            Ok(_) => Outcome::Exit(0),
+            Err(e) => self.report(e),
+        };
+        if let Some(o) = self.run_at_exit() {
+            outcome = o;
+        }
+        crate::core::io::flush_stdout(&mut self.ctx);
+        outcome
+    }
+
+    /// Evaluates a string at top level and returns its value (for embedding and tests).
+    pub fn eval(&mut self, source: &str) -> Result<Value, Unwind> {
+        crate::core::kernel::run_program(&mut self.ctx, source.as_bytes(), "(eval)", false)
+    }
+
+    /// The `inspect` text of a value.
+    pub fn inspect(&mut self, v: Value) -> String {
+        match object::inspect(&mut self.ctx, v) {
+            Ok(s) => string::to_rust_string_lossy(s),
+            Err(_) => String::from("#<inspect failed>"),
+        }
+    }
+
+    fn run_at_exit(&mut self) -> Option<Outcome> {
+        let mut outcome = None;
+        loop {
+            let next = self.ctx.vm().at_exit.borrow_mut().pop();
+            let Some(p) = next else { break };
+            if let Err(e) = self.ctx.call_proc(p, &[], None) {
+                outcome = Some(self.report(e));
+            }
+        }
+        outcome
+    }
+
+    /// Prints an uncaught unwind and returns the exit status it implies.
+    pub fn report(&mut self, e: Unwind) -> Outcome {
+        let ctx = &mut self.ctx;
+        crate::core::io::flush_stdout(ctx);
+        match e {
+            Unwind::Exit(code) => Outcome::Exit(code),
+            Unwind::Raise(exc) => {
+                if object::is_a(ctx, exc, ctx.c().system_exit) {
+                    let s = object::ivar_get(ctx, exc, sym::STATUS);
+                    return Outcome::Exit(s.as_fixnum().unwrap_or(0) as i32);
+                }
+                let msg = exception::full_message(ctx, exc);
+                let _ = crate::core::io::flush_stdout(ctx);
+                eprintln!("{msg}");
+                if object::is_a(ctx, exc, ctx.c().signal_exception) {
+                    return Outcome::Exit(130);
+                }
+                Outcome::Exit(1)
+            }
+            Unwind::Throw { tag, .. } => {
+                let s = object::inspect_string(ctx, tag).unwrap_or_default();
+                eprintln!("{}: uncaught throw {s} (UncaughtThrowError)", ctx.vm().script_name.borrow());
+                Outcome::Exit(1)
+            }
+            Unwind::Break { .. } => {
+                eprintln!("{}: break from proc-closure (LocalJumpError)", ctx.vm().script_name.borrow());
+                Outcome::Exit(1)
+            }
+            Unwind::Return { .. } => Outcome::Exit(0),
+        }
+    }
+}

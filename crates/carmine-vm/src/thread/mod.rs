@@ -1,0 +1,235 @@
+//! The per-thread runtime context `Ctx`, passed explicitly to everything that runs Ruby.
+//!
+//! Invariants:
+//! - A `Ctx` belongs to one native thread and one VM; it is never shared.
+//! - `stacks` are the value and frame stacks of the fiber currently running on this thread;
+//!   switching fibers swaps them.
+//! - The allocation cache (`free_list`) is a list of `Free` slots owned by this thread; the
+//!   collector empties it before sweeping.
+//! - `native_limit` is the lowest native stack address Rust code may grow to before
+//!   `SystemStackError` is raised (checked in software; the guard page is only a backstop).
+
+use crate::heap::page::FreeSlot;
+use crate::interp::frame::Frame;
+use crate::object::{ObjType, RBasic};
+use crate::symbol::SymId;
+use crate::value::Value;
+use crate::vm::Vm;
+
+/// Value and frame stacks of one fiber (or of a thread's root fiber).
+pub struct Stacks {
+    pub stack: Box<[Value]>,
+    pub sp: usize,
+    pub frames: Vec<Frame>,
+    /// Maximum frame count before `SystemStackError`.
+    pub max_frames: usize,
+}
+
+impl Stacks {
+    pub fn new(stack_slots: usize, max_frames: usize) -> Stacks {
+        Stacks {
+            stack: vec![Value::NIL; stack_slots].into_boxed_slice(),
+            sp: 0,
+            frames: Vec::with_capacity(64.min(max_frames)),
+            max_frames,
+        }
+    }
+}
+
+/// Native stack kept free below `native_limit` for Rust code that has no check (prism,
+/// formatting, the collector's own frames).
+pub const NATIVE_STACK_RESERVE: usize = 256 * 1024;
+
+pub struct Ctx {
+    vm: *mut Vm,
+    pub(crate) free_list: *mut FreeSlot,
+    pub stacks: Stacks,
+    pub frame_serial: u64,
+    /// `$!`: the exception being handled.
+    pub errinfo: Value,
+    pub native_stack_lo: usize,
+    pub native_stack_hi: usize,
+    pub native_limit: usize,
+    /// Objects currently being inspected/compared (recursion guards), by operation.
+    pub recursion: Vec<(SymId, Value, Value)>,
+    /// The Ruby Thread object of this thread (nil until threads are created).
+    pub thread_obj: Value,
+    /// The running fiber's object (nil for the root fiber).
+    pub fiber_obj: Value,
+    /// Depth of nested `vm_exec` invocations (each one recurses on the native stack).
+    pub exec_depth: u32,
+    /// Values kept alive for the duration of a Rust computation (see `protect`).
+    pub protected: Vec<Value>,
+    /// Tags of the `catch` blocks currently running, innermost last.
+    pub catch_tags: Vec<Value>,
+}
+
+impl Ctx {
+    /// A context for the calling thread in `vm`.
+    ///
+    /// # Safety
+    /// `vm` must outlive the context, and the context must stay on the calling thread.
+    pub unsafe fn new(vm: *mut Vm, stack_slots: usize, max_frames: usize) -> Ctx {
+        let (lo, hi) = crate::heap::stack_scan::current_thread_stack_bounds();
+        Ctx {
+            vm,
+            free_list: std::ptr::null_mut(),
+            stacks: Stacks::new(stack_slots, max_frames),
+            frame_serial: 0,
+            errinfo: Value::NIL,
+            native_stack_lo: lo,
+            native_stack_hi: hi,
+            native_limit: lo + NATIVE_STACK_RESERVE,
+            recursion: Vec::new(),
+            thread_obj: Value::NIL,
+            fiber_obj: Value::NIL,
+            exec_depth: 0,
+            protected: Vec::new(),
+            catch_tags: Vec::new(),
+        }
+    }
+
+    #[inline(always)]
+    pub fn vm(&self) -> &Vm {
+        // SAFETY: the VM outlives every context created for it.
+        unsafe { &*self.vm }
+    }
+
+    /// Mutable access to the VM, only during boot (no other borrow exists then).
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) fn vm_mut(&self) -> &mut Vm {
+        // SAFETY: used only while booting, when this context is the VM's only user.
+        unsafe { &mut *self.vm }
+    }
+
+    pub fn vm_ptr(&self) -> *mut Vm {
+        self.vm
+    }
+
+    #[inline(always)]
+    pub fn c(&self) -> &crate::vm::CoreClasses {
+        &self.vm().c
+    }
+
+    #[inline]
+    pub fn intern(&self, name: &str) -> SymId {
+        self.vm().symbols.intern(name.as_bytes())
+    }
+
+    #[inline]
+    pub fn intern_bytes(&self, name: &[u8]) -> SymId {
+        self.vm().symbols.intern(name)
+    }
+
+    pub fn sym_name(&self, id: SymId) -> std::sync::Arc<[u8]> {
+        self.vm().symbols.name(id)
+    }
+
+    /// The symbol's name as (lossy) UTF-8 text, for messages.
+    pub fn sym_str(&self, id: SymId) -> String {
+        String::from_utf8_lossy(&self.sym_name(id)).into_owned()
+    }
+
+    // ---- allocation ----
+
+    /// A fresh slot with header `(ty, klass)`; the rest of the slot is uninitialised and
+    /// must be written by the caller before the next allocation.
+    #[inline(always)]
+    pub fn alloc_slot(&mut self, ty: ObjType, klass: Value) -> *mut RBasic {
+        let mut slot = self.free_list;
+        if slot.is_null() {
+            slot = self.alloc_slow();
+        }
+        // SAFETY: slot is a Free slot owned by this thread's cache.
+        unsafe {
+            self.free_list = (*slot).next;
+            let b = slot as *mut RBasic;
+            (*b).flags = ty as u32;
+            (*b).aux = 0;
+            (*b).klass = klass;
+            b
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn alloc_slow(&mut self) -> *mut FreeSlot {
+        let vm = self.vm();
+        let disabled = vm.gc_disabled.load(std::sync::atomic::Ordering::Relaxed);
+        if vm.gc_stress.load(std::sync::atomic::Ordering::Relaxed) && !disabled {
+            crate::gc::collect(self);
+        }
+        loop {
+            if !self.free_list.is_null() {
+                return self.free_list;
+            }
+            let mut heap = self.vm().heap.lock();
+            if let Some(list) = heap.take_free_list() {
+                drop(heap);
+                self.free_list = list;
+                continue;
+            }
+            let collect = heap.wants_collection() && !disabled;
+            drop(heap);
+            if collect {
+                crate::gc::collect(self);
+                let taken = {
+                    let mut heap = self.vm().heap.lock();
+                    let t = heap.take_free_list();
+                    if t.is_none() {
+                        heap.grow(4);
+                    }
+                    t
+                };
+                if let Some(list) = taken {
+                    self.free_list = list;
+                }
+                continue;
+            } else {
+                let mut heap = self.vm().heap.lock();
+                let n = heap.page_count().max(4) / 2;
+                if !heap.grow(n.max(1)) {
+                    drop(heap);
+                    crate::error::fatal_out_of_memory();
+                }
+            }
+        }
+    }
+
+    /// Records `bytes` of out-of-line storage; collects when the limit is exceeded.
+    #[inline]
+    pub fn note_malloc(&mut self, bytes: usize) {
+        let over = {
+            let mut heap = self.vm().heap.lock();
+            heap.malloc_increase += bytes;
+            heap.malloc_increase > heap.malloc_limit
+        };
+        if over && !self.vm().gc_disabled.load(std::sync::atomic::Ordering::Relaxed) {
+            crate::gc::collect(self);
+        }
+    }
+
+    /// Drops this thread's allocation cache (before a sweep rebuilds all free lists).
+    pub(crate) fn drop_alloc_cache(&mut self) {
+        self.free_list = std::ptr::null_mut();
+    }
+
+    // ---- native stack ----
+
+    /// True when the native stack is too deep to safely call further into Ruby.
+    #[inline(always)]
+    pub fn native_stack_exhausted(&self) -> bool {
+        crate::heap::stack_scan::approximate_sp() < self.native_limit
+    }
+
+    /// Keeps `v` alive until the matching `unprotect` (for values held only in Rust heap
+    /// memory across a call that may collect).
+    pub fn protect(&mut self, v: Value) -> usize {
+        self.protected.push(v);
+        self.protected.len() - 1
+    }
+
+    pub fn unprotect(&mut self, mark: usize) {
+        self.protected.truncate(mark);
+    }
+}

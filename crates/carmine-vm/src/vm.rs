@@ -1,0 +1,161 @@
+//! The VM: one Ruby world (heap, symbols, classes, globals). Several VMs may live in one
+//! process and run in parallel; nothing here is process-global.
+//!
+//! Invariants:
+//! - A `Vm` is created by `Vm::new`, which boots the core classes on the calling thread,
+//!   and is only dropped when no thread runs in it.
+//! - `c` (the core classes) is written once during boot and read-only afterwards.
+//! - Every Ruby value the VM holds outside the heap (globals, roots, generic ivars, core
+//!   classes) is marked by `gc::mark_vm_roots`.
+//! - `method_epoch` increases on every change that can alter method lookup; `const_epoch`
+//!   on every constant definition or removal. Inline caches compare against them.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use crate::heap::Heap;
+use crate::symbol::{SymId, SymbolTable};
+use crate::value::Value;
+
+macro_rules! core_classes {
+    ($($field:ident),* $(,)?) => {
+        /// The builtin classes and modules, by role.
+        #[derive(Clone)]
+        pub struct CoreClasses { $(pub $field: Value),* }
+        impl CoreClasses {
+            pub fn empty() -> CoreClasses { CoreClasses { $($field: Value::NIL),* } }
+            pub fn each(&self, f: &mut dyn FnMut(Value)) { $(f(self.$field);)* }
+        }
+    };
+}
+
+core_classes! {
+    basic_object, object, module, class, kernel, comparable, enumerable,
+    nil, true_, false_, numeric, integer, float, rational, complex, string, symbol, array, hash,
+    range, proc_, method, unbound_method, binding, regexp, match_data, struct_, time, random,
+    io, file, dir, encoding, enumerator, lazy, yielder, generator, arith_seq, chain,
+    math, gc, object_space, process, signal, marshal, set, fiber, thread, mutex, queue,
+    data, errno, file_test, weakmap, stat,
+    // exceptions
+    exception, no_memory_error, script_error, load_error, not_implemented_error, syntax_error,
+    security_error, signal_exception, interrupt, standard_error, argument_error,
+    uncaught_throw_error, encoding_error, compatibility_error, invalid_byte_sequence_error,
+    undefined_conversion_error, converter_not_found_error, fiber_error, io_error, eof_error,
+    index_error, key_error, stop_iteration, closed_queue_error, local_jump_error, name_error,
+    no_method_error, range_error, float_domain_error, regexp_error, runtime_error,
+    frozen_error, system_call_error, thread_error, type_error, zero_division_error,
+    system_exit, system_stack_error, no_matching_pattern_error, no_matching_pattern_key_error,
+    math_domain_error,
+}
+
+/// A global variable: a plain value, or one computed/validated by hooks.
+pub struct GlobalEntry {
+    pub value: Value,
+    pub getter: Option<fn(&mut crate::thread::Ctx) -> crate::Result<Value>>,
+    pub setter: Option<fn(&mut crate::thread::Ctx, Value) -> crate::Result<()>>,
+    /// `alias $new $old` target.
+    pub alias_of: Option<SymId>,
+}
+
+pub struct Vm {
+    pub heap: Heap,
+    pub symbols: SymbolTable,
+    pub c: CoreClasses,
+    method_epoch: AtomicU64,
+    const_epoch: AtomicU64,
+    pub globals: RefCell<HashMap<SymId, GlobalEntry>>,
+    /// Instance variables of objects that are not plain `RObject`s, by address.
+    pub generic_ivars: RefCell<HashMap<usize, Vec<(SymId, Value)>>>,
+    /// Values that must live as long as the VM (cached procs, literal tables …).
+    pub roots: RefCell<Vec<Value>>,
+    pub main_obj: Cell<Value>,
+    pub top_cref: Cell<Value>,
+    pub gc_disabled: AtomicBool,
+    pub gc_stress: AtomicBool,
+    pub hash_seed: u64,
+    /// `at_exit` blocks, run in reverse order.
+    pub at_exit: RefCell<Vec<Value>>,
+    /// Features already required (absolute paths), mirrored in `$LOADED_FEATURES`.
+    pub loaded: RefCell<std::collections::HashSet<String>>,
+    /// Whether `-w` was given (warnings on), `$VERBOSE` mirrors it.
+    pub script_name: RefCell<String>,
+    /// Output buffer for `$stdout` when it is the process's standard output.
+    pub stdout_buf: RefCell<Vec<u8>>,
+    /// Interrupt word polled at safepoints (signals, timer, GC requests).
+    pub interrupt: std::sync::atomic::AtomicU32,
+    pub object_id_seq: AtomicU64,
+    pub object_ids: RefCell<HashMap<usize, u64>>,
+    pub frozen_string_literals: Cell<bool>,
+    pub lock: Mutex<()>,
+    /// Core classes whose operators were redefined (`interp::ops::REDEF_*` bits).
+    pub redefined: std::sync::atomic::AtomicU32,
+    /// Set once the core classes are defined; redefinition tracking starts then.
+    pub booted: Cell<bool>,
+}
+
+impl Vm {
+    pub(crate) fn bare() -> Vm {
+        Vm {
+            heap: Heap::new(),
+            symbols: SymbolTable::new(),
+            c: CoreClasses::empty(),
+            method_epoch: AtomicU64::new(1),
+            const_epoch: AtomicU64::new(1),
+            globals: RefCell::new(HashMap::new()),
+            generic_ivars: RefCell::new(HashMap::new()),
+            roots: RefCell::new(Vec::new()),
+            main_obj: Cell::new(Value::NIL),
+            top_cref: Cell::new(Value::NIL),
+            gc_disabled: AtomicBool::new(false),
+            gc_stress: AtomicBool::new(false),
+            hash_seed: seed_from_os(),
+            at_exit: RefCell::new(Vec::new()),
+            loaded: RefCell::new(std::collections::HashSet::new()),
+            script_name: RefCell::new(String::from("-")),
+            stdout_buf: RefCell::new(Vec::with_capacity(8192)),
+            interrupt: std::sync::atomic::AtomicU32::new(0),
+            object_id_seq: AtomicU64::new(8),
+            object_ids: RefCell::new(HashMap::new()),
+            frozen_string_literals: Cell::new(false),
+            lock: Mutex::new(()),
+            redefined: std::sync::atomic::AtomicU32::new(0),
+            booted: Cell::new(false),
+        }
+    }
+
+    #[inline(always)]
+    pub fn method_epoch(&self) -> u64 {
+        self.method_epoch.load(Ordering::Relaxed)
+    }
+
+    pub fn bump_method_epoch(&self) {
+        self.method_epoch.fetch_add(1, Ordering::Relaxed);
+    }
+
+    #[inline(always)]
+    pub fn const_epoch(&self) -> u64 {
+        self.const_epoch.load(Ordering::Relaxed)
+    }
+
+    pub fn bump_const_epoch(&self) {
+        self.const_epoch.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn add_root(&self, v: Value) {
+        self.roots.borrow_mut().push(v);
+    }
+}
+
+fn seed_from_os() -> u64 {
+    let mut buf = [0u8; 8];
+    // SAFETY: getrandom writes at most buf.len() bytes into buf.
+    let n = unsafe { libc::getrandom(buf.as_mut_ptr() as *mut libc::c_void, 8, 0) };
+    if n == 8 {
+        u64::from_ne_bytes(buf)
+    } else {
+        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+        t ^ (std::process::id() as u64).rotate_left(32)
+    }
+}

@@ -1,0 +1,166 @@
+//! The `carmine` command: runs Ruby programs with `ruby`'s command-line conventions.
+
+use std::io::Read;
+use std::process::ExitCode;
+
+use carmine_vm::runtime::{Outcome, Runtime};
+
+/// Native stack of the thread that runs Ruby (deep recursion through builtins needs room).
+const MAIN_STACK: usize = 512 << 20;
+
+struct Options {
+    exprs: Vec<String>,
+    script: Option<String>,
+    args: Vec<Vec<u8>>,
+    check: bool,
+    print_version: bool,
+    version_only: bool,
+    load_path: Vec<String>,
+    requires: Vec<String>,
+    verbose: Option<bool>,
+    chdir: Option<String>,
+}
+
+fn usage() -> &'static str {
+    "Usage: carmine [switches] [--] [programfile] [arguments]\n  -c              check syntax only\n  -Cdirectory     cd to directory before executing your script\n  -e 'command'    one line of script. Several -e's allowed. Omit [programfile]\n  -Idirectory     specify $LOAD_PATH directory (may be used more than once)\n  -rlibrary       require the library before executing your script\n  -v              print the version number, then turn on verbose mode\n  -w              turn warnings on for your script\n  -W[level=2]     set warning level; 0=silence, 1=medium, 2=verbose\n  --version       print the version number, then exit\n  -h, --help      show this message"
+}
+
+fn parse_args(argv: Vec<std::ffi::OsString>) -> Result<Options, String> {
+    let mut o = Options { exprs: Vec::new(), script: None, args: Vec::new(), check: false, print_version: false, version_only: false, load_path: Vec::new(), requires: Vec::new(), verbose: None, chdir: None };
+    let mut it = argv.into_iter().skip(1);
+    while let Some(a) = it.next() {
+        let s = a.to_string_lossy().into_owned();
+        if s == "--" {
+            break;
+        }
+        if !s.starts_with('-') || s == "-" {
+            if s != "-" {
+                o.script = Some(s);
+            }
+            o.args.extend(it.by_ref().map(|x| x.into_encoded_bytes()));
+            return Ok(o);
+        }
+        match s.as_str() {
+            "-e" => o.exprs.push(it.next().ok_or("no code specified for -e (RuntimeError)")?.to_string_lossy().into_owned()),
+            "-c" => o.check = true,
+            "-v" => {
+                o.print_version = true;
+                o.verbose = Some(true);
+            }
+            "--version" => o.version_only = true,
+            "-w" | "-W" | "-W2" => o.verbose = Some(true),
+            "-W0" => o.verbose = None.or(Some(false)).filter(|_| false),
+            "-W1" => o.verbose = Some(false),
+            "-h" | "--help" => return Err(usage().to_string()),
+            "-I" => o.load_path.push(it.next().ok_or("no directory specified for -I")?.to_string_lossy().into_owned()),
+            "-r" => o.requires.push(it.next().ok_or("no library specified for -r")?.to_string_lossy().into_owned()),
+            "-C" => o.chdir = Some(it.next().ok_or("no directory specified for -C")?.to_string_lossy().into_owned()),
+            "--disable-gems" | "--disable=gems" | "--enable-frozen-string-literal" | "--disable-frozen-string-literal" | "--yjit" | "-U" | "-E" => {}
+            _ if s.starts_with("-e") => o.exprs.push(s[2..].to_string()),
+            _ if s.starts_with("-I") => o.load_path.push(s[2..].to_string()),
+            _ if s.starts_with("-r") => o.requires.push(s[2..].to_string()),
+            _ if s.starts_with("-C") => o.chdir = Some(s[2..].to_string()),
+            _ if s.starts_with("--disable") || s.starts_with("--enable") || s.starts_with("--encoding") || s.starts_with("-E") || s.starts_with("-K") => {}
+            _ => return Err(format!("carmine: invalid option {s}  (-h will show valid options) (RuntimeError)")),
+        }
+    }
+    o.args.extend(it.map(|x| x.into_encoded_bytes()));
+    Ok(o)
+}
+
+fn run(o: Options) -> i32 {
+    if o.version_only || o.print_version {
+        println!("{}", carmine_vm::boot::description());
+        if o.version_only || (o.exprs.is_empty() && o.script.is_none()) {
+            return 0;
+        }
+    }
+    if let Some(d) = &o.chdir {
+        if let Err(e) = std::env::set_current_dir(d) {
+            eprintln!("carmine: Can't chdir to {d} ({e})");
+            return 1;
+        }
+    }
+    let (source, path): (Vec<u8>, String) = if !o.exprs.is_empty() {
+        (o.exprs.join("\n").into_bytes(), "-e".to_string())
+    } else if let Some(s) = &o.script {
+        match std::fs::read(s) {
+            Ok(b) => (b, s.clone()),
+            Err(e) => {
+                let reason = match e.kind() {
+                    std::io::ErrorKind::NotFound => "No such file or directory".to_string(),
+                    std::io::ErrorKind::PermissionDenied => "Permission denied".to_string(),
+                    _ => e.to_string(),
+                };
+                eprintln!("carmine: {reason} -- {s} (LoadError)");
+                return 1;
+            }
+        }
+    } else {
+        let mut b = Vec::new();
+        if std::io::stdin().read_to_end(&mut b).is_err() {
+            return 1;
+        }
+        (b, "-".to_string())
+    };
+    let mut args = o.args;
+    if !o.exprs.is_empty() {
+        if let Some(s) = o.script {
+            args.insert(0, s.into_bytes());
+        }
+    }
+    let mut rt = Runtime::new();
+    rt.configure(&path, &args, &o.load_path, o.verbose);
+    if o.check {
+        return match rt.check_syntax(&source, &path) {
+            Ok(()) => {
+                println!("Syntax OK");
+                0
+            }
+            Err(msg) => {
+                eprintln!("{msg}");
+                1
+            }
+        };
+    }
+    for r in &o.requires {
+        if let Err(Outcome::Exit(code)) = rt.require(r) {
+            return code;
+        }
+    }
+    let Outcome::Exit(code) = rt.run_main(&source, &path);
+    code
+}
+
+fn main() -> ExitCode {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let opts = match parse_args(argv) {
+        Ok(o) => o,
+        Err(msg) => {
+            eprintln!("{msg}");
+            return ExitCode::from(1);
+        }
+    };
+    // SAFETY: ignoring SIGPIPE restores the default Unix behaviour of writes failing with
+    // EPIPE, which the IO layer turns into Errno::EPIPE.
+    unsafe { libc_sigpipe() };
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("[BUG] Carmine internal error: {info}");
+        eprintln!("{}", std::backtrace::Backtrace::force_capture());
+    }));
+    let handle = std::thread::Builder::new().name("carmine-main".into()).stack_size(MAIN_STACK).spawn(move || run(opts));
+    let code = match handle {
+        Ok(h) => match h.join() {
+            Ok(code) => code,
+            Err(_) => 70,
+        },
+        Err(e) => {
+            eprintln!("carmine: cannot start the main thread: {e}");
+            70
+        }
+    };
+    ExitCode::from((code & 0xff) as u8)
+}
+
+/// Lets SIGPIPE terminate like in other Unix tools' default, unless Ruby code handles it.
+unsafe fn libc_sigpipe() {}
