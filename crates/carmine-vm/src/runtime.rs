@@ -41,6 +41,9 @@ impl Runtime {
         let ctx = Box::new(unsafe { Ctx::new(vm_ptr, ROOT_STACK_SLOTS, MAX_FRAMES) });
         let mut rt = Runtime { ctx, vm };
         crate::boot::boot(&mut rt.ctx);
+        if std::env::var_os("CARMINE_GC_STRESS").is_some_and(|v| v == "1") {
+            rt.ctx.set_gc_stress(true);
+        }
         rt
     }
 

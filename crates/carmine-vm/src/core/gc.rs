@@ -30,7 +30,7 @@ fn gc_stress(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
 }
 
 fn gc_set_stress(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    ctx.vm().gc_stress.store(args.pos[0].truthy(), std::sync::atomic::Ordering::Relaxed);
+    ctx.set_gc_stress(args.pos[0].truthy());
     Ok(args.pos[0])
 }
 

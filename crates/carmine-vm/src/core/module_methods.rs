@@ -1304,6 +1304,7 @@ pub fn init(ctx: &mut Ctx) {
         ("superclass", c_superclass, [0], Safe),
         ("subclasses", c_subclasses, [0], Safe),
         ("attached_object", m_attached_object, [0], Safe),
+        ("inherited", m_hook_noop, [1], Safe, Private),
         ("initialize", c_initialize, [0..=1], Unsafe, Private),
     ]);
     let _ = Block::Proc;

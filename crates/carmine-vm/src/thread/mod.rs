@@ -43,6 +43,8 @@ pub const NATIVE_STACK_RESERVE: usize = 256 * 1024;
 pub struct Ctx {
     vm: *mut Vm,
     pub(crate) free_list: *mut FreeSlot,
+    /// `GC.stress`: every allocation takes the slow path and collects.
+    pub(crate) gc_stress: bool,
     pub stacks: Stacks,
     pub frame_serial: u64,
     /// `$!`: the exception being handled.
@@ -74,6 +76,7 @@ impl Ctx {
         Ctx {
             vm,
             free_list: std::ptr::null_mut(),
+            gc_stress: false,
             stacks: Stacks::new(stack_slots, max_frames),
             frame_serial: 0,
             errinfo: Value::NIL,
@@ -137,7 +140,7 @@ impl Ctx {
     #[inline(always)]
     pub fn alloc_slot(&mut self, ty: ObjType, klass: Value) -> *mut RBasic {
         let mut slot = self.free_list;
-        if slot.is_null() {
+        if slot.is_null() || self.gc_stress {
             slot = self.alloc_slow();
         }
         // SAFETY: slot is a Free slot owned by this thread's cache.
@@ -149,6 +152,12 @@ impl Ctx {
             (*b).klass = klass;
             b
         }
+    }
+
+    /// Turns `GC.stress` on or off for this thread and its VM.
+    pub fn set_gc_stress(&mut self, on: bool) {
+        self.gc_stress = on;
+        self.vm().gc_stress.store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
     #[cold]
