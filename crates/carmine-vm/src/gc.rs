@@ -11,7 +11,7 @@
 
 use crate::heap::stack_scan::with_registers_spilled;
 use crate::heap::Marker;
-use crate::interp::frame::{Block, Frame};
+use crate::interp::frame::Frame;
 use crate::object::{basic, FL_EXIVAR};
 use crate::thread::{Ctx, Stacks};
 use crate::vm::Vm;
@@ -93,18 +93,8 @@ fn mark_frame(f: &Frame, m: &mut Marker<'_>) {
     m.mark(f.cref);
     m.mark(f.iseq_val);
     m.mark(f.owner);
-    m.mark(f.last_match);
-    m.mark(f.last_line);
-    match f.block {
-        Some(Block::Captured(c)) => {
-            m.mark(c.iseq);
-            m.mark(c.self_);
-            m.mark(c.env);
-            m.mark(c.cref);
-        }
-        Some(Block::Proc(p)) => m.mark(p),
-        None => {}
-    }
+    m.mark(f.svar);
+    m.mark(f.block.v);
 }
 
 /// Sets or clears the generic-ivar flag of `v` (objects other than RObject).

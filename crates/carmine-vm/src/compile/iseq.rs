@@ -71,6 +71,10 @@ pub enum Insn {
     Jump(u32),
     BranchIf(u32),
     BranchUnless(u32),
+    /// Backward (loop) jumps: poll the interrupt word, then jump.
+    JumpPoll(u32),
+    BranchIfPoll(u32),
+    BranchUnlessPoll(u32),
     BranchNil(u32),
     /// Pop; jump if the value is not `UNDEF` (used for keyword defaults).
     BranchIfSet(u32, u32),
@@ -99,6 +103,14 @@ pub enum Insn {
     OptSize(u32),
     OptEmptyP(u32),
     OptSucc(u32),
+    /// Fused `GetLocal(l); PutInt(k); Opt*(ci)` (see `compile::peephole`).
+    OptPlusLI(u32, i32, u32),
+    OptMinusLI(u32, i32, u32),
+    OptLtLI(u32, i32, u32),
+    OptLeLI(u32, i32, u32),
+    OptGtLI(u32, i32, u32),
+    OptGeLI(u32, i32, u32),
+    OptEqLI(u32, i32, u32),
     /// `yield` with `calls[i]` describing the arguments.
     Yield(u32),
     /// `super` / `super(...)` with `calls[i]`; zsuper passes the current arguments.

@@ -16,6 +16,7 @@ mod control;
 mod expr;
 pub mod iseq;
 mod pattern;
+mod peephole;
 mod assign;
 
 use std::sync::Arc;
@@ -320,6 +321,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
     pub fn finish_scope(&mut self, mut scope: Scope<'pr>, outer_names: Vec<Vec<SymId>>) -> Value {
         let b = &mut scope.b;
         b.finish();
+        peephole::optimize(b);
         let iseq = Iseq {
             kind: b.kind,
             name: std::mem::take(&mut b.name),

@@ -60,7 +60,7 @@ pub fn from_frame(ctx: &mut Ctx, fi: usize) -> Result<Value> {
     let (self_, fenv, outer, cref, owner, mid, block, iseq_val, bp, nlocals, path, line) = {
         let f = &ctx.stacks.frames[fi];
         let iseq = f.iseq();
-        (f.self_, f.env, f.outer, f.cref, f.owner, f.mid, f.block, f.iseq_val, f.bp, iseq.local_count(), iseq.path.to_string(), f.line())
+        (f.self_, f.env, f.outer, f.cref, f.owner, f.mid, f.block(&ctx.stacks.frames), f.iseq_val, f.bp, iseq.local_count(), iseq.path.to_string(), f.line())
     };
     let iseq = iseq_of(iseq_val);
     let mut names = vec![iseq.local_names.clone()];

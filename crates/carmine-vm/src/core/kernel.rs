@@ -389,7 +389,7 @@ fn k_throw(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 
 fn k_block_given(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::bool(match ops::caller_ruby_frame(ctx) {
-        Some(fi) => ctx.stacks.frames[fi].block.is_some(),
+        Some(fi) => ctx.stacks.frames[fi].block(&ctx.stacks.frames).is_some(),
         None => false,
     }))
 }

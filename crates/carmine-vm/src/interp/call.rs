@@ -16,7 +16,7 @@ use crate::core::module::{self, MethodBody, MethodEntry, Visibility};
 use crate::core::{array, hash, proc as rproc};
 use crate::error::Unwind;
 use crate::interp::env::REnv;
-use crate::interp::frame::{Block, Captured, Frame, FrameKind, FRAME_BMETHOD, FRAME_FINISH};
+use crate::interp::frame::{Block, BlockRef, Captured, Frame, FrameKind, FRAME_BMETHOD, FRAME_FINISH};
 use crate::interp::{class_of, exec, Args};
 use crate::object::{ObjType, RBasic};
 use crate::symbol::{sym, SymId};
@@ -67,7 +67,7 @@ fn new_frame(ctx: &mut Ctx, kind: FrameKind) -> Frame {
         outer: Value::NIL,
         cref: Value::NIL,
         iseq_val: Value::NIL,
-        block: None,
+        block: BlockRef::NONE,
         owner: Value::NIL,
         mid: None,
         serial: ctx.frame_serial,
@@ -76,9 +76,7 @@ fn new_frame(ctx: &mut Ctx, kind: FrameKind) -> Frame {
         kind,
         flags: 0,
         visibility: Visibility::Public,
-        last_match: Value::NIL,
-        last_line: Value::NIL,
-        builtin_name: None,
+        svar: Value::NIL,
     }
 }
 
@@ -352,7 +350,7 @@ pub fn push_method_frame(ctx: &mut Ctx, recv: Value, me: &MethodEntry, iseq_val:
     f.ret_sp = ret_sp;
     f.self_ = recv;
     f.cref = cref;
-    f.block = block;
+    f.block = BlockRef::from_block(block);
     f.owner = me.owner;
     f.mid = Some(me.name);
     f.flags = flags;
@@ -421,7 +419,7 @@ pub fn run_iseq_frame(ctx: &mut Ctx, iseq_val: Value, kind: FrameKind, self_: Va
     f.outer = outer;
     f.owner = owner;
     f.mid = mid;
-    f.block = block;
+    f.block = BlockRef::from_block(block);
     f.flags = FRAME_FINISH;
     if kind == FrameKind::Top {
         f.visibility = Visibility::Private;
@@ -442,7 +440,6 @@ pub fn push_builtin_frame(ctx: &mut Ctx, recv: Value, owner: Value, mid: SymId) 
     f.self_ = recv;
     f.owner = owner;
     f.mid = Some(mid);
-    f.builtin_name = Some(mid);
     f.ret_sp = ctx.stacks.sp;
     f.bp = ctx.stacks.sp;
     f.sp_base = ctx.stacks.sp;
@@ -570,7 +567,7 @@ pub fn call_bmethod(ctx: &mut Ctx, recv: Value, me: &MethodEntry, proc_: Value, 
     if let Some(f) = ctx.stacks.frames.last_mut() {
         f.owner = me.owner;
         f.mid = Some(me.name);
-        f.block = block;
+        f.block = BlockRef::from_block(block);
     }
     exec::run(ctx)
 }

@@ -8,13 +8,13 @@
 //!   truth. After a call, `sp` is reloaded from `ctx.stacks.sp`.
 //! - Safepoints (`Checkpoint` at loop back edges and method entry) poll one word.
 
-use crate::compile::iseq::{call_flags, CatchKind, Insn, Iseq};
+use crate::compile::iseq::{CatchKind, Insn, Iseq};
 use crate::core::float::IntoValue;
 use crate::core::{array, float, integer, string};
 use crate::error::Unwind;
 use crate::interp::env::{self, RCref, CREF_EVAL};
-use crate::interp::frame::{Block, Captured, FrameKind, FRAME_FINISH};
-use crate::interp::{call, ops};
+use crate::interp::frame::{Block, Captured, FRAME_FINISH};
+use crate::interp::ops;
 use crate::object::{basic, ObjType, RObject};
 use crate::thread::Ctx;
 use crate::value::Value;
@@ -131,13 +131,16 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
     'reload: loop {
         let fi = ctx.stacks.frames.len() - 1;
         // SAFETY: the top frame is a Ruby frame (builtin frames never reach the loop).
-        let (iseq, mut pc, locals, self_): (&Iseq, usize, *mut Value, Value) = unsafe {
+        let (iseq, pc0, locals, self_): (&Iseq, usize, *mut Value, Value) = unsafe {
             let f = ctx.stacks.frames.get_unchecked(fi);
             (&*f.iseq, f.pc, f.locals, f.self_)
         };
         let code = iseq.code.as_ptr();
+        // SAFETY: pc0 is within the code (frames only store pcs of their own iseq).
+        let mut ip = unsafe { code.add(pc0) };
         let base = ctx.stacks.stack.as_mut_ptr();
         let mut sp = ctx.stacks.sp;
+        let vmp: *const crate::vm::Vm = ctx.vm_ptr();
 
         macro_rules! push {
             ($v:expr) => {{
@@ -166,12 +169,33 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
                 unsafe { *base.add(sp - 1 - $n) = $v }
             };
         }
+        macro_rules! pc {
+            () => {
+                // SAFETY: ip points into `code`.
+                unsafe { ip.offset_from(code) as usize }
+            };
+        }
+        macro_rules! jump {
+            ($t:expr) => {
+                // SAFETY: jump targets are within the code.
+                ip = unsafe { code.add($t as usize) }
+            };
+        }
         macro_rules! sync {
             () => {{
                 ctx.stacks.sp = sp;
                 // SAFETY: fi is the index of the running frame.
-                unsafe { ctx.stacks.frames.get_unchecked_mut(fi).pc = pc };
+                unsafe { ctx.stacks.frames.get_unchecked_mut(fi).pc = pc!() };
             }};
+        }
+        macro_rules! poll {
+            () => {
+                // SAFETY: the VM outlives this loop.
+                if unsafe { (*vmp).interrupt.load(std::sync::atomic::Ordering::Relaxed) } != 0 {
+                    sync!();
+                    tri!(ops::handle_interrupt(ctx));
+                }
+            };
         }
         macro_rules! throw {
             ($e:expr) => {{
@@ -198,7 +222,7 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
             ($e:expr) => {{
                 let e = $e;
                 // SAFETY: fi is the index of the running frame.
-                unsafe { ctx.stacks.frames.get_unchecked_mut(fi).pc = pc };
+                unsafe { ctx.stacks.frames.get_unchecked_mut(fi).pc = pc!() };
                 match handle_unwind(ctx, e) {
                     Ok(None) => continue 'reload,
                     Ok(Some(v)) => return Ok(v),
@@ -226,8 +250,40 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
         }
         macro_rules! redefined {
             ($bit:expr) => {
-                ctx.vm().redefined.load(std::sync::atomic::Ordering::Relaxed) & $bit != 0
+                // SAFETY: the VM outlives this loop.
+                unsafe { (*vmp).redefined.load(std::sync::atomic::Ordering::Relaxed) } & $bit != 0
             };
+        }
+        macro_rules! local {
+            ($i:expr) => {
+                // SAFETY: local indices are below the frame's local count.
+                unsafe { *locals.add($i as usize) }
+            };
+        }
+        // `local <op> imm` with a Fixnum fast path; otherwise the original send.
+        macro_rules! fused_li {
+            ($l:expr, $k:expr, $ci:expr, |$a:ident, $b:ident| $fix:expr, |$x:ident, $y:ident| $flo:expr) => {{
+                let $a = local!($l);
+                let kk = $k as i64;
+                if $a.is_fixnum() && !redefined!(ops::REDEF_INTEGER) {
+                    let $b = Value::fixnum(kk);
+                    if let Some(r) = $fix {
+                        push!(r);
+                        continue;
+                    }
+                } else if $a.is_flonum() && !redefined!(ops::REDEF_FLOAT) {
+                    let $x = $a.flonum_unchecked();
+                    let $y = kk as f64;
+                    let r = $flo;
+                    sync!();
+                    let r = r.into_value(ctx);
+                    push!(r);
+                    continue;
+                }
+                push!($a);
+                push!(Value::fixnum(kk));
+                send!($ci)
+            }};
         }
         macro_rules! binop_fix_flo {
             ($ci:expr, $bit:expr, |$a:ident, $b:ident| fix $fix:block flo $flo:block) => {{
@@ -254,9 +310,10 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
         }
 
         loop {
-            // SAFETY: compiled code always ends in Leave/jumps; pc stays in bounds.
-            let insn = unsafe { *code.add(pc) };
-            pc += 1;
+            // SAFETY: compiled code always ends in Leave/jumps; ip stays in bounds.
+            let insn = unsafe { *ip };
+            // SAFETY: as above.
+            ip = unsafe { ip.add(1) };
             match insn {
                 Insn::Nop => {}
                 Insn::PutNil => push!(Value::NIL),
@@ -418,34 +475,51 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
                     ops::set_last_line(ctx, fi, v);
                 }
 
-                Insn::Jump(t) => pc = t as usize,
+                Insn::Jump(t) => jump!(t),
                 Insn::BranchIf(t) => {
                     if pop!().truthy() {
-                        pc = t as usize;
+                        jump!(t);
                     }
                 }
                 Insn::BranchUnless(t) => {
                     if !pop!().truthy() {
-                        pc = t as usize;
+                        jump!(t);
                     }
                 }
                 Insn::BranchNil(t) => {
                     if pop!().is_nil() {
-                        pc = t as usize;
+                        jump!(t);
+                    }
+                }
+                Insn::JumpPoll(t) => {
+                    jump!(t);
+                    poll!();
+                }
+                Insn::BranchIfPoll(t) => {
+                    if pop!().truthy() {
+                        jump!(t);
+                        poll!();
+                    }
+                }
+                Insn::BranchUnlessPoll(t) => {
+                    if !pop!().truthy() {
+                        jump!(t);
+                        poll!();
                     }
                 }
                 Insn::BranchIfSet(local, t) => {
-                    // SAFETY: local index of this frame.
-                    if !unsafe { *locals.add(local as usize) }.is_undef() {
-                        pc = t as usize;
+                    if !local!(local).is_undef() {
+                        jump!(t);
                     }
                 }
-                Insn::Checkpoint => {
-                    if ctx.vm().interrupt.load(std::sync::atomic::Ordering::Relaxed) != 0 {
-                        sync!();
-                        tri!(ops::handle_interrupt(ctx));
-                    }
-                }
+                Insn::Checkpoint => poll!(),
+                Insn::OptPlusLI(l, k, ci) => fused_li!(l, k, ci, |a, b| fix_add(a, b), |x, y| float::Num(x + y)),
+                Insn::OptMinusLI(l, k, ci) => fused_li!(l, k, ci, |a, b| fix_sub(a, b), |x, y| float::Num(x - y)),
+                Insn::OptLtLI(l, k, ci) => fused_li!(l, k, ci, |a, b| Some(Value::bool(a.fixnum_unchecked() < b.fixnum_unchecked())), |x, y| float::Bool(x < y)),
+                Insn::OptLeLI(l, k, ci) => fused_li!(l, k, ci, |a, b| Some(Value::bool(a.fixnum_unchecked() <= b.fixnum_unchecked())), |x, y| float::Bool(x <= y)),
+                Insn::OptGtLI(l, k, ci) => fused_li!(l, k, ci, |a, b| Some(Value::bool(a.fixnum_unchecked() > b.fixnum_unchecked())), |x, y| float::Bool(x > y)),
+                Insn::OptGeLI(l, k, ci) => fused_li!(l, k, ci, |a, b| Some(Value::bool(a.fixnum_unchecked() >= b.fixnum_unchecked())), |x, y| float::Bool(x >= y)),
+                Insn::OptEqLI(l, k, ci) => fused_li!(l, k, ci, |a, b| Some(Value::bool(a == b)), |x, y| float::Bool(x == y)),
 
                 Insn::Send(ci) => send!(ci),
                 Insn::OptPlus(ci) => binop_fix_flo!(ci, 0, |a, b| fix { fix_add(a, b) } flo { float::Num(a + b) }),
@@ -711,7 +785,7 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
                     let v = iseq.once_caches[slot as usize].get();
                     if !v.is_undef() && !v.is_nil() {
                         push!(v);
-                        pc = target as usize;
+                        jump!(target);
                     }
                 }
 
@@ -747,7 +821,7 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
                 }
                 Insn::BlockArg => {
                     sync!();
-                    let blk = unsafe { ctx.stacks.frames.get_unchecked(fi).block };
+                    let blk = ctx.stacks.frames[fi].block(&ctx.stacks.frames);
                     let v = match blk {
                         Some(b) => tri!(crate::core::proc::from_block(ctx, &b)),
                         None => Value::NIL,
@@ -755,7 +829,7 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
                     push!(v)
                 }
                 Insn::BlockGiven => {
-                    let given = unsafe { ctx.stacks.frames.get_unchecked(fi).block.is_some() };
+                    let given = ctx.stacks.frames[fi].block(&ctx.stacks.frames).is_some();
                     push!(Value::bool(given))
                 }
                 Insn::GetErrinfo => push!(ctx.errinfo),
@@ -799,7 +873,7 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
                         Some(a) => set_top!(0, a),
                         None => {
                             set_top!(0, Value::FALSE);
-                            pc = target as usize;
+                            jump!(target);
                         }
                     }
                 }
@@ -811,7 +885,7 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
                         Some(h) => set_top!(0, h),
                         None => {
                             set_top!(0, Value::FALSE);
-                            pc = target as usize;
+                            jump!(target);
                         }
                     }
                 }

@@ -31,6 +31,46 @@ pub struct Captured {
     pub _pad: u32,
 }
 
+/// A frame's block, compactly: `v` is nil (no block), a block `RIseq` captured from the
+/// frame at `home` (which must still be that frame: `serial` checks it), or a Proc.
+#[derive(Copy, Clone, Debug)]
+pub struct BlockRef {
+    pub v: Value,
+    pub home: u32,
+    pub serial: u64,
+}
+
+impl BlockRef {
+    pub const NONE: BlockRef = BlockRef { v: Value::NIL, home: 0, serial: 0 };
+
+    #[inline]
+    pub fn is_some(&self) -> bool {
+        !self.v.is_nil()
+    }
+
+    #[inline]
+    pub fn from_block(b: Option<Block>) -> BlockRef {
+        match b {
+            None => BlockRef::NONE,
+            Some(Block::Proc(p)) => BlockRef { v: p, home: 0, serial: 0 },
+            Some(Block::Captured(c)) => BlockRef { v: c.iseq, home: c.home_index, serial: c.home_serial },
+        }
+    }
+
+    /// The block, rebuilt from its home frame.
+    #[inline]
+    pub fn get(&self, frames: &[Frame]) -> Option<Block> {
+        if self.v.is_nil() {
+            return None;
+        }
+        if crate::core::proc::is_proc(self.v) {
+            return Some(Block::Proc(self.v));
+        }
+        let h = frames.get(self.home as usize).filter(|h| h.serial == self.serial)?;
+        Some(Block::Captured(Captured { iseq: self.v, self_: h.self_, env: h.env, cref: h.cref, home_serial: h.serial, home_index: self.home, _pad: 0 }))
+    }
+}
+
 /// The block given to a call.
 #[derive(Copy, Clone, Debug)]
 pub enum Block {
@@ -72,7 +112,7 @@ pub struct Frame {
     pub cref: Value,
     pub iseq_val: Value,
     /// The block given to this method (method frames), or the home's block (block frames).
-    pub block: Option<Block>,
+    pub block: BlockRef,
     /// The class or module that owns the running method (for `super`), or nil.
     pub owner: Value,
     pub mid: Option<SymId>,
@@ -86,12 +126,8 @@ pub struct Frame {
     pub flags: u8,
     /// Default visibility for `def` in this (class body) frame.
     pub visibility: Visibility,
-    /// `$~` of this method-level frame.
-    pub last_match: Value,
-    /// `$_` of this method-level frame.
-    pub last_line: Value,
-    /// For builtin frames: the receiver's class name is derived from `owner`.
-    pub builtin_name: Option<SymId>,
+    /// `$~` and `$_` of this method-level frame: nil until first set, then a 2-element Array.
+    pub svar: Value,
 }
 
 impl Frame {
@@ -106,6 +142,12 @@ impl Frame {
         !self.iseq.is_null()
     }
 
+    /// The frame's block.
+    #[inline]
+    pub fn block(&self, frames: &[Frame]) -> Option<Block> {
+        self.block.get(frames)
+    }
+
     pub fn line(&self) -> u32 {
         if self.is_ruby() {
             self.iseq().line_at(self.pc.saturating_sub(1))
@@ -114,3 +156,8 @@ impl Frame {
         }
     }
 }
+
+/// Index of `$~` in a frame's `svar`.
+pub const SVAR_LAST_MATCH: usize = 0;
+/// Index of `$_` in a frame's `svar`.
+pub const SVAR_LAST_LINE: usize = 1;

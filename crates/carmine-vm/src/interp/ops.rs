@@ -254,7 +254,7 @@ pub fn invoke_yield(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci_idx: usize) -> Res
 
 fn yield_inner(ctx: &mut Ctx, fi: usize, ci: &CallInfo, ret_sp: usize) -> Result<Option<Value>> {
     let (argc, kw, blockarg) = prepare_args(ctx, ci)?;
-    let Some(block) = ctx.stacks.frames[fi].block else {
+    let Some(block) = ctx.stacks.frames[fi].block(&ctx.stacks.frames) else {
         return Err(ctx.local_jump_error("no block given (yield)", sym::YIELD, Value::NIL));
     };
     let (cap, lambda) = match block {
@@ -288,7 +288,7 @@ fn super_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usi
     if ci.block != u32::MAX {
         block = Some(capture_block(ctx, iseq, fi, ci.block));
     } else if !ci.has(cf::BLOCK_ARG) {
-        block = ctx.stacks.frames[fi].block;
+        block = ctx.stacks.frames[fi].block(&ctx.stacks.frames);
     }
     let (owner, mid, self_) = {
         let f = &ctx.stacks.frames[fi];
@@ -617,11 +617,32 @@ pub fn caller_ruby_frame(ctx: &Ctx) -> Option<usize> {
     ctx.stacks.frames.iter().rposition(|f| f.is_ruby())
 }
 
+fn svar_get(ctx: &Ctx, s: usize, i: usize) -> Value {
+    let a = ctx.stacks.frames[s].svar;
+    if a.is_nil() {
+        Value::NIL
+    } else {
+        array::get(a, i)
+    }
+}
+
+fn svar_set(ctx: &mut Ctx, s: usize, i: usize, v: Value) {
+    let mut a = ctx.stacks.frames[s].svar;
+    if a.is_nil() {
+        if v.is_nil() {
+            return;
+        }
+        a = array::from_slice(ctx, &[Value::NIL, Value::NIL]);
+        ctx.stacks.frames[s].svar = a;
+    }
+    array::set(a, i, v);
+}
+
 /// Sets `$~` in the frame that called the running builtin.
 pub fn set_last_match(ctx: &mut Ctx, v: Value) {
     if let Some(fi) = caller_ruby_frame(ctx) {
         let s = svar_frame(ctx, fi);
-        ctx.stacks.frames[s].last_match = v;
+        svar_set(ctx, s, crate::interp::frame::SVAR_LAST_MATCH, v);
     }
 }
 
@@ -629,7 +650,7 @@ pub fn get_last_match(ctx: &Ctx) -> Value {
     match caller_ruby_frame(ctx) {
         Some(fi) => {
             let s = svar_frame(ctx, fi);
-            ctx.stacks.frames[s].last_match
+            svar_get(ctx, s, crate::interp::frame::SVAR_LAST_MATCH)
         }
         None => Value::NIL,
     }
@@ -637,7 +658,7 @@ pub fn get_last_match(ctx: &Ctx) -> Value {
 
 pub fn get_special(ctx: &mut Ctx, fi: usize, kind: u32) -> Result<Value> {
     let s = svar_frame(ctx, fi);
-    let m = ctx.stacks.frames[s].last_match;
+    let m = svar_get(ctx, s, crate::interp::frame::SVAR_LAST_MATCH);
     if kind == 0 {
         return Ok(m);
     }
@@ -649,12 +670,12 @@ pub fn get_special(ctx: &mut Ctx, fi: usize, kind: u32) -> Result<Value> {
 
 pub fn last_line(ctx: &Ctx, fi: usize) -> Value {
     let s = svar_frame(ctx, fi);
-    ctx.stacks.frames[s].last_line
+    svar_get(ctx, s, crate::interp::frame::SVAR_LAST_LINE)
 }
 
 pub fn set_last_line(ctx: &mut Ctx, fi: usize, v: Value) {
     let s = svar_frame(ctx, fi);
-    ctx.stacks.frames[s].last_line = v;
+    svar_set(ctx, s, crate::interp::frame::SVAR_LAST_LINE, v);
 }
 
 /// Sets `$_` in the frame that called the running builtin.
@@ -893,7 +914,7 @@ pub fn define_class(ctx: &mut Ctx, fi: usize, name: SymId, body_iseq: Value, fla
         outer: Value::NIL,
         cref: new_cref,
         iseq_val: body_iseq,
-        block: None,
+        block: crate::interp::frame::BlockRef::NONE,
         owner: Value::NIL,
         mid: None,
         serial: ctx.frame_serial,
@@ -902,9 +923,7 @@ pub fn define_class(ctx: &mut Ctx, fi: usize, name: SymId, body_iseq: Value, fla
         kind: FrameKind::Class,
         flags: 0,
         visibility: Visibility::Public,
-        last_match: Value::NIL,
-        last_line: Value::NIL,
-        builtin_name: None,
+        svar: Value::NIL,
     };
     if iseq.locals_on_heap {
         let vals = vec![Value::NIL; nlocals];
@@ -976,7 +995,7 @@ pub fn defined(ctx: &mut Ctx, _iseq: &Iseq, fi: usize, kind: u32, operand: u32) 
             };
             ok.then_some("method")
         }
-        DEF_YIELD => ctx.stacks.frames[fi].block.is_some().then_some("yield"),
+        DEF_YIELD => ctx.stacks.frames[fi].block(&ctx.stacks.frames).is_some().then_some("yield"),
         DEF_ZSUPER => {
             let (owner, mid, self_) = {
                 let f = &ctx.stacks.frames[fi];

@@ -1,0 +1,124 @@
+//! Peephole optimisation of finished instruction sequences: fuses common sequences into
+//! single instructions so the dispatch loop runs fewer, cheaper steps.
+//!
+//! Invariants:
+//! - A sequence is fused only when no jump, catch-table entry or optional-argument entry
+//!   points into its middle; targets are remapped afterwards (`remap`).
+//! - Fused instructions keep the call-site index of the operator they replace, so their
+//!   slow path is exactly the original `send`.
+//! - Every loop back edge polls the interrupt word: backward jumps become `*Poll` variants,
+//!   and the compiler's `Checkpoint` markers are dropped.
+
+use std::collections::HashSet;
+
+use super::builder::Builder;
+use super::iseq::Insn;
+
+fn jump_target(insn: &Insn) -> Option<u32> {
+    match *insn {
+        Insn::Jump(t) | Insn::BranchIf(t) | Insn::BranchUnless(t) | Insn::BranchNil(t) | Insn::JumpPoll(t) | Insn::BranchIfPoll(t) | Insn::BranchUnlessPoll(t) => Some(t),
+        Insn::BranchIfSet(_, t) | Insn::Deconstruct(t) | Insn::DeconstructKeys(t) | Insn::Once(t, _) => Some(t),
+        _ => None,
+    }
+}
+
+fn with_target(insn: Insn, t: u32) -> Insn {
+    match insn {
+        Insn::Jump(_) => Insn::Jump(t),
+        Insn::BranchIf(_) => Insn::BranchIf(t),
+        Insn::BranchUnless(_) => Insn::BranchUnless(t),
+        Insn::BranchNil(_) => Insn::BranchNil(t),
+        Insn::JumpPoll(_) => Insn::JumpPoll(t),
+        Insn::BranchIfPoll(_) => Insn::BranchIfPoll(t),
+        Insn::BranchUnlessPoll(_) => Insn::BranchUnlessPoll(t),
+        Insn::BranchIfSet(l, _) => Insn::BranchIfSet(l, t),
+        Insn::Deconstruct(_) => Insn::Deconstruct(t),
+        Insn::DeconstructKeys(_) => Insn::DeconstructKeys(t),
+        Insn::Once(_, s) => Insn::Once(t, s),
+        other => other,
+    }
+}
+
+/// `GetLocal(l); PutInt(k); <op>(ci)` as one instruction.
+fn fuse_local_imm(a: &Insn, b: &Insn, c: &Insn) -> Option<Insn> {
+    let (Insn::GetLocal(l), Insn::PutInt(k)) = (*a, *b) else { return None };
+    Some(match *c {
+        Insn::OptPlus(ci) => Insn::OptPlusLI(l, k, ci),
+        Insn::OptMinus(ci) => Insn::OptMinusLI(l, k, ci),
+        Insn::OptLt(ci) => Insn::OptLtLI(l, k, ci),
+        Insn::OptLe(ci) => Insn::OptLeLI(l, k, ci),
+        Insn::OptGt(ci) => Insn::OptGtLI(l, k, ci),
+        Insn::OptGe(ci) => Insn::OptGeLI(l, k, ci),
+        Insn::OptEq(ci) => Insn::OptEqLI(l, k, ci),
+        _ => return None,
+    })
+}
+
+/// Rewrites `b.code` in place; catch table, optional-argument pcs and lines follow.
+pub fn optimize(b: &mut Builder) {
+    let code = std::mem::take(&mut b.code);
+    let lines = std::mem::take(&mut b.lines);
+    let mut targets: HashSet<u32> = code.iter().filter_map(jump_target).collect();
+    for c in &b.catch_table {
+        targets.insert(c.start);
+        targets.insert(c.end);
+        targets.insert(c.handler);
+    }
+    targets.extend(b.params.opt_pcs.iter().copied());
+    let interior_free = |i: usize, n: usize| (i + 1..i + n).all(|j| !targets.contains(&(j as u32)));
+
+    // old pc -> new pc (for a fused or dropped instruction: where its successor lands).
+    let mut map: Vec<u32> = vec![0; code.len() + 1];
+    let mut out: Vec<Insn> = Vec::with_capacity(code.len());
+    let mut out_lines: Vec<u32> = Vec::with_capacity(code.len());
+    let mut i = 0;
+    while i < code.len() {
+        map[i] = out.len() as u32;
+        if code[i] == Insn::Checkpoint {
+            i += 1;
+            continue;
+        }
+        if i + 2 < code.len() && interior_free(i, 3) {
+            if let Some(f) = fuse_local_imm(&code[i], &code[i + 1], &code[i + 2]) {
+                map[i + 1] = out.len() as u32;
+                map[i + 2] = out.len() as u32;
+                out.push(f);
+                out_lines.push(lines[i + 2]);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(code[i]);
+        out_lines.push(lines[i]);
+        i += 1;
+    }
+    map[code.len()] = out.len() as u32;
+    let end = out.len() as u32;
+    let remap = |t: u32| map.get(t as usize).copied().unwrap_or(end);
+    for (pc, insn) in out.iter_mut().enumerate() {
+        if let Some(t) = jump_target(insn) {
+            let nt = remap(t);
+            let mut ni = with_target(*insn, nt);
+            // Backward jumps are loop back edges: they poll for interrupts.
+            if nt as usize <= pc {
+                ni = match ni {
+                    Insn::Jump(t) => Insn::JumpPoll(t),
+                    Insn::BranchIf(t) => Insn::BranchIfPoll(t),
+                    Insn::BranchUnless(t) => Insn::BranchUnlessPoll(t),
+                    other => other,
+                };
+            }
+            *insn = ni;
+        }
+    }
+    for c in &mut b.catch_table {
+        c.start = remap(c.start);
+        c.end = remap(c.end);
+        c.handler = remap(c.handler);
+    }
+    for p in &mut b.params.opt_pcs {
+        *p = remap(*p);
+    }
+    b.code = out;
+    b.lines = out_lines;
+}
