@@ -13,6 +13,32 @@ use std::sync::{Arc, RwLock};
 #[repr(transparent)]
 pub struct SymId(pub u32);
 
+/// Hasher for maps keyed by `SymId` (method tables, caches, ivar indexes): ids are small
+/// integers, so one multiply spreads them well enough, and SipHash's per-lookup cost showed up
+/// in method lookup profiles. Not for keys chosen by untrusted input.
+#[derive(Default, Clone, Copy)]
+pub struct SymHasher(u64);
+
+impl std::hash::Hasher for SymHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    #[inline]
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (self.0.rotate_left(5) ^ n as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A HashMap keyed by symbol id.
+pub type SymMap<V> = std::collections::HashMap<SymId, V, std::hash::BuildHasherDefault<SymHasher>>;
+
 macro_rules! predefined_symbols {
     ($($name:ident = $text:expr),* $(,)?) => {
         #[allow(non_camel_case_types, clippy::upper_case_acronyms)]

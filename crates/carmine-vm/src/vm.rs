@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use crate::heap::Heap;
-use crate::symbol::{SymId, SymbolTable};
+use crate::symbol::{SymId, SymMap, SymbolTable};
 use crate::value::Value;
 
 macro_rules! core_classes {
@@ -65,7 +65,7 @@ pub struct Vm {
     pub c: CoreClasses,
     method_epoch: AtomicU64,
     const_epoch: AtomicU64,
-    pub globals: RefCell<HashMap<SymId, GlobalEntry>>,
+    pub globals: RefCell<SymMap<GlobalEntry>>,
     /// Instance variables of objects that are not plain `RObject`s, by address.
     pub generic_ivars: RefCell<HashMap<usize, Vec<(SymId, Value)>>>,
     /// Values that must live as long as the VM (cached procs, literal tables …).
@@ -103,7 +103,7 @@ impl Vm {
             c: CoreClasses::empty(),
             method_epoch: AtomicU64::new(1),
             const_epoch: AtomicU64::new(1),
-            globals: RefCell::new(HashMap::new()),
+            globals: RefCell::new(SymMap::default()),
             generic_ivars: RefCell::new(HashMap::new()),
             roots: RefCell::new(Vec::new()),
             main_obj: Cell::new(Value::NIL),

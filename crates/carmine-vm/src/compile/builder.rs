@@ -10,7 +10,7 @@ use std::cell::Cell;
 use std::collections::HashMap;
 
 use crate::compile::iseq::{call_flags, CallCache, CallInfo, CatchEntry, CatchKind, Insn, IseqKind, Params};
-use crate::symbol::SymId;
+use crate::symbol::{SymId, SymMap};
 use crate::value::Value;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -27,7 +27,7 @@ pub struct Builder {
     pub children: Vec<Value>,
     pub catch_table: Vec<CatchEntry>,
     pub local_names: Vec<SymId>,
-    pub local_index: HashMap<SymId, u32>,
+    pub local_index: SymMap<u32>,
     pub params: Params,
     pub locals_on_heap: bool,
     pub depth: i32,
@@ -55,7 +55,7 @@ impl Builder {
             children: Vec::new(),
             catch_table: Vec::new(),
             local_names: Vec::new(),
-            local_index: HashMap::new(),
+            local_index: SymMap::default(),
             params: Params::default(),
             locals_on_heap: false,
             depth: 0,

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use crate::heap::Marker;
 use crate::object::{basic, RBasic, FL_USER0};
-use crate::symbol::SymId;
+use crate::symbol::{SymId, SymMap};
 use crate::thread::Ctx;
 use crate::value::Value;
 use crate::Result;
@@ -153,14 +153,14 @@ pub struct ClassBody {
     pub kind: ClassKind,
     /// For singleton classes: the object they belong to.
     pub attached: Value,
-    pub methods: HashMap<SymId, Arc<MethodEntry>>,
+    pub methods: SymMap<Arc<MethodEntry>>,
     pub consts: Vec<(SymId, ConstEntry)>,
-    pub const_index: HashMap<SymId, usize>,
+    pub const_index: SymMap<usize>,
     pub cvars: Vec<(SymId, Value)>,
     /// The class object's own instance variables.
     pub ivars: Vec<(SymId, Value)>,
     /// Instance variable layout of instances (RObject slots).
-    pub iv_index: HashMap<SymId, u32>,
+    pub iv_index: SymMap<u32>,
     pub iv_names: Vec<SymId>,
     /// Modules included directly, in inclusion order.
     pub includes: Vec<Value>,
@@ -171,7 +171,7 @@ pub struct ClassBody {
     /// Direct subclasses (for `Class#subclasses`); not a GC root.
     pub subclasses: Vec<Value>,
     pub ancestors_cache: RefCell<Option<(u64, Rc<Vec<Value>>)>>,
-    pub method_cache: RefCell<HashMap<SymId, (u64, Option<Arc<MethodEntry>>)>>,
+    pub method_cache: RefCell<SymMap<(u64, Option<Arc<MethodEntry>>)>>,
     /// Instances are frozen on creation? (e.g. Data classes later); unused for now.
     pub refined: bool,
 }
@@ -192,12 +192,12 @@ impl ClassBody {
             superclass,
             kind,
             attached: Value::NIL,
-            methods: HashMap::new(),
+            methods: SymMap::default(),
             consts: Vec::new(),
-            const_index: HashMap::new(),
+            const_index: SymMap::default(),
             cvars: Vec::new(),
             ivars: Vec::new(),
-            iv_index: HashMap::new(),
+            iv_index: SymMap::default(),
             iv_names: Vec::new(),
             includes: Vec::new(),
             prepends: Vec::new(),
@@ -205,7 +205,7 @@ impl ClassBody {
             lexical_parent: Value::NIL,
             subclasses: Vec::new(),
             ancestors_cache: RefCell::new(None),
-            method_cache: RefCell::new(HashMap::new()),
+            method_cache: RefCell::new(SymMap::default()),
             refined: false,
         }
     }

@@ -878,10 +878,6 @@ fn obj_enum_for(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     crate::core::enumerator::enum_for_kw(ctx, recv, &name, rest, args.kw, size_fn)
 }
 
-fn obj_instance_variables_hash(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
-    Ok(Value::NIL)
-}
-
 pub fn init(ctx: &mut Ctx) {
     let bo = ctx.c().basic_object;
     crate::methods!(ctx, bo, [
@@ -889,7 +885,7 @@ pub fn init(ctx: &mut Ctx) {
         ("equal?", basic_eq, [1], Safe),
         ("!", basic_not, [0], Safe),
         ("!=", basic_neq, [1], Safe),
-        ("initialize", basic_initialize, [0..], Safe, Private),
+        ("initialize", basic_initialize, [0], Safe, Private),
         ("__id__", basic_id, [0], Safe),
         ("__send__", basic_send, [1..], Unsafe, Kw),
         ("instance_eval", basic_instance_eval, [0..=3], Unsafe),
@@ -947,5 +943,4 @@ pub fn init(ctx: &mut Ctx) {
         ("enum_for", obj_enum_for, [0..], Safe, Kw),
         ("to_enum", obj_enum_for, [0..], Safe, Kw),
     ]);
-    let _ = obj_instance_variables_hash;
 }

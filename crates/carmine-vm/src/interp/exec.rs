@@ -13,7 +13,7 @@ use crate::core::float::IntoValue;
 use crate::core::{array, float, integer, string};
 use crate::error::Unwind;
 use crate::interp::env::{self, RCref, CREF_EVAL};
-use crate::interp::frame::{Block, Captured, FRAME_FINISH};
+use crate::interp::frame::{Block, Captured, FRAME_CTOR, FRAME_FINISH};
 use crate::interp::ops;
 use crate::object::{basic, ObjType, RObject};
 use crate::thread::Ctx;
@@ -54,6 +54,7 @@ pub fn unwind_to_value(ctx: &mut Ctx, e: Unwind) -> Value {
 #[inline]
 fn leave_frame(ctx: &mut Ctx, v: Value) -> Option<Value> {
     let f = ctx.stacks.frames.pop().expect("leave without frame");
+    let v = if f.flags & FRAME_CTOR != 0 { f.self_ } else { v };
     if f.flags & FRAME_FINISH != 0 {
         ctx.stacks.sp = f.ret_sp;
         return Some(v);

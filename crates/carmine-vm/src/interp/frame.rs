@@ -94,6 +94,9 @@ pub enum FrameKind {
 pub const FRAME_FINISH: u8 = 1;
 /// The frame runs a `define_method` body (return acts as method return).
 pub const FRAME_BMETHOD: u8 = 2;
+/// The frame runs `initialize` for an inlined `Class#new`: leaving it yields the new object
+/// (its self) instead of `initialize`'s result.
+pub const FRAME_CTOR: u8 = 4;
 
 pub struct Frame {
     pub iseq: *const Iseq,

@@ -132,8 +132,56 @@ fn lookup_cached(ctx: &Ctx, ci: &CallInfo, klass: Value) -> Option<Arc<MethodEnt
     me
 }
 
+/// The common call: plain positional arguments, no literal block, and an inline-cache hit on
+/// a Ruby method with only required parameters or on a builtin. Works from the cache's raw
+/// entry pointer, which `cache.keep` holds alive, instead of cloning the `Arc` (two atomic
+/// operations per call). `None` when the general path must run.
+#[inline]
+fn send_cached(ctx: &mut Ctx, ci: &CallInfo) -> Option<Result<Option<Value>>> {
+    if ci.flags & (cf::BLOCK_ARG | cf::KW_HASH | cf::SPLAT | cf::SAFE_NAV) != 0 || ci.block != u32::MAX {
+        return None;
+    }
+    let argc = ci.argc as usize;
+    let ret_sp = ctx.stacks.sp - argc - 1;
+    let recv = ctx.stacks.stack[ret_sp];
+    let klass = class_of(ctx, recv);
+    let cc = &ci.cache;
+    if cc.klass.get() != klass.raw() || cc.epoch.get() != ctx.vm().method_epoch() {
+        return None;
+    }
+    // SAFETY: on a cache hit `cc.keep` owns the entry; the cache is only rewritten by a later
+    // lookup at this call site, and the entry is not used after control reaches Ruby code.
+    let me: &MethodEntry = unsafe { &*cc.me.get()? };
+    if me.visibility != Visibility::Public && !ci.has(cf::FCALL) && !ci.has(cf::SELF_RECV) {
+        return None;
+    }
+    match me.body {
+        MethodBody::Iseq { iseq, cref } => {
+            let r = call::push_method_frame(ctx, recv, me, iseq, cref, argc, None, None, ret_sp, 0);
+            Some(match r {
+                Ok(()) => Ok(None),
+                Err(e) => {
+                    ctx.stacks.sp = ret_sp;
+                    Err(e)
+                }
+            })
+        }
+        MethodBody::Builtin { .. } if !(me.original_name == sym::NEW && me.owner == ctx.c().class) => {
+            // SAFETY: the arguments stay on the stack, below sp, for the whole call.
+            let args = unsafe { std::slice::from_raw_parts(ctx.stacks.stack.as_ptr().add(ret_sp + 1), argc) };
+            let r = call_builtin(ctx, recv, me, &Args { pos: args, kw: None, block: None });
+            ctx.stacks.sp = ret_sp;
+            Some(r.map(Some))
+        }
+        _ => None,
+    }
+}
+
 pub fn send(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci_idx: usize) -> Result<Option<Value>> {
     let ci = &iseq.calls[ci_idx];
+    if let Some(r) = send_cached(ctx, ci) {
+        return r;
+    }
     let ret_sp = ctx.stacks.sp - arg_slots(ci) - 1;
     let r = send_inner(ctx, iseq, fi, ci, ret_sp);
     if r.is_err() {
@@ -199,23 +247,13 @@ pub fn invoke(ctx: &mut Ctx, recv: Value, me: &Arc<MethodEntry>, mut argc: usize
             call::push_method_frame(ctx, recv, me, *iseq, *cref, argc, kw, block, ret_sp, 0)?;
             Ok(None)
         }
-        MethodBody::Builtin { kw: accepts_kw, .. } => {
-            let mut kw = kw;
-            if let Some(h) = kw {
-                if !accepts_kw {
-                    let sp = ret_sp + 1 + argc;
-                    ctx.stacks.stack[sp] = h;
-                    argc += 1;
-                    kw = None;
-                }
+        MethodBody::Builtin { .. } if me.original_name == sym::NEW && me.owner == ctx.c().class => {
+            if let Some(r) = inline_class_new(ctx, recv, argc, kw, block, ret_sp)? {
+                return Ok(r);
             }
-            ctx.stacks.sp = ret_sp + 1 + argc;
-            // SAFETY: the arguments stay on the stack, below sp, for the whole call.
-            let args = unsafe { std::slice::from_raw_parts(ctx.stacks.stack.as_ptr().add(ret_sp + 1), argc) };
-            let r = call_builtin(ctx, recv, me, &Args { pos: args, kw, block });
-            ctx.stacks.sp = ret_sp;
-            r.map(Some)
+            invoke_builtin(ctx, recv, me, argc, kw, block, ret_sp)
         }
+        MethodBody::Builtin { .. } => invoke_builtin(ctx, recv, me, argc, kw, block, ret_sp),
         MethodBody::AttrReader(name) => {
             if argc != 0 || kw.is_some() {
                 return Err(ctx.arity_error(argc + kw.is_some() as usize, 0, Some(0)));
@@ -240,6 +278,41 @@ pub fn invoke(ctx: &mut Ctx, recv: Value, me: &Arc<MethodEntry>, mut argc: usize
             r.map(Some)
         }
     }
+}
+
+/// Calls the builtin `me` with `argc` arguments above `ret_sp`.
+fn invoke_builtin(ctx: &mut Ctx, recv: Value, me: &MethodEntry, mut argc: usize, kw: Option<Value>, block: Option<Block>, ret_sp: usize) -> Result<Option<Value>> {
+    let MethodBody::Builtin { kw: accepts_kw, .. } = me.body else { unreachable!("invoke_builtin on a non-builtin") };
+    let mut kw = kw;
+    if let Some(h) = kw {
+        if !accepts_kw {
+            let sp = ret_sp + 1 + argc;
+            ctx.stacks.stack[sp] = h;
+            argc += 1;
+            kw = None;
+        }
+    }
+    ctx.stacks.sp = ret_sp + 1 + argc;
+    // SAFETY: the arguments stay on the stack, below sp, for the whole call.
+    let args = unsafe { std::slice::from_raw_parts(ctx.stacks.stack.as_ptr().add(ret_sp + 1), argc) };
+    let r = call_builtin(ctx, recv, me, &Args { pos: args, kw, block });
+    ctx.stacks.sp = ret_sp;
+    r.map(Some)
+}
+
+/// `Class#new` for a plain object whose `initialize` is a Ruby method: allocates the object
+/// and pushes `initialize` as an ordinary frame (flagged to return the object), instead of
+/// running it in a nested dispatch loop from the builtin. `Ok(None)` when not applicable.
+fn inline_class_new(ctx: &mut Ctx, klass: Value, argc: usize, kw: Option<Value>, block: Option<Block>, ret_sp: usize) -> Result<Option<Option<Value>>> {
+    if !module::is_class(klass) || module::body(klass).alloc != module::AllocKind::Object || module::body(klass).kind == ClassKind::Singleton {
+        return Ok(None);
+    }
+    let Some(init) = module::find_method(ctx, klass, sym::INITIALIZE) else { return Ok(None) };
+    let MethodBody::Iseq { iseq, cref } = init.body else { return Ok(None) };
+    let o = object::new_object(ctx, klass);
+    ctx.stacks.stack[ret_sp] = o;
+    call::push_method_frame(ctx, o, &init, iseq, cref, argc, kw, block, ret_sp, crate::interp::frame::FRAME_CTOR)?;
+    Ok(Some(None))
 }
 
 pub fn invoke_yield(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci_idx: usize) -> Result<Option<Value>> {
@@ -895,48 +968,15 @@ pub fn define_class(ctx: &mut Ctx, fi: usize, name: SymId, body_iseq: Value, fla
     ctx.stacks.sp = ret_sp;
     let iseq = crate::compile::iseq::iseq_of(body_iseq);
     let nlocals = iseq.local_count();
-    if ret_sp + nlocals + iseq.stack_max as usize + 64 > ctx.stacks.stack.len() || ctx.stacks.frames.len() >= ctx.stacks.max_frames {
+    if ret_sp + nlocals + call::STACK_MARGIN > ctx.stacks.stack.len() {
         return Err(call::stack_overflow(ctx));
     }
     for i in 0..nlocals {
         ctx.stacks.stack[ret_sp + i] = Value::NIL;
     }
-    ctx.frame_serial += 1;
-    let mut f = crate::interp::frame::Frame {
-        iseq: iseq as *const Iseq,
-        pc: 0,
-        bp: ret_sp,
-        sp_base: ret_sp + nlocals,
-        ret_sp,
-        locals: std::ptr::null_mut(),
-        self_: klass,
-        env: Value::NIL,
-        outer: Value::NIL,
-        cref: new_cref,
-        iseq_val: body_iseq,
-        block: crate::interp::frame::BlockRef::NONE,
-        owner: Value::NIL,
-        mid: None,
-        serial: ctx.frame_serial,
-        home_index: 0,
-        home_serial: 0,
-        kind: FrameKind::Class,
-        flags: 0,
-        visibility: Visibility::Public,
-        svar: Value::NIL,
-    };
-    if iseq.locals_on_heap {
-        let vals = vec![Value::NIL; nlocals];
-        ctx.stacks.sp = ret_sp + nlocals;
-        let env = call::new_env(ctx, &vals, Value::NIL);
-        f.env = env;
-        f.locals = crate::interp::env::env(env).vals.as_mut_ptr();
-        f.sp_base = ret_sp;
-    } else {
-        f.locals = ctx.stacks.stack[ret_sp..].as_mut_ptr();
-    }
-    ctx.stacks.sp = f.sp_base;
-    ctx.stacks.frames.push(f);
+    let f = call::enter_frame(ctx, FrameKind::Class, iseq, body_iseq, ret_sp, 0, ret_sp, Value::NIL)?;
+    f.self_ = klass;
+    f.cref = new_cref;
     Ok(())
 }
 
