@@ -13,6 +13,15 @@ pub const ROOT_STACK_SLOTS: usize = 4 << 20;
 /// Frames before `SystemStackError`.
 pub const MAX_FRAMES: usize = 200_000;
 
+/// `$VERBOSE` as set by `-W0` (nil), the default or `-W1` (false), and `-w`/`-v` (true).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum Verbosity {
+    Silent,
+    #[default]
+    Medium,
+    Verbose,
+}
+
 /// A VM and the context of the thread that created it.
 pub struct Runtime {
     ctx: Box<Ctx>,
@@ -56,7 +65,7 @@ impl Runtime {
     }
 
     /// Sets `$0`, `ARGV`, `$VERBOSE` and the load path before running a script.
-    pub fn configure(&mut self, script_name: &str, argv: &[Vec<u8>], load_path: &[String], verbose: Option<bool>) {
+    pub fn configure(&mut self, script_name: &str, argv: &[Vec<u8>], load_path: &[String], verbose: Verbosity) {
         let ctx = &mut self.ctx;
         let name = string::new_utf8(ctx, script_name);
         crate::core::globals::set_raw(ctx, sym::DOLLAR_ZERO, object::freeze(name));
@@ -79,9 +88,12 @@ impl Runtime {
             let s = string::new_utf8(ctx, &std);
             array::push(ctx, lp, s);
         }
-        if let Some(v) = verbose {
-            crate::core::globals::set_raw(ctx, sym::DOLLAR_VERBOSE, Value::bool(v));
-        }
+        let v = match verbose {
+            Verbosity::Silent => Value::NIL,
+            Verbosity::Medium => Value::FALSE,
+            Verbosity::Verbose => Value::TRUE,
+        };
+        crate::core::globals::set_raw(ctx, sym::DOLLAR_VERBOSE, v);
     }
 
     /// `require` a library before the script (`-r`).
@@ -90,6 +102,16 @@ impl Runtime {
         match r {
             Ok(_) => Ok(()),
             Err(e) => Err(self.report(e)),
+        }
+    }
+
+    /// The bytecode of a program, as text (for `--dump=insns`).
+    pub fn dump_insns(&mut self, source: &[u8], path: &str) -> Result<String, String> {
+        let opts = crate::compile::CompileOptions::main(path);
+        match crate::compile::compile(&mut self.ctx, source, &opts) {
+            Ok(iseq) => Ok(crate::compile::iseq::disasm(&self.ctx, iseq)),
+            Err(Unwind::Raise(e)) => Err(exception::message_string(&mut self.ctx, e)),
+            Err(_) => Err(String::from("compilation failed")),
         }
     }
 

@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::process::ExitCode;
 
-use carmine_vm::runtime::{Outcome, Runtime};
+use carmine_vm::runtime::{Outcome, Runtime, Verbosity};
 
 /// Native stack of the thread that runs Ruby (deep recursion through builtins needs room).
 const MAIN_STACK: usize = 512 << 20;
@@ -17,16 +17,17 @@ struct Options {
     version_only: bool,
     load_path: Vec<String>,
     requires: Vec<String>,
-    verbose: Option<bool>,
+    verbose: Verbosity,
+    dump_insns: bool,
     chdir: Option<String>,
 }
 
 fn usage() -> &'static str {
-    "Usage: carmine [switches] [--] [programfile] [arguments]\n  -c              check syntax only\n  -Cdirectory     cd to directory before executing your script\n  -e 'command'    one line of script. Several -e's allowed. Omit [programfile]\n  -Idirectory     specify $LOAD_PATH directory (may be used more than once)\n  -rlibrary       require the library before executing your script\n  -v              print the version number, then turn on verbose mode\n  -w              turn warnings on for your script\n  -W[level=2]     set warning level; 0=silence, 1=medium, 2=verbose\n  --version       print the version number, then exit\n  -h, --help      show this message"
+    "Usage: carmine [switches] [--] [programfile] [arguments]\n  -c              check syntax only\n  -Cdirectory     cd to directory before executing your script\n  -e 'command'    one line of script. Several -e's allowed. Omit [programfile]\n  -Idirectory     specify $LOAD_PATH directory (may be used more than once)\n  -rlibrary       require the library before executing your script\n  -v              print the version number, then turn on verbose mode\n  -w              turn warnings on for your script\n  -W[level=2]     set warning level; 0=silence, 1=medium, 2=verbose\n  --dump=insns    print the compiled bytecode instead of running\n  --version       print the version number, then exit\n  -h, --help      show this message"
 }
 
 fn parse_args(argv: Vec<std::ffi::OsString>) -> Result<Options, String> {
-    let mut o = Options { exprs: Vec::new(), script: None, args: Vec::new(), check: false, print_version: false, version_only: false, load_path: Vec::new(), requires: Vec::new(), verbose: None, chdir: None };
+    let mut o = Options { exprs: Vec::new(), script: None, args: Vec::new(), check: false, print_version: false, version_only: false, load_path: Vec::new(), requires: Vec::new(), verbose: Verbosity::Medium, dump_insns: false, chdir: None };
     let mut it = argv.into_iter().skip(1);
     while let Some(a) = it.next() {
         let s = a.to_string_lossy().into_owned();
@@ -45,12 +46,13 @@ fn parse_args(argv: Vec<std::ffi::OsString>) -> Result<Options, String> {
             "-c" => o.check = true,
             "-v" => {
                 o.print_version = true;
-                o.verbose = Some(true);
+                o.verbose = Verbosity::Verbose;
             }
             "--version" => o.version_only = true,
-            "-w" | "-W" | "-W2" => o.verbose = Some(true),
-            "-W0" => o.verbose = None.or(Some(false)).filter(|_| false),
-            "-W1" => o.verbose = Some(false),
+            "-w" | "-W" | "-W2" => o.verbose = Verbosity::Verbose,
+            "-W0" => o.verbose = Verbosity::Silent,
+            "-W1" => o.verbose = Verbosity::Medium,
+            "--dump=insns" => o.dump_insns = true,
             "-h" | "--help" => return Err(usage().to_string()),
             "-I" => o.load_path.push(it.next().ok_or("no directory specified for -I")?.to_string_lossy().into_owned()),
             "-r" => o.requires.push(it.next().ok_or("no library specified for -r")?.to_string_lossy().into_owned()),
@@ -111,6 +113,18 @@ fn run(o: Options) -> i32 {
     }
     let mut rt = Runtime::new();
     rt.configure(&path, &args, &o.load_path, o.verbose);
+    if o.dump_insns {
+        return match rt.dump_insns(&source, &path) {
+            Ok(text) => {
+                print!("{text}");
+                0
+            }
+            Err(msg) => {
+                eprintln!("{msg}");
+                1
+            }
+        };
+    }
     if o.check {
         return match rt.check_syntax(&source, &path) {
             Ok(()) => {

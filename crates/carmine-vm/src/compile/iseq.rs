@@ -414,3 +414,33 @@ pub unsafe fn finalize(p: *mut RBasic) {
 }
 
 const _: () = assert!(std::mem::size_of::<Insn>() <= 16);
+
+/// Text listing of an iseq and its children (`carmine --dump=insns`): one instruction per
+/// line with its pc and source line; call sites show their method name and argument count.
+pub fn disasm(ctx: &crate::thread::Ctx, iseq_val: Value) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let mut todo = vec![iseq_val];
+    while let Some(v) = todo.pop() {
+        let is = iseq_of(v);
+        let locals: Vec<String> = is.local_names.iter().map(|&n| ctx.sym_str(n)).collect();
+        let _ = writeln!(out, "== {} ({}:{}) locals: [{}]{}", is.name, is.path, is.first_line, locals.join(", "), if is.locals_on_heap { " (heap)" } else { "" });
+        for (pc, insn) in is.code.iter().enumerate() {
+            let _ = write!(out, "{pc:04} {:>5}  {insn:?}", is.line_at(pc));
+            let ci = match *insn {
+                Insn::Send(ci) | Insn::OptPlus(ci) | Insn::OptMinus(ci) | Insn::OptLt(ci) | Insn::OptLe(ci) | Insn::OptGt(ci) | Insn::OptGe(ci) | Insn::OptEq(ci) => Some(ci),
+                _ => None,
+            };
+            if let Some(c) = ci.and_then(|c| is.calls.get(c as usize)) {
+                let _ = write!(out, "  <{}, argc:{}, flags:{:#x}{}>", ctx.sym_str(c.mid), c.argc, c.flags, if c.block != u32::MAX { ", block" } else { "" });
+            }
+            out.push('\n');
+        }
+        for e in &is.catch_table {
+            let _ = writeln!(out, "  catch {:?} {}..{} -> {} (depth {})", e.kind, e.start, e.end, e.handler, e.depth);
+        }
+        out.push('\n');
+        todo.extend(is.children.iter().rev().copied().filter(|c| c.is_heap() && crate::object::basic(*c).obj_type() == ObjType::Iseq));
+    }
+    out
+}

@@ -337,6 +337,39 @@ pub(crate) fn enter_frame<'c>(ctx: &'c mut Ctx, kind: FrameKind, iseq: &Iseq, is
     Ok(f)
 }
 
+/// The common method call, kept small enough to inline into the dispatch loop: a method with
+/// only required parameters, called with exactly that many, whose locals stay on the stack,
+/// with room on both stacks. Returns false (having changed nothing) when any of that does not
+/// hold, and the general `push_method_frame` must run.
+#[inline(always)]
+pub fn push_simple_method_frame(ctx: &mut Ctx, recv: Value, me: &MethodEntry, iseq_val: Value, cref: Value, argc: usize, ret_sp: usize) -> bool {
+    let iseq = iseq_of(iseq_val);
+    let p = &iseq.params;
+    let nlocals = iseq.local_count();
+    let bp = ret_sp + 1;
+    if !p.simple || argc != p.lead as usize || iseq.locals_on_heap || bp + nlocals + iseq.stack_max as usize + STACK_MARGIN > ctx.stacks.stack.len() || ctx.stacks.frames.len() >= ctx.stacks.max_frames {
+        return false;
+    }
+    let stack = &mut ctx.stacks.stack[bp..bp + nlocals];
+    for v in &mut stack[argc..] {
+        *v = Value::NIL;
+    }
+    let locals = stack.as_mut_ptr();
+    ctx.stacks.sp = bp + nlocals;
+    let f = push_frame(ctx, FrameKind::Method);
+    f.iseq = iseq as *const Iseq;
+    f.iseq_val = iseq_val;
+    f.bp = bp;
+    f.sp_base = bp + nlocals;
+    f.ret_sp = ret_sp;
+    f.locals = locals;
+    f.self_ = recv;
+    f.cref = cref;
+    f.owner = me.owner;
+    f.mid = Some(me.name);
+    true
+}
+
 /// Pushes the frame of a Ruby method whose receiver is at `ret_sp` and whose `argc`
 /// arguments follow it.
 #[allow(clippy::too_many_arguments)]

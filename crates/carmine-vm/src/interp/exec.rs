@@ -245,9 +245,21 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
             }};
         }
         macro_rules! send {
-            ($ci:expr) => {
-                call_op!(ops::send(ctx, iseq, fi, $ci as usize))
-            };
+            ($ci:expr) => {{
+                sync!();
+                let r = match ops::send_cached(ctx, &iseq.calls[$ci as usize]) {
+                    Some(r) => r,
+                    None => ops::send(ctx, iseq, fi, $ci as usize),
+                };
+                match r {
+                    Ok(Some(v)) => {
+                        sp = ctx.stacks.sp;
+                        push!(v);
+                    }
+                    Ok(None) => continue 'reload,
+                    Err(e) => throw_call!(e),
+                }
+            }};
         }
         macro_rules! redefined {
             ($bit:expr) => {

@@ -136,8 +136,8 @@ fn lookup_cached(ctx: &Ctx, ci: &CallInfo, klass: Value) -> Option<Arc<MethodEnt
 /// a Ruby method with only required parameters or on a builtin. Works from the cache's raw
 /// entry pointer, which `cache.keep` holds alive, instead of cloning the `Arc` (two atomic
 /// operations per call). `None` when the general path must run.
-#[inline]
-fn send_cached(ctx: &mut Ctx, ci: &CallInfo) -> Option<Result<Option<Value>>> {
+#[inline(always)]
+pub fn send_cached(ctx: &mut Ctx, ci: &CallInfo) -> Option<Result<Option<Value>>> {
     if ci.flags & (cf::BLOCK_ARG | cf::KW_HASH | cf::SPLAT | cf::SAFE_NAV) != 0 || ci.block != u32::MAX {
         return None;
     }
@@ -157,6 +157,9 @@ fn send_cached(ctx: &mut Ctx, ci: &CallInfo) -> Option<Result<Option<Value>>> {
     }
     match me.body {
         MethodBody::Iseq { iseq, cref } => {
+            if call::push_simple_method_frame(ctx, recv, me, iseq, cref, argc, ret_sp) {
+                return Some(Ok(None));
+            }
             let r = call::push_method_frame(ctx, recv, me, iseq, cref, argc, None, None, ret_sp, 0);
             Some(match r {
                 Ok(()) => Ok(None),
@@ -179,9 +182,6 @@ fn send_cached(ctx: &mut Ctx, ci: &CallInfo) -> Option<Result<Option<Value>>> {
 
 pub fn send(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci_idx: usize) -> Result<Option<Value>> {
     let ci = &iseq.calls[ci_idx];
-    if let Some(r) = send_cached(ctx, ci) {
-        return r;
-    }
     let ret_sp = ctx.stacks.sp - arg_slots(ci) - 1;
     let r = send_inner(ctx, iseq, fi, ci, ret_sp);
     if r.is_err() {

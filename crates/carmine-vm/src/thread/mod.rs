@@ -25,10 +25,21 @@ pub struct Stacks {
     pub max_frames: usize,
 }
 
+/// A slice of `n` values, all `false`, from zeroed memory: the OS maps the pages lazily, so a
+/// deep value stack costs memory only as deep as the program actually goes. Slots above `sp`
+/// are never read before being written (frames initialise their locals).
+fn zeroed_values(n: usize) -> Box<[Value]> {
+    let words: Vec<u64> = vec![0; n];
+    let words = Box::into_raw(words.into_boxed_slice());
+    // SAFETY: `Value` is `repr(transparent)` over `u64` and the bit pattern 0 is `false`, so the
+    // allocation (same size and alignment) is a valid `[Value]`.
+    unsafe { Box::from_raw(words as *mut [Value]) }
+}
+
 impl Stacks {
     pub fn new(stack_slots: usize, max_frames: usize) -> Stacks {
         Stacks {
-            stack: vec![Value::NIL; stack_slots].into_boxed_slice(),
+            stack: zeroed_values(stack_slots),
             sp: 0,
             frames: Vec::with_capacity(64.min(max_frames)),
             max_frames,
