@@ -33,6 +33,34 @@ pub fn new_rect(ctx: &mut Ctx, re: Value, im: Value) -> Result<Value> {
     Ok(object::freeze(v))
 }
 
+/// `Complex.polar(r, theta)` (CRuby's `f_complex_polar`).
+pub fn polar(ctx: &mut Ctx, r: Value, theta: Value) -> Result<Value> {
+    let is_zero = |v: Value| v == Value::fixnum(0) || (float::is_float(v) && float::get(v) == 0.0);
+    if is_zero(theta) && !float::is_float(theta) || is_zero(r) && !float::is_float(r) {
+        return new_rect(ctx, r, Value::fixnum(0));
+    }
+    if float::is_float(theta) {
+        let arg = float::get(theta);
+        if float::is_float(r) {
+            let abs = float::get(r);
+            let re = float::new(ctx, abs * arg.cos());
+            let im = float::new(ctx, abs * arg.sin());
+            return new_rect(ctx, re, im);
+        }
+        let c = float::new(ctx, arg.cos());
+        let s = float::new(ctx, arg.sin());
+        let re = mul(ctx, r, c)?;
+        let im = mul(ctx, r, s)?;
+        return new_rect(ctx, re, im);
+    }
+    let t = numeric::to_f64(ctx, theta)?;
+    let c = float::new(ctx, t.cos());
+    let s = float::new(ctx, t.sin());
+    let re = mul(ctx, r, c)?;
+    let im = mul(ctx, r, s)?;
+    new_rect(ctx, re, im)
+}
+
 /// `x ** y` for a negative float base and fractional exponent.
 pub fn new_polar_pow(ctx: &mut Ctx, x: f64, y: f64) -> Result<Value> {
     let r = x.abs().powf(y);
@@ -117,6 +145,19 @@ fn m_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             Ok(Value::bool(r.truthy()))
         }
     }
+}
+
+fn m_coerce(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let o = args.pos[0];
+    if is_complex(o) {
+        return Ok(array::from_slice(ctx, &[o, recv]));
+    }
+    if numeric::is_numeric(ctx, o) && ctx.call_str(o, "real?", &[])?.truthy() {
+        let c = new_rect(ctx, o, Value::fixnum(0))?;
+        return Ok(array::from_slice(ctx, &[c, recv]));
+    }
+    let cname = object::class_name_of(ctx, o);
+    Err(ctx.type_error(&format!("{cname} can't be coerced into Complex")))
 }
 
 fn m_real(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -207,7 +248,17 @@ fn s_polar(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 fn kernel_complex(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let a = args.pos[0];
     if string::is_string(a) {
-        return Err(ctx.not_implemented("Complex() from a String"));
+        let b = string::bytes(a).to_vec();
+        if b.contains(&0) {
+            return Err(ctx.arg_error("string contains null byte"));
+        }
+        return match crate::core::numeric_parse::complex_value(ctx, &b, true)? {
+            Some(c) => Ok(c),
+            None => {
+                let q = String::from_utf8_lossy(&string::inspect_bytes(&b, string::encoding(a))).into_owned();
+                Err(ctx.arg_error(&format!("invalid value for convert(): {q}")))
+            }
+        };
     }
     if is_complex(a) && args.pos.len() == 1 {
         return Ok(a);
@@ -248,6 +299,7 @@ pub fn init(ctx: &mut Ctx) {
         ("inspect", m_inspect, [0], Safe),
         ("hash", m_hash, [0], Safe),
         ("real?", m_real_p, [0], Safe),
+        ("coerce", m_coerce, [1], Safe),
     ]);
     let i_const = {
         let z = Value::fixnum(0);

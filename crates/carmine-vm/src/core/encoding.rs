@@ -66,52 +66,125 @@ pub fn name(enc: u8) -> &'static str {
 }
 
 pub fn is_utf8(enc: u8) -> bool {
-    enc == UTF_8 || enc == 23
+    enc == UTF_8 || enc == UTF8_MAC
+}
+
+/// Index of UTF8-MAC (a UTF-8 variant).
+pub const UTF8_MAC: u8 = 23;
+
+/// UTF-8, UTF-16/32 and their variants: encodings whose codepoints are Unicode.
+pub fn is_unicode(enc: u8) -> bool {
+    is_utf8(enc) || ENCODINGS.get(enc as usize).is_some_and(|e| e.name.starts_with("UTF-"))
 }
 
 pub fn is_ascii_compatible(enc: u8) -> bool {
     ENCODINGS.get(enc as usize).is_none_or(|e| e.ascii_compatible)
 }
 
+/// One byte per character (so character and byte indexes coincide).
+pub fn is_single_byte(enc: u8) -> bool {
+    ENCODINGS.get(enc as usize).is_some_and(|e| e.unit == 1)
+}
+
+/// The name used in error messages: `BINARY (ASCII-8BIT)` for the binary encoding.
+pub fn inspect_name(enc: u8) -> &'static str {
+    if enc == BINARY {
+        "BINARY (ASCII-8BIT)"
+    } else {
+        name(enc)
+    }
+}
+
+fn is_little_endian(enc: u8) -> bool {
+    ENCODINGS.get(enc as usize).is_some_and(|e| e.name.ends_with("LE"))
+}
+
 /// Length of the character starting at `i` (at least 1; invalid bytes count as one).
 #[inline]
 pub fn char_len(enc: u8, b: &[u8], i: usize) -> usize {
     if is_utf8(enc) {
-        utf8_char_len(b, i)
+        return utf8_char_len(b, i);
+    }
+    match precise_char_len(enc, b, i) {
+        Ok(n) => n,
+        Err(_) => 1,
+    }
+}
+
+/// Length of a valid character at `i`, or `Err(n)` where `n` is the length of the
+/// maximal invalid subsequence starting there (what `scrub` replaces as one unit).
+pub fn precise_char_len(enc: u8, b: &[u8], i: usize) -> std::result::Result<usize, usize> {
+    if is_utf8(enc) {
+        return utf8_precise_len(b, i);
+    }
+    let rest = b.len() - i;
+    let unit = ENCODINGS.get(enc as usize).map_or(1, |e| e.unit.max(1)) as usize;
+    if enc == US_ASCII {
+        return if b[i] < 0x80 { Ok(1) } else { Err(1) };
+    }
+    if unit == 1 {
+        return Ok(1);
+    }
+    if rest < unit {
+        return Err(rest);
+    }
+    if unit == 2 {
+        let w = |k: usize| if is_little_endian(enc) { u16::from_le_bytes([b[k], b[k + 1]]) } else { u16::from_be_bytes([b[k], b[k + 1]]) };
+        let u = w(i);
+        return match u {
+            0xD800..=0xDBFF => {
+                if rest >= 4 && (0xDC00..=0xDFFF).contains(&w(i + 2)) {
+                    Ok(4)
+                } else {
+                    Err(2)
+                }
+            }
+            0xDC00..=0xDFFF => Err(2),
+            _ => Ok(2),
+        };
+    }
+    let cp = if is_little_endian(enc) { u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]) } else { u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]) };
+    if cp > 0x10FFFF || (0xD800..=0xDFFF).contains(&cp) {
+        Err(4)
     } else {
-        let unit = ENCODINGS.get(enc as usize).map_or(1, |e| e.unit.max(1)) as usize;
-        unit.min(b.len() - i).max(1)
+        Ok(4)
     }
 }
 
 /// Length of a valid UTF-8 sequence at `i`, or 1 for an invalid byte.
 #[inline]
 pub fn utf8_char_len(b: &[u8], i: usize) -> usize {
+    if b[i] < 0x80 {
+        return 1;
+    }
+    utf8_precise_len(b, i).unwrap_or(1)
+}
+
+/// A valid UTF-8 sequence's length, or the length of the maximal subpart of an
+/// ill-formed sequence (Unicode's "substitution of maximal subparts").
+pub fn utf8_precise_len(b: &[u8], i: usize) -> std::result::Result<usize, usize> {
     let c = b[i];
     if c < 0x80 {
-        return 1;
+        return Ok(1);
     }
-    let (n, min) = match c {
-        0xc2..=0xdf => (2, 0x80),
-        0xe0..=0xef => (3, 0x800),
-        0xf0..=0xf4 => (4, 0x10000),
-        _ => return 1,
+    let (n, lo, hi) = match c {
+        0xc2..=0xdf => (2, 0x80, 0xbf),
+        0xe0 => (3, 0xa0, 0xbf),
+        0xe1..=0xec | 0xee..=0xef => (3, 0x80, 0xbf),
+        0xed => (3, 0x80, 0x9f),
+        0xf0 => (4, 0x90, 0xbf),
+        0xf1..=0xf3 => (4, 0x80, 0xbf),
+        0xf4 => (4, 0x80, 0x8f),
+        _ => return Err(1),
     };
-    if i + n > b.len() {
-        return 1;
-    }
-    let mut cp: u32 = (c as u32) & (0x7f >> n);
     for k in 1..n {
-        let cc = b[i + k];
-        if cc & 0xc0 != 0x80 {
-            return 1;
+        let Some(&cc) = b.get(i + k) else { return Err(k) };
+        let (l, h) = if k == 1 { (lo, hi) } else { (0x80, 0xbf) };
+        if cc < l || cc > h {
+            return Err(k);
         }
-        cp = (cp << 6) | (cc as u32 & 0x3f);
     }
-    if cp < min || cp > 0x10ffff || (0xd800..=0xdfff).contains(&cp) {
-        return 1;
-    }
-    n
+    Ok(n)
 }
 
 /// Whether `b` is valid in `enc`.
@@ -122,26 +195,31 @@ pub fn valid(enc: u8, b: &[u8]) -> bool {
     if enc == US_ASCII {
         return b.is_ascii();
     }
-    let unit = ENCODINGS.get(enc as usize).map_or(1, |e| e.unit.max(1)) as usize;
-    b.len() % unit == 0
+    if is_single_byte(enc) {
+        return true;
+    }
+    let mut i = 0;
+    while i < b.len() {
+        match precise_char_len(enc, b, i) {
+            Ok(n) => i += n,
+            Err(_) => return false,
+        }
+    }
+    true
 }
 
 /// Number of characters in `b`.
 pub fn char_count(enc: u8, b: &[u8]) -> usize {
-    if b.is_ascii() {
+    if is_single_byte(enc) || (b.is_ascii() && is_ascii_compatible(enc)) {
         return b.len();
     }
-    if is_utf8(enc) {
-        let mut i = 0;
-        let mut n = 0;
-        while i < b.len() {
-            i += utf8_char_len(b, i);
-            n += 1;
-        }
-        return n;
+    let mut i = 0;
+    let mut n = 0;
+    while i < b.len() {
+        i += char_len(enc, b, i);
+        n += 1;
     }
-    let unit = ENCODINGS.get(enc as usize).map_or(1, |e| e.unit.max(1)) as usize;
-    b.len().div_ceil(unit)
+    n
 }
 
 /// Byte offsets of each character start, plus the end.
@@ -156,19 +234,65 @@ pub fn char_offsets(enc: u8, b: &[u8]) -> Vec<usize> {
     v
 }
 
-/// The codepoint at `i` (for UTF-8; the byte otherwise) and its length.
+/// Encodes codepoint `cp` in `enc`; `None` when `enc` cannot represent it.
+pub fn encode_codepoint(enc: u8, cp: u32) -> Option<Vec<u8>> {
+    if is_utf8(enc) {
+        return char::from_u32(cp).map(|c| c.to_string().into_bytes());
+    }
+    let info = ENCODINGS.get(enc as usize)?;
+    match info.unit {
+        2 => {
+            let c = char::from_u32(cp)?;
+            let mut buf = [0u16; 2];
+            let units = c.encode_utf16(&mut buf);
+            let le = is_little_endian(enc);
+            Some(units.iter().flat_map(|u| if le { u.to_le_bytes() } else { u.to_be_bytes() }).collect())
+        }
+        4 => {
+            char::from_u32(cp)?;
+            Some(if is_little_endian(enc) { cp.to_le_bytes().to_vec() } else { cp.to_be_bytes().to_vec() })
+        }
+        _ => {
+            if enc == US_ASCII && cp >= 0x80 {
+                return None;
+            }
+            (cp < 0x100).then(|| vec![cp as u8])
+        }
+    }
+}
+
+/// The codepoint at `i` (the byte for invalid or non-Unicode single bytes) and its length.
 pub fn codepoint_at(enc: u8, b: &[u8], i: usize) -> (u32, usize) {
     let n = char_len(enc, b, i);
-    if is_utf8(enc) && n > 1 {
+    if is_utf8(enc) {
+        if n == 1 {
+            return (b[i] as u32, 1);
+        }
         let s = std::str::from_utf8(&b[i..i + n]).ok().and_then(|s| s.chars().next());
         return (s.map_or(b[i] as u32, |c| c as u32), n);
     }
     if n == 1 {
         return (b[i] as u32, 1);
     }
+    let le = is_little_endian(enc);
+    let unit = |k: usize| -> u32 {
+        if le {
+            u16::from_le_bytes([b[k], b[k + 1]]) as u32
+        } else {
+            u16::from_be_bytes([b[k], b[k + 1]]) as u32
+        }
+    };
+    let unit_size = ENCODINGS.get(enc as usize).map_or(1, |e| e.unit) as usize;
+    if unit_size == 2 && n >= 2 {
+        let hi = unit(i);
+        if n == 4 {
+            let lo = unit(i + 2);
+            return (0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00), 4);
+        }
+        return (hi, n);
+    }
     let mut cp = 0u32;
-    let little = name(enc).ends_with("LE");
-    if little {
+    if le {
         for k in (0..n).rev() {
             cp = (cp << 8) | b[i + k] as u32;
         }
@@ -180,7 +304,26 @@ pub fn codepoint_at(enc: u8, b: &[u8], i: usize) -> (u32, usize) {
     (cp, n)
 }
 
-/// The encoding of a result made from two strings (CRuby's compatibility rule, simplified):
+/// CRuby's code range of a string: 7bit (ASCII only in an ASCII-compatible encoding),
+/// valid, or broken.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum CodeRange {
+    SevenBit,
+    Valid,
+    Broken,
+}
+
+pub fn code_range(enc: u8, b: &[u8]) -> CodeRange {
+    if is_ascii_compatible(enc) && b.is_ascii() {
+        CodeRange::SevenBit
+    } else if valid(enc, b) {
+        CodeRange::Valid
+    } else {
+        CodeRange::Broken
+    }
+}
+
+/// The encoding of a result made from two strings (CRuby's `enc_compatible_latter`);
 /// `None` when incompatible.
 pub fn compatible(a_enc: u8, a: &[u8], b_enc: u8, b: &[u8]) -> Option<u8> {
     if a_enc == b_enc {
@@ -190,16 +333,23 @@ pub fn compatible(a_enc: u8, a: &[u8], b_enc: u8, b: &[u8]) -> Option<u8> {
         return Some(a_enc);
     }
     if a.is_empty() {
-        return Some(if is_ascii_compatible(a_enc) && b.is_ascii() { a_enc } else { b_enc });
+        return Some(if is_ascii_compatible(a_enc) && is_ascii_compatible(b_enc) && b.is_ascii() { a_enc } else { b_enc });
     }
     if !is_ascii_compatible(a_enc) || !is_ascii_compatible(b_enc) {
         return None;
     }
-    if b.is_ascii() {
-        return Some(a_enc);
+    let cr1 = code_range(a_enc, a);
+    let cr2 = code_range(b_enc, b);
+    if cr1 != cr2 {
+        if cr1 == CodeRange::SevenBit {
+            return Some(b_enc);
+        }
+        if cr2 == CodeRange::SevenBit {
+            return Some(a_enc);
+        }
     }
-    if a.is_ascii() {
-        return Some(b_enc);
+    if cr2 == CodeRange::SevenBit {
+        return Some(a_enc);
     }
     None
 }
@@ -241,7 +391,7 @@ pub fn encoding_arg(ctx: &mut Ctx, v: Value) -> Result<u8> {
 
 fn enc_to_s(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let i = data_ref::<EncodingObj>(recv).map_or(0, |e| e.index);
-    Ok(string::new_utf8(ctx, name(i)))
+    Ok(string::new_us_ascii(ctx, name(i)))
 }
 
 fn enc_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -254,7 +404,7 @@ fn enc_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     } else {
         format!("#<Encoding:{}>", info.name)
     };
-    Ok(string::new_utf8(ctx, &s))
+    Ok(string::new_us_ascii(ctx, &s))
 }
 
 fn enc_names(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {

@@ -134,87 +134,192 @@ pub fn to_s(f: f64) -> String {
     }
 }
 
-/// `String#to_f`: parses the longest valid prefix.
-pub fn parse_lenient(s: &str) -> f64 {
-    let t = s.trim_start();
-    let b = t.as_bytes();
-    let mut end = 0;
-    let mut i = 0;
-    let mut seen_digit = false;
-    let mut clean = String::new();
-    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-        clean.push(b[i] as char);
-        i += 1;
-    }
-    let mut last_underscore = false;
-    while i < b.len() && (b[i].is_ascii_digit() || (b[i] == b'_' && seen_digit)) {
-        if b[i] == b'_' {
-            if last_underscore {
-                break;
-            }
-            last_underscore = true;
+/// `warning: Float 1e400 out of range` for a parsed literal that overflowed.
+pub fn warn_out_of_range(ctx: &mut Ctx, text: &[u8]) {
+    let t = String::from_utf8_lossy(text);
+    let t = t.trim_matches(|c: char| c.is_ascii_whitespace());
+    let (path, line) = crate::core::kernel::caller_location(ctx);
+    crate::core::kernel::write_warning(ctx, &format!("{path}:{line}: warning: Float {t} out of range\n"));
+}
+
+fn is_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+}
+
+/// Scans `digits ('_' digits)*` at `i`, appending the digits to `out`; returns the new
+/// position and whether a misplaced underscore stopped the scan.
+fn scan_digits(s: &[u8], mut i: usize, out: &mut String, hex: bool) -> (usize, bool) {
+    let is_digit = |c: u8| if hex { c.is_ascii_hexdigit() } else { c.is_ascii_digit() };
+    while i < s.len() {
+        let c = s[i];
+        if is_digit(c) {
+            out.push(c as char);
+            i += 1;
+        } else if c == b'_' && !out.is_empty() && i + 1 < s.len() && is_digit(s[i + 1]) && is_digit(s[i - 1]) {
+            i += 1;
         } else {
-            clean.push(b[i] as char);
-            seen_digit = true;
-            last_underscore = false;
-            end = clean.len();
+            return (i, c == b'_');
         }
+    }
+    (i, false)
+}
+
+/// Parses a hexadecimal float body (after `0x`): `h[.h][p[+-]d]`.
+fn parse_hex_float(s: &[u8], mut i: usize, strict: bool) -> Option<(f64, usize)> {
+    let mut int = String::new();
+    let (j, _) = scan_digits(s, i, &mut int, true);
+    i = j;
+    let mut frac = String::new();
+    if s.get(i) == Some(&b'.') {
+        let (j, _) = scan_digits(s, i + 1, &mut frac, true);
+        if j > i + 1 {
+            i = j;
+        } else if strict {
+            return None;
+        }
+    }
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let mut exp: i64 = 0;
+    if matches!(s.get(i), Some(b'p' | b'P')) {
+        let mut j = i + 1;
+        let mut eneg = false;
+        if matches!(s.get(j), Some(b'+' | b'-')) {
+            eneg = s[j] == b'-';
+            j += 1;
+        }
+        let mut ed = String::new();
+        let (k, _) = scan_digits(s, j, &mut ed, false);
+        if ed.is_empty() {
+            if strict {
+                return None;
+            }
+        } else {
+            exp = ed.parse::<i64>().unwrap_or(i64::MAX / 4).min(100_000);
+            if eneg {
+                exp = -exp;
+            }
+            i = k;
+        }
+    }
+    let mant = BigInt::parse_bytes(format!("{int}{frac}").as_bytes(), 16).unwrap_or_default();
+    let shift = exp - 4 * frac.len() as i64;
+    Some((scale_big_pub(&mant, shift), i))
+}
+
+/// `mant * 2**shift` rounded to the nearest double.
+pub fn scale_big_pub(mant: &BigInt, shift: i64) -> f64 {
+    let bits = mant.bits() as i64;
+    if bits == 0 {
+        return 0.0;
+    }
+    // Keep 64 significant bits (sticky bit for the rest), then let the FPU round once.
+    let drop = (bits - 64).max(0);
+    let top = mant >> drop as usize;
+    let mut m = top.to_u64().unwrap_or(u64::MAX);
+    if drop > 0 && (mant - (&top << drop as usize)) != BigInt::zero() {
+        m |= 1;
+    }
+    let e = shift + drop;
+    let f = m as f64;
+    if e > 2000 {
+        f64::INFINITY
+    } else if e < -2200 {
+        0.0
+    } else {
+        let half = e / 2;
+        f * 2f64.powi(half as i32) * 2f64.powi((e - half) as i32)
+    }
+}
+
+/// Parses a float the way CRuby's `rb_cstr_to_dbl` does (Ruby 3.4 rules: `"1."` and
+/// `"1.e5"` are accepted).
+///
+/// Lenient parsing (`String#to_f`) takes the longest valid prefix and answers 0.0 when
+/// there is none (and for `0x` strings without a sign); strict parsing (`Float()`) accepts
+/// hexadecimal floats and surrounding whitespace only, answering `None` otherwise.
+pub fn parse_float(s: &[u8], strict: bool) -> Option<f64> {
+    let bad = if strict { None } else { Some(0.0) };
+    let mut i = 0;
+    while i < s.len() && is_space(s[i]) {
         i += 1;
     }
-    if i < b.len() && b[i] == b'.' && i + 1 < b.len() && b[i + 1].is_ascii_digit() && seen_digit {
-        clean.push('.');
+    let unsigned_hex = s.get(i) == Some(&b'0') && matches!(s.get(i + 1), Some(b'x' | b'X'));
+    if unsigned_hex && !strict {
+        return Some(0.0);
+    }
+    let mut neg = false;
+    if matches!(s.get(i), Some(b'+' | b'-')) {
+        neg = s[i] == b'-';
         i += 1;
-        while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'_') {
-            if b[i] != b'_' {
-                clean.push(b[i] as char);
-                end = clean.len();
+    }
+    let finish = |v: f64, i: usize| -> Option<f64> {
+        let mut k = i;
+        if strict {
+            while k < s.len() && is_space(s[k]) {
+                k += 1;
             }
+            if k < s.len() {
+                return None;
+            }
+        }
+        Some(if neg { -v } else { v })
+    };
+    if s.get(i) == Some(&b'0') && matches!(s.get(i + 1), Some(b'x' | b'X')) {
+        return match parse_hex_float(s, i + 2, strict) {
+            Some((v, j)) => finish(v, j),
+            None => bad,
+        };
+    }
+    let mut num = String::new();
+    let (j, stopped_at_underscore) = scan_digits(s, i, &mut num, false);
+    if strict && stopped_at_underscore {
+        return None;
+    }
+    let int_digits = num.len();
+    i = j;
+    let mut frac_digits = 0;
+    if s.get(i) == Some(&b'.') {
+        let mut frac = String::new();
+        let (k, us) = scan_digits(s, i + 1, &mut frac, false);
+        if strict && us {
+            return None;
+        }
+        if !frac.is_empty() {
+            num.push('.');
+            num.push_str(&frac);
+            frac_digits = frac.len();
+            i = k;
+        } else if int_digits > 0 {
+            // "1." (and "1.e5"): the decimal part may be omitted.
             i += 1;
         }
     }
-    if seen_digit && i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+    if int_digits == 0 && frac_digits == 0 {
+        return bad;
+    }
+    if matches!(s.get(i), Some(b'e' | b'E')) {
         let mut j = i + 1;
-        let mut e = String::from("e");
-        if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
-            e.push(b[j] as char);
+        let mut exp = String::from("e");
+        if matches!(s.get(j), Some(b'+' | b'-')) {
+            exp.push(s[j] as char);
             j += 1;
         }
-        if j < b.len() && b[j].is_ascii_digit() {
-            while j < b.len() && b[j].is_ascii_digit() {
-                e.push(b[j] as char);
-                j += 1;
+        let mut ed = String::new();
+        let (k, us) = scan_digits(s, j, &mut ed, false);
+        if ed.is_empty() || (strict && us) {
+            if strict {
+                return None;
             }
-            clean.truncate(end);
-            clean.push_str(&e);
-            end = clean.len();
+        } else {
+            exp.push_str(&ed);
+            num.push_str(&exp);
+            i = k;
         }
     }
-    clean.truncate(end);
-    clean.parse().unwrap_or(0.0)
-}
-
-/// Strict `Float("...")` parsing; `None` if not a float literal.
-pub fn parse_strict(s: &str) -> Option<f64> {
-    let t = s.trim();
-    if t.is_empty() || t.starts_with('_') || t.ends_with('_') || t.contains("__") || t.ends_with('.') || t.starts_with('.') {
-        return None;
-    }
-    let lower = t.to_ascii_lowercase();
-    let unsigned = lower.trim_start_matches(['+', '-']);
-    if unsigned.starts_with("0x") {
-        let neg = lower.starts_with('-');
-        let n = BigInt::parse_bytes(unsigned[2..].replace('_', "").as_bytes(), 16)?;
-        let f = n.to_f64()?;
-        return Some(if neg { -f } else { f });
-    }
-    if unsigned.contains("._") || unsigned.contains("_.") || unsigned.contains("e_") || unsigned.contains("_e") || unsigned.contains(".e") {
-        return None;
-    }
-    let clean: String = t.chars().filter(|&c| c != '_').collect();
-    if clean.chars().any(|c| c.is_alphabetic() && c != 'e' && c != 'E') {
-        return None;
-    }
-    clean.parse().ok()
+    let v: f64 = num.parse().unwrap_or(0.0);
+    finish(v, i)
 }
 
 /// An f64 that is integral, as an Integer.

@@ -46,8 +46,7 @@ fn int_arg(ctx: &mut Ctx, v: Value) -> Result<BigInt> {
         return Ok(bignum::to_big(i));
     }
     if string::is_string(v) {
-        let s = string::to_rust_string_lossy(v);
-        return match integer::parse_strict(&s, None) {
+        return match integer::parse_int(string::bytes(v), 0, true) {
             Some(n) => Ok(n),
             None => {
                 let q = String::from_utf8_lossy(&string::inspect_bytes(string::bytes(v), string::encoding(v))).into_owned();
@@ -366,8 +365,7 @@ pub fn sprintf(ctx: &mut Ctx, fmt: Value, args: &[Value]) -> Result<Value> {
             'f' | 'e' | 'E' | 'g' | 'G' | 'a' | 'A' => {
                 let v = next_arg(ctx)?;
                 let x = if string::is_string(v) {
-                    let s = string::to_rust_string_lossy(v);
-                    match float::parse_strict(&s) {
+                    match float::parse_float(string::bytes(v), true) {
                         Some(x) => x,
                         None => {
                             let q = String::from_utf8_lossy(&string::inspect_bytes(string::bytes(v), string::encoding(v))).into_owned();

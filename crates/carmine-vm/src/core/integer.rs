@@ -93,105 +93,95 @@ pub fn to_integer_arg(ctx: &mut Ctx, v: Value) -> Result<Value> {
     Err(ctx.conversion_error(v, "Integer"))
 }
 
-/// `String#to_i` parsing: leading whitespace, sign, underscores; stops at the first
-/// invalid character.
-pub fn parse_lenient(ctx: &mut Ctx, s: &str, base: u32) -> Result<Value> {
-    let t = s.trim_start_matches(|c: char| c.is_ascii_whitespace());
-    let (neg, mut t) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let lower = t.to_ascii_lowercase();
-    let prefix = match base {
-        16 => "0x",
-        2 => "0b",
-        8 => "0o",
-        10 => "0d",
-        _ => "",
-    };
-    if !prefix.is_empty() && lower.starts_with(prefix) && t.len() > 2 && t.as_bytes()[2].is_ascii_alphanumeric() {
-        t = &t[2..];
-    } else if base == 8 && lower.starts_with('0') && lower.len() > 1 && lower.as_bytes()[1] == b'_' {
-        t = &t[1..];
-    }
-    let mut digits = String::new();
-    let mut last_underscore = false;
-    for (i, c) in t.chars().enumerate() {
-        if c == '_' {
-            if last_underscore || i == 0 {
-                break;
-            }
-            last_underscore = true;
-            continue;
-        }
-        match c.to_digit(base) {
-            Some(_) => {
-                digits.push(c);
-                last_underscore = false;
-            }
-            None => break,
-        }
-    }
-    if digits.is_empty() {
-        return Ok(Value::fixnum(0));
-    }
-    let n = BigInt::parse_bytes(digits.as_bytes(), base).unwrap_or_default();
-    let n = if neg { -n } else { n };
-    Ok(bignum::normalize(ctx, n))
+fn is_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
 }
 
-/// Strict parsing for `Integer("...")`; `None` when the string is not an integer literal.
-pub fn parse_strict(s: &str, base: Option<u32>) -> Option<BigInt> {
-    let t = s.trim_matches(|c: char| c.is_ascii_whitespace() || c == '\0');
-    let t = t.trim_end_matches(|c: char| c.is_ascii_whitespace());
-    let (neg, t) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let lower = t.to_ascii_lowercase();
-    let (b, body) = match base {
-        Some(b) if b != 0 => {
-            let pre = match b {
-                16 => "0x",
-                2 => "0b",
-                8 => "0o",
-                10 => "0d",
-                _ => "\u{0}",
-            };
-            if lower.starts_with(pre) {
-                (b, &t[2..])
-            } else if b == 8 && lower.starts_with('0') && lower.len() > 1 {
-                (b, &t[1..])
-            } else {
-                (b, t)
-            }
-        }
-        _ => {
-            if lower.starts_with("0x") {
-                (16, &t[2..])
-            } else if lower.starts_with("0b") {
-                (2, &t[2..])
-            } else if lower.starts_with("0o") {
-                (8, &t[2..])
-            } else if lower.starts_with("0d") {
-                (10, &t[2..])
-            } else if lower.starts_with('0') && lower.len() > 1 {
-                (8, &t[1..])
-            } else {
-                (10, t)
-            }
-        }
-    };
-    if body.is_empty() || body.starts_with('_') || body.ends_with('_') || body.contains("__") {
-        return None;
+/// Parses an integer the way CRuby's `rb_int_parse_cstr` does.
+///
+/// `base` is 2..=36, or 0 / a negative number for "detect from the prefix" (`0x`, `0b`,
+/// `0o`, `0d`, a leading `0` meaning octal; otherwise `-base`, or 10 for 0 and -1).
+/// Lenient parsing (`strict == false`, `String#to_i`) stops at the first invalid character
+/// and answers 0 when no digit is found; strict parsing (`Integer()`) allows only
+/// surrounding whitespace and answers `None` for anything else.
+pub fn parse_int(s: &[u8], base: i32, strict: bool) -> Option<BigInt> {
+    let bad = if strict { None } else { Some(BigInt::zero()) };
+    let mut i = 0;
+    while i < s.len() && is_space(s[i]) {
+        i += 1;
     }
-    let digits: String = body.chars().filter(|&c| c != '_').collect();
-    if !digits.chars().all(|c| c.is_digit(b)) {
-        return None;
+    let mut neg = false;
+    if i < s.len() && (s[i] == b'+' || s[i] == b'-') {
+        neg = s[i] == b'-';
+        i += 1;
     }
-    let n = BigInt::parse_bytes(digits.as_bytes(), b)?;
+    let lower_at = |k: usize| s.get(k).map(|c| c.to_ascii_lowercase());
+    let mut base = base;
+    if base <= 0 {
+        if s.get(i) == Some(&b'0') && i + 1 < s.len() {
+            match lower_at(i + 1) {
+                Some(b'x') => {
+                    base = 16;
+                    i += 2;
+                }
+                Some(b'b') => {
+                    base = 2;
+                    i += 2;
+                }
+                Some(b'o') => {
+                    base = 8;
+                    i += 2;
+                }
+                Some(b'd') => {
+                    base = 10;
+                    i += 2;
+                }
+                _ => base = 8,
+            }
+        } else {
+            base = if base < -1 { -base } else { 10 };
+        }
+    } else if s.get(i) == Some(&b'0') {
+        let prefix = match base {
+            16 => Some(b'x'),
+            2 => Some(b'b'),
+            8 => Some(b'o'),
+            10 => Some(b'd'),
+            _ => None,
+        };
+        if prefix.is_some() && lower_at(i + 1) == prefix {
+            i += 2;
+        }
+    }
+    let digit = |c: u8| (c as char).to_digit(base as u32);
+    if i >= s.len() || digit(s[i]).is_none() {
+        return bad;
+    }
+    let mut digits = Vec::with_capacity(s.len() - i);
+    while i < s.len() {
+        let c = s[i];
+        if c == b'_' {
+            if i + 1 < s.len() && digit(s[i + 1]).is_some() {
+                i += 1;
+                continue;
+            }
+            break;
+        }
+        if digit(c).is_none() {
+            break;
+        }
+        digits.push(c);
+        i += 1;
+    }
+    if strict {
+        while i < s.len() && is_space(s[i]) {
+            i += 1;
+        }
+        if i < s.len() {
+            return None;
+        }
+    }
+    let n = BigInt::parse_bytes(&digits, base as u32)?;
     Some(if neg { -n } else { n })
 }
 

@@ -151,11 +151,10 @@ fn integer_conv(ctx: &mut Ctx, args: &Args) -> Result<Value> {
         }
     }
     if string::is_string(v) {
-        let s = string::to_rust_string_lossy(v);
         if string::bytes(v).contains(&0) {
             return Err(ctx.arg_error("string contains null byte"));
         }
-        return match integer::parse_strict(&s, base.map(|b| b as u32)) {
+        return match integer::parse_int(string::bytes(v), base.unwrap_or(0) as i32, true) {
             Some(n) => Ok(crate::core::bignum::normalize(ctx, n)),
             None => {
                 let q = string::to_rust_string_lossy(string::new_from_bytes(ctx, &string::inspect_bytes(string::bytes(v), string::encoding(v))));
@@ -196,12 +195,16 @@ fn k_float(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let v = args.pos[0];
     let r = (|| -> Result<Value> {
         if string::is_string(v) {
-            let s = string::to_rust_string_lossy(v);
             if string::bytes(v).contains(&0) {
                 return Err(ctx.arg_error("string for Float contains null byte"));
             }
-            return match float::parse_strict(&s) {
-                Some(f) => Ok(float::new(ctx, f)),
+            return match float::parse_float(string::bytes(v), true) {
+                Some(f) => {
+                    if f.is_infinite() {
+                        float::warn_out_of_range(ctx, string::bytes(v));
+                    }
+                    Ok(float::new(ctx, f))
+                }
                 None => {
                     let q = String::from_utf8_lossy(&string::inspect_bytes(string::bytes(v), string::encoding(v))).into_owned();
                     Err(ctx.arg_error(&format!("invalid value for Float(): {q}")))

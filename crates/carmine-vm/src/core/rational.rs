@@ -320,18 +320,17 @@ fn m_positive(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 pub fn kernel_rational(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let parse = |ctx: &mut Ctx, v: Value| -> Result<Value> {
         if string::is_string(v) {
-            let s = string::to_rust_string_lossy(v);
-            let t = s.trim();
-            let (a, b) = t.split_once('/').unwrap_or((t, "1"));
-            let na = a.trim().parse::<f64>().ok();
-            if let (Some(n), Some(d)) = (integer::parse_strict(a, Some(10)), integer::parse_strict(b, Some(10))) {
-                return reduce(ctx, n, d);
+            let b = string::bytes(v).to_vec();
+            if b.contains(&0) {
+                return Err(ctx.arg_error("string contains null byte"));
             }
-            if let Some(f) = na {
-                let fr = float::new(ctx, f);
-                return from_integer(ctx, fr);
-            }
-            return Err(ctx.arg_error(&format!("invalid value for convert(): {:?}", s)));
+            return match crate::core::numeric_parse::rational_value(ctx, &b, true)? {
+                Some(r) => Ok(r),
+                None => {
+                    let q = String::from_utf8_lossy(&string::inspect_bytes(&b, string::encoding(v))).into_owned();
+                    Err(ctx.arg_error(&format!("invalid value for convert(): {q}")))
+                }
+            };
         }
         if v.is_nil() {
             return Err(ctx.type_error("can't convert nil into Rational"));

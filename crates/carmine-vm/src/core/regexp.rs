@@ -662,11 +662,15 @@ fn s_scan(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         let (ms, me) = groups[0].expect("group 0");
         let md = new_match(ctx, re, subject, groups.clone());
         let item = if groups.len() > 1 {
-            let caps: Vec<Value> = (1..groups.len()).map(|i| match groups[i] {
-                Some((s, e)) => string::new_with_enc(ctx, b[s..e].to_vec(), enc),
-                None => Value::NIL,
-            }).collect();
-            array::from_vec(ctx, caps)
+            let caps = array::new(ctx);
+            for g in groups.iter().skip(1) {
+                let v = match *g {
+                    Some((s, e)) => string::new_with_enc(ctx, b[s..e].to_vec(), enc),
+                    None => Value::NIL,
+                };
+                array::push(ctx, caps, v);
+            }
+            caps
         } else {
             string::new_with_enc(ctx, b[ms..me].to_vec(), enc)
         };
@@ -729,8 +733,13 @@ fn s_partition(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         Some((s, e)) => [b[..s].to_vec(), b[s..e].to_vec(), b[e..].to_vec()],
         None => [b.clone(), Vec::new(), Vec::new()],
     };
-    let vals: Vec<Value> = parts.into_iter().map(|p| string::new_with_enc(ctx, p, enc)).collect();
-    Ok(array::from_vec(ctx, vals))
+    // Each piece goes into the Array as it is made, so the collector always sees it.
+    let out = array::new(ctx);
+    for p in parts {
+        let v = string::new_with_enc(ctx, p, enc);
+        array::push(ctx, out, v);
+    }
+    Ok(out)
 }
 
 fn s_rpartition(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -751,8 +760,13 @@ fn s_rpartition(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         Some((s, e)) => [b[..s].to_vec(), b[s..e].to_vec(), b[e..].to_vec()],
         None => [Vec::new(), Vec::new(), b.clone()],
     };
-    let vals: Vec<Value> = parts.into_iter().map(|p| string::new_with_enc(ctx, p, enc)).collect();
-    Ok(array::from_vec(ctx, vals))
+    // Each piece goes into the Array as it is made, so the collector always sees it.
+    let out = array::new(ctx);
+    for p in parts {
+        let v = string::new_with_enc(ctx, p, enc);
+        array::push(ctx, out, v);
+    }
+    Ok(out)
 }
 
 fn s_slice_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -966,8 +980,12 @@ fn re_casefold(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 
 fn re_names(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let names = names_of(get(ctx, recv)?);
-    let v: Vec<Value> = names.into_iter().map(|(n, _)| string::new_utf8(ctx, &n)).collect();
-    Ok(array::from_vec(ctx, v))
+    let out = array::new(ctx);
+    for (n, _) in names {
+        let v = string::new_utf8(ctx, &n);
+        array::push(ctx, out, v);
+    }
+    Ok(out)
 }
 
 fn re_named_captures(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -1041,14 +1059,22 @@ fn md_aref(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn md_to_a(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let m = m_get(ctx, recv)?;
-    let v: Vec<Value> = (0..m.groups.len()).map(|i| group_str(ctx, m, i)).collect();
-    Ok(array::from_vec(ctx, v))
+    let out = array::new(ctx);
+    for i in (0..m.groups.len()) {
+        let v = group_str(ctx, m, i);
+        array::push(ctx, out, v);
+    }
+    Ok(out)
 }
 
 fn md_captures(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let m = m_get(ctx, recv)?;
-    let v: Vec<Value> = (1..m.groups.len()).map(|i| group_str(ctx, m, i)).collect();
-    Ok(array::from_vec(ctx, v))
+    let out = array::new(ctx);
+    for i in (1..m.groups.len()) {
+        let v = group_str(ctx, m, i);
+        array::push(ctx, out, v);
+    }
+    Ok(out)
 }
 
 fn md_named_captures(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -1144,11 +1170,12 @@ fn md_regexp(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 }
 
 fn md_values_at(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let mut out = Vec::new();
+    let out = array::new(ctx);
     for &a in args.pos {
-        out.push(md_aref(ctx, recv, &Args::new(&[a]))?);
+        let v = md_aref(ctx, recv, &Args::new(&[a]))?;
+        array::push(ctx, out, v);
     }
-    Ok(array::from_vec(ctx, out))
+    Ok(out)
 }
 
 fn md_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
