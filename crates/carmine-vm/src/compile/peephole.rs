@@ -6,6 +6,7 @@
 //!   points into its middle; targets are remapped afterwards (`remap`).
 //! - Fused instructions keep the call-site index of the operator they replace, so their
 //!   slow path is exactly the original `send`.
+//! - A forward `Jump` to `Leave` becomes `Leave` (nothing runs in between).
 //! - Every loop back edge polls the interrupt word: backward jumps become `*Poll` variants,
 //!   and the compiler's `Checkpoint` markers are dropped.
 
@@ -109,6 +110,14 @@ pub fn optimize(b: &mut Builder) {
                 };
             }
             *insn = ni;
+        }
+    }
+    // A jump to `leave` leaves right away (the arms of a conditional in tail position).
+    for i in 0..out.len() {
+        if let Insn::Jump(t) = out[i] {
+            if out.get(t as usize) == Some(&Insn::Leave) {
+                out[i] = Insn::Leave;
+            }
         }
     }
     for c in &mut b.catch_table {

@@ -402,6 +402,49 @@ pub fn push_method_frame(ctx: &mut Ctx, recv: Value, me: &MethodEntry, iseq_val:
     Ok(())
 }
 
+/// The common block call, small enough to inline into the dispatch loop and into `call_block`:
+/// a non-lambda block with only required parameters whose locals stay on the stack, given
+/// arguments it does not auto-splat. `cap` describes the block; `argc` arguments are at
+/// `ret_sp`. Returns false (having changed nothing) when the general path must run.
+#[inline(always)]
+pub fn push_simple_block_frame(ctx: &mut Ctx, cap: &Captured, argc: usize, ret_sp: usize, flags: u8) -> bool {
+    let iseq = iseq_of(cap.iseq);
+    let p = &iseq.params;
+    let lead = p.lead as usize;
+    let nlocals = iseq.local_count();
+    let bp = ret_sp;
+    if !p.simple || (argc == 1 && lead >= 2) || iseq.locals_on_heap || bp + nlocals.max(argc) + iseq.stack_max as usize + STACK_MARGIN > ctx.stacks.stack.len() || ctx.stacks.frames.len() >= ctx.stacks.max_frames {
+        return false;
+    }
+    let stack = &mut ctx.stacks.stack[bp..bp + nlocals];
+    for v in &mut stack[argc.min(lead)..] {
+        *v = Value::NIL;
+    }
+    let locals = stack.as_mut_ptr();
+    let (owner, mid, block) = match ctx.stacks.frames.get(cap.home_index as usize) {
+        Some(h) if h.serial == cap.home_serial => (h.owner, h.mid, h.block),
+        _ => (Value::NIL, None, BlockRef::NONE),
+    };
+    ctx.stacks.sp = bp + nlocals;
+    let f = push_frame(ctx, FrameKind::Block);
+    f.iseq = iseq as *const Iseq;
+    f.iseq_val = cap.iseq;
+    f.bp = bp;
+    f.sp_base = bp + nlocals;
+    f.ret_sp = ret_sp;
+    f.locals = locals;
+    f.outer = cap.env;
+    f.self_ = cap.self_;
+    f.cref = cap.cref;
+    f.home_index = cap.home_index;
+    f.home_serial = cap.home_serial;
+    f.owner = owner;
+    f.mid = mid;
+    f.block = block;
+    f.flags = flags;
+    true
+}
+
 /// Pushes a block frame for `cap` with `argc` arguments at `bp`; the result goes to `bp`.
 #[allow(clippy::too_many_arguments)]
 pub fn push_block_frame(ctx: &mut Ctx, cap: &Captured, argc: usize, kw: Option<Value>, block_arg: Option<Block>, lambda: bool, self_override: Option<(Value, Value)>, flags: u8, ret_sp: usize) -> Result<()> {
@@ -640,6 +683,9 @@ pub fn call_block(ctx: &mut Ctx, block: &Block, args: &[Value], kw: Option<Value
         Some((s, None)) => Some((s, cap.cref)),
         None => None,
     };
+    if over.is_none() && !lambda && kw.is_none() && block_arg.is_none() && push_simple_block_frame(ctx, &cap, args.len(), base, FRAME_FINISH) {
+        return exec::run(ctx);
+    }
     if let Err(e) = push_block_frame(ctx, &cap, args.len(), kw, block_arg, lambda, over, FRAME_FINISH, base) {
         ctx.stacks.sp = base;
         return Err(e);

@@ -244,22 +244,12 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
                 }
             }};
         }
+        // A call from an operator instruction whose fast path did not apply: out of line, so
+        // the many operator arms stay small.
         macro_rules! send {
-            ($ci:expr) => {{
-                sync!();
-                let r = match ops::send_cached(ctx, &iseq.calls[$ci as usize]) {
-                    Some(r) => r,
-                    None => ops::send(ctx, iseq, fi, $ci as usize),
-                };
-                match r {
-                    Ok(Some(v)) => {
-                        sp = ctx.stacks.sp;
-                        push!(v);
-                    }
-                    Ok(None) => continue 'reload,
-                    Err(e) => throw_call!(e),
-                }
-            }};
+            ($ci:expr) => {
+                call_op!(ops::send_any(ctx, iseq, fi, $ci as usize))
+            };
         }
         macro_rules! redefined {
             ($bit:expr) => {
@@ -534,7 +524,22 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
                 Insn::OptGeLI(l, k, ci) => fused_li!(l, k, ci, |a, b| Some(Value::bool(a.fixnum_unchecked() >= b.fixnum_unchecked())), |x, y| float::Bool(x >= y)),
                 Insn::OptEqLI(l, k, ci) => fused_li!(l, k, ci, |a, b| Some(Value::bool(a == b)), |x, y| float::Bool(x == y)),
 
-                Insn::Send(ci) => send!(ci),
+                Insn::Send(ci) => {
+                    // The method call, with the cached simple-method path inlined.
+                    sync!();
+                    let r = match ops::send_cached(ctx, &iseq.calls[ci as usize]) {
+                        Some(r) => r,
+                        None => ops::send(ctx, iseq, fi, ci as usize),
+                    };
+                    match r {
+                        Ok(Some(v)) => {
+                            sp = ctx.stacks.sp;
+                            push!(v);
+                        }
+                        Ok(None) => continue 'reload,
+                        Err(e) => throw_call!(e),
+                    }
+                }
                 Insn::OptPlus(ci) => binop_fix_flo!(ci, 0, |a, b| fix { fix_add(a, b) } flo { float::Num(a + b) }),
                 Insn::OptMinus(ci) => binop_fix_flo!(ci, 0, |a, b| fix { fix_sub(a, b) } flo { float::Num(a - b) }),
                 Insn::OptMult(ci) => binop_fix_flo!(ci, 0, |a, b| fix { a.fixnum_unchecked().checked_mul(b.fixnum_unchecked()).and_then(Value::try_fixnum) } flo { float::Num(a * b) }),
@@ -663,7 +668,13 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
                     }
                     send!(ci)
                 }
-                Insn::Yield(ci) => call_op!(ops::invoke_yield(ctx, iseq, fi, ci as usize)),
+                Insn::Yield(ci) => {
+                    sync!();
+                    if ops::yield_simple(ctx, fi, &iseq.calls[ci as usize]) {
+                        continue 'reload;
+                    }
+                    call_op!(ops::invoke_yield(ctx, iseq, fi, ci as usize))
+                }
                 Insn::InvokeSuper(ci) => call_op!(ops::invoke_super(ctx, iseq, fi, ci as usize)),
 
                 Insn::Leave => {

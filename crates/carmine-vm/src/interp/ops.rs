@@ -13,7 +13,7 @@ use crate::error::Unwind;
 use crate::interp::call::{self, call_builtin, MissingKind};
 use crate::interp::env::{cref, CREF_EVAL};
 use crate::interp::exec::capture_block;
-use crate::interp::frame::{Block, FrameKind};
+use crate::interp::frame::{Block, Captured, FrameKind};
 use crate::interp::{class_of, Args};
 use crate::object::{basic, ObjType, RObject};
 use crate::symbol::{sym, SymId};
@@ -180,6 +180,15 @@ pub fn send_cached(ctx: &mut Ctx, ci: &CallInfo) -> Option<Result<Option<Value>>
     }
 }
 
+/// A call through the inline cache when it applies, else the general path.
+#[inline(never)]
+pub fn send_any(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci_idx: usize) -> Result<Option<Value>> {
+    match send_cached(ctx, &iseq.calls[ci_idx]) {
+        Some(r) => r,
+        None => send(ctx, iseq, fi, ci_idx),
+    }
+}
+
 pub fn send(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci_idx: usize) -> Result<Option<Value>> {
     let ci = &iseq.calls[ci_idx];
     let ret_sp = ctx.stacks.sp - arg_slots(ci) - 1;
@@ -313,6 +322,25 @@ fn inline_class_new(ctx: &mut Ctx, klass: Value, argc: usize, kw: Option<Value>,
     ctx.stacks.stack[ret_sp] = o;
     call::push_method_frame(ctx, o, &init, iseq, cref, argc, kw, block, ret_sp, crate::interp::frame::FRAME_CTOR)?;
     Ok(Some(None))
+}
+
+/// `yield` with plain positional arguments to a literal block of the running method, when
+/// `push_simple_block_frame` applies. Returns false when the general path must run.
+#[inline(always)]
+pub fn yield_simple(ctx: &mut Ctx, fi: usize, ci: &CallInfo) -> bool {
+    if ci.flags & (cf::BLOCK_ARG | cf::KW_HASH | cf::SPLAT) != 0 {
+        return false;
+    }
+    let frames = &ctx.stacks.frames;
+    let b = frames[fi].block;
+    if b.v.is_nil() || crate::core::proc::is_proc(b.v) {
+        return false;
+    }
+    let Some(h) = frames.get(b.home as usize).filter(|h| h.serial == b.serial) else { return false };
+    let cap = Captured { iseq: b.v, self_: h.self_, env: h.env, cref: h.cref, home_serial: h.serial, home_index: b.home, _pad: 0 };
+    let argc = ci.argc as usize;
+    let ret_sp = ctx.stacks.sp - argc;
+    call::push_simple_block_frame(ctx, &cap, argc, ret_sp, 0)
 }
 
 pub fn invoke_yield(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci_idx: usize) -> Result<Option<Value>> {
