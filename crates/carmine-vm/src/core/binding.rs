@@ -124,7 +124,9 @@ pub fn eval_in(ctx: &mut Ctx, b: Value, src: Value, file: Option<String>, line: 
 pub fn eval_with_self(ctx: &mut Ctx, b: Value, src: Value, file: Option<String>, line: Option<i32>, self_: Value, cref_class: Option<Value>) -> Result<Value> {
     let parent = get(ctx, b)?.cref;
     let cref = match cref_class {
-        Some(k) => crate::interp::exec::new_cref(ctx, k, parent, false),
+        // A nil class (instance_eval on an Integer) defines nothing and must
+        // stay out of constant lookup, like an eval cref.
+        Some(k) => crate::interp::exec::new_cref(ctx, k, parent, k.is_nil()),
         None => parent,
     };
     run_eval(ctx, b, src, file, line, self_, cref)

@@ -475,11 +475,15 @@ fn basic_method_missing(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value
     Err(crate::interp::call::no_method_error(ctx, recv, mid, rest, crate::interp::call::MissingKind::Normal))
 }
 
+/// The class `def`/`alias` define into under `instance_eval`/`instance_exec`:
+/// the receiver's singleton class, or nil for an Integer, Symbol or Float,
+/// which makes those definitions raise "can't define singleton".
+fn instance_eval_definee(ctx: &mut Ctx, recv: Value) -> Option<Value> {
+    Some(singleton_class(ctx, recv).unwrap_or(Value::NIL))
+}
+
 fn basic_instance_eval(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let single = match singleton_class(ctx, recv) {
-        Ok(s) => Some(s),
-        Err(_) => None,
-    };
+    let single = instance_eval_definee(ctx, recv);
     match args.block {
         Some(b) => {
             if !args.pos.is_empty() {
@@ -498,7 +502,7 @@ fn basic_instance_eval(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value>
 
 fn basic_instance_exec(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let b = args.need_block(ctx)?;
-    let single = singleton_class(ctx, recv).ok();
+    let single = instance_eval_definee(ctx, recv);
     ctx.yield_with_self(&b, recv, args.pos, single)
 }
 

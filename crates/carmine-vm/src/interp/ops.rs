@@ -892,18 +892,23 @@ pub fn to_s_for_interpolation(ctx: &mut Ctx, v: Value, _iseq: &Iseq, _ci: u32) -
 
 // ---- definitions ----
 
-/// The class or module `def` defines into for frame `fi`.
-pub fn definee(ctx: &Ctx, fi: usize) -> Value {
+/// The class or module `def` defines into for frame `fi`. Under
+/// `instance_eval` of an object without a singleton class (an Integer or
+/// Symbol) there is none: TypeError, as in CRuby.
+pub fn definee(ctx: &mut Ctx, fi: usize) -> Result<Value> {
     let c = ctx.stacks.frames[fi].cref;
     if c.is_nil() {
-        ctx.c().object
-    } else {
-        cref(c).klass
+        return Ok(ctx.c().object);
     }
+    let klass = cref(c).klass;
+    if klass.is_nil() {
+        return Err(ctx.type_error("can't define singleton"));
+    }
+    Ok(klass)
 }
 
 pub fn define_method(ctx: &mut Ctx, fi: usize, name: SymId, iseq_val: Value) -> Result<Value> {
-    let target = definee(ctx, fi);
+    let target = definee(ctx, fi)?;
     let (kind, frame_vis, cref_v) = {
         let f = &ctx.stacks.frames[fi];
         (f.kind, f.visibility, f.cref)
@@ -1152,7 +1157,7 @@ pub fn alias(ctx: &mut Ctx, fi: usize, new: Value, old: Value, kind: u32) -> Res
         crate::core::globals::alias(ctx, new, old);
         return Ok(());
     }
-    let target = definee(ctx, fi);
+    let target = definee(ctx, fi)?;
     crate::core::module_methods::alias_method(ctx, target, new, old)
 }
 
@@ -1160,7 +1165,7 @@ pub fn undef(ctx: &mut Ctx, fi: usize, name: Value) -> Result<()> {
     let Some(name) = name.as_symbol() else {
         return Err(ctx.type_error("undef name must be a symbol"));
     };
-    let target = definee(ctx, fi);
+    let target = definee(ctx, fi)?;
     crate::core::module_methods::undef_method(ctx, target, name)
 }
 
