@@ -65,6 +65,23 @@ fn main_using(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     Err(ctx.not_implemented("refinements (main.using)"))
 }
 
+/// The core classes are named before String exists, so their name strings
+/// were allocated without a class; give them String now (recursively through
+/// the constants of Object).
+fn fix_early_names(ctx: &mut Ctx, module: Value, string: Value) {
+    if let Some(n) = body(module).name {
+        if crate::object::basic(n).klass != string {
+            crate::object::basic(n).klass = string;
+        }
+    }
+    let consts: Vec<Value> = body(module).consts.iter().map(|(_, e)| e.value).collect();
+    for v in consts {
+        if crate::core::module::is_class_or_module(v) && v != module && body(v).name.is_some_and(|n| crate::object::basic(n).klass != string) {
+            fix_early_names(ctx, v, string);
+        }
+    }
+}
+
 /// Builds the core classes into a fresh VM. Runs once, on the VM's first thread.
 pub fn boot(ctx: &mut Ctx) {
     // The four classes that refer to each other.
@@ -305,6 +322,7 @@ pub fn boot(ctx: &mut Ctx) {
         c.no_matching_pattern_key_error = no_matching_pattern_key_error;
         c.math_domain_error = math_domain_error;
     }
+    fix_early_names(ctx, obj, string);
     ctx.vm().bump_method_epoch();
 
     let main = object::new_object(ctx, obj);
