@@ -215,14 +215,111 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
 
     // ---- multiple assignment ----
 
+    /// `a.x, b[i], C::D, e = rhs`. As in CRuby, the receivers and arguments of
+    /// the targets are evaluated left to right before the right-hand side;
+    /// they stay on the stack (below the value) until every target is assigned.
     pub fn compile_multi_write(&mut self, n: &ruby_prism::MultiWriteNode<'pr>, used: bool) {
         let lefts: Vec<Node<'pr>> = n.lefts().iter().collect();
         let rights: Vec<Node<'pr>> = n.rights().iter().collect();
+        let rest = n.rest();
+        let mut all: Vec<Node<'pr>> = lefts.iter().map(|t| super::prism_copy(t)).collect();
+        if let Some(r) = &rest {
+            all.push(super::prism_copy(r));
+        }
+        all.extend(rights.iter().map(|t| super::prism_copy(t)));
+        if !all.iter().any(target_needs_prefix) {
+            self.compile(&n.value(), true);
+            if used {
+                self.b().emit(Insn::Dup);
+            }
+            self.expand_and_assign(&lefts, rest, &rights);
+            return;
+        }
+        if used {
+            // The expression's value, filled in once the right side is known.
+            self.b().emit(Insn::PutNil);
+        }
+        let outer = std::mem::take(&mut self.masgn_prefixes);
+        let start = self.b().depth;
+        for t in &all {
+            self.push_target_prefix(t);
+        }
+        let count = self.b().depth - start;
+        let mine = std::mem::replace(&mut self.masgn_prefixes, outer);
         self.compile(&n.value(), true);
         if used {
-            self.b().emit(Insn::Dup);
+            self.b().emit(Insn::SetN(count as u32 + 1));
         }
-        self.expand_and_assign(&lefts, n.rest(), &rights);
+        let outer = std::mem::replace(&mut self.masgn_prefixes, mine);
+        self.expand_and_assign(&lefts, rest, &rights);
+        self.masgn_prefixes = outer;
+        if count > 0 {
+            self.b().emit(Insn::AdjustStack(count as u32));
+        }
+    }
+
+    /// Evaluates what target `t` needs before the right-hand side (see
+    /// `compile_multi_write`) and records where it is on the stack.
+    fn push_target_prefix(&mut self, t: &Node<'pr>) {
+        match t {
+            Node::CallTargetNode { .. } => {
+                let n = t.as_call_target_node().expect("call target");
+                let base = self.b().depth;
+                match n.receiver() {
+                    Node::SelfNode { .. } => {
+                        self.b().emit(Insn::PutSelf);
+                    }
+                    r => self.compile(&r, true),
+                }
+                self.masgn_prefixes.push_back((base, 0, 0));
+            }
+            Node::IndexTargetNode { .. } => {
+                let n = t.as_index_target_node().expect("index target");
+                let base = self.b().depth;
+                self.compile(&n.receiver(), true);
+                let info = self.compile_args(n.arguments(), None);
+                if info.flags & !cf::SPLAT != 0 {
+                    self.fail("unsupported index target");
+                    return;
+                }
+                self.masgn_prefixes.push_back((base, info.argc, info.flags));
+            }
+            Node::ConstantPathTargetNode { .. } => {
+                let n = t.as_constant_path_target_node().expect("cpath target");
+                let base = self.b().depth;
+                match n.parent() {
+                    Some(p) => self.compile(&p, true),
+                    None => {
+                        let obj = self.ctx.c().object;
+                        self.put_literal(obj);
+                    }
+                }
+                self.masgn_prefixes.push_back((base, 0, 0));
+            }
+            Node::MultiTargetNode { .. } => {
+                let n = t.as_multi_target_node().expect("mlhs");
+                for l in n.lefts().iter() {
+                    self.push_target_prefix(&l);
+                }
+                if let Some(r) = n.rest() {
+                    self.push_target_prefix(&r);
+                }
+                for r in n.rights().iter() {
+                    self.push_target_prefix(&r);
+                }
+            }
+            Node::SplatNode { .. } => {
+                if let Some(e) = t.as_splat_node().and_then(|s| s.expression()) {
+                    self.push_target_prefix(&e);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Distance from the top of the stack to the absolute position `base`.
+    fn stack_offset(&mut self, base: i32) -> u32 {
+        (self.b().depth - 1 - base) as u32
     }
 
     /// With a value on top: spreads it and assigns the targets (pops the value).
@@ -290,6 +387,15 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                 self.b().emit(Insn::Swap);
                 self.b().emit(Insn::SetConst(id));
             }
+            Node::ConstantPathTargetNode { .. } if !self.masgn_prefixes.is_empty() => {
+                let n = t.as_constant_path_target_node().expect("cpath target");
+                let id = self.intern(n.name().map(|c| c.as_slice()).unwrap_or(b""));
+                let (base, _, _) = self.masgn_prefixes.pop_front().expect("prefix");
+                let off = self.stack_offset(base);
+                self.b().emit(Insn::TopN(off));
+                self.b().emit(Insn::Swap);
+                self.b().emit(Insn::SetConst(id));
+            }
             Node::ConstantPathTargetNode { .. } => {
                 let n = t.as_constant_path_target_node().expect("cpath target");
                 let id = self.intern(n.name().map(|c| c.as_slice()).unwrap_or(b""));
@@ -302,6 +408,18 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                 }
                 self.b().emit(Insn::Swap);
                 self.b().emit(Insn::SetConst(id));
+            }
+            Node::CallTargetNode { .. } if !self.masgn_prefixes.is_empty() => {
+                let n = t.as_call_target_node().expect("call target");
+                let mid = self.intern(n.name().as_slice());
+                let (base, _, _) = self.masgn_prefixes.pop_front().expect("prefix");
+                let flags = if matches!(n.receiver(), Node::SelfNode { .. }) { cf::SELF_RECV } else { 0 };
+                let off = self.stack_offset(base);
+                self.b().emit(Insn::TopN(off));
+                self.b().emit(Insn::Swap);
+                let ci = self.b().call_info(mid, 1, flags | cf::ATTRASGN | if n.is_safe_navigation() { cf::SAFE_NAV } else { 0 }, None);
+                self.b().emit(Insn::Send(ci));
+                self.b().emit(Insn::Pop);
             }
             Node::CallTargetNode { .. } => {
                 let n = t.as_call_target_node().expect("call target");
@@ -319,6 +437,26 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                 self.b().emit(Insn::Swap);
                 let ci = self.b().call_info(mid, 1, flags | cf::ATTRASGN | if n.is_safe_navigation() { cf::SAFE_NAV } else { 0 }, None);
                 self.b().emit(Insn::Send(ci));
+                self.b().emit(Insn::Pop);
+            }
+            Node::IndexTargetNode { .. } if !self.masgn_prefixes.is_empty() => {
+                let (base, argc, flags) = self.masgn_prefixes.pop_front().expect("prefix");
+                // Copy receiver and arguments above the value, then the value.
+                let off = self.stack_offset(base);
+                for _ in 0..argc + 1 {
+                    self.b().emit(Insn::TopN(off));
+                }
+                self.b().emit(Insn::TopN(argc + 1));
+                if flags & cf::SPLAT != 0 {
+                    self.b().emit(Insn::NewArray(1));
+                    self.b().emit(Insn::ConcatArray);
+                    let ci = self.b().call_info(sym::ASET, 1, cf::SPLAT | cf::ATTRASGN, None);
+                    self.b().emit(Insn::Send(ci));
+                } else {
+                    let ci = self.b().call_info(sym::ASET, argc + 1, cf::ATTRASGN, None);
+                    self.b().emit(Insn::Send(ci));
+                }
+                self.b().emit(Insn::Pop);
                 self.b().emit(Insn::Pop);
             }
             Node::IndexTargetNode { .. } => {
@@ -356,5 +494,21 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                 self.fail("unsupported assignment target");
             }
         }
+    }
+}
+
+/// Whether a multiple-assignment target evaluates something (a receiver,
+/// index arguments or a constant scope) before the right-hand side.
+fn target_needs_prefix(t: &Node<'_>) -> bool {
+    match t {
+        Node::CallTargetNode { .. } | Node::IndexTargetNode { .. } | Node::ConstantPathTargetNode { .. } => true,
+        Node::MultiTargetNode { .. } => {
+            let n = t.as_multi_target_node().expect("mlhs");
+            n.lefts().iter().any(|l| target_needs_prefix(&l))
+                || n.rest().is_some_and(|r| target_needs_prefix(&r))
+                || n.rights().iter().any(|r| target_needs_prefix(&r))
+        }
+        Node::SplatNode { .. } => t.as_splat_node().and_then(|s| s.expression()).is_some_and(|e| target_needs_prefix(&e)),
+        _ => false,
     }
 }

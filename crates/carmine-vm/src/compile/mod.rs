@@ -88,6 +88,10 @@ pub(crate) struct Compiler<'c, 'pr> {
     pub method_names: Vec<String>,
     pub error: Option<Unwind>,
     pub eval_outer: Vec<Vec<SymId>>,
+    /// Multiple assignment: stack positions of the receivers/arguments of the
+    /// attribute, index and scoped-constant targets, evaluated before the
+    /// right-hand side, in the order the targets are assigned.
+    pub masgn_prefixes: std::collections::VecDeque<(i32, u32, u32)>,
 }
 
 /// Parses and compiles a program; a syntax error becomes a `SyntaxError`.
@@ -102,6 +106,11 @@ pub fn compile(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions) -> Result<Va
     for names in opts.eval_scopes.iter().rev() {
         let locals: Vec<Vec<u8>> = names.iter().map(|&s| ctx.sym_name(s).to_vec()).filter(|n| is_plain_local_name(n)).collect();
         po = po.scope(ruby_prism::Scope::default().locals(locals));
+    }
+    if !opts.eval_scopes.is_empty() {
+        // Prism uses the last given scope as the program's own: the eval's
+        // new locals go into this empty one, the binding's are one level out.
+        po = po.scope(ruby_prism::Scope::default());
     }
     let built = po.build();
     let result = ruby_prism::parse_with_options(source, &built);
@@ -125,6 +134,7 @@ pub fn compile(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions) -> Result<Va
         method_names: Vec::new(),
         error: None,
         eval_outer: opts.eval_scopes.clone(),
+        masgn_prefixes: std::collections::VecDeque::new(),
     };
     let kind = opts.kind;
     let label = match kind {
@@ -230,6 +240,9 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
     pub fn push_scope(&mut self, kind: IseqKind, name: String, line: u32) {
         let mut b = Builder::new(kind, name, line);
         b.block_depth = if kind == IseqKind::Block { self.scopes.last().map_or(0, |s| s.b.block_depth) + 1 } else { 0 };
+        // An eval's new locals must outlive it: a later eval on the same
+        // binding sees them (Binding keeps the eval's environment).
+        b.locals_on_heap = kind == IseqKind::Eval;
         self.scopes.push(Scope { b, transparent: false, loops: Vec::new(), ensures: Vec::new(), retries: Vec::new(), block_redo: None, is_method: kind == IseqKind::Method, hidden: 0 });
     }
 

@@ -1,0 +1,40 @@
+require_relative "../assert"
+
+# eval sees and updates the locals of its caller, and a binding keeps the
+# locals that an eval on it created.
+
+test "eval reads and writes the caller's locals" do
+  r = 1
+  assert_equal 1, eval("r")
+  eval("r = 5")
+  assert_equal 5, r
+end
+
+test "eval inside a method and a block" do
+  obj = Object.new
+  def obj.run
+    result = nil
+    [1].each { eval("result = [1, 2, 3].map { |a| a * 2 }") }
+    result
+  end
+  assert_equal [2, 4, 6], obj.run
+end
+
+test "a block in eval shadowing an eval local" do
+  result = nil
+  -> { eval("a = [1, 2, 3]; result = a.map { |a| a = 3 }") }.call
+  assert_equal [3, 3, 3], result
+end
+
+test "Binding#eval keeps new locals for later evals" do
+  b = binding
+  b.eval("z = 3")
+  assert_equal 3, b.eval("z")
+  assert_true b.local_variable_defined?(:z)
+  assert_false binding.local_variable_defined?(:z)
+end
+
+test "eval's own locals are not visible to the caller" do
+  eval("fresh_local = 1")
+  assert_false binding.local_variable_defined?(:fresh_local)
+end

@@ -1,0 +1,22 @@
+require_relative "../assert"
+
+test "def in instance_eval of an Integer raises TypeError" do
+  assert_raise(TypeError, "can't define singleton") { 1.instance_eval { def foo; end } }
+  assert_raise(TypeError, "can't define singleton") { :sym.instance_eval { alias foo to_s } }
+  assert_raise(TypeError, "can't define singleton") { 1.instance_exec { def foo; end } }
+end
+
+test "def in instance_eval of nil defines on NilClass" do
+  v = nil.instance_eval do
+    def instance_eval_test_method; 3; end
+    instance_eval_test_method
+  end
+  assert_equal 3, v
+  NilClass.send(:remove_method, :instance_eval_test_method)
+end
+
+test "names of core classes are Strings" do
+  assert_equal String, Integer.name.class
+  assert_equal "RuntimeError", RuntimeError.name
+  assert_equal "Comparable", Comparable.name.dup
+end
