@@ -85,6 +85,11 @@ module MSpec
     end
   end
 
+  # File.binread without needing it from the implementation under test.
+  def self.read_file(path)
+    File.open(path, 'rb') { |f| f.read }
+  end
+
   def self.shell_quote(s)
     s = s.to_s
     return "''" if s.empty?
@@ -136,7 +141,7 @@ class Object
   end
 
   def cp(source, dest)
-    File.open(dest, 'wb') { |d| d.write(File.binread(source)) }
+    File.open(dest, 'wb') { |d| d.write(MSpec.read_file(source)) }
   end
 
   def dev_null
@@ -262,6 +267,13 @@ class Object
     return MSpec::RubyCommand.new(MSpec.ruby_exe_path) if code == :not_given
     expected_status = opts.fetch(:exit_status, 0)
     command = ruby_cmd(code, opts)
+    # The child's stderr goes to a file (unless the spec redirects it) so
+    # that a failure can show it; it is passed on to ours afterwards.
+    err_path = nil
+    unless command.include?('2>')
+      err_path = MSpec.tmp_path('rubyexe.err')
+      command = "#{command} 2>#{MSpec.shell_quote(err_path)}"
+    end
     saved = {}
     (opts[:env] || {}).each do |k, v|
       saved[k] = ENV[k]
@@ -273,6 +285,12 @@ class Object
       saved.each { |k, v| ENV[k] = v }
     end
     status = $?
+    errors = ''
+    if err_path && File.exist?(err_path)
+      errors = MSpec.read_file(err_path)
+      File.delete(err_path)
+      $stderr.write(errors) unless errors.empty?
+    end
     actual = status.respond_to?(:exitstatus) ? status.exitstatus : status
     if status.respond_to?(:signaled?) && status.signaled?
       actual = :"signal #{status.termsig}"
@@ -280,7 +298,8 @@ class Object
     if expected_status != :success && actual != expected_status
       SpecExpectation.fail_with(
         "Expected exit status is #{MSpec.inspect_value(expected_status)} but actual is #{MSpec.inspect_value(actual)}",
-        "for command #{MSpec.inspect_value(command)}\noutput: #{MSpec.inspect_value(output)}")
+        "for command #{MSpec.inspect_value(command)}\noutput: #{MSpec.inspect_value(output)}" \
+        "\nstderr: #{MSpec.inspect_value(errors)}")
     end
     output
   end

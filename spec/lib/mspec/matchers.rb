@@ -345,7 +345,7 @@ module MSpec
         saved.close
         file.close
       end
-      @actual = File.binread(path)
+      @actual = MSpec.read_file(path)
       File.delete(path) if File.exist?(path)
       MSpec.output_matches?(@expected, @actual)
     end
