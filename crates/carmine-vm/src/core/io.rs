@@ -666,6 +666,11 @@ fn f_file_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     Ok(Value::bool(std::path::Path::new(&p).is_file()))
 }
 
+fn f_symlink_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    Ok(Value::bool(std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink())))
+}
+
 fn f_directory_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let p = path_arg(ctx, args.pos[0])?;
     Ok(Value::bool(std::path::Path::new(&p).is_dir()))
@@ -1019,6 +1024,7 @@ pub fn init(ctx: &mut Ctx) {
         ("write", f_write, [2..=3], Unsafe, Singleton, Kw),
         ("exist?", f_exist, [1], Unsafe, Singleton),
         ("file?", f_file_p, [1], Unsafe, Singleton),
+        ("symlink?", f_symlink_p, [1], Unsafe, Singleton),
         ("directory?", f_directory_p, [1], Unsafe, Singleton),
         ("size", f_size, [1], Unsafe, Singleton),
         ("delete", f_delete, [0..], Unsafe, Singleton),
@@ -1036,6 +1042,7 @@ pub fn init(ctx: &mut Ctx) {
     crate::methods!(ctx, ft, [
         ("exist?", f_exist, [1], Unsafe, ModuleFunction),
         ("file?", f_file_p, [1], Unsafe, ModuleFunction),
+        ("symlink?", f_symlink_p, [1], Unsafe, ModuleFunction),
         ("directory?", f_directory_p, [1], Unsafe, ModuleFunction),
     ]);
     let d = ctx.c().dir;

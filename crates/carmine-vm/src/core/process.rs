@@ -65,32 +65,146 @@ fn p_clock_gettime(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     })
 }
 
-/// Runs a shell command, returning (output, exit status).
-fn shell(ctx: &mut Ctx, cmd: &str, capture: bool) -> Result<(Vec<u8>, i32)> {
+/// A finished child: `Process::Status` (`$?`). `status` is the raw wait(2)
+/// status word.
+pub struct StatusObj {
+    pub pid: i64,
+    pub status: i32,
+}
+crate::data_obj!(StatusObj);
+
+/// Runs a shell command, returning (output, pid, raw wait status).
+fn shell(ctx: &mut Ctx, cmd: &str, capture: bool) -> Result<(Vec<u8>, i64, i32)> {
+    use std::os::unix::process::ExitStatusExt;
     crate::core::io::flush_stdout(ctx);
     let mut c = std::process::Command::new("/bin/sh");
     c.arg("-c").arg(cmd);
     if capture {
-        match c.output() {
-            Ok(o) => Ok((o.stdout, o.status.code().unwrap_or(-1))),
+        c.stdin(std::process::Stdio::inherit()).stderr(std::process::Stdio::inherit());
+        let child = c.stdout(std::process::Stdio::piped()).spawn();
+        match child {
+            Ok(ch) => {
+                let pid = ch.id() as i64;
+                match ch.wait_with_output() {
+                    Ok(o) => Ok((o.stdout, pid, o.status.into_raw())),
+                    Err(e) => Err(errno_error(ctx, e.raw_os_error().unwrap_or(libc::ECHILD), cmd)),
+                }
+            }
             Err(e) => Err(errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), cmd)),
         }
     } else {
-        match c.status() {
-            Ok(s) => Ok((Vec::new(), s.code().unwrap_or(-1))),
+        match c.spawn() {
+            Ok(mut ch) => {
+                let pid = ch.id() as i64;
+                match ch.wait() {
+                    Ok(st) => Ok((Vec::new(), pid, st.into_raw())),
+                    Err(e) => Err(errno_error(ctx, e.raw_os_error().unwrap_or(libc::ECHILD), cmd)),
+                }
+            }
             Err(e) => Err(errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), cmd)),
         }
     }
 }
 
-fn set_last_status(ctx: &mut Ctx, code: i32) {
-    crate::core::globals::define(ctx, crate::symbol::sym::DOLLAR_QUESTION, Value::fixnum(code as i64));
+fn set_last_status(ctx: &mut Ctx, pid: i64, status: i32) {
+    let klass = status_class(ctx);
+    let v = object::new_data(ctx, klass, Box::new(StatusObj { pid, status }));
+    crate::core::globals::define(ctx, crate::symbol::sym::DOLLAR_QUESTION, v);
+}
+
+fn status_class(ctx: &mut Ctx) -> Value {
+    let p = ctx.c().process;
+    let id = ctx.intern("Status");
+    module::body(p).const_get(id).map_or(ctx.c().object, |e| e.value)
+}
+
+fn status_of<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a mut StatusObj> {
+    match crate::object::data_ref::<StatusObj>(v) {
+        Some(s) => Ok(s),
+        None => Err(ctx.type_error("wrong argument type (expected Process::Status)")),
+    }
+}
+
+fn st_exitstatus(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let st = status_of(ctx, recv)?.status;
+    Ok(if libc::WIFEXITED(st) { Value::fixnum(libc::WEXITSTATUS(st) as i64) } else { Value::NIL })
+}
+
+fn st_success_p(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let st = status_of(ctx, recv)?.status;
+    Ok(if libc::WIFEXITED(st) { Value::bool(libc::WEXITSTATUS(st) == 0) } else { Value::NIL })
+}
+
+fn st_exited_p(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let st = status_of(ctx, recv)?.status;
+    Ok(Value::bool(libc::WIFEXITED(st)))
+}
+
+fn st_signaled_p(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let st = status_of(ctx, recv)?.status;
+    Ok(Value::bool(libc::WIFSIGNALED(st)))
+}
+
+fn st_termsig(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let st = status_of(ctx, recv)?.status;
+    Ok(if libc::WIFSIGNALED(st) { Value::fixnum(libc::WTERMSIG(st) as i64) } else { Value::NIL })
+}
+
+fn st_stopped_p(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let st = status_of(ctx, recv)?.status;
+    Ok(Value::bool(libc::WIFSTOPPED(st)))
+}
+
+fn st_pid(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::fixnum(status_of(ctx, recv)?.pid))
+}
+
+fn st_to_i(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::fixnum(status_of(ctx, recv)?.status as i64))
+}
+
+fn st_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let st = status_of(ctx, recv)?.status as i64;
+    let other = args.pos[0];
+    if let Some(o) = crate::object::data_ref::<StatusObj>(other) {
+        return Ok(Value::bool(o.status as i64 == st));
+    }
+    Ok(Value::bool(other.as_fixnum() == Some(st)))
+}
+
+fn st_describe(st: &StatusObj) -> String {
+    let s = st.status;
+    if libc::WIFEXITED(s) {
+        format!("pid {} exit {}", st.pid, libc::WEXITSTATUS(s))
+    } else if libc::WIFSIGNALED(s) {
+        let sig = libc::WTERMSIG(s);
+        let name = signal_name(sig).map_or(format!("{sig}"), |n| format!("SIG{n} ({sig})"));
+        format!("pid {} {}{}", st.pid, name, if libc::WCOREDUMP(s) { " (core dumped)" } else { "" })
+    } else {
+        format!("pid {} status {}", st.pid, s)
+    }
+}
+
+fn signal_name(sig: i32) -> Option<&'static str> {
+    SIGNALS.iter().find(|(_, n)| *n == sig).map(|(name, _)| *name)
+}
+
+const SIGNALS: &[(&str, i32)] = &[("EXIT", 0), ("HUP", 1), ("INT", 2), ("QUIT", 3), ("ILL", 4), ("TRAP", 5), ("ABRT", 6), ("BUS", 7), ("FPE", 8), ("KILL", 9), ("USR1", 10), ("SEGV", 11), ("USR2", 12), ("PIPE", 13), ("ALRM", 14), ("TERM", 15), ("CHLD", 17), ("CONT", 18), ("STOP", 19), ("TSTP", 20)];
+
+fn st_to_s(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let text = st_describe(status_of(ctx, recv)?);
+    Ok(string::new_utf8(ctx, &text))
+}
+
+fn st_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let text = st_describe(status_of(ctx, recv)?);
+    Ok(string::new_utf8(ctx, &format!("#<Process::Status: {text}>")))
 }
 
 fn k_backtick(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let cmd = string::str_arg(ctx, args.pos[0])?;
-    let (out, code) = shell(ctx, &cmd, true)?;
-    set_last_status(ctx, code);
+    let (out, pid, status) = shell(ctx, &cmd, true)?;
+    set_last_status(ctx, pid, status);
     Ok(string::new_from_bytes(ctx, &out))
 }
 
@@ -103,16 +217,18 @@ fn k_system(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         parts.push(string::str_arg(ctx, a)?);
     }
     let cmd = parts.join(" ");
-    let (_, code) = shell(ctx, &cmd, false)?;
-    set_last_status(ctx, code);
-    Ok(if code == 127 { Value::NIL } else { Value::bool(code == 0) })
+    let (_, pid, status) = shell(ctx, &cmd, false)?;
+    set_last_status(ctx, pid, status);
+    let exited = libc::WIFEXITED(status);
+    let code = libc::WEXITSTATUS(status);
+    Ok(if exited && code == 127 { Value::NIL } else { Value::bool(exited && code == 0) })
 }
 
 fn sig_list(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     let h = crate::core::hash::new(ctx);
-    for (n, v) in [("EXIT", 0), ("HUP", 1), ("INT", 2), ("QUIT", 3), ("KILL", 9), ("USR1", 10), ("SEGV", 11), ("USR2", 12), ("PIPE", 13), ("ALRM", 14), ("TERM", 15), ("CHLD", 17)] {
+    for &(n, v) in SIGNALS {
         let k = string::new_utf8(ctx, n);
-        crate::core::hash::aset(ctx, h, k, Value::fixnum(v))?;
+        crate::core::hash::aset(ctx, h, k, Value::fixnum(v as i64))?;
     }
     Ok(h)
 }
@@ -134,6 +250,22 @@ pub fn init(ctx: &mut Ctx) {
     ]);
     let s = ctx.c().signal;
     crate::methods!(ctx, s, [("list", sig_list, [0], Safe, ModuleFunction)]);
+    let object = ctx.c().object;
+    let status = crate::core::module_methods::define_class_under(ctx, p, "Status", object);
+    module::body(status).alloc = module::AllocKind::None;
+    crate::methods!(ctx, status, [
+        ("exitstatus", st_exitstatus, [0], Safe),
+        ("success?", st_success_p, [0], Safe),
+        ("exited?", st_exited_p, [0], Safe),
+        ("signaled?", st_signaled_p, [0], Safe),
+        ("termsig", st_termsig, [0], Safe),
+        ("stopped?", st_stopped_p, [0], Safe),
+        ("pid", st_pid, [0], Safe),
+        ("to_i", st_to_i, [0], Safe),
+        ("==", st_eq, [1], Safe),
+        ("to_s", st_to_s, [0], Safe),
+        ("inspect", st_inspect, [0], Safe),
+    ]);
     // Errno classes.
     let errno = ctx.c().errno;
     let sce = ctx.c().system_call_error;
