@@ -20,3 +20,25 @@ test "names of core classes are Strings" do
   assert_equal "RuntimeError", RuntimeError.name
   assert_equal "Comparable", Comparable.name.dup
 end
+
+test "raise and const_missing do not appear in backtraces" do
+  e = begin
+    raise "x"
+  rescue => err
+    err
+  end
+  assert_match(/in 'block in <main>'|in '<main>'/, e.backtrace[0])
+  refute_raise_frame = e.backtrace.none? { |l| l.include?("Kernel#raise") }
+  assert_true refute_raise_frame
+  n = begin
+    NoSuchConstantHere
+  rescue NameError => err
+    err
+  end
+  assert_true n.backtrace.none? { |l| l.include?("const_missing") }
+end
+
+test "Encoding.find accepts the special names" do
+  assert_equal Encoding::UTF_8, Encoding.find("locale")
+  assert_equal Encoding::UTF_8, Encoding.find("filesystem")
+end

@@ -385,6 +385,9 @@ pub fn encoding_arg(ctx: &mut Ctx, v: Value) -> Result<u8> {
     let name = string::to_rust_string_lossy(s);
     match find(&name) {
         Some(e) => Ok(e),
+        // The special names: Carmine's locale, filesystem and default
+        // external encodings are UTF-8.
+        None if ["locale", "filesystem", "external"].iter().any(|n| name.eq_ignore_ascii_case(n)) => Ok(UTF_8),
         None => Err(ctx.arg_error(&format!("unknown encoding name - {name}"))),
     }
 }

@@ -136,6 +136,15 @@ pub fn capture_backtrace(ctx: &mut Ctx, e: Value) {
     object::ivar_set_raw(ctx, e, sym::BT, d);
 }
 
+/// Captures the backtrace without the innermost frame when it is a builtin's
+/// (`Kernel#raise`, `Module#const_missing`): CRuby does not show those.
+pub fn capture_backtrace_from_caller(ctx: &mut Ctx, e: Value) {
+    let skip = usize::from(ctx.stacks.frames.last().is_some_and(|f| !f.is_ruby()));
+    let bt = current_backtrace(ctx, skip);
+    let d = object::new_data(ctx, Value::NIL, Box::new(bt));
+    object::ivar_set_raw(ctx, e, sym::BT, d);
+}
+
 /// Sets the backtrace unless one is already set.
 pub fn ensure_backtrace(ctx: &mut Ctx, e: Value) {
     let bt = object::ivar_get(ctx, e, sym::BT);

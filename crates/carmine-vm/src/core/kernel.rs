@@ -316,7 +316,9 @@ fn k_raise(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         return Err(ctx.arg_error("only cause is given with no arguments"));
     }
     let e = make_exception(ctx, args.pos)?;
-    exception::ensure_backtrace(ctx, e);
+    if object::ivar_get(ctx, e, sym::BT).is_nil() {
+        exception::capture_backtrace_from_caller(ctx, e);
+    }
     match cause_kw {
         Some(c) => {
             if c == e {

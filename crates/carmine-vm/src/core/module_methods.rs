@@ -756,7 +756,11 @@ fn m_const_missing(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let id = symbol::to_sym_id(ctx, args.pos[0])?;
     let n = ctx.sym_str(id);
     let msg = if recv == ctx.c().object { format!("uninitialized constant {n}") } else { format!("uninitialized constant {}::{}", class_path(ctx, recv), n) };
-    Err(ctx.name_error(&msg, id, recv))
+    let e = ctx.name_error(&msg, id, recv);
+    if let crate::error::Unwind::Raise(ev) = &e {
+        crate::core::exception::capture_backtrace_from_caller(ctx, *ev);
+    }
+    Err(e)
 }
 
 fn m_private_constant(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
