@@ -4,7 +4,7 @@
 use ruby_prism::Node;
 
 use super::iseq::{CatchKind, Insn, IseqKind};
-use super::{Compiler, LoopCtx};
+use super::{Compiler, EnsureItem, LoopCtx};
 use crate::interp::ops;
 use crate::symbol::sym;
 
@@ -116,8 +116,16 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         for depth in (keep..saved.len()).rev() {
             // While an ensure body runs, only the ensures outside it are active.
             self.scope().ensures = saved[..depth].iter().map(super::prism_copy).collect();
-            let body = super::prism_copy(&saved[depth]);
-            self.compile_statements(body, false);
+            match &saved[depth] {
+                EnsureItem::Body(body) => {
+                    let body = super::prism_copy(body);
+                    self.compile_statements(body, false);
+                }
+                EnsureItem::RestoreErrinfo(local) => {
+                    self.b().emit(Insn::GetLocal(*local));
+                    self.b().emit(Insn::SetErrinfo);
+                }
+            }
         }
         self.scope().ensures = saved;
     }
@@ -331,7 +339,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                 let err = self.hidden_local();
                 let base = self.b().depth;
                 let (start, end, handler, after) = (self.b().new_label(), self.b().new_label(), self.b().new_label(), self.b().new_label());
-                self.scope().ensures.push(ens.statements());
+                self.scope().ensures.push(EnsureItem::Body(ens.statements()));
                 self.b().place(start);
                 self.compile_rescue_part(n, used);
                 self.b().place(end);
@@ -413,17 +421,31 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         }
         self.b().emit(Insn::Reraise(err));
         self.scope().retries.push(retry);
+        // Leaving a clause by any way restores `$!`: inline for jumps within
+        // this frame, through an ensure entry for unwinding.
+        let unwinding = self.hidden_local();
         for (label, reference, stmts) in clauses {
             self.b().place(label);
             self.b().depth = base;
+            let (cstart, cend, chandler) = (self.b().new_label(), self.b().new_label(), self.b().new_label());
+            self.b().place(cstart);
             if let Some(target) = reference {
                 self.b().emit(Insn::GetLocal(err));
                 self.compile_target_from_stack(&target);
             }
+            self.scope().ensures.push(EnsureItem::RestoreErrinfo(saved_errinfo));
             self.compile_statements(stmts, used);
+            self.scope().ensures.pop();
+            self.b().place(cend);
             self.b().emit(Insn::GetLocal(saved_errinfo));
             self.b().emit(Insn::SetErrinfo);
             self.b().jump(after);
+            self.b().place(chandler);
+            self.b().depth = base;
+            self.b().emit(Insn::GetLocal(saved_errinfo));
+            self.b().emit(Insn::SetErrinfo);
+            self.b().emit(Insn::Reraise(unwinding));
+            self.b().catch(CatchKind::Ensure, cstart, cend, chandler, base, unwinding);
         }
         self.scope().retries.pop();
         self.b().place(after);

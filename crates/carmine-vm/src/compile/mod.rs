@@ -64,12 +64,22 @@ pub(crate) struct LoopCtx {
     pub ensure_len: usize,
 }
 
+/// Code that a jump (break/next/redo/return) leaving a region runs inline.
+pub(crate) enum EnsureItem<'pr> {
+    /// An `ensure` body.
+    Body(Option<ruby_prism::StatementsNode<'pr>>),
+    /// Leaving a rescue clause: `$!` goes back to the value saved in this
+    /// hidden local when the clause was entered.
+    RestoreErrinfo(u32),
+}
+
 pub(crate) struct Scope<'pr> {
     pub b: Builder,
     pub transparent: bool,
     pub loops: Vec<LoopCtx>,
-    /// Ensure bodies enclosing the current position, innermost last.
-    pub ensures: Vec<Option<ruby_prism::StatementsNode<'pr>>>,
+    /// What a jump out of the current position must run first (ensure bodies,
+    /// restoring `$!` when leaving a rescue clause), innermost last.
+    pub ensures: Vec<EnsureItem<'pr>>,
     /// `retry` targets of enclosing rescue clauses, innermost last.
     pub retries: Vec<Label>,
     /// A block's `redo` target (start of the body).

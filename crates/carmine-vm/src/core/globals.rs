@@ -62,7 +62,16 @@ pub fn set(ctx: &mut Ctx, id: SymId, v: Value) -> Result<()> {
             ops::set_caller_last_line(ctx, v);
             return Ok(());
         }
-        sym::DOLLAR_BANG | sym::DOLLAR_AT | sym::DOLLAR_DOLLAR => {
+        sym::DOLLAR_AT => {
+            // `$@ = bt` sets the backtrace of the exception being handled.
+            let e = ctx.errinfo;
+            if e.is_nil() {
+                return Err(ctx.arg_error("$! not set"));
+            }
+            ctx.call(e, sym::SET_BACKTRACE, &[v])?;
+            return Ok(());
+        }
+        sym::DOLLAR_BANG | sym::DOLLAR_DOLLAR => {
             let n = ctx.sym_str(id);
             return Err(ctx.name_error(&format!("{n} is a read-only variable"), id, Value::NIL));
         }
