@@ -32,6 +32,9 @@ module Assert
     def report
       @failures.each { |f| $stderr.puts "FAIL #{f}" }
       puts "#{@tests} tests, #{@failures.size} failures"
+      # exit! skips the buffered-output flush (and later at_exit handlers), so flush first.
+      $stdout.flush
+      $stderr.flush
       exit!(@failures.empty? ? 0 : 1)
     end
   end

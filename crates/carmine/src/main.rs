@@ -155,9 +155,6 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    // SAFETY: ignoring SIGPIPE restores the default Unix behaviour of writes failing with
-    // EPIPE, which the IO layer turns into Errno::EPIPE.
-    unsafe { libc_sigpipe() };
     std::panic::set_hook(Box::new(|info| {
         eprintln!("[BUG] Carmine internal error: {info}");
         eprintln!("{}", std::backtrace::Backtrace::force_capture());
@@ -175,6 +172,3 @@ fn main() -> ExitCode {
     };
     ExitCode::from((code & 0xff) as u8)
 }
-
-/// Lets SIGPIPE terminate like in other Unix tools' default, unless Ruby code handles it.
-unsafe fn libc_sigpipe() {}

@@ -251,7 +251,7 @@ impl Builder {
             BranchIf(_) | BranchUnless(_) | BranchNil(_) | BranchIfPoll(_) | BranchUnlessPoll(_) => (1, 0),
             JumpPoll(_) => (0, 0),
             OptPlusLI(..) | OptMinusLI(..) | OptLtLI(..) | OptLeLI(..) | OptGtLI(..) | OptGeLI(..) | OptEqLI(..) => (0, 1),
-            BranchIfSet(..) => (0, 0),
+            BranchIfSet(..) | JumpIfLI(..) | AddLocalLI(..) => (0, 0),
             Send(ci) | OptPlus(ci) | OptMinus(ci) | OptMult(ci) | OptDiv(ci) | OptMod(ci) | OptEq(ci) | OptNeq(ci) | OptLt(ci) | OptLe(ci) | OptGt(ci) | OptGe(ci) | OptLtLt(ci) | OptAnd(ci) | OptOr(ci) | OptAref(ci) | OptAset(ci) | OptNot(ci) | OptLength(ci) | OptSize(ci) | OptEmptyP(ci) | OptSucc(ci) | InvokeSuper(ci) => (call(ci) + 1, 1),
             Yield(ci) => (call(ci), 1),
             Leave | ThrowBreak | ThrowReturn => (1, 0),

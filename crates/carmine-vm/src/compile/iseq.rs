@@ -17,6 +17,45 @@ use crate::object::{ObjType, RBasic};
 use crate::symbol::SymId;
 use crate::value::Value;
 
+/// Comparison of a fused compare-and-branch.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl CmpOp {
+    pub fn negate(self) -> CmpOp {
+        match self {
+            CmpOp::Lt => CmpOp::Ge,
+            CmpOp::Le => CmpOp::Gt,
+            CmpOp::Gt => CmpOp::Le,
+            CmpOp::Ge => CmpOp::Lt,
+            CmpOp::Eq => CmpOp::Ne,
+            CmpOp::Ne => CmpOp::Eq,
+        }
+    }
+
+    #[inline(always)]
+    pub fn eval(self, a: i64, b: i64) -> bool {
+        match self {
+            CmpOp::Lt => a < b,
+            CmpOp::Le => a <= b,
+            CmpOp::Gt => a > b,
+            CmpOp::Ge => a >= b,
+            CmpOp::Eq => a == b,
+            CmpOp::Ne => a != b,
+        }
+    }
+}
+
+// Instructions are copied out of the code array on every dispatch: keep them two words.
+const _: () = assert!(std::mem::size_of::<Insn>() == 16);
+
 /// One instruction. Operands are inline; larger data lives in the iseq's side tables
 /// (`literals`, `calls`, `children`), referenced by index.
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -111,6 +150,13 @@ pub enum Insn {
     OptGtLI(u32, i32, u32),
     OptGeLI(u32, i32, u32),
     OptEqLI(u32, i32, u32),
+    /// Fixnum fast path of the fused compare-and-branch that follows it: when local `l` is a
+    /// Fixnum (and Integer is not redefined), jump to `t` (polling) if `l <op> k` holds, else
+    /// skip the two instructions after this one; otherwise fall through to them.
+    JumpIfLI(CmpOp, u32, i32, u32),
+    /// Fixnum fast path of the `OptPlusLI(l, k); SetLocal(l)` that follows it (`l += k`):
+    /// updates the local and skips both, or falls through to them.
+    AddLocalLI(u32, i32),
     /// `yield` with `calls[i]` describing the arguments.
     Yield(u32),
     /// `super` / `super(...)` with `calls[i]`; zsuper passes the current arguments.

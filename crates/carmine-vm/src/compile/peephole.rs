@@ -6,6 +6,10 @@
 //!   points into its middle; targets are remapped afterwards (`remap`).
 //! - Fused instructions keep the call-site index of the operator they replace, so their
 //!   slow path is exactly the original `send`.
+//! - A fused `local <op> imm` followed by a conditional branch, or `local + imm` stored back
+//!   to the same local, gets a Fixnum-only guard instruction in front (`JumpIfLI`,
+//!   `AddLocalLI`) that does the whole job in one dispatch and skips the general pair, which
+//!   stays in place for every other case.
 //! - A forward `Jump` to `Leave` becomes `Leave` (nothing runs in between).
 //! - Every loop back edge polls the interrupt word: backward jumps become `*Poll` variants,
 //!   and the compiler's `Checkpoint` markers are dropped.
@@ -13,11 +17,12 @@
 use std::collections::HashSet;
 
 use super::builder::Builder;
-use super::iseq::Insn;
+use super::iseq::{CmpOp, Insn};
 
 fn jump_target(insn: &Insn) -> Option<u32> {
     match *insn {
         Insn::Jump(t) | Insn::BranchIf(t) | Insn::BranchUnless(t) | Insn::BranchNil(t) | Insn::JumpPoll(t) | Insn::BranchIfPoll(t) | Insn::BranchUnlessPoll(t) => Some(t),
+        Insn::JumpIfLI(_, _, _, t) => Some(t),
         Insn::BranchIfSet(_, t) | Insn::Deconstruct(t) | Insn::DeconstructKeys(t) | Insn::Once(t, _) => Some(t),
         _ => None,
     }
@@ -33,6 +38,7 @@ fn with_target(insn: Insn, t: u32) -> Insn {
         Insn::BranchIfPoll(_) => Insn::BranchIfPoll(t),
         Insn::BranchUnlessPoll(_) => Insn::BranchUnlessPoll(t),
         Insn::BranchIfSet(l, _) => Insn::BranchIfSet(l, t),
+        Insn::JumpIfLI(op, l, k, _) => Insn::JumpIfLI(op, l, k, t),
         Insn::Deconstruct(_) => Insn::Deconstruct(t),
         Insn::DeconstructKeys(_) => Insn::DeconstructKeys(t),
         Insn::Once(_, s) => Insn::Once(t, s),
@@ -53,6 +59,23 @@ fn fuse_local_imm(a: &Insn, b: &Insn, c: &Insn) -> Option<Insn> {
         Insn::OptEq(ci) => Insn::OptEqLI(l, k, ci),
         _ => return None,
     })
+}
+
+/// The condition under which a fused `local <op> imm` followed by `branch` jumps.
+fn branch_cmp(fused: &Insn, branch: &Insn) -> Option<(CmpOp, u32, i32, u32)> {
+    let (op, l, k) = match *fused {
+        Insn::OptLtLI(l, k, _) => (CmpOp::Lt, l, k),
+        Insn::OptLeLI(l, k, _) => (CmpOp::Le, l, k),
+        Insn::OptGtLI(l, k, _) => (CmpOp::Gt, l, k),
+        Insn::OptGeLI(l, k, _) => (CmpOp::Ge, l, k),
+        Insn::OptEqLI(l, k, _) => (CmpOp::Eq, l, k),
+        _ => return None,
+    };
+    match *branch {
+        Insn::BranchIf(t) => Some((op, l, k, t)),
+        Insn::BranchUnless(t) => Some((op.negate(), l, k, t)),
+        _ => None,
+    }
 }
 
 /// Rewrites `b.code` in place; catch table, optional-argument pcs and lines follow.
@@ -81,6 +104,30 @@ pub fn optimize(b: &mut Builder) {
         }
         if i + 2 < code.len() && interior_free(i, 3) {
             if let Some(f) = fuse_local_imm(&code[i], &code[i + 1], &code[i + 2]) {
+                // Followed by a conditional branch or (for `+`) a store back to the same local:
+                // a Fixnum-only instruction goes first, which skips the general pair.
+                let next = code.get(i + 3).copied();
+                let guard = match (f, next) {
+                    (_, Some(n)) if interior_free(i, 4) => match (branch_cmp(&f, &n), f, n) {
+                        (Some((op, l, k, t)), _, _) => Some(Insn::JumpIfLI(op, l, k, t)),
+                        (None, Insn::OptPlusLI(l, k, _), Insn::SetLocal(s)) if s == l => Some(Insn::AddLocalLI(l, k)),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                if let (Some(g), Some(n)) = (guard, next) {
+                    map[i + 1] = out.len() as u32;
+                    map[i + 2] = out.len() as u32;
+                    out.push(g);
+                    out_lines.push(lines[i + 2]);
+                    out.push(f);
+                    out_lines.push(lines[i + 2]);
+                    map[i + 3] = out.len() as u32;
+                    out.push(n);
+                    out_lines.push(lines[i + 3]);
+                    i += 4;
+                    continue;
+                }
                 map[i + 1] = out.len() as u32;
                 map[i + 2] = out.len() as u32;
                 out.push(f);

@@ -98,7 +98,7 @@ macro_rules! arity {
 
 /// A builtin class's method table:
 ///
-/// ```ignore
+/// ```text
 /// methods!(ctx, klass, [
 ///     ("length", length, [0], Safe),
 ///     ("push", push, [0..], Unsafe),

@@ -516,6 +516,29 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
                     }
                 }
                 Insn::Checkpoint => poll!(),
+                Insn::JumpIfLI(op, l, k, t) => {
+                    let a = local!(l);
+                    if a.is_fixnum() && !redefined!(ops::REDEF_INTEGER) {
+                        if op.eval(a.fixnum_unchecked(), k as i64) {
+                            jump!(t);
+                            poll!();
+                        } else {
+                            // SAFETY: the fused compare and its branch follow this instruction.
+                            ip = unsafe { ip.add(2) };
+                        }
+                    }
+                }
+                Insn::AddLocalLI(l, k) => {
+                    let a = local!(l);
+                    if a.is_fixnum() && !redefined!(ops::REDEF_INTEGER) {
+                        if let Some(r) = fix_add(a, Value::fixnum(k as i64)) {
+                            // SAFETY: local index below the frame's local count.
+                            unsafe { *locals.add(l as usize) = r };
+                            // SAFETY: the fused add and its store follow this instruction.
+                            ip = unsafe { ip.add(2) };
+                        }
+                    }
+                }
                 Insn::OptPlusLI(l, k, ci) => fused_li!(l, k, ci, |a, b| fix_add(a, b), |x, y| float::Num(x + y)),
                 Insn::OptMinusLI(l, k, ci) => fused_li!(l, k, ci, |a, b| fix_sub(a, b), |x, y| float::Num(x - y)),
                 Insn::OptLtLI(l, k, ci) => fused_li!(l, k, ci, |a, b| Some(Value::bool(a.fixnum_unchecked() < b.fixnum_unchecked())), |x, y| float::Bool(x < y)),
