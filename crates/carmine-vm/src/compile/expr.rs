@@ -1016,14 +1016,15 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
     fn compile_flip_flop(&mut self, node: &Node<'pr>, used: bool) {
         // State lives in a hidden local of the method-level scope.
         let n = node.as_flip_flop_node().expect("flip-flop");
-        let state = self.hidden_local();
+        let (depth, state) = self.method_level_hidden_local();
+        let (get, set) = if depth == 0 { (Insn::GetLocal(state), Insn::SetLocal(state)) } else { (Insn::GetLocalUp(state, depth), Insn::SetLocalUp(state, depth)) };
         let (on, off, end) = (self.b().new_label(), self.b().new_label(), self.b().new_label());
-        self.b().emit(Insn::GetLocal(state));
+        self.b().emit(get);
         self.b().branch_if(on);
         self.compile_opt(n.left(), true);
         self.b().branch_unless(off);
         self.b().emit(Insn::PutTrue);
-        self.b().emit(Insn::SetLocal(state));
+        self.b().emit(set);
         if n.is_exclude_end() {
             self.b().emit(Insn::PutTrue);
             self.b().jump(end);
@@ -1033,7 +1034,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         let still = self.b().new_label();
         self.b().branch_unless(still);
         self.b().emit(Insn::PutFalse);
-        self.b().emit(Insn::SetLocal(state));
+        self.b().emit(set);
         self.b().place(still);
         self.b().emit(Insn::PutTrue);
         self.b().jump(end);

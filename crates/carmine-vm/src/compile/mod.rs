@@ -264,6 +264,26 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         self.b().hidden_local(name)
     }
 
+    /// A hidden local in the nearest method-level (non-block) scope, as
+    /// (env depth from the current scope, index); the scopes in between keep
+    /// their locals on the heap. Used for state shared by all calls of a
+    /// block, like a flip-flop's.
+    pub fn method_level_hidden_local(&mut self) -> (u32, u32) {
+        let top = self.scopes.len() - 1;
+        let mut i = top;
+        while i > 0 && (self.scopes[i].transparent || self.scopes[i].b.kind == IseqKind::Block) {
+            i -= 1;
+        }
+        let n = self.scopes[i].hidden;
+        self.scopes[i].hidden += 1;
+        let name = self.intern(format!("\u{0}tmp{n}").as_bytes());
+        let idx = self.scopes[i].b.hidden_local(name);
+        for s in &mut self.scopes[i..top] {
+            s.b.locals_on_heap = true;
+        }
+        ((top - i) as u32, idx)
+    }
+
     /// The label for a block nested in the current context.
     pub fn block_label(&self) -> String {
         let depth = self.scopes.last().map_or(0, |s| s.b.block_depth) + 1;
