@@ -755,7 +755,15 @@ fn m_remove_const(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn m_const_missing(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let id = symbol::to_sym_id(ctx, args.pos[0])?;
     let n = ctx.sym_str(id);
-    let msg = if recv == ctx.c().object { format!("uninitialized constant {n}") } else { format!("uninitialized constant {}::{}", class_path(ctx, recv), n) };
+    let msg = if recv == ctx.c().object {
+        format!("uninitialized constant {n}")
+    } else {
+        // The scope is shown by its (possibly redefined) #name, or #inspect
+        // when anonymous.
+        let name = ctx.call_str(recv, "name", &[])?;
+        let shown = if string::is_string(name) { name } else { object::inspect(ctx, recv)? };
+        format!("uninitialized constant {}::{}", string::to_rust_string_lossy(shown), n)
+    };
     let e = ctx.name_error(&msg, id, recv);
     if let crate::error::Unwind::Raise(ev) = &e {
         crate::core::exception::capture_backtrace_from_caller(ctx, *ev);

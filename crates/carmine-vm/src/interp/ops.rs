@@ -600,14 +600,42 @@ pub fn const_in_ancestors(ctx: &mut Ctx, klass: Value, id: SymId, exclude_object
     let anc = module::ancestors(ctx, klass);
     let object = ctx.c().object;
     for &m in anc.iter() {
+        // `A::X` does not find Object's own constants (CRuby stops there),
+        // but does find those of modules included into Object.
         if exclude_object && m == object && klass != object {
-            break;
+            if module::body(object).const_get(id).is_some() {
+                return Ok(None);
+            }
+            continue;
         }
         if let Some(v) = const_own(ctx, m, id)? {
             return Ok(Some(v));
         }
     }
     Ok(None)
+}
+
+/// The module holding constant `id` as `A::B` would find it from `scope`,
+/// when that constant is private.
+pub fn private_const_owner(ctx: &mut Ctx, scope: Value, id: SymId) -> Option<Value> {
+    let anc = module::ancestors(ctx, scope);
+    let object = ctx.c().object;
+    for &m in anc.iter() {
+        if let Some(e) = module::body(m).const_get(id) {
+            if m == object && scope != object {
+                return None;
+            }
+            return e.private.then_some(m);
+        }
+    }
+    None
+}
+
+pub fn private_const_error(ctx: &mut Ctx, owner: Value, id: SymId) -> crate::error::Unwind {
+    let cname = crate::core::module_methods::class_path(ctx, owner);
+    let name = ctx.sym_str(id);
+    let msg = if owner == ctx.c().object { format!("private constant {name} referenced") } else { format!("private constant {cname}::{name} referenced") };
+    ctx.name_error(&msg, id, owner)
 }
 
 /// The innermost cref that is not an eval cref.
@@ -665,11 +693,14 @@ pub fn get_const_under(ctx: &mut Ctx, scope: Value, id: SymId) -> Result<Value> 
         let s = object::inspect_string(ctx, scope)?;
         return Err(ctx.type_error(&format!("{s} is not a class/module")));
     }
-    let private = module::body(scope).const_get(id).is_some_and(|e| e.private);
-    if private {
-        let cname = crate::core::module_methods::class_path(ctx, scope);
-        let name = ctx.sym_str(id);
-        return Err(ctx.name_error(&format!("private constant {cname}::{name} referenced"), id, scope));
+    if let Some(owner) = private_const_owner(ctx, scope, id) {
+        // A private constant is missing for `A::B`: a user-defined
+        // const_missing gets a chance, the default one reports the owner.
+        let cm = module::find_method(ctx, class_of(ctx, scope), sym::CONST_MISSING);
+        if cm.is_some_and(|me| !matches!(me.body, module::MethodBody::Builtin { .. })) {
+            return const_missing(ctx, scope, id);
+        }
+        return Err(private_const_error(ctx, owner, id));
     }
     match const_in_ancestors(ctx, scope, id, true)? {
         Some(v) => Ok(v),
@@ -977,6 +1008,10 @@ pub fn define_class(ctx: &mut Ctx, fi: usize, name: SymId, body_iseq: Value, fla
                 let s = object::inspect_string(ctx, cbase_v)?;
                 return Err(ctx.type_error(&format!("{s} is not a class/module")));
             }
+            // `module A::B` cannot reopen a private B from outside.
+            if module::body(cbase_v).const_get(name).is_some_and(|e| e.private) {
+                return Err(private_const_error(ctx, cbase_v, name));
+            }
             cbase_v
         } else {
             let c = lexical_cref(cref_v);
@@ -1045,7 +1080,7 @@ pub fn defined(ctx: &mut Ctx, _iseq: &Iseq, fi: usize, kind: u32, operand: u32) 
         DEF_CONST_FROM => {
             ctx.stacks.sp -= 1;
             let scope = ctx.stacks.stack[ctx.stacks.sp];
-            (module::is_class_or_module(scope) && const_in_ancestors(ctx, scope, id, true).ok().flatten().is_some()).then_some("constant")
+            (module::is_class_or_module(scope) && private_const_owner(ctx, scope, id).is_none() && const_in_ancestors(ctx, scope, id, true).ok().flatten().is_some()).then_some("constant")
         }
         DEF_FUNC => {
             let self_ = ctx.stacks.frames[fi].self_;

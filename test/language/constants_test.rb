@@ -1,0 +1,54 @@
+require_relative "../assert"
+
+module ConstTestIncludedIntoObject
+  CONST_TEST_FROM_OBJECT_MODULE = :found
+end
+class Object
+  include ConstTestIncludedIntoObject
+end
+
+module ConstTestVisibility
+  PUBLIC = 1
+  SECRET = 2
+  private_constant :SECRET
+  module Inner; end
+  private_constant :Inner
+  def self.secret_lexically = SECRET
+end
+
+class ConstTestScoped; end
+
+test "A::X finds constants of modules included into Object" do
+  assert_equal :found, ConstTestScoped::CONST_TEST_FROM_OBJECT_MODULE
+end
+
+test "A::X does not find Object's own constants" do
+  assert_raise(NameError) { ConstTestScoped::String }
+end
+
+test "uninitialized constant messages use #name, or #inspect when anonymous" do
+  named = Module.new
+  def named.name = "ModuleName"
+  assert_raise(NameError, "uninitialized constant ModuleName::NOPE") { named::NOPE }
+  anon = Module.new
+  def anon.name = nil
+  def anon.inspect = "<anon>"
+  assert_raise(NameError, "uninitialized constant <anon>::NOPE") { anon::NOPE }
+end
+
+test "private constants" do
+  assert_equal 2, ConstTestVisibility.secret_lexically
+  e = assert_raise(NameError, "private constant ConstTestVisibility::SECRET referenced") { ConstTestVisibility::SECRET }
+  assert_equal ConstTestVisibility, e.receiver
+  assert_nil defined?(ConstTestVisibility::SECRET)
+  assert_equal "constant", defined?(ConstTestVisibility::PUBLIC)
+  assert_raise(NameError) { eval("module ConstTestVisibility::Inner; end") }
+end
+
+test "a user-defined const_missing handles a private constant" do
+  mod = Module.new
+  mod.const_set :Foo, true
+  mod.send :private_constant, :Foo
+  def mod.const_missing(name) = name == :Foo ? name : super
+  assert_equal :Foo, mod::Foo
+end
