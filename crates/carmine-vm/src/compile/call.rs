@@ -485,7 +485,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
     // ---- defined? ----
 
     fn defined_str(&mut self, s: &str) {
-        self.compile_string_literal(s.as_bytes(), true, false);
+        self.compile_string_literal(s.as_bytes(), true, crate::core::encoding::US_ASCII);
     }
 
     /// Pushes the `defined?` string of `node` (or nil).

@@ -150,13 +150,15 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             Node::StringNode { .. } => {
                 if used {
                     let n = node.as_string_node().expect("string");
-                    self.compile_string_literal(n.unescaped(), n.is_frozen(), n.is_forced_binary_encoding());
+                    let enc = self.literal_encoding(n.is_forced_binary_encoding(), n.is_forced_utf8_encoding());
+                    self.compile_string_literal(n.unescaped(), n.is_frozen(), enc);
                 }
             }
             Node::XStringNode { .. } => {
                 let n = node.as_x_string_node().expect("xstring");
                 self.b().emit(Insn::PutSelf);
-                self.compile_string_literal(n.unescaped(), false, false);
+                let enc = self.literal_encoding(false, false);
+                self.compile_string_literal(n.unescaped(), false, enc);
                 let bq = self.ctx.intern("`");
                 let ci = self.b().call_info(bq, 1, super::iseq::call_flags::FCALL, None);
                 self.b().emit(Insn::Send(ci));
@@ -597,7 +599,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             Node::SourceFileNode { .. } => {
                 if used {
                     let n = node.as_source_file_node().expect("__FILE__");
-                    self.compile_string_literal(n.filepath(), n.is_frozen(), false);
+                    self.compile_string_literal(n.filepath(), n.is_frozen(), crate::core::encoding::UTF_8);
                 }
             }
             Node::SourceLineNode { .. } => {
@@ -607,11 +609,10 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                 }
             }
             Node::SourceEncodingNode { .. } => {
-                let utf8 = self.intern(b"__ENCODING__");
-                let ci = self.b().call_info(utf8, 0, super::iseq::call_flags::FCALL, None);
-                self.b().emit(Insn::PutSelf);
-                self.b().emit(Insn::Send(ci));
-                self.pop_if_unused(used);
+                if used {
+                    let enc = crate::core::encoding::encoding_object(self.ctx, self.source_encoding);
+                    self.put_literal(enc);
+                }
             }
             Node::PreExecutionNode { .. } => {
                 if used {
@@ -700,8 +701,20 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         bignum::from_bigint(self.ctx, big)
     }
 
-    pub fn compile_string_literal(&mut self, bytes: &[u8], frozen: bool, binary: bool) {
-        let s = if binary { string::new_binary(self.ctx, bytes) } else { string::new_from_source(self.ctx, bytes) };
+    /// The encoding of a string literal: the source file's (its magic
+    /// comment), unless escapes forced binary or UTF-8.
+    pub fn literal_encoding(&self, forced_binary: bool, forced_utf8: bool) -> u8 {
+        if forced_binary {
+            crate::core::encoding::BINARY
+        } else if forced_utf8 {
+            crate::core::encoding::UTF_8
+        } else {
+            self.source_encoding
+        }
+    }
+
+    pub fn compile_string_literal(&mut self, bytes: &[u8], frozen: bool, enc: u8) {
+        let s = string::new_with_enc(self.ctx, bytes.to_vec(), enc);
         self.keep(s);
         if frozen {
             crate::core::object::freeze(s);
@@ -718,7 +731,8 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
     pub fn compile_parts(&mut self, parts: &ruby_prism::NodeList<'pr>) {
         let n = self.compile_parts_raw(parts);
         if n == 0 {
-            self.compile_string_literal(b"", false, false);
+            let enc = self.literal_encoding(false, false);
+            self.compile_string_literal(b"", false, enc);
         } else {
             self.b().emit(Insn::ConcatStrings(n));
         }
@@ -731,7 +745,8 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             match p {
                 Node::StringNode { .. } => {
                     let s = p.as_string_node().expect("part");
-                    self.compile_string_literal(s.unescaped(), true, s.is_forced_binary_encoding());
+                    let enc = self.literal_encoding(s.is_forced_binary_encoding(), s.is_forced_utf8_encoding());
+                    self.compile_string_literal(s.unescaped(), true, enc);
                 }
                 Node::EmbeddedStatementsNode { .. } => {
                     let e = p.as_embedded_statements_node().expect("embedded");

@@ -102,6 +102,8 @@ pub(crate) struct Compiler<'c, 'pr> {
     /// attribute, index and scoped-constant targets, evaluated before the
     /// right-hand side, in the order the targets are assigned.
     pub masgn_prefixes: std::collections::VecDeque<(i32, u32, u32)>,
+    /// The source's encoding (from its magic comment; UTF-8 by default).
+    pub source_encoding: u8,
 }
 
 /// Parses and compiles a program; a syntax error becomes a `SyntaxError`.
@@ -145,6 +147,7 @@ pub fn compile(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions) -> Result<Va
         error: None,
         eval_outer: opts.eval_scopes.clone(),
         masgn_prefixes: std::collections::VecDeque::new(),
+        source_encoding: source_encoding(&result),
     };
     let kind = opts.kind;
     let label = match kind {
@@ -174,6 +177,20 @@ pub fn compile(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions) -> Result<Va
     let scope = c.scopes.pop().expect("top scope");
     let outer = c.eval_outer.clone();
     Ok(c.finish_scope(scope, outer))
+}
+
+/// The encoding named by the source's `coding:`/`encoding:` magic comment.
+fn source_encoding(result: &ruby_prism::ParseResult<'_>) -> u8 {
+    for c in result.magic_comments() {
+        let key = String::from_utf8_lossy(c.key()).to_ascii_lowercase().replace('-', "_");
+        if key == "encoding" || key == "coding" {
+            let value = String::from_utf8_lossy(c.value()).into_owned();
+            if let Some(e) = crate::core::encoding::find(&value) {
+                return e;
+            }
+        }
+    }
+    crate::core::encoding::UTF_8
 }
 
 fn is_plain_local_name(n: &[u8]) -> bool {
