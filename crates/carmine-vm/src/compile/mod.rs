@@ -147,7 +147,7 @@ pub fn compile(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions) -> Result<Va
         error: None,
         eval_outer: opts.eval_scopes.clone(),
         masgn_prefixes: std::collections::VecDeque::new(),
-        source_encoding: source_encoding(&result),
+        source_encoding: source_encoding(source, &result),
     };
     let kind = opts.kind;
     let label = match kind {
@@ -180,13 +180,52 @@ pub fn compile(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions) -> Result<Va
 }
 
 /// The encoding named by the source's `coding:`/`encoding:` magic comment.
-fn source_encoding(result: &ruby_prism::ParseResult<'_>) -> u8 {
+/// It counts only in a comment that starts its line, on the first line or the
+/// second after a shebang.
+fn source_encoding(source: &[u8], result: &ruby_prism::ParseResult<'_>) -> u8 {
+    let base = source.as_ptr() as usize;
     for c in result.magic_comments() {
+        let at = (c.key().as_ptr() as usize).wrapping_sub(base);
+        if at > source.len() {
+            continue;
+        }
+        let line_start = source[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let line_no = source[..line_start].iter().filter(|&&b| b == b'\n').count() + 1;
+        if !(line_no == 1 || (line_no == 2 && source.starts_with(b"#!"))) {
+            continue;
+        }
+        let before = &source[line_start..at];
+        let Some(hash) = before.iter().position(|&b| b == b'#') else { continue };
+        if !before[..hash].iter().all(|b| b.is_ascii_whitespace()) {
+            continue;
+        }
         let key = String::from_utf8_lossy(c.key()).to_ascii_lowercase().replace('-', "_");
         if key == "encoding" || key == "coding" {
             let value = String::from_utf8_lossy(c.value()).into_owned();
             if let Some(e) = crate::core::encoding::find(&value) {
                 return e;
+            }
+        }
+    }
+    // Other styles (`# vim: fileencoding=big5`): "coding" followed by `:` or
+    // `=` in the comment on that line.
+    let mut lines = source.split(|&b| b == b'\n');
+    let mut line = lines.next().unwrap_or(b"");
+    if line.starts_with(b"#!") {
+        line = lines.next().unwrap_or(b"");
+    }
+    let trimmed = line.iter().position(|b| !b.is_ascii_whitespace()).map_or(&line[..0], |i| &line[i..]);
+    if trimmed.starts_with(b"#") {
+        if let Some(i) = trimmed.windows(6).position(|w| w.eq_ignore_ascii_case(b"coding")) {
+            let rest = &trimmed[i + 6..];
+            if let Some((&sep, rest)) = rest.split_first() {
+                if sep == b':' || sep == b'=' {
+                    let rest = &rest[rest.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(rest.len())..];
+                    let end = rest.iter().position(|&b| !(b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')).unwrap_or(rest.len());
+                    if let Some(e) = crate::core::encoding::find(&String::from_utf8_lossy(&rest[..end])) {
+                        return e;
+                    }
+                }
             }
         }
     }
