@@ -521,7 +521,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                         let (nil_l, end) = (self.b().new_label(), self.b().new_label());
                         self.compile_defined(&p);
                         self.b().branch_nil(nil_l);
-                        self.compile_rescue_nil(&p);
+                        self.compile_or_jump_on_exception(&p, nil_l);
                         self.b().emit(Insn::Defined(ops::DEF_CONST_FROM, id.0));
                         self.b().jump(end);
                         self.b().place(nil_l);
@@ -540,7 +540,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                         let (nil_l, end) = (self.b().new_label(), self.b().new_label());
                         self.compile_defined(&r);
                         self.b().branch_nil(nil_l);
-                        self.compile_rescue_nil(&r);
+                        self.compile_or_jump_on_exception(&r, nil_l);
                         self.b().emit(Insn::Defined(ops::DEF_METHOD, mid.0));
                         self.b().jump(end);
                         self.b().place(nil_l);
@@ -613,14 +613,57 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             | Node::ConstantOperatorWriteNode { .. }
             | Node::ConstantOrWriteNode { .. }
             | Node::ConstantAndWriteNode { .. }
+            | Node::ConstantPathOperatorWriteNode { .. }
+            | Node::ConstantPathOrWriteNode { .. }
+            | Node::ConstantPathAndWriteNode { .. }
             | Node::CallOperatorWriteNode { .. }
             | Node::CallOrWriteNode { .. }
             | Node::CallAndWriteNode { .. }
             | Node::IndexOperatorWriteNode { .. }
             | Node::IndexOrWriteNode { .. }
             | Node::IndexAndWriteNode { .. } => self.defined_str("assignment"),
+            Node::ArrayNode { .. } => {
+                // An array literal is defined when all its elements are.
+                let elems: Vec<Node<'pr>> = node.as_array_node().expect("array").elements().iter().collect();
+                let (nil_l, end) = (self.b().new_label(), self.b().new_label());
+                for e in &elems {
+                    let e = match e {
+                        Node::SplatNode { .. } => match e.as_splat_node().and_then(|s| s.expression()) {
+                            Some(x) => x,
+                            None => continue,
+                        },
+                        _ => super::prism_copy(e),
+                    };
+                    self.compile_defined(&e);
+                    self.b().branch_nil(nil_l);
+                }
+                self.defined_str("expression");
+                self.b().jump(end);
+                self.b().place(nil_l);
+                self.b().depth -= 1;
+                self.b().emit(Insn::PutNil);
+                self.b().place(end);
+            }
             _ => self.defined_str("expression"),
         }
+    }
+
+    /// Evaluates `node`; an exception jumps to `target` (with the stack as
+    /// before `node`) instead.
+    fn compile_or_jump_on_exception(&mut self, node: &Node<'pr>, target: super::builder::Label) {
+        let err = self.hidden_local();
+        let (start, end, handler, done) = (self.b().new_label(), self.b().new_label(), self.b().new_label(), self.b().new_label());
+        let depth = self.b().depth;
+        self.b().place(start);
+        self.compile(node, true);
+        self.b().place(end);
+        self.b().jump(done);
+        self.b().place(handler);
+        self.b().depth = depth;
+        self.b().jump(target);
+        self.b().place(done);
+        self.b().depth = depth + 1;
+        self.b().catch(CatchKind::Rescue, start, end, handler, depth, err);
     }
 
     /// Evaluates `node`; an exception gives nil instead.

@@ -592,9 +592,11 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                 }
             }
             Node::DefinedNode { .. } => {
-                let n = node.as_defined_node().expect("defined");
-                self.compile_defined(&n.value());
-                self.pop_if_unused(used);
+                // In a void context nothing is evaluated (not even receivers).
+                if used {
+                    let n = node.as_defined_node().expect("defined");
+                    self.compile_defined(&n.value());
+                }
             }
             Node::SourceFileNode { .. } => {
                 if used {
