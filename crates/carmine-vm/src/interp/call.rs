@@ -96,7 +96,7 @@ fn splat_candidate(ctx: &mut Ctx, v: Value) -> Result<Option<Value>> {
     if array::is_array(v) {
         return Ok(Some(v));
     }
-    if v.is_heap() && ctx.respond_to(v, sym::TO_ARY, true) {
+    if v.is_heap() && ctx.respond_to_dynamic(v, sym::TO_ARY)? {
         let r = ctx.call(v, sym::TO_ARY, &[])?;
         if array::is_array(r) {
             return Ok(Some(r));
@@ -150,7 +150,9 @@ pub fn bind_args(ctx: &mut Ctx, iseq: &Iseq, bp: usize, mut argc: usize, mut kw:
     // A block given one Array for several parameters spreads it.
     if mode == ArgMode::Loose && argc == 1 {
         let multi = p.lead + p.post + p.opt;
-        let wants_splat = multi >= 2 || (p.rest && multi >= 1) || p.trailing_comma || (multi >= 1 && p.accepts_kw());
+        // Ruby 3.2+: keywords do not make a lone positional parameter splat
+        // (`|a, k:|`), but a rest parameter with keywords does (`|*a, k:|`).
+        let wants_splat = multi >= 2 || (p.rest && multi >= 1) || p.trailing_comma || (p.rest && p.accepts_kw());
         if wants_splat {
             let a = ctx.stacks.stack[bp];
             if let Some(arr) = splat_candidate(ctx, a)? {
