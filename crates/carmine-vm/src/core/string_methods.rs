@@ -1099,6 +1099,11 @@ fn uplus(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 /// `-str` / `dedup`: the VM-wide frozen copy of an equal string (CRuby's fstring table,
 /// kept as a Hash in a hidden instance variable of String).
 fn uminus(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    fstring(ctx, recv)
+}
+
+/// The interned frozen String equal to `recv` (registering `recv` or a frozen copy).
+pub fn fstring(ctx: &mut Ctx, recv: Value) -> Result<Value> {
     let klass = ctx.c().string;
     let id = ctx.intern("__fstrings__");
     let mut table = object::ivar_get(ctx, klass, id);

@@ -50,10 +50,13 @@ pub fn is_simple_symbol(name: &[u8]) -> bool {
     } else if let Some(r) = name.strip_prefix(b"@") {
         r
     } else if let Some(r) = name.strip_prefix(b"$") {
-        if r.len() == 1 && !r[0].is_ascii_alphanumeric() && r[0] != b'_' {
+        if r.len() == 1 && b"~*$?!@/\\;,.=:<>\"&`'+0".contains(&r[0]) {
             return true;
         }
         if !r.is_empty() && r.iter().all(u8::is_ascii_digit) {
+            return true;
+        }
+        if r.len() == 2 && r[0] == b'-' && is_ident_char(r[1]) && r[1] < 0x80 {
             return true;
         }
         r
@@ -82,9 +85,10 @@ fn m_to_s(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(to_string(ctx, recv))
 }
 
+/// `Symbol#name`: the same frozen String for every call (interned like `-str`).
 fn m_name(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let s = to_string(ctx, recv);
-    Ok(crate::core::object::freeze(s))
+    crate::core::string_methods::fstring(ctx, s)
 }
 
 fn m_to_sym(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -99,7 +103,8 @@ fn m_to_proc(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 fn m_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let name = ctx.sym_name(recv.as_symbol().unwrap_or(sym::EMPTY));
     let out = inspect_name(&name);
-    Ok(string::new_from_bytes(ctx, &out))
+    let enc = if out.is_ascii() { encoding::US_ASCII } else { encoding::UTF_8 };
+    Ok(string::new_with_enc(ctx, out, enc))
 }
 
 fn m_eq(_ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -152,6 +157,24 @@ fn m_start_with(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn m_end_with(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     delegate(ctx, recv, args, "end_with?", false)
 }
+fn m_casecmp(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    if !args.pos[0].is_symbol() {
+        return Ok(Value::NIL);
+    }
+    let other = to_string(ctx, args.pos[0]);
+    let s = to_string(ctx, recv);
+    ctx.call_str(s, "casecmp", &[other])
+}
+
+fn m_casecmp_p(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    if !args.pos[0].is_symbol() {
+        return Ok(Value::NIL);
+    }
+    let other = to_string(ctx, args.pos[0]);
+    let s = to_string(ctx, recv);
+    ctx.call_str(s, "casecmp?", &[other])
+}
+
 fn m_match(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     delegate(ctx, recv, args, "=~", false)
 }
@@ -195,6 +218,8 @@ pub fn init(ctx: &mut Ctx) {
         ("==", m_eq, [1], Safe),
         ("===", m_eq, [1], Safe),
         ("<=>", m_cmp, [1], Safe),
+        ("casecmp", m_casecmp, [1], Safe),
+        ("casecmp?", m_casecmp_p, [1], Safe),
         ("length", m_length, [0], Safe),
         ("size", m_length, [0], Safe),
         ("upcase", m_upcase, [0..], Safe),
