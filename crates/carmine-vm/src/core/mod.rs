@@ -6,6 +6,7 @@ pub mod array_methods;
 pub mod bignum;
 pub mod binding;
 pub mod comparable;
+pub mod dtoa;
 pub mod complex;
 pub mod encoding;
 pub mod enumerable;
