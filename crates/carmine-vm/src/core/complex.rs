@@ -63,10 +63,29 @@ pub fn polar(ctx: &mut Ctx, r: Value, theta: Value) -> Result<Value> {
 
 /// `x ** y` for a negative float base and fractional exponent.
 pub fn new_polar_pow(ctx: &mut Ctx, x: f64, y: f64) -> Result<Value> {
-    let r = x.abs().powf(y);
-    let theta = std::f64::consts::PI * y;
-    let re = float::new(ctx, r * theta.cos());
-    let im = float::new(ctx, r * theta.sin());
+    polar_pi(ctx, x.abs().powf(y), y)
+}
+
+/// `abs * e^(i*pi*ang)` with exact results for (half-)integer `ang` (CRuby's
+/// `rb_dbl_complex_new_polar_pi`).
+pub fn polar_pi(ctx: &mut Ctx, abs: f64, ang: f64) -> Result<Value> {
+    let fi = ang.trunc();
+    let fr = ang - fi;
+    let pos = fr == 0.5;
+    if pos || fr == -0.5 {
+        let half = (fi / 2.0) - (fi / 2.0).trunc();
+        let abs = if (half != fr) ^ pos { -abs } else { abs };
+        let re = float::new(ctx, 0.0);
+        let im = float::new(ctx, abs);
+        return new_rect(ctx, re, im);
+    }
+    if fr == 0.0 {
+        let half = (fi / 2.0) - (fi / 2.0).trunc();
+        return Ok(float::new(ctx, if half != 0.0 { -abs } else { abs }));
+    }
+    let theta = std::f64::consts::PI * ang;
+    let re = float::new(ctx, abs * theta.cos());
+    let im = float::new(ctx, abs * theta.sin());
     new_rect(ctx, re, im)
 }
 

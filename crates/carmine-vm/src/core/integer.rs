@@ -377,13 +377,16 @@ pub fn pow(ctx: &mut Ctx, a: Value, b: Value) -> Result<Value> {
 
 /// `(a ** b) % m` for integers.
 fn pow_mod(ctx: &mut Ctx, a: Value, b: Value, m: Value) -> Result<Value> {
-    if !is_integer(b) || !is_integer(m) {
+    if !is_integer(b) {
+        return Err(ctx.type_error("Integer#pow() 2nd argument not allowed unless a 1st argument is integer"));
+    }
+    if bignum::to_big(b).is_negative() {
+        return Err(ctx.range_error("Integer#pow() 1st argument cannot be negative when 2nd argument specified"));
+    }
+    if !is_integer(m) {
         return Err(ctx.type_error("Integer#pow() 2nd argument not allowed unless all arguments are integers"));
     }
     let (x, e, md) = (bignum::to_big(a), bignum::to_big(b), bignum::to_big(m));
-    if e.is_negative() {
-        return Err(ctx.range_error("Integer#pow() 1st argument cannot be negative when 2nd argument specified"));
-    }
     if md.is_zero() {
         return Err(ctx.zero_division());
     }
@@ -467,9 +470,53 @@ fn m_remainder(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     numeric::coerce_bin(ctx, recv, b, ctx.intern("remainder"), false)
 }
 
+/// `fdiv`: exact quotient rounded once when both operands are Integers.
 fn m_fdiv(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let b = numeric::to_f64(ctx, args.pos[0])?;
-    Ok(float::new(ctx, to_f64(recv) / b))
+    let b = args.pos[0];
+    if is_integer(b) {
+        if let (Some(x), Some(y)) = (recv.as_fixnum(), b.as_fixnum()) {
+            if x.unsigned_abs() < (1 << 53) && y.unsigned_abs() < (1 << 53) {
+                return Ok(float::new(ctx, x as f64 / y as f64));
+            }
+        }
+        let f = crate::core::numeric_parse::ratio_to_f64(&bignum::to_big(recv), &bignum::to_big(b));
+        return Ok(float::new(ctx, f));
+    }
+    if float::is_float(b) {
+        return Ok(float::new(ctx, to_f64(recv) / float::get(b)));
+    }
+    if crate::core::rational::is_rational(b) {
+        let (n, d) = crate::core::rational::parts(b);
+        let f = crate::core::numeric_parse::ratio_to_f64(&(bignum::to_big(recv) * d), &n);
+        return Ok(float::new(ctx, f));
+    }
+    let fd = ctx.intern("fdiv");
+    numeric::coerce_bin(ctx, recv, b, fd, false)
+}
+
+/// `div`: floored quotient as an Integer for any real divisor.
+fn m_idiv(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let b = args.pos[0];
+    if is_integer(b) {
+        return div(ctx, recv, b);
+    }
+    if float::is_float(b) {
+        let y = float::get(b);
+        if y == 0.0 {
+            return Err(ctx.zero_division());
+        }
+        return float::to_integer(ctx, (to_f64(recv) / y).floor());
+    }
+    let q = ctx.call(recv, sym::DIV, &[b])?;
+    let fl = ctx.intern("floor");
+    ctx.call(q, fl, &[])
+}
+
+/// `ceildiv` (Ruby 3.2): `-div(-other)`.
+fn m_ceildiv(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let neg = ctx.call(args.pos[0], sym::UMINUS, &[])?;
+    let q = m_idiv(ctx, recv, &Args::new(&[neg]))?;
+    ctx.call(q, sym::UMINUS, &[])
 }
 
 fn m_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -536,7 +583,7 @@ fn m_and(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     }
     if !is_integer(b) {
         if float::is_float(b) {
-            return Err(ctx.type_error("can't convert Float into Integer for bitwise arithmetic"));
+            return Err(numeric::coerce_failed(ctx, recv, b));
         }
         return numeric::coerce_bin(ctx, recv, b, sym::AND, false);
     }
@@ -550,7 +597,7 @@ fn m_or(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     }
     if !is_integer(b) {
         if float::is_float(b) {
-            return Err(ctx.type_error("can't convert Float into Integer for bitwise arithmetic"));
+            return Err(numeric::coerce_failed(ctx, recv, b));
         }
         return numeric::coerce_bin(ctx, recv, b, sym::OR, false);
     }
@@ -564,7 +611,7 @@ fn m_xor(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     }
     if !is_integer(b) {
         if float::is_float(b) {
-            return Err(ctx.type_error("can't convert Float into Integer for bitwise arithmetic"));
+            return Err(numeric::coerce_failed(ctx, recv, b));
         }
         return numeric::coerce_bin(ctx, recv, b, sym::XOR, false);
     }
@@ -631,17 +678,87 @@ fn m_rshift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     }
 }
 
-fn m_aref(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let x = bignum::to_big(recv);
-    let i = to_i64_arg(ctx, args.pos[0])?;
-    if let Some(&len) = args.pos.get(1) {
-        let len = to_i64_arg(ctx, len)?;
-        let shifted = if i >= 0 { x >> (i as usize) } else { x << ((-i) as usize) };
-        let mask = (BigInt::one() << (len.max(0) as usize)) - 1;
-        return Ok(bignum::normalize(ctx, shifted & mask));
+fn mask_of(ctx: &mut Ctx, len: Value) -> Result<BigInt> {
+    let n = to_i64_arg(ctx, len)?;
+    if n < 0 {
+        return Ok(BigInt::from(-1));
     }
+    if n > (1 << 34) {
+        return Err(ctx.range_error("shift width too big"));
+    }
+    Ok((BigInt::one() << n as usize) - 1)
+}
+
+fn shift_right_value(ctx: &mut Ctx, x: Value, by: Value) -> Result<Value> {
+    let n = to_i64_arg(ctx, by)?;
+    shift_left(ctx, x, n.checked_neg().unwrap_or(i64::MAX))
+}
+
+/// `int[i]`, `int[i, len]` and `int[range]` (bit extraction, CRuby 2.7+ semantics).
+fn m_aref(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    if let Some(&len) = args.pos.get(1) {
+        let shifted = shift_right_value(ctx, recv, args.pos[0])?;
+        let mask = mask_of(ctx, len)?;
+        let r = bignum::to_big(shifted) & mask;
+        return Ok(bignum::normalize(ctx, r));
+    }
+    let a = args.pos[0];
+    if crate::core::range::is_range(a) {
+        let (b, e, excl) = (crate::core::range::begin(a), crate::core::range::end(a), crate::core::range::excl(a));
+        if b.is_nil() {
+            if e.is_nil() {
+                return Ok(recv);
+            }
+            let e = to_integer_arg(ctx, e)?;
+            if bignum::to_big(e).is_negative() {
+                return Ok(Value::fixnum(0));
+            }
+            let len = if excl { e } else { add(ctx, e, Value::fixnum(1))? };
+            let mask = mask_of(ctx, len)?;
+            if (bignum::to_big(recv) & mask).is_zero() {
+                return Ok(Value::fixnum(0));
+            }
+            return Err(ctx.arg_error("The beginless range for Integer#[] results in infinity"));
+        }
+        let b = to_integer_arg(ctx, b)?;
+        let shifted = shift_right_value(ctx, recv, b)?;
+        if e.is_nil() {
+            return Ok(shifted);
+        }
+        let e = to_integer_arg(ctx, e)?;
+        match bignum::to_big(b).cmp(&bignum::to_big(e)) {
+            std::cmp::Ordering::Less => {
+                let d = sub(ctx, e, b)?;
+                let len = if excl { d } else { add(ctx, d, Value::fixnum(1))? };
+                let mask = mask_of(ctx, len)?;
+                let r = bignum::to_big(shifted) & mask;
+                return Ok(bignum::normalize(ctx, r));
+            }
+            std::cmp::Ordering::Equal => {
+                if excl {
+                    return Ok(Value::fixnum(0));
+                }
+                return bit_at(ctx, recv, b);
+            }
+            std::cmp::Ordering::Greater => return Ok(shifted),
+        }
+    }
+    let i = to_integer_arg(ctx, a)?;
+    bit_at(ctx, recv, i)
+}
+
+fn bit_at(ctx: &mut Ctx, recv: Value, i: Value) -> Result<Value> {
+    let x = bignum::to_big(recv);
+    let Some(i) = i.as_fixnum() else {
+        // A huge index: the sign bit extends forever.
+        return Ok(Value::fixnum(if x.is_negative() && !bignum::get(i).is_negative() { 1 } else { 0 }));
+    };
+    let _ = ctx;
     if i < 0 {
         return Ok(Value::fixnum(0));
+    }
+    if i > (1 << 40) {
+        return Ok(Value::fixnum(x.is_negative() as i64));
     }
     let bit = (x >> (i as usize)) & BigInt::one();
     Ok(Value::fixnum(if bit.is_zero() { 0 } else { 1 }))
@@ -671,6 +788,18 @@ fn m_to_s(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(string::new_us_ascii(ctx, &s))
 }
 
+fn m_to_r(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    crate::core::rational::from_integer(ctx, recv)
+}
+
+fn m_rationalize(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    crate::core::rational::from_integer(ctx, recv)
+}
+
+fn m_denominator(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::fixnum(1))
+}
+
 fn m_to_i(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(recv)
 }
@@ -682,17 +811,29 @@ fn m_to_f(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 fn m_chr(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let i = to_i64_arg(ctx, recv)?;
     if let Some(&enc) = args.pos.first() {
-        let e = crate::core::encoding::encoding_arg(ctx, enc)?;
-        if crate::core::encoding::is_utf8(e) {
-            return match char::from_u32(i as u32).filter(|_| (0..=0x10ffff).contains(&i)) {
-                Some(c) => Ok(string::new_utf8(ctx, &c.to_string())),
-                None => Err(ctx.range_error(&format!("invalid codepoint 0x{i:X} in UTF-8"))),
-            };
-        }
-        if !(0..256).contains(&i) {
+        use crate::core::encoding as enc_mod;
+        let e = enc_mod::encoding_arg(ctx, enc)?;
+        if !(0..=u32::MAX as i64).contains(&i) {
             return Err(ctx.range_error(&format!("{i} out of char range")));
         }
-        return Ok(string::new_with_enc(ctx, vec![i as u8], e));
+        let code = i as u32;
+        let invalid = |ctx: &mut Ctx| ctx.range_error(&format!("invalid codepoint 0x{code:X} in {}", enc_mod::name(e)));
+        if enc_mod::is_unicode(e) {
+            if code > 0x10FFFF {
+                return Err(ctx.range_error(&format!("{code} out of char range")));
+            }
+            return match enc_mod::encode_codepoint(e, code) {
+                Some(b) => Ok(string::new_with_enc(ctx, b, e)),
+                None => Err(invalid(ctx)),
+            };
+        }
+        if code > 0xff {
+            return Err(ctx.range_error(&format!("{code} out of char range")));
+        }
+        if e == enc_mod::US_ASCII && code > 0x7f {
+            return Err(invalid(ctx));
+        }
+        return Ok(string::new_with_enc(ctx, vec![code as u8], e));
     }
     if !(0..256).contains(&i) {
         return Err(ctx.range_error(&format!("{i} out of char range")));
@@ -729,9 +870,22 @@ fn m_times(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(recv)
 }
 
+/// The element count of `upto`/`downto` when the limit is an Integer or Float.
+fn span_size(ctx: &mut Ctx, from: Value, to: Value, down: bool) -> Result<Option<Value>> {
+    if !is_integer(to) && !float::is_float(to) {
+        return Ok(None);
+    }
+    let to = if float::is_float(to) { float::to_integer(ctx, float::get(to).floor()).unwrap_or(to) } else { to };
+    let (a, b) = if down { (to, from) } else { (from, to) };
+    let d = bignum::to_big(b) - bignum::to_big(a) + 1;
+    let d = if d.is_negative() { BigInt::zero() } else { d };
+    Ok(Some(bignum::normalize(ctx, d)))
+}
+
 fn m_upto(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(b) = args.block else {
-        return crate::core::enumerator::enum_for(ctx, recv, "upto", args.pos, None);
+        let size = span_size(ctx, recv, args.pos[0], false)?;
+        return crate::core::enumerator::enum_for(ctx, recv, "upto", args.pos, size);
     };
     let lim = args.pos[0];
     if let (Some(s), Some(e)) = (recv.as_fixnum(), lim.as_fixnum()) {
@@ -756,7 +910,8 @@ fn m_upto(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn m_downto(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(b) = args.block else {
-        return crate::core::enumerator::enum_for(ctx, recv, "downto", args.pos, None);
+        let size = span_size(ctx, recv, args.pos[0], true)?;
+        return crate::core::enumerator::enum_for(ctx, recv, "downto", args.pos, size);
     };
     let lim = args.pos[0];
     if let (Some(s), Some(e)) = (recv.as_fixnum(), lim.as_fixnum()) {
@@ -883,7 +1038,7 @@ fn m_size(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     if recv.is_fixnum() {
         return Ok(Value::fixnum(8));
     }
-    let bytes = bignum::get(recv).bits().div_ceil(64) * 8;
+    let bytes = bignum::get(recv).bits().div_ceil(8);
     Ok(Value::fixnum(bytes as i64))
 }
 
@@ -934,8 +1089,7 @@ fn m_coerce(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if is_integer(b) {
         return Ok(array::from_slice(ctx, &[b, recv]));
     }
-    let x = numeric::to_f64(ctx, b)?;
-    let fb = float::new(ctx, x);
+    let fb = crate::core::kernel::float_conv_value(ctx, b)?;
     let fr = float::new(ctx, to_f64(recv));
     Ok(array::from_slice(ctx, &[fb, fr]))
 }
@@ -981,7 +1135,12 @@ pub fn init(ctx: &mut Ctx) {
         ("-", m_minus, [1], Safe),
         ("*", m_mul, [1], Safe),
         ("/", m_div, [1], Safe),
-        ("div", m_div, [1], Safe),
+        ("div", m_idiv, [1], Safe),
+        ("ceildiv", m_ceildiv, [1], Safe),
+        ("to_r", m_to_r, [0], Safe),
+        ("rationalize", m_rationalize, [0..=1], Safe),
+        ("numerator", m_to_i, [0], Safe),
+        ("denominator", m_denominator, [0], Safe),
         ("%", m_mod, [1], Safe),
         ("modulo", m_mod, [1], Safe),
         ("**", m_pow, [1], Safe),

@@ -69,6 +69,13 @@ fn do_coerce(ctx: &mut Ctx, a: Value, b: Value, compare: bool) -> Result<Option<
     Ok(Some((array::get(r, 0), array::get(r, 1))))
 }
 
+/// `TypeError: X can't be coerced into Integer` (special constants are shown inspected).
+pub fn coerce_failed(ctx: &mut Ctx, a: Value, b: Value) -> crate::error::Unwind {
+    let aname = object::class_name_of(ctx, a);
+    let bdesc = if b.is_heap() { object::class_name_of(ctx, b) } else { object::inspect_string(ctx, b).unwrap_or_default() };
+    ctx.type_error(&format!("{bdesc} can't be coerced into {aname}"))
+}
+
 /// `a op b` for a number `a` and an operand of another type.
 pub fn coerce_bin(ctx: &mut Ctx, a: Value, b: Value, op: SymId, compare: bool) -> Result<Value> {
     match do_coerce(ctx, a, b, compare)? {
@@ -84,13 +91,8 @@ pub fn coerce_bin(ctx: &mut Ctx, a: Value, b: Value, op: SymId, compare: bool) -
                 };
                 return Err(ctx.arg_error(&format!("comparison of {aname} with {bdesc} failed")));
             }
-            let bname = match b {
-                Value::NIL => "nil".to_string(),
-                Value::TRUE => "true".to_string(),
-                Value::FALSE => "false".to_string(),
-                _ => object::class_name_of(ctx, b),
-            };
-            Err(ctx.type_error(&format!("{bname} can't be coerced into {aname}")))
+            let _ = aname;
+            Err(coerce_failed(ctx, a, b))
         }
     }
 }
