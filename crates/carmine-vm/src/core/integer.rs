@@ -877,7 +877,7 @@ fn span_size(ctx: &mut Ctx, from: Value, to: Value, down: bool) -> Result<Option
     }
     let to = if float::is_float(to) { float::to_integer(ctx, float::get(to).floor()).unwrap_or(to) } else { to };
     let (a, b) = if down { (to, from) } else { (from, to) };
-    let d = bignum::to_big(b) - bignum::to_big(a) + 1;
+    let d: BigInt = bignum::to_big(b) - bignum::to_big(a) + 1;
     let d = if d.is_negative() { BigInt::zero() } else { d };
     Ok(Some(bignum::normalize(ctx, d)))
 }
