@@ -82,21 +82,24 @@ pub fn hash_f64(seed: u64, f: f64) -> u64 {
     crate::core::hash::mix(seed ^ 0x466c_6f61_74, bits)
 }
 
-/// Ruby's floored modulo for floats.
+/// Ruby's floored modulo for floats (`y` nonzero; callers raise ZeroDivisionError).
 #[inline]
 pub fn ruby_mod(x: f64, y: f64) -> f64 {
-    if y.is_infinite() && x.is_finite() {
-        if x == 0.0 || (x > 0.0) == (y > 0.0) {
-            return x;
-        }
-        return y;
+    flodivmod(x, y).1
+}
+
+/// CRuby's `flodivmod`: floored quotient and modulo (`y` nonzero).
+pub fn flodivmod(x: f64, y: f64) -> (f64, f64) {
+    if y.is_nan() {
+        return (y, y);
     }
-    let m = x % y;
-    if m != 0.0 && ((m < 0.0) != (y < 0.0)) {
-        m + y
-    } else {
-        m
+    let mut m = if x == 0.0 || (y.is_infinite() && !x.is_infinite()) { x } else { x % y };
+    let mut d = if x.is_infinite() && !y.is_infinite() { x } else { ((x - m) / y).round() };
+    if y * m < 0.0 {
+        m += y;
+        d -= 1.0;
     }
+    (d, m)
 }
 
 /// CRuby's `Float#to_s`.
@@ -117,7 +120,7 @@ pub fn to_s(f: f64) -> String {
     let neg = mant.starts_with('-');
     let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
     let sign = if neg { "-" } else { "" };
-    if (-4..16).contains(&exp) {
+    if (-4..15).contains(&exp) {
         let point = exp + 1;
         let s = if point <= 0 {
             format!("0.{}{}", "0".repeat((-point) as usize), digits)
@@ -402,7 +405,12 @@ float_binop!(m_div, sym::DIV, |x, y| x / y);
 fn m_mod(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let x = get(recv);
     match other(ctx, x, args.pos[0], sym::MOD)? {
-        Some(y) => Ok(new(ctx, ruby_mod(x, y))),
+        Some(y) => {
+            if y == 0.0 {
+                return Err(ctx.zero_division());
+            }
+            Ok(new(ctx, ruby_mod(x, y)))
+        }
         None => numeric::coerce_bin(ctx, recv, args.pos[0], sym::MOD, false),
     }
 }
@@ -424,8 +432,7 @@ fn m_divmod(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if y == 0.0 {
         return Err(ctx.zero_division());
     }
-    let m = ruby_mod(x, y);
-    let q = ((x - m) / y).round();
+    let (q, m) = flodivmod(x, y);
     let qi = to_integer(ctx, q)?;
     let mv = new(ctx, m);
     Ok(array::from_slice(ctx, &[qi, mv]))
@@ -544,107 +551,190 @@ fn m_zero(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::bool(get(recv) == 0.0))
 }
 
-/// Rounds `x` to `nd` decimal digits, CRuby's way (`round_half_up` etc. on x * 10**nd,
-/// corrected for representation error).
-fn round_digits(x: f64, nd: i64, mode: u8) -> f64 {
-    if nd > 0 && nd as i32 >= f64::DIGITS as i32 + 2 {
-        return x;
+fn round_half_up(x: f64, s: f64) -> f64 {
+    let xs = x * s;
+    let mut f = xs.round();
+    if s == 1.0 {
+        return f;
     }
-    let s = 10f64.powi(nd as i32);
-    let y = x * s;
-    let r = match mode {
-        b'f' => y.floor(),
-        b'c' => y.ceil(),
-        b't' => y.trunc(),
-        b'e' => {
-            let r = y.round();
-            if (y - y.trunc()).abs() == 0.5 {
-                2.0 * (y / 2.0).round()
-            } else {
-                r
-            }
+    if x > 0.0 {
+        if (f + 0.5) / s <= x {
+            f += 1.0;
         }
-        b'd' => {
-            if (y - y.trunc()).abs() == 0.5 {
-                y.trunc()
-            } else {
-                y.round()
-            }
+    } else if (f - 0.5) / s >= x {
+        f -= 1.0;
+    }
+    f
+}
+
+fn round_half_down(x: f64, s: f64) -> f64 {
+    let xs = x * s;
+    let mut f = xs.round();
+    if x > 0.0 {
+        if (f - 0.5) / s >= x {
+            f -= 1.0;
         }
-        _ => {
-            let r = y.round();
-            // Undo a rounding caused by x * s not being exact.
-            if (r - y).abs() == 0.5 && ((r / s) - x).abs() > ((r - r.signum()) / s - x).abs() {
-                r - r.signum()
-            } else {
-                r
-            }
-        }
-    };
-    let out = r / s;
-    if out.is_finite() {
-        out
+    } else if (f + 0.5) / s <= x {
+        f += 1.0;
+    }
+    f
+}
+
+fn round_half_even(x: f64, s: f64) -> f64 {
+    let u = x.trunc();
+    let v = x - u;
+    let us = u * s;
+    let vs = v * s;
+    let r = if x > 0.0 {
+        let f = vs.floor();
+        let uf = us + f;
+        let d = vs - f;
+        let d = if d > 0.5 {
+            1.0
+        } else if d == 0.5 || (uf + 0.5) / s <= x {
+            uf % 2.0
+        } else {
+            0.0
+        };
+        f + d
+    } else if x < 0.0 {
+        let f = vs.ceil();
+        let uf = us + f;
+        let d = f - vs;
+        let d = if d > 0.5 {
+            1.0
+        } else if d == 0.5 || (uf - 0.5) / s >= x {
+            (-uf) % 2.0
+        } else {
+            0.0
+        };
+        f - d
     } else {
-        x
+        return x;
+    };
+    us + r
+}
+
+fn round_mode(x: f64, s: f64, mode: u8) -> f64 {
+    match mode {
+        b'e' => round_half_even(x, s),
+        b'd' => round_half_down(x, s),
+        _ => round_half_up(x, s),
     }
 }
 
-fn round_impl(ctx: &mut Ctx, recv: Value, args: &Args, mode: u8) -> Result<Value> {
+/// `frexp`'s binary exponent: `2**(e-1) <= |x| < 2**e`.
+fn binexp(x: f64) -> i32 {
+    if x == 0.0 || !x.is_finite() {
+        return 0;
+    }
+    let bits = x.to_bits();
+    let e = ((bits >> 52) & 0x7ff) as i32;
+    if e == 0 {
+        let m = bits & 0xf_ffff_ffff_ffff;
+        return -1022 - (m.leading_zeros() as i32 - 12) + 1 - 1;
+    }
+    e - 1022
+}
+
+fn float_round_overflow(ndigits: i64, binexp: i32) -> bool {
+    let float_dig = 15 + 2;
+    let b = binexp as i64;
+    ndigits >= float_dig - if b > 0 { b / 4 } else { b / 3 - 1 }
+}
+
+fn float_round_underflow(ndigits: i64, binexp: i32) -> bool {
+    let b = binexp as i64;
+    ndigits < -(if b > 0 { b / 3 + 1 } else { b / 4 })
+}
+
+/// `Float#round(ndigits > 14)`: exact rounding through a Rational.
+fn round_by_rational(ctx: &mut Ctx, x: f64, ndigits: i64, mode: u8) -> Result<Value> {
+    let (n, d) = exact_fraction(x);
+    let r = crate::core::rational::round_exact(&n, &d, ndigits, b'r', mode);
+    let (rn, rd) = r;
+    Ok(new(ctx, crate::core::numeric_parse::ratio_to_f64(&rn, &rd)))
+}
+
+/// An f64's integer part as an Integer (Float#to_i).
+fn float_to_i(ctx: &mut Ctx, x: f64) -> Result<Value> {
+    to_integer(ctx, x.trunc())
+}
+
+fn round_impl(ctx: &mut Ctx, recv: Value, args: &Args, kind: u8) -> Result<Value> {
     let x = get(recv);
     let nd = match args.pos.first() {
         Some(&n) => integer::to_i64_arg(ctx, n)?,
         None => 0,
     };
-    let mode = if mode == b'r' { numeric::rounding_mode(ctx, args)? } else { mode };
-    if nd > 0 {
-        if x.is_nan() || x.is_infinite() {
-            return Ok(recv);
+    let mode = if kind == b'r' { numeric::rounding_mode(ctx, args)? } else { b'u' };
+    if x == 0.0 {
+        return Ok(if nd > 0 { recv } else { Value::fixnum(0) });
+    }
+    match kind {
+        b'r' => {
+            if nd < 0 {
+                let i = float_to_i(ctx, x)?;
+                return integer::round_int(ctx, i, nd, b'r', mode);
+            }
+            if nd == 0 {
+                if !x.is_finite() {
+                    return to_integer(ctx, x);
+                }
+                return to_integer(ctx, round_mode(x, 1.0, mode));
+            }
+            if !x.is_finite() {
+                return Ok(recv);
+            }
+            let be = binexp(x);
+            if float_round_overflow(nd, be) {
+                return Ok(recv);
+            }
+            if float_round_underflow(nd, be) {
+                return Ok(new(ctx, 0.0));
+            }
+            if nd > 14 {
+                return round_by_rational(ctx, x, nd, mode);
+            }
+            let s = 10f64.powi(nd as i32);
+            let r = round_mode(x, s, mode);
+            Ok(new(ctx, r / s))
         }
-        return Ok(new(ctx, round_digits(x, nd, mode)));
-    }
-    if x.is_nan() || x.is_infinite() {
-        return to_integer(ctx, x);
-    }
-    if nd == 0 {
-        let r = match mode {
-            b'f' => x.floor(),
-            b'c' => x.ceil(),
-            b't' => x.trunc(),
-            b'e' => {
-                if (x - x.trunc()).abs() == 0.5 {
-                    2.0 * (x / 2.0).round()
-                } else {
-                    x.round()
+        b'f' | b'c' => {
+            let floor = kind == b'f';
+            if nd > 0 {
+                if !x.is_finite() {
+                    return Ok(recv);
                 }
-            }
-            b'd' => {
-                if (x - x.trunc()).abs() == 0.5 {
-                    x.trunc()
-                } else {
-                    x.round()
+                let be = binexp(x);
+                if float_round_overflow(nd, be) {
+                    return Ok(recv);
                 }
+                if (if floor { x > 0.0 } else { x < 0.0 }) && float_round_underflow(nd, be) {
+                    return Ok(new(ctx, 0.0));
+                }
+                let f = 10f64.powi(nd as i32);
+                if floor {
+                    let mul = (x * f).floor();
+                    let mut res = (mul + 1.0) / f;
+                    if res > x {
+                        res = mul / f;
+                    }
+                    return Ok(new(ctx, res));
+                }
+                return Ok(new(ctx, (x * f).ceil() / f));
             }
-            _ => x.round(),
-        };
-        return to_integer(ctx, r);
+            let i = to_integer(ctx, if floor { x.floor() } else { x.ceil() })?;
+            if nd < 0 {
+                return integer::round_int(ctx, i, nd, kind, b'u');
+            }
+            Ok(i)
+        }
+        _ => {
+            // truncate: ceil for negative numbers, floor otherwise.
+            round_impl(ctx, recv, args, if x.is_sign_negative() { b'c' } else { b'f' })
+        }
     }
-    let i = to_integer(ctx, x.trunc())?;
-    let m = match mode {
-        b'f' => b'f',
-        b'c' => b'c',
-        b't' => b't',
-        other => other,
-    };
-    let iv = integer::to_f64(i);
-    let p = 10f64.powi((-nd) as i32);
-    let r = match m {
-        b'f' => (x / p).floor() * p,
-        b'c' => (x / p).ceil() * p,
-        b't' => (x / p).trunc() * p,
-        _ => (x / p).round() * p,
-    };
-    let _ = iv;
-    to_integer(ctx, r)
 }
 
 fn m_round(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -661,9 +751,92 @@ fn m_truncate(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn m_coerce(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let y = numeric::to_f64(ctx, args.pos[0])?;
-    let yv = new(ctx, y);
+    let yv = crate::core::kernel::float_conv_value(ctx, args.pos[0])?;
     Ok(array::from_slice(ctx, &[yv, recv]))
+}
+
+/// `rationalize([eps])`: the simplest rational within eps (or within half an ulp).
+fn m_rationalize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    use crate::core::rational::{simplest_between, Real};
+    let x = get(recv);
+    if !x.is_finite() {
+        return Err(ctx.float_domain_error(&to_s(x)));
+    }
+    let neg = x < 0.0;
+    let ax = x.abs();
+    let (p, q) = match args.pos.first() {
+        Some(&e) => {
+            let e = numeric::to_f64(ctx, e)?.abs();
+            let (a, b) = (ax - e, ax + e);
+            if a == b {
+                exact_fraction(ax)
+            } else {
+                simplest_between(Real::Flt(a), Real::Flt(b))
+            }
+        }
+        None => {
+            let (f, n) = decode(ax);
+            if f.is_zero() || n >= 0 {
+                (f << n.max(0) as usize, BigInt::from(1))
+            } else {
+                let den = BigInt::from(1) << (1 - n) as usize;
+                let two_f: BigInt = f * 2;
+                simplest_between(Real::Rat(&two_f - 1, den.clone()), Real::Rat(&two_f + 1, den))
+            }
+        }
+    };
+    let p = if neg { -p } else { p };
+    crate::core::rational::reduce(ctx, p, q)
+}
+
+/// `x = f * 2**n` with `f` a 53-bit integer (CRuby's `float_decode_internal`).
+fn decode(x: f64) -> (BigInt, i64) {
+    if x == 0.0 {
+        return (BigInt::zero(), 0);
+    }
+    let bits = x.to_bits();
+    let e = ((bits >> 52) & 0x7ff) as i64;
+    let m = bits & 0xf_ffff_ffff_ffff;
+    if e == 0 {
+        (BigInt::from(m), -1074)
+    } else {
+        (BigInt::from(m | (1 << 52)), e - 1075)
+    }
+}
+
+fn m_numerator(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let x = get(recv);
+    if !x.is_finite() {
+        return Ok(recv);
+    }
+    let r = m_to_r(ctx, recv, &Args::new(&[]))?;
+    ctx.call_str(r, "numerator", &[])
+}
+
+fn m_denominator(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let x = get(recv);
+    if !x.is_finite() {
+        return Ok(Value::fixnum(1));
+    }
+    let r = m_to_r(ctx, recv, &Args::new(&[]))?;
+    ctx.call_str(r, "denominator", &[])
+}
+
+fn m_arg(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let x = get(recv);
+    if x.is_nan() {
+        return Ok(recv);
+    }
+    if x.is_sign_negative() {
+        return Ok(new(ctx, std::f64::consts::PI));
+    }
+    Ok(Value::fixnum(0))
+}
+
+fn m_polar(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let a = new(ctx, get(recv).abs());
+    let t = m_arg(ctx, recv, args)?;
+    Ok(array::from_slice(ctx, &[a, t]))
 }
 
 fn m_next_float(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -796,6 +969,13 @@ pub fn init(ctx: &mut Ctx) {
         ("prev_float", m_prev_float, [0], Safe),
         ("integer?", m_integer_p, [0], Safe),
         ("to_r", m_to_r, [0], Safe),
+        ("rationalize", m_rationalize, [0..=1], Safe),
+        ("numerator", m_numerator, [0], Safe),
+        ("denominator", m_denominator, [0], Safe),
+        ("arg", m_arg, [0], Safe),
+        ("angle", m_arg, [0], Safe),
+        ("phase", m_arg, [0], Safe),
+        ("polar", m_polar, [0], Safe),
     ]);
 }
 

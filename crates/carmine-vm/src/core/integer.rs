@@ -1043,12 +1043,24 @@ fn m_size(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 }
 
 fn round_to(ctx: &mut Ctx, recv: Value, args: &Args, mode: u8) -> Result<Value> {
+    let half = if mode == b'r' { numeric::rounding_mode(ctx, args)? } else { b'u' };
     let Some(&nd) = args.pos.first() else { return Ok(recv) };
     let nd = to_i64_arg(ctx, nd)?;
     if nd >= 0 {
         return Ok(recv);
     }
-    let half = if mode == b'r' { numeric::rounding_mode(ctx, args)? } else { b'u' };
+    round_int(ctx, recv, nd, mode, half)
+}
+
+/// Rounds Integer `recv` to `nd < 0` digits: `kind` is b'r' (with `half` b'u'/b'd'/b'e'),
+/// b'f', b'c' or b't'.
+pub fn round_int(ctx: &mut Ctx, recv: Value, nd: i64, mode: u8, half: u8) -> Result<Value> {
+    if nd >= 0 {
+        return Ok(recv);
+    }
+    if -nd > 1_000_000 {
+        return Ok(Value::fixnum(0));
+    }
     let p: BigInt = Pow::pow(BigInt::from(10), (-nd) as u64);
     let x = bignum::to_big(recv);
     let (q, r) = x.div_mod_floor(&p);

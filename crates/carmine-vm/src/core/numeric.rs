@@ -72,7 +72,7 @@ fn do_coerce(ctx: &mut Ctx, a: Value, b: Value, compare: bool) -> Result<Option<
 /// `TypeError: X can't be coerced into Integer` (special constants are shown inspected).
 pub fn coerce_failed(ctx: &mut Ctx, a: Value, b: Value) -> crate::error::Unwind {
     let aname = object::class_name_of(ctx, a);
-    let bdesc = if b.is_heap() { object::class_name_of(ctx, b) } else { object::inspect_string(ctx, b).unwrap_or_default() };
+    let bdesc = if b.is_heap() && !float::is_float(b) { object::class_name_of(ctx, b) } else { object::inspect_string(ctx, b).unwrap_or_default() };
     ctx.type_error(&format!("{bdesc} can't be coerced into {aname}"))
 }
 

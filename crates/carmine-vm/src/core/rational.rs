@@ -3,7 +3,7 @@
 
 use num_bigint::BigInt;
 use num_integer::Integer as _;
-use num_traits::{One, Signed, ToPrimitive, Zero};
+use num_traits::{FromPrimitive, One, Signed, ToPrimitive, Zero};
 
 use crate::core::{array, bignum, float, integer, numeric, object, string};
 use crate::interp::Args;
@@ -211,6 +211,108 @@ fn m_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 
 fn m_to_f(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(float::new(ctx, to_f64(recv)))
+}
+
+/// A real number in the simplest-rational search: exact, or a Float when an operand was.
+#[derive(Clone)]
+pub enum Real {
+    Rat(BigInt, BigInt),
+    Flt(f64),
+}
+
+impl Real {
+    fn ceil(&self) -> BigInt {
+        match self {
+            Real::Rat(n, d) => {
+                let (q, r) = n.div_mod_floor(d);
+                if r.is_zero() {
+                    q
+                } else {
+                    q + 1
+                }
+            }
+            Real::Flt(f) => BigInt::from_f64(f.ceil()).unwrap_or_default(),
+        }
+    }
+
+    fn gt_int(&self, c: &BigInt) -> bool {
+        match self {
+            Real::Rat(n, d) => n > &(c * d),
+            Real::Flt(f) => {
+                let cf = c.to_f64().unwrap_or(f64::INFINITY);
+                *f > cf
+            }
+        }
+    }
+
+    /// 1 / (self - k)
+    fn recip_minus(&self, k: &BigInt) -> Real {
+        match self {
+            Real::Rat(n, d) => {
+                let num = n - k * d;
+                if num.is_negative() {
+                    Real::Rat(-d.clone(), -num)
+                } else {
+                    Real::Rat(d.clone(), num)
+                }
+            }
+            Real::Flt(f) => Real::Flt(1.0 / (f - k.to_f64().unwrap_or(0.0))),
+        }
+    }
+}
+
+/// The simplest rational in the interval [a, b] (CRuby's `nurat_rationalize_internal`).
+pub fn simplest_between(a: Real, b: Real) -> (BigInt, BigInt) {
+    let (mut a, mut b) = (a, b);
+    let (mut p0, mut p1, mut q0, mut q1) = (BigInt::zero(), BigInt::one(), BigInt::one(), BigInt::zero());
+    for _ in 0..2000 {
+        let c = a.ceil();
+        if b.gt_int(&c) {
+            return (&c * &p1 + &p0, &c * &q1 + &q0);
+        }
+        let k = c - 1;
+        let p2 = &k * &p1 + &p0;
+        let q2 = &k * &q1 + &q0;
+        let t = b.recip_minus(&k);
+        b = a.recip_minus(&k);
+        a = t;
+        p0 = p1;
+        q0 = q1;
+        p1 = p2;
+        q1 = q2;
+    }
+    (p1, q1)
+}
+
+/// `n/d` rounded to `digits` decimal digits, as an exact fraction (`kind`: b'r' with
+/// `half` b'u'/b'd'/b'e', or b'f', b'c', b't').
+pub fn round_exact(n: &BigInt, d: &BigInt, digits: i64, kind: u8, half: u8) -> (BigInt, BigInt) {
+    let scale: BigInt = num_traits::pow(BigInt::from(10), digits.unsigned_abs() as usize);
+    let (sn, sd) = if digits >= 0 { (n * &scale, d.clone()) } else { (n.clone(), d * &scale) };
+    let (q, r) = sn.div_mod_floor(&sd);
+    let up = match kind {
+        b'f' => false,
+        b'c' => !r.is_zero(),
+        b't' => sn.is_negative() && !r.is_zero(),
+        _ => {
+            let twice: BigInt = &r * 2;
+            match twice.cmp(&sd) {
+                std::cmp::Ordering::Greater => true,
+                std::cmp::Ordering::Less => false,
+                std::cmp::Ordering::Equal => match half {
+                    b'e' => q.is_odd(),
+                    b'd' => sn.is_negative(),
+                    _ => !sn.is_negative(),
+                },
+            }
+        }
+    };
+    let q = if up { q + 1 } else { q };
+    if digits >= 0 {
+        (q, scale)
+    } else {
+        (q * scale, BigInt::one())
+    }
 }
 
 fn rounded(ctx: &mut Ctx, recv: Value, args: &Args, mode: u8) -> Result<Value> {
