@@ -1043,9 +1043,9 @@ fn m_size(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 }
 
 fn round_to(ctx: &mut Ctx, recv: Value, args: &Args, mode: u8) -> Result<Value> {
-    let half = if mode == b'r' { numeric::rounding_mode(ctx, args)? } else { b'u' };
     let Some(&nd) = args.pos.first() else { return Ok(recv) };
     let nd = to_i64_arg(ctx, nd)?;
+    let half = if mode == b'r' { numeric::rounding_mode(ctx, args)? } else { b'u' };
     if nd >= 0 {
         return Ok(recv);
     }
