@@ -72,6 +72,19 @@ fn erf_f(x: f64) -> f64 {
     }
 }
 
+/// Natural logarithm of a real value (bignums beyond the double range included).
+pub fn log_value(ctx: &mut Ctx, v: Value) -> Result<Value> {
+    if crate::core::bignum::is_bignum(v) {
+        let b = crate::core::bignum::get(v);
+        let bits = b.bits() as i64;
+        let shift = (bits - 60).max(0);
+        let small: f64 = num_traits::ToPrimitive::to_f64(&(b >> shift as usize)).unwrap_or(0.0);
+        return Ok(float::new(ctx, small.ln() + shift as f64 * std::f64::consts::LN_2));
+    }
+    let x = arg(ctx, v)?;
+    Ok(float::new(ctx, x.ln()))
+}
+
 fn log(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let v = args.pos[0];
     let x = if crate::core::bignum::is_bignum(v) {

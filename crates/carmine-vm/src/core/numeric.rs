@@ -310,6 +310,16 @@ fn n_arg(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     }
 }
 
+fn n_abs2(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    ctx.call(recv, sym::MUL, &[recv])
+}
+
+fn n_polar(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let a = ctx.call_str(recv, "abs", &[])?;
+    let t = ctx.call_str(recv, "arg", args.pos)?;
+    Ok(array::from_slice(ctx, &[a, t]))
+}
+
 fn n_to_c(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     crate::core::complex::new_rect(ctx, recv, Value::fixnum(0))
 }
@@ -364,6 +374,8 @@ pub fn init(ctx: &mut Ctx) {
         ("angle", n_arg, [0], Safe),
         ("phase", n_arg, [0], Safe),
         ("to_c", n_to_c, [0], Safe),
+        ("abs2", n_abs2, [0], Safe),
+        ("polar", n_polar, [0], Safe),
         ("eql?", n_eql, [1], Safe),
     ]);
 }

@@ -142,9 +142,40 @@ fn m_div(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn m_pow(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let e = args.pos[0];
+    let mut e = args.pos[0];
+    if e == Value::fixnum(0) {
+        return Ok(make(ctx, BigInt::one(), BigInt::one()));
+    }
+    if is_rational(e) && parts(e).1.is_one() {
+        let num = data_ref::<RationalObj>(e).map_or(Value::fixnum(0), |r| r.num);
+        e = num;
+    }
+    if integer::is_integer(e) {
+        let (n, d) = parts(recv);
+        if d.is_one() {
+            if n.is_one() {
+                return Ok(make(ctx, BigInt::one(), BigInt::one()));
+            }
+            if n == BigInt::from(-1) {
+                let odd = bignum::to_big(e).is_odd();
+                return Ok(make(ctx, BigInt::from(if odd { -1 } else { 1 }), BigInt::one()));
+            }
+            if n.is_zero() {
+                if bignum::to_big(e).is_negative() {
+                    return Err(ctx.zero_division());
+                }
+                return Ok(make(ctx, BigInt::zero(), BigInt::one()));
+            }
+        }
+    }
+    if bignum::is_bignum(e) {
+        return Err(ctx.arg_error("exponent is too large"));
+    }
     if let Some(k) = e.as_fixnum() {
         let (n, d) = parts(recv);
+        if (n.bits().max(d.bits()) as u128) * (k.unsigned_abs() as u128) > 32 * 1024 * 1024 * 8 {
+            return Err(ctx.arg_error("exponent is too large"));
+        }
         if k >= 0 {
             let k = k as u32;
             return reduce(ctx, num_traits::pow(n, k as usize), num_traits::pow(d, k as usize));
@@ -155,9 +186,44 @@ fn m_pow(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         let k = (-k) as usize;
         return reduce(ctx, num_traits::pow(d, k), num_traits::pow(n, k));
     }
-    let x = to_f64(recv);
-    let y = numeric::to_f64(ctx, e)?;
-    float::pow(ctx, x, y)
+    if float::is_float(e) || is_rational(e) {
+        let x = to_f64(recv);
+        let y = numeric::to_f64(ctx, e)?;
+        return float::pow(ctx, x, y);
+    }
+    numeric::coerce_bin(ctx, recv, e, sym::POW, false)
+}
+
+/// `rationalize([eps])`: self, or the simplest rational within `eps`.
+fn m_rationalize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let Some(&e) = args.pos.first() else { return Ok(recv) };
+    let (n, d) = parts(recv);
+    let neg = n.is_negative();
+    let an = n.abs();
+    let (a, b) = if float::is_float(e) {
+        let x = crate::core::numeric_parse::ratio_to_f64(&an, &d);
+        let ef = float::get(e).abs();
+        (Real::Flt(x - ef), Real::Flt(x + ef))
+    } else {
+        let Some((en, ed)) = exact(e) else {
+            let ef = numeric::to_f64(ctx, e)?.abs();
+            let x = crate::core::numeric_parse::ratio_to_f64(&an, &d);
+            let (p, q) = simplest_between(Real::Flt(x - ef), Real::Flt(x + ef));
+            return reduce(ctx, if neg { -p } else { p }, q);
+        };
+        let en = en.abs();
+        (Real::Rat(&an * &ed - &en * &d, &d * &ed), Real::Rat(&an * &ed + &en * &d, &d * &ed))
+    };
+    let same = match (&a, &b) {
+        (Real::Rat(x1, y1), Real::Rat(x2, y2)) => x1 * y2 == x2 * y1,
+        (Real::Flt(x), Real::Flt(y)) => x == y,
+        _ => false,
+    };
+    if same {
+        return Ok(recv);
+    }
+    let (p, q) = simplest_between(a, b);
+    reduce(ctx, if neg { -p } else { p }, q)
 }
 
 fn m_cmp(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -418,34 +484,82 @@ fn m_positive(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::bool(parts(recv).0.is_positive()))
 }
 
-/// `Kernel#Rational(a, b = 1)`.
-pub fn kernel_rational(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let parse = |ctx: &mut Ctx, v: Value| -> Result<Value> {
-        if string::is_string(v) {
-            let b = string::bytes(v).to_vec();
-            if b.contains(&0) {
-                return Err(ctx.arg_error("string contains null byte"));
+/// One argument of `Rational()` as an exact Rational or Float.
+fn rational_arg(ctx: &mut Ctx, v: Value) -> Result<Value> {
+    if string::is_string(v) {
+        let b = string::bytes(v).to_vec();
+        if b.contains(&0) {
+            return Err(ctx.arg_error("string contains null byte"));
+        }
+        return match crate::core::numeric_parse::rational_value(ctx, &b, true)? {
+            Some(r) => Ok(r),
+            None => {
+                let q = String::from_utf8_lossy(&string::inspect_bytes(&b, string::encoding(v))).into_owned();
+                Err(ctx.arg_error(&format!("invalid value for convert(): {q}")))
             }
-            return match crate::core::numeric_parse::rational_value(ctx, &b, true)? {
-                Some(r) => Ok(r),
-                None => {
-                    let q = String::from_utf8_lossy(&string::inspect_bytes(&b, string::encoding(v))).into_owned();
-                    Err(ctx.arg_error(&format!("invalid value for convert(): {q}")))
-                }
-            };
+        };
+    }
+    if v.is_nil() {
+        return Err(ctx.type_error("can't convert nil into Rational"));
+    }
+    if crate::core::complex::is_complex(v) {
+        let im = ctx.call_str(v, "imaginary", &[])?;
+        if im == Value::fixnum(0) {
+            let re = ctx.call_str(v, "real", &[])?;
+            return rational_arg(ctx, re);
         }
-        if v.is_nil() {
-            return Err(ctx.type_error("can't convert nil into Rational"));
+        let s = object::inspect_string(ctx, v)?;
+        return Err(ctx.range_error(&format!("can't convert {s} into Rational")));
+    }
+    if integer::is_integer(v) || is_rational(v) || float::is_float(v) {
+        return from_integer(ctx, v);
+    }
+    if v.is_heap() && ctx.respond_to(v, sym::TO_R, true) {
+        let r = ctx.call(v, sym::TO_R, &[])?;
+        if is_rational(r) {
+            return Ok(r);
         }
-        from_integer(ctx, v)
+    }
+    if v.is_heap() && ctx.respond_to(v, sym::TO_INT, true) {
+        let i = integer::to_integer_arg(ctx, v)?;
+        return from_integer(ctx, i);
+    }
+    let name = object::type_name_for_error(ctx, v);
+    Err(ctx.type_error(&format!("can't convert {name} into Rational")))
+}
+
+/// `Kernel#Rational(a, b = 1, exception: true)`.
+pub fn kernel_rational(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let raise = match args.kwarg(ctx, "exception") {
+        None => true,
+        Some(v) if v == Value::TRUE => true,
+        Some(v) if v == Value::FALSE => false,
+        Some(v) => {
+            let s = object::inspect_string(ctx, v)?;
+            return Err(ctx.arg_error(&format!("expected true or false as exception: {s}")));
+        }
     };
-    let a = parse(ctx, args.pos[0])?;
-    match args.pos.get(1) {
-        Some(&b) => {
-            let b = parse(ctx, b)?;
-            ctx.call(a, sym::DIV, &[b])
+    let r = (|| -> Result<Value> {
+        let a = rational_arg(ctx, args.pos[0])?;
+        match args.pos.get(1) {
+            Some(&b) => {
+                let b = rational_arg(ctx, b)?;
+                if b == Value::fixnum(0) || (is_rational(b) && parts(b).0.is_zero()) {
+                    return Err(ctx.zero_division());
+                }
+                let q = ctx.call(a, sym::DIV, &[b])?;
+                if integer::is_integer(q) {
+                    return from_integer(ctx, q);
+                }
+                Ok(q)
+            }
+            None => Ok(a),
         }
-        None => Ok(a),
+    })();
+    match r {
+        Ok(v) => Ok(v),
+        Err(crate::error::Unwind::Raise(_)) if !raise => Ok(Value::NIL),
+        Err(e) => Err(e),
     }
 }
 
@@ -471,6 +585,7 @@ pub fn init(ctx: &mut Ctx) {
         ("ceil", m_ceil, [0..=1], Safe),
         ("round", m_round, [0..=1], Safe, Kw),
         ("to_r", m_to_r, [0], Safe),
+        ("rationalize", m_rationalize, [0..=1], Safe),
         ("abs", m_abs, [0], Safe),
         ("-@", m_uminus, [0], Safe),
         ("hash", m_hash, [0], Safe),
@@ -481,5 +596,5 @@ pub fn init(ctx: &mut Ctx) {
         ("positive?", m_positive, [0], Safe),
     ]);
     let k = ctx.c().kernel;
-    crate::methods!(ctx, k, [("Rational", kernel_rational, [1..=2], Safe, ModuleFunction)]);
+    crate::methods!(ctx, k, [("Rational", kernel_rational, [1..=2], Safe, ModuleFunction, Kw)]);
 }
