@@ -225,7 +225,7 @@ pub fn boot(ctx: &mut Ctx) {
     let system_stack_error = ex(ctx, "SystemStackError", exception);
     let no_matching_pattern_error = ex(ctx, "NoMatchingPatternError", standard_error);
     let no_matching_pattern_key_error = ex(ctx, "NoMatchingPatternKeyError", no_matching_pattern_error);
-    let math_domain_error = define_class_under(ctx, math, "DomainError", argument_error);
+    let math_domain_error = define_class_under(ctx, math, "DomainError", standard_error);
 
     {
         let c = &mut ctx.vm_mut().c;
