@@ -666,7 +666,7 @@ fn m_finite(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::bool(part_finite(ctx, a)? && part_finite(ctx, b)?))
 }
 
-fn m_infinite(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+fn m_infinite(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let (a, b) = parts(recv);
     let inf = |v: Value| float::is_float(v) && float::get(v).is_infinite();
     Ok(if inf(a) || inf(b) { Value::fixnum(1) } else { Value::NIL })

@@ -989,7 +989,8 @@ mod tests {
         assert_eq!(to_s(1.5), "1.5");
         assert_eq!(to_s(100.0), "100.0");
         assert_eq!(to_s(1e16), "1.0e+16");
-        assert_eq!(to_s(1e15), "1000000000000000.0");
+        assert_eq!(to_s(1e15), "1.0e+15");
+        assert_eq!(to_s(999999999999999.9), "999999999999999.9");
         assert_eq!(to_s(0.0001), "0.0001");
         assert_eq!(to_s(0.00001), "1.0e-05");
         assert_eq!(to_s(1.5e-7), "1.5e-07");

@@ -48,6 +48,7 @@ pub mod struct_;
 pub mod symbol;
 pub mod unicode;
 pub mod time;
+pub mod time_format;
 pub mod fiber;
 
 use crate::core::module::{define_builtin, Arity, BuiltinFn, ThreadSafety, Visibility};
