@@ -47,6 +47,7 @@ pub mod string_tr;
 pub mod struct_;
 pub mod symbol;
 pub mod unicode;
+pub mod unpack;
 pub mod time;
 pub mod time_format;
 pub mod fiber;

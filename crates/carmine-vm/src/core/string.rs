@@ -645,6 +645,7 @@ pub fn init(ctx: &mut Ctx) {
     crate::core::string_conv::init(ctx);
     crate::core::string_tr::init(ctx);
     crate::core::string_encode::init(ctx);
+    crate::core::unpack::init(ctx);
 }
 
 #[cfg(test)]
