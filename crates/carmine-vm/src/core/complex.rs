@@ -286,15 +286,7 @@ fn complex_arg(ctx: &mut Ctx, v: Value) -> Result<Value> {
 
 /// `Kernel#Complex(a, b = nil, exception: true)`.
 fn kernel_complex(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let raise = match args.kwarg(ctx, "exception") {
-        None => true,
-        Some(v) if v == Value::TRUE => true,
-        Some(v) if v == Value::FALSE => false,
-        Some(v) => {
-            let s = object::inspect_string(ctx, v)?;
-            return Err(ctx.arg_error(&format!("expected true or false as exception: {s}")));
-        }
-    };
+    let raise = crate::core::convert::exception_kw(ctx, args)?;
     let r = (|| -> Result<Value> {
         let a = complex_arg(ctx, args.pos[0])?;
         let Some(&b0) = args.pos.get(1) else {

@@ -751,7 +751,7 @@ fn m_truncate(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn m_coerce(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let yv = crate::core::kernel::float_conv_value(ctx, args.pos[0])?;
+    let yv = crate::core::convert::float_conv_value(ctx, args.pos[0])?;
     Ok(array::from_slice(ctx, &[yv, recv]))
 }
 

@@ -135,7 +135,7 @@ fn int_arg(ctx: &mut Ctx, v: Value) -> Result<BigInt> {
             }
         };
     }
-    let i = crate::core::kernel::integer_conv_value(ctx, v)?;
+    let i = crate::core::convert::integer_conv_value(ctx, v)?;
     Ok(bignum::to_big(i))
 }
 
@@ -143,7 +143,7 @@ fn float_arg(ctx: &mut Ctx, v: Value) -> Result<f64> {
     if float::is_float(v) {
         return Ok(float::get(v));
     }
-    let f = crate::core::kernel::float_conv_value(ctx, v)?;
+    let f = crate::core::convert::float_conv_value(ctx, v)?;
     Ok(float::get(f))
 }
 

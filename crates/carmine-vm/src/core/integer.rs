@@ -1101,7 +1101,7 @@ fn m_coerce(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if is_integer(b) {
         return Ok(array::from_slice(ctx, &[b, recv]));
     }
-    let fb = crate::core::kernel::float_conv_value(ctx, b)?;
+    let fb = crate::core::convert::float_conv_value(ctx, b)?;
     let fr = float::new(ctx, to_f64(recv));
     Ok(array::from_slice(ctx, &[fb, fr]))
 }

@@ -138,35 +138,29 @@ fn integer_conv(ctx: &mut Ctx, args: &Args) -> Result<Value> {
         Some(&b) if !b.is_nil() => Some(integer::to_i64_arg(ctx, b)?),
         _ => None,
     };
-    let Some(b) = base else { return integer_conv_value(ctx, v) };
-    let s = match string::try_to_str(ctx, v)? {
-        Some(s) => s,
-        None => return Err(ctx.arg_error("base specified for non string value")),
-    };
-    if b < 0 || b == 1 || b > 36 {
-        return Err(ctx.arg_error(&format!("invalid radix {b}")));
-    }
-    parse_integer_string(ctx, s, b as i32)
-}
-
-fn parse_integer_string(ctx: &mut Ctx, s: Value, base: i32) -> Result<Value> {
-    if string::bytes(s).contains(&0) {
-        return Err(ctx.arg_error("string contains null byte"));
-    }
-    match integer::parse_int(string::bytes(s), base, true) {
-        Some(n) => Ok(crate::core::bignum::normalize(ctx, n)),
-        None => {
-            let q = String::from_utf8_lossy(&string::inspect_bytes(string::bytes(s), string::encoding(s))).into_owned();
-            Err(ctx.arg_error(&format!("invalid value for Integer(): {q}")))
+    if let Some(b) = base {
+        if !string::is_string(v) {
+            if v.is_heap() && ctx.respond_to(v, sym::TO_STR, true) {
+                let s = string::to_str_arg(ctx, v)?;
+                return integer_conv(ctx, &Args::new(&[s, Value::fixnum(b)]));
+            }
+            return Err(ctx.arg_error("base specified for non string value"));
+        }
+        if b < 0 || b == 1 || b > 36 {
+            return Err(ctx.arg_error(&format!("invalid radix {b}")));
         }
     }
-}
-
-/// `Integer(v)` without a base (CRuby's `rb_Integer`): Strings are parsed strictly, Floats
-/// truncated, other objects converted with `to_int` then `to_i`.
-pub fn integer_conv_value(ctx: &mut Ctx, v: Value) -> Result<Value> {
     if string::is_string(v) {
-        return parse_integer_string(ctx, v, 0);
+        if string::bytes(v).contains(&0) {
+            return Err(ctx.arg_error("string contains null byte"));
+        }
+        return match integer::parse_int(string::bytes(v), base.unwrap_or(0) as i32, true) {
+            Some(n) => Ok(crate::core::bignum::normalize(ctx, n)),
+            None => {
+                let q = string::to_rust_string_lossy(string::new_from_bytes(ctx, &string::inspect_bytes(string::bytes(v), string::encoding(v))));
+                Err(ctx.arg_error(&format!("invalid value for Integer(): {q}")))
+            }
+        };
     }
     if integer::is_integer(v) {
         return Ok(v);
@@ -193,42 +187,40 @@ pub fn integer_conv_value(ctx: &mut Ctx, v: Value) -> Result<Value> {
         let rname = object::class_name_of(ctx, r);
         return Err(ctx.type_error(&format!("can't convert {cname} to Integer ({cname}#to_i gives {rname})")));
     }
-    let name = object::type_name_for_error(ctx, v);
-    Err(ctx.type_error(&format!("can't convert {name} into Integer")))
-}
-
-/// `Float(v)` (CRuby's `rb_Float`): Strings are parsed strictly (hexadecimal allowed).
-pub fn float_conv_value(ctx: &mut Ctx, v: Value) -> Result<Value> {
-    if string::is_string(v) {
-        if string::bytes(v).contains(&0) {
-            return Err(ctx.arg_error("string for Float contains null byte"));
-        }
-        return match float::parse_float(string::bytes(v), true) {
-            Some(f) => {
-                if f.is_infinite() {
-                    float::warn_out_of_range(ctx, string::bytes(v));
-                }
-                Ok(float::new(ctx, f))
-            }
-            None => {
-                let q = String::from_utf8_lossy(&string::inspect_bytes(string::bytes(v), string::encoding(v))).into_owned();
-                Err(ctx.arg_error(&format!("invalid value for Float(): {q}")))
-            }
-        };
-    }
-    if float::is_float(v) {
-        return Ok(v);
-    }
-    if v.is_nil() {
-        return Err(ctx.type_error("can't convert nil into Float"));
-    }
-    let f = crate::core::numeric::to_f64(ctx, v)?;
-    Ok(float::new(ctx, f))
+    Err(ctx.conversion_error(v, "Integer"))
 }
 
 fn k_float(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let raise = exception_kw(ctx, args)?;
-    match float_conv_value(ctx, args.pos[0]) {
+    let v = args.pos[0];
+    let r = (|| -> Result<Value> {
+        if string::is_string(v) {
+            if string::bytes(v).contains(&0) {
+                return Err(ctx.arg_error("string for Float contains null byte"));
+            }
+            return match float::parse_float(string::bytes(v), true) {
+                Some(f) => {
+                    if f.is_infinite() {
+                        float::warn_out_of_range(ctx, string::bytes(v));
+                    }
+                    Ok(float::new(ctx, f))
+                }
+                None => {
+                    let q = String::from_utf8_lossy(&string::inspect_bytes(string::bytes(v), string::encoding(v))).into_owned();
+                    Err(ctx.arg_error(&format!("invalid value for Float(): {q}")))
+                }
+            };
+        }
+        if float::is_float(v) {
+            return Ok(v);
+        }
+        if v.is_nil() {
+            return Err(ctx.type_error("can't convert nil into Float"));
+        }
+        let f = crate::core::numeric::to_f64(ctx, v)?;
+        Ok(float::new(ctx, f))
+    })();
+    match r {
         Ok(v) => Ok(v),
         Err(Unwind::Raise(_)) if !raise => Ok(Value::NIL),
         Err(e) => Err(e),

@@ -8,6 +8,7 @@ pub mod binding;
 pub mod comparable;
 pub mod dtoa;
 pub mod complex;
+pub mod convert;
 pub mod encoding;
 pub mod enumerable;
 pub mod enumerator;
@@ -132,6 +133,7 @@ macro_rules! methods {
 pub fn init_all(ctx: &mut Ctx) {
     object::init(ctx);
     kernel::init(ctx);
+    convert::init(ctx);
     module_methods::init(ctx);
     comparable::init(ctx);
     enumerable::init(ctx);

@@ -1060,7 +1060,7 @@ fn md_aref(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn md_to_a(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let m = m_get(ctx, recv)?;
     let out = array::new(ctx);
-    for i in (0..m.groups.len()) {
+    for i in 0..m.groups.len() {
         let v = group_str(ctx, m, i);
         array::push(ctx, out, v);
     }
@@ -1070,7 +1070,7 @@ fn md_to_a(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 fn md_captures(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let m = m_get(ctx, recv)?;
     let out = array::new(ctx);
-    for i in (1..m.groups.len()) {
+    for i in 1..m.groups.len() {
         let v = group_str(ctx, m, i);
         array::push(ctx, out, v);
     }
