@@ -23,6 +23,9 @@ pub enum Unwind {
     Throw { tag: Value, value: Value },
     /// `exit!`: leave immediately with a status, running no handlers.
     Exit(i32),
+    /// A shallow `Fiber.yield`: the fiber's dispatch loop returns without unwinding its
+    /// frames (see `fiber`). Never seen by Ruby code.
+    Suspend,
 }
 
 pub type Result<T> = std::result::Result<T, Unwind>;

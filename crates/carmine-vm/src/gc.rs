@@ -5,7 +5,8 @@
 //! - each thread's value stack below `sp` and its frames (validated, since a slot may be
 //!   stale), `$!`, recursion guards and `protected` values,
 //! - each thread's native stack and callee-saved registers, conservatively,
-//! - suspended fibers' stacks (registered by the fiber module).
+//! - suspended fibers' VM and native stacks, through their Fiber objects (reachable from
+//!   the running fiber's resumer chain, the root fiber, or Ruby references).
 //!
 //! Invariant: the world is stopped during a collection (only one thread runs for now).
 
@@ -32,7 +33,6 @@ pub fn collect(ctx: &mut Ctx) {
             // SAFETY: [sp, hi) is the live part of this thread's native stack.
             unsafe { m.mark_range_conservative(sp, hi) };
         });
-        crate::fiber::mark_suspended(ctx, &mut m);
         m.drain();
     }
     let mut exivars = vm.generic_ivars.borrow_mut();
@@ -65,17 +65,13 @@ pub fn mark_vm_roots(vm: &Vm, m: &mut Marker<'_>) {
 
 pub fn mark_thread(ctx: &Ctx, m: &mut Marker<'_>) {
     mark_stacks(&ctx.stacks, m);
-    m.mark(ctx.errinfo);
     m.mark(ctx.thread_obj);
     m.mark(ctx.fiber_obj);
-    for &(_, a, b) in &ctx.recursion {
-        m.mark_maybe(a);
-        m.mark_maybe(b);
-    }
-    m.mark_all(&ctx.protected);
-    m.mark_all(&ctx.catch_tags);
+    ctx.fibers.mark(m);
 }
 
+/// Marks a fiber's execution state: values below `sp`, frames, `$!`, recursion guards,
+/// protected values and catch tags.
 pub fn mark_stacks(st: &Stacks, m: &mut Marker<'_>) {
     let sp = st.sp.min(st.stack.len());
     for &v in &st.stack[..sp] {
@@ -84,6 +80,13 @@ pub fn mark_stacks(st: &Stacks, m: &mut Marker<'_>) {
     for f in &st.frames {
         mark_frame(f, m);
     }
+    m.mark(st.errinfo);
+    for &(_, a, b) in &st.recursion {
+        m.mark_maybe(a);
+        m.mark_maybe(b);
+    }
+    m.mark_all(&st.protected);
+    m.mark_all(&st.catch_tags);
 }
 
 fn mark_frame(f: &Frame, m: &mut Marker<'_>) {

@@ -194,6 +194,10 @@ impl Runtime {
                 Outcome::Exit(1)
             }
             Unwind::Return { .. } => Outcome::Exit(0),
+            Unwind::Suspend => {
+                eprintln!("[BUG] Carmine internal error: a fiber suspension reached the top level");
+                Outcome::Exit(70)
+            }
         }
     }
 }

@@ -16,7 +16,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
     /// Keeps a compile-time value alive until the compiled iseq owns it.
     pub fn keep(&mut self, v: Value) -> Value {
         if v.is_heap() {
-            self.ctx.protected.push(v);
+            self.ctx.stacks.protected.push(v);
         }
         v
     }

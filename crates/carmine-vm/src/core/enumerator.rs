@@ -226,7 +226,25 @@ fn m_peek(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     crate::core::fiber::enumerator_next(ctx, recv, true)
 }
 
+fn m_next_values(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    crate::core::fiber::enumerator_next_values(ctx, recv, false)
+}
+
+fn m_peek_values(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    crate::core::fiber::enumerator_next_values(ctx, recv, true)
+}
+
+fn m_feed(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    crate::core::fiber::enumerator_feed(ctx, recv, args.pos[0])
+}
+
+/// Drops the external-iteration state; like CRuby, also rewinds the receiver if it can.
 fn m_rewind(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let inner = get(ctx, recv)?.recv;
+    let rewind = ctx.intern("rewind");
+    if !inner.is_nil() && ctx.respond_to(inner, rewind, true) {
+        ctx.call(inner, rewind, &[])?;
+    }
     get(ctx, recv)?.cursor = Value::NIL;
     Ok(recv)
 }
@@ -1038,6 +1056,9 @@ pub fn init(ctx: &mut Ctx) {
         ("next", m_next, [0], Unsafe),
         ("peek", m_peek, [0], Unsafe),
         ("rewind", m_rewind, [0], Unsafe),
+        ("next_values", m_next_values, [0], Unsafe),
+        ("peek_values", m_peek_values, [0], Unsafe),
+        ("feed", m_feed, [1], Unsafe),
         ("+", m_plus, [1], Safe),
     ]);
     let a = ctx.c().array;

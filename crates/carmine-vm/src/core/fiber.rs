@@ -1,20 +1,330 @@
-//! Fiber (the Ruby class) and external iteration of enumerators.
+//! Fiber (the Ruby class) and external iteration of enumerators (`Enumerator#next`).
+//!
+//! The switching machinery is in `crate::fiber`; this file is the Ruby-facing surface.
+//!
+//! Invariants:
+//! - An enumerator's cursor (`EnumObj::cursor`) is an `EnumCursor` Data object, or nil
+//!   before the first `next`/`peek` and after `rewind`.
+//! - The cursor's fiber runs the enumerator's `each` with a native block that hands each
+//!   yielded value to `next` through `Fiber.yield`; what `feed` set (or nil) is handed back
+//!   as that block's value.
 
+use crate::core::enumerator::EnumObj;
+use crate::core::{array, hash, object};
+use crate::error::Unwind;
+use crate::fiber::{self, Body};
 use crate::interp::Args;
+use crate::object::data_ref;
 use crate::thread::Ctx;
 use crate::value::Value;
 use crate::Result;
 
-/// `Enumerator#next`/`#peek`: runs the enumerator in a fiber.
-pub fn enumerator_next(ctx: &mut Ctx, _e: Value, _peek: bool) -> Result<Value> {
-    Err(ctx.not_implemented("Enumerator#next (external iteration needs fibers)"))
+fn fiber_arg(ctx: &mut Ctx, v: Value) -> Result<Value> {
+    if fiber::data(v).is_some() {
+        Ok(v)
+    } else {
+        Err(ctx.type_error("uninitialized fiber"))
+    }
 }
 
-fn s_new(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
-    Err(ctx.not_implemented("Fiber"))
+fn symbol_key(ctx: &mut Ctx, k: Value) -> Result<Value> {
+    if k.is_symbol() {
+        Ok(k)
+    } else {
+        let cname = object::class_name_of(ctx, k);
+        Err(ctx.type_error(&format!("wrong argument type {cname} (expected Symbol)")))
+    }
+}
+
+/// `Fiber.new(blocking: false, storage: true) { |*args| … }`.
+fn s_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    if !args.pos.is_empty() {
+        return Err(ctx.arity_error(args.pos.len(), 0, Some(0)));
+    }
+    let mut blocking = false;
+    let mut storage = Value::TRUE;
+    if let Some(kw) = args.kw {
+        for (k, v) in hash::pairs(kw) {
+            let name = k.as_symbol().map(|s| ctx.sym_str(s)).unwrap_or_default();
+            match name.as_str() {
+                "blocking" => blocking = v.truthy(),
+                "storage" => storage = v,
+                _ => {
+                    let s = object::inspect_string(ctx, k)?;
+                    return Err(ctx.arg_error(&format!("unknown keyword: {s}")));
+                }
+            }
+        }
+    }
+    let Some(b) = args.block else {
+        return Err(ctx.arg_error("tried to create Proc object without a block"));
+    };
+    let storage = if storage == Value::TRUE {
+        fiber::inherited_storage(ctx)
+    } else if storage.is_nil() {
+        Value::NIL
+    } else if hash::is_hash(storage) {
+        for (k, _) in hash::pairs(storage) {
+            symbol_key(ctx, k)?;
+        }
+        storage
+    } else {
+        let cname = object::class_name_of(ctx, storage);
+        return Err(ctx.type_error(&format!("wrong argument type {cname} (expected Hash)")));
+    };
+    let p = crate::core::proc::from_block(ctx, &b)?;
+    Ok(fiber::new_fiber(ctx, recv, Body::Proc(p), blocking, storage))
+}
+
+/// `Fiber.yield` and `Fiber#resume`: one builtin (see `fiber::switch_builtin`).
+fn switch(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    fiber::switch_builtin(ctx, recv, args.pos)
+}
+
+fn s_current(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(fiber::current(ctx))
+}
+
+fn s_aref(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let k = symbol_key(ctx, args.pos[0])?;
+    let cur = fiber::current(ctx);
+    let s = fiber::storage(cur);
+    Ok(if s.is_nil() { Value::NIL } else { hash::get(s, k).unwrap_or(Value::NIL) })
+}
+
+fn s_aset(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let k = symbol_key(ctx, args.pos[0])?;
+    let v = args.pos[1];
+    let cur = fiber::current(ctx);
+    let mut s = fiber::storage(cur);
+    if s.is_nil() {
+        s = hash::new(ctx);
+        fiber::set_storage(cur, s);
+    }
+    if v.is_nil() {
+        hash::delete(ctx, s, k)?;
+    } else {
+        hash::aset(ctx, s, k, v)?;
+    }
+    Ok(v)
+}
+
+fn s_blocking_p(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    let cur = fiber::current(ctx);
+    Ok(if fiber::is_blocking(cur) { Value::fixnum(1) } else { Value::FALSE })
+}
+
+fn m_transfer(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let f = fiber_arg(ctx, recv)?;
+    fiber::transfer(ctx, f, args.pos)
+}
+
+fn m_raise(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let f = fiber_arg(ctx, recv)?;
+    fiber::raise_in(ctx, f, args.pos)
+}
+
+fn m_kill(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let f = fiber_arg(ctx, recv)?;
+    fiber::kill(ctx, f)
+}
+
+fn m_alive_p(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let f = fiber_arg(ctx, recv)?;
+    Ok(Value::bool(fiber::is_alive(f)))
+}
+
+fn m_blocking_p(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let f = fiber_arg(ctx, recv)?;
+    Ok(Value::bool(fiber::is_blocking(f)))
+}
+
+fn check_storage_access(ctx: &mut Ctx, f: Value) -> Result<()> {
+    if f != fiber::current(ctx) {
+        return Err(ctx.arg_error("Fiber storage can only be accessed from the Fiber it belongs to"));
+    }
+    Ok(())
+}
+
+fn m_storage(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let f = fiber_arg(ctx, recv)?;
+    check_storage_access(ctx, f)?;
+    let s = fiber::storage(f);
+    Ok(if s.is_nil() { hash::new(ctx) } else { hash::dup(ctx, s) })
+}
+
+fn m_set_storage(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let f = fiber_arg(ctx, recv)?;
+    check_storage_access(ctx, f)?;
+    let h = args.pos[0];
+    if !h.is_nil() && !hash::is_hash(h) {
+        let cname = object::class_name_of(ctx, h);
+        return Err(ctx.type_error(&format!("wrong argument type {cname} (expected Hash)")));
+    }
+    if !h.is_nil() {
+        for (k, _) in hash::pairs(h) {
+            symbol_key(ctx, k)?;
+        }
+    }
+    fiber::set_storage(f, h);
+    Ok(h)
+}
+
+fn m_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let f = fiber_arg(ctx, recv)?;
+    let s = fiber::inspect(ctx, f);
+    Ok(crate::core::string::new_utf8(ctx, &s))
+}
+
+// ---- Enumerator#next ----
+
+/// External-iteration state of an enumerator.
+pub struct EnumCursor {
+    enumerator: Value,
+    fiber: Value,
+    /// A value fetched by `peek` and not yet returned by `next`: (packed, as next_values).
+    lookahead: Option<(Value, Value)>,
+    /// The StopIteration raised once the iteration ended (raised again until `rewind`).
+    stop: Value,
+    /// What `feed` set: the value of the pending `yield` inside `each`.
+    feed: Option<Value>,
+    /// Values of the last yield, as `next_values` returns them (set by the iterating fiber).
+    last_values: Value,
+}
+
+crate::data_obj!(EnumCursor, |s, m| {
+    m.mark(s.enumerator);
+    m.mark(s.fiber);
+    if let Some((a, b)) = s.lookahead {
+        m.mark(a);
+        m.mark(b);
+    }
+    m.mark(s.stop);
+    if let Some(f) = s.feed {
+        m.mark(f);
+    }
+    m.mark(s.last_values);
+});
+
+fn enum_obj<'a>(ctx: &mut Ctx, e: Value) -> Result<&'a mut EnumObj> {
+    match data_ref::<EnumObj>(e) {
+        Some(o) => Ok(o),
+        None => Err(ctx.type_error("uninitialized enumerator")),
+    }
+}
+
+fn cursor<'a>(v: Value) -> Option<&'a mut EnumCursor> {
+    data_ref::<EnumCursor>(v)
+}
+
+/// The body of an enumerator's iterating fiber: runs `each`, handing every yielded value to
+/// the fiber's resumer.
+fn iterate(ctx: &mut Ctx, cur: Value) -> Result<Value> {
+    let e = cursor(cur).map(|c| c.enumerator).unwrap_or(Value::NIL);
+    let mut hand_over = |ctx: &mut Ctx, args: &[Value]| -> Result<Value> {
+        let values = array::from_slice(ctx, args);
+        let packed = fiber::pack(ctx, args);
+        if let Some(c) = cursor(cur) {
+            c.last_values = values;
+        }
+        fiber::yield_(ctx, &[packed])
+    };
+    crate::core::proc::with_native_block(ctx, &mut hand_over, |ctx, b| crate::core::enumerator::run(ctx, e, b))
+}
+
+/// The next values of `e`'s iteration as (packed, as an Array), advancing unless `peek`.
+fn next_values(ctx: &mut Ctx, e: Value, peek: bool) -> Result<(Value, Value)> {
+    let mut cur = enum_obj(ctx, e)?.cursor;
+    if cursor(cur).is_none() {
+        cur = crate::core::object::new_data(ctx, Value::NIL, Box::new(EnumCursor { enumerator: e, fiber: Value::NIL, lookahead: None, stop: Value::NIL, feed: None, last_values: Value::NIL }));
+        enum_obj(ctx, e)?.cursor = cur;
+    }
+    let c = cursor(cur).expect("cursor");
+    if let Some(la) = c.lookahead {
+        if !peek {
+            c.lookahead = None;
+        }
+        return Ok(la);
+    }
+    if !c.stop.is_nil() {
+        return Err(Unwind::Raise(c.stop));
+    }
+    if c.fiber.is_nil() || !fiber::is_alive(c.fiber) {
+        c.feed = None;
+        let klass = ctx.c().fiber;
+        c.fiber = fiber::new_fiber(ctx, klass, Body::Native(iterate, cur), false, Value::NIL);
+    }
+    let f = c.fiber;
+    let feed = c.feed.take().unwrap_or(Value::NIL);
+    let r = fiber::resume(ctx, f, &[feed]);
+    let c = cursor(cur).expect("cursor");
+    let v = match r {
+        Ok(v) => v,
+        Err(err) => {
+            c.fiber = Value::NIL;
+            return Err(err);
+        }
+    };
+    if !fiber::is_alive(f) {
+        // `each` returned: the iteration is over, its value is the StopIteration's result.
+        let stop = ctx.new_error(ctx.c().stop_iteration, "iteration reached an end");
+        object::ivar_set_raw(ctx, stop, crate::symbol::sym::RESULT, v);
+        let c = cursor(cur).expect("cursor");
+        c.stop = stop;
+        c.fiber = Value::NIL;
+        return Err(Unwind::Raise(stop));
+    }
+    let values = c.last_values;
+    if peek {
+        c.lookahead = Some((v, values));
+    }
+    Ok((v, values))
+}
+
+/// `Enumerator#next` / `#peek`.
+pub fn enumerator_next(ctx: &mut Ctx, e: Value, peek: bool) -> Result<Value> {
+    next_values(ctx, e, peek).map(|(v, _)| v)
+}
+
+/// `Enumerator#next_values` / `#peek_values`.
+pub fn enumerator_next_values(ctx: &mut Ctx, e: Value, peek: bool) -> Result<Value> {
+    let (_, values) = next_values(ctx, e, peek)?;
+    Ok(if peek { array::dup(ctx, values) } else { values })
+}
+
+/// `Enumerator#feed(v)`.
+pub fn enumerator_feed(ctx: &mut Ctx, e: Value, v: Value) -> Result<Value> {
+    let mut cur = enum_obj(ctx, e)?.cursor;
+    if cursor(cur).is_none() {
+        cur = crate::core::object::new_data(ctx, Value::NIL, Box::new(EnumCursor { enumerator: e, fiber: Value::NIL, lookahead: None, stop: Value::NIL, feed: None, last_values: Value::NIL }));
+        enum_obj(ctx, e)?.cursor = cur;
+    }
+    let c = cursor(cur).expect("cursor");
+    if c.feed.is_some() {
+        return Err(ctx.type_error("feed value already set"));
+    }
+    c.feed = Some(v);
+    Ok(Value::NIL)
 }
 
 pub fn init(ctx: &mut Ctx) {
     let c = ctx.c().fiber;
-    crate::methods!(ctx, c, [("new", s_new, [0..], Unsafe, Singleton, Kw)]);
+    crate::methods!(ctx, c, [
+        ("new", s_new, [0..], Unsafe, Singleton, Kw),
+        ("yield", switch, [0..], Unsafe, Singleton),
+        ("current", s_current, [0], Unsafe, Singleton),
+        ("[]", s_aref, [1], Unsafe, Singleton),
+        ("[]=", s_aset, [2], Unsafe, Singleton),
+        ("blocking?", s_blocking_p, [0], Unsafe, Singleton),
+        ("resume", switch, [0..], Unsafe),
+        ("transfer", m_transfer, [0..], Unsafe),
+        ("raise", m_raise, [0..=3], Unsafe),
+        ("kill", m_kill, [0], Unsafe),
+        ("alive?", m_alive_p, [0], Unsafe),
+        ("blocking?", m_blocking_p, [0], Unsafe),
+        ("storage", m_storage, [0], Unsafe),
+        ("storage=", m_set_storage, [1], Unsafe),
+        ("inspect", m_inspect, [0], Unsafe),
+        ("to_s", m_inspect, [0], Unsafe),
+    ]);
 }

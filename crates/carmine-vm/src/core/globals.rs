@@ -26,9 +26,9 @@ pub fn get(ctx: &mut Ctx, id: SymId) -> Result<Value> {
     match id {
         sym::DOLLAR_TILDE => return Ok(ops::get_last_match(ctx)),
         sym::DOLLAR_UNDERSCORE => return Ok(ops::get_caller_last_line(ctx)),
-        sym::DOLLAR_BANG => return Ok(ctx.errinfo),
+        sym::DOLLAR_BANG => return Ok(ctx.stacks.errinfo),
         sym::DOLLAR_AT => {
-            let e = ctx.errinfo;
+            let e = ctx.stacks.errinfo;
             if e.is_nil() {
                 return Ok(Value::NIL);
             }
@@ -64,7 +64,7 @@ pub fn set(ctx: &mut Ctx, id: SymId, v: Value) -> Result<()> {
         }
         sym::DOLLAR_AT => {
             // `$@ = bt` sets the backtrace of the exception being handled.
-            let e = ctx.errinfo;
+            let e = ctx.stacks.errinfo;
             if e.is_nil() {
                 return Err(ctx.arg_error("$! not set"));
             }

@@ -282,7 +282,7 @@ fn k_hash(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 /// Builds the exception object for `raise args`.
 pub fn make_exception(ctx: &mut Ctx, args: &[Value]) -> Result<Value> {
     if args.is_empty() {
-        let cur = ctx.errinfo;
+        let cur = ctx.stacks.errinfo;
         if !cur.is_nil() {
             return Ok(cur);
         }
@@ -337,7 +337,7 @@ fn k_raise(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
             object::ivar_set_raw(ctx, e, sym::CAUSE, c);
         }
         None => {
-            let cur = ctx.errinfo;
+            let cur = ctx.stacks.errinfo;
             if !cur.is_nil() && cur != e && !object::ivar_defined(ctx, e, sym::CAUSE) {
                 object::ivar_set_raw(ctx, e, sym::CAUSE, cur);
             }
@@ -368,9 +368,9 @@ fn k_catch(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         None => object::new_object(ctx, ctx.c().object),
     };
     let b = args.need_block(ctx)?;
-    ctx.catch_tags.push(tag);
+    ctx.stacks.catch_tags.push(tag);
     let r = ctx.yield1(&b, tag);
-    ctx.catch_tags.pop();
+    ctx.stacks.catch_tags.pop();
     match r {
         Err(Unwind::Throw { tag: t, value }) if t == tag => Ok(value),
         other => other,
@@ -380,16 +380,24 @@ fn k_catch(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 fn k_throw(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let tag = args.pos[0];
     let value = args.pos.get(1).copied().unwrap_or(Value::NIL);
-    if !ctx.catch_tags.contains(&tag) {
-        let s = object::inspect_string(ctx, tag)?;
-        let e = ctx.new_error(ctx.c().uncaught_throw_error, &format!("uncaught throw {s}"));
-        let t = ctx.intern("@tag");
-        let v = ctx.intern("@value");
-        object::ivar_set_raw(ctx, e, t, tag);
-        object::ivar_set_raw(ctx, e, v, value);
-        return Err(Unwind::Raise(e));
+    if !ctx.stacks.catch_tags.contains(&tag) {
+        return Err(uncaught_throw(ctx, tag, value));
     }
     Err(Unwind::Throw { tag, value })
+}
+
+/// `UncaughtThrowError: uncaught throw :tag`, with its `tag` and `value`.
+pub fn uncaught_throw(ctx: &mut Ctx, tag: Value, value: Value) -> Unwind {
+    let s = match object::inspect_string(ctx, tag) {
+        Ok(s) => s,
+        Err(e) => return e,
+    };
+    let e = ctx.new_error(ctx.c().uncaught_throw_error, &format!("uncaught throw {s}"));
+    let t = ctx.intern("@tag");
+    let v = ctx.intern("@value");
+    object::ivar_set_raw(ctx, e, t, tag);
+    object::ivar_set_raw(ctx, e, v, value);
+    Unwind::Raise(e)
 }
 
 fn k_block_given(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {

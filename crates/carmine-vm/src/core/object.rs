@@ -434,13 +434,13 @@ pub fn identity_hash(ctx: &Ctx, v: Value) -> u64 {
 /// Runs `f` unless `(op, a, b)` is already being processed on this thread; then returns
 /// `on_recursion`.
 pub fn guard_recursion<T>(ctx: &mut Ctx, op: SymId, a: Value, b: Value, on_recursion: T, f: impl FnOnce(&mut Ctx) -> Result<T>) -> Result<T> {
-    if ctx.recursion.iter().any(|&(o, x, y)| o == op && x == a && y == b) {
+    if ctx.stacks.recursion.iter().any(|&(o, x, y)| o == op && x == a && y == b) {
         return Ok(on_recursion);
     }
-    ctx.recursion.push((op, a, b));
+    ctx.stacks.recursion.push((op, a, b));
     let r = f(ctx);
-    if let Some(pos) = ctx.recursion.iter().rposition(|&(o, x, y)| o == op && x == a && y == b) {
-        ctx.recursion.remove(pos);
+    if let Some(pos) = ctx.stacks.recursion.iter().rposition(|&(o, x, y)| o == op && x == a && y == b) {
+        ctx.stacks.recursion.remove(pos);
     }
     r
 }

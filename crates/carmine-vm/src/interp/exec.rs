@@ -22,10 +22,31 @@ use crate::Result;
 
 /// Runs frames until the frame that was on top when called (a `FRAME_FINISH` frame) leaves.
 pub fn run(ctx: &mut Ctx) -> Result<Value> {
-    ctx.exec_depth += 1;
+    ctx.stacks.exec_depth += 1;
     let r = run_loop(ctx);
-    ctx.exec_depth -= 1;
+    ctx.stacks.exec_depth -= 1;
     r
+}
+
+/// Continues a fiber's frames after a shallow `Fiber.yield`: the resume value becomes the
+/// result of that call (or the exception is raised at it), then the loop runs on.
+pub fn resume_suspended(ctx: &mut Ctx, r: Result<Value>) -> Result<Value> {
+    ctx.stacks.exec_depth += 1;
+    let out = match r {
+        Ok(v) => {
+            let sp = ctx.stacks.sp;
+            ctx.stacks.stack[sp] = v;
+            ctx.stacks.sp = sp + 1;
+            run_loop(ctx)
+        }
+        Err(e) => match handle_unwind(ctx, e) {
+            Ok(None) => run_loop(ctx),
+            Ok(Some(v)) => Ok(v),
+            Err(e) => Err(e),
+        },
+    };
+    ctx.stacks.exec_depth -= 1;
+    out
 }
 
 /// A new cref for `klass` inside `parent`.
@@ -67,6 +88,10 @@ fn leave_frame(ctx: &mut Ctx, v: Value) -> Option<Value> {
 /// Finds where an unwind lands: a `break` target, a handler, a `return` target, or the
 /// end of this `run`. `Ok(None)` means "continue with the top frame".
 fn handle_unwind(ctx: &mut Ctx, e: Unwind) -> Result<Option<Value>> {
+    if matches!(e, Unwind::Suspend) {
+        // A shallow Fiber.yield: leave the loop with every frame in place.
+        return Err(e);
+    }
     loop {
         let fi = ctx.stacks.frames.len() - 1;
         let (serial, pc, is_ruby) = {
@@ -93,7 +118,7 @@ fn handle_unwind(ctx: &mut Ctx, e: Unwind) -> Result<Option<Value>> {
             if let Some(entry) = found {
                 if let Unwind::Raise(exc) = e {
                     if entry.kind == CatchKind::Rescue {
-                        ctx.errinfo = exc;
+                        ctx.stacks.errinfo = exc;
                     }
                 }
                 let v = unwind_to_value(ctx, e);
@@ -879,8 +904,8 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
                     let given = ctx.stacks.frames[fi].block(&ctx.stacks.frames).is_some();
                     push!(Value::bool(given))
                 }
-                Insn::GetErrinfo => push!(ctx.errinfo),
-                Insn::SetErrinfo => ctx.errinfo = pop!(),
+                Insn::GetErrinfo => push!(ctx.stacks.errinfo),
+                Insn::SetErrinfo => ctx.stacks.errinfo = pop!(),
                 Insn::Lambda(child) => {
                     sync!();
                     let f = unsafe { ctx.stacks.frames.get_unchecked(fi) };

@@ -467,7 +467,7 @@ crate::data_obj!(UnwindBox, |s, m| {
             m.mark(value);
         }
         Unwind::Raise(e) => m.mark(e),
-        Unwind::Exit(_) => {}
+        Unwind::Exit(_) | Unwind::Suspend => {}
     }
 });
 

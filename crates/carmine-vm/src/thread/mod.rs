@@ -9,6 +9,8 @@
 //! - `native_limit` is the lowest native stack address Rust code may grow to before
 //!   `SystemStackError` is raised (checked in software; the guard page is only a backstop).
 
+use crate::fiber::stack::ValueStack;
+use crate::fiber::ThreadFibers;
 use crate::heap::page::FreeSlot;
 use crate::interp::frame::Frame;
 use crate::object::{ObjType, RBasic};
@@ -16,34 +18,35 @@ use crate::symbol::SymId;
 use crate::value::Value;
 use crate::vm::Vm;
 
-/// Value and frame stacks of one fiber (or of a thread's root fiber).
+/// The execution state of one fiber (or of a thread's root fiber): its value and frame
+/// stacks and the other state that belongs to the running code, not to the thread.
 pub struct Stacks {
-    pub stack: Box<[Value]>,
+    pub stack: ValueStack,
     pub sp: usize,
     pub frames: Vec<Frame>,
     /// Maximum frame count before `SystemStackError`.
     pub max_frames: usize,
-}
-
-/// A slice of `n` values, all `false`, from zeroed memory: the OS maps the pages lazily, so a
-/// deep value stack costs memory only as deep as the program actually goes. Slots above `sp`
-/// are never read before being written (frames initialise their locals).
-fn zeroed_values(n: usize) -> Box<[Value]> {
-    let words: Vec<u64> = vec![0; n];
-    let words = Box::into_raw(words.into_boxed_slice());
-    // SAFETY: `Value` is `repr(transparent)` over `u64` and the bit pattern 0 is `false`, so the
-    // allocation (same size and alignment) is a valid `[Value]`.
-    unsafe { Box::from_raw(words as *mut [Value]) }
+    /// `$!`: the exception being handled.
+    pub errinfo: Value,
+    /// Objects currently being inspected/compared (recursion guards), by operation.
+    pub recursion: Vec<(SymId, Value, Value)>,
+    /// Depth of nested `exec::run` invocations (each one recurses on the native stack).
+    pub exec_depth: u32,
+    /// Values kept alive for the duration of a Rust computation (see `Ctx::protect`).
+    pub protected: Vec<Value>,
+    /// Tags of the `catch` blocks currently running, innermost last.
+    pub catch_tags: Vec<Value>,
 }
 
 impl Stacks {
-    pub fn new(stack_slots: usize, max_frames: usize) -> Stacks {
-        Stacks {
-            stack: zeroed_values(stack_slots),
-            sp: 0,
-            frames: Vec::with_capacity(64.min(max_frames)),
-            max_frames,
-        }
+    /// Stacks over `stack`, with room for `max_frames` frames.
+    pub fn new(stack: ValueStack, max_frames: usize) -> Stacks {
+        Stacks { stack, sp: 0, frames: Vec::with_capacity(4.min(max_frames)), max_frames, errinfo: Value::NIL, recursion: Vec::new(), exec_depth: 0, protected: Vec::new(), catch_tags: Vec::new() }
+    }
+
+    /// Stacks with no room at all (the placeholder of a fiber that is running or finished).
+    pub fn empty() -> Stacks {
+        Stacks::new(ValueStack::empty(), 0)
     }
 }
 
@@ -56,25 +59,18 @@ pub struct Ctx {
     pub(crate) free_list: *mut FreeSlot,
     /// `GC.stress`: every allocation takes the slow path and collects.
     pub(crate) gc_stress: bool,
-    pub stacks: Stacks,
+    /// Boxed so that a fiber switch exchanges one pointer, not the whole struct.
+    pub stacks: Box<Stacks>,
     pub frame_serial: u64,
-    /// `$!`: the exception being handled.
-    pub errinfo: Value,
     pub native_stack_lo: usize,
     pub native_stack_hi: usize,
     pub native_limit: usize,
-    /// Objects currently being inspected/compared (recursion guards), by operation.
-    pub recursion: Vec<(SymId, Value, Value)>,
     /// The Ruby Thread object of this thread (nil until threads are created).
     pub thread_obj: Value,
     /// The running fiber's object (nil for the root fiber).
     pub fiber_obj: Value,
-    /// Depth of nested `vm_exec` invocations (each one recurses on the native stack).
-    pub exec_depth: u32,
-    /// Values kept alive for the duration of a Rust computation (see `protect`).
-    pub protected: Vec<Value>,
-    /// Tags of the `catch` blocks currently running, innermost last.
-    pub catch_tags: Vec<Value>,
+    /// This thread's fibers: the root fiber, switch messages, stack pools.
+    pub fibers: ThreadFibers,
 }
 
 impl Ctx {
@@ -84,22 +80,19 @@ impl Ctx {
     /// `vm` must outlive the context, and the context must stay on the calling thread.
     pub unsafe fn new(vm: *mut Vm, stack_slots: usize, max_frames: usize) -> Ctx {
         let (lo, hi) = crate::heap::stack_scan::current_thread_stack_bounds();
+        let stack = ValueStack::mapped(stack_slots).unwrap_or_else(|| crate::error::fatal_out_of_memory());
         Ctx {
             vm,
             free_list: std::ptr::null_mut(),
             gc_stress: false,
-            stacks: Stacks::new(stack_slots, max_frames),
+            stacks: Box::new(Stacks::new(stack, max_frames)),
             frame_serial: 0,
-            errinfo: Value::NIL,
             native_stack_lo: lo,
             native_stack_hi: hi,
             native_limit: lo + NATIVE_STACK_RESERVE,
-            recursion: Vec::new(),
             thread_obj: Value::NIL,
             fiber_obj: Value::NIL,
-            exec_depth: 0,
-            protected: Vec::new(),
-            catch_tags: Vec::new(),
+            fibers: ThreadFibers::default(),
         }
     }
 
@@ -245,11 +238,11 @@ impl Ctx {
     /// Keeps `v` alive until the matching `unprotect` (for values held only in Rust heap
     /// memory across a call that may collect).
     pub fn protect(&mut self, v: Value) -> usize {
-        self.protected.push(v);
-        self.protected.len() - 1
+        self.stacks.protected.push(v);
+        self.stacks.protected.len() - 1
     }
 
     pub fn unprotect(&mut self, mark: usize) {
-        self.protected.truncate(mark);
+        self.stacks.protected.truncate(mark);
     }
 }

@@ -1,0 +1,160 @@
+require_relative "../assert"
+
+# Fiber and external iteration. Expected values and messages are CRuby's.
+
+def fiber_error(&blk)
+  assert_raise(FiberError, &blk).message
+end
+
+test "resume and yield pass values both ways with splat rules" do
+  f = Fiber.new { |a, b| x = Fiber.yield(a + b); y = Fiber.yield(x, 1); [x, y] }
+  assert_equal 3, f.resume(1, 2)
+  assert_equal [:a, 1], f.resume(:a)
+  assert_equal [:a, nil], f.resume
+  assert_false f.alive?
+  assert_equal [1, 2], Fiber.new { |a, b| [a, b] }.resume([1, 2])
+  assert_equal [1, 2], Fiber.new { |*a| Fiber.yield(*a) }.resume(1, 2)
+  assert_nil Fiber.new { Fiber.yield }.resume
+end
+
+test "FiberError for dead fibers, double resume, root yield and transfers" do
+  f = Fiber.new { 1 }
+  f.resume
+  assert_equal "attempt to resume a terminated fiber", fiber_error { f.resume }
+  assert_equal "attempt to yield on a not resumed fiber", fiber_error { Fiber.yield }
+  assert_equal "attempt to resume the current fiber", fiber_error { Fiber.current.resume }
+  outer = Fiber.new { Fiber.new { outer.resume }.resume }
+  assert_equal "attempt to resume a resumed fiber (double resume)", fiber_error { outer.resume }
+  y = Fiber.new { Fiber.yield }
+  y.resume
+  assert_equal "attempt to transfer to a yielding fiber", fiber_error { y.transfer }
+  assert_equal "cannot raise exception on unborn fiber", fiber_error { Fiber.new { 1 }.raise("x") }
+  assert_equal "dead fiber called", fiber_error { f.transfer }
+  assert_equal "tried to create Proc object without a block", assert_raise(ArgumentError) { Fiber.new }.message
+end
+
+test "exceptions propagate to the resumer; raise injects one at the yield" do
+  e = assert_raise(ArgumentError) { Fiber.new { raise ArgumentError, "boom" }.resume }
+  assert_equal "boom", e.message
+  f = Fiber.new { begin; Fiber.yield 1; rescue => x; [:rescued, x.message]; end }
+  assert_equal 1, f.resume
+  assert_equal [:rescued, "hey"], f.raise(RuntimeError, "hey")
+  log = []
+  g = Fiber.new { 3.times { |i| begin; Fiber.yield i; rescue => x; log << x.message; end }; :fin }
+  assert_equal 0, g.resume
+  assert_equal 1, g.raise("a")
+  assert_equal 2, g.raise("b")
+  assert_equal :fin, g.raise("c")
+  assert_equal %w[a b c], log
+end
+
+test "break, return and throw cannot leave a fiber" do
+  assert_equal "break from proc-closure", assert_raise(LocalJumpError) { Fiber.new { break }.resume }.message
+  assert_equal "unexpected return", assert_raise(LocalJumpError) { Fiber.new { return 1 }.resume }.message
+  assert_equal "uncaught throw :x", assert_raise(UncaughtThrowError) { catch(:x) { Fiber.new { throw :x }.resume } }.message
+end
+
+test "yield from inside blocks called by builtins (deep suspension)" do
+  f = Fiber.new { [10, 20, 30].each { |x| Fiber.yield x * 2 }; :end }
+  assert_equal [20, 40, 60, :end], 4.times.map { f.resume }
+  h = Fiber.new { {a: 1}.each { |k, v| Fiber.yield [k, v] }; 5.times { |i| Fiber.yield i if i == 3 }; loop { Fiber.yield :l; break } }
+  assert_equal [[:a, 1], 3, :l, nil], 4.times.map { h.resume }
+end
+
+test "nested fibers and transfer" do
+  outer = Fiber.new do
+    inner = Fiber.new { Fiber.yield :in1; :in_done }
+    a = inner.resume
+    Fiber.yield [a, :out1]
+    [inner.resume, :out2]
+  end
+  assert_equal [:in1, :out1], outer.resume
+  assert_equal [:in_done, :out2], outer.resume
+  t = Fiber.new { Fiber.current.transfer(5) }
+  assert_equal 5, t.resume
+  assert_equal :done, Fiber.new { :done }.transfer
+  back = Fiber.current
+  ping = Fiber.new { |x| back.transfer(x + 1) }
+  assert_equal 11, ping.transfer(10)
+end
+
+test "kill runs ensure clauses and ends the fiber" do
+  log = []
+  k = Fiber.new { begin; Fiber.yield; ensure; log << :ensure; end }
+  k.resume
+  assert_same k, k.kill
+  assert_false k.alive?
+  assert_equal [:ensure], log
+  c = Fiber.new { log << :never }
+  c.kill
+  assert_false c.alive?
+  assert_equal [:ensure], log
+end
+
+test "storage is per fiber and inherited as a copy" do
+  Fiber[:req] = 1
+  assert_equal 1, Fiber[:req]
+  assert_equal 1, Fiber.new { Fiber[:req] }.resume
+  assert_equal 1, Fiber.new { Fiber[:req] = 2; Fiber[:req] }.resume.then { Fiber[:req] }
+  assert_equal({b: 2}, Fiber.new(storage: {b: 2}) { Fiber.current.storage }.resume)
+  assert_nil Fiber.new(storage: nil) { Fiber[:req] }.resume
+  assert_raise(TypeError) { Fiber["req"] }
+  Fiber[:req] = nil
+end
+
+test "inspect shows the state" do
+  f = Fiber.new { Fiber.yield }
+  assert_match(/\A#<Fiber:0x\h+ .*fiber_test\.rb:\d+ \(created\)>\z/, f.inspect)
+  f.resume
+  assert_match(/\(suspended\)>\z/, f.inspect)
+  assert_match(/\(resumed\)>\z/, Fiber.current.inspect)
+end
+
+test "deep recursion inside a fiber raises SystemStackError" do
+  def fiber_recurse(n) = fiber_recurse(n + 1)
+  assert_equal SystemStackError, Fiber.new { begin; fiber_recurse(0); rescue SystemStackError => e; e.class; end }.resume
+  def fiber_block_recurse(n) = [1].each { fiber_block_recurse(n + 1) }
+  assert_equal SystemStackError, Fiber.new { begin; fiber_block_recurse(0); rescue SystemStackError => e; e.class; end }.resume
+end
+
+test "many fibers, more than keep native stacks, suspend and finish" do
+  fs = Array.new(2000) { |i| Fiber.new { Fiber.yield i; i * 2 } }
+  assert_equal 1999000, fs.sum(&:resume)
+  GC.start
+  assert_equal 3998000, fs.sum(&:resume)
+  assert fs.none?(&:alive?)
+end
+
+test "Enumerator#next, peek, rewind and StopIteration#result" do
+  e = [1, 2, 3].each
+  assert_equal [1, 2, 2, 3], [e.next, e.peek, e.next, e.next]
+  stop = assert_raise(StopIteration) { e.next }
+  assert_equal "iteration reached an end", stop.message
+  assert_equal [1, 2, 3], stop.result
+  assert_raise(StopIteration) { e.next }
+  e.rewind
+  assert_equal 1, e.next
+  h = {a: 1, b: 2}.each
+  assert_equal [:a, 1], h.next
+  assert_equal [[:b, 2]], h.next_values
+  t = 5.times
+  assert_equal [0, 1], [t.next, t.next]
+  assert_equal [:x, :x], Enumerator.new { |y| loop { y << :x } }.then { |g| [g.next, g.next] }
+end
+
+test "Enumerator#feed sets the value of the yield" do
+  log = []
+  en = Enumerator.new { |y| y << 1; log << y.yield(2); y << 3; :ret }
+  assert_equal 1, en.next
+  assert_equal 2, en.next
+  en.feed :hello
+  assert_equal 3, en.next
+  assert_equal [:hello], log
+  assert_equal :ret, assert_raise(StopIteration) { en.next }.result
+end
+
+test "exceptions inside the iteration reach next" do
+  en = Enumerator.new { |y| y << 1; raise IndexError, "inner" }
+  assert_equal 1, en.next
+  assert_equal "inner", assert_raise(IndexError) { en.next }.message
+end
