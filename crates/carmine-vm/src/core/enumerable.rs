@@ -5,8 +5,13 @@
 //!   code may run, so the collector sees them.
 //! - `each_value` packs multiple yielded values into one Array, like CRuby's
 //!   `enum_yield`; early exit uses a private `throw` tag.
+//! - Enumerators returned without a block get CRuby's size function (`enum_size`: the
+//!   receiver's `size` when it has one).
+//! - `chunk`, `slice_before/after/when` and `chunk_while` return enumerators over a native
+//!   generator, so they stay lazy like CRuby's (an infinite source works with `first`).
 
-use crate::core::{array, comparable, hash, object, proc as rproc};
+use crate::core::enumerator::{enum_for_sized, SizeFn};
+use crate::core::{array, comparable, hash, integer, object, proc as rproc};
 use crate::error::Unwind;
 use crate::interp::{Args, Block};
 use crate::symbol::sym;
@@ -85,6 +90,27 @@ pub fn call_enumerable(ctx: &mut Ctx, recv: Value, name: &str, args: &Args) -> R
     }
 }
 
+/// CRuby's `enum_size`: the receiver's `size` if it has one, else nil.
+pub fn enum_size(ctx: &mut Ctx, recv: Value, _args: Value) -> Result<Value> {
+    if ctx.respond_to(recv, sym::SIZE, true) {
+        return ctx.call(recv, sym::SIZE, &[]);
+    }
+    Ok(Value::NIL)
+}
+
+fn sized_enum(ctx: &mut Ctx, recv: Value, meth: &str, args: &[Value]) -> Result<Value> {
+    enum_for_sized(ctx, recv, meth, args, SizeFn::Native(enum_size))
+}
+
+fn unsized_enum(ctx: &mut Ctx, recv: Value, meth: &str, args: &[Value]) -> Result<Value> {
+    enum_for_sized(ctx, recv, meth, args, SizeFn::None)
+}
+
+fn warn_block_unused(ctx: &mut Ctx) {
+    let (path, line) = crate::core::kernel::caller_location(ctx);
+    crate::core::kernel::write_warning(ctx, &format!("{path}:{line}: warning: given block not used\n"));
+}
+
 fn e_to_a(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let out = array::new(ctx);
     each_value_with(ctx, recv, sym::EACH, args.pos, &mut |ctx, v| {
@@ -95,7 +121,7 @@ fn e_to_a(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn e_map(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return crate::core::enumerator::enum_for(ctx, recv, "map", &[], None) };
+    let Some(b) = args.block else { return sized_enum(ctx, recv, "map", &[]) };
     let out = array::new(ctx);
     each_value(ctx, recv, &mut |ctx, v| {
         let r = yield_packed(ctx, &b, v)?;
@@ -106,14 +132,16 @@ fn e_map(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn e_flat_map(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return crate::core::enumerator::enum_for(ctx, recv, "flat_map", &[], None) };
+    let Some(b) = args.block else { return sized_enum(ctx, recv, "flat_map", &[]) };
     let out = array::new(ctx);
     each_value(ctx, recv, &mut |ctx, v| {
         let r = yield_packed(ctx, &b, v)?;
         match array::try_to_ary(ctx, r)? {
             Some(a) => {
-                for x in array::to_vec(a) {
-                    array::push(ctx, out, x);
+                let mut i = 0;
+                while i < array::len(a) {
+                    array::push(ctx, out, array::get(a, i));
+                    i += 1;
                 }
             }
             None => array::push(ctx, out, r),
@@ -124,7 +152,7 @@ fn e_flat_map(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn e_select(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return crate::core::enumerator::enum_for(ctx, recv, "select", &[], None) };
+    let Some(b) = args.block else { return sized_enum(ctx, recv, "select", &[]) };
     let out = array::new(ctx);
     each_value(ctx, recv, &mut |ctx, v| {
         if yield_packed(ctx, &b, v)?.truthy() {
@@ -136,7 +164,7 @@ fn e_select(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn e_filter_map(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return crate::core::enumerator::enum_for(ctx, recv, "filter_map", &[], None) };
+    let Some(b) = args.block else { return sized_enum(ctx, recv, "filter_map", &[]) };
     let out = array::new(ctx);
     each_value(ctx, recv, &mut |ctx, v| {
         let r = yield_packed(ctx, &b, v)?;
@@ -149,7 +177,7 @@ fn e_filter_map(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn e_reject(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return crate::core::enumerator::enum_for(ctx, recv, "reject", &[], None) };
+    let Some(b) = args.block else { return sized_enum(ctx, recv, "reject", &[]) };
     let out = array::new(ctx);
     each_value(ctx, recv, &mut |ctx, v| {
         if !yield_packed(ctx, &b, v)?.truthy() {
@@ -161,7 +189,7 @@ fn e_reject(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn e_find(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return crate::core::enumerator::enum_for(ctx, recv, "find", args.pos, None) };
+    let Some(b) = args.block else { return unsized_enum(ctx, recv, "find", args.pos) };
     let mut found = None;
     each_value(ctx, recv, &mut |ctx, v| {
         if yield_packed(ctx, &b, v)?.truthy() {
@@ -182,14 +210,18 @@ fn e_find(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn e_find_index(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let target = args.pos.first().copied();
     if target.is_none() && args.block.is_none() {
-        return crate::core::enumerator::enum_for(ctx, recv, "find_index", &[], None);
+        return unsized_enum(ctx, recv, "find_index", &[]);
+    }
+    if target.is_some() && args.block.is_some() {
+        warn_block_unused(ctx);
     }
     let mut idx = 0i64;
     let mut found = None;
     each_value(ctx, recv, &mut |ctx, v| {
-        let hit = match target {
-            Some(t) => object::equal(ctx, v, t)?,
-            None => yield_packed(ctx, args.block.as_ref().expect("block"), v)?.truthy(),
+        let hit = match (target, args.block) {
+            (Some(t), _) => object::equal(ctx, v, t)?,
+            (None, Some(b)) => yield_packed(ctx, &b, v)?.truthy(),
+            (None, None) => false,
         };
         if hit {
             found = Some(idx);
@@ -214,33 +246,50 @@ fn e_include(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(Value::bool(found))
 }
 
+/// The operator of `inject(sym)`: a Symbol, or a String naming one.
+fn inject_op(ctx: &mut Ctx, v: Value) -> Result<crate::symbol::SymId> {
+    if let Some(s) = v.as_symbol() {
+        return Ok(s);
+    }
+    if crate::core::string::is_string(v) {
+        return crate::core::symbol::to_sym_id(ctx, v);
+    }
+    let s = object::inspect_string(ctx, v)?;
+    Err(ctx.type_error(&format!("{s} is not a symbol nor a string")))
+}
+
+/// `acc.op(v)` as `inject(:op)` calls it (public call, Integer `+` fast path).
+fn inject_apply(ctx: &mut Ctx, acc: Value, op: crate::symbol::SymId, v: Value) -> Result<Value> {
+    if op == sym::PLUS && acc.is_fixnum() && v.is_fixnum() && !ctx.vm_redefined(crate::interp::ops::REDEF_INTEGER) {
+        return integer::add(ctx, acc, v);
+    }
+    ctx.call_public(acc, op, &[v], None, None)
+}
+
 fn e_inject(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let (mut acc, op) = match (args.pos.len(), args.block) {
-        (0, Some(_)) => (Value::UNDEF, None),
+    let (init, op) = match (args.pos.len(), args.block) {
+        (0, _) => (Value::UNDEF, None),
         (1, Some(_)) => (args.pos[0], None),
-        (1, None) => (Value::UNDEF, Some(crate::core::symbol::to_sym_id(ctx, args.pos[0])?)),
-        (2, _) => (args.pos[0], Some(crate::core::symbol::to_sym_id(ctx, args.pos[1])?)),
-        (0, None) => return Err(ctx.local_jump_error("no block given", sym::EMPTY, Value::NIL)),
-        _ => return Err(ctx.arity_error(args.pos.len(), 0, Some(2))),
+        (1, None) => (Value::UNDEF, Some(inject_op(ctx, args.pos[0])?)),
+        _ => {
+            if args.block.is_some() {
+                warn_block_unused(ctx);
+            }
+            (args.pos[0], Some(inject_op(ctx, args.pos[1])?))
+        }
     };
+    let mut acc = init;
     let keep = array::new(ctx);
     each_value(ctx, recv, &mut |ctx, v| {
         if acc.is_undef() {
             acc = v;
         } else {
             acc = match op {
-                Some(mid) => {
-                    if mid == sym::PLUS {
-                        if let (Some(_), Some(_)) = (acc.as_fixnum(), v.as_fixnum()) {
-                            crate::core::integer::add(ctx, acc, v)?
-                        } else {
-                            crate::interp::call::call_method(ctx, acc, mid, &[v], None, None, false)?
-                        }
-                    } else {
-                        crate::interp::call::call_method(ctx, acc, mid, &[v], None, None, false)?
-                    }
-                }
-                None => ctx.yield_block(args.block.as_ref().expect("block"), &[acc, v])?,
+                Some(mid) => inject_apply(ctx, acc, mid, v)?,
+                None => match args.block {
+                    Some(b) => ctx.yield_block(&b, &[acc, v])?,
+                    None => return Err(ctx.local_jump_error("no block given", sym::NOT, Value::NIL)),
+                },
             };
         }
         array::set(keep, 0, acc);
@@ -249,56 +298,130 @@ fn e_inject(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(if acc.is_undef() { Value::NIL } else { acc })
 }
 
-/// `sum` with Kahan-Babuska compensation for floats, as CRuby does.
+/// The running state of `sum`, shared by Array#sum and Enumerable#sum: exact while
+/// Integers and Rationals come, then Kahan-Babuska compensated while Floats come (as CRuby
+/// does), then plain `+`.
+pub struct Summer {
+    /// The exact Integer part, or the generic accumulator once generic.
+    v: Value,
+    /// The Rational part (UNDEF while none).
+    r: Value,
+    mode: SumMode,
+}
+
+#[derive(Copy, Clone)]
+enum SumMode {
+    Exact,
+    Float { f: f64, c: f64 },
+    Generic,
+}
+
+fn is_rational(v: Value) -> bool {
+    crate::core::rational::is_rational(v)
+}
+
+impl Summer {
+    pub fn new(ctx: &mut Ctx, init: Value) -> Summer {
+        let _ = ctx;
+        if integer::is_integer(init) || is_rational(init) {
+            Summer { v: init, r: Value::UNDEF, mode: SumMode::Exact }
+        } else if crate::core::float::is_float(init) {
+            Summer { v: init, r: Value::UNDEF, mode: SumMode::Float { f: crate::core::float::get(init), c: 0.0 } }
+        } else {
+            Summer { v: init, r: Value::UNDEF, mode: SumMode::Generic }
+        }
+    }
+
+    /// The exact part as one value (Integer + Rational).
+    fn exact_value(&mut self, ctx: &mut Ctx) -> Result<Value> {
+        if !self.r.is_undef() {
+            let r = self.r;
+            self.r = Value::UNDEF;
+            self.v = ctx.call(r, sym::PLUS, &[self.v])?;
+        }
+        Ok(self.v)
+    }
+
+    pub fn add(&mut self, ctx: &mut Ctx, e: Value) -> Result<()> {
+        loop {
+            match self.mode {
+                SumMode::Exact => {
+                    if integer::is_integer(e) {
+                        self.v = if integer::is_integer(self.v) { integer::add(ctx, self.v, e)? } else { ctx.call(self.v, sym::PLUS, &[e])? };
+                        return Ok(());
+                    }
+                    if is_rational(e) {
+                        self.r = if self.r.is_undef() { e } else { ctx.call(self.r, sym::PLUS, &[e])? };
+                        return Ok(());
+                    }
+                    let v = self.exact_value(ctx)?;
+                    if crate::core::float::is_float(e) {
+                        let f = crate::core::numeric::to_f64(ctx, v)?;
+                        self.mode = SumMode::Float { f, c: 0.0 };
+                    } else {
+                        self.mode = SumMode::Generic;
+                    }
+                }
+                SumMode::Float { mut f, mut c } => {
+                    let x = if crate::core::float::is_float(e) {
+                        crate::core::float::get(e)
+                    } else if integer::is_integer(e) {
+                        integer::to_f64(e)
+                    } else if is_rational(e) {
+                        crate::core::rational::to_f64(e)
+                    } else {
+                        self.v = crate::core::float::new(ctx, f + c);
+                        self.mode = SumMode::Generic;
+                        continue;
+                    };
+                    if f.is_nan() {
+                    } else if x.is_nan() {
+                        f = x;
+                    } else if x.is_infinite() {
+                        f = if f.is_infinite() && x.is_sign_negative() != f.is_sign_negative() { f64::NAN } else { x };
+                    } else if f.is_infinite() {
+                    } else {
+                        let t = f + x;
+                        if f.abs() >= x.abs() {
+                            c += (f - t) + x;
+                        } else {
+                            c += (x - t) + f;
+                        }
+                        f = t;
+                    }
+                    self.mode = SumMode::Float { f, c };
+                    return Ok(());
+                }
+                SumMode::Generic => {
+                    self.v = ctx.call(self.v, sym::PLUS, &[e])?;
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    pub fn finish(mut self, ctx: &mut Ctx) -> Result<Value> {
+        match self.mode {
+            SumMode::Exact => self.exact_value(ctx),
+            SumMode::Float { f, c } => Ok(crate::core::float::new(ctx, f + c)),
+            SumMode::Generic => Ok(self.v),
+        }
+    }
+}
+
+/// `sum(init = 0) { … }` over any Enumerable.
 pub fn sum_impl(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let mut acc = args.pos.first().copied().unwrap_or(Value::fixnum(0));
-    let mut fsum: Option<(f64, f64)> = None;
-    let keep = array::new(ctx);
+    let init = args.pos.first().copied().unwrap_or(Value::fixnum(0));
+    let mut acc = Summer::new(ctx, init);
     each_value(ctx, recv, &mut |ctx, v| {
         let v = match args.block {
             Some(b) => yield_packed(ctx, &b, v)?,
             None => v,
         };
-        if let Some((s, c)) = fsum.as_mut() {
-            if crate::core::float::is_float(v) || v.is_fixnum() {
-                let x = if v.is_fixnum() { v.fixnum_unchecked() as f64 } else { crate::core::float::get(v) };
-                let t = *s + x;
-                if s.abs() >= x.abs() {
-                    *c += (*s - t) + x;
-                } else {
-                    *c += (x - t) + *s;
-                }
-                *s = t;
-                return Ok(true);
-            }
-            let f = crate::core::float::new(ctx, *s + *c);
-            acc = f;
-            fsum = None;
-        }
-        if crate::core::float::is_float(v) && (acc.is_fixnum() || crate::core::float::is_float(acc)) {
-            let a = if acc.is_fixnum() { acc.fixnum_unchecked() as f64 } else { crate::core::float::get(acc) };
-            fsum = Some((a, 0.0));
-            let (s, c) = fsum.as_mut().expect("float sum");
-            let x = crate::core::float::get(v);
-            let t = *s + x;
-            if s.abs() >= x.abs() {
-                *c += (*s - t) + x;
-            } else {
-                *c += (x - t) + *s;
-            }
-            *s = t;
-            return Ok(true);
-        }
-        acc = if acc.is_fixnum() && v.is_fixnum() { crate::core::integer::add(ctx, acc, v)? } else { ctx.call(acc, sym::PLUS, &[v])? };
-        array::set(keep, 0, acc);
+        acc.add(ctx, v)?;
         Ok(true)
     })?;
-    if let Some((s, c)) = fsum {
-        let total = s + c;
-        let total = if total.is_nan() && s.is_infinite() { s } else { total };
-        return Ok(crate::core::float::new(ctx, total));
-    }
-    Ok(acc)
+    acc.finish(ctx)
 }
 
 fn e_sum(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -308,6 +431,9 @@ fn e_sum(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 pub fn count_impl(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let mut n = 0i64;
     let target = args.pos.first().copied();
+    if target.is_some() && args.block.is_some() {
+        warn_block_unused(ctx);
+    }
     each_value(ctx, recv, &mut |ctx, v| {
         let hit = match (target, args.block) {
             (Some(t), _) => object::equal(ctx, v, t)?,
@@ -326,6 +452,22 @@ fn e_count(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     count_impl(ctx, recv, args)
 }
 
+fn take_n(ctx: &mut Ctx, recv: Value, n: Value) -> Result<Value> {
+    let n = integer::to_i64_arg(ctx, n)?;
+    if n < 0 {
+        return Err(ctx.arg_error("attempt to take negative size"));
+    }
+    let out = array::new(ctx);
+    if n == 0 {
+        return Ok(out);
+    }
+    each_value(ctx, recv, &mut |ctx, v| {
+        array::push(ctx, out, v);
+        Ok((array::len(out) as i64) < n)
+    })?;
+    Ok(out)
+}
+
 fn e_first(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     match args.pos.first() {
         None => {
@@ -336,26 +478,16 @@ fn e_first(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             })?;
             Ok(first)
         }
-        Some(&n) => {
-            let n = crate::core::integer::to_i64_arg(ctx, n)?;
-            if n < 0 {
-                return Err(ctx.arg_error("attempt to take negative size"));
-            }
-            let out = array::new(ctx);
-            if n == 0 {
-                return Ok(out);
-            }
-            each_value(ctx, recv, &mut |ctx, v| {
-                array::push(ctx, out, v);
-                Ok((array::len(out) as i64) < n)
-            })?;
-            Ok(out)
-        }
+        Some(&n) => take_n(ctx, recv, n),
     }
 }
 
+fn e_take(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    take_n(ctx, recv, args.pos[0])
+}
+
 fn e_take_while(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return crate::core::enumerator::enum_for(ctx, recv, "take_while", &[], None) };
+    let Some(b) = args.block else { return unsized_enum(ctx, recv, "take_while", &[]) };
     let out = array::new(ctx);
     each_value(ctx, recv, &mut |ctx, v| {
         if !yield_packed(ctx, &b, v)?.truthy() {
@@ -368,7 +500,7 @@ fn e_take_while(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn e_drop(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let n = crate::core::integer::to_i64_arg(ctx, args.pos[0])?;
+    let n = integer::to_i64_arg(ctx, args.pos[0])?;
     if n < 0 {
         return Err(ctx.arg_error("attempt to drop negative size"));
     }
@@ -385,7 +517,7 @@ fn e_drop(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn e_drop_while(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return crate::core::enumerator::enum_for(ctx, recv, "drop_while", &[], None) };
+    let Some(b) = args.block else { return unsized_enum(ctx, recv, "drop_while", &[]) };
     let out = array::new(ctx);
     let mut dropping = true;
     each_value(ctx, recv, &mut |ctx, v| {
@@ -399,14 +531,11 @@ fn e_drop_while(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(out)
 }
 
-/// `all?`/`any?`/`none?`/`one?`: pattern, block, or truthiness.
-fn quantifier(ctx: &mut Ctx, recv: Value, args: &Args, kind: u8) -> Result<Value> {
+/// `all?`/`any?`/`none?`/`one?` (`kind` a/y/n/o): pattern (`===`), block, or truthiness.
+pub fn quantifier(ctx: &mut Ctx, recv: Value, args: &Args, kind: u8) -> Result<Value> {
     let pattern = args.pos.first().copied();
     let mut hits = 0usize;
-    let mut result = match kind {
-        b'a' | b'n' => true,
-        _ => false,
-    };
+    let mut result = matches!(kind, b'a' | b'n');
     each_value(ctx, recv, &mut |ctx, v| {
         let t = match (pattern, args.block) {
             (Some(p), _) => crate::interp::ops::case_eq(ctx, p, v)?,
@@ -441,17 +570,24 @@ fn quantifier(ctx: &mut Ctx, recv: Value, args: &Args, kind: u8) -> Result<Value
     Ok(Value::bool(result))
 }
 
+fn e_quantifier(ctx: &mut Ctx, recv: Value, args: &Args, kind: u8) -> Result<Value> {
+    if !args.pos.is_empty() && args.block.is_some() {
+        warn_block_unused(ctx);
+    }
+    quantifier(ctx, recv, args, kind)
+}
+
 fn e_all(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    quantifier(ctx, recv, args, b'a')
+    e_quantifier(ctx, recv, args, b'a')
 }
 fn e_any(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    quantifier(ctx, recv, args, b'y')
+    e_quantifier(ctx, recv, args, b'y')
 }
 fn e_none(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    quantifier(ctx, recv, args, b'n')
+    e_quantifier(ctx, recv, args, b'n')
 }
 fn e_one(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    quantifier(ctx, recv, args, b'o')
+    e_quantifier(ctx, recv, args, b'o')
 }
 
 /// Stable merge sort with a fallible comparator. The caller keeps the values reachable.
@@ -538,7 +674,7 @@ pub fn sort_by_values(ctx: &mut Ctx, items: Value, block: &Block) -> Result<Valu
         let k = ctx.yield1(block, array::get(items, i))?;
         array::push(ctx, keys, k);
     }
-    let mut idx: Vec<Value> = (0..n as i64).map(Value::fixnum).collect();
+    let mut idx: Vec<Value> = (0..n.min(array::len(keys)) as i64).map(Value::fixnum).collect();
     sort_values(ctx, &mut idx, &mut |ctx, a, b| {
         let ka = array::get(keys, a.fixnum_unchecked() as usize);
         let kb = array::get(keys, b.fixnum_unchecked() as usize);
@@ -549,33 +685,36 @@ pub fn sort_by_values(ctx: &mut Ctx, items: Value, block: &Block) -> Result<Valu
 }
 
 fn e_sort_by(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return crate::core::enumerator::enum_for(ctx, recv, "sort_by", &[], None) };
+    let Some(b) = args.block else { return sized_enum(ctx, recv, "sort_by", &[]) };
     let items = to_array(ctx, recv)?;
     sort_by_values(ctx, items, &b)
 }
 
-fn minmax_generic(ctx: &mut Ctx, recv: Value, args: &Args, want_max: bool, by: bool) -> Result<Value> {
+/// `min`/`max`/`min_by`/`max_by`, with an optional count (`min(2)`) and block.
+pub fn minmax_generic(ctx: &mut Ctx, recv: Value, args: &Args, want_max: bool, by: bool) -> Result<Value> {
     if by && args.block.is_none() {
         let name = if want_max { "max_by" } else { "min_by" };
-        return crate::core::enumerator::enum_for(ctx, recv, name, args.pos, None);
+        return sized_enum(ctx, recv, name, args.pos);
     }
     if let Some(&n) = args.pos.first() {
-        let items = to_array(ctx, recv)?;
-        let sorted = if by {
-            sort_by_values(ctx, items, args.block.as_ref().expect("block"))?
-        } else {
-            sort_array(ctx, items, args.block)?
-        };
-        let n = crate::core::integer::to_i64_arg(ctx, n)?;
-        if n < 0 {
-            return Err(ctx.arg_error(&format!("negative size ({n})")));
+        if !n.is_nil() {
+            let n = integer::to_i64_arg(ctx, n)?;
+            if n < 0 {
+                return Err(ctx.arg_error(&format!("negative size ({n})")));
+            }
+            let items = to_array(ctx, recv)?;
+            let sorted = if by {
+                sort_by_values(ctx, items, args.block.as_ref().expect("block"))?
+            } else {
+                sort_array(ctx, items, args.block)?
+            };
+            let mut v = array::to_vec(sorted);
+            if want_max {
+                v.reverse();
+            }
+            v.truncate(n as usize);
+            return Ok(array::from_vec(ctx, v));
         }
-        let mut v = array::to_vec(sorted);
-        if want_max {
-            v.reverse();
-        }
-        v.truncate(n as usize);
-        return Ok(array::from_vec(ctx, v));
     }
     let mut best = Value::UNDEF;
     let mut best_key = Value::UNDEF;
@@ -617,14 +756,76 @@ fn e_max_by(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     minmax_generic(ctx, recv, args, true, true)
 }
 
+/// `[min, max]` in one pass, comparing with the block when given.
+pub fn minmax_pair(ctx: &mut Ctx, recv: Value, block: Option<Block>) -> Result<Value> {
+    let (mut lo, mut hi) = (Value::UNDEF, Value::UNDEF);
+    let keep = array::new(ctx);
+    each_value(ctx, recv, &mut |ctx, v| {
+        if lo.is_undef() {
+            lo = v;
+            hi = v;
+        } else {
+            let cmp = |ctx: &mut Ctx, a: Value, b: Value| -> Result<i64> {
+                match block {
+                    Some(blk) => {
+                        let r = ctx.yield_block(&blk, &[a, b])?;
+                        comparable::cmp_result(ctx, r, a, b)
+                    }
+                    None => comparable::compare(ctx, a, b),
+                }
+            };
+            if cmp(ctx, v, lo)? < 0 {
+                lo = v;
+            }
+            if cmp(ctx, v, hi)? > 0 {
+                hi = v;
+            }
+        }
+        array::set(keep, 0, lo);
+        array::set(keep, 1, hi);
+        Ok(true)
+    })?;
+    if lo.is_undef() {
+        return Ok(array::from_slice(ctx, &[Value::NIL, Value::NIL]));
+    }
+    Ok(array::from_slice(ctx, &[lo, hi]))
+}
+
 fn e_minmax(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let lo = minmax_generic(ctx, recv, args, false, false)?;
-    let hi = minmax_generic(ctx, recv, args, true, false)?;
+    minmax_pair(ctx, recv, args.block)
+}
+
+fn e_minmax_by(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let Some(b) = args.block else { return sized_enum(ctx, recv, "minmax_by", &[]) };
+    // keep = [min, min_key, max, max_key]
+    let keep = array::from_slice(ctx, &[Value::UNDEF, Value::UNDEF, Value::UNDEF, Value::UNDEF]);
+    let mut first = true;
+    each_value(ctx, recv, &mut |ctx, v| {
+        let k = yield_packed(ctx, &b, v)?;
+        if first {
+            first = false;
+            array::rarray(keep).items = vec![v, k, v, k];
+            return Ok(true);
+        }
+        if comparable::compare(ctx, k, array::get(keep, 1))? < 0 {
+            array::set(keep, 0, v);
+            array::set(keep, 1, k);
+        }
+        if comparable::compare(ctx, k, array::get(keep, 3))? > 0 {
+            array::set(keep, 2, v);
+            array::set(keep, 3, k);
+        }
+        Ok(true)
+    })?;
+    if first {
+        return Ok(array::from_slice(ctx, &[Value::NIL, Value::NIL]));
+    }
+    let (lo, hi) = (array::get(keep, 0), array::get(keep, 2));
     Ok(array::from_slice(ctx, &[lo, hi]))
 }
 
 fn e_group_by(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return crate::core::enumerator::enum_for(ctx, recv, "group_by", &[], None) };
+    let Some(b) = args.block else { return sized_enum(ctx, recv, "group_by", &[]) };
     let h = hash::new(ctx);
     each_value(ctx, recv, &mut |ctx, v| {
         let k = yield_packed(ctx, &b, v)?;
@@ -641,7 +842,7 @@ fn e_group_by(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn e_partition(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return crate::core::enumerator::enum_for(ctx, recv, "partition", &[], None) };
+    let Some(b) = args.block else { return sized_enum(ctx, recv, "partition", &[]) };
     let yes = array::new(ctx);
     let no = array::new(ctx);
     let pair = array::from_slice(ctx, &[yes, no]);
@@ -657,10 +858,9 @@ fn e_partition(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn e_each_with_index(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return crate::core::enumerator::enum_for(ctx, recv, "each_with_index", args.pos, None) };
+    let Some(b) = args.block else { return sized_enum(ctx, recv, "each_with_index", args.pos) };
     let mut i = 0i64;
-    let m = sym::EACH;
-    each_value_with(ctx, recv, m, args.pos, &mut |ctx, v| {
+    each_value_with(ctx, recv, sym::EACH, args.pos, &mut |ctx, v| {
         ctx.yield_block(&b, &[v, Value::fixnum(i)])?;
         i += 1;
         Ok(true)
@@ -670,7 +870,7 @@ fn e_each_with_index(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn e_each_with_object(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let memo = args.pos[0];
-    let Some(b) = args.block else { return crate::core::enumerator::enum_for(ctx, recv, "each_with_object", args.pos, None) };
+    let Some(b) = args.block else { return sized_enum(ctx, recv, "each_with_object", args.pos) };
     each_value(ctx, recv, &mut |ctx, v| {
         ctx.yield_block(&b, &[v, memo])?;
         Ok(true)
@@ -678,14 +878,54 @@ fn e_each_with_object(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> 
     Ok(memo)
 }
 
-fn e_each_slice(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let n = crate::core::integer::to_i64_arg(ctx, args.pos[0])?;
+fn slice_count_arg(ctx: &mut Ctx, args: Value) -> Result<i64> {
+    integer::to_i64_arg(ctx, array::get(args, 0))
+}
+
+fn each_slice_size(ctx: &mut Ctx, recv: Value, args: Value) -> Result<Value> {
+    let n = slice_count_arg(ctx, args)?;
     if n <= 0 {
         return Err(ctx.arg_error("invalid slice size"));
     }
-    let Some(b) = args.block else { return crate::core::enumerator::enum_for(ctx, recv, "each_slice", args.pos, None) };
+    let size = enum_size(ctx, recv, args)?;
+    if size.is_nil() {
+        return Ok(size);
+    }
+    if let Some(s) = size.as_fixnum() {
+        return Ok(Value::fixnum((s + n - 1) / n));
+    }
+    // A Float (Infinity) or a Bignum: compute with Ruby arithmetic.
+    let nv = Value::fixnum(n);
+    let t = ctx.call(size, sym::PLUS, &[Value::fixnum(n - 1)])?;
+    ctx.call(t, sym::DIV, &[nv])
+}
+
+fn each_cons_size(ctx: &mut Ctx, recv: Value, args: Value) -> Result<Value> {
+    let n = slice_count_arg(ctx, args)?;
+    if n <= 0 {
+        return Err(ctx.arg_error("invalid size"));
+    }
+    let size = enum_size(ctx, recv, args)?;
+    if size.is_nil() {
+        return Ok(size);
+    }
+    if let Some(s) = size.as_fixnum() {
+        return Ok(Value::fixnum((s - n + 1).max(0)));
+    }
+    let t = ctx.call(size, sym::MINUS, &[Value::fixnum(n - 1)])?;
+    let neg = ctx.call(t, sym::LT, &[Value::fixnum(0)])?;
+    Ok(if neg.truthy() { Value::fixnum(0) } else { t })
+}
+
+fn e_each_slice(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let n = integer::to_i64_arg(ctx, args.pos[0])?;
+    if n <= 0 {
+        return Err(ctx.arg_error("invalid slice size"));
+    }
+    let Some(b) = args.block else { return enum_for_sized(ctx, recv, "each_slice", args.pos, SizeFn::Native(each_slice_size)) };
+    let holder = array::new(ctx);
     let mut cur = array::new(ctx);
-    let holder = array::from_slice(ctx, &[cur]);
+    array::set(holder, 0, cur);
     each_value(ctx, recv, &mut |ctx, v| {
         array::push(ctx, cur, v);
         if array::len(cur) as i64 == n {
@@ -703,11 +943,11 @@ fn e_each_slice(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn e_each_cons(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let n = crate::core::integer::to_i64_arg(ctx, args.pos[0])?;
+    let n = integer::to_i64_arg(ctx, args.pos[0])?;
     if n <= 0 {
         return Err(ctx.arg_error("invalid size"));
     }
-    let Some(b) = args.block else { return crate::core::enumerator::enum_for(ctx, recv, "each_cons", args.pos, None) };
+    let Some(b) = args.block else { return enum_for_sized(ctx, recv, "each_cons", args.pos, SizeFn::Native(each_cons_size)) };
     let window = array::new(ctx);
     each_value(ctx, recv, &mut |ctx, v| {
         array::push(ctx, window, v);
@@ -724,47 +964,33 @@ fn e_each_cons(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn e_zip(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let mut others = Vec::new();
-    for &o in args.pos {
-        let a = match array::try_to_ary(ctx, o)? {
-            Some(a) => a,
-            None => {
-                if !ctx.respond_to(o, sym::EACH, true) {
-                    let cname = object::class_name_of(ctx, o);
-                    return Err(ctx.type_error(&format!("wrong argument type {cname} (must respond to :each)")));
-                }
-                to_array(ctx, o)?
-            }
-        };
-        others.push(a);
-    }
-    let others_arr = array::from_slice(ctx, &others);
-    let out = array::new(ctx);
-    let mut i = 0;
-    each_value(ctx, recv, &mut |ctx, v| {
-        let mut row = vec![v];
-        for k in 0..array::len(others_arr) {
-            row.push(array::get(array::get(others_arr, k), i));
-        }
-        let r = array::from_vec(ctx, row);
-        array::push(ctx, out, r);
-        i += 1;
-        Ok(true)
-    })?;
-    if let Some(b) = args.block {
-        for k in 0..array::len(out) {
-            ctx.yield1(&b, array::get(out, k))?;
-        }
-        return Ok(Value::NIL);
-    }
-    Ok(out)
+    // The receiver is read first, then as many elements of each argument as it has (CRuby
+    // interleaves with external enumerators; the results are the same).
+    let items = to_array(ctx, recv)?;
+    let a = Args { pos: args.pos, kw: None, block: args.block };
+    crate::core::array_order::zip_impl(ctx, items, &a)
 }
 
-fn e_tally(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let h = hash::new(ctx);
+fn e_tally(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let h = match args.pos.first() {
+        Some(&given) => {
+            let h = hash::to_hash_arg(ctx, given)?;
+            ctx.check_frozen(h)?;
+            h
+        }
+        None => hash::new(ctx),
+    };
     each_value(ctx, recv, &mut |ctx, v| {
-        let n = hash::lookup(ctx, h, v)?.and_then(|x| x.as_fixnum()).unwrap_or(0);
-        hash::aset(ctx, h, v, Value::fixnum(n + 1))?;
+        let next = match hash::lookup(ctx, h, v)? {
+            None => Value::fixnum(1),
+            Some(n) if integer::is_integer(n) => integer::add(ctx, n, Value::fixnum(1))?,
+            Some(n) => {
+                let cname = object::class_name_of(ctx, n);
+                return Err(ctx.type_error(&format!("wrong argument type {cname} (expected Integer)")));
+            }
+        };
+        ctx.check_frozen(h)?;
+        hash::aset(ctx, h, v, next)?;
         Ok(true)
     })?;
     Ok(h)
@@ -779,7 +1005,7 @@ fn e_uniq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             None => v,
         };
         if hash::lookup(ctx, seen, k)?.is_none() {
-            hash::aset(ctx, seen, k, Value::TRUE)?;
+            hash::insert_raw(ctx, seen, k, Value::TRUE)?;
             array::push(ctx, out, v);
         }
         Ok(true)
@@ -789,7 +1015,7 @@ fn e_uniq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn e_to_h(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let h = hash::new(ctx);
-    each_value(ctx, recv, &mut |ctx, v| {
+    each_value_with(ctx, recv, sym::EACH, args.pos, &mut |ctx, v| {
         let pair = match args.block {
             Some(b) => yield_packed(ctx, &b, v)?,
             None => v,
@@ -807,9 +1033,23 @@ fn e_to_h(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(h)
 }
 
+fn e_to_set(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let (klass, rest) = match args.pos.first() {
+        Some(&k) => (k, &args.pos[1..]),
+        None => (ctx.c().set, &args.pos[..0]),
+    };
+    let mut call_args = vec![recv];
+    call_args.extend_from_slice(rest);
+    ctx.call_kw(klass, sym::NEW, &call_args, args.kw, args.block)
+}
+
 fn e_reverse_each(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return crate::core::enumerator::enum_for(ctx, recv, "reverse_each", &[], None) };
-    let items = to_array(ctx, recv)?;
+    let Some(b) = args.block else { return sized_enum(ctx, recv, "reverse_each", args.pos) };
+    let items = array::new(ctx);
+    each_value_with(ctx, recv, sym::EACH, args.pos, &mut |ctx, v| {
+        array::push(ctx, items, v);
+        Ok(true)
+    })?;
     let mut i = array::len(items);
     while i > 0 {
         i -= 1;
@@ -819,7 +1059,7 @@ fn e_reverse_each(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn e_each_entry(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return crate::core::enumerator::enum_for(ctx, recv, "each_entry", args.pos, None) };
+    let Some(b) = args.block else { return sized_enum(ctx, recv, "each_entry", args.pos) };
     each_value_with(ctx, recv, sym::EACH, args.pos, &mut |ctx, v| {
         ctx.yield1(&b, v)?;
         Ok(true)
@@ -827,25 +1067,52 @@ fn e_each_entry(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(recv)
 }
 
+fn cycle_size(ctx: &mut Ctx, recv: Value, args: Value) -> Result<Value> {
+    let n = array::get(args, 0);
+    let size = enum_size(ctx, recv, args)?;
+    if size.is_nil() || size == Value::fixnum(0) {
+        return Ok(size);
+    }
+    if n.is_nil() {
+        return Ok(crate::core::float::new(ctx, f64::INFINITY));
+    }
+    let k = integer::to_i64_arg(ctx, n)?;
+    if k <= 0 {
+        return Ok(Value::fixnum(0));
+    }
+    ctx.call(size, sym::MUL, &[Value::fixnum(k)])
+}
+
 fn e_cycle(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return crate::core::enumerator::enum_for(ctx, recv, "cycle", args.pos, None) };
+    let Some(b) = args.block else { return enum_for_sized(ctx, recv, "cycle", args.pos, SizeFn::Native(cycle_size)) };
     let times = match args.pos.first() {
-        Some(&n) if !n.is_nil() => Some(crate::core::integer::to_i64_arg(ctx, n)?),
+        Some(&n) if !n.is_nil() => Some(integer::to_i64_arg(ctx, n)?),
         _ => None,
     };
-    let items = to_array(ctx, recv)?;
+    if times.is_some_and(|t| t <= 0) {
+        return Ok(Value::NIL);
+    }
+    // The first round yields while recording; later rounds replay the recording.
+    let items = array::new(ctx);
+    each_value(ctx, recv, &mut |ctx, v| {
+        array::push(ctx, items, v);
+        ctx.yield1(&b, v)?;
+        Ok(true)
+    })?;
     if array::len(items) == 0 {
         return Ok(Value::NIL);
     }
-    let mut round = 0;
+    let mut round = 1;
     loop {
         if let Some(t) = times {
             if round >= t {
                 break;
             }
         }
-        for i in 0..array::len(items) {
+        let mut i = 0;
+        while i < array::len(items) {
             ctx.yield1(&b, array::get(items, i))?;
+            i += 1;
         }
         round += 1;
     }
@@ -856,48 +1123,222 @@ fn e_lazy(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     crate::core::enumerator::lazy_new(ctx, recv)
 }
 
-fn e_chunk_while(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let b = args.need_block(ctx)?;
-    let items = to_array(ctx, recv)?;
+fn e_compact(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let out = array::new(ctx);
-    let n = array::len(items);
-    if n == 0 {
-        return crate::core::enumerator::enum_for(ctx, out, "each", &[], None);
-    }
-    let mut cur = array::from_slice(ctx, &[array::get(items, 0)]);
-    array::push(ctx, out, cur);
-    for i in 1..n {
-        let (prev, x) = (array::get(items, i - 1), array::get(items, i));
-        if ctx.yield_block(&b, &[prev, x])?.truthy() {
-            array::push(ctx, cur, x);
-        } else {
-            cur = array::from_slice(ctx, &[x]);
-            array::push(ctx, out, cur);
+    each_value(ctx, recv, &mut |ctx, v| {
+        if !v.is_nil() {
+            array::push(ctx, out, v);
         }
+        Ok(true)
+    })?;
+    Ok(out)
+}
+
+fn grep_impl(ctx: &mut Ctx, recv: Value, args: &Args, invert: bool) -> Result<Value> {
+    let pattern = args.pos[0];
+    let out = array::new(ctx);
+    each_value(ctx, recv, &mut |ctx, v| {
+        if crate::interp::ops::case_eq(ctx, pattern, v)? != invert {
+            let r = match args.block {
+                Some(b) => ctx.yield1(&b, v)?,
+                None => v,
+            };
+            array::push(ctx, out, r);
+        }
+        Ok(true)
+    })?;
+    Ok(out)
+}
+
+fn e_grep(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    grep_impl(ctx, recv, args, false)
+}
+
+fn e_grep_v(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    grep_impl(ctx, recv, args, true)
+}
+
+fn e_chain(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let parts = array::from_slice(ctx, &[recv]);
+    for &a in args.pos {
+        array::push(ctx, parts, a);
     }
-    crate::core::enumerator::enum_for(ctx, out, "each", &[], None)
+    crate::core::enumerator::chain_new(ctx, parts)
+}
+
+// ---- chunking: lazy enumerators over a native generator ----
+//
+// Each generator's state is an Array `[source, predicate, pattern]`; the predicate is a
+// Proc (or nil when a pattern is used).
+
+const CHUNK: u8 = 0;
+const SLICE_BEFORE: u8 = 1;
+const SLICE_AFTER: u8 = 2;
+const SLICE_WHEN: u8 = 3;
+const CHUNK_WHILE: u8 = 4;
+
+fn chunk_state(ctx: &mut Ctx, source: Value, pred: Value, pattern: Value, kind: u8) -> Value {
+    array::from_slice(ctx, &[source, pred, pattern, Value::fixnum(kind as i64)])
+}
+
+fn chunk_run(ctx: &mut Ctx, state: Value, out: &Block) -> Result<Value> {
+    let (source, pred, pattern) = (array::get(state, 0), array::get(state, 1), array::get(state, 2));
+    let kind = array::get(state, 3).as_fixnum().unwrap_or(0) as u8;
+    // cur = [prev_key_or_elt, prev_elts]; prev_elts nil means "no chunk open".
+    let cur = array::from_slice(ctx, &[Value::UNDEF, Value::NIL]);
+    let alone = Value::symbol(ctx.intern("_alone"));
+    let separator = Value::symbol(ctx.intern("_separator"));
+    each_value(ctx, source, &mut |ctx, v| {
+        match kind {
+            CHUNK => {
+                let key = ctx.call_proc(pred, &[v], None)?;
+                let (prev, elts) = (array::get(cur, 0), array::get(cur, 1));
+                if key == alone {
+                    if !elts.is_nil() {
+                        let pair = array::from_slice(ctx, &[prev, elts]);
+                        array::set(cur, 1, Value::NIL);
+                        ctx.yield1(out, pair)?;
+                    }
+                    let single = array::from_slice(ctx, &[v]);
+                    let pair = array::from_slice(ctx, &[key, single]);
+                    ctx.yield1(out, pair)?;
+                } else if key.is_nil() || key == separator {
+                    if !elts.is_nil() {
+                        let pair = array::from_slice(ctx, &[prev, elts]);
+                        array::set(cur, 1, Value::NIL);
+                        ctx.yield1(out, pair)?;
+                    }
+                } else if key.as_symbol().is_some_and(|s| ctx.sym_name(s).first() == Some(&b'_')) {
+                    return Err(ctx.runtime_error("symbols beginning with an underscore are reserved"));
+                } else if elts.is_nil() {
+                    let e = array::from_slice(ctx, &[v]);
+                    array::set(cur, 0, key);
+                    array::set(cur, 1, e);
+                } else if object::equal(ctx, prev, key)? {
+                    array::push(ctx, elts, v);
+                } else {
+                    let pair = array::from_slice(ctx, &[prev, elts]);
+                    let e = array::from_slice(ctx, &[v]);
+                    array::set(cur, 0, key);
+                    array::set(cur, 1, e);
+                    ctx.yield1(out, pair)?;
+                }
+            }
+            SLICE_BEFORE => {
+                let header = if pred.is_nil() { crate::interp::ops::case_eq(ctx, pattern, v)? } else { ctx.call_proc(pred, &[v], None)?.truthy() };
+                let elts = array::get(cur, 1);
+                if header {
+                    let e = array::from_slice(ctx, &[v]);
+                    array::set(cur, 1, e);
+                    if !elts.is_nil() {
+                        ctx.yield1(out, elts)?;
+                    }
+                } else if elts.is_nil() {
+                    let e = array::from_slice(ctx, &[v]);
+                    array::set(cur, 1, e);
+                } else {
+                    array::push(ctx, elts, v);
+                }
+            }
+            SLICE_AFTER => {
+                let mut elts = array::get(cur, 1);
+                if elts.is_nil() {
+                    elts = array::from_slice(ctx, &[v]);
+                    array::set(cur, 1, elts);
+                } else {
+                    array::push(ctx, elts, v);
+                }
+                let split = if pred.is_nil() { crate::interp::ops::case_eq(ctx, pattern, v)? } else { ctx.call_proc(pred, &[v], None)?.truthy() };
+                if split {
+                    array::set(cur, 1, Value::NIL);
+                    ctx.yield1(out, elts)?;
+                }
+            }
+            _ => {
+                let prev = array::get(cur, 0);
+                if prev.is_undef() {
+                    let e = array::from_slice(ctx, &[v]);
+                    array::set(cur, 0, v);
+                    array::set(cur, 1, e);
+                } else {
+                    let mut split = ctx.call_proc(pred, &[prev, v], None)?.truthy();
+                    if kind == CHUNK_WHILE {
+                        split = !split;
+                    }
+                    array::set(cur, 0, v);
+                    if split {
+                        let elts = array::get(cur, 1);
+                        let e = array::from_slice(ctx, &[v]);
+                        array::set(cur, 1, e);
+                        ctx.yield1(out, elts)?;
+                    } else {
+                        let elts = array::get(cur, 1);
+                        array::push(ctx, elts, v);
+                    }
+                }
+            }
+        }
+        Ok(true)
+    })?;
+    let (prev, elts) = (array::get(cur, 0), array::get(cur, 1));
+    if !elts.is_nil() {
+        let last = if kind == CHUNK { array::from_slice(ctx, &[prev, elts]) } else { elts };
+        ctx.yield1(out, last)?;
+    }
+    Ok(Value::NIL)
+}
+
+fn block_proc(ctx: &mut Ctx, args: &Args) -> Result<Value> {
+    match args.block {
+        Some(b) => rproc::from_block(ctx, &b),
+        None => Err(ctx.arg_error("tried to create Proc object without a block")),
+    }
+}
+
+fn e_chunk(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let Some(b) = args.block else { return sized_enum(ctx, recv, "chunk", &[]) };
+    let p = rproc::from_block(ctx, &b)?;
+    let st = chunk_state(ctx, recv, p, Value::NIL, CHUNK);
+    Ok(crate::core::enumerator::from_native_generator(ctx, st, chunk_run, SizeFn::None))
+}
+
+fn slice_pattern_or_block(ctx: &mut Ctx, recv: Value, args: &Args, kind: u8) -> Result<Value> {
+    let st = match args.block {
+        Some(b) => {
+            if !args.pos.is_empty() {
+                return Err(ctx.arity_error(args.pos.len(), 0, Some(0)));
+            }
+            let p = rproc::from_block(ctx, &b)?;
+            chunk_state(ctx, recv, p, Value::NIL, kind)
+        }
+        None => {
+            if args.pos.len() != 1 {
+                return Err(ctx.arity_error(args.pos.len(), 1, Some(1)));
+            }
+            chunk_state(ctx, recv, Value::NIL, args.pos[0], kind)
+        }
+    };
+    Ok(crate::core::enumerator::from_native_generator(ctx, st, chunk_run, SizeFn::None))
+}
+
+fn e_slice_before(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    slice_pattern_or_block(ctx, recv, args, SLICE_BEFORE)
+}
+
+fn e_slice_after(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    slice_pattern_or_block(ctx, recv, args, SLICE_AFTER)
 }
 
 fn e_slice_when(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let b = args.need_block(ctx)?;
-    let items = to_array(ctx, recv)?;
-    let out = array::new(ctx);
-    let n = array::len(items);
-    if n == 0 {
-        return crate::core::enumerator::enum_for(ctx, out, "each", &[], None);
-    }
-    let mut cur = array::from_slice(ctx, &[array::get(items, 0)]);
-    array::push(ctx, out, cur);
-    for i in 1..n {
-        let (prev, x) = (array::get(items, i - 1), array::get(items, i));
-        if !ctx.yield_block(&b, &[prev, x])?.truthy() {
-            array::push(ctx, cur, x);
-        } else {
-            cur = array::from_slice(ctx, &[x]);
-            array::push(ctx, out, cur);
-        }
-    }
-    crate::core::enumerator::enum_for(ctx, out, "each", &[], None)
+    let p = block_proc(ctx, args)?;
+    let st = chunk_state(ctx, recv, p, Value::NIL, SLICE_WHEN);
+    Ok(crate::core::enumerator::from_native_generator(ctx, st, chunk_run, SizeFn::None))
+}
+
+fn e_chunk_while(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let p = block_proc(ctx, args)?;
+    let st = chunk_state(ctx, recv, p, Value::NIL, CHUNK_WHILE);
+    Ok(crate::core::enumerator::from_native_generator(ctx, st, chunk_run, SizeFn::None))
 }
 
 impl Ctx {
@@ -931,7 +1372,7 @@ pub fn init(ctx: &mut Ctx) {
         ("sum", e_sum, [0..=1], Safe),
         ("count", e_count, [0..=1], Safe),
         ("first", e_first, [0..=1], Safe),
-        ("take", e_first, [1], Safe),
+        ("take", e_take, [1], Safe),
         ("take_while", e_take_while, [0], Safe),
         ("drop", e_drop, [1], Safe),
         ("drop_while", e_drop_while, [0], Safe),
@@ -946,6 +1387,7 @@ pub fn init(ctx: &mut Ctx) {
         ("min_by", e_min_by, [0..=1], Safe),
         ("max_by", e_max_by, [0..=1], Safe),
         ("minmax", e_minmax, [0], Safe),
+        ("minmax_by", e_minmax_by, [0], Safe),
         ("group_by", e_group_by, [0], Safe),
         ("partition", e_partition, [0], Safe),
         ("each_with_index", e_each_with_index, [0..], Safe),
@@ -956,11 +1398,19 @@ pub fn init(ctx: &mut Ctx) {
         ("tally", e_tally, [0..=1], Safe),
         ("uniq", e_uniq, [0], Safe),
         ("to_h", e_to_h, [0..], Safe),
-        ("reverse_each", e_reverse_each, [0], Safe),
+        ("to_set", e_to_set, [0..], Safe, Kw),
+        ("reverse_each", e_reverse_each, [0..], Safe),
         ("each_entry", e_each_entry, [0..], Safe),
         ("cycle", e_cycle, [0..=1], Safe),
         ("lazy", e_lazy, [0], Safe),
-        ("chunk_while", e_chunk_while, [0], Safe),
+        ("compact", e_compact, [0], Safe),
+        ("grep", e_grep, [1], Safe),
+        ("grep_v", e_grep_v, [1], Safe),
+        ("chain", e_chain, [0..], Safe),
+        ("chunk", e_chunk, [0], Safe),
+        ("slice_before", e_slice_before, [0..], Safe),
+        ("slice_after", e_slice_after, [0..], Safe),
         ("slice_when", e_slice_when, [0], Safe),
+        ("chunk_while", e_chunk_while, [0], Safe),
     ]);
 }

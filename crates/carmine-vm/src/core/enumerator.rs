@@ -27,6 +27,8 @@ pub enum SizeFn {
     IntTimes,
     /// A Proc or an Integer given by the user.
     Value(Value),
+    /// Computed by a builtin from the receiver and the enumerator's arguments (an Array).
+    Native(fn(&mut Ctx, Value, Value) -> Result<Value>),
 }
 
 pub struct EnumObj {
@@ -84,12 +86,36 @@ fn get<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a mut EnumObj> {
     }
 }
 
+/// A generator implemented in Rust: `f(state, block)` runs one iteration, yielding to
+/// `block`. Its class is Enumerator::Generator, so such enumerators look like CRuby's.
+pub struct NativeGen {
+    pub state: Value,
+    pub f: fn(&mut Ctx, Value, &Block) -> Result<Value>,
+}
+
+crate::data_obj!(NativeGen, |s, m| {
+    m.mark(s.state);
+});
+
+/// An enumerator whose `each` runs `f(state, block)` (used by `chunk`, `slice_when` …).
+pub fn from_native_generator(ctx: &mut Ctx, state: Value, f: fn(&mut Ctx, Value, &Block) -> Result<Value>, size: SizeFn) -> Value {
+    let gk = ctx.c().generator;
+    let gen = object::new_data(ctx, gk, Box::new(NativeGen { state, f }));
+    let empty = array::new(ctx);
+    let klass = ctx.c().enumerator;
+    new_enum(ctx, klass, EnumObj { recv: Value::NIL, meth: sym::EACH, args: empty, kw: Value::NIL, size, generator: gen, cursor: Value::NIL })
+}
+
 /// Runs the enumerator's iteration with `block`.
 pub fn run(ctx: &mut Ctx, e: Value, block: Block) -> Result<Value> {
     let (recv, meth, args, kw, gen) = {
         let o = get(ctx, e)?;
         (o.recv, o.meth, o.args, o.kw, o.generator)
     };
+    if let Some(ng) = data_ref::<NativeGen>(gen) {
+        let (state, f) = (ng.state, ng.f);
+        return f(ctx, state, &block);
+    }
     if !gen.is_nil() {
         let y = new_yielder(ctx, block)?;
         return ctx.call_proc(gen, &[y], None);
@@ -132,6 +158,7 @@ pub fn size_of(ctx: &mut Ctx, e: Value) -> Result<Value> {
         SizeFn::HashLen => Ok(Value::fixnum(crate::core::hash::len(recv) as i64)),
         SizeFn::RangeSize => crate::core::range::size(ctx, recv),
         SizeFn::IntTimes => Ok(if recv.as_fixnum().is_some_and(|n| n < 0) { Value::fixnum(0) } else { recv }),
+        SizeFn::Native(f) => f(ctx, recv, args),
         SizeFn::Value(v) => {
             if crate::core::proc::is_proc(v) {
                 let a = array::to_vec(args);
@@ -316,7 +343,7 @@ fn y_to_proc(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 
 // ---- Chain ----
 
-fn chain_new(ctx: &mut Ctx, parts: Value) -> Result<Value> {
+pub fn chain_new(ctx: &mut Ctx, parts: Value) -> Result<Value> {
     let klass = ctx.c().chain;
     let empty = array::new(ctx);
     Ok(new_enum(ctx, klass, EnumObj { recv: parts, meth: sym::EACH, args: empty, kw: Value::NIL, size: SizeFn::None, generator: Value::NIL, cursor: Value::NIL }))

@@ -3,6 +3,7 @@
 
 pub mod array;
 pub mod array_methods;
+pub mod array_order;
 pub mod bignum;
 pub mod binding;
 pub mod comparable;
@@ -31,6 +32,7 @@ pub mod nil_true_false;
 pub mod numeric;
 pub mod numeric_parse;
 pub mod object;
+pub mod pack;
 pub mod proc;
 pub mod process;
 pub mod random;

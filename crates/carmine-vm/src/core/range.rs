@@ -530,7 +530,6 @@ pub fn init(ctx: &mut Ctx) {
         ("exclude_end?", m_exclude_end, [0], Safe),
         ("each", m_each, [0], Safe),
         ("to_a", m_to_a, [0], Safe),
-        ("to_ary", m_to_a, [0], Safe),
         ("entries", m_to_a, [0], Safe),
         ("size", m_size, [0], Safe),
         ("count", m_count, [0..=1], Safe),
