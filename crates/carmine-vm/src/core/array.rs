@@ -186,32 +186,41 @@ pub fn concat_for_splat(ctx: &mut Ctx, a: Value, b: Value) -> Result<Value> {
     Ok(from_vec(ctx, v))
 }
 
-/// Implicit conversion to Array (`to_ary`).
+/// Implicit conversion to Array (`to_ary`), CRuby's `rb_convert_type`.
 pub fn to_ary_arg(ctx: &mut Ctx, v: Value) -> Result<Value> {
     if is_array(v) {
         return Ok(v);
     }
-    if v.is_heap() && ctx.respond_to(v, sym::TO_ARY, true) {
-        let r = ctx.call(v, sym::TO_ARY, &[])?;
-        if is_array(r) {
-            return Ok(r);
+    let r = if v.is_heap() { crate::core::convert::check_funcall(ctx, v, sym::TO_ARY, &[])? } else { None };
+    match r {
+        None => Err(ctx.conversion_error(v, "Array")),
+        Some(r) if is_array(r) => Ok(r),
+        Some(r) => {
+            let cname = object::class_name_of(ctx, v);
+            let rname = object::class_name_of(ctx, r);
+            Err(ctx.type_error(&format!("can't convert {cname} to Array ({cname}#to_ary gives {rname})")))
         }
-        let cname = object::class_name_of(ctx, v);
-        let rname = object::class_name_of(ctx, r);
-        return Err(ctx.type_error(&format!("can't convert {cname} to Array ({cname}#to_ary gives {rname})")));
     }
-    Err(ctx.conversion_error(v, "Array"))
 }
 
-/// `to_ary` if the object responds to it, else `None`.
+/// `to_ary` if the object answers it, else `None` (CRuby's `rb_check_array_type`).
 pub fn try_to_ary(ctx: &mut Ctx, v: Value) -> Result<Option<Value>> {
     if is_array(v) {
         return Ok(Some(v));
     }
-    if v.is_heap() && ctx.respond_to(v, sym::TO_ARY, true) {
-        return to_ary_arg(ctx, v).map(Some);
+    if !v.is_heap() {
+        return Ok(None);
     }
-    Ok(None)
+    match crate::core::convert::check_funcall(ctx, v, sym::TO_ARY, &[])? {
+        None => Ok(None),
+        Some(r) if r.is_nil() => Ok(None),
+        Some(r) if is_array(r) => Ok(Some(r)),
+        Some(r) => {
+            let cname = object::class_name_of(ctx, v);
+            let rname = object::class_name_of(ctx, r);
+            Err(ctx.type_error(&format!("can't convert {cname} to Array ({cname}#to_ary gives {rname})")))
+        }
+    }
 }
 
 // ---- core methods (the rest are in array_methods.rs) ----
@@ -462,7 +471,7 @@ fn last(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn each(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(b) = args.block else {
-        return crate::core::enumerator::enum_for_sized(ctx, recv, "each", &[], crate::core::enumerator::SizeFn::ArrayLen);
+        return crate::core::enumerator::enum_for_this(ctx, recv, "each", &[], crate::core::enumerator::SizeFn::ArrayLen);
     };
     let mut i = 0;
     while i < len(recv) {
@@ -475,7 +484,7 @@ fn each(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn each_index(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(b) = args.block else {
-        return crate::core::enumerator::enum_for_sized(ctx, recv, "each_index", &[], crate::core::enumerator::SizeFn::ArrayLen);
+        return crate::core::enumerator::enum_for_this(ctx, recv, "each_index", &[], crate::core::enumerator::SizeFn::ArrayLen);
     };
     let mut i = 0;
     while i < len(recv) {
@@ -487,7 +496,7 @@ fn each_index(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn each_with_index(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(b) = args.block else {
-        return crate::core::enumerator::enum_for_sized(ctx, recv, "each_with_index", &[], crate::core::enumerator::SizeFn::ArrayLen);
+        return crate::core::enumerator::enum_for_this(ctx, recv, "each_with_index", &[], crate::core::enumerator::SizeFn::ArrayLen);
     };
     let mut i = 0;
     while i < len(recv) {
@@ -500,7 +509,7 @@ fn each_with_index(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn map(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(b) = args.block else {
-        return crate::core::enumerator::enum_for_sized(ctx, recv, "map", &[], crate::core::enumerator::SizeFn::ArrayLen);
+        return crate::core::enumerator::enum_for_this(ctx, recv, "map", &[], crate::core::enumerator::SizeFn::ArrayLen);
     };
     let out = with_capacity(ctx, len(recv));
     let mut i = 0;
@@ -515,7 +524,7 @@ fn map(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn map_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(b) = args.block else {
-        return crate::core::enumerator::enum_for_sized(ctx, recv, "map!", &[], crate::core::enumerator::SizeFn::ArrayLen);
+        return crate::core::enumerator::enum_for_this(ctx, recv, "map!", &[], crate::core::enumerator::SizeFn::ArrayLen);
     };
     ctx.check_frozen(recv)?;
     let mut i = 0;
@@ -533,7 +542,7 @@ fn map_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn select(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(b) = args.block else {
-        return crate::core::enumerator::enum_for_sized(ctx, recv, "select", &[], crate::core::enumerator::SizeFn::ArrayLen);
+        return crate::core::enumerator::enum_for_this(ctx, recv, "select", &[], crate::core::enumerator::SizeFn::ArrayLen);
     };
     let out = new(ctx);
     let mut i = 0;
@@ -549,7 +558,7 @@ fn select(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn reject(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(b) = args.block else {
-        return crate::core::enumerator::enum_for_sized(ctx, recv, "reject", &[], crate::core::enumerator::SizeFn::ArrayLen);
+        return crate::core::enumerator::enum_for_this(ctx, recv, "reject", &[], crate::core::enumerator::SizeFn::ArrayLen);
     };
     let out = new(ctx);
     let mut i = 0;
@@ -640,17 +649,24 @@ fn op_eql(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn op_hash(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let seed = ctx.vm().hash_seed;
-    let h = object::guard_recursion(ctx, sym::HASH, recv, Value::NIL, 0u64, |ctx| {
+    let rec = crate::core::hash::RECURSIVE_HASH;
+    let h = object::guard_recursion(ctx, sym::HASH, recv, Value::NIL, None, |ctx| {
         let mut h = crate::core::hash::mix(seed, len(recv) as u64);
         let mut i = 0;
         while i < len(recv) {
             let e = object::hash_of(ctx, get(recv, i))?;
+            if e == rec as u64 {
+                return Ok(None);
+            }
             h = crate::core::hash::mix(h, e);
             i += 1;
         }
-        Ok(h)
+        Ok(Some(h))
     })?;
-    Ok(Value::fixnum((h >> 2) as i64))
+    Ok(Value::fixnum(match h {
+        Some(h) => (h >> 2) as i64,
+        None => rec,
+    }))
 }
 
 fn to_a(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -788,17 +804,13 @@ pub fn init(ctx: &mut Ctx) {
         ("try_convert", s_try_convert, [1], Safe, Singleton),
         ("initialize", initialize, [0..=2], Unsafe, Private),
         ("length", length, [0], Safe),
-        ("size", length, [0], Safe),
         ("empty?", empty_p, [0], Safe),
         ("push", push_m, [0..], Unsafe),
-        ("append", push_m, [0..], Unsafe),
         ("<<", lshift, [1], Unsafe),
         ("pop", pop, [0..=1], Unsafe),
         ("shift", shift, [0..=1], Unsafe),
         ("unshift", unshift, [0..], Unsafe),
-        ("prepend", unshift, [0..], Unsafe),
         ("[]", aref, [1..=2], Safe),
-        ("slice", aref, [1..=2], Safe),
         ("[]=", aset, [2..=3], Unsafe),
         ("first", first, [0..=1], Safe),
         ("last", last, [0..=1], Safe),
@@ -806,19 +818,14 @@ pub fn init(ctx: &mut Ctx) {
         ("each_index", each_index, [0], Safe),
         ("each_with_index", each_with_index, [0], Safe),
         ("map", map, [0], Safe),
-        ("collect", map, [0], Safe),
         ("map!", map_bang, [0], Unsafe),
-        ("collect!", map_bang, [0], Unsafe),
         ("select", select, [0], Safe),
-        ("filter", select, [0], Safe),
         ("reject", reject, [0], Safe),
         ("inspect", inspect, [0], Safe),
-        ("to_s", inspect, [0], Safe),
         ("==", op_eq, [1], Safe),
         ("eql?", op_eql, [1], Safe),
         ("hash", op_hash, [0], Safe),
         ("to_a", to_a, [0], Safe),
-        ("entries", to_a, [0], Safe),
         ("to_ary", to_ary, [0], Safe),
         ("replace", replace, [1], Unsafe),
         ("initialize_copy", replace, [1], Unsafe, Private),
@@ -831,5 +838,13 @@ pub fn init(ctx: &mut Ctx) {
         ("reverse!", reverse_bang, [0], Unsafe),
         ("freeze", frozen_check_freeze, [0], Unsafe),
     ]);
+    crate::core::define_alias(ctx, c, "size", "length");
+    crate::core::define_alias(ctx, c, "append", "push");
+    crate::core::define_alias(ctx, c, "prepend", "unshift");
+    crate::core::define_alias(ctx, c, "slice", "[]");
+    crate::core::define_alias(ctx, c, "collect", "map");
+    crate::core::define_alias(ctx, c, "collect!", "map!");
+    crate::core::define_alias(ctx, c, "filter", "select");
+    crate::core::define_alias(ctx, c, "to_s", "inspect");
     crate::core::array_methods::init(ctx);
 }

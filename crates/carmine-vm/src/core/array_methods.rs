@@ -11,7 +11,7 @@
 //!   does, so objects defining only `eql?` behave the same) and a Hash beyond that.
 
 use crate::core::array::{self, get, len, push, rarray, to_ary_arg, try_to_ary};
-use crate::core::enumerator::{enum_for_sized, SizeFn};
+use crate::core::enumerator::{enum_for_this, SizeFn};
 use crate::core::{hash, integer, object, range};
 use crate::interp::Args;
 use crate::object::basic;
@@ -216,7 +216,7 @@ fn index(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         }
         return Ok(Value::NIL);
     }
-    let Some(b) = args.block else { return enum_for_sized(ctx, recv, "index", &[], SizeFn::None) };
+    let Some(b) = args.block else { return enum_for_this(ctx, recv, "index", &[], SizeFn::None) };
     let mut i = 0;
     while i < len(recv) {
         if ctx.yield1(&b, get(recv, i))?.truthy() {
@@ -229,7 +229,7 @@ fn index(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn find_index(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if args.pos.is_empty() && args.block.is_none() {
-        return enum_for_sized(ctx, recv, "find_index", &[], SizeFn::None);
+        return enum_for_this(ctx, recv, "find_index", &[], SizeFn::None);
     }
     index(ctx, recv, args)
 }
@@ -252,7 +252,7 @@ fn rindex(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         }
         return Ok(Value::NIL);
     }
-    let Some(b) = args.block else { return enum_for_sized(ctx, recv, "rindex", &[], SizeFn::None) };
+    let Some(b) = args.block else { return enum_for_this(ctx, recv, "rindex", &[], SizeFn::None) };
     while i > 0 {
         i -= 1;
         if i >= len(recv) {
@@ -385,26 +385,26 @@ fn filter_in_place(ctx: &mut Ctx, recv: Value, b: &crate::interp::Block, keep_if
 }
 
 fn delete_if(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return enum_for_sized(ctx, recv, "delete_if", &[], SizeFn::ArrayLen) };
+    let Some(b) = args.block else { return enum_for_this(ctx, recv, "delete_if", &[], SizeFn::ArrayLen) };
     ctx.check_frozen(recv)?;
     filter_in_place(ctx, recv, &b, false)?;
     Ok(recv)
 }
 
 fn reject_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return enum_for_sized(ctx, recv, "reject!", &[], SizeFn::ArrayLen) };
+    let Some(b) = args.block else { return enum_for_this(ctx, recv, "reject!", &[], SizeFn::ArrayLen) };
     ctx.check_frozen(recv)?;
     Ok(if filter_in_place(ctx, recv, &b, false)? { recv } else { Value::NIL })
 }
 
 fn select_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return enum_for_sized(ctx, recv, "select!", &[], SizeFn::ArrayLen) };
+    let Some(b) = args.block else { return enum_for_this(ctx, recv, "select!", &[], SizeFn::ArrayLen) };
     ctx.check_frozen(recv)?;
     Ok(if filter_in_place(ctx, recv, &b, true)? { recv } else { Value::NIL })
 }
 
 fn keep_if(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return enum_for_sized(ctx, recv, "keep_if", &[], SizeFn::ArrayLen) };
+    let Some(b) = args.block else { return enum_for_this(ctx, recv, "keep_if", &[], SizeFn::ArrayLen) };
     ctx.check_frozen(recv)?;
     filter_in_place(ctx, recv, &b, true)?;
     Ok(recv)
@@ -579,7 +579,7 @@ fn drop(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn take_while(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return enum_for_sized(ctx, recv, "take_while", &[], SizeFn::None) };
+    let Some(b) = args.block else { return enum_for_this(ctx, recv, "take_while", &[], SizeFn::None) };
     let mut i = 0;
     while i < len(recv) {
         if !ctx.yield1(&b, get(recv, i))?.truthy() {
@@ -592,7 +592,7 @@ fn take_while(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn drop_while(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return enum_for_sized(ctx, recv, "drop_while", &[], SizeFn::None) };
+    let Some(b) = args.block else { return enum_for_this(ctx, recv, "drop_while", &[], SizeFn::None) };
     let mut i = 0;
     while i < len(recv) {
         if !ctx.yield1(&b, get(recv, i))?.truthy() {
@@ -1025,7 +1025,7 @@ fn deconstruct(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 }
 
 fn reverse_each(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return enum_for_sized(ctx, recv, "reverse_each", &[], SizeFn::ArrayLen) };
+    let Some(b) = args.block else { return enum_for_this(ctx, recv, "reverse_each", &[], SizeFn::ArrayLen) };
     let mut n = len(recv);
     while n > 0 {
         n -= 1;
@@ -1068,7 +1068,6 @@ pub fn init(ctx: &mut Ctx) {
         ("assoc", assoc, [1], Safe),
         ("rassoc", rassoc, [1], Safe),
         ("index", index, [0..=1], Safe),
-        ("find_index", find_index, [0..=1], Safe),
         ("rindex", rindex, [0..=1], Safe),
         ("count", count, [0..=1], Safe),
         ("delete", delete, [1], Unsafe),
@@ -1076,7 +1075,6 @@ pub fn init(ctx: &mut Ctx) {
         ("delete_if", delete_if, [0], Unsafe),
         ("reject!", reject_bang, [0], Unsafe),
         ("select!", select_bang, [0], Unsafe),
-        ("filter!", select_bang, [0], Unsafe),
         ("keep_if", keep_if, [0], Unsafe),
         ("insert", insert, [1..], Unsafe),
         ("fill", fill, [0..], Unsafe),
@@ -1108,5 +1106,7 @@ pub fn init(ctx: &mut Ctx) {
         ("none?", none_p, [0..=1], Safe),
         ("one?", one_p, [0..=1], Safe),
     ]);
+    crate::core::define_alias(ctx, c, "find_index", "index");
+    crate::core::define_alias(ctx, c, "filter!", "select!");
     crate::core::array_order::init(ctx);
 }

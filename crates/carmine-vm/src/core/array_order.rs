@@ -14,7 +14,7 @@ use num_traits::{One, Zero};
 
 use crate::core::array::{self, get, len, push, rarray, to_ary_arg, try_to_ary};
 use crate::core::array_methods::check_alloc_len;
-use crate::core::enumerator::{enum_for_sized, SizeFn};
+use crate::core::enumerator::{enum_for_this, SizeFn};
 use crate::core::{bignum, enumerable, hash, integer, object};
 use crate::interp::{Args, Block};
 use crate::symbol::sym;
@@ -44,7 +44,7 @@ fn sort_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn sort_by_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return enum_for_sized(ctx, recv, "sort_by!", &[], SizeFn::ArrayLen) };
+    let Some(b) = args.block else { return enum_for_this(ctx, recv, "sort_by!", &[], SizeFn::ArrayLen) };
     ctx.check_frozen(recv)?;
     let snapshot = array::dup(ctx, recv);
     let sorted = enumerable::sort_by_values(ctx, snapshot, &b)?;
@@ -249,7 +249,7 @@ fn bsearch_position(ctx: &mut Ctx, recv: Value, b: &Block) -> Result<Option<usiz
 }
 
 fn bsearch(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return enum_for_sized(ctx, recv, "bsearch", &[], SizeFn::None) };
+    let Some(b) = args.block else { return enum_for_this(ctx, recv, "bsearch", &[], SizeFn::None) };
     Ok(match bsearch_position(ctx, recv, &b)? {
         Some(i) => get(recv, i),
         None => Value::NIL,
@@ -257,7 +257,7 @@ fn bsearch(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn bsearch_index(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return enum_for_sized(ctx, recv, "bsearch_index", &[], SizeFn::None) };
+    let Some(b) = args.block else { return enum_for_this(ctx, recv, "bsearch_index", &[], SizeFn::None) };
     Ok(match bsearch_position(ctx, recv, &b)? {
         Some(i) => Value::fixnum(i as i64),
         None => Value::NIL,
@@ -360,7 +360,7 @@ fn yield_trivial(ctx: &mut Ctx, b: &Block, values: Value, k: i64) -> Result<bool
 }
 
 fn combination(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return enum_for_sized(ctx, recv, "combination", args.pos, SizeFn::Native(combination_size)) };
+    let Some(b) = args.block else { return enum_for_this(ctx, recv, "combination", args.pos, SizeFn::Native(combination_size)) };
     let k = to_long(ctx, args.pos[0])?;
     let n = len(recv) as i64;
     if k < 0 || k > n {
@@ -393,7 +393,7 @@ fn combination(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn permutation(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return enum_for_sized(ctx, recv, "permutation", args.pos, SizeFn::Native(permutation_size)) };
+    let Some(b) = args.block else { return enum_for_this(ctx, recv, "permutation", args.pos, SizeFn::Native(permutation_size)) };
     let n = len(recv) as i64;
     let r = match args.pos.first() {
         Some(&v) if !v.is_nil() => to_long(ctx, v)?,
@@ -450,7 +450,7 @@ fn permutation(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn repeated_combination(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return enum_for_sized(ctx, recv, "repeated_combination", args.pos, SizeFn::Native(repeated_combination_size)) };
+    let Some(b) = args.block else { return enum_for_this(ctx, recv, "repeated_combination", args.pos, SizeFn::Native(repeated_combination_size)) };
     let r = to_long(ctx, args.pos[0])?;
     let n = len(recv);
     if r < 0 {
@@ -489,7 +489,7 @@ fn repeated_combination(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value
 }
 
 fn repeated_permutation(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return enum_for_sized(ctx, recv, "repeated_permutation", args.pos, SizeFn::Native(repeated_permutation_size)) };
+    let Some(b) = args.block else { return enum_for_this(ctx, recv, "repeated_permutation", args.pos, SizeFn::Native(repeated_permutation_size)) };
     let r = to_long(ctx, args.pos[0])?;
     let n = len(recv);
     if r < 0 {
@@ -664,7 +664,7 @@ fn cycle_size(ctx: &mut Ctx, recv: Value, args: Value) -> Result<Value> {
 }
 
 fn cycle(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return enum_for_sized(ctx, recv, "cycle", args.pos, SizeFn::Native(cycle_size)) };
+    let Some(b) = args.block else { return enum_for_this(ctx, recv, "cycle", args.pos, SizeFn::Native(cycle_size)) };
     let mut times = match args.pos.first() {
         Some(&v) if !v.is_nil() => to_long(ctx, v)?,
         _ => -1,

@@ -1,14 +1,21 @@
-//! Kernel#Integer and Kernel#Float: the strict conversions (CRuby's `rb_Integer` /
-//! `rb_Float`), shared by `format` and the numeric classes.
+//! Conversions: Kernel#Integer and Kernel#Float, the strict conversions (CRuby's
+//! `rb_Integer` / `rb_Float`) shared by `format` and the numeric classes; and implicit
+//! conversion calls (`to_ary`, `to_hash`, …) with CRuby's `rb_check_funcall` semantics.
 //!
-//! Invariant: Strings are parsed strictly (whole string, single underscores between
-//! digits, surrounding whitespace only); other objects go through `to_int`/`to_i` or
-//! `to_f`. The `exception: false` keyword turns a raised error into nil, as CRuby does.
+//! Invariants:
+//! - Strings are parsed strictly (whole string, single underscores between digits,
+//!   surrounding whitespace only); other objects go through `to_int`/`to_i` or `to_f`. The
+//!   `exception: false` keyword turns a raised error into nil, as CRuby does.
+//! - `check_funcall` consults a user-defined `respond_to?`, and lets an object whose
+//!   `method_missing` handles the conversion convert; it never raises because a method is
+//!   missing (a NoMethodError for the conversion itself means "does not convert"), every
+//!   other exception propagates.
 
+use crate::core::module::{self, MethodBody};
 use crate::core::{bignum, float, integer, object, string};
 use crate::error::Unwind;
-use crate::interp::Args;
-use crate::symbol::sym;
+use crate::interp::{class_of, Args};
+use crate::symbol::{sym, SymId};
 use crate::thread::Ctx;
 use crate::value::Value;
 use crate::Result;
@@ -141,6 +148,62 @@ fn k_float(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 
 /// Registers `Integer()` and `Float()` on Kernel. Runs after `kernel::init`, whose older
 /// definitions of the same names these replace.
+// ---- implicit conversion calls ----
+
+fn is_builtin_entry(ctx: &Ctx, klass: Value, mid: SymId) -> bool {
+    match module::find_method(ctx, klass, mid) {
+        Some(me) => matches!(me.body, MethodBody::Builtin { .. }),
+        None => true,
+    }
+}
+
+/// `recv.mid(*args)` if `recv` can answer it, else `None` (CRuby's `rb_check_funcall`).
+pub fn check_funcall(ctx: &mut Ctx, recv: Value, mid: SymId, args: &[Value]) -> Result<Option<Value>> {
+    let klass = class_of(ctx, recv);
+    // A user-defined respond_to? decides first.
+    let mut responds_explicitly = false;
+    if !is_builtin_entry(ctx, klass, sym::RESPOND_TO) {
+        let r = ctx.call(recv, sym::RESPOND_TO, &[Value::symbol(mid), Value::TRUE])?;
+        if !r.truthy() {
+            return Ok(None);
+        }
+        responds_explicitly = true;
+    }
+    if let Some(me) = module::find_method(ctx, klass, mid) {
+        if !me.is_undefined() {
+            return Ok(Some(ctx.call(recv, mid, args)?));
+        }
+    }
+    // Not defined: respond_to_missing? (when user-defined) and method_missing.
+    let mut missing_says_yes = false;
+    if !is_builtin_entry(ctx, klass, sym::RESPOND_TO_MISSING) {
+        let r = ctx.call(recv, sym::RESPOND_TO_MISSING, &[Value::symbol(mid), Value::TRUE])?;
+        if !r.truthy() {
+            return Ok(None);
+        }
+        missing_says_yes = true;
+    }
+    if is_builtin_entry(ctx, klass, sym::METHOD_MISSING) {
+        return Ok(None);
+    }
+    let mut mm_args = vec![Value::symbol(mid)];
+    mm_args.extend_from_slice(args);
+    match ctx.call(recv, sym::METHOD_MISSING, &mm_args) {
+        Ok(v) => Ok(Some(v)),
+        Err(e) => {
+            if !responds_explicitly && !missing_says_yes {
+                if let Some(exc) = e.exception() {
+                    let nme = ctx.c().no_method_error;
+                    if crate::core::object::is_a(ctx, exc, nme) {
+                        return Ok(None);
+                    }
+                }
+            }
+            Err(e)
+        }
+    }
+}
+
 pub fn init(ctx: &mut Ctx) {
     let k = ctx.c().kernel;
     crate::methods!(ctx, k, [

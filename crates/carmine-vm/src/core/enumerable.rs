@@ -10,7 +10,7 @@
 //! - `chunk`, `slice_before/after/when` and `chunk_while` return enumerators over a native
 //!   generator, so they stay lazy like CRuby's (an infinite source works with `first`).
 
-use crate::core::enumerator::{enum_for_sized, SizeFn};
+use crate::core::enumerator::{enum_for_this, SizeFn};
 use crate::core::{array, comparable, hash, integer, object, proc as rproc};
 use crate::error::Unwind;
 use crate::interp::{Args, Block};
@@ -99,11 +99,11 @@ pub fn enum_size(ctx: &mut Ctx, recv: Value, _args: Value) -> Result<Value> {
 }
 
 fn sized_enum(ctx: &mut Ctx, recv: Value, meth: &str, args: &[Value]) -> Result<Value> {
-    enum_for_sized(ctx, recv, meth, args, SizeFn::Native(enum_size))
+    enum_for_this(ctx, recv, meth, args, SizeFn::Native(enum_size))
 }
 
 fn unsized_enum(ctx: &mut Ctx, recv: Value, meth: &str, args: &[Value]) -> Result<Value> {
-    enum_for_sized(ctx, recv, meth, args, SizeFn::None)
+    enum_for_this(ctx, recv, meth, args, SizeFn::None)
 }
 
 fn warn_block_unused(ctx: &mut Ctx) {
@@ -922,7 +922,7 @@ fn e_each_slice(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if n <= 0 {
         return Err(ctx.arg_error("invalid slice size"));
     }
-    let Some(b) = args.block else { return enum_for_sized(ctx, recv, "each_slice", args.pos, SizeFn::Native(each_slice_size)) };
+    let Some(b) = args.block else { return enum_for_this(ctx, recv, "each_slice", args.pos, SizeFn::Native(each_slice_size)) };
     let holder = array::new(ctx);
     let mut cur = array::new(ctx);
     array::set(holder, 0, cur);
@@ -947,7 +947,7 @@ fn e_each_cons(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if n <= 0 {
         return Err(ctx.arg_error("invalid size"));
     }
-    let Some(b) = args.block else { return enum_for_sized(ctx, recv, "each_cons", args.pos, SizeFn::Native(each_cons_size)) };
+    let Some(b) = args.block else { return enum_for_this(ctx, recv, "each_cons", args.pos, SizeFn::Native(each_cons_size)) };
     let window = array::new(ctx);
     each_value(ctx, recv, &mut |ctx, v| {
         array::push(ctx, window, v);
@@ -1084,7 +1084,7 @@ fn cycle_size(ctx: &mut Ctx, recv: Value, args: Value) -> Result<Value> {
 }
 
 fn e_cycle(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return enum_for_sized(ctx, recv, "cycle", args.pos, SizeFn::Native(cycle_size)) };
+    let Some(b) = args.block else { return enum_for_this(ctx, recv, "cycle", args.pos, SizeFn::Native(cycle_size)) };
     let times = match args.pos.first() {
         Some(&n) if !n.is_nil() => Some(integer::to_i64_arg(ctx, n)?),
         _ => None,
@@ -1352,23 +1352,15 @@ pub fn init(ctx: &mut Ctx) {
     let e = ctx.c().enumerable;
     crate::methods!(ctx, e, [
         ("to_a", e_to_a, [0..], Safe),
-        ("entries", e_to_a, [0..], Safe),
         ("map", e_map, [0], Safe),
-        ("collect", e_map, [0], Safe),
         ("flat_map", e_flat_map, [0], Safe),
-        ("collect_concat", e_flat_map, [0], Safe),
         ("select", e_select, [0], Safe),
-        ("filter", e_select, [0], Safe),
-        ("find_all", e_select, [0], Safe),
         ("filter_map", e_filter_map, [0], Safe),
         ("reject", e_reject, [0], Safe),
         ("find", e_find, [0..=1], Safe),
-        ("detect", e_find, [0..=1], Safe),
         ("find_index", e_find_index, [0..=1], Safe),
         ("include?", e_include, [1], Safe),
-        ("member?", e_include, [1], Safe),
         ("inject", e_inject, [0..=2], Safe),
-        ("reduce", e_inject, [0..=2], Safe),
         ("sum", e_sum, [0..=1], Safe),
         ("count", e_count, [0..=1], Safe),
         ("first", e_first, [0..=1], Safe),
@@ -1413,4 +1405,12 @@ pub fn init(ctx: &mut Ctx) {
         ("slice_when", e_slice_when, [0], Safe),
         ("chunk_while", e_chunk_while, [0], Safe),
     ]);
+    crate::core::define_alias(ctx, e, "entries", "to_a");
+    crate::core::define_alias(ctx, e, "collect", "map");
+    crate::core::define_alias(ctx, e, "collect_concat", "flat_map");
+    crate::core::define_alias(ctx, e, "filter", "select");
+    crate::core::define_alias(ctx, e, "find_all", "select");
+    crate::core::define_alias(ctx, e, "detect", "find");
+    crate::core::define_alias(ctx, e, "member?", "include?");
+    crate::core::define_alias(ctx, e, "reduce", "inject");
 }

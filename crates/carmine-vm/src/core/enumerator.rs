@@ -72,6 +72,17 @@ pub fn enum_for_sized(ctx: &mut Ctx, recv: Value, meth: &str, args: &[Value], si
     enum_for_full(ctx, recv, meth, args, None, size)
 }
 
+/// An enumerator for the running builtin under the name it was called by (so an alias
+/// like `collect` gives `#<Enumerator: [1]:collect>`); `fallback` when no builtin runs.
+pub fn enum_for_this(ctx: &mut Ctx, recv: Value, fallback: &str, args: &[Value], size: SizeFn) -> Result<Value> {
+    let called = ctx.stacks.frames.last().and_then(|f| f.builtin_name);
+    let name = match called {
+        Some(id) => ctx.sym_str(id),
+        None => fallback.to_string(),
+    };
+    enum_for_full(ctx, recv, &name, args, None, size)
+}
+
 fn enum_for_full(ctx: &mut Ctx, recv: Value, meth: &str, args: &[Value], kw: Option<Value>, size: SizeFn) -> Result<Value> {
     let meth = ctx.intern(meth);
     let args = array::from_slice(ctx, args);

@@ -9,6 +9,10 @@
 //! - Keys whose `hash`/`eql?` are user-defined are hashed by calling Ruby; the table is
 //!   never borrowed across such a call (hash first, then probe).
 //! - String keys are copied and frozen on insertion (unless compare_by_identity).
+//! - While a block iterates a hash (`each_pair` and everything built on it), the hash's
+//!   iteration level (flag bits `ITER_SHIFT..`) is positive; adding a new key then raises
+//!   "can't add a new key into hash during iteration", as in CRuby. Deleting is allowed:
+//!   iteration walks `entries` by position and skips deleted slots.
 
 use crate::core::{array, object, string};
 use crate::heap::page::SLOT_SIZE;
@@ -46,6 +50,10 @@ pub const FL_DEFAULT_PROC: u32 = FL_USER2;
 pub const FL_RUBY2_KEYWORDS: u32 = FL_USER3;
 
 const LINEAR_MAX: usize = 8;
+
+/// The iteration level lives in the high bits of `flags`.
+const ITER_SHIFT: u32 = 20;
+const ITER_MAX: u32 = (u32::MAX >> ITER_SHIFT) as u32;
 
 #[inline(always)]
 pub fn rhash<'a>(v: Value) -> &'a mut RHash {
@@ -152,6 +160,44 @@ fn set_len(h: Value, n: usize) {
     basic(h).aux = n as u32;
 }
 
+/// Whether a block is iterating over `h`.
+#[inline]
+pub fn iterating(h: Value) -> bool {
+    basic(h).flags >> ITER_SHIFT != 0
+}
+
+/// Runs `f` with `h` marked as being iterated. Levels saturate; a saturated level is never
+/// decremented, so the hash then stays "iterating" (as CRuby does past its limit).
+pub fn with_iteration<R>(ctx: &mut Ctx, h: Value, f: impl FnOnce(&mut Ctx) -> Result<R>) -> Result<R> {
+    let lev = basic(h).flags >> ITER_SHIFT;
+    let counted = lev < ITER_MAX;
+    if counted {
+        basic(h).flags += 1 << ITER_SHIFT;
+    }
+    let r = f(ctx);
+    if counted {
+        basic(h).flags -= 1 << ITER_SHIFT;
+    }
+    r
+}
+
+/// Calls `f(key, value)` for each live entry, in order, with the hash marked as iterated.
+/// Entries added or deleted by `f` are handled like CRuby: iteration goes by position.
+pub fn each_pair(ctx: &mut Ctx, h: Value, f: &mut dyn FnMut(&mut Ctx, Value, Value) -> Result<bool>) -> Result<()> {
+    with_iteration(ctx, h, |ctx| {
+        let mut i = 0;
+        while let Some(e) = entry_at(h, i) {
+            if let Some((k, v)) = e {
+                if !f(ctx, k, v)? {
+                    break;
+                }
+            }
+            i += 1;
+        }
+        Ok(())
+    })
+}
+
 // ---- table operations ----
 
 fn rebuild_index(h: &mut RHash) {
@@ -187,7 +233,7 @@ fn find(ctx: &mut Ctx, hv: Value, key: Value, hash: u64) -> Result<Option<usize>
         let mut i = 0;
         while i < rhash(hv).entries.len() {
             let e = rhash(hv).entries[i];
-            if !e.key.is_undef() && e.hash == hash && keys_equal(ctx, hv, e.key, key)? {
+            if !e.key.is_undef() && e.hash == hash && keys_equal(ctx, hv, key, e.key)? {
                 return Ok(Some(i));
             }
             i += 1;
@@ -207,7 +253,7 @@ fn find(ctx: &mut Ctx, hv: Value, key: Value, hash: u64) -> Result<Option<usize>
         }
         let i = (slot - 1) as usize;
         let e = rhash(hv).entries[i];
-        if !e.key.is_undef() && e.hash == hash && keys_equal(ctx, hv, e.key, key)? {
+        if !e.key.is_undef() && e.hash == hash && keys_equal(ctx, hv, key, e.key)? {
             return Ok(Some(i));
         }
         p = (p + 1) & mask;
@@ -234,6 +280,9 @@ pub fn insert_raw(ctx: &mut Ctx, hv: Value, key: Value, value: Value) -> Result<
     if let Some(i) = find(ctx, hv, key, hash)? {
         rhash(hv).entries[i].value = value;
         return Ok(());
+    }
+    if iterating(hv) {
+        return Err(ctx.runtime_error("can't add a new key into hash during iteration"));
     }
     let h = rhash(hv);
     let cap = h.entries.capacity();
@@ -382,21 +431,42 @@ pub fn merge_kwsplat(ctx: &mut Ctx, dst: Value, src: Value) -> Result<()> {
     Ok(())
 }
 
-/// Implicit conversion to Hash (`to_hash`).
+/// Implicit conversion to Hash (`to_hash`), CRuby's `rb_convert_type`.
 pub fn to_hash_arg(ctx: &mut Ctx, v: Value) -> Result<Value> {
     if is_hash(v) {
         return Ok(v);
     }
-    if v.is_heap() && ctx.respond_to(v, sym::TO_HASH, true) {
-        let r = ctx.call(v, sym::TO_HASH, &[])?;
-        if is_hash(r) {
-            return Ok(r);
+    let r = if v.is_heap() { crate::core::convert::check_funcall(ctx, v, sym::TO_HASH, &[])? } else { None };
+    match r {
+        None => Err(ctx.conversion_error(v, "Hash")),
+        Some(r) if is_hash(r) => Ok(r),
+        Some(r) => {
+            let cname = object::class_name_of(ctx, v);
+            let rname = object::class_name_of(ctx, r);
+            Err(ctx.type_error(&format!("can't convert {cname} to Hash ({cname}#to_hash gives {rname})")))
         }
-        let cname = object::class_name_of(ctx, v);
-        let rname = object::class_name_of(ctx, r);
-        return Err(ctx.type_error(&format!("can't convert {cname} to Hash ({cname}#to_hash gives {rname})")));
     }
-    Err(ctx.conversion_error(v, "Hash"))
+}
+
+/// `to_hash` if the object answers it (nil result included), else `None`
+/// (CRuby's `rb_check_hash_type`).
+pub fn try_to_hash(ctx: &mut Ctx, v: Value) -> Result<Option<Value>> {
+    if is_hash(v) {
+        return Ok(Some(v));
+    }
+    if !v.is_heap() {
+        return Ok(None);
+    }
+    match crate::core::convert::check_funcall(ctx, v, sym::TO_HASH, &[])? {
+        None => Ok(None),
+        Some(r) if r.is_nil() => Ok(None),
+        Some(r) if is_hash(r) => Ok(Some(r)),
+        Some(r) => {
+            let cname = object::class_name_of(ctx, v);
+            let rname = object::class_name_of(ctx, r);
+            Err(ctx.type_error(&format!("can't convert {cname} to Hash ({cname}#to_hash gives {rname})")))
+        }
+    }
 }
 
 /// `h[k]` including the default value/proc.
@@ -429,6 +499,8 @@ fn s_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     ctx.check_frozen(recv)?;
+    rhash(recv).default = Value::NIL;
+    basic(recv).flags &= !FL_DEFAULT_PROC;
     if let Some(b) = args.block {
         if !args.pos.is_empty() {
             return Err(ctx.arity_error(args.pos.len(), 0, Some(0)));
@@ -475,6 +547,10 @@ fn m_key_p(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn m_fetch(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let key = args.pos[0];
+    if args.block.is_some() && args.pos.len() == 2 {
+        let (path, line) = crate::core::kernel::caller_location(ctx);
+        crate::core::kernel::write_warning(ctx, &format!("{path}:{line}: warning: block supersedes default value argument\n"));
+    }
     if let Some(v) = lookup(ctx, recv, key)? {
         return Ok(v);
     }
@@ -501,44 +577,42 @@ fn m_delete(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn m_each(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(b) = args.block else {
-        return crate::core::enumerator::enum_for_sized(ctx, recv, "each", &[], crate::core::enumerator::SizeFn::HashLen);
+        return crate::core::enumerator::enum_for_this(ctx, recv, "each", &[], crate::core::enumerator::SizeFn::HashLen);
     };
-    let mut i = 0;
-    while let Some(e) = entry_at(recv, i) {
-        if let Some((k, v)) = e {
-            let pair = array::from_slice(ctx, &[k, v]);
-            ctx.yield1(&b, pair)?;
-        }
-        i += 1;
-    }
+    each_pair(ctx, recv, &mut |ctx, k, v| {
+        let pair = array::from_slice(ctx, &[k, v]);
+        ctx.yield1(&b, pair)?;
+        Ok(true)
+    })?;
     Ok(recv)
+}
+
+fn m_each_pair(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let Some(_) = args.block else {
+        return crate::core::enumerator::enum_for_this(ctx, recv, "each_pair", &[], crate::core::enumerator::SizeFn::HashLen);
+    };
+    m_each(ctx, recv, args)
 }
 
 fn m_each_key(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(b) = args.block else {
-        return crate::core::enumerator::enum_for_sized(ctx, recv, "each_key", &[], crate::core::enumerator::SizeFn::HashLen);
+        return crate::core::enumerator::enum_for_this(ctx, recv, "each_key", &[], crate::core::enumerator::SizeFn::HashLen);
     };
-    let mut i = 0;
-    while let Some(e) = entry_at(recv, i) {
-        if let Some((k, _)) = e {
-            ctx.yield1(&b, k)?;
-        }
-        i += 1;
-    }
+    each_pair(ctx, recv, &mut |ctx, k, _| {
+        ctx.yield1(&b, k)?;
+        Ok(true)
+    })?;
     Ok(recv)
 }
 
 fn m_each_value(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(b) = args.block else {
-        return crate::core::enumerator::enum_for_sized(ctx, recv, "each_value", &[], crate::core::enumerator::SizeFn::HashLen);
+        return crate::core::enumerator::enum_for_this(ctx, recv, "each_value", &[], crate::core::enumerator::SizeFn::HashLen);
     };
-    let mut i = 0;
-    while let Some(e) = entry_at(recv, i) {
-        if let Some((_, v)) = e {
-            ctx.yield1(&b, v)?;
-        }
-        i += 1;
-    }
+    each_pair(ctx, recv, &mut |ctx, _, v| {
+        ctx.yield1(&b, v)?;
+        Ok(true)
+    })?;
     Ok(recv)
 }
 
@@ -603,11 +677,7 @@ fn m_to_h(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         let out = new(ctx);
         for (k, v) in pairs(recv) {
             let r = ctx.yield_block(&b, &[k, v])?;
-            let r = array::to_ary_arg(ctx, r).map_err(|_| ctx.type_error("wrong element type (expected array)"))?;
-            if array::len(r) != 2 {
-                return Err(ctx.arg_error(&format!("element has wrong array length (expected 2, was {})", array::len(r))));
-            }
-            aset(ctx, out, array::get(r, 0), array::get(r, 1))?;
+            set_pair(ctx, out, r)?;
         }
         return Ok(out);
     }
@@ -619,6 +689,18 @@ fn m_to_h(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(d)
 }
 
+/// Stores a `[key, value]` pair produced by a block (`to_h { }`), with CRuby's errors.
+pub fn set_pair(ctx: &mut Ctx, h: Value, pair: Value) -> Result<()> {
+    let Some(r) = array::try_to_ary(ctx, pair)? else {
+        let cname = object::class_name_of(ctx, pair);
+        return Err(ctx.type_error(&format!("wrong element type {cname} (expected array)")));
+    };
+    if array::len(r) != 2 {
+        return Err(ctx.arg_error(&format!("element has wrong array length (expected 2, was {})", array::len(r))));
+    }
+    aset(ctx, h, array::get(r, 0), array::get(r, 1))
+}
+
 fn m_to_hash(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(recv)
 }
@@ -628,6 +710,9 @@ pub fn hashes_equal(ctx: &mut Ctx, a: Value, b: Value, eql: bool) -> Result<bool
         return Ok(true);
     }
     if len(a) != len(b) {
+        return Ok(false);
+    }
+    if len(a) > 0 && basic(a).has(FL_IDENTITY) != basic(b).has(FL_IDENTITY) {
         return Ok(false);
     }
     let op = if eql { sym::EQL } else { sym::EQ };
@@ -664,18 +749,29 @@ fn m_eql(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(Value::bool(is_hash(o) && hashes_equal(ctx, recv, o, true)?))
 }
 
+/// The `hash` of any Array or Hash that contains itself (directly or not). CRuby gives all
+/// recursive structures one hash (its `rb_exec_recursive_outer`), so that `h.eql?({x: h})`
+/// implies equal hashes; the value propagates outwards from the recursion point.
+pub const RECURSIVE_HASH: i64 = 0x2bad_c0de_5eed;
+
 fn m_hash(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let seed = ctx.vm().hash_seed;
-    let h = object::guard_recursion(ctx, sym::HASH, recv, Value::NIL, 0u64, |ctx| {
+    let h = object::guard_recursion(ctx, sym::HASH, recv, Value::NIL, None, |ctx| {
         let mut acc = mix(seed, len(recv) as u64);
         for (k, v) in pairs(recv) {
             let kh = object::hash_of(ctx, k)?;
             let vh = object::hash_of(ctx, v)?;
+            if kh == RECURSIVE_HASH as u64 || vh == RECURSIVE_HASH as u64 {
+                return Ok(None);
+            }
             acc = acc.wrapping_add(mix(kh, vh));
         }
-        Ok(acc)
+        Ok(Some(acc))
     })?;
-    Ok(Value::fixnum((h >> 2) as i64))
+    Ok(Value::fixnum(match h {
+        Some(h) => (h >> 2) as i64,
+        None => RECURSIVE_HASH,
+    }))
 }
 
 fn m_default(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -714,11 +810,15 @@ fn m_set_default_proc(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> 
         basic(recv).flags &= !FL_DEFAULT_PROC;
         return Ok(p);
     }
-    let pv = match crate::interp::ops::block_from_value(ctx, p) {
-        Ok(Some(crate::interp::Block::Proc(pv))) if crate::core::proc::is_proc(p) => pv,
-        _ => {
-            let cname = object::class_name_of(ctx, p);
-            return Err(ctx.type_error(&format!("wrong default_proc type {cname} (expected Proc)")));
+    let pv = if crate::core::proc::is_proc(p) {
+        p
+    } else {
+        match crate::core::convert::check_funcall(ctx, p, sym::TO_PROC, &[])? {
+            Some(c) if crate::core::proc::is_proc(c) => c,
+            _ => {
+                let cname = object::class_name_of(ctx, p);
+                return Err(ctx.type_error(&format!("wrong default_proc type {cname} (expected Proc)")));
+            }
         }
     };
     if crate::core::proc::is_lambda(pv) {
@@ -752,6 +852,9 @@ fn m_compare_by_identity(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Val
         return Ok(recv);
     }
     ctx.check_frozen(recv)?;
+    if iterating(recv) {
+        return Err(ctx.runtime_error("compare_by_identity during iteration"));
+    }
     let items = pairs(recv);
     clear(recv);
     basic(recv).flags |= FL_IDENTITY;
@@ -766,6 +869,9 @@ fn m_compare_by_identity_p(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<
 }
 
 fn m_rehash(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    if iterating(recv) {
+        return Err(ctx.runtime_error("rehash during iteration"));
+    }
     ctx.check_frozen(recv)?;
     let items = pairs(recv);
     clear(recv);
@@ -775,34 +881,36 @@ fn m_rehash(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(recv)
 }
 
-fn s_ruby2_keywords_hash_p(_ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    Ok(Value::bool(is_hash(args.pos[0]) && is_ruby2_keywords(args.pos[0])))
+fn s_ruby2_keywords_hash_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let h = args.pos[0];
+    if !is_hash(h) {
+        let cname = object::type_name_for_error(ctx, h);
+        return Err(ctx.type_error(&format!("wrong argument type {cname} (expected Hash)")));
+    }
+    Ok(Value::bool(is_ruby2_keywords(h)))
 }
 
 fn s_ruby2_keywords_hash(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let h = to_hash_arg(ctx, args.pos[0])?;
-    let d = dup(ctx, h);
+    let h = args.pos[0];
+    if !is_hash(h) {
+        let cname = object::type_name_for_error(ctx, h);
+        return Err(ctx.type_error(&format!("wrong argument type {cname} (expected Hash)")));
+    }
+    let klass = object::real_class_of(ctx, h);
+    let d = dup_with_class(ctx, h, klass);
     basic(d).flags |= FL_RUBY2_KEYWORDS;
     Ok(d)
 }
 
 fn s_try_convert(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let v = args.pos[0];
-    if is_hash(v) {
-        return Ok(v);
-    }
-    if v.is_heap() && ctx.respond_to(v, sym::TO_HASH, true) {
-        return to_hash_arg(ctx, v);
-    }
-    Ok(Value::NIL)
+    Ok(try_to_hash(ctx, args.pos[0])?.unwrap_or(Value::NIL))
 }
 
 fn s_aref(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let h = object::allocate(ctx, recv)?;
     if args.pos.len() == 1 {
         let a = args.pos[0];
-        if is_hash(a) || (a.is_heap() && ctx.respond_to(a, sym::TO_HASH, true)) {
-            let src = to_hash_arg(ctx, a)?;
+        if let Some(src) = try_to_hash(ctx, a)? {
             for (k, v) in pairs(src) {
                 aset(ctx, h, k, v)?;
             }
@@ -844,25 +952,17 @@ pub fn init(ctx: &mut Ctx) {
         ("initialize", initialize, [0..=1], Unsafe, Private, Kw),
         ("[]", m_aref, [1], Safe),
         ("[]=", m_aset, [2], Unsafe),
-        ("store", m_aset, [2], Unsafe),
-        ("length", m_length, [0], Safe),
         ("size", m_length, [0], Safe),
-        ("count", m_length, [0], Safe),
         ("empty?", m_empty, [0], Safe),
-        ("key?", m_key_p, [1], Safe),
-        ("has_key?", m_key_p, [1], Safe),
         ("include?", m_key_p, [1], Safe),
-        ("member?", m_key_p, [1], Safe),
         ("fetch", m_fetch, [1..=2], Safe),
         ("delete", m_delete, [1], Unsafe),
-        ("each", m_each, [0], Safe),
-        ("each_pair", m_each, [0], Safe),
+        ("each_pair", m_each_pair, [0], Safe),
         ("each_key", m_each_key, [0], Safe),
         ("each_value", m_each_value, [0], Safe),
         ("keys", m_keys, [0], Safe),
         ("values", m_values, [0], Safe),
         ("inspect", m_inspect, [0], Safe),
-        ("to_s", m_inspect, [0], Safe),
         ("to_h", m_to_h, [0], Safe),
         ("to_hash", m_to_hash, [0], Safe),
         ("==", m_eq, [1], Safe),
@@ -879,5 +979,12 @@ pub fn init(ctx: &mut Ctx) {
         ("compare_by_identity?", m_compare_by_identity_p, [0], Safe),
         ("rehash", m_rehash, [0], Unsafe),
     ]);
+    crate::core::define_alias(ctx, c, "length", "size");
+    crate::core::define_alias(ctx, c, "store", "[]=");
+    crate::core::define_alias(ctx, c, "each", "each_pair");
+    crate::core::define_alias(ctx, c, "has_key?", "include?");
+    crate::core::define_alias(ctx, c, "key?", "include?");
+    crate::core::define_alias(ctx, c, "member?", "include?");
+    crate::core::define_alias(ctx, c, "to_s", "inspect");
     crate::core::hash_methods::init(ctx);
 }

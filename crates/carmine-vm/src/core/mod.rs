@@ -88,6 +88,22 @@ pub fn define(ctx: &mut Ctx, klass: Value, name: &str, f: BuiltinFn, arity: Arit
     }
 }
 
+/// Makes `new` an alias of the builtin `old` already defined in `klass` (CRuby's
+/// `rb_define_alias`): the entry keeps `old`'s original name, so
+/// `instance_method(new) == instance_method(old)` as in CRuby.
+pub fn define_alias(ctx: &mut Ctx, klass: Value, new: &str, old: &str) {
+    let old_id = ctx.intern(old);
+    let new_id = ctx.intern(new);
+    let Some(me) = module::body(klass).methods.get(&old_id).cloned() else {
+        panic!("define_alias: {old} is not defined");
+    };
+    module::add_method(
+        ctx,
+        klass,
+        module::MethodEntry { name: new_id, original_name: me.original_name, owner: me.owner, visibility: me.visibility, body: me.body.clone() },
+    );
+}
+
 /// `arity!(0)`, `arity!(1..=2)`, `arity!(0..)`.
 #[macro_export]
 macro_rules! arity {

@@ -277,12 +277,8 @@ pub fn b64_decode(s: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(s.len() * 3 / 4);
     let n = s.len();
     let mut i = 0;
-    let (mut a, mut b, mut c);
-    a = -1;
-    b = -1;
-    c = -1;
+    let (mut a, mut b, mut c) = (-1, -1, -1);
     while i < n {
-        a = -1;
         b = -1;
         c = -1;
         loop {

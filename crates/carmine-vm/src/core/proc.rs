@@ -174,7 +174,14 @@ pub fn arity_of(_ctx: &Ctx, p: Value) -> i64 {
     if flags & SYMBOL != 0 {
         return -2;
     }
-    if flags & (METHOD | NATIVE) != 0 {
+    if flags & METHOD != 0 {
+        // A Method's proc has the method's arity.
+        return match crate::core::method::method_entry_of(rproc(p).cap.self_) {
+            Some(me) => crate::core::method::arity_of_entry(&me),
+            None => -1,
+        };
+    }
+    if flags & NATIVE != 0 {
         return -1;
     }
     let (min, max) = iseq_min_max(rproc(p).cap.iseq);
