@@ -244,7 +244,13 @@ fn s_try_convert(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 fn initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     ctx.check_frozen(recv)?;
     rarray(recv).items.clear();
-    let Some(&first) = args.pos.first() else { return Ok(recv) };
+    let Some(&first) = args.pos.first() else {
+        if args.block.is_some() {
+            let (path, line) = crate::core::kernel::caller_location(ctx);
+            crate::core::kernel::write_warning(ctx, &format!("{path}:{line}: warning: given block not used\n"));
+        }
+        return Ok(recv);
+    };
     if args.pos.len() == 1 && !first.is_fixnum() {
         if let Some(a) = try_to_ary(ctx, first)? {
             let items = to_vec(a);
@@ -258,6 +264,10 @@ fn initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     }
     if n > (1 << 32) {
         return Err(ctx.arg_error("array size too big"));
+    }
+    if args.block.is_some() && args.pos.len() == 2 {
+        let (path, line) = crate::core::kernel::caller_location(ctx);
+        crate::core::kernel::write_warning(ctx, &format!("{path}:{line}: warning: block supersedes default value argument\n"));
     }
     match args.block {
         Some(b) => {
@@ -572,6 +582,16 @@ fn reject(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(out)
 }
 
+/// An element's `inspect` as a String (CRuby's `rb_inspect`: a non-String result is
+/// converted with `to_s`, and an object's default `to_s` when even that is not a String).
+pub fn inspect_elem(ctx: &mut Ctx, v: Value) -> Result<Value> {
+    let s = object::inspect(ctx, v)?;
+    if crate::core::string::is_string(s) {
+        return Ok(s);
+    }
+    Ok(object::any_to_s(ctx, s))
+}
+
 pub fn inspect_array(ctx: &mut Ctx, recv: Value) -> Result<Value> {
     if len(recv) == 0 {
         return Ok(crate::core::string::new_utf8(ctx, "[]"));
@@ -584,7 +604,7 @@ pub fn inspect_array(ctx: &mut Ctx, recv: Value) -> Result<Value> {
             if i > 0 {
                 out.extend_from_slice(b", ");
             }
-            let s = object::inspect(ctx, get(recv, i))?;
+            let s = inspect_elem(ctx, get(recv, i))?;
             let e = crate::core::string::encoding(s);
             if !crate::core::string::bytes(s).is_ascii() && e != enc && out.is_ascii() {
                 enc = e;
@@ -630,7 +650,7 @@ pub fn equal_arrays(ctx: &mut Ctx, a: Value, b: Value, eql: bool) -> Result<bool
 fn op_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let o = args.pos[0];
     if !is_array(o) {
-        if o.is_heap() && ctx.respond_to(o, sym::TO_ARY, true) {
+        if o.is_heap() && ctx.respond_to_dynamic(o, sym::TO_ARY)? {
             let r = ctx.call(o, sym::EQ, &[recv])?;
             return Ok(Value::bool(r.truthy()));
         }

@@ -48,13 +48,18 @@ pub fn size_fn_len(_ctx: &mut Ctx, recv: Value, _args: Value) -> Result<Value> {
 /// end and returns `None` when the start is out of range; 1 raises `RangeError` instead and
 /// does not clip the end; 2 clips and raises.
 pub fn range_beg_len(ctx: &mut Ctx, r: Value, n: i64, err: u8) -> Result<Option<(i64, i64)>> {
-    let (b, e) = (range::begin(r), range::end(r));
+    beg_len_components(ctx, range::begin(r), range::end(r), range::excl(r), n, err, r)
+}
+
+/// `rb_range_component_beg_len`: like `range_beg_len` for the parts of a range; `shown`
+/// is what a RangeError message inspects.
+pub fn beg_len_components(ctx: &mut Ctx, b: Value, e: Value, excl: bool, n: i64, err: u8, shown: Value) -> Result<Option<(i64, i64)>> {
     let mut beg = if b.is_nil() { 0 } else { to_long(ctx, b)? };
     let mut end = if e.is_nil() { -1 } else { to_long(ctx, e)? };
-    let excl = range::excl(r) && !e.is_nil();
+    let excl = excl && !e.is_nil();
     let out_of_range = |ctx: &mut Ctx| -> Result<Option<(i64, i64)>> {
         if err != 0 {
-            let s = object::inspect_string(ctx, r)?;
+            let s = object::inspect_string(ctx, shown)?;
             return Err(ctx.range_error(&format!("{s} out of range")));
         }
         Ok(None)
@@ -611,7 +616,7 @@ fn drop_while(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn includes_by_eql(ctx: &mut Ctx, a: Value, v: Value) -> Result<bool> {
     let mut i = 0;
     while i < len(a) {
-        if object::eql(ctx, get(a, i), v)? {
+        if object::eql(ctx, v, get(a, i))? {
             return Ok(true);
         }
         i += 1;

@@ -600,16 +600,26 @@ fn transpose(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(result)
 }
 
-/// The first `n` elements of `obj` as an Array: `to_ary` if possible, else via `each`.
-fn take_items(ctx: &mut Ctx, obj: Value, n: usize) -> Result<Value> {
+/// The first `n` elements of `obj` as an Array: `to_ary` if possible, else via `each`
+/// (Array#zip) or via `obj.to_enum(:each)` (Enumerable#zip).
+fn take_items(ctx: &mut Ctx, obj: Value, n: usize, via_to_enum: bool) -> Result<Value> {
     if let Some(a) = try_to_ary(ctx, obj)? {
         let v = array::slice_to_vec(a, 0, n);
         return Ok(array::from_vec(ctx, v));
     }
-    if !ctx.respond_to(obj, sym::EACH, true) {
+    let not_each = |ctx: &mut Ctx| {
         let cname = object::class_name_of(ctx, obj);
-        return Err(ctx.type_error(&format!("wrong argument type {cname} (must respond to :each)")));
+        ctx.type_error(&format!("wrong argument type {cname} (must respond to :each)"))
+    };
+    if !ctx.respond_to(obj, sym::EACH, true) {
+        return Err(not_each(ctx));
     }
+    let obj = if via_to_enum {
+        let each = Value::symbol(sym::EACH);
+        ctx.call(obj, sym::TO_ENUM, &[each])?
+    } else {
+        obj
+    };
     let out = array::new(ctx);
     if n == 0 {
         return Ok(out);
@@ -621,12 +631,17 @@ fn take_items(ctx: &mut Ctx, obj: Value, n: usize) -> Result<Value> {
     Ok(out)
 }
 
+fn zip(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    zip_values(ctx, recv, args.pos, args.block, false)
+}
+
 /// `zip` over the elements of Array `recv` (also used by Enumerable#zip).
-pub fn zip_impl(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+pub fn zip_values(ctx: &mut Ctx, recv: Value, others_in: &[Value], block: Option<Block>, via_to_enum: bool) -> Result<Value> {
+    let args = Args { pos: others_in, kw: None, block };
     let n = len(recv);
     let others = array::new(ctx);
     for &o in args.pos {
-        let a = take_items(ctx, o, n)?;
+        let a = take_items(ctx, o, n, via_to_enum)?;
         push(ctx, others, a);
     }
     let out = if args.block.is_some() { Value::NIL } else { array::with_capacity(ctx, n) };
@@ -708,7 +723,7 @@ pub fn init(ctx: &mut Ctx) {
         ("repeated_permutation", repeated_permutation, [1], Safe),
         ("product", product, [0..], Safe),
         ("transpose", transpose, [0], Safe),
-        ("zip", zip_impl, [0..], Safe),
+        ("zip", zip, [0..], Safe),
         ("cycle", cycle, [0..=1], Safe),
         ("pack", crate::core::pack::array_pack, [1], Safe, Kw),
     ]);

@@ -66,6 +66,46 @@ pub fn each_value_with(ctx: &mut Ctx, recv: Value, meth: crate::symbol::SymId, m
     }
 }
 
+/// Iterates `recv.each`, calling `f` with the values of each yield unpacked (for the
+/// methods CRuby implements with `rb_yield_values2`: a block `{ |e| }` then sees the first
+/// of several yielded values, `{ |*a| }` all of them).
+pub fn each_args(ctx: &mut Ctx, recv: Value, f: &mut dyn FnMut(&mut Ctx, &[Value]) -> Result<bool>) -> Result<()> {
+    each_args_with(ctx, recv, &[], f)
+}
+
+/// `each_args` over `recv.each(*margs)`.
+pub fn each_args_with(ctx: &mut Ctx, recv: Value, margs: &[Value], f: &mut dyn FnMut(&mut Ctx, &[Value]) -> Result<bool>) -> Result<()> {
+    if margs.is_empty() && array::is_plain_array(recv) && !ctx.vm_redefined(crate::interp::ops::REDEF_ARRAY) {
+        let mut i = 0;
+        while i < array::len(recv) {
+            let v = array::get(recv, i);
+            if !f(ctx, std::slice::from_ref(&v))? {
+                return Ok(());
+            }
+            i += 1;
+        }
+        return Ok(());
+    }
+    let tag = object::new_object(ctx, Value::NIL);
+    let r = rproc::with_native_block(
+        ctx,
+        &mut |ctx, args| {
+            if f(ctx, args)? {
+                Ok(Value::NIL)
+            } else {
+                Err(Unwind::Throw { tag, value: Value::NIL })
+            }
+        },
+        |ctx, blk| ctx.call_with_block(recv, sym::EACH, margs, Some(blk)),
+    );
+    std::hint::black_box(tag);
+    match r {
+        Ok(_) => Ok(()),
+        Err(Unwind::Throw { tag: t, .. }) if t == tag => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 /// All elements as a new Array.
 pub fn to_array(ctx: &mut Ctx, recv: Value) -> Result<Value> {
     let out = array::new(ctx);
@@ -123,8 +163,8 @@ fn e_to_a(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn e_map(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(b) = args.block else { return sized_enum(ctx, recv, "map", &[]) };
     let out = array::new(ctx);
-    each_value(ctx, recv, &mut |ctx, v| {
-        let r = yield_packed(ctx, &b, v)?;
+    each_args(ctx, recv, &mut |ctx, vals| {
+        let r = ctx.yield_block(&b, vals)?;
         array::push(ctx, out, r);
         Ok(true)
     })?;
@@ -134,8 +174,8 @@ fn e_map(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn e_flat_map(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(b) = args.block else { return sized_enum(ctx, recv, "flat_map", &[]) };
     let out = array::new(ctx);
-    each_value(ctx, recv, &mut |ctx, v| {
-        let r = yield_packed(ctx, &b, v)?;
+    each_args(ctx, recv, &mut |ctx, vals| {
+        let r = ctx.yield_block(&b, vals)?;
         match array::try_to_ary(ctx, r)? {
             Some(a) => {
                 let mut i = 0;
@@ -166,8 +206,8 @@ fn e_select(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn e_filter_map(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(b) = args.block else { return sized_enum(ctx, recv, "filter_map", &[]) };
     let out = array::new(ctx);
-    each_value(ctx, recv, &mut |ctx, v| {
-        let r = yield_packed(ctx, &b, v)?;
+    each_args(ctx, recv, &mut |ctx, vals| {
+        let r = ctx.yield_block(&b, vals)?;
         if r.truthy() {
             array::push(ctx, out, r);
         }
@@ -217,10 +257,13 @@ fn e_find_index(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     }
     let mut idx = 0i64;
     let mut found = None;
-    each_value(ctx, recv, &mut |ctx, v| {
+    each_args(ctx, recv, &mut |ctx, vals| {
         let hit = match (target, args.block) {
-            (Some(t), _) => object::equal(ctx, v, t)?,
-            (None, Some(b)) => yield_packed(ctx, &b, v)?.truthy(),
+            (Some(t), _) => {
+                let v = pack(ctx, vals);
+                object::equal(ctx, v, t)?
+            }
+            (None, Some(b)) => ctx.yield_block(&b, vals)?.truthy(),
             (None, None) => false,
         };
         if hit {
@@ -253,6 +296,10 @@ fn inject_op(ctx: &mut Ctx, v: Value) -> Result<crate::symbol::SymId> {
     }
     if crate::core::string::is_string(v) {
         return crate::core::symbol::to_sym_id(ctx, v);
+    }
+    if v.is_heap() && ctx.respond_to(v, sym::TO_STR, true) {
+        let s = crate::core::string::to_str_arg(ctx, v)?;
+        return crate::core::symbol::to_sym_id(ctx, s);
     }
     let s = object::inspect_string(ctx, v)?;
     Err(ctx.type_error(&format!("{s} is not a symbol nor a string")))
@@ -434,10 +481,13 @@ pub fn count_impl(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if target.is_some() && args.block.is_some() {
         warn_block_unused(ctx);
     }
-    each_value(ctx, recv, &mut |ctx, v| {
+    each_args(ctx, recv, &mut |ctx, vals| {
         let hit = match (target, args.block) {
-            (Some(t), _) => object::equal(ctx, v, t)?,
-            (None, Some(b)) => yield_packed(ctx, &b, v)?.truthy(),
+            (Some(t), _) => {
+                let v = pack(ctx, vals);
+                object::equal(ctx, v, t)?
+            }
+            (None, Some(b)) => ctx.yield_block(&b, vals)?.truthy(),
             (None, None) => true,
         };
         if hit {
@@ -489,10 +539,11 @@ fn e_take(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn e_take_while(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(b) = args.block else { return unsized_enum(ctx, recv, "take_while", &[]) };
     let out = array::new(ctx);
-    each_value(ctx, recv, &mut |ctx, v| {
-        if !yield_packed(ctx, &b, v)?.truthy() {
+    each_args(ctx, recv, &mut |ctx, vals| {
+        if !ctx.yield_block(&b, vals)?.truthy() {
             return Ok(false);
         }
+        let v = pack(ctx, vals);
         array::push(ctx, out, v);
         Ok(true)
     })?;
@@ -536,11 +587,14 @@ pub fn quantifier(ctx: &mut Ctx, recv: Value, args: &Args, kind: u8) -> Result<V
     let pattern = args.pos.first().copied();
     let mut hits = 0usize;
     let mut result = matches!(kind, b'a' | b'n');
-    each_value(ctx, recv, &mut |ctx, v| {
+    each_args(ctx, recv, &mut |ctx, vals| {
         let t = match (pattern, args.block) {
-            (Some(p), _) => crate::interp::ops::case_eq(ctx, p, v)?,
-            (None, Some(b)) => yield_packed(ctx, &b, v)?.truthy(),
-            (None, None) => v.truthy(),
+            (Some(p), _) => {
+                let v = pack(ctx, vals);
+                crate::interp::ops::case_eq(ctx, p, v)?
+            }
+            (None, Some(b)) => ctx.yield_block(&b, vals)?.truthy(),
+            (None, None) => pack(ctx, vals).truthy(),
         };
         match kind {
             b'a' if !t => {
@@ -967,8 +1021,7 @@ fn e_zip(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     // The receiver is read first, then as many elements of each argument as it has (CRuby
     // interleaves with external enumerators; the results are the same).
     let items = to_array(ctx, recv)?;
-    let a = Args { pos: args.pos, kw: None, block: args.block };
-    crate::core::array_order::zip_impl(ctx, items, &a)
+    crate::core::array_order::zip_values(ctx, items, args.pos, args.block, true)
 }
 
 fn e_tally(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -999,9 +1052,10 @@ fn e_tally(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn e_uniq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let seen = hash::new(ctx);
     let out = array::new(ctx);
-    each_value(ctx, recv, &mut |ctx, v| {
+    each_args(ctx, recv, &mut |ctx, vals| {
+        let v = pack(ctx, vals);
         let k = match args.block {
-            Some(b) => yield_packed(ctx, &b, v)?,
+            Some(b) => ctx.yield_block(&b, vals)?,
             None => v,
         };
         if hash::lookup(ctx, seen, k)?.is_none() {
@@ -1015,10 +1069,10 @@ fn e_uniq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn e_to_h(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let h = hash::new(ctx);
-    each_value_with(ctx, recv, sym::EACH, args.pos, &mut |ctx, v| {
+    each_args_with(ctx, recv, args.pos, &mut |ctx, vals| {
         let pair = match args.block {
-            Some(b) => yield_packed(ctx, &b, v)?,
-            None => v,
+            Some(b) => ctx.yield_block(&b, vals)?,
+            None => pack(ctx, vals),
         };
         let Some(p) = array::try_to_ary(ctx, pair)? else {
             let cname = object::class_name_of(ctx, pair);
@@ -1137,8 +1191,15 @@ fn e_compact(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 fn grep_impl(ctx: &mut Ctx, recv: Value, args: &Args, invert: bool) -> Result<Value> {
     let pattern = args.pos[0];
     let out = array::new(ctx);
+    // Without a block, CRuby's grep leaves `$~` as it was.
+    let saved = if args.block.is_none() { Some(crate::interp::ops::get_last_match(ctx)) } else { None };
+    let keep = array::from_slice(ctx, &[saved.unwrap_or(Value::NIL)]);
     each_value(ctx, recv, &mut |ctx, v| {
-        if crate::interp::ops::case_eq(ctx, pattern, v)? != invert {
+        let hit = crate::interp::ops::case_eq(ctx, pattern, v)?;
+        if let Some(m) = saved {
+            crate::interp::ops::set_last_match(ctx, m);
+        }
+        if hit != invert {
             let r = match args.block {
                 Some(b) => ctx.yield1(&b, v)?,
                 None => v,
@@ -1147,6 +1208,7 @@ fn grep_impl(ctx: &mut Ctx, recv: Value, args: &Args, invert: bool) -> Result<Va
         }
         Ok(true)
     })?;
+    std::hint::black_box(keep);
     Ok(out)
 }
 

@@ -949,20 +949,54 @@ fn as_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 /// `Array#[]` with an arithmetic sequence.
 pub fn array_aref_arith_seq(ctx: &mut Ctx, ary: Value, seq: Value) -> Result<Value> {
+    // CRuby's rb_arithmetic_sequence_beg_len_step + rb_ary_subseq_step.
     let s = arith_get(ctx, seq)?;
-    let (b, e, st, excl) = (s.begin, s.end, s.step, s.excl);
-    let len = array::len(ary) as i64;
-    let step = integer::to_i64_arg(ctx, st)?;
-    let r = crate::core::range::new_raw(ctx, b, e, excl);
-    let Some((start, count)) = crate::core::range::resolve_bounds(ctx, r, len)? else {
+    let (mut b, mut e, st, mut excl) = (s.begin, s.end, s.step, s.excl);
+    let step = if st.is_nil() { 1 } else { integer::to_i64_arg(ctx, st)? };
+    let alen = array::len(ary) as i64;
+    if step < 0 {
+        // Reverse the range; an excluded end becomes an included one past it.
+        if excl && !e.is_nil() {
+            let ev = integer::to_i64_arg(ctx, e)?;
+            e = Value::fixnum(ev + 1);
+            excl = false;
+        }
+        std::mem::swap(&mut b, &mut e);
+    }
+    let Some((beg, mut len)) = crate::core::array_methods::beg_len_components(ctx, b, e, excl, alen, 0, seq)? else {
         return Ok(Value::NIL);
     };
-    let mut idx: Vec<i64> = (start..start + count).filter(|&i| i < len).collect();
-    if step < 0 {
-        idx.reverse();
+    if step < -1 || step > 1 {
+        if beg > alen || len > alen {
+            let shown = object::inspect_string(ctx, seq)?;
+            return Err(ctx.range_error(&format!("{shown} out of range")));
+        }
     }
-    let stepn = step.unsigned_abs().max(1) as usize;
-    let out: Vec<Value> = idx.iter().step_by(stepn).map(|&i| array::get(ary, i as usize)).collect();
+    if beg > alen || beg < 0 || len < 0 {
+        return Ok(Value::NIL);
+    }
+    if alen < len || alen < beg + len {
+        len = alen - beg;
+    }
+    if len == 0 {
+        return Ok(array::new(ctx));
+    }
+    if step == 0 {
+        return Err(ctx.arg_error("slice step cannot be zero"));
+    }
+    if step > 0 && step >= len {
+        let v = array::get(ary, beg as usize);
+        return Ok(array::from_slice(ctx, &[v]));
+    }
+    let step = if step < 0 && step < -len { -len } else { step };
+    let ustep = step.abs();
+    let n = (len + ustep - 1) / ustep;
+    let mut j = beg + if step > 0 { 0 } else { len - 1 };
+    let mut out = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        out.push(array::get(ary, j as usize));
+        j += step;
+    }
     Ok(array::from_vec(ctx, out))
 }
 

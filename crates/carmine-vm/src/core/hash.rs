@@ -647,16 +647,16 @@ pub fn inspect_hash(ctx: &mut Ctx, recv: Value) -> Result<Value> {
                     out.extend_from_slice(&name);
                     out.extend_from_slice(b": ");
                 } else {
-                    let ks = object::inspect(ctx, k)?;
+                    let ks = array::inspect_elem(ctx, k)?;
                     out.extend_from_slice(&string::bytes(ks)[1..]);
                     out.extend_from_slice(b": ");
                 }
             } else {
-                let ks = object::inspect(ctx, k)?;
+                let ks = array::inspect_elem(ctx, k)?;
                 out.extend_from_slice(string::bytes(ks));
                 out.extend_from_slice(b" => ");
             }
-            let vs = object::inspect(ctx, v)?;
+            let vs = array::inspect_elem(ctx, v)?;
             out.extend_from_slice(string::bytes(vs));
         }
         out.push(b'}');

@@ -57,7 +57,7 @@ pub fn parse_template(ctx: &mut Ctx, fmt: &[u8], mode: &str) -> Result<Vec<Direc
     while p < fmt.len() {
         let kind = fmt[p];
         p += 1;
-        if kind.is_ascii_whitespace() || kind == 0 {
+        if kind.is_ascii_whitespace() || kind == 0x0b || kind == 0 {
             continue;
         }
         if kind == b'#' {
