@@ -834,6 +834,9 @@ fn m_set_default_proc(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> 
 
 fn m_replace(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     ctx.check_frozen(recv)?;
+    if iterating(recv) {
+        return Err(ctx.runtime_error("can't replace hash during iteration"));
+    }
     let o = to_hash_arg(ctx, args.pos[0])?;
     if o != recv {
         copy_into(recv, o);

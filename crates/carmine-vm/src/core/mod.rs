@@ -10,6 +10,7 @@ pub mod comparable;
 pub mod dtoa;
 pub mod complex;
 pub mod convert;
+pub mod data;
 pub mod encoding;
 pub mod enumerable;
 pub mod enumerator;
