@@ -75,7 +75,7 @@ pub fn enum_for_sized(ctx: &mut Ctx, recv: Value, meth: &str, args: &[Value], si
 /// An enumerator for the running builtin under the name it was called by (so an alias
 /// like `collect` gives `#<Enumerator: [1]:collect>`); `fallback` when no builtin runs.
 pub fn enum_for_this(ctx: &mut Ctx, recv: Value, fallback: &str, args: &[Value], size: SizeFn) -> Result<Value> {
-    let called = ctx.stacks.frames.last().and_then(|f| f.builtin_name);
+    let called = ctx.stacks.frames.last().filter(|f| f.kind == crate::interp::frame::FrameKind::Builtin).and_then(|f| f.mid);
     let name = match called {
         Some(id) => ctx.sym_str(id),
         None => fallback.to_string(),

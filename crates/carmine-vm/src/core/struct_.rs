@@ -204,7 +204,7 @@ pub fn setup_class(ctx: &mut Ctx, klass: Value, members: Value, writers: bool) {
 /// The member a generated accessor was called for.
 fn called_member(ctx: &mut Ctx, recv: Value, writer: bool) -> Result<usize> {
     let members = members_of(ctx, recv)?;
-    let called = ctx.stacks.frames.last().and_then(|f| f.builtin_name);
+    let called = ctx.stacks.frames.last().filter(|f| f.kind == crate::interp::frame::FrameKind::Builtin).and_then(|f| f.mid);
     let Some(called) = called else { return Err(ctx.runtime_error("struct accessor called without a frame")) };
     let strip = |ctx: &Ctx, id: SymId| -> SymId {
         if !writer {
