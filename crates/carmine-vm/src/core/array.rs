@@ -745,52 +745,86 @@ fn include_p(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn join(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let sep: Vec<u8> = match args.pos.first() {
-        Some(&s) if !s.is_nil() => {
-            let s = crate::core::string::to_str_arg(ctx, s)?;
-            crate::core::string::bytes(s).to_vec()
-        }
-        _ => {
-            let s = crate::core::globals::get(ctx, sym::DOLLAR_COMMA)?;
-            if s.is_nil() {
-                Vec::new()
-            } else {
-                crate::core::string::bytes(s).to_vec()
-            }
-        }
+    let sep = match args.pos.first() {
+        Some(&s) if !s.is_nil() => s,
+        _ => crate::core::globals::get(ctx, sym::DOLLAR_COMMA)?,
     };
-    let mut out = Vec::new();
-    let mut enc = crate::core::encoding::UTF_8;
-    let mut all_ascii_or_binary = true;
-    join_into(ctx, recv, &sep, &mut out, &mut enc, &mut all_ascii_or_binary)?;
-    Ok(crate::core::string::new_with_enc(ctx, out, enc))
+    join_with(ctx, recv, sep)
 }
 
-fn join_into(ctx: &mut Ctx, a: Value, sep: &[u8], out: &mut Vec<u8>, enc: &mut u8, first_enc: &mut bool) -> Result<()> {
-    let recursive = object::guard_recursion(ctx, sym::TO_S, a, Value::NIL, true, |ctx| {
-        let mut i = 0;
-        while i < len(a) {
-            if i > 0 {
-                out.extend_from_slice(sep);
-            }
-            let v = get(a, i);
-            if crate::core::string::is_string(v) {
-                let e = crate::core::string::encoding(v);
-                if *first_enc && !crate::core::string::bytes(v).is_ascii() {
-                    *enc = e;
-                    *first_enc = false;
-                }
-                out.extend_from_slice(crate::core::string::bytes(v));
-            } else if is_array(v) {
-                join_into(ctx, v, sep, out, enc, first_enc)?;
-            } else if let Some(arr) = try_to_ary(ctx, v)? {
-                join_into(ctx, arr, sep, out, enc, first_enc)?;
-            } else {
-                let s = crate::core::string::to_s(ctx, v)?;
-                out.extend_from_slice(crate::core::string::bytes(s));
-            }
-            i += 1;
+/// `rb_str_check_type`: `to_str` when the object has it (nil otherwise).
+fn check_str(ctx: &mut Ctx, v: Value) -> Result<Option<Value>> {
+    use crate::core::string;
+    if string::is_string(v) {
+        return Ok(Some(v));
+    }
+    if !v.is_heap() {
+        return Ok(None);
+    }
+    match crate::core::convert::check_funcall(ctx, v, sym::TO_STR, &[])? {
+        None => Ok(None),
+        Some(r) if r.is_nil() => Ok(None),
+        Some(r) if string::is_string(r) => Ok(Some(r)),
+        Some(r) => {
+            let cname = object::class_name_of(ctx, v);
+            let rname = object::class_name_of(ctx, r);
+            Err(ctx.type_error(&format!("can't convert {cname} to String ({cname}#to_str gives {rname})")))
         }
+    }
+}
+
+/// `Array#join` (CRuby's `rb_ary_join`): elements are converted with `to_str`, `to_ary`
+/// (recursively joined) or `to_s`; the result takes the first element's encoding and
+/// appending checks encoding compatibility.
+pub fn join_with(ctx: &mut Ctx, recv: Value, sep: Value) -> Result<Value> {
+    use crate::core::string;
+    if len(recv) == 0 {
+        return Ok(string::new_us_ascii(ctx, ""));
+    }
+    let sep = if sep.is_nil() { sep } else { string::to_str_arg(ctx, sep)? };
+    let result = string::new_us_ascii(ctx, "");
+    let mut first = true;
+    join_into(ctx, recv, sep, result, &mut first)?;
+    Ok(result)
+}
+
+fn join_into(ctx: &mut Ctx, a: Value, sep: Value, result: Value, first: &mut bool) -> Result<()> {
+    use crate::core::string;
+    let mut i = 0;
+    while i < len(a) {
+        if i > 0 && !sep.is_nil() {
+            string::append_str(ctx, result, sep)?;
+        }
+        let v = get(a, i);
+        let piece = if string::is_string(v) {
+            Some(v)
+        } else if is_array(v) {
+            join_nested(ctx, v, sep, result, first)?;
+            None
+        } else if let Some(s) = check_str(ctx, v)? {
+            Some(s)
+        } else if let Some(arr) = try_to_ary(ctx, v)? {
+            join_nested(ctx, arr, sep, result, first)?;
+            None
+        } else {
+            Some(string::to_s(ctx, v)?)
+        };
+        if let Some(s) = piece {
+            if *first {
+                string::set_encoding(result, string::encoding(s));
+                *first = false;
+            }
+            string::append_str(ctx, result, s)?;
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+fn join_nested(ctx: &mut Ctx, v: Value, sep: Value, result: Value, first: &mut bool) -> Result<()> {
+    *first = false;
+    let recursive = object::guard_recursion(ctx, sym::TO_S, v, Value::NIL, true, |ctx| {
+        join_into(ctx, v, sep, result, first)?;
         Ok(false)
     })?;
     if recursive {

@@ -984,8 +984,7 @@ fn times(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let t = args.pos[0];
     if crate::core::string::is_string(t) || (t.is_heap() && ctx.respond_to(t, sym::TO_STR, true)) {
         let s = crate::core::string::to_str_arg(ctx, t)?;
-        let a = [s];
-        return ctx.call_str(recv, "join", &a);
+        return array::join_with(ctx, recv, s);
     }
     let n = to_long(ctx, t)?;
     if n < 0 {

@@ -963,14 +963,14 @@ pub fn array_aref_arith_seq(ctx: &mut Ctx, ary: Value, seq: Value) -> Result<Val
         }
         std::mem::swap(&mut b, &mut e);
     }
-    let Some((beg, mut len)) = crate::core::array_methods::beg_len_components(ctx, b, e, excl, alen, 0, seq)? else {
+    // Steps other than ±1 must stay inside the array (err=1: the end is not clipped).
+    let wide = !(-1..=1).contains(&step);
+    let Some((beg, mut len)) = crate::core::array_methods::beg_len_components(ctx, b, e, excl, alen, if wide { 1 } else { 0 }, seq)? else {
         return Ok(Value::NIL);
     };
-    if step < -1 || step > 1 {
-        if beg > alen || len > alen {
-            let shown = object::inspect_string(ctx, seq)?;
-            return Err(ctx.range_error(&format!("{shown} out of range")));
-        }
+    if wide && (beg > alen || len > alen) {
+        let shown = object::inspect_string(ctx, seq)?;
+        return Err(ctx.range_error(&format!("{shown} out of range")));
     }
     if beg > alen || beg < 0 || len < 0 {
         return Ok(Value::NIL);

@@ -57,7 +57,7 @@ pub fn parse_template(ctx: &mut Ctx, fmt: &[u8], mode: &str) -> Result<Vec<Direc
     while p < fmt.len() {
         let kind = fmt[p];
         p += 1;
-        if kind.is_ascii_whitespace() || kind == 0x0b || kind == 0 {
+        if kind.is_ascii_whitespace() || kind == 0x0b {
             continue;
         }
         if kind == b'#' {
@@ -110,7 +110,7 @@ pub fn parse_template(ctx: &mut Ctx, fmt: &[u8], mode: &str) -> Result<Vec<Direc
             return Err(ctx.arg_error("% is not supported"));
         }
         if !KNOWN.contains(&kind) {
-            let shown = if (0x20..0x7f).contains(&kind) { (kind as char).to_string() } else { format!("\\x{kind:02X}") };
+            let shown = if (0x20..0x7f).contains(&kind) { (kind as char).to_string() } else { format!("\\x{kind:02x}") };
             let t = quoted_template(fmt);
             return Err(ctx.arg_error(&format!("unknown {mode} directive '{shown}' in '{t}'")));
         }
