@@ -230,3 +230,18 @@ test "implicit conversion through method_missing" do
   assert_equal({a: 1, z: 1}, {a: 1}.merge(o))
   assert_nil Hash.try_convert(Object.new)
 end
+
+test "inspect quotes symbol keys that need it (3.4)" do
+  assert_equal '{"0": 1, "!": 1, a?: 2, b!: 3, "c=": 4, "+": 5, "[]": 6, "@x": 7, "a b": 8, Ab: 9}',
+               {"0": 1, "!": 1, a?: 2, b!: 3, :c= => 4, :+ => 5, :[] => 6, :@x => 7, :"a b" => 8, Ab: 9}.inspect
+  assert_equal "{1 => 2, nil => [], \"s\" => :t}", {1 => 2, nil => [], "s" => :t}.inspect
+end
+
+test "Hash[] and Hash.new argument errors" do
+  assert_raise(ArgumentError, "wrong element type Integer at 0 (expected array)") { Hash[[1]] }
+  assert_raise(ArgumentError, "invalid number of elements (3 for 1..2)") { Hash[[[1, 2, 3]]] }
+  assert_raise(ArgumentError, "odd number of arguments for Hash") { Hash[1, 2, 3] }
+  assert_raise(ArgumentError, "unknown keyword: :foo") { Hash.new(foo: 1) }
+  assert_equal({}, Hash.new(capacity: 10))
+  assert_equal({1 => nil, 2 => 3}, Hash[[[1], [2, 3]]])
+end

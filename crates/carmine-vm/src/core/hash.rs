@@ -517,8 +517,16 @@ fn initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     } else if let Some(&d) = args.pos.first() {
         rhash(recv).default = d;
     }
-    if let Some(cap) = args.kwarg(ctx, "capacity") {
-        let _ = crate::core::integer::to_i64_arg(ctx, cap)?;
+    if let Some(kw) = args.kw {
+        let cap_key = Value::symbol(ctx.intern("capacity"));
+        for (k, v) in pairs(kw) {
+            if k == cap_key {
+                let _ = crate::core::integer::to_i64_arg(ctx, v)?;
+            } else {
+                let s = object::inspect_string(ctx, k)?;
+                return Err(ctx.arg_error(&format!("unknown keyword: {s}")));
+            }
+        }
     }
     Ok(recv)
 }
@@ -626,6 +634,19 @@ fn m_values(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(array::from_vec(ctx, v))
 }
 
+/// Whether a Symbol key is written `"name": v` rather than `name: v` (CRuby 3.4's
+/// `symbol_key_needs_quote`): not a plain symbol name, or starting with `@ $ !`, or ending
+/// in an operator character.
+fn symbol_key_needs_quote(name: &[u8]) -> bool {
+    if name.is_empty() || !crate::core::symbol::is_simple_symbol(name) {
+        return true;
+    }
+    if matches!(name[0], b'@' | b'$' | b'!') {
+        return true;
+    }
+    matches!(name[name.len() - 1], b'+' | b'-' | b'*' | b'/' | b'`' | b'%' | b'^' | b'&' | b'|' | b']' | b'<' | b'=' | b'>' | b'~' | b'@')
+}
+
 pub fn inspect_hash(ctx: &mut Ctx, recv: Value) -> Result<Value> {
     if len(recv) == 0 {
         return Ok(string::new_utf8(ctx, "{}"));
@@ -643,14 +664,21 @@ pub fn inspect_hash(ctx: &mut Ctx, recv: Value) -> Result<Value> {
             first = false;
             if let Some(s) = k.as_symbol() {
                 let name = ctx.sym_name(s);
-                if crate::core::symbol::is_simple_symbol(&name) && !name.ends_with(b"=") {
+                if !symbol_key_needs_quote(&name) {
                     out.extend_from_slice(&name);
-                    out.extend_from_slice(b": ");
                 } else {
                     let ks = array::inspect_elem(ctx, k)?;
-                    out.extend_from_slice(&string::bytes(ks)[1..]);
-                    out.extend_from_slice(b": ");
+                    let b = string::bytes(ks);
+                    if b.get(1) == Some(&b'"') {
+                        out.extend_from_slice(&b[1..]);
+                    } else {
+                        // `:!` → `"!"`
+                        out.push(b'"');
+                        out.extend_from_slice(&b[1..]);
+                        out.push(b'"');
+                    }
                 }
+                out.extend_from_slice(b": ");
             } else {
                 let ks = array::inspect_elem(ctx, k)?;
                 out.extend_from_slice(string::bytes(ks));
@@ -901,6 +929,7 @@ fn s_ruby2_keywords_hash(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Val
     }
     let klass = object::real_class_of(ctx, h);
     let d = dup_with_class(ctx, h, klass);
+    object::copy_ivars(ctx, d, h);
     basic(d).flags |= FL_RUBY2_KEYWORDS;
     Ok(d)
 }
@@ -920,11 +949,14 @@ fn s_aref(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             return Ok(h);
         }
         if let Some(arr) = array::try_to_ary(ctx, a)? {
-            for item in array::to_vec(arr) {
+            let mut i = 0;
+            while i < array::len(arr) {
+                let item = array::get(arr, i);
                 let Some(pair) = array::try_to_ary(ctx, item)? else {
-                    let cname = object::class_name_of(ctx, item);
-                    return Err(ctx.arg_error(&format!("wrong element type {cname} (expected array)")));
+                    let cname = object::type_name_for_error(ctx, item);
+                    return Err(ctx.arg_error(&format!("wrong element type {cname} at {i} (expected array)")));
                 };
+                i += 1;
                 match array::len(pair) {
                     1 => aset(ctx, h, array::get(pair, 0), Value::NIL)?,
                     2 => aset(ctx, h, array::get(pair, 0), array::get(pair, 1))?,
