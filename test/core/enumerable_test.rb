@@ -197,3 +197,24 @@ test "Comparable" do
   assert_raise(ArgumentError, /comparison of .* with 1 failed/) { a < 1 }
   assert_equal 3, 5.clamp(..3)
 end
+
+test "Lazy: grep, grep_v, zip and chunking stay lazy" do
+  inf = (1..Float::INFINITY).lazy
+  assert_equal [2, 3], inf.grep(2..4).first(2)
+  assert_equal [20, 30], inf.grep(2..4) { |x| x * 10 }.first(2)
+  assert_equal [1, 5], inf.grep_v(2..4).first(2)
+  assert_equal [[1, 10], [2, 11]], inf.zip(10..).first(2)
+  assert_equal [[1, :a, 1], [2, nil, 2]], inf.zip([:a], 1..).first(2)
+  assert_equal [5, 7, 9], (1..3).lazy.zip(4..6).map(&:sum).to_a
+  assert_kind_of Enumerator::Lazy, inf.chunk_while { |a, b| b == a + 1 }
+  assert_equal [[1, 2]], [1, 2, 4].lazy.slice_when { |a, b| b != a + 1 }.first(1)
+  assert_equal [1, 2], [1, 1, 2].lazy.uniq.to_a
+  assert_equal [1, 2], [1, 2, 1].lazy.uniq.to_a
+end
+
+test "external iteration of chunking enumerators" do
+  e = [1, 2, 4, 5].chunk_while { |a, b| b == a + 1 }
+  assert_equal [1, 2], e.next
+  assert_equal [4, 5], e.next
+  assert_raise(StopIteration) { e.next }
+end

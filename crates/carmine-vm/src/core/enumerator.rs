@@ -398,6 +398,11 @@ pub enum LazyKind {
     WithIndex,
     Compact,
     Uniq,
+    /// `grep(pattern) { }`: arg is `[pattern, proc or nil]`.
+    Grep,
+    GrepV,
+    /// `zip(*others)`: arg is the Array of the other arguments.
+    Zip,
 }
 
 pub struct LazyObj {
@@ -434,7 +439,41 @@ fn lazy_chain(ctx: &mut Ctx, recv: Value, kind: LazyKind, arg: Value) -> Result<
     Ok(object::new_data(ctx, klass, Box::new(LazyObj { source, ops })))
 }
 
+/// Per-run state of a `zip` stage: the other arguments as Arrays (indexed) or as
+/// external enumerators (`next`).
+fn lazy_zip_sources(ctx: &mut Ctx, others: Value) -> Result<Value> {
+    let out = array::new(ctx);
+    let mut i = 0;
+    while i < array::len(others) {
+        let o = array::get(others, i);
+        let src = match array::try_to_ary(ctx, o)? {
+            Some(a) => a,
+            None => {
+                let each = Value::symbol(sym::EACH);
+                ctx.call(o, sym::TO_ENUM, &[each])?
+            }
+        };
+        array::push(ctx, out, src);
+        i += 1;
+    }
+    Ok(out)
+}
+
+/// The `idx`-th value of a zip source (nil past its end).
+fn lazy_zip_value(ctx: &mut Ctx, src: Value, idx: i64) -> Result<Value> {
+    if array::is_array(src) {
+        return Ok(array::get(src, idx as usize));
+    }
+    let next = ctx.intern("next");
+    match ctx.call(src, next, &[]) {
+        Ok(v) => Ok(v),
+        Err(Unwind::Raise(e)) if object::is_a(ctx, e, ctx.c().stop_iteration) => Ok(Value::NIL),
+        Err(e) => Err(e),
+    }
+}
+
 /// Runs the lazy pipeline, calling `sink` with each resulting value (false = stop).
+/// Values between stages live in Ruby Arrays so the collector sees them.
 fn lazy_run(ctx: &mut Ctx, recv: Value, sink: &mut dyn FnMut(&mut Ctx, Value) -> Result<bool>) -> Result<()> {
     let (source, ops) = {
         let l = lazy_get(ctx, recv)?;
@@ -442,46 +481,70 @@ fn lazy_run(ctx: &mut Ctx, recv: Value, sink: &mut dyn FnMut(&mut Ctx, Value) ->
     };
     let mut counters: Vec<i64> = vec![0; ops.len()];
     let mut dropping: Vec<bool> = vec![true; ops.len()];
-    let seen = crate::core::hash::new(ctx);
+    // Per-stage Ruby state: a Hash for `uniq`, the zip sources for `zip`.
+    let state = array::new(ctx);
+    for (kind, arg) in &ops {
+        let st = match kind {
+            LazyKind::Uniq => crate::core::hash::new(ctx),
+            LazyKind::Zip => lazy_zip_sources(ctx, *arg)?,
+            _ => Value::NIL,
+        };
+        array::push(ctx, state, st);
+    }
     let mut done = false;
     // Stages stop the source when a `take` is exhausted.
     let take_zero = ops.iter().any(|(k, v)| *k == LazyKind::Take && v.as_fixnum() == Some(0));
     if take_zero {
         return Ok(());
     }
+    let buffers = array::from_slice(ctx, &[Value::NIL, Value::NIL]);
     enumerable::each_value(ctx, source, &mut |ctx, v| {
-        let mut vals = vec![v];
+        let mut vals = array::from_slice(ctx, &[v]);
+        array::set(buffers, 0, vals);
         for (i, (kind, arg)) in ops.iter().enumerate() {
-            let mut next = Vec::new();
-            for v in vals {
+            let next = array::new(ctx);
+            array::set(buffers, 1, next);
+            let mut j = 0;
+            while j < array::len(vals) {
+                let v = array::get(vals, j);
+                j += 1;
                 match kind {
-                    LazyKind::Map => next.push(ctx.call_proc(*arg, &[v], None)?),
+                    LazyKind::Map => {
+                        let r = ctx.call_proc(*arg, &[v], None)?;
+                        array::push(ctx, next, r);
+                    }
                     LazyKind::Select => {
                         if ctx.call_proc(*arg, &[v], None)?.truthy() {
-                            next.push(v);
+                            array::push(ctx, next, v);
                         }
                     }
                     LazyKind::Reject => {
                         if !ctx.call_proc(*arg, &[v], None)?.truthy() {
-                            next.push(v);
+                            array::push(ctx, next, v);
                         }
                     }
                     LazyKind::FilterMap => {
                         let r = ctx.call_proc(*arg, &[v], None)?;
                         if r.truthy() {
-                            next.push(r);
+                            array::push(ctx, next, r);
                         }
                     }
                     LazyKind::FlatMap => {
                         let r = ctx.call_proc(*arg, &[v], None)?;
                         match array::try_to_ary(ctx, r)? {
-                            Some(a) => next.extend(array::to_vec(a)),
-                            None => next.push(r),
+                            Some(a) => {
+                                let mut k = 0;
+                                while k < array::len(a) {
+                                    array::push(ctx, next, array::get(a, k));
+                                    k += 1;
+                                }
+                            }
+                            None => array::push(ctx, next, r),
                         }
                     }
                     LazyKind::TakeWhile => {
                         if ctx.call_proc(*arg, &[v], None)?.truthy() {
-                            next.push(v);
+                            array::push(ctx, next, v);
                         } else {
                             done = true;
                         }
@@ -491,13 +554,13 @@ fn lazy_run(ctx: &mut Ctx, recv: Value, sink: &mut dyn FnMut(&mut Ctx, Value) ->
                             continue;
                         }
                         dropping[i] = false;
-                        next.push(v);
+                        array::push(ctx, next, v);
                     }
                     LazyKind::Take => {
                         let n = arg.as_fixnum().unwrap_or(0);
                         if counters[i] < n {
                             counters[i] += 1;
-                            next.push(v);
+                            array::push(ctx, next, v);
                             if counters[i] >= n {
                                 done = true;
                             }
@@ -508,45 +571,127 @@ fn lazy_run(ctx: &mut Ctx, recv: Value, sink: &mut dyn FnMut(&mut Ctx, Value) ->
                         if counters[i] < n {
                             counters[i] += 1;
                         } else {
-                            next.push(v);
+                            array::push(ctx, next, v);
                         }
                     }
                     LazyKind::WithIndex => {
                         let idx = Value::fixnum(counters[i]);
                         counters[i] += 1;
                         if arg.is_nil() {
-                            next.push(array::from_slice(ctx, &[v, idx]));
+                            let pair = array::from_slice(ctx, &[v, idx]);
+                            array::push(ctx, next, pair);
                         } else {
                             ctx.call_proc(*arg, &[v, idx], None)?;
-                            next.push(v);
+                            array::push(ctx, next, v);
                         }
                     }
                     LazyKind::Compact => {
                         if !v.is_nil() {
-                            next.push(v);
+                            array::push(ctx, next, v);
                         }
                     }
                     LazyKind::Uniq => {
+                        let seen = array::get(state, i);
                         let k = if arg.is_nil() { v } else { ctx.call_proc(*arg, &[v], None)? };
                         if crate::core::hash::lookup(ctx, seen, k)?.is_none() {
-                            crate::core::hash::aset(ctx, seen, k, Value::TRUE)?;
-                            next.push(v);
+                            crate::core::hash::insert_raw(ctx, seen, k, Value::TRUE)?;
+                            array::push(ctx, next, v);
                         }
+                    }
+                    LazyKind::Grep | LazyKind::GrepV => {
+                        let (pattern, blk) = (array::get(*arg, 0), array::get(*arg, 1));
+                        let hit = crate::interp::ops::case_eq(ctx, pattern, v)?;
+                        if hit == (*kind == LazyKind::Grep) {
+                            let r = if blk.is_nil() { v } else { ctx.call_proc(blk, &[v], None)? };
+                            array::push(ctx, next, r);
+                        }
+                    }
+                    LazyKind::Zip => {
+                        let sources = array::get(state, i);
+                        let idx = counters[i];
+                        counters[i] += 1;
+                        let row = array::from_slice(ctx, &[v]);
+                        let mut k = 0;
+                        while k < array::len(sources) {
+                            let x = lazy_zip_value(ctx, array::get(sources, k), idx)?;
+                            array::push(ctx, row, x);
+                            k += 1;
+                        }
+                        array::push(ctx, next, row);
                     }
                 }
             }
             vals = next;
-            if vals.is_empty() {
+            array::set(buffers, 0, vals);
+            if array::len(vals) == 0 {
                 break;
             }
         }
-        for v in vals {
-            if !sink(ctx, v)? {
+        let mut j = 0;
+        while j < array::len(vals) {
+            if !sink(ctx, array::get(vals, j))? {
                 return Ok(false);
             }
+            j += 1;
         }
         Ok(!done)
-    })
+    })?;
+    std::hint::black_box((state, buffers));
+    Ok(())
+}
+
+fn l_grep_impl(ctx: &mut Ctx, recv: Value, args: &Args, kind: LazyKind) -> Result<Value> {
+    let blk = match args.block {
+        Some(b) => crate::core::proc::from_block(ctx, &b)?,
+        None => Value::NIL,
+    };
+    let arg = array::from_slice(ctx, &[args.pos[0], blk]);
+    lazy_chain(ctx, recv, kind, arg)
+}
+
+fn l_grep(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    l_grep_impl(ctx, recv, args, LazyKind::Grep)
+}
+
+fn l_grep_v(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    l_grep_impl(ctx, recv, args, LazyKind::GrepV)
+}
+
+fn l_zip(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    if args.block.is_some() {
+        // With a block, zip is eager (CRuby calls Enumerable#zip).
+        return enumerable::call_enumerable(ctx, recv, "zip", args);
+    }
+    for &o in args.pos {
+        if !array::is_array(o) && !ctx.respond_to(o, sym::EACH, true) {
+            let cname = object::class_name_of(ctx, o);
+            return Err(ctx.type_error(&format!("wrong argument type {cname} (must respond to :each)")));
+        }
+    }
+    let others = array::from_slice(ctx, args.pos);
+    lazy_chain(ctx, recv, LazyKind::Zip, others)
+}
+
+/// `chunk`, `slice_*`, `chunk_while` on a Lazy: the Enumerable result, made lazy.
+fn l_chunking(ctx: &mut Ctx, recv: Value, args: &Args, name: &str) -> Result<Value> {
+    let e = enumerable::call_enumerable(ctx, recv, name, args)?;
+    lazy_new(ctx, e)
+}
+
+fn l_chunk(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    l_chunking(ctx, recv, args, "chunk")
+}
+fn l_chunk_while(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    l_chunking(ctx, recv, args, "chunk_while")
+}
+fn l_slice_when(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    l_chunking(ctx, recv, args, "slice_when")
+}
+fn l_slice_before(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    l_chunking(ctx, recv, args, "slice_before")
+}
+fn l_slice_after(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    l_chunking(ctx, recv, args, "slice_after")
 }
 
 macro_rules! lazy_block_op {
@@ -1171,6 +1316,14 @@ pub fn init(ctx: &mut Ctx) {
         ("eager", l_eager, [0], Safe),
         ("lazy", l_lazy, [0], Safe),
         ("inspect", l_inspect, [0], Safe),
+        ("grep", l_grep, [1], Safe),
+        ("grep_v", l_grep_v, [1], Safe),
+        ("zip", l_zip, [0..], Safe),
+        ("chunk", l_chunk, [0], Safe),
+        ("chunk_while", l_chunk_while, [0], Safe),
+        ("slice_when", l_slice_when, [0], Safe),
+        ("slice_before", l_slice_before, [0..], Safe),
+        ("slice_after", l_slice_after, [0..], Safe),
     ]);
     let s = ctx.c().arith_seq;
     crate::methods!(ctx, s, [
