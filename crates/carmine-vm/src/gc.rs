@@ -68,6 +68,10 @@ pub fn mark_thread(ctx: &Ctx, m: &mut Marker<'_>) {
     m.mark(ctx.thread_obj);
     m.mark(ctx.fiber_obj);
     ctx.fibers.mark(m);
+    if let Some(d) = ctx.pending_data {
+        // SAFETY: set by `new_data` for the duration of one allocation; the box is alive.
+        unsafe { (*d).mark(m) };
+    }
 }
 
 /// Marks a fiber's execution state: values below `sp`, frames, `$!`, recursion guards,

@@ -29,7 +29,9 @@ pub fn new_object(ctx: &mut Ctx, klass: Value) -> Value {
 }
 
 pub fn new_data(ctx: &mut Ctx, klass: Value, data: Box<dyn DataObj>) -> Value {
+    let outer = ctx.pending_data.replace(&*data as *const dyn DataObj);
     let p = ctx.alloc_slot(ObjType::Data, klass) as *mut RData;
+    ctx.pending_data = outer;
     // SAFETY: fresh Data slot.
     unsafe { std::ptr::write(&mut (*p).data, data) };
     Value::from_ptr(p)

@@ -48,6 +48,8 @@ pub const VALUE_STACK_SLOTS: usize = 64 * 1024;
 /// Suspended fibers keep their native stacks (the fastest switch) until this many stacks are
 /// in use; beyond it, fibers that can suspend shallowly give theirs back.
 const KEEP_NATIVE_STACKS: usize = 256;
+/// Execution states of finished fibers kept for reuse.
+const SPARE_STATES: usize = 64;
 /// Frames a fiber may nest before `SystemStackError`.
 pub const MAX_FRAMES: usize = 20_000;
 
@@ -147,13 +149,15 @@ pub struct ThreadFibers {
     release: Option<NativeStack>,
     natives: NativeStackPool,
     values: Option<Arc<ValueStackPool>>,
+    /// Execution states of finished fibers, ready for new ones (value stack included).
+    spare_states: Vec<Box<Stacks>>,
     /// Tag of the throw that unwinds a killed fiber.
     kill_tag: Value,
 }
 
 impl Default for ThreadFibers {
     fn default() -> Self {
-        ThreadFibers { root: Value::NIL, cur: std::ptr::null_mut(), msg_kind: MsgKind::None, msg_value: Value::NIL, msg_unwind: None, msg_panic: None, pending: None, release: None, natives: NativeStackPool::default(), values: None, kill_tag: Value::NIL }
+        ThreadFibers { root: Value::NIL, cur: std::ptr::null_mut(), msg_kind: MsgKind::None, msg_value: Value::NIL, msg_unwind: None, msg_panic: None, pending: None, release: None, natives: NativeStackPool::default(), values: None, spare_states: Vec::new(), kill_tag: Value::NIL }
     }
 }
 
@@ -389,6 +393,11 @@ fn enter(ctx: &mut Ctx, d: &mut FiberData) -> Result<usize> {
         None => return Err(fiber_error(ctx, "can't alloc machine stack to fiber: Cannot allocate memory")),
     };
     if d.saved.stacks.is_none() {
+        if let Some(st) = ctx.fibers.spare_states.pop() {
+            d.saved.stacks = Some(st);
+        }
+    }
+    if d.saved.stacks.is_none() {
         let pool = ctx.fibers.values.get_or_insert_with(|| ValueStackPool::new(VALUE_STACK_SLOTS)).clone();
         let Some(vs) = pool.take() else {
             ctx.fibers.natives.give(native);
@@ -517,7 +526,14 @@ fn leave_stack(ctx: &mut Ctx, fiber: Value, target: Value, msg: Xfer) -> ! {
     let d = fd(fiber);
     exchange(ctx, &mut d.saved, &mut td.saved);
     if d.state == State::Terminated {
-        // Its VM stack goes back to the pool.
+        // Its execution state is reused by the next new fiber (or dropped, which returns the
+        // value stack to the pool).
+        if let Some(mut st) = d.saved.stacks.take() {
+            if ctx.fibers.spare_states.len() < SPARE_STATES && st.frames.capacity() <= 64 {
+                st.reset();
+                ctx.fibers.spare_states.push(st);
+            }
+        }
         d.saved = Saved::empty();
     }
     ctx.fibers.release = d.native.take();
@@ -647,7 +663,11 @@ pub fn resume(ctx: &mut Ctx, f: Value, args: &[Value]) -> Result<Value> {
 fn plan_resume_args(ctx: &mut Ctx, f: Value, d: *mut FiberData, args: &[Value]) -> Result<Plan> {
     // SAFETY: `f`'s payload; `f` is referenced by the caller.
     let created = unsafe { (*d).state == State::Created };
-    let (msg, start) = if created { (Xfer::None, array::from_slice(ctx, args)) } else { (Xfer::Value(pack(ctx, args)), Value::NIL) };
+    let (msg, start) = match (created, args.is_empty()) {
+        (true, true) => (Xfer::None, Value::NIL),
+        (true, false) => (Xfer::None, array::from_slice(ctx, args)),
+        (false, _) => (Xfer::Value(pack(ctx, args)), Value::NIL),
+    };
     plan_resume(ctx, f, d, msg, start)
 }
 

@@ -575,7 +575,7 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
                 Insn::Send(ci) => {
                     // The method call, with the cached simple-method path inlined.
                     sync!();
-                    let r = match ops::send_cached(ctx, &iseq.calls[ci as usize]) {
+                    let r = match ops::send_cached(ctx, iseq, fi, &iseq.calls[ci as usize]) {
                         Some(r) => r,
                         None => ops::send(ctx, iseq, fi, ci as usize),
                     };

@@ -132,13 +132,13 @@ fn lookup_cached(ctx: &Ctx, ci: &CallInfo, klass: Value) -> Option<Arc<MethodEnt
     me
 }
 
-/// The common call: plain positional arguments, no literal block, and an inline-cache hit on
-/// a Ruby method with only required parameters or on a builtin. Works from the cache's raw
-/// entry pointer, which `cache.keep` holds alive, instead of cloning the `Arc` (two atomic
-/// operations per call). `None` when the general path must run.
+/// The common call: plain positional arguments (and possibly a literal block), and an
+/// inline-cache hit on a Ruby method with only required parameters or on a builtin. Works
+/// from the cache's raw entry pointer, which `cache.keep` holds alive, instead of cloning the
+/// `Arc` (two atomic operations per call). `None` when the general path must run.
 #[inline(always)]
-pub fn send_cached(ctx: &mut Ctx, ci: &CallInfo) -> Option<Result<Option<Value>>> {
-    if ci.flags & (cf::BLOCK_ARG | cf::KW_HASH | cf::SPLAT | cf::SAFE_NAV) != 0 || ci.block != u32::MAX {
+pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Option<Result<Option<Value>>> {
+    if ci.flags & (cf::BLOCK_ARG | cf::KW_HASH | cf::SPLAT | cf::SAFE_NAV) != 0 {
         return None;
     }
     let argc = ci.argc as usize;
@@ -155,12 +155,13 @@ pub fn send_cached(ctx: &mut Ctx, ci: &CallInfo) -> Option<Result<Option<Value>>
     if me.visibility != Visibility::Public && !ci.has(cf::FCALL) && !ci.has(cf::SELF_RECV) {
         return None;
     }
+    let block = if ci.block != u32::MAX { Some(capture_block(ctx, iseq, fi, ci.block)) } else { None };
     match me.body {
         MethodBody::Iseq { iseq, cref } => {
-            if call::push_simple_method_frame(ctx, recv, me, iseq, cref, argc, ret_sp) {
+            if call::push_simple_method_frame(ctx, recv, me, iseq, cref, argc, block, ret_sp) {
                 return Some(Ok(None));
             }
-            let r = call::push_method_frame(ctx, recv, me, iseq, cref, argc, None, None, ret_sp, 0);
+            let r = call::push_method_frame(ctx, recv, me, iseq, cref, argc, None, block, ret_sp, 0);
             Some(match r {
                 Ok(()) => Ok(None),
                 Err(e) => {
@@ -172,7 +173,7 @@ pub fn send_cached(ctx: &mut Ctx, ci: &CallInfo) -> Option<Result<Option<Value>>
         MethodBody::Builtin { .. } if !(me.original_name == sym::NEW && me.owner == ctx.c().class) => {
             // SAFETY: the arguments stay on the stack, below sp, for the whole call.
             let args = unsafe { std::slice::from_raw_parts(ctx.stacks.stack.as_ptr().add(ret_sp + 1), argc) };
-            let r = call_builtin(ctx, recv, me, &Args { pos: args, kw: None, block: None });
+            let r = call_builtin(ctx, recv, me, &Args { pos: args, kw: None, block });
             ctx.stacks.sp = ret_sp;
             Some(r.map(Some))
         }
@@ -183,7 +184,7 @@ pub fn send_cached(ctx: &mut Ctx, ci: &CallInfo) -> Option<Result<Option<Value>>
 /// A call through the inline cache when it applies, else the general path.
 #[inline(never)]
 pub fn send_any(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci_idx: usize) -> Result<Option<Value>> {
-    match send_cached(ctx, &iseq.calls[ci_idx]) {
+    match send_cached(ctx, iseq, fi, &iseq.calls[ci_idx]) {
         Some(r) => r,
         None => send(ctx, iseq, fi, ci_idx),
     }

@@ -44,6 +44,17 @@ impl Stacks {
         Stacks { stack, sp: 0, frames: Vec::with_capacity(4.min(max_frames)), max_frames, errinfo: Value::NIL, recursion: Vec::new(), exec_depth: 0, protected: Vec::new(), catch_tags: Vec::new() }
     }
 
+    /// Empties the state for reuse by another fiber (keeps the value stack and capacities).
+    pub fn reset(&mut self) {
+        self.sp = 0;
+        self.frames.clear();
+        self.errinfo = Value::NIL;
+        self.recursion.clear();
+        self.exec_depth = 0;
+        self.protected.clear();
+        self.catch_tags.clear();
+    }
+
     /// Stacks with no room at all (the placeholder of a fiber that is running or finished).
     pub fn empty() -> Stacks {
         Stacks::new(ValueStack::empty(), 0)
@@ -71,6 +82,10 @@ pub struct Ctx {
     pub fiber_obj: Value,
     /// This thread's fibers: the root fiber, switch messages, stack pools.
     pub fibers: ThreadFibers,
+    /// The payload of a Data object being allocated: its values are reachable only from the
+    /// Rust heap until the slot exists, so a collection during that allocation marks them
+    /// through here.
+    pub(crate) pending_data: Option<*const dyn crate::object::DataObj>,
 }
 
 impl Ctx {
@@ -93,6 +108,7 @@ impl Ctx {
             thread_obj: Value::NIL,
             fiber_obj: Value::NIL,
             fibers: ThreadFibers::default(),
+            pending_data: None,
         }
     }
 
