@@ -579,6 +579,7 @@ pub fn array_pack(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         ctx.check_frozen(buffer)?;
     }
     let mut out: Vec<u8> = if buffer.is_nil() { Vec::new() } else { string::bytes(buffer).to_vec() };
+    let associates = array::new(ctx);
     // 1: US-ASCII so far, 2: UTF-8 (`U` first), 0: binary.
     let mut enc_info = 1u8;
     let mut idx = 0usize;
@@ -725,7 +726,26 @@ pub fn array_pack(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
                     out.truncate(pos);
                 }
             }
-            b'p' | b'P' => return Err(ctx.not_implemented("pack('p')/pack('P') pointer directives")),
+            b'p' | b'P' => {
+                // A pointer to the string's bytes; the string is remembered on the result
+                // (CRuby's "associates") so that unpack can map the pointer back safely.
+                let n = match (d.kind, d.count) {
+                    (b'P', _) => 1,
+                    (_, Count::Star) => remaining,
+                    (_, Count::N(n)) => n,
+                };
+                for _ in 0..n {
+                    let from = next_item(ctx)?;
+                    let addr = if from.is_nil() {
+                        0u64
+                    } else {
+                        let s = string::to_str_arg(ctx, from)?;
+                        array::push(ctx, associates, s);
+                        string::bytes(s).as_ptr() as u64
+                    };
+                    out.extend_from_slice(&addr.to_ne_bytes());
+                }
+            }
             _ => unreachable!("parse_template accepts only known directives"),
         }
     }
@@ -734,14 +754,43 @@ pub fn array_pack(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         2 => crate::core::encoding::UTF_8,
         _ => crate::core::encoding::BINARY,
     };
-    if buffer.is_nil() {
-        return Ok(string::new_with_enc(ctx, out, enc));
+    let result = if buffer.is_nil() {
+        string::new_with_enc(ctx, out, enc)
+    } else {
+        *string::bytes_mut(buffer) = out;
+        if enc_info != 0 {
+            string::set_encoding(buffer, enc);
+        }
+        buffer
+    };
+    if array::len(associates) > 0 {
+        let id = ctx.intern(ASSOCIATES);
+        let prev = object::ivar_get(ctx, result, id);
+        if array::is_array(prev) {
+            let mut i = 0;
+            while i < array::len(prev) {
+                array::push(ctx, associates, array::get(prev, i));
+                i += 1;
+            }
+        }
+        object::ivar_set_raw(ctx, result, id, associates);
     }
-    *string::bytes_mut(buffer) = out;
-    if enc_info != 0 {
-        string::set_encoding(buffer, enc);
+    Ok(result)
+}
+
+/// The hidden instance variable listing the strings `p`/`P` pointers of a packed String
+/// refer to.
+pub const ASSOCIATES: &str = "__pack_associates__";
+
+/// For `unpack("p")`/`unpack("P")`: the String that pointer `addr` in `packed` was made
+/// from, or `None` when `packed` carries no such pointer (CRuby's "no associated pointer").
+pub fn associated_string(ctx: &mut Ctx, packed: Value, addr: u64) -> Option<Value> {
+    let id = ctx.intern(ASSOCIATES);
+    let list = object::ivar_get(ctx, packed, id);
+    if !array::is_array(list) {
+        return None;
     }
-    Ok(buffer)
+    (0..array::len(list)).map(|i| array::get(list, i)).find(|&s| string::is_string(s) && string::bytes(s).as_ptr() as u64 == addr)
 }
 
 /// `a A Z b B h H` for one string argument, following CRuby's padding rules.
