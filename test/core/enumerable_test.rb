@@ -218,3 +218,36 @@ test "external iteration of chunking enumerators" do
   assert_equal [4, 5], e.next
   assert_raise(StopIteration) { e.next }
 end
+
+test "Lazy: next, size, Lazy.new, eager and inspect" do
+  e = (1..).lazy.map { |x| x * 2 }
+  assert_equal [2, 4], [e.next, e.next]
+  assert_equal Float::INFINITY, e.size
+  assert_equal 3, (1..3).lazy.map { 1 }.size
+  assert_nil (1..3).lazy.select(&:odd?).size
+  assert_equal 2, (1..3).lazy.take(2).size
+  assert_equal 7, (1..10).lazy.drop(3).size
+  assert_equal [10, 20, 30], Enumerator::Lazy.new([1, 2, 3], 3) { |y, v| y << v * 10 }.to_a
+  assert_equal 100, Enumerator::Lazy.new(Object.new, 100) {}.map {}.size
+  assert_equal Enumerator, (1..3).lazy.eager.class
+  assert_equal "#<Enumerator::Lazy: #<Enumerator::Lazy: #<Enumerator::Lazy: 1..3>:select>:map>",
+               (1..3).lazy.select(&:odd?).map { 1 }.inspect
+  assert_equal "#<Enumerator::Lazy: #<Enumerator::Lazy: 1..3>:take(2)>", (1..3).lazy.take(2).inspect
+  assert_equal [[1, 0], [2, 1]], (1..2).lazy.with_index.to_a
+  assert_equal [0, 2, 6], (1..).lazy.each_with_index.map { |x, i| x * i }.first(3)
+  assert_equal [[1, 2], [3, 4]], (1..).lazy.each_slice(2).first(2)
+  assert_kind_of Enumerator::Lazy, (1..3).lazy.collect { 1 }
+  assert_equal Enumerator::Lazy.instance_method(:map), Enumerator::Lazy.instance_method(:collect)
+end
+
+test "Lazy: values yielded together stay together" do
+  multi = Enumerator.new { |y| y.yield 1, 2 }
+  seen = []
+  multi.lazy.map { |a, b| seen << [a, b]; a + b }.force
+  assert_equal [[1, 2]], seen
+  args = nil
+  multi.lazy.select { true }.each { |*a| args = a }
+  assert_equal [[1, 2]], args
+  multi.lazy.each { |*a| args = a }
+  assert_equal [1, 2], args
+end

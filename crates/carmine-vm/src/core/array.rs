@@ -504,19 +504,6 @@ fn each_index(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(recv)
 }
 
-fn each_with_index(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else {
-        return crate::core::enumerator::enum_for_this(ctx, recv, "each_with_index", &[], crate::core::enumerator::SizeFn::ArrayLen);
-    };
-    let mut i = 0;
-    while i < len(recv) {
-        let v = get(recv, i);
-        ctx.yield_block(&b, &[v, Value::fixnum(i as i64)])?;
-        i += 1;
-    }
-    Ok(recv)
-}
-
 fn map(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(b) = args.block else {
         return crate::core::enumerator::enum_for_this(ctx, recv, "map", &[], crate::core::enumerator::SizeFn::ArrayLen);
@@ -870,7 +857,6 @@ pub fn init(ctx: &mut Ctx) {
         ("last", last, [0..=1], Safe),
         ("each", each, [0], Safe),
         ("each_index", each_index, [0], Safe),
-        ("each_with_index", each_with_index, [0], Safe),
         ("map", map, [0], Safe),
         ("map!", map_bang, [0], Unsafe),
         ("select", select, [0], Safe),

@@ -75,16 +75,27 @@ pub fn each_args(ctx: &mut Ctx, recv: Value, f: &mut dyn FnMut(&mut Ctx, &[Value
 
 /// `each_args` over `recv.each(*margs)`.
 pub fn each_args_with(ctx: &mut Ctx, recv: Value, margs: &[Value], f: &mut dyn FnMut(&mut Ctx, &[Value]) -> Result<bool>) -> Result<()> {
-    if margs.is_empty() && array::is_plain_array(recv) && !ctx.vm_redefined(crate::interp::ops::REDEF_ARRAY) {
+    each_args_with_meth(ctx, recv, sym::EACH, margs, f)
+}
+
+/// `each_args` over `recv.meth(*margs)`.
+pub fn each_args_with_meth(ctx: &mut Ctx, recv: Value, meth: crate::symbol::SymId, margs: &[Value], f: &mut dyn FnMut(&mut Ctx, &[Value]) -> Result<bool>) -> Result<()> {
+    each_args_call(ctx, recv, meth, margs, f).map(|_| ())
+}
+
+/// Like `each_args_with_meth`, returning what `recv.meth` returned (nil when `f` stopped
+/// the iteration).
+pub fn each_args_call(ctx: &mut Ctx, recv: Value, meth: crate::symbol::SymId, margs: &[Value], f: &mut dyn FnMut(&mut Ctx, &[Value]) -> Result<bool>) -> Result<Value> {
+    if meth == sym::EACH && margs.is_empty() && array::is_plain_array(recv) && !ctx.vm_redefined(crate::interp::ops::REDEF_ARRAY) {
         let mut i = 0;
         while i < array::len(recv) {
             let v = array::get(recv, i);
             if !f(ctx, std::slice::from_ref(&v))? {
-                return Ok(());
+                return Ok(Value::NIL);
             }
             i += 1;
         }
-        return Ok(());
+        return Ok(recv);
     }
     let tag = object::new_object(ctx, Value::NIL);
     let r = rproc::with_native_block(
@@ -96,12 +107,12 @@ pub fn each_args_with(ctx: &mut Ctx, recv: Value, margs: &[Value], f: &mut dyn F
                 Err(Unwind::Throw { tag, value: Value::NIL })
             }
         },
-        |ctx, blk| ctx.call_with_block(recv, sym::EACH, margs, Some(blk)),
+        |ctx, blk| ctx.call_with_block(recv, meth, margs, Some(blk)),
     );
     std::hint::black_box(tag);
     match r {
-        Ok(_) => Ok(()),
-        Err(Unwind::Throw { tag: t, .. }) if t == tag => Ok(()),
+        Ok(v) => Ok(v),
+        Err(Unwind::Throw { tag: t, .. }) if t == tag => Ok(Value::NIL),
         Err(e) => Err(e),
     }
 }
@@ -1174,7 +1185,7 @@ fn e_cycle(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn e_lazy(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    crate::core::enumerator::lazy_new(ctx, recv)
+    crate::core::lazy::lazy_new(ctx, recv)
 }
 
 fn e_compact(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {

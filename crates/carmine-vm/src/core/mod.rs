@@ -24,6 +24,7 @@ pub mod hash_methods;
 pub mod integer;
 pub mod io;
 pub mod kernel;
+pub mod lazy;
 pub mod load;
 pub mod math;
 pub mod method;
@@ -176,6 +177,7 @@ pub fn init_all(ctx: &mut Ctx) {
     exception::init(ctx);
     regexp::init(ctx);
     enumerator::init(ctx);
+    lazy::init(ctx);
     struct_::init(ctx);
     time::init(ctx);
     random::init(ctx);
