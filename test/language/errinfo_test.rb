@@ -57,3 +57,25 @@ test "$@ sets the backtrace of the handled exception" do
   end
   assert_raise(ArgumentError, "$! not set") { $@ = [] }
 end
+
+test "an exception raised from a rescue clause is $! in enclosing ensures" do
+  e = StandardError.new("foo")
+  seen = []
+  begin
+    begin
+      begin
+        raise e
+      rescue => e
+        raise e
+      ensure
+        seen << $!
+      end
+    ensure
+      seen << $!
+    end
+  rescue
+    seen << $!
+  end
+  assert_equal [e, e, e], seen
+  assert_nil $!
+end

@@ -442,7 +442,18 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             self.b().jump(after);
             self.b().place(chandler);
             self.b().depth = base;
+            // An exception leaving the clause becomes `$!`; other unwinding
+            // (break, return, throw) restores the saved one.
+            let propagate = self.b().new_label();
+            self.b().emit(Insn::GetLocal(unwinding));
+            self.b().emit(Insn::PutNil);
+            self.b().emit(Insn::CheckMatch(ops::MATCH_EXCEPTION));
+            self.b().branch_if(propagate);
             self.b().emit(Insn::GetLocal(saved_errinfo));
+            self.b().emit(Insn::SetErrinfo);
+            self.b().emit(Insn::Reraise(unwinding));
+            self.b().place(propagate);
+            self.b().emit(Insn::GetLocal(unwinding));
             self.b().emit(Insn::SetErrinfo);
             self.b().emit(Insn::Reraise(unwinding));
             self.b().catch(CatchKind::Ensure, cstart, cend, chandler, base, unwinding);

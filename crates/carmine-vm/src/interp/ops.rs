@@ -1141,6 +1141,9 @@ pub const MATCH_WHEN: u32 = 0;
 pub const MATCH_RESCUE: u32 = 1;
 pub const MATCH_WHEN_SPLAT: u32 = 2;
 pub const MATCH_RESCUE_SPLAT: u32 = 3;
+/// Whether the target is a Ruby exception (and not a boxed break/return/throw
+/// being unwound); the pattern is ignored.
+pub const MATCH_EXCEPTION: u32 = 4;
 
 pub fn check_match(ctx: &mut Ctx, pattern: Value, target: Value, kind: u32) -> Result<bool> {
     match kind {
@@ -1161,6 +1164,10 @@ pub fn check_match(ctx: &mut Ctx, pattern: Value, target: Value, kind: u32) -> R
                 }
             }
             Ok(false)
+        }
+        MATCH_EXCEPTION => {
+            let klass = if target.is_heap() { basic(target).klass } else { Value::NIL };
+            Ok(module::is_class_or_module(klass) && object::is_a(ctx, target, ctx.c().exception))
         }
         _ => Ok(false),
     }
