@@ -23,6 +23,13 @@ until args.empty?
   end
 end
 
+# As mspec does: deprecation warnings on (specs check them with `complain`),
+# experimental-feature warnings off.
+if defined?(Warning) && Warning.respond_to?(:[]=)
+  Warning[:deprecated] = true
+  Warning[:experimental] = false
+end
+
 reporter = MSpec::Reporter.new(results)
 MSpec.reporter = reporter
 

@@ -48,8 +48,24 @@ pub fn get(ctx: &mut Ctx, id: SymId) -> Result<Value> {
 }
 
 pub fn set(ctx: &mut Ctx, id: SymId, v: Value) -> Result<()> {
+    let named = id;
     let id = resolve(ctx, id);
     match id {
+        // Separators: a String or nil (no conversion); anything else set is
+        // deprecated. Messages name the variable as written ($-0 for $/).
+        sym::DOLLAR_SLASH | sym::DOLLAR_BACKSLASH | sym::DOLLAR_COMMA | sym::DOLLAR_SEMICOLON => {
+            let name = ctx.sym_str(named);
+            let regexp_ok = id == sym::DOLLAR_SEMICOLON;
+            if !v.is_nil() && !string::is_string(v) && !(regexp_ok && crate::core::regexp::is_regexp(v)) {
+                let want = if regexp_ok { "String or Regexp" } else { "String" };
+                return Err(ctx.type_error(&format!("value of {name} must be {want}")));
+            }
+            if !v.is_nil() {
+                crate::core::warning::deprecated(ctx, &format!("'{name}'"))?;
+            }
+            set_raw(ctx, id, v);
+            return Ok(());
+        }
         sym::DOLLAR_TILDE => {
             if !v.is_nil() && !crate::core::regexp::is_match_data(v) {
                 let cname = object::class_name_of(ctx, v);
@@ -199,6 +215,30 @@ fn get_program_name(ctx: &mut Ctx) -> Result<Value> {
     Ok(raw(ctx, sym::DOLLAR_ZERO))
 }
 
+fn get_ignorecase(ctx: &mut Ctx) -> Result<Value> {
+    deprecated_category_warning(ctx, "variable $= is no longer effective")?;
+    Ok(Value::FALSE)
+}
+
+fn set_ignorecase(ctx: &mut Ctx, _v: Value) -> Result<()> {
+    deprecated_category_warning(ctx, "variable $= is no longer effective; ignored")
+}
+
+fn deprecated_category_warning(ctx: &mut Ctx, msg: &str) -> Result<()> {
+    if !crate::core::warning::enabled(ctx, "deprecated") || verbose_level(ctx) == 0 {
+        return Ok(());
+    }
+    let (path, line) = crate::core::kernel::caller_location(ctx);
+    crate::core::warning::emit(ctx, &format!("{path}:{line}: warning: {msg}\n"), Some("deprecated"))
+}
+
+/// `$.`: converted with to_int.
+fn set_lineno(ctx: &mut Ctx, v: Value) -> Result<()> {
+    let n = crate::core::integer::to_i64_arg(ctx, v)?;
+    set_raw(ctx, sym::DOLLAR_DOT, Value::fixnum(n));
+    Ok(())
+}
+
 pub fn init(ctx: &mut Ctx) {
     define_hooked(ctx, sym::DOLLAR_VERBOSE, Value::FALSE, Some(get_verbose), Some(set_verbose));
     define(ctx, sym::DOLLAR_DEBUG, Value::FALSE);
@@ -224,4 +264,9 @@ pub fn init(ctx: &mut Ctx) {
     define(ctx, sym::DOLLAR_LOADED_FEATURES, lf);
     alias(ctx, sym::DOLLAR_DQUOTE, sym::DOLLAR_LOADED_FEATURES);
     define(ctx, sym::DOLLAR_FILENAME, Value::NIL);
+    let eq = ctx.intern("$=");
+    define_hooked(ctx, eq, Value::FALSE, Some(get_ignorecase), Some(set_ignorecase));
+    if ctx.vm().globals.borrow().get(&sym::DOLLAR_DOT).is_none() {
+        define_hooked(ctx, sym::DOLLAR_DOT, Value::fixnum(0), None, Some(set_lineno));
+    }
 }

@@ -20,8 +20,7 @@ pub fn write_warning(ctx: &mut Ctx, msg: &str) {
     if crate::core::globals::verbose_level(ctx) == 0 {
         return;
     }
-    let s = string::new_utf8(ctx, msg);
-    let _ = io::write_to_stderr_object(ctx, s);
+    let _ = crate::core::warning::emit(ctx, msg, None);
 }
 
 /// (path, line) of the Ruby code that called the running builtin.
@@ -493,8 +492,9 @@ fn k_warn(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     if let Some(cat) = args.kwarg(ctx, "category") {
         if !cat.is_nil() {
             let name = cat.as_symbol().map(|s| ctx.sym_str(s)).unwrap_or_default();
-            if !matches!(name.as_str(), "deprecated" | "experimental" | "performance") {
-                let s = object::inspect_string(ctx, cat)?;
+            if !matches!(name.as_str(), "deprecated" | "experimental" | "performance" | "strict_unused_block") {
+                let s = string::to_s(ctx, cat)?;
+                let s = string::to_rust_string_lossy(s);
                 return Err(ctx.arg_error(&format!("unknown category: {s}")));
             }
         }
@@ -528,7 +528,11 @@ fn k_warn(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         }
     }
     let s = string::new_from_bytes(ctx, &out);
-    io::write_to_stderr_object(ctx, s)?;
+    let category = match args.kwarg(ctx, "category") {
+        Some(c) if !c.is_nil() => c.as_symbol().map(|s| ctx.sym_str(s)),
+        _ => None,
+    };
+    crate::core::warning::emit_value(ctx, s, category.as_deref())?;
     Ok(Value::NIL)
 }
 

@@ -51,6 +51,7 @@ pub mod string_methods;
 pub mod string_tr;
 pub mod struct_;
 pub mod symbol;
+pub mod warning;
 pub mod unicode;
 pub mod unpack;
 pub mod time;
@@ -186,6 +187,7 @@ pub fn init_all(ctx: &mut Ctx) {
     process::init(ctx);
     set::init(ctx);
     globals::init(ctx);
+    warning::init(ctx);
     load::init(ctx);
     fiber::init(ctx);
 }

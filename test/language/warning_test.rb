@@ -1,0 +1,49 @@
+require_relative "../assert"
+
+# The Warning module, and warnings going through Warning.warn.
+
+def warning_test_capture
+  old = $stderr
+  out = Object.new
+  def out.write(*a) = (@s ||= +"") << a.join
+  def out.s = @s.to_s
+  $stderr = out
+  yield
+  out.s
+ensure
+  $stderr = old
+end
+
+test "categories" do
+  assert_equal false, Warning[:deprecated]
+  assert_equal true, Warning[:experimental]
+  assert_raise(ArgumentError, "unknown category: nope") { Warning[:nope] }
+  assert_equal [:deprecated, :experimental, :performance, :strict_unused_block], Warning.categories
+end
+
+test "Kernel#warn goes through Warning.warn" do
+  assert_equal "hello\n", warning_test_capture { warn "hello" }
+  assert_equal "", warning_test_capture { warn "dep", category: :deprecated }
+  Warning[:deprecated] = true
+  assert_equal "dep\n", warning_test_capture { warn "dep", category: :deprecated }
+ensure
+  Warning[:deprecated] = false
+end
+
+test "deprecated separator globals warn and check their type" do
+  Warning[:deprecated] = true
+  old = $,
+  out = warning_test_capture { $, = "-" }
+  assert_match(/warning: '\$,' is deprecated/, out)
+  assert_raise(TypeError, "value of $, must be String") { $, = 1 }
+  assert_raise(TypeError, "value of $-0 must be String") { $-0 = 1 }
+  assert_match(/variable \$= is no longer effective/, warning_test_capture { $= })
+ensure
+  $, = old
+  Warning[:deprecated] = false
+end
+
+test "$. converts with to_int" do
+  $. = 123.5
+  assert_equal 123, $.
+end
