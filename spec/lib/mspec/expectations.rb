@@ -117,8 +117,10 @@ module MSpec
       __check(@actual >= expected, 'to be greater than or equal to', expected)
     end
 
-    # `-> { ... }.should.raise(Klass, message) { |e| ... }`
-    def raise(klass = ::Exception, message = nil, &block)
+    # `-> { ... }.should.raise(Klass, message) { |e| ... }`; the message may
+    # also be given as `message:`.
+    def raise(klass = ::Exception, message = nil, **options, &block)
+      message = options[:message] if options.key?(:message)
       matcher = ::MSpec::RaiseErrorMatcher.new(klass, message, &block)
       ::SpecExpectation.check(@actual, matcher, @positive)
     end

@@ -87,16 +87,34 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         self.scope().transparent = true;
         let tmp = self.intern(b"\0for");
         self.b().add_local(tmp);
-        self.b().params.lead = 1;
         self.b().params.simple = false;
-        if matches!(n.index(), Node::MultiTargetNode { .. }) {
-            // `for a, b in …` spreads each element like a block with two parameters.
-            self.b().params.trailing_comma = true;
+        let multi = matches!(n.index(), Node::MultiTargetNode { .. });
+        if multi {
+            // `for a, b in …` takes all the yielded values (`|*tmp|`); one
+            // yielded value is itself spread over the targets.
+            self.b().params.rest = true;
+        } else {
+            self.b().params.lead = 1;
         }
         let redo = self.b().new_label();
         self.b().place(redo);
         self.scope().block_redo = Some(redo);
         self.b().emit(Insn::GetLocal(0));
+        if multi {
+            let spread = self.b().new_label();
+            self.b().emit(Insn::Dup);
+            let size = self.intern(b"size");
+            let ci = self.b().call_info(size, 0, 0, None);
+            self.b().emit(Insn::Send(ci));
+            self.b().emit(Insn::PutInt(1));
+            let ci = self.b().call_info(sym::EQ, 1, 0, None);
+            self.b().emit(Insn::Send(ci));
+            self.b().branch_unless(spread);
+            let first = self.intern(b"first");
+            let ci = self.b().call_info(first, 0, 0, None);
+            self.b().emit(Insn::Send(ci));
+            self.b().place(spread);
+        }
         self.compile_target_from_stack(&n.index());
         self.compile_statements(n.statements(), true);
         self.b().emit(Insn::Leave);

@@ -104,6 +104,9 @@ pub(crate) struct Compiler<'c, 'pr> {
     pub masgn_prefixes: std::collections::VecDeque<(i32, u32, u32)>,
     /// The source's encoding (from its magic comment; UTF-8 by default).
     pub source_encoding: u8,
+    /// While compiling a case/in branch's pattern: the hidden local caching
+    /// the subject's #deconstruct (taken by the first array/find pattern).
+    pub deconstruct_cache: Option<u32>,
 }
 
 /// Parses and compiles a program; a syntax error becomes a `SyntaxError`.
@@ -148,6 +151,7 @@ pub fn compile(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions) -> Result<Va
         eval_outer: opts.eval_scopes.clone(),
         masgn_prefixes: std::collections::VecDeque::new(),
         source_encoding: source_encoding(source, &result),
+        deconstruct_cache: None,
     };
     let kind = opts.kind;
     let label = match kind {

@@ -19,6 +19,11 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         self.compile_opt(n.predicate(), true);
         let base = self.b().depth;
         let end = self.b().new_label();
+        // The subject's #deconstruct result, shared by the top-level array
+        // and find patterns of all branches (CRuby calls it once).
+        let cache = self.hidden_local();
+        self.b().emit(Insn::PutNil);
+        self.b().emit(Insn::SetLocal(cache));
         for c in n.conditions().iter() {
             let inn = c.as_in_node().expect("in");
             self.set_line(&c);
@@ -38,7 +43,9 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                 _ => (Some(super::prism_copy(&pat)), None, false),
             };
             if let Some(p) = pattern {
+                self.deconstruct_cache = Some(cache);
                 self.compile_pattern(&p, next);
+                self.deconstruct_cache = None;
             }
             if let Some(g) = guard {
                 self.compile(&g, true);
@@ -102,7 +109,39 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         }
     }
 
+    /// With the value on top, pushes its #deconstruct (jumping to `fail` with
+    /// `false` pushed when it has none). The case's top-level pattern reuses
+    /// the cached result; nested patterns deconstruct afresh.
+    fn emit_deconstruct(&mut self, fail: Label) {
+        let Some(cache) = self.deconstruct_cache.take() else {
+            self.b().emit(Insn::Dup);
+            self.b().emit_with_target(Insn::Deconstruct(0), fail);
+            return;
+        };
+        let (compute, have) = (self.b().new_label(), self.b().new_label());
+        let base = self.b().depth;
+        self.b().emit(Insn::Dup);
+        self.b().emit(Insn::GetLocal(cache));
+        self.b().emit(Insn::Dup);
+        self.b().branch_nil(compute);
+        self.b().emit(Insn::Swap);
+        self.b().emit(Insn::Pop);
+        self.b().jump(have);
+        self.b().place(compute);
+        self.b().depth = base + 2;
+        self.b().emit(Insn::Pop);
+        self.b().emit_with_target(Insn::Deconstruct(0), fail);
+        self.b().emit(Insn::Dup);
+        self.b().emit(Insn::SetLocal(cache));
+        self.b().place(have);
+        self.b().depth = base + 1;
+    }
+
     pub fn compile_pattern(&mut self, p: &Node<'pr>, fail: Label) {
+        // Only a case's top-level array/find pattern uses the deconstruct cache.
+        if !matches!(p, Node::ArrayPatternNode { .. } | Node::FindPatternNode { .. }) {
+            self.deconstruct_cache = None;
+        }
         match p {
             Node::LocalVariableTargetNode { .. } => {
                 let n = p.as_local_variable_target_node().expect("binding");
@@ -196,8 +235,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         let (pre, post) = (reqs.len() as i32, posts.len() as i32);
         let base = self.b().depth;
         let (fail1, fail2, ok) = (self.b().new_label(), self.b().new_label(), self.b().new_label());
-        self.b().emit(Insn::Dup);
-        self.b().emit_with_target(Insn::Deconstruct(0), fail1);
+        self.emit_deconstruct(fail1);
         // Stack: v, arr
         self.b().emit(Insn::Dup);
         let len_ci = self.b().call_info(sym::LENGTH, 0, 0, None);
@@ -261,8 +299,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         let base = self.b().depth;
         let idx = self.hidden_local();
         let (fail1, next_i, loop_l, ok) = (self.b().new_label(), self.b().new_label(), self.b().new_label(), self.b().new_label());
-        self.b().emit(Insn::Dup);
-        self.b().emit_with_target(Insn::Deconstruct(0), fail1);
+        self.emit_deconstruct(fail1);
         self.put_literal(Value::fixnum(0));
         self.b().emit(Insn::SetLocal(idx));
         self.b().place(loop_l);
@@ -395,13 +432,19 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             Some(Node::AssocSplatNode { .. }) => {
                 let a = rest.as_ref().and_then(|r| r.as_assoc_splat_node()).expect("rest");
                 if let Some(t) = a.value() {
+                    // The rest: a copy without the matched keys.
                     self.b().emit(Insn::Dup);
-                    for k in &keys {
-                        self.put_literal(*k);
-                    }
-                    let except = self.intern(b"except");
-                    let ci = self.b().call_info(except, keys.len() as u32, 0, None);
+                    let dup = self.intern(b"dup");
+                    let ci = self.b().call_info(dup, 0, 0, None);
                     self.b().emit(Insn::Send(ci));
+                    let delete = self.intern(b"delete");
+                    for k in &keys {
+                        self.b().emit(Insn::Dup);
+                        self.put_literal(*k);
+                        let ci = self.b().call_info(delete, 1, 0, None);
+                        self.b().emit(Insn::Send(ci));
+                        self.b().emit(Insn::Pop);
+                    }
                     self.compile_pattern(&t, fail2);
                     self.b().emit(Insn::Pop);
                 }

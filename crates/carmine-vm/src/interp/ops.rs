@@ -1212,11 +1212,23 @@ pub fn undef(ctx: &mut Ctx, fi: usize, name: Value) -> Result<()> {
     crate::core::module_methods::undef_method(ctx, target, name)
 }
 
+/// `respond_to?(name)` as a pattern asks it: a redefined respond_to? is
+/// called (with the name only), otherwise public methods are looked up.
+fn pattern_responds(ctx: &mut Ctx, v: Value, name: SymId) -> Result<bool> {
+    let klass = class_of(ctx, v);
+    match module::find_method(ctx, klass, sym::RESPOND_TO) {
+        Some(me) if !matches!(me.body, module::MethodBody::Builtin { .. }) => Ok(ctx.call(v, sym::RESPOND_TO, &[Value::symbol(name)])?.truthy()),
+        _ => Ok(ctx.respond_to(v, name, false)),
+    }
+}
+
 pub fn deconstruct(ctx: &mut Ctx, v: Value) -> Result<Option<Value>> {
-    if array::is_array(v) {
+    // A plain Array is its own deconstruction; one with a singleton
+    // #deconstruct (or a subclass) is asked.
+    if array::is_array(v) && basic(v).klass == ctx.c().array {
         return Ok(Some(v));
     }
-    if !ctx.respond_to(v, sym::DECONSTRUCT, true) {
+    if !pattern_responds(ctx, v, sym::DECONSTRUCT)? {
         return Ok(None);
     }
     let r = ctx.call(v, sym::DECONSTRUCT, &[])?;
@@ -1227,10 +1239,10 @@ pub fn deconstruct(ctx: &mut Ctx, v: Value) -> Result<Option<Value>> {
 }
 
 pub fn deconstruct_keys(ctx: &mut Ctx, v: Value, keys: Value) -> Result<Option<Value>> {
-    if hash::is_hash(v) {
+    if hash::is_hash(v) && basic(v).klass == ctx.c().hash {
         return Ok(Some(v));
     }
-    if !ctx.respond_to(v, sym::DECONSTRUCT_KEYS, true) {
+    if !pattern_responds(ctx, v, sym::DECONSTRUCT_KEYS)? {
         return Ok(None);
     }
     let r = ctx.call(v, sym::DECONSTRUCT_KEYS, &[keys])?;
