@@ -47,3 +47,9 @@ test "$. converts with to_int" do
   $. = 123.5
   assert_equal 123, $.
 end
+
+test "default-level parser warnings appear without -w" do
+  out = warning_test_capture { eval("{a: 1, a: 2}") }
+  assert_match(/key :a is duplicated and overwritten on line 1/, out)
+  assert_equal "", warning_test_capture { eval("x = 1") }
+end

@@ -265,16 +265,28 @@ fn format_syntax_errors(path: &str, source: &[u8], result: &ruby_prism::ParseRes
     out
 }
 
+/// Parser warnings: all of them when `$VERBOSE` is true, the default-level
+/// ones (those `ruby -c` shows) when it is false.
 fn emit_warnings(ctx: &mut Ctx, path: &str, result: &ruby_prism::ParseResult<'_>) {
     let verbose = crate::core::globals::verbose_level(ctx);
-    if verbose < 2 {
+    if verbose == 0 {
         return;
     }
     for w in result.warnings() {
         let line = w.location().start_line();
         let msg = String::from_utf8_lossy(w.message()).into_owned();
+        if verbose < 2 && !is_default_level_warning(&msg) {
+            continue;
+        }
         crate::core::kernel::write_warning(ctx, &format!("{path}:{line}: warning: {msg}\n"));
     }
+}
+
+/// Prism's default-level warnings, recognised by their text (the level
+/// itself is not exposed by the bindings).
+fn is_default_level_warning(msg: &str) -> bool {
+    const PREFIXES: &[&str] = &["... at EOL", "found '= literal' in conditional", "found `= literal' in conditional", "END in method", "integer literal in flip-flop", "invalid character syntax", "regex literal in ", "string literal in ", "shebang line ending", "encountered \\r in middle of line"];
+    PREFIXES.iter().any(|p| msg.starts_with(p)) || (msg.starts_with("key ") && msg.contains(" is duplicated and overwritten on line ")) || msg.ends_with(" is too big for a number variable, always nil")
 }
 
 impl<'c, 'pr> Compiler<'c, 'pr> {
