@@ -52,3 +52,28 @@ test "a user-defined const_missing handles a private constant" do
   def mod.const_missing(name) = name == :Foo ? name : super
   assert_equal :Foo, mod::Foo
 end
+
+ConstTestNumber = 123
+module ConstTestModuleNotClass; end
+
+test "reopening a constant of the wrong kind names the previous definition" do
+  e = assert_raise(TypeError) { eval("class ConstTestNumber; end") }
+  assert_match(/\AConstTestNumber is not a class\n.*constants_test.rb:\d+: previous definition of ConstTestNumber was here\z/, e.message)
+  e = assert_raise(TypeError) { eval("class ConstTestModuleNotClass; end") }
+  assert_match(/\AConstTestModuleNotClass is not a class/, e.message)
+end
+
+test "const_source_location" do
+  loc = Object.const_source_location(:ConstTestNumber)
+  assert_match(/constants_test.rb\z/, loc[0])
+  assert_equal [], Object.const_source_location(:String)
+  assert_nil Object.const_source_location(:NoSuchConstantAtAll)
+  assert_equal loc, Object.const_source_location("::ConstTestNumber")
+end
+
+test "FrozenError wording for method definitions" do
+  m = Module.new.freeze
+  assert_raise(FrozenError, "can't modify frozen module: #{m.inspect}") { m.module_eval { def x; end } }
+  o = Object.new.freeze
+  assert_raise(FrozenError, "can't modify frozen object: #{o.inspect}") { def o.x; end }
+end

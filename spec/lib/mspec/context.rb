@@ -14,6 +14,10 @@
 # - `it_behaves_like :name, meth, obj` evaluates the shared block inside an
 #   unnamed child context whose before(:all) sets @method and @object.
 
+# The class of the object examples run on (specs name it in messages).
+class MSpecEnv
+end
+
 module MSpec
   class Example
     attr_reader :description, :block, :context
@@ -146,7 +150,7 @@ module MSpec
   end
 
   def self.env
-    @env ||= Object.new
+    @env ||= MSpecEnv.new
   end
 
   def self.describe_exception(e, failure)

@@ -144,6 +144,8 @@ pub struct ConstEntry {
     pub deprecated: bool,
     /// `autoload` path, while the constant has not been loaded.
     pub autoload: Option<Value>,
+    /// Where Ruby code assigned it (none for the VM's own constants).
+    pub location: Option<(std::sync::Arc<str>, u32)>,
 }
 
 pub struct ClassBody {
@@ -215,12 +217,18 @@ impl ClassBody {
     }
 
     pub fn const_set(&mut self, name: SymId, value: Value) {
+        self.const_set_at(name, value, None);
+    }
+
+    /// Sets a constant, recording where it was assigned.
+    pub fn const_set_at(&mut self, name: SymId, value: Value, location: Option<(std::sync::Arc<str>, u32)>) {
         if let Some(&i) = self.const_index.get(&name) {
             self.consts[i].1.value = value;
             self.consts[i].1.autoload = None;
+            self.consts[i].1.location = location;
         } else {
             self.const_index.insert(name, self.consts.len());
-            self.consts.push((name, ConstEntry { value, private: false, deprecated: false, autoload: None }));
+            self.consts.push((name, ConstEntry { value, private: false, deprecated: false, autoload: None, location }));
         }
     }
 

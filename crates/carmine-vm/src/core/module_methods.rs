@@ -114,9 +114,24 @@ pub fn const_set_checked(ctx: &mut Ctx, target: Value, id: SymId, v: Value) -> R
             }
         }
     }
-    body(target).const_set(id, v);
+    let location = ops::caller_ruby_frame(ctx).map(|fi| {
+        let f = &ctx.stacks.frames[fi];
+        (f.iseq().path.clone(), f.line())
+    });
+    body(target).const_set_at(id, v, location);
     ctx.vm().bump_const_epoch();
     Ok(())
+}
+
+/// "X is not a class" for `class X` over a constant that is not one, with
+/// where the constant was defined when that is known.
+fn not_a_error(ctx: &mut Ctx, cbase: Value, name: SymId, what: &str) -> crate::error::Unwind {
+    let n = ctx.sym_str(name);
+    let mut msg = format!("{n} is not a {what}");
+    if let Some((path, line)) = body(cbase).const_get(name).and_then(|e| e.location.clone()) {
+        msg.push_str(&format!("\n{path}:{line}: previous definition of {n} was here"));
+    }
+    ctx.type_error(&msg)
 }
 
 /// Names constants of a newly named module that hold anonymous modules.
@@ -138,8 +153,7 @@ pub fn open_module(ctx: &mut Ctx, cbase: Value, name: SymId) -> Result<Value> {
         if module::is_module(v) {
             return Ok(v);
         }
-        let s = object::inspect_string(ctx, v)?;
-        return Err(ctx.type_error(&format!("{s} is not a module")));
+        return Err(not_a_error(ctx, cbase, name, "module"));
     }
     let m = new_module(ctx, None);
     body(m).lexical_parent = cbase;
@@ -157,8 +171,7 @@ pub fn open_class(ctx: &mut Ctx, cbase: Value, name: SymId, superclass: Option<V
     }
     if let Some(v) = ops::const_own(ctx, cbase, name)? {
         if !module::is_class(v) {
-            let s = object::inspect_string(ctx, v)?;
-            return Err(ctx.type_error(&format!("{s} is not a class")));
+            return Err(not_a_error(ctx, cbase, name, "class"));
         }
         if let Some(sup) = superclass {
             if module::real_class(body(v).superclass) != sup {
@@ -261,11 +274,37 @@ fn note_redefinition(ctx: &Ctx, target: Value, name: SymId) {
 }
 
 /// Adds a method and runs the `method_added`/`singleton_method_added` hook.
+/// FrozenError for changing the methods of a frozen class or module, worded
+/// as CRuby does: "can't modify frozen class: X", "... module: ...", or for a
+/// singleton class the object it belongs to ("... object: #<Object ...>").
+pub fn check_class_modifiable(ctx: &mut Ctx, klass: Value) -> Result<()> {
+    if !basic(klass).has(FL_FROZEN) {
+        return Ok(());
+    }
+    let (desc, shown_obj) = if body(klass).kind == ClassKind::Singleton {
+        let att = body(klass).attached;
+        let desc = if module::is_module(att) {
+            "Module"
+        } else if module::is_class_or_module(att) {
+            "Class"
+        } else {
+            "object"
+        };
+        (desc, att)
+    } else if module::is_module(klass) {
+        ("module", klass)
+    } else {
+        ("class", klass)
+    };
+    let shown = object::inspect_string(ctx, shown_obj)?;
+    let e = ctx.new_error(ctx.c().frozen_error, &format!("can't modify frozen {desc}: {shown}"));
+    object::ivar_set_raw(ctx, e, sym::RECEIVER, shown_obj);
+    Err(crate::error::Unwind::Raise(e))
+}
+
 pub fn add_method_with_hooks(ctx: &mut Ctx, target: Value, me: MethodEntry) -> Result<()> {
     let name = me.name;
-    if basic(target).has(FL_FROZEN) {
-        return Err(ctx.frozen_error(target));
-    }
+    check_class_modifiable(ctx, target)?;
     note_redefinition(ctx, target, name);
     module::add_method(ctx, target, me);
     if !ctx.vm().booted.get() {
@@ -1166,8 +1205,46 @@ fn m_ruby2_keywords(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value>
     Ok(Value::NIL)
 }
 
-fn m_const_source_location(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
-    Ok(array::new(ctx))
+/// `const_source_location(name, inherit = true)`: [path, line] of the
+/// assignment, [] for a constant the VM defines, nil when not found.
+fn m_const_source_location(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let inherit = args.pos.get(1).is_none_or(|v| v.truthy());
+    let path = if let Some(id) = args.pos[0].as_symbol() { ctx.sym_str(id) } else { string::to_rust_string_lossy(string::to_str_arg(ctx, args.pos[0])?) };
+    let mut scope = recv;
+    let parts: Vec<&str> = path.split("::").collect();
+    for (i, part) in parts.iter().enumerate() {
+        if part.is_empty() && i == 0 {
+            scope = ctx.c().object;
+            continue;
+        }
+        let id = ctx.intern(part);
+        let mut chain = if inherit { module::ancestors(ctx, scope).to_vec() } else { vec![scope] };
+        if inherit && module::is_module(scope) {
+            chain.push(ctx.c().object);
+        }
+        let Some(owner) = chain.into_iter().find(|&m| body(m).const_get(id).is_some()) else {
+            return Ok(Value::NIL);
+        };
+        let (value, location) = {
+            let e = body(owner).const_get(id).expect("found above");
+            (e.value, e.location.clone())
+        };
+        if i + 1 == parts.len() {
+            return Ok(match location {
+                Some((p, l)) => {
+                    let ps = string::new_utf8(ctx, &p);
+                    array::from_vec(ctx, vec![ps, Value::fixnum(l as i64)])
+                }
+                None => array::new(ctx),
+            });
+        }
+        if !module::is_class_or_module(value) {
+            let s = object::inspect_string(ctx, value)?;
+            return Err(ctx.type_error(&format!("{s} is not a class/module")));
+        }
+        scope = value;
+    }
+    Ok(Value::NIL)
 }
 
 // ---- Class methods ----

@@ -953,7 +953,7 @@ pub fn define_method(ctx: &mut Ctx, fi: usize, name: SymId, iseq_val: Value) -> 
     if matches!(ctx.sym_str(name).as_str(), "initialize" | "initialize_copy" | "initialize_clone" | "initialize_dup" | "respond_to_missing?") {
         vis = Visibility::Private;
     }
-    ctx.check_frozen(target)?;
+    crate::core::module_methods::check_class_modifiable(ctx, target)?;
     let module_function = vis == Visibility::ModuleFunction;
     let me = MethodEntry {
         name,
