@@ -332,6 +332,8 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         if used {
             self.b().emit(Insn::PutNil);
         }
+        // `self[k] += v` may call private [] and []=.
+        let self_flag = if matches!(recv, Some(Node::SelfNode { .. })) { cf::SELF_RECV } else { 0 };
         self.compile_opt(recv, true);
         let info = self.compile_args(args, None);
         if info.flags & !(cf::SPLAT) != 0 || info.block.is_some() {
@@ -340,11 +342,11 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         }
         let argc = info.argc;
         self.b().emit(Insn::DupN(argc + 1));
-        let ci = self.b().call_info(sym::AREF, argc, info.flags, None);
+        let ci = self.b().call_info(sym::AREF, argc, info.flags | self_flag, None);
         self.b().emit(Insn::Send(ci));
         // Stack: [nil], recv, args, cur
         let end = self.b().new_label();
-        let aset_flags = if info.flags & cf::SPLAT != 0 { cf::SPLAT } else { 0 };
+        let aset_flags = (info.flags & cf::SPLAT) | self_flag;
         if op == sym::OR_OR || op == sym::AND_AND {
             let keep = self.b().new_label();
             self.b().emit(Insn::Dup);
@@ -387,10 +389,10 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             // recv, argsarray, value → recv, argsarray + [value]
             self.b().emit(Insn::NewArray(1));
             self.b().emit(Insn::ConcatArray);
-            let ci = self.b().call_info(sym::ASET, 1, cf::SPLAT, None);
+            let ci = self.b().call_info(sym::ASET, 1, flags, None);
             self.b().emit(Insn::Send(ci));
         } else {
-            let ci = self.b().call_info(sym::ASET, argc + 1, 0, None);
+            let ci = self.b().call_info(sym::ASET, argc + 1, flags, None);
             self.b().emit(Insn::Send(ci));
         }
         self.b().emit(Insn::Pop);

@@ -939,6 +939,30 @@ pub fn definee(ctx: &mut Ctx, fi: usize) -> Result<Value> {
     Ok(klass)
 }
 
+/// The default visibility for `def` in block frame `fi`: what `private` set
+/// in the block itself, else that of the enclosing class body or top level
+/// when the block still defines into it (same cref), else public.
+fn block_scope_visibility(ctx: &Ctx, mut fi: usize) -> Visibility {
+    loop {
+        let f = &ctx.stacks.frames[fi];
+        match f.kind {
+            FrameKind::Class | FrameKind::Top => return f.visibility,
+            FrameKind::Block | FrameKind::Lambda => {
+                if f.visibility != Visibility::Public {
+                    return f.visibility;
+                }
+                let h = f.home_index as usize;
+                let home_alive = h < fi && ctx.stacks.frames.get(h).is_some_and(|hf| hf.serial == f.home_serial && hf.cref == f.cref);
+                if !home_alive {
+                    return Visibility::Public;
+                }
+                fi = h;
+            }
+            _ => return Visibility::Public,
+        }
+    }
+}
+
 pub fn define_method(ctx: &mut Ctx, fi: usize, name: SymId, iseq_val: Value) -> Result<Value> {
     let target = definee(ctx, fi)?;
     let (kind, frame_vis, cref_v) = {
@@ -948,6 +972,7 @@ pub fn define_method(ctx: &mut Ctx, fi: usize, name: SymId, iseq_val: Value) -> 
     let mut vis = match kind {
         FrameKind::Class | FrameKind::Top => frame_vis,
         FrameKind::Eval if cref(cref_v).parent.is_nil() => Visibility::Private,
+        FrameKind::Block | FrameKind::Lambda => block_scope_visibility(ctx, fi),
         _ => Visibility::Public,
     };
     if matches!(ctx.sym_str(name).as_str(), "initialize" | "initialize_copy" | "initialize_clone" | "initialize_dup" | "respond_to_missing?") {
