@@ -990,7 +990,9 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                 self.scope().block_redo = Some(redo);
             }
             Some(Node::ItParametersNode { .. }) => {
-                self.b().add_local(sym::IT);
+                // A hidden name: `it` is no local variable for binding.
+                let it = self.intern(b"\0it");
+                self.b().add_local(it);
                 self.b().params.lead = 1;
                 self.b().params.simple = true;
                 self.b().params.implicit_it = true;

@@ -160,7 +160,7 @@ pub fn local_variables(ctx: &mut Ctx, b: Value) -> Result<Value> {
     for layer in names {
         for n in layer {
             let s = ctx.sym_name(n);
-            let visible = s.first().is_some_and(|&c| c == b'_' || c.is_ascii_lowercase() || c >= 0x80) && !(s.len() == 2 && s[0] == b'_' && s[1].is_ascii_digit()) && &*s != b"it";
+            let visible = s.first().is_some_and(|&c| c == b'_' || c.is_ascii_lowercase() || c >= 0x80);
             if visible && !out.contains(&Value::symbol(n)) {
                 out.push(Value::symbol(n));
             }

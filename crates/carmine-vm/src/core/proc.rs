@@ -208,6 +208,13 @@ pub fn parameters_of(ctx: &mut Ctx, iseq_v: Value, lambda: bool) -> Value {
         array::push(ctx, out, pair);
     };
     let req = if lambda { "req" } else { "opt" };
+    if p.implicit_it && !lambda {
+        // `proc { it }.parameters` is [[:opt, nil]] before Ruby 4.0.
+        let k = Value::symbol(ctx.intern("opt"));
+        let pair = array::from_slice(ctx, &[k, Value::NIL]);
+        array::push(ctx, out, pair);
+        return out;
+    }
     for i in 0..p.lead {
         push(ctx, req, names.get(i as usize).copied());
     }
