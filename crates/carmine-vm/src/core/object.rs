@@ -529,7 +529,18 @@ fn obj_class(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 }
 
 fn obj_singleton_class(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    singleton_class(ctx, recv)
+    exposed_singleton_class(ctx, recv)
+}
+
+/// The singleton class as Ruby code sees it (`singleton_class`, `class << x`):
+/// for a class, its singleton class gets its own singleton class too, so that
+/// methods of the superclass's meta-metaclass are found (as in CRuby).
+pub fn exposed_singleton_class(ctx: &mut Ctx, v: Value) -> Result<Value> {
+    let s = singleton_class(ctx, v)?;
+    if module::is_class_or_module(v) && body(v).kind != ClassKind::Module {
+        singleton_class(ctx, s)?;
+    }
+    Ok(s)
 }
 
 fn obj_frozen_p(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -703,7 +714,13 @@ pub fn copy_object(ctx: &mut Ctx, recv: Value, clone: bool, freeze_kw: Option<bo
                 body(s).methods.insert(name, me);
             }
             body(s).includes = src.includes.clone();
+            // Constants of the singleton class come along too.
+            let consts: Vec<(crate::symbol::SymId, Value)> = body(k).consts.iter().map(|(n, e)| (*n, e.value)).collect();
+            for (n, v) in consts {
+                body(s).const_set(n, v);
+            }
             ctx.vm().bump_method_epoch();
+            ctx.vm().bump_const_epoch();
         }
         let init = if clone { sym::INITIALIZE_CLONE } else { sym::INITIALIZE_DUP };
         match freeze_kw {

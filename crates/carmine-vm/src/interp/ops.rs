@@ -1017,7 +1017,7 @@ pub fn define_class(ctx: &mut Ctx, fi: usize, name: SymId, body_iseq: Value, fla
         sp -= 1;
         let obj = ctx.stacks.stack[sp];
         ctx.stacks.sp = sp;
-        object::singleton_class(ctx, obj)?
+        object::exposed_singleton_class(ctx, obj)?
     } else {
         let superclass = if flags & DEFCLASS_HAS_SUPER != 0 {
             sp -= 1;

@@ -1,0 +1,25 @@
+require_relative "../assert"
+
+module SingletonTest
+  class C
+    class << self
+      class << self
+        def ham = :iberico
+      end
+    end
+  end
+  class D < C; end
+end
+
+test "a method of the superclass's meta-metaclass is found on a metaclass" do
+  assert_equal :iberico, SingletonTest::D.singleton_class.ham
+end
+
+test "clone keeps the constants of the singleton class" do
+  o = Object.new
+  class << o
+    CONST_IN_SINGLETON = 5
+  end
+  c = o.clone
+  assert_equal 5, c.singleton_class.const_get(:CONST_IN_SINGLETON)
+end
