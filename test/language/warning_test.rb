@@ -53,3 +53,12 @@ test "default-level parser warnings appear without -w" do
   assert_match(/key :a is duplicated and overwritten on line 1/, out)
   assert_equal "", warning_test_capture { eval("x = 1") }
 end
+
+test "read-only globals" do
+  assert_raise(NameError, "$? is a read-only variable") { eval("$? = nil") }
+  assert_raise(NameError, "$: is a read-only variable") { eval("$: = []") }
+  assert_raise(NameError, "$-p is a read-only variable") { eval("$-p = true") }
+  eval("alias $global_test_amp $&")
+  assert_raise(NameError, "$global_test_amp is a read-only variable") { eval("$global_test_amp = ''") }
+  assert_false $-d
+end

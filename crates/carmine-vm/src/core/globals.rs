@@ -87,9 +87,13 @@ pub fn set(ctx: &mut Ctx, id: SymId, v: Value) -> Result<()> {
             ctx.call(e, sym::SET_BACKTRACE, &[v])?;
             return Ok(());
         }
-        sym::DOLLAR_BANG | sym::DOLLAR_DOLLAR => {
-            let n = ctx.sym_str(id);
-            return Err(ctx.name_error(&format!("{n} is a read-only variable"), id, Value::NIL));
+        sym::DOLLAR_BANG | sym::DOLLAR_DOLLAR | sym::DOLLAR_LOAD_PATH | sym::DOLLAR_LOADED_FEATURES | sym::DOLLAR_LT | sym::DOLLAR_FILENAME | sym::DOLLAR_QUESTION => {
+            let n = ctx.sym_str(named);
+            return Err(ctx.name_error(&format!("{n} is a read-only variable"), named, Value::NIL));
+        }
+        _ if matches!(ctx.sym_str(id).as_str(), "$&" | "$`" | "$'" | "$+" | "$-a" | "$-l" | "$-p") => {
+            let n = ctx.sym_str(named);
+            return Err(ctx.name_error(&format!("{n} is a read-only variable"), named, Value::NIL));
         }
         _ => {}
     }
@@ -264,6 +268,12 @@ pub fn init(ctx: &mut Ctx) {
     define(ctx, sym::DOLLAR_LOADED_FEATURES, lf);
     alias(ctx, sym::DOLLAR_DQUOTE, sym::DOLLAR_LOADED_FEATURES);
     define(ctx, sym::DOLLAR_FILENAME, Value::NIL);
+    for name in ["$-a", "$-l", "$-p"] {
+        let id = ctx.intern(name);
+        define(ctx, id, Value::FALSE);
+    }
+    let dash_d = ctx.intern("$-d");
+    alias(ctx, dash_d, sym::DOLLAR_DEBUG);
     let eq = ctx.intern("$=");
     define_hooked(ctx, eq, Value::FALSE, Some(get_ignorecase), Some(set_ignorecase));
     if ctx.vm().globals.borrow().get(&sym::DOLLAR_DOT).is_none() {
