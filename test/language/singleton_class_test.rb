@@ -23,3 +23,7 @@ test "clone keeps the constants of the singleton class" do
   c = o.clone
   assert_equal 5, c.singleton_class.const_get(:CONST_IN_SINGLETON)
 end
+
+test "yield in a singleton class body is a SyntaxError" do
+  assert_raise(SyntaxError) { eval("def yield_in_sclass; class << self; yield; end; end") }
+end

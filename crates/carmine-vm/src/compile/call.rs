@@ -4,7 +4,7 @@
 use ruby_prism::{ArgumentsNode, Node};
 
 use super::builder::Label;
-use super::iseq::{call_flags as cf, CatchKind, Insn};
+use super::iseq::{IseqKind, call_flags as cf, CatchKind, Insn};
 use super::Compiler;
 use crate::interp::ops;
 use crate::symbol::{sym, SymId};
@@ -399,6 +399,13 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
     }
 
     pub fn compile_yield(&mut self, n: &ruby_prism::YieldNode<'pr>, used: bool) {
+        // A class body (`class << obj` inside a method included) has no block
+        // to yield to.
+        let in_class = self.scopes.iter().rev().take_while(|s| s.b.kind != IseqKind::Method).any(|s| s.b.kind == IseqKind::Class);
+        if in_class {
+            self.fail("Invalid yield");
+            return;
+        }
         let info = self.compile_args(n.arguments(), None);
         let ci = self.b().call_info(sym::YIELD, info.argc, info.flags, None);
         self.b().emit(Insn::Yield(ci));
