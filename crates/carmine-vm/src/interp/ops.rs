@@ -517,7 +517,10 @@ pub fn set_ivar_cached(ctx: &mut Ctx, self_: Value, id: SymId, v: Value, cache: 
 }
 
 /// The class whose class variables a frame sees: the innermost non-eval cref class.
-fn cvar_base(ctx: &Ctx, fi: usize) -> Value {
+/// The class whose class variables frame `fi` uses: the innermost class
+/// body's (a singleton class of a class stands for that class), or None at
+/// the top level.
+fn cvar_base(ctx: &Ctx, fi: usize) -> Option<Value> {
     let mut c = ctx.stacks.frames[fi].cref;
     while !c.is_nil() {
         let cr = cref(c);
@@ -526,31 +529,52 @@ fn cvar_base(ctx: &Ctx, fi: usize) -> Value {
             if module::is_class_or_module(k) && module::body(k).kind == ClassKind::Singleton {
                 let att = module::body(k).attached;
                 if module::is_class_or_module(att) {
-                    return att;
+                    return Some(att);
                 }
             }
-            return k;
+            return Some(k);
         }
         c = cr.parent;
     }
-    ctx.c().object
+    None
 }
 
-fn find_cvar_owner(ctx: &Ctx, base: Value, id: SymId) -> Option<Value> {
+fn has_cvar(m: Value, id: SymId) -> bool {
+    module::body(m).cvars.iter().any(|(n, _)| *n == id)
+}
+
+/// The ancestor of `base` holding class variable `id`. When a subclass and an
+/// ancestor both hold it, the ancestor's wins: the subclass's copy is removed
+/// and RuntimeError raised (it was "overtaken"), as in CRuby.
+fn find_cvar_owner(ctx: &mut Ctx, base: Value, id: SymId) -> Result<Option<Value>> {
     let anc = module::ancestors(ctx, base);
-    anc.iter().copied().find(|&m| module::body(m).cvars.iter().any(|(n, _)| *n == id))
+    let owners: Vec<Value> = anc.iter().copied().filter(|&m| has_cvar(m, id)).collect();
+    let (Some(&front), Some(&target)) = (owners.first(), owners.last()) else {
+        return Ok(None);
+    };
+    if front != target {
+        module::body(front).cvars.retain(|(n, _)| *n != id);
+        let name = ctx.sym_str(id);
+        let f = crate::core::module_methods::class_path(ctx, front);
+        let t = crate::core::module_methods::class_path(ctx, target);
+        return Err(ctx.runtime_error(&format!("class variable {name} of {f} is overtaken by {t}")));
+    }
+    Ok(Some(front))
+}
+
+fn toplevel_cvar_error(ctx: &mut Ctx) -> crate::error::Unwind {
+    ctx.runtime_error("class variable access from toplevel")
 }
 
 pub fn get_cvar(ctx: &mut Ctx, fi: usize, id: SymId) -> Result<Value> {
-    let base = cvar_base(ctx, fi);
-    if base == ctx.c().object && ctx.stacks.frames[fi].cref == ctx.vm().top_cref.get() {
-        return Err(ctx.runtime_error("class variable access from toplevel"));
-    }
+    let Some(base) = cvar_base(ctx, fi) else {
+        return Err(toplevel_cvar_error(ctx));
+    };
     cvar_get(ctx, base, id)
 }
 
 pub fn cvar_get(ctx: &mut Ctx, base: Value, id: SymId) -> Result<Value> {
-    match find_cvar_owner(ctx, base, id) {
+    match find_cvar_owner(ctx, base, id)? {
         Some(owner) => Ok(module::body(owner).cvars.iter().find(|(n, _)| *n == id).map_or(Value::NIL, |(_, v)| *v)),
         None => {
             let name = ctx.sym_str(id);
@@ -561,16 +585,15 @@ pub fn cvar_get(ctx: &mut Ctx, base: Value, id: SymId) -> Result<Value> {
 }
 
 pub fn set_cvar(ctx: &mut Ctx, fi: usize, id: SymId, v: Value) -> Result<()> {
-    let base = cvar_base(ctx, fi);
-    if base == ctx.c().object && ctx.stacks.frames[fi].cref == ctx.vm().top_cref.get() {
-        return Err(ctx.runtime_error("class variable access from toplevel"));
-    }
+    let Some(base) = cvar_base(ctx, fi) else {
+        return Err(toplevel_cvar_error(ctx));
+    };
     cvar_set(ctx, base, id, v)
 }
 
 pub fn cvar_set(ctx: &mut Ctx, base: Value, id: SymId, v: Value) -> Result<()> {
     ctx.check_frozen(base)?;
-    let owner = find_cvar_owner(ctx, base, id).unwrap_or(base);
+    let owner = find_cvar_owner(ctx, base, id)?.unwrap_or(base);
     let b = module::body(owner);
     if let Some(e) = b.cvars.iter_mut().find(|(n, _)| *n == id) {
         e.1 = v;
@@ -1096,8 +1119,10 @@ pub fn defined(ctx: &mut Ctx, _iseq: &Iseq, fi: usize, kind: u32, operand: u32) 
         }
         DEF_GVAR => crate::core::globals::is_defined(ctx, id).then_some("global-variable"),
         DEF_CVAR => {
-            let base = cvar_base(ctx, fi);
-            find_cvar_owner(ctx, base, id).is_some().then_some("class variable")
+            match cvar_base(ctx, fi) {
+                Some(base) => find_cvar_owner(ctx, base, id).ok().flatten().is_some().then_some("class variable"),
+                None => None,
+            }
         }
         DEF_CONST => {
             let cref_v = ctx.stacks.frames[fi].cref;
