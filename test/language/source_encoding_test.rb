@@ -21,3 +21,8 @@ test "the magic comment counts only at the start of the first line (or after a s
   assert_equal Encoding::UTF_8, eval("\n# encoding: big5\n__ENCODING__")
   assert_equal Encoding::UTF_8, eval("1 + 1 # encoding: big5\n__ENCODING__")
 end
+
+test "eval takes the source encoding from the evaluated String" do
+  assert_equal Encoding::US_ASCII, eval("__ENCODING__".dup.force_encoding("US-ASCII"))
+  assert_equal Encoding::BINARY, eval("'a'".b).encoding
+end

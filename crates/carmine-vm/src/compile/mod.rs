@@ -44,14 +44,16 @@ pub struct CompileOptions {
     pub frozen_string_literal: Option<bool>,
     /// Script name shown in labels ("<main>" / "<top (required)>").
     pub top_label: String,
+    /// The source's encoding without a magic comment (an eval'd String's own).
+    pub default_encoding: Option<u8>,
 }
 
 impl CompileOptions {
     pub fn main(path: &str) -> CompileOptions {
-        CompileOptions { path: path.to_string(), line: 1, kind: IseqKind::Main, eval_scopes: Vec::new(), frozen_string_literal: None, top_label: "<main>".into() }
+        CompileOptions { path: path.to_string(), line: 1, kind: IseqKind::Main, eval_scopes: Vec::new(), frozen_string_literal: None, top_label: "<main>".into(), default_encoding: None }
     }
     pub fn required(path: &str) -> CompileOptions {
-        CompileOptions { path: path.to_string(), line: 1, kind: IseqKind::Top, eval_scopes: Vec::new(), frozen_string_literal: None, top_label: "<top (required)>".into() }
+        CompileOptions { path: path.to_string(), line: 1, kind: IseqKind::Top, eval_scopes: Vec::new(), frozen_string_literal: None, top_label: "<top (required)>".into(), default_encoding: None }
     }
 }
 
@@ -150,7 +152,7 @@ pub fn compile(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions) -> Result<Va
         error: None,
         eval_outer: opts.eval_scopes.clone(),
         masgn_prefixes: std::collections::VecDeque::new(),
-        source_encoding: source_encoding(source, &result),
+        source_encoding: source_encoding(source, &result, opts.default_encoding.unwrap_or(crate::core::encoding::UTF_8)),
         deconstruct_cache: None,
     };
     let kind = opts.kind;
@@ -186,7 +188,7 @@ pub fn compile(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions) -> Result<Va
 /// The encoding named by the source's `coding:`/`encoding:` magic comment.
 /// It counts only in a comment that starts its line, on the first line or the
 /// second after a shebang.
-fn source_encoding(source: &[u8], result: &ruby_prism::ParseResult<'_>) -> u8 {
+fn source_encoding(source: &[u8], result: &ruby_prism::ParseResult<'_>, default: u8) -> u8 {
     let base = source.as_ptr() as usize;
     for c in result.magic_comments() {
         let at = (c.key().as_ptr() as usize).wrapping_sub(base);
@@ -233,7 +235,7 @@ fn source_encoding(source: &[u8], result: &ruby_prism::ParseResult<'_>) -> u8 {
             }
         }
     }
-    crate::core::encoding::UTF_8
+    default
 }
 
 fn is_plain_local_name(n: &[u8]) -> bool {
