@@ -27,3 +27,14 @@ end
 test "yield in a singleton class body is a SyntaxError" do
   assert_raise(SyntaxError) { eval("def yield_in_sclass; class << self; yield; end; end") }
 end
+
+test "an object's singleton class responds to its class's class methods" do
+  klass = Class.new do
+    def self.a_class_method = :cm
+    def an_instance_method; end
+  end
+  sc = klass.new.singleton_class
+  assert_equal :cm, sc.a_class_method
+  assert_false sc.respond_to?(:an_instance_method)
+  assert_equal Class, sc.class
+end

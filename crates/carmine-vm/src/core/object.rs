@@ -147,7 +147,19 @@ pub fn singleton_class(ctx: &mut Ctx, v: Value) -> Result<Value> {
     };
     let mut b = ClassBody::new(ClassKind::Singleton, superclass, AllocKind::None);
     b.attached = v;
-    let meta_klass = if module::is_class_or_module(v) && body(v).kind == ClassKind::Singleton { ctx.c().class } else { ctx.c().class };
+    // An object's singleton class is itself an instance of the metaclass of
+    // the object's class, so `obj.singleton_class.a_class_method` works.
+    let meta_klass = if module::is_class_or_module(v) {
+        ctx.c().class
+    } else {
+        let real = module::real_class(klass);
+        let meta = basic(real).klass;
+        if module::is_class_or_module(meta) && body(meta).kind == ClassKind::Singleton && body(meta).attached == real {
+            meta
+        } else {
+            ctx.c().class
+        }
+    };
     let s = new_class_object(ctx, meta_klass, b);
     if is_frozen(v) {
         basic(s).flags |= FL_FROZEN;
