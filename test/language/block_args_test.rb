@@ -8,9 +8,9 @@ test "a lone positional parameter with keywords does not auto-splat" do
   assert_equal [[{ "a" => 1 }], {}], block_args_test_yield([{ "a" => 1 }]) { |a = nil, **k| [a, k] }
 end
 
-test "several parameters, a rest with keywords, or a trailing comma auto-splat" do
+test "several parameters or a trailing comma auto-splat; a rest with keywords does not" do
   assert_equal [1, 2, :k], block_args_test_yield([1, 2]) { |a, b, k: :k| [a, b, k] }
-  assert_equal [[1, 2], :k], block_args_test_yield([1, 2]) { |*a, k: :k| [a, k] }
+  assert_equal [[[1, 2]], {}], block_args_test_yield([1, 2]) { |*a, **kw| [a, kw] }
   assert_equal 1, block_args_test_yield([1, 2]) { |a, | a }
 end
 

@@ -150,9 +150,9 @@ pub fn bind_args(ctx: &mut Ctx, iseq: &Iseq, bp: usize, mut argc: usize, mut kw:
     // A block given one Array for several parameters spreads it.
     if mode == ArgMode::Loose && argc == 1 {
         let multi = p.lead + p.post + p.opt;
-        // Ruby 3.2+: keywords do not make a lone positional parameter splat
-        // (`|a, k:|`), but a rest parameter with keywords does (`|*a, k:|`).
-        let wants_splat = multi >= 2 || (p.rest && multi >= 1) || p.trailing_comma || (p.rest && p.accepts_kw());
+        // Ruby 3.2+: keywords never make a block splat a lone Array
+        // (`|a, k:|`, `|*a, **kw|`).
+        let wants_splat = multi >= 2 || (p.rest && multi >= 1) || p.trailing_comma;
         if wants_splat {
             let a = ctx.stacks.stack[bp];
             if let Some(arr) = splat_candidate(ctx, a)? {
