@@ -157,8 +157,9 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             Node::XStringNode { .. } => {
                 let n = node.as_x_string_node().expect("xstring");
                 self.b().emit(Insn::PutSelf);
+                // The command string is passed frozen (a redefined ` sees it).
                 let enc = self.literal_encoding(false, false);
-                self.compile_string_literal(n.unescaped(), false, enc);
+                self.compile_string_literal(n.unescaped(), true, enc);
                 let bq = self.ctx.intern("`");
                 let ci = self.b().call_info(bq, 1, super::iseq::call_flags::FCALL, None);
                 self.b().emit(Insn::Send(ci));

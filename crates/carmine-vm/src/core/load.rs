@@ -95,8 +95,13 @@ pub fn require(ctx: &mut Ctx, name: &str) -> Result<bool> {
     let Some(abs) = resolve(ctx, name)? else {
         return Err(load_error(ctx, name));
     };
+    // $LOADED_FEATURES decides: a program may remove an entry to load the
+    // file again.
     if ctx.vm().loaded.borrow().contains(&abs) {
-        return Ok(false);
+        if in_loaded_features(ctx, &abs)? {
+            return Ok(false);
+        }
+        ctx.vm().loaded.borrow_mut().remove(&abs);
     }
     ctx.vm().loaded.borrow_mut().insert(abs.clone());
     push_feature(ctx, &abs)?;
@@ -110,6 +115,21 @@ pub fn require(ctx: &mut Ctx, name: &str) -> Result<bool> {
         return Err(e);
     }
     Ok(true)
+}
+
+fn in_loaded_features(ctx: &mut Ctx, path: &str) -> Result<bool> {
+    let lf = crate::core::globals::get(ctx, sym::DOLLAR_LOADED_FEATURES)?;
+    if !array::is_array(lf) {
+        return Ok(false);
+    }
+    let n = array::len(lf);
+    for i in 0..n {
+        let v = array::get(lf, i);
+        if string::is_string(v) && string::bytes(v) == path.as_bytes() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 fn push_feature(ctx: &mut Ctx, path: &str) -> Result<()> {
