@@ -77,3 +77,13 @@ test "FrozenError wording for method definitions" do
   o = Object.new.freeze
   assert_raise(FrozenError, "can't modify frozen object: #{o.inspect}") { def o.x; end }
 end
+
+test "modules under anonymous modules get temporary names, made permanent later" do
+  a, b, c = Module.new, Module.new, Module.new
+  a::B = b
+  assert_match(/\A#<Module:0x\h+>::B\z/, b.name)
+  a::B::C = c
+  Object.const_set(:ConstTestPermanentName, a)
+  assert_equal "ConstTestPermanentName::B", b.name
+  assert_equal "ConstTestPermanentName::B::C", c.name
+end

@@ -151,6 +151,9 @@ pub struct ConstEntry {
 pub struct ClassBody {
     /// Permanent name (`"A::B"`), set when first assigned to a constant.
     pub name: Option<Value>,
+    /// `name` is temporary ("#<Module:0x...>::B", set under an anonymous
+    /// module): it is replaced when the outer module gets a permanent name.
+    pub temporary_name: bool,
     pub superclass: Value,
     pub kind: ClassKind,
     /// For singleton classes: the object they belong to.
@@ -191,6 +194,7 @@ impl ClassBody {
     pub fn new(kind: ClassKind, superclass: Value, alloc: AllocKind) -> ClassBody {
         ClassBody {
             name: None,
+            temporary_name: false,
             superclass,
             kind,
             attached: Value::NIL,

@@ -93,13 +93,14 @@ pub fn const_set_checked(ctx: &mut Ctx, target: Value, id: SymId, v: Value) -> R
     if basic(target).has(FL_FROZEN) {
         return Err(ctx.frozen_error(target));
     }
-    if module::is_class_or_module(v) && body(v).name.is_none() && body(v).kind != ClassKind::Singleton {
-        let tname = body(target).name;
-        if target == ctx.c().object || tname.is_some() {
-            let n = ctx.sym_str(id);
-            let full = if target == ctx.c().object { n } else { format!("{}::{}", class_path(ctx, target), n) };
-            let s = string::new_utf8(ctx, &full);
-            body(v).name = Some(object::freeze(s));
+    if module::is_class_or_module(v) && (body(v).name.is_none() || body(v).temporary_name) && body(v).kind != ClassKind::Singleton {
+        let permanent = target == ctx.c().object || (body(target).name.is_some() && !body(target).temporary_name);
+        let n = ctx.sym_str(id);
+        let full = if target == ctx.c().object { n } else { format!("{}::{}", class_path(ctx, target), n) };
+        let s = string::new_utf8(ctx, &full);
+        body(v).name = Some(object::freeze(s));
+        body(v).temporary_name = !permanent;
+        if permanent {
             name_nested(ctx, v);
         }
     }
@@ -138,10 +139,11 @@ fn not_a_error(ctx: &mut Ctx, cbase: Value, name: SymId, what: &str) -> crate::e
 fn name_nested(ctx: &mut Ctx, m: Value) {
     let consts: Vec<(SymId, Value)> = body(m).consts.iter().map(|(n, e)| (*n, e.value)).collect();
     for (n, v) in consts {
-        if module::is_class_or_module(v) && body(v).name.is_none() && body(v).kind != ClassKind::Singleton {
+        if module::is_class_or_module(v) && (body(v).name.is_none() || body(v).temporary_name) && body(v).kind != ClassKind::Singleton {
             let full = format!("{}::{}", class_path(ctx, m), ctx.sym_str(n));
             let s = string::new_utf8(ctx, &full);
             body(v).name = Some(object::freeze(s));
+            body(v).temporary_name = false;
             name_nested(ctx, v);
         }
     }
