@@ -79,3 +79,27 @@ test "an exception raised from a rescue clause is $! in enclosing ensures" do
   assert_equal [e, e, e], seen
   assert_nil $!
 end
+
+test "an ensure clause run by an exception sees it as $!" do
+  outer = StandardError.new("outer")
+  inner = StandardError.new("inner")
+  seen = []
+  begin
+    begin
+      raise outer
+    ensure
+      seen << $!
+      begin
+        raise inner
+      rescue
+        seen << $!
+      ensure
+        seen << $!
+      end
+      seen << $!
+    end
+  rescue
+    seen << $!
+  end
+  assert_equal [outer, inner, outer, outer, outer], seen
+end

@@ -366,6 +366,15 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                 self.b().jump(after);
                 self.b().place(handler);
                 self.b().depth = base;
+                // While an exception passes through, the ensure body sees it as `$!`.
+                let not_exception = self.b().new_label();
+                self.b().emit(Insn::GetLocal(err));
+                self.b().emit(Insn::PutNil);
+                self.b().emit(Insn::CheckMatch(ops::MATCH_EXCEPTION));
+                self.b().branch_unless(not_exception);
+                self.b().emit(Insn::GetLocal(err));
+                self.b().emit(Insn::SetErrinfo);
+                self.b().place(not_exception);
                 self.compile_statements(ens.statements(), false);
                 self.b().emit(Insn::Reraise(err));
                 self.b().place(after);
