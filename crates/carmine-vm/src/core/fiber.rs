@@ -183,19 +183,21 @@ pub struct EnumCursor {
     enumerator: Value,
     fiber: Value,
     /// A value fetched by `peek` and not yet returned by `next`: (packed, as next_values).
-    lookahead: Option<(Value, Value)>,
+    lookahead: Option<(Value, Value, bool)>,
     /// The StopIteration raised once the iteration ended (raised again until `rewind`).
     stop: Value,
     /// What `feed` set: the value of the pending `yield` inside `each`.
     feed: Option<Value>,
-    /// Values of the last yield, as `next_values` returns them (set by the iterating fiber).
+    /// Values of the last yield: the single yielded value itself when `last_single` (the
+    /// common case; `next_values` wraps it in an Array only when asked), else their Array.
     last_values: Value,
+    last_single: bool,
 }
 
 crate::data_obj!(EnumCursor, |s, m| {
     m.mark(s.enumerator);
     m.mark(s.fiber);
-    if let Some((a, b)) = s.lookahead {
+    if let Some((a, b, _)) = s.lookahead {
         m.mark(a);
         m.mark(b);
     }
@@ -222,23 +224,34 @@ fn cursor<'a>(v: Value) -> Option<&'a mut EnumCursor> {
 fn iterate(ctx: &mut Ctx, cur: Value) -> Result<Value> {
     let e = cursor(cur).map(|c| c.enumerator).unwrap_or(Value::NIL);
     let mut hand_over = |ctx: &mut Ctx, args: &[Value]| -> Result<Value> {
-        let values = array::from_slice(ctx, args);
+        let single = args.len() == 1;
+        let values = if single { args[0] } else { array::from_slice(ctx, args) };
         let packed = fiber::pack(ctx, args);
         if let Some(c) = cursor(cur) {
             c.last_values = values;
+            c.last_single = single;
         }
         fiber::yield_(ctx, &[packed])
     };
     crate::core::proc::with_native_block(ctx, &mut hand_over, |ctx, b| crate::core::enumerator::run(ctx, e, b))
 }
 
-/// The next values of `e`'s iteration as (packed, as an Array), advancing unless `peek`.
-fn next_values(ctx: &mut Ctx, e: Value, peek: bool) -> Result<(Value, Value)> {
-    let mut cur = enum_obj(ctx, e)?.cursor;
-    if cursor(cur).is_none() {
-        cur = crate::core::object::new_data(ctx, Value::NIL, Box::new(EnumCursor { enumerator: e, fiber: Value::NIL, lookahead: None, stop: Value::NIL, feed: None, last_values: Value::NIL }));
-        enum_obj(ctx, e)?.cursor = cur;
+/// The external-iteration cursor of `e`, created on first use.
+fn cursor_of(ctx: &mut Ctx, e: Value) -> Result<Value> {
+    let cur = enum_obj(ctx, e)?.cursor;
+    if cursor(cur).is_some() {
+        return Ok(cur);
     }
+    let c = EnumCursor { enumerator: e, fiber: Value::NIL, lookahead: None, stop: Value::NIL, feed: None, last_values: Value::NIL, last_single: true };
+    let cur = crate::core::object::new_data(ctx, Value::NIL, Box::new(c));
+    enum_obj(ctx, e)?.cursor = cur;
+    Ok(cur)
+}
+
+/// The next values of `e`'s iteration as (packed, values, single), advancing unless `peek`;
+/// `values` is the lone yielded value when `single`, else the Array of them.
+fn next_values(ctx: &mut Ctx, e: Value, peek: bool) -> Result<(Value, Value, bool)> {
+    let cur = cursor_of(ctx, e)?;
     let c = cursor(cur).expect("cursor");
     if let Some(la) = c.lookahead {
         if !peek {
@@ -274,31 +287,31 @@ fn next_values(ctx: &mut Ctx, e: Value, peek: bool) -> Result<(Value, Value)> {
         c.fiber = Value::NIL;
         return Err(Unwind::Raise(stop));
     }
-    let values = c.last_values;
+    let (values, single) = (c.last_values, c.last_single);
     if peek {
-        c.lookahead = Some((v, values));
+        c.lookahead = Some((v, values, single));
     }
-    Ok((v, values))
+    Ok((v, values, single))
 }
 
 /// `Enumerator#next` / `#peek`.
 pub fn enumerator_next(ctx: &mut Ctx, e: Value, peek: bool) -> Result<Value> {
-    next_values(ctx, e, peek).map(|(v, _)| v)
+    next_values(ctx, e, peek).map(|(v, _, _)| v)
 }
 
 /// `Enumerator#next_values` / `#peek_values`.
 pub fn enumerator_next_values(ctx: &mut Ctx, e: Value, peek: bool) -> Result<Value> {
-    let (_, values) = next_values(ctx, e, peek)?;
-    Ok(if peek { array::dup(ctx, values) } else { values })
+    let (_, values, single) = next_values(ctx, e, peek)?;
+    Ok(match (single, peek) {
+        (true, _) => array::from_slice(ctx, &[values]),
+        (false, true) => array::dup(ctx, values),
+        (false, false) => values,
+    })
 }
 
 /// `Enumerator#feed(v)`.
 pub fn enumerator_feed(ctx: &mut Ctx, e: Value, v: Value) -> Result<Value> {
-    let mut cur = enum_obj(ctx, e)?.cursor;
-    if cursor(cur).is_none() {
-        cur = crate::core::object::new_data(ctx, Value::NIL, Box::new(EnumCursor { enumerator: e, fiber: Value::NIL, lookahead: None, stop: Value::NIL, feed: None, last_values: Value::NIL }));
-        enum_obj(ctx, e)?.cursor = cur;
-    }
+    let cur = cursor_of(ctx, e)?;
     let c = cursor(cur).expect("cursor");
     if c.feed.is_some() {
         return Err(ctx.type_error("feed value already set"));

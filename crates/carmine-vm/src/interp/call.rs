@@ -61,31 +61,47 @@ fn push_frame(ctx: &mut Ctx, kind: FrameKind) -> &mut Frame {
     ctx.frame_serial += 1;
     let serial = ctx.frame_serial;
     let frames = &mut ctx.stacks.frames;
-    frames.push(Frame {
-        iseq: std::ptr::null(),
-        pc: 0,
-        bp: 0,
-        sp_base: 0,
-        ret_sp: 0,
-        locals: std::ptr::null_mut(),
-        self_: Value::NIL,
-        env: Value::NIL,
-        outer: Value::NIL,
-        cref: Value::NIL,
-        iseq_val: Value::NIL,
-        block: BlockRef::NONE,
-        owner: Value::NIL,
-        mid: None,
-        serial,
-        home_index: 0,
-        home_serial: 0,
-        kind,
-        flags: 0,
-        visibility: Visibility::Public,
-        svar: Value::NIL,
-    });
+    if frames.len() == frames.capacity() {
+        grow_frames(frames);
+    }
     let n = frames.len();
-    &mut frames[n - 1]
+    // SAFETY: there is room for one more frame (reserved above); it is fully written before
+    // the length covers it. Writing through the pointer (rather than `Vec::push`, whose
+    // argument is built before a possible reallocation) lets the frame be built in place.
+    unsafe {
+        let f = frames.as_mut_ptr().add(n);
+        std::ptr::write(f, Frame {
+            iseq: std::ptr::null(),
+            pc: 0,
+            bp: 0,
+            sp_base: 0,
+            ret_sp: 0,
+            locals: std::ptr::null_mut(),
+            self_: Value::NIL,
+            env: Value::NIL,
+            outer: Value::NIL,
+            cref: Value::NIL,
+            iseq_val: Value::NIL,
+            block: BlockRef::NONE,
+            owner: Value::NIL,
+            mid: None,
+            serial,
+            home_index: 0,
+            home_serial: 0,
+            kind,
+            flags: 0,
+            visibility: Visibility::Public,
+            svar: Value::NIL,
+        });
+        frames.set_len(n + 1);
+        &mut *f
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn grow_frames(frames: &mut Vec<Frame>) {
+    frames.reserve(frames.len().max(16));
 }
 
 // ---- binding arguments ----
@@ -666,6 +682,36 @@ pub fn call_bmethod(ctx: &mut Ctx, recv: Value, me: &MethodEntry, proc_: Value, 
 
 /// Calls a block (or proc) from Rust.
 pub fn call_block(ctx: &mut Ctx, block: &Block, args: &[Value], kw: Option<Value>, block_arg: Option<Block>, self_override: Option<(Value, Option<Value>)>) -> Result<Value> {
+    // The common case (a literal block given plain arguments) with a small prologue; the
+    // rest is out of line.
+    let cap = match block {
+        Block::Captured(c) => Some(*c),
+        Block::Proc(p) if !rproc::is_lambda(*p) => rproc::captured(*p),
+        Block::Proc(_) => None,
+    };
+    if let (Some(cap), None, None, None) = (&cap, kw, block_arg, self_override) {
+        let base = ctx.stacks.sp;
+        if base + args.len() + STACK_MARGIN <= ctx.stacks.stack.len() && !ctx.native_stack_exhausted() {
+            // SAFETY: bounds checked just above. One argument (the usual yield) is stored
+            // directly; `copy_nonoverlapping` of an unknown length becomes a memcpy call.
+            unsafe {
+                let dst = ctx.stacks.stack.as_mut_ptr().add(base);
+                match args {
+                    [] => {}
+                    [v] => *dst = *v,
+                    _ => std::ptr::copy_nonoverlapping(args.as_ptr(), dst, args.len()),
+                }
+            }
+            if push_simple_block_frame(ctx, cap, args.len(), base, FRAME_FINISH) {
+                return exec::run(ctx);
+            }
+        }
+    }
+    call_block_general(ctx, block, args, kw, block_arg, self_override)
+}
+
+#[inline(never)]
+fn call_block_general(ctx: &mut Ctx, block: &Block, args: &[Value], kw: Option<Value>, block_arg: Option<Block>, self_override: Option<(Value, Option<Value>)>) -> Result<Value> {
     let (cap, lambda) = match block {
         Block::Captured(c) => (*c, false),
         Block::Proc(p) => match rproc::captured(*p) {
