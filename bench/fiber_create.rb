@@ -2,7 +2,8 @@
 # then each is resumed to completion; 1,000,000 fibers in total.
 #   SIZE=100 carmine bench/fiber_create.rb
 SIZE = Integer(ENV.fetch("SIZE", "1"))
-COUNT = Integer(ENV.fetch("TOTAL", "1000000")) / SIZE
+TOTAL = Integer(ENV.fetch("TOTAL", "1000000"))
+COUNT = TOTAL / SIZE
 
 a = Array.new(SIZE)
 COUNT.times do

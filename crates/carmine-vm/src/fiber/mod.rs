@@ -197,6 +197,13 @@ impl ThreadFibers {
         self.msg_value = value;
     }
 
+    /// Posts a plain value (the resume/yield case), without building an `Xfer`.
+    #[inline(always)]
+    fn post_value(&mut self, v: Value) {
+        self.msg_kind = MsgKind::Value;
+        self.msg_value = v;
+    }
+
     /// Takes the posted message.
     #[inline(always)]
     fn take(&mut self) -> Xfer {
@@ -420,8 +427,15 @@ fn enter(ctx: &mut Ctx, d: &mut FiberData) -> Result<usize> {
 /// Switches from the running fiber (whose payload is `from_d`) to `to` with `msg`; returns
 /// what this fiber is handed when it runs again.
 #[inline(always)]
-fn switch_to(ctx: &mut Ctx, from_d: *mut FiberData, to: Value, to_d: &mut FiberData, msg: Xfer) -> Result<Value> {
-    let to_sp = enter(ctx, to_d)?;
+fn switch_to(ctx: &mut Ctx, from_d: *mut FiberData, to: Value, to_d: &mut FiberData) -> Result<Value> {
+    let to_sp = match enter(ctx, to_d) {
+        Ok(sp) => sp,
+        Err(e) => {
+            // The message posted for the target is not delivered.
+            let _ = ctx.fibers.take();
+            return Err(e);
+        }
+    };
     // SAFETY: `from_d` is the running fiber's payload, alive (its object is `ctx.fiber_obj`);
     // it is only used before the switch below, after which others may change it.
     let from = unsafe { &mut *from_d };
@@ -429,7 +443,6 @@ fn switch_to(ctx: &mut Ctx, from_d: *mut FiberData, to: Value, to_d: &mut FiberD
     to_d.state = State::Resumed;
     ctx.fiber_obj = to;
     ctx.fibers.cur = to_d;
-    ctx.fibers.post(msg);
     let save: *mut usize = &mut from.sp;
     // SAFETY: `to_sp` is a prepared or suspended context of this thread; `save` lives in the
     // Fiber object, which stays reachable (it is `to`'s resumer, the root, or referenced by
@@ -611,7 +624,6 @@ struct Plan {
     from_d: *mut FiberData,
     to: Value,
     to_d: *mut FiberData,
-    msg: Xfer,
     /// For `resume`: the resumed fiber's payload and its resumer, to unlink afterwards.
     resumed: Option<(*mut FiberData, Value)>,
 }
@@ -623,7 +635,7 @@ struct Plan {
 #[inline(always)]
 fn run_plan(ctx: &mut Ctx, p: Plan) -> Result<Value> {
     // SAFETY: `to_d` is the payload of `to`, which the plan's caller keeps referenced.
-    let r = switch_point(ctx, p.from_d, p.to, unsafe { &mut *p.to_d }, p.msg);
+    let r = switch_point(ctx, p.from_d, p.to, unsafe { &mut *p.to_d });
     if let Some((d, cur)) = p.resumed {
         // SAFETY: the resumed fiber's payload; its object is still referenced by the caller.
         let d = unsafe { &mut *d };
@@ -635,8 +647,8 @@ fn run_plan(ctx: &mut Ctx, p: Plan) -> Result<Value> {
 }
 
 #[inline(never)]
-fn switch_point(ctx: &mut Ctx, from_d: *mut FiberData, to: Value, to_d: &mut FiberData, msg: Xfer) -> Result<Value> {
-    switch_to(ctx, from_d, to, to_d, msg)
+fn switch_point(ctx: &mut Ctx, from_d: *mut FiberData, to: Value, to_d: &mut FiberData) -> Result<Value> {
+    switch_to(ctx, from_d, to, to_d)
 }
 
 /// The builtin behind both `Fiber#resume` (an instance receiver) and `Fiber.yield` (the class).
@@ -702,7 +714,11 @@ fn plan_resume(ctx: &mut Ctx, f: Value, d: *mut FiberData, msg: Xfer, start_args
     }
     dr.resumer = cur;
     dr.yielding = false;
-    Ok(Plan { from_d: cur_d, to: f, to_d: d, msg, resumed: Some((d, cur)) })
+    match msg {
+        Xfer::Value(v) => ctx.fibers.post_value(v),
+        msg => ctx.fibers.post(msg),
+    }
+    Ok(Plan { from_d: cur_d, to: f, to_d: d, resumed: Some((d, cur)) })
 }
 
 /// `Fiber.yield(*args)` from Rust: suspends on the native stack.
@@ -730,7 +746,8 @@ fn plan_yield(ctx: &mut Ctx, args: &[Value], from_ruby: bool) -> Result<Plan> {
         return Err(Unwind::Suspend);
     }
     d.state = State::Suspended;
-    Ok(Plan { from_d: cur_d, to: target, to_d: fd(target), msg: Xfer::Value(v), resumed: None })
+    ctx.fibers.post_value(v);
+    Ok(Plan { from_d: cur_d, to: target, to_d: fd(target), resumed: None })
 }
 
 /// True when the builtin on top was called by Ruby code of the fiber's own (only) dispatch
@@ -767,7 +784,8 @@ pub fn transfer(ctx: &mut Ctx, f: Value, args: &[Value]) -> Result<Value> {
         (*cur_d).state = State::Suspended;
         (*cur_d).yielding = false;
     }
-    switch_to(ctx, cur_d, f, d, Xfer::Value(v))
+    ctx.fibers.post_value(v);
+    switch_to(ctx, cur_d, f, d)
 }
 
 /// Switches to a transferred fiber `f` with `msg` (for `raise`/`kill` on it).
@@ -776,7 +794,8 @@ fn transfer_message(ctx: &mut Ctx, f: Value, msg: Xfer) -> Result<Value> {
     let (_, cur_d) = running(ctx);
     // SAFETY: the running fiber's payload.
     unsafe { (*cur_d).state = State::Suspended };
-    switch_to(ctx, cur_d, f, fd(f), msg)
+    ctx.fibers.post(msg);
+    switch_to(ctx, cur_d, f, fd(f))
 }
 
 /// `fiber.raise(...)`: raises the exception made from `args` inside the fiber.
