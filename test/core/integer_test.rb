@@ -270,3 +270,57 @@ test "iteration" do
   assert_equal [0, 2, 4, 6, 8], 5.times.map { _1 * 2 }
 end
 
+
+test "step" do
+  assert_equal [1, 4, 7, 10], 1.step(10, 3).to_a
+  assert_equal 4, 1.step(10, 3).size
+  assert_equal [10, 7, 4, 1], 10.step(1, -3).to_a
+  assert_equal [], 10.step(1).to_a
+  assert_equal [1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7000000000000002, 1.8, 1.9, 2.0], 1.0.step(2.0, 0.1).to_a
+  assert_equal 11, 1.0.step(2.0, 0.1).size
+  assert_equal [1, 0, -1], 1.step(by: -1).first(3)
+  assert_equal [1, 3, 5, 7], 1.step(by: 2, to: 7).to_a
+  assert_raise(ArgumentError, "step can't be 0") { 1.step(3, 0) }
+  assert_raise(ArgumentError, "step can't be 0") { 1.step(3, 0) { break } }
+  assert_raise(ArgumentError, "step can't be 0") { 1.step(3, by: 0) { break } }
+  assert_equal [1.0, 3.0], 1.step(Float::INFINITY, 2).first(2)
+  assert_equal "[1, (3/2), (2/1)]", (1.step(2, 0.5r).to_a).inspect
+  assert_equal [1.0, 1.5, 2.0], 1.step(2r, 0.5).to_a
+  assert_equal [0.1, 0.2, 0.30000000000000004, 0.4, 0.5], 0.1.step(0.5, 0.1).to_a
+  assert_equal [1.0, 0.75, 0.5, 0.25, 0.0], 1.0.step(0.0, -0.25).to_a
+  assert_equal [2, 10, 18], 1.step(10, 4).map { _1 * 2 }
+  assert_equal Enumerator::ArithmeticSequence, 1.step(5, 2).class
+  assert_equal "(1.step(5, 2))", 1.step(5, 2).inspect
+  assert_equal [1.0, 1.5, 2.0], 1.0.step(by: 0.5).first(3)
+  assert_equal [1, 2], 1.step(5, nil).first(2)
+  assert_equal [1, 3], 1.step(nil, 2).first(2)
+  assert_raise(ArgumentError, "comparison of String with 0 failed") { 1.step(5, "a").to_a }
+  assert_equal Enumerator, 1.step(5, "a").class
+  assert_raise(ArgumentError, "comparison of Integer with String failed") { 1.step("x") { } }
+  assert_raise(ArgumentError, "comparison of Integer with String failed") { 1.step("x").to_a }
+  assert_raise(TypeError, "step must be numeric") { 1.step(3, nil) { } }
+  assert_equal 0, 3.step(1).size
+  assert_equal [1], 1.step(1, 1).to_a
+  assert_equal [1.0, 2.0, 3.0], 1.step(3, 1.0).to_a
+  assert_equal [1, 2, 3], 1.step(3, by: 1).to_a
+  assert_raise(ArgumentError, "step is given twice") { 1.step(3, 1, by: 1) }
+  assert_raise(ArgumentError, "to is given twice") { 1.step(3, to: 1) }
+  assert_raise(ArgumentError, "unknown keyword: :foo") { 1.step(3, foo: 1) { } }
+  assert_raise(TypeError, "0 can't be coerced into Object") { 1.step(3, Object.new) { } }
+  assert_equal [1, 3, 5, 7], (a = []; 1.step(by: 2) { |x| a << x; break if x > 5 }; a)
+  assert_equal [1, 0, -1, -2, -3, -4], (a = []; 1.step(nil, -1) { |x| a << x; break if x < -3 }; a)
+  assert_equal [1, 3, 5, 7], (a = []; 1.step(Float::INFINITY, 2) { |x| a << x; break if x > 5 }; a)
+  assert_equal [], (a = []; 1.step(-Float::INFINITY, 2) { |x| a << x; break if x > 5 }; a)
+  assert_equal "[(1/1), (4/3), (5/3), (2/1)]", ((a = []; 1r.step(2, 1/3r) { |x| a << x }; a)).inspect
+  assert_equal [18446744073709551616, 18446744073709551617, 18446744073709551618], (a = []; (2**64).step(2**64+2) { |x| a << x }; a)
+  assert_equal [1.0, 2.0], (a = []; 1.step(2.5) { |x| a << x }; a)
+  assert_equal [1, 2, 3], (a = []; 1.step(3r) { |x| a << x }; a)
+  assert_equal [1, 9223372036854775809], (a = []; 1.step(2**64, 2**63) { |x| a << x }; a)
+  assert_equal [4611686018427387902, 4611686018427387903, 4611686018427387904, 4611686018427387905], (a = []; (2**62-2).step(2**62+1) { |x| a << x }; a)
+  assert_equal [1.0], (a = []; 1.0.step(2.0, Float::INFINITY) { |x| a << x }; a)
+  assert_equal [10.0, 5.5, 1.0], (a = []; 10.step(1, -4.5) { |x| a << x }; a)
+  assert_equal [1.44, 1.9599999999999997, 2.5600000000000005, 3.24, 4.0], (a = []; 1.2.step(by: 0.2, to: 2.0) { |f| a << f * f }; a)
+  assert_equal [27.0, 3.375, 0.0, -3.375, -27.0], (a = []; 3.step(by: -1.5, to: -3) { |i| a << i * i * i }; a)
+  assert_equal 1, 1.step(2, 0.5) { }
+end
+

@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 use crate::core::{array, float, integer, object};
-use crate::interp::Args;
+use crate::interp::{Args, Block};
 use crate::symbol::{sym, SymId};
 use crate::thread::Ctx;
 use crate::value::Value;
@@ -277,8 +277,198 @@ fn n_truncate(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     via_float(ctx, recv, args, "truncate")
 }
 
+// ---- Numeric#step (CRuby's num_step) ----
+
+/// Rejects keywords other than `allowed`, as `rb_get_kwargs` does.
+fn check_keywords(ctx: &mut Ctx, args: &Args, allowed: &[&str]) -> Result<()> {
+    let Some(kw) = args.kw else { return Ok(()) };
+    let mut unknown = Vec::new();
+    for (k, _) in crate::core::hash::pairs(kw) {
+        let known = k.as_symbol().is_some_and(|s| allowed.iter().any(|a| ctx.sym_str(s) == *a));
+        if !known {
+            unknown.push(object::inspect_string(ctx, k)?);
+        }
+    }
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let s = if unknown.len() > 1 { "s" } else { "" };
+    Err(ctx.arg_error(&format!("unknown keyword{s}: {}", unknown.join(", "))))
+}
+
+/// Whether a step goes downwards (`num_step_negative_p`): Integers by sign, anything else
+/// by `step > 0`.
+fn step_negative(ctx: &mut Ctx, step: Value) -> Result<bool> {
+    if let Some(i) = step.as_fixnum() {
+        return Ok(i < 0);
+    }
+    if crate::core::bignum::is_bignum(step) {
+        return Ok(num_traits::Signed::is_negative(crate::core::bignum::get(step)));
+    }
+    if !ctx.respond_to(step, sym::GT, true) {
+        return Err(coerce_failed(ctx, step, Value::fixnum(0)));
+    }
+    Ok(!ctx.call(step, sym::GT, &[Value::fixnum(0)])?.truthy())
+}
+
+/// Number of elements of a float sequence (`ruby_float_step_size`).
+pub fn float_step_size(beg: f64, end: f64, unit: f64, excl: bool) -> f64 {
+    if unit == 0.0 {
+        return f64::INFINITY;
+    }
+    if unit.is_infinite() {
+        let inside = if unit > 0.0 { beg <= end } else { beg >= end };
+        return if inside { 1.0 } else { 0.0 };
+    }
+    let mut n = (end - beg) / unit;
+    let err = ((beg.abs() + end.abs() + (end - beg).abs()) / unit.abs() * f64::EPSILON).min(0.5);
+    if excl {
+        if n <= 0.0 {
+            return 0.0;
+        }
+        n = if n < 1.0 { 0.0 } else { (n - err).floor() };
+        let d = (n + 1.0) * unit + beg;
+        if (beg < end && d < end) || (beg > end && d > end) {
+            n += 1.0;
+        }
+        n
+    } else {
+        if n < 0.0 {
+            return 0.0;
+        }
+        (n + err).floor() + 1.0
+    }
+}
+
+/// Yields a float sequence when any of the three is a Float (`ruby_float_step`); false
+/// when none is, leaving the iteration to the caller.
+fn float_step(ctx: &mut Ctx, from: Value, to: Value, step: Value, blk: &Block) -> Result<bool> {
+    if !(float::is_float(from) || float::is_float(to) || float::is_float(step)) {
+        return Ok(false);
+    }
+    let unit = to_f64(ctx, step)?;
+    let beg = to_f64(ctx, from)?;
+    let end = to_f64(ctx, to)?;
+    let n = float_step_size(beg, end, unit, false);
+    if unit.is_infinite() {
+        if n != 0.0 {
+            let v = float::new(ctx, beg);
+            ctx.yield1(blk, v)?;
+        }
+    } else if unit == 0.0 {
+        let v = float::new(ctx, beg);
+        loop {
+            ctx.yield1(blk, v)?;
+        }
+    } else {
+        let mut i: i64 = 0;
+        while (i as f64) < n {
+            let mut d = i as f64 * unit + beg;
+            if if unit >= 0.0 { end < d } else { d < end } {
+                d = end;
+            }
+            let v = float::new(ctx, d);
+            ctx.yield1(blk, v)?;
+            i += 1;
+        }
+    }
+    Ok(true)
+}
+
+/// `Numeric#step(to = nil, by = 1)` / `step(to:, by:)`: with a block, iterates like CRuby's
+/// `num_step` (an integer counter for Integers, `ruby_float_step` when a Float is
+/// involved, `+` and `<`/`>` otherwise); without one, returns an ArithmeticSequence for
+/// numeric arguments and a plain Enumerator otherwise.
 fn n_step(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    crate::core::enumerator::numeric_step(ctx, recv, args)
+    check_keywords(ctx, args, &["to", "by"])?;
+    let argc = args.pos.len();
+    let mut to = args.pos.first().copied().unwrap_or(Value::NIL);
+    let mut step = args.pos.get(1).copied().unwrap_or(Value::NIL);
+    if let Some(v) = args.kwarg(ctx, "to") {
+        if argc > 0 {
+            return Err(ctx.arg_error("to is given twice"));
+        }
+        to = v;
+    }
+    let by = match args.kwarg(ctx, "by") {
+        Some(v) if argc > 1 => {
+            let _ = v;
+            return Err(ctx.arg_error("step is given twice"));
+        }
+        Some(v) => Some(v),
+        None => None,
+    };
+    let Some(blk) = args.block else {
+        if let Some(b) = by {
+            step = b;
+        }
+        if step.is_nil() {
+            step = Value::fixnum(1);
+        } else if object::equal(ctx, step, Value::fixnum(0))? {
+            return Err(ctx.arg_error("step can't be 0"));
+        }
+        if (to.is_nil() || is_numeric(ctx, to)) && is_numeric(ctx, step) {
+            let pos = [to, step];
+            return crate::core::enumerator::numeric_step(ctx, recv, &Args { pos: &pos, kw: None, block: None });
+        }
+        return crate::core::enumerator::enum_for(ctx, recv, "step", &[to, step], None);
+    };
+    match by {
+        Some(b) => step = b,
+        None if argc > 1 && step.is_nil() => return Err(ctx.type_error("step must be numeric")),
+        None => {}
+    }
+    if object::equal(ctx, step, Value::fixnum(0))? {
+        return Err(ctx.arg_error("step can't be 0"));
+    }
+    if step.is_nil() {
+        step = Value::fixnum(1);
+    }
+    let desc = step_negative(ctx, step)?;
+    if to.is_nil() {
+        to = float::new(ctx, if desc { f64::NEG_INFINITY } else { f64::INFINITY });
+    }
+    let inf = float::is_float(to) && {
+        let f = float::get(to);
+        f.is_infinite() && if f.is_sign_negative() { desc } else { !desc }
+    };
+    let mut i = recv;
+    match (recv.as_fixnum(), step.as_fixnum()) {
+        (Some(from), Some(diff)) if inf || to.is_fixnum() => {
+            // An integer counter while the values stay Fixnums; past that the generic
+            // loop below carries on with Bignums.
+            let end = to.as_fixnum();
+            let mut n = from;
+            loop {
+                if let Some(e) = end {
+                    if if desc { n < e } else { n > e } {
+                        return Ok(recv);
+                    }
+                }
+                ctx.yield1(&blk, Value::fixnum(n))?;
+                match n.checked_add(diff) {
+                    Some(m) if Value::fits_fixnum(m) => n = m,
+                    _ => {
+                        i = integer::add(ctx, Value::fixnum(n), step)?;
+                        break;
+                    }
+                }
+            }
+        }
+        _ => {
+            if float_step(ctx, recv, to, step, &blk)? {
+                return Ok(recv);
+            }
+        }
+    }
+    let cmp = if desc { sym::LT } else { sym::GT };
+    loop {
+        if !inf && ctx.call(i, cmp, &[to])?.truthy() {
+            return Ok(recv);
+        }
+        ctx.yield1(&blk, i)?;
+        i = ctx.call(i, sym::PLUS, &[step])?;
+    }
 }
 
 fn n_real(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
