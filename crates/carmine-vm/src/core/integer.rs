@@ -10,7 +10,7 @@ use num_bigint::{BigInt, Sign};
 use num_integer::Integer as _;
 use num_traits::{One, Pow, Signed, ToPrimitive, Zero};
 
-use crate::core::{array, bignum, float, numeric, string};
+use crate::core::{array, bignum, float, numeric, object, string};
 use crate::interp::Args;
 use crate::symbol::sym;
 use crate::thread::Ctx;
@@ -219,7 +219,13 @@ fn other_operand(ctx: &mut Ctx, a: Value, b: Value, op: crate::symbol::SymId) ->
             sym::MINUS => x - y,
             sym::MUL => x * y,
             sym::DIV => x / y,
-            sym::MOD => float::ruby_mod(x, y),
+            sym::MOD => {
+                // CRuby's flodivmod: a zero Float divisor raises, unlike `/`.
+                if y == 0.0 {
+                    return Err(ctx.zero_division());
+                }
+                float::ruby_mod(x, y)
+            }
             sym::POW => return float::pow(ctx, x, y),
             sym::LT => return Ok(Value::bool(float::cmp_int_float(a, y).is_some_and(|o| o.is_lt()))),
             sym::LE => return Ok(Value::bool(float::cmp_int_float(a, y).is_some_and(|o| o.is_le()))),
@@ -464,8 +470,21 @@ fn m_remainder(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Ok(bignum::normalize(ctx, x % y));
     }
     if float::is_float(b) {
-        let r = to_f64(recv) % float::get(b);
-        return Ok(float::new(ctx, r));
+        // CRuby's num_remainder: `x % y`, moved towards zero when the signs differ; a
+        // Bignum is first coerced to Float.
+        let y = float::get(b);
+        if y == 0.0 {
+            return Err(ctx.zero_division());
+        }
+        let x = to_f64(recv);
+        let z = float::ruby_mod(x, y);
+        if z != 0.0 && ((x < 0.0 && y > 0.0) || (x > 0.0 && y < 0.0)) {
+            if y.is_infinite() {
+                return Ok(if recv.is_fixnum() { recv } else { float::new(ctx, x) });
+            }
+            return Ok(float::new(ctx, z - y));
+        }
+        return Ok(float::new(ctx, z));
     }
     numeric::coerce_bin(ctx, recv, b, ctx.intern("remainder"), false)
 }
@@ -1126,6 +1145,25 @@ fn m_integer_p(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::TRUE)
 }
 
+/// `Integer.try_convert(obj)`: obj itself, its `to_int`, or nil (CRuby's
+/// `rb_check_integer_type`).
+fn s_try_convert(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let v = args.pos[0];
+    if is_integer(v) {
+        return Ok(v);
+    }
+    if !ctx.respond_to(v, sym::TO_INT, true) {
+        return Ok(Value::NIL);
+    }
+    let r = ctx.call(v, sym::TO_INT, &[])?;
+    if r.is_nil() || is_integer(r) {
+        return Ok(r);
+    }
+    let cname = object::class_name_of(ctx, v);
+    let rname = object::class_name_of(ctx, r);
+    Err(ctx.type_error(&format!("can't convert {cname} to Integer ({cname}#to_int gives {rname})")))
+}
+
 fn s_sqrt(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let x = to_integer_arg(ctx, args.pos[0])?;
     let b = bignum::to_big(x);
@@ -1143,6 +1181,7 @@ pub fn init(ctx: &mut Ctx) {
     let c = ctx.c().integer;
     crate::methods!(ctx, c, [
         ("sqrt", s_sqrt, [1], Safe, Singleton),
+        ("try_convert", s_try_convert, [1], Safe, Singleton),
         ("+", m_plus, [1], Safe),
         ("-", m_minus, [1], Safe),
         ("*", m_mul, [1], Safe),
