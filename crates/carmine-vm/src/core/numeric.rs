@@ -510,6 +510,42 @@ fn n_polar(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(array::from_slice(ctx, &[a, t]))
 }
 
+/// `Numeric#numerator`/`#denominator`: those of `to_r`.
+fn n_numerator(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let r = ctx.call(recv, sym::TO_R, &[])?;
+    let m = ctx.intern("numerator");
+    ctx.call(r, m, &[])
+}
+
+fn n_denominator(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let r = ctx.call(recv, sym::TO_R, &[])?;
+    let m = ctx.intern("denominator");
+    ctx.call(r, m, &[])
+}
+
+/// Numbers are immutable values: `dup` is the receiver itself.
+fn n_dup(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(recv)
+}
+
+/// `clone(freeze: nil)` returns the receiver (CRuby's `rb_immutable_obj_clone`); it cannot
+/// be unfrozen.
+fn n_clone(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    match args.kwarg(ctx, "freeze") {
+        None => {}
+        Some(v) if v.is_nil() || v == Value::TRUE => {}
+        Some(v) if v == Value::FALSE => {
+            let cname = object::class_name_of(ctx, recv);
+            return Err(ctx.arg_error(&format!("can't unfreeze {cname}")));
+        }
+        Some(v) => {
+            let cname = object::class_name_of(ctx, v);
+            return Err(ctx.arg_error(&format!("unexpected value for freeze: {cname}")));
+        }
+    }
+    Ok(recv)
+}
+
 fn n_to_c(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     crate::core::complex::new_rect(ctx, recv, Value::fixnum(0))
 }
@@ -565,6 +601,10 @@ pub fn init(ctx: &mut Ctx) {
         ("phase", n_arg, [0], Safe),
         ("to_c", n_to_c, [0], Safe),
         ("abs2", n_abs2, [0], Safe),
+        ("numerator", n_numerator, [0], Safe),
+        ("denominator", n_denominator, [0], Safe),
+        ("dup", n_dup, [0], Safe),
+        ("clone", n_clone, [0], Safe, Kw),
         ("polar", n_polar, [0], Safe),
         ("eql?", n_eql, [1], Safe),
     ]);
