@@ -276,12 +276,22 @@ fn m_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if object::real_class_of(ctx, recv) != object::real_class_of(ctx, o) {
         return Ok(Value::FALSE);
     }
-    Ok(Value::bool(a.recv == b.recv && a.me.owner == b.me.owner && (Arc::ptr_eq(&a.me, &b.me) || a.me.original_name == b.me.original_name)))
+    Ok(Value::bool(a.recv == b.recv && a.me.owner == b.me.owner && (Arc::ptr_eq(&a.me, &b.me) || definition_key(&a.me) == definition_key(&b.me))))
+}
+
+/// What identifies a method's definition for `==`/`hash`: the function of a builtin (as
+/// CRuby compares cfuncs, so builtins registered under two names are equal, like its
+/// aliases), otherwise the original name.
+fn definition_key(me: &MethodEntry) -> u64 {
+    match &me.body {
+        MethodBody::Builtin { f, .. } => *f as usize as u64,
+        _ => me.original_name.0 as u64,
+    }
 }
 
 fn m_hash(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let m = get(ctx, recv)?;
-    let h = crate::core::hash::mix(crate::core::hash::mix(ctx.vm().hash_seed, m.recv.raw()), m.me.original_name.0 as u64 ^ m.me.owner.raw());
+    let h = crate::core::hash::mix(crate::core::hash::mix(ctx.vm().hash_seed, m.recv.raw()), definition_key(&m.me) ^ m.me.owner.raw());
     Ok(Value::fixnum((h >> 2) as i64))
 }
 
