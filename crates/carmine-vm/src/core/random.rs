@@ -517,6 +517,7 @@ pub fn init(ctx: &mut Ctx) {
         ("seed", s_seed, [0], Unsafe, Singleton),
         ("bytes", s_bytes, [1], Unsafe, Singleton),
         ("urandom", s_urandom, [1], Safe, Singleton),
+        ("srand", k_srand, [0..=1], Unsafe, Singleton),
         ("rand", r_rand, [0..=1], Unsafe),
         ("random_number", r_random_number, [0..=1], Unsafe),
         ("seed", r_seed, [0], Safe),

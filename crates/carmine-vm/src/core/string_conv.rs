@@ -72,6 +72,14 @@ fn ord(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::fixnum(cp as i64))
 }
 
+/// `String#chr`: the first character (empty for an empty string).
+fn chr(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    match crate::core::string::substr(ctx, recv, 0, 1) {
+        Some(v) => Ok(v),
+        None => Ok(crate::core::string::new_like(ctx, recv, Vec::new())),
+    }
+}
+
 fn sum(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let bits = match args.pos.first() {
         Some(&b) => integer::to_i64_arg(ctx, b)?,
@@ -390,6 +398,7 @@ pub fn init(ctx: &mut Ctx) {
         ("hex", hex, [0], Safe),
         ("oct", oct, [0], Safe),
         ("ord", ord, [0], Safe),
+        ("chr", chr, [0], Safe),
         ("sum", sum, [0..=1], Safe),
         ("to_sym", to_sym, [0], Safe),
         ("intern", to_sym, [0], Safe),

@@ -213,6 +213,7 @@ pub fn init(ctx: &mut Ctx) {
         ("id2name", m_to_s, [0], Safe),
         ("name", m_name, [0], Safe),
         ("to_sym", m_to_sym, [0], Safe),
+        ("intern", m_to_sym, [0], Safe),
         ("to_proc", m_to_proc, [0], Safe),
         ("inspect", m_inspect, [0], Safe),
         ("==", m_eq, [1], Safe),
