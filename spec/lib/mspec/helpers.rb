@@ -190,8 +190,9 @@ class Object
     1.0 / 0.0
   end
 
+  # As mspec: 2**64 + plus, so that -bignum_value is a Bignum as well.
   def bignum_value(plus = 0)
-    0x8000_0000_0000_0000 + plus
+    0x1_0000_0000_0000_0000 + plus
   end
 
   def fixnum_max

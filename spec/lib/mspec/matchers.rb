@@ -8,6 +8,12 @@
 
 module MSpec
   TOLERANCE = 0.00003
+end
+
+# mspec defines it at the top level too; specs use it unqualified.
+TOLERANCE = MSpec::TOLERANCE unless Object.const_defined?(:TOLERANCE)
+
+module MSpec
 
   # Replaces a standard stream ($stdout/$stderr) while a block runs; collects
   # everything written with the IO writing methods Kernel and specs use.
