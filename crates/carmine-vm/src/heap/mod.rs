@@ -171,8 +171,11 @@ impl HeapInner {
     pub fn grow_after_collection(&mut self, live: usize) {
         let total = self.total_slots().max(1);
         let free = total - live.min(total);
-        if free * 10 < total * 3 {
-            let want_pages = (self.pages.len() / 2).max(4);
+        // Keep at least 40% of the slots free after a collection (as CRuby's default
+        // free-slots goal), growing by 80% of the heap at a time: fewer collections of a
+        // growing live set, each of which marks all of it.
+        if free * 10 < total * 4 {
+            let want_pages = (self.pages.len() * 4 / 5).max(4);
             self.grow(want_pages);
         }
         self.malloc_limit = (self.malloc_limit.max(MALLOC_LIMIT_MIN)).min(256 * 1024 * 1024);
