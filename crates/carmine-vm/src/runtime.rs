@@ -129,15 +129,7 @@ impl Runtime {
     /// exception on stderr in CRuby's format.
     pub fn run_main(&mut self, source: &[u8], path: &str) -> Outcome {
         let r = crate::core::kernel::run_program(&mut self.ctx, source, path, true);
-        let mut outcome = match r {
-            Ok(_) => Outcome::Exit(0),
-            Err(e) => self.report(e),
-        };
-        if let Some(o) = self.run_at_exit() {
-            outcome = o;
-        }
-        crate::core::io::flush_stdout(&mut self.ctx);
-        outcome
+        finish(&mut self.ctx, r)
     }
 
     /// Evaluates a string at top level and returns its value (for embedding and tests).
@@ -153,51 +145,76 @@ impl Runtime {
         }
     }
 
-    fn run_at_exit(&mut self) -> Option<Outcome> {
-        let mut outcome = None;
-        loop {
-            let next = self.ctx.vm().at_exit.borrow_mut().pop();
-            let Some(p) = next else { break };
-            if let Err(e) = self.ctx.call_proc(p, &[], None) {
-                outcome = Some(self.report(e));
-            }
-        }
-        outcome
-    }
-
     /// Prints an uncaught unwind and returns the exit status it implies.
     pub fn report(&mut self, e: Unwind) -> Outcome {
-        let ctx = &mut self.ctx;
-        crate::core::io::flush_stdout(ctx);
-        match e {
-            Unwind::Exit(code) => Outcome::Exit(code),
-            Unwind::Raise(exc) => {
-                if object::is_a(ctx, exc, ctx.c().system_exit) {
-                    let s = object::ivar_get(ctx, exc, sym::STATUS);
-                    return Outcome::Exit(s.as_fixnum().unwrap_or(0) as i32);
-                }
-                let msg = exception::full_message(ctx, exc);
-                let _ = crate::core::io::flush_stdout(ctx);
-                eprintln!("{msg}");
-                if object::is_a(ctx, exc, ctx.c().signal_exception) {
-                    return Outcome::Exit(130);
-                }
-                Outcome::Exit(1)
+        report(&mut self.ctx, e)
+    }
+}
+
+/// Ends a program (the main script, or the block of a forked child) the way `ruby` does:
+/// reports an uncaught exception, then runs the `at_exit` handlers unless the program
+/// left by `exit!`.
+pub(crate) fn finish(ctx: &mut Ctx, r: Result<Value, Unwind>) -> Outcome {
+    let mut outcome = match r {
+        Ok(_) => Outcome::Exit(0),
+        Err(Unwind::Exit(code)) => {
+            crate::core::io::flush_stdout(ctx);
+            return Outcome::Exit(code);
+        }
+        Err(e) => report(ctx, e),
+    };
+    if let Some(o) = run_at_exit(ctx) {
+        outcome = o;
+    }
+    crate::core::io::flush_stdout(ctx);
+    outcome
+}
+
+/// Runs the `at_exit` handlers, last registered first; an exception in one is reported
+/// and its status becomes the outcome.
+pub(crate) fn run_at_exit(ctx: &mut Ctx) -> Option<Outcome> {
+    let mut outcome = None;
+    loop {
+        let next = ctx.vm().at_exit.borrow_mut().pop();
+        let Some(p) = next else { break };
+        if let Err(e) = ctx.call_proc(p, &[], None) {
+            outcome = Some(report(ctx, e));
+        }
+    }
+    outcome
+}
+
+/// Prints an uncaught unwind and returns the exit status it implies.
+pub(crate) fn report(ctx: &mut Ctx, e: Unwind) -> Outcome {
+    crate::core::io::flush_stdout(ctx);
+    match e {
+        Unwind::Exit(code) => Outcome::Exit(code),
+        Unwind::Raise(exc) => {
+            if object::is_a(ctx, exc, ctx.c().system_exit) {
+                let s = object::ivar_get(ctx, exc, sym::STATUS);
+                return Outcome::Exit(s.as_fixnum().unwrap_or(0) as i32);
             }
-            Unwind::Throw { tag, .. } => {
-                let s = object::inspect_string(ctx, tag).unwrap_or_default();
-                eprintln!("{}: uncaught throw {s} (UncaughtThrowError)", ctx.vm().script_name.borrow());
-                Outcome::Exit(1)
+            let msg = exception::full_message(ctx, exc);
+            let _ = crate::core::io::flush_stdout(ctx);
+            eprintln!("{msg}");
+            if object::is_a(ctx, exc, ctx.c().signal_exception) {
+                return Outcome::Exit(130);
             }
-            Unwind::Break { .. } => {
-                eprintln!("{}: break from proc-closure (LocalJumpError)", ctx.vm().script_name.borrow());
-                Outcome::Exit(1)
-            }
-            Unwind::Return { .. } => Outcome::Exit(0),
-            Unwind::Suspend => {
-                eprintln!("[BUG] Carmine internal error: a fiber suspension reached the top level");
-                Outcome::Exit(70)
-            }
+            Outcome::Exit(1)
+        }
+        Unwind::Throw { tag, .. } => {
+            let s = object::inspect_string(ctx, tag).unwrap_or_default();
+            eprintln!("{}: uncaught throw {s} (UncaughtThrowError)", ctx.vm().script_name.borrow());
+            Outcome::Exit(1)
+        }
+        Unwind::Break { .. } => {
+            eprintln!("{}: break from proc-closure (LocalJumpError)", ctx.vm().script_name.borrow());
+            Outcome::Exit(1)
+        }
+        Unwind::Return { .. } => Outcome::Exit(0),
+        Unwind::Suspend => {
+            eprintln!("[BUG] Carmine internal error: a fiber suspension reached the top level");
+            Outcome::Exit(70)
         }
     }
 }

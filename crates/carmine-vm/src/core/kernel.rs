@@ -421,7 +421,7 @@ fn k_proc(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     }
 }
 
-fn k_exit(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+pub(crate) fn k_exit(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let status = args.pos.first().copied().unwrap_or(Value::TRUE);
     let e = object::allocate(ctx, ctx.c().system_exit)?;
     ctx.call(e, sym::INITIALIZE, &[status])?;
@@ -429,7 +429,7 @@ fn k_exit(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     Err(Unwind::Raise(e))
 }
 
-fn k_exit_bang(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+pub(crate) fn k_exit_bang(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let code = match args.pos.first() {
         None => 1,
         Some(&v) if v == Value::TRUE => 0,
@@ -439,7 +439,7 @@ fn k_exit_bang(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     Err(Unwind::Exit(code))
 }
 
-fn k_abort(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+pub(crate) fn k_abort(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let msg = match args.pos.first() {
         Some(&m) => {
             let s = string::to_str_arg(ctx, m)?;
@@ -590,6 +590,16 @@ fn k_method_name(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
         }
         _ => Ok(Value::NIL),
     }
+}
+
+/// `__callee__`: the name the running method was called by (an alias's own name).
+fn k_callee(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    let Some(fi) = ops::caller_ruby_frame(ctx) else { return Ok(Value::NIL) };
+    let f = &ctx.stacks.frames[fi];
+    Ok(match f.mid {
+        Some(m) if !f.owner.is_nil() => Value::symbol(m),
+        _ => Value::NIL,
+    })
 }
 
 fn k_dir(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
@@ -855,6 +865,7 @@ pub fn init(ctx: &mut Ctx) {
         ("sleep", k_sleep, [0..=1], Safe, ModuleFunction),
         ("gets", k_gets, [0..=2], Unsafe, ModuleFunction, Kw),
         ("__method__", k_method_name, [0], Safe, ModuleFunction),
+        ("__callee__", k_callee, [0], Safe, ModuleFunction),
         ("__dir__", k_dir, [0], Safe, ModuleFunction),
         ("caller", k_caller, [0..=2], Safe, ModuleFunction),
         ("caller_locations", k_caller_locations, [0..=2], Safe, ModuleFunction),

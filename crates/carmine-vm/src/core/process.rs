@@ -106,10 +106,12 @@ fn shell(ctx: &mut Ctx, cmd: &str, capture: bool) -> Result<(Vec<u8>, i64, i32)>
     }
 }
 
-fn set_last_status(ctx: &mut Ctx, pid: i64, status: i32) {
+/// Sets `$?` to a new Process::Status and returns it.
+fn set_last_status(ctx: &mut Ctx, pid: i64, status: i32) -> Value {
     let klass = status_class(ctx);
     let v = object::new_data(ctx, klass, Box::new(StatusObj { pid, status }));
     crate::core::globals::define(ctx, crate::symbol::sym::DOLLAR_QUESTION, v);
+    v
 }
 
 fn status_class(ctx: &mut Ctx) -> Value {
@@ -224,6 +226,141 @@ fn k_system(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     Ok(if exited && code == 127 { Value::NIL } else { Value::bool(exited && code == 0) })
 }
 
+/// `fork` / `Process.fork`: a child process running this program from here. With a block,
+/// the child runs the block and then ends as a program does (`at_exit` handlers, status
+/// 0 or that of an uncaught exception), never returning into the caller's frames.
+fn k_fork(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    crate::core::io::flush_stdout(ctx);
+    // SAFETY: Carmine runs Ruby code on this one native thread (no other threads hold
+    // locks the child could need); the child continues with a copy of the whole heap.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        let code = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EAGAIN);
+        return Err(errno_error(ctx, code, "fork(2)"));
+    }
+    if pid > 0 {
+        return Ok(Value::fixnum(pid as i64));
+    }
+    match args.block {
+        Some(ref b) => {
+            let r = ctx.yield_block(b, &[]);
+            let crate::runtime::Outcome::Exit(code) = crate::runtime::finish(ctx, r);
+            std::process::exit(code)
+        }
+        None => Ok(Value::NIL),
+    }
+}
+
+/// waitpid(2) for `pid` (-1: any child) with `flags`; sets `$?`. Returns None when
+/// WNOHANG found no finished child.
+fn wait_child(ctx: &mut Ctx, args: &Args) -> Result<Option<(i64, Value)>> {
+    let pid = match args.pos.first() {
+        Some(&v) if !v.is_nil() => crate::core::integer::to_i64_arg(ctx, v)? as libc::pid_t,
+        _ => -1,
+    };
+    let flags = match args.pos.get(1) {
+        Some(&v) if !v.is_nil() => crate::core::integer::to_i64_arg(ctx, v)? as i32,
+        _ => 0,
+    };
+    let mut status = 0;
+    let r = loop {
+        // SAFETY: status is a valid out-pointer.
+        let r = unsafe { libc::waitpid(pid, &mut status, flags) };
+        if r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        break r;
+    };
+    if r < 0 {
+        let code = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::ECHILD);
+        return Err(errno_error(ctx, code, ""));
+    }
+    if r == 0 {
+        return Ok(None);
+    }
+    let st = set_last_status(ctx, r as i64, status);
+    Ok(Some((r as i64, st)))
+}
+
+fn p_wait(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    Ok(wait_child(ctx, args)?.map_or(Value::NIL, |(pid, _)| Value::fixnum(pid)))
+}
+
+fn p_wait2(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    match wait_child(ctx, args)? {
+        Some((pid, st)) => Ok(array::from_slice(ctx, &[Value::fixnum(pid), st])),
+        None => Ok(Value::NIL),
+    }
+}
+
+/// `Process.waitall`: [[pid, status], ...] for every child, in the order they end.
+fn p_waitall(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    let out = array::new(ctx);
+    loop {
+        let mut status = 0;
+        // SAFETY: status is a valid out-pointer.
+        let r = unsafe { libc::waitpid(-1, &mut status, 0) };
+        if r < 0 {
+            match std::io::Error::last_os_error().raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::ECHILD) => break,
+                c => return Err(errno_error(ctx, c.unwrap_or(libc::ECHILD), "")),
+            }
+        }
+        let st = set_last_status(ctx, r as i64, status);
+        let pair = array::from_slice(ctx, &[Value::fixnum(r as i64), st]);
+        array::push(ctx, out, pair);
+    }
+    Ok(out)
+}
+
+/// A signal argument of `Process.kill`: a number, or a name with or without `SIG`
+/// (a leading `-` signals the process group).
+fn signal_arg(ctx: &mut Ctx, v: Value) -> Result<(i32, bool)> {
+    if let Some(n) = v.as_fixnum() {
+        return Ok((n as i32, false));
+    }
+    let name = if let Some(s) = v.as_symbol() {
+        ctx.sym_str(s).to_string()
+    } else if string::is_string(v) {
+        string::str_arg(ctx, v)?
+    } else {
+        let s = object::inspect_string(ctx, v)?;
+        return Err(ctx.arg_error(&format!("bad signal type {}", s.trim_start_matches('#'))));
+    };
+    let (neg, bare) = match name.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, name.as_str()),
+    };
+    let bare = bare.strip_prefix("SIG").unwrap_or(bare);
+    match SIGNALS.iter().find(|(n, _)| *n == bare) {
+        Some(&(_, num)) => Ok((num, neg)),
+        None => Err(ctx.arg_error(&format!("unsupported signal 'SIG{bare}'"))),
+    }
+}
+
+fn p_kill(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    if args.pos.len() < 2 {
+        return Err(ctx.arity_error(args.pos.len(), 2, None));
+    }
+    let (sig, group) = signal_arg(ctx, args.pos[0])?;
+    for &p in &args.pos[1..] {
+        let pid = crate::core::integer::to_i64_arg(ctx, p)? as libc::pid_t;
+        let target = if group { -pid } else { pid };
+        // SAFETY: kill(2) has no memory-safety requirements.
+        if unsafe { libc::kill(target, sig) } < 0 {
+            let code = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::ESRCH);
+            return Err(errno_error(ctx, code, ""));
+        }
+    }
+    Ok(Value::fixnum(args.pos.len() as i64 - 1))
+}
+
+fn p_ppid(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    // SAFETY: getppid(2) cannot fail.
+    Ok(Value::fixnum(unsafe { libc::getppid() } as i64))
+}
+
 fn sig_list(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     let h = crate::core::hash::new(ctx);
     for &(n, v) in SIGNALS {
@@ -242,11 +379,27 @@ pub fn init(ctx: &mut Ctx) {
     crate::methods!(ctx, p, [
         ("pid", p_pid, [0], Safe, ModuleFunction),
         ("clock_gettime", p_clock_gettime, [1..=2], Safe, ModuleFunction),
+        ("ppid", p_ppid, [0], Safe, ModuleFunction),
+        ("fork", k_fork, [0], Unsafe, ModuleFunction),
+        ("wait", p_wait, [0..=2], Unsafe, ModuleFunction),
+        ("waitpid", p_wait, [0..=2], Unsafe, ModuleFunction),
+        ("wait2", p_wait2, [0..=2], Unsafe, ModuleFunction),
+        ("waitpid2", p_wait2, [0..=2], Unsafe, ModuleFunction),
+        ("waitall", p_waitall, [0], Unsafe, ModuleFunction),
+        ("kill", p_kill, [0..], Unsafe, ModuleFunction),
+        ("exit", crate::core::kernel::k_exit, [0..=1], Safe, ModuleFunction),
+        ("exit!", crate::core::kernel::k_exit_bang, [0..=1], Safe, ModuleFunction),
+        ("abort", crate::core::kernel::k_abort, [0..=1], Unsafe, ModuleFunction),
     ]);
+    for (name, v) in [("WNOHANG", libc::WNOHANG), ("WUNTRACED", libc::WUNTRACED)] {
+        let id = ctx.intern(name);
+        module::body(p).const_set(id, Value::fixnum(v as i64));
+    }
     let k = ctx.c().kernel;
     crate::methods!(ctx, k, [
         ("`", k_backtick, [1], Unsafe, ModuleFunction),
         ("system", k_system, [1..], Unsafe, ModuleFunction),
+        ("fork", k_fork, [0], Unsafe, ModuleFunction),
     ]);
     let s = ctx.c().signal;
     crate::methods!(ctx, s, [("list", sig_list, [0], Safe, ModuleFunction)]);
