@@ -132,6 +132,15 @@ impl Builder {
         self.fixups.push((at, l.0));
     }
 
+    /// `Once` for a new cache slot, jumping to `l` when the slot is filled; returns the slot.
+    pub fn once(&mut self, l: Label) -> u32 {
+        let slot = self.once_count;
+        self.once_count += 1;
+        let at = self.emit(Insn::Once(0, slot));
+        self.fixups.push((at, l.0));
+        slot
+    }
+
     pub fn jump(&mut self, l: Label) {
         self.emit_jump_like(Insn::Jump, l);
     }
@@ -269,6 +278,7 @@ impl Builder {
             Intern => (1, 1),
             ToRegexp(n, _) => (n as i32, 1),
             Once(..) => (0, 0),
+            SetOnce(_) => (0, 0),
             DefineMethod(..) => (0, 1),
             DefineSMethod(..) => (1, 1),
             DefineClass(_, _, flags) => {

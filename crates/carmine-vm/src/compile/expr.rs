@@ -199,8 +199,8 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             Node::RegularExpressionNode { .. } => {
                 if used {
                     let n = node.as_regular_expression_node().expect("regexp");
-                    let opts = regexp_options(n.is_ignore_case(), n.is_extended(), n.is_multi_line(), n.is_forced_binary_encoding() || n.is_ascii_8bit(), n.is_forced_us_ascii_encoding());
-                    match crate::core::regexp::new_literal(self.ctx, n.unescaped(), opts) {
+                    let opts = regexp_options(n.is_ignore_case(), n.is_extended(), n.is_multi_line(), n.is_ascii_8bit(), n.is_euc_jp(), n.is_windows_31j(), n.is_utf_8());
+                    match crate::core::regexp::new_literal(self.ctx, n.unescaped(), opts, self.source_encoding) {
                         Ok(v) => self.put_literal(v),
                         Err(e) => self.error = Some(e),
                     }
@@ -208,15 +208,14 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             }
             Node::InterpolatedRegularExpressionNode { .. } => {
                 let n = node.as_interpolated_regular_expression_node().expect("iregexp");
-                let opts = regexp_options(n.is_ignore_case(), n.is_extended(), n.is_multi_line(), n.is_forced_binary_encoding() || n.is_ascii_8bit(), n.is_forced_us_ascii_encoding());
-                let count = self.compile_parts_raw(&n.parts());
-                self.b().emit(Insn::ToRegexp(count, opts));
+                let opts = regexp_options(n.is_ignore_case(), n.is_extended(), n.is_multi_line(), n.is_ascii_8bit(), n.is_euc_jp(), n.is_windows_31j(), n.is_utf_8());
+                self.compile_dregexp(&n.parts(), opts, n.is_once());
                 self.pop_if_unused(used);
             }
             Node::MatchLastLineNode { .. } => {
                 let n = node.as_match_last_line_node().expect("match last line");
-                let opts = regexp_options(n.is_ignore_case(), n.is_extended(), n.is_multi_line(), n.is_forced_binary_encoding(), n.is_forced_us_ascii_encoding());
-                match crate::core::regexp::new_literal(self.ctx, n.unescaped(), opts) {
+                let opts = regexp_options(n.is_ignore_case(), n.is_extended(), n.is_multi_line(), n.is_ascii_8bit(), n.is_euc_jp(), n.is_windows_31j(), n.is_utf_8());
+                match crate::core::regexp::new_literal(self.ctx, n.unescaped(), opts, self.source_encoding) {
                     Ok(v) => self.put_literal(v),
                     Err(e) => self.error = Some(e),
                 }
@@ -227,9 +226,8 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             }
             Node::InterpolatedMatchLastLineNode { .. } => {
                 let n = node.as_interpolated_match_last_line_node().expect("imatch");
-                let opts = regexp_options(n.is_ignore_case(), n.is_extended(), n.is_multi_line(), n.is_forced_binary_encoding(), n.is_forced_us_ascii_encoding());
-                let count = self.compile_parts_raw(&n.parts());
-                self.b().emit(Insn::ToRegexp(count, opts));
+                let opts = regexp_options(n.is_ignore_case(), n.is_extended(), n.is_multi_line(), n.is_ascii_8bit(), n.is_euc_jp(), n.is_windows_31j(), n.is_utf_8());
+                self.compile_dregexp(&n.parts(), opts, n.is_once());
                 self.b().emit(Insn::GetLastLine);
                 let ci = self.b().call_info(sym::MATCH, 1, 0, None);
                 self.b().emit(Insn::Send(ci));
@@ -1067,21 +1065,46 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
     }
 }
 
-/// Regexp option bits as Onigmo/CRuby number them.
-pub fn regexp_options(i: bool, x: bool, m: bool, binary: bool, ascii: bool) -> u32 {
+impl<'a, 'pr> Compiler<'a, 'pr> {
+    /// An interpolated regexp; with `/o` it is built the first time only.
+    fn compile_dregexp(&mut self, parts: &ruby_prism::NodeList<'pr>, opts: u32, once: bool) {
+        let done = self.b().new_label();
+        let slot = once.then(|| self.b().once(done));
+        let count = self.compile_parts_raw(parts);
+        self.b().emit(Insn::ToRegexp(count, opts));
+        if let Some(slot) = slot {
+            self.b().emit(Insn::SetOnce(slot));
+        }
+        self.b().place(done);
+    }
+}
+
+/// Regexp option bits as Onigmo/CRuby number them (`/n` is NOENCODING); `/e`, `/s` and
+/// `/u` name an encoding (see `regexp::forced_encoding_opts`).
+pub fn regexp_options(i: bool, x: bool, m: bool, n: bool, euc_jp: bool, windows_31j: bool, utf8: bool) -> u32 {
     let mut o = 0;
     if i {
-        o |= 1;
+        o |= crate::core::regexp::IGNORECASE;
     }
     if x {
-        o |= 2;
+        o |= crate::core::regexp::EXTENDED;
     }
     if m {
-        o |= 4;
+        o |= crate::core::regexp::MULTILINE;
     }
-    if binary {
-        o |= 32;
+    let forced = if euc_jp {
+        Some("EUC-JP")
+    } else if windows_31j {
+        Some("Windows-31J")
+    } else if utf8 {
+        Some("UTF-8")
+    } else {
+        None
+    };
+    match forced.and_then(crate::core::encoding::find) {
+        Some(e) => o |= crate::core::regexp::forced_encoding_opts(e),
+        None if n => o |= crate::core::regexp::NOENCODING,
+        None => {}
     }
-    let _ = ascii;
     o
 }

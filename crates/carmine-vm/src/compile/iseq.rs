@@ -191,8 +191,11 @@ pub enum Insn {
     Intern,
     /// Build a Regexp from n strings; operand 2 = option flags (bit 31 = once).
     ToRegexp(u32, u32),
-    /// Build a Regexp once per iseq (for `/#{x}/o`); operand 2 = cache slot.
+    /// `/#{x}/o`: push the regexp cached in slot operand 2 and jump to operand 1, if the
+    /// regexp was built already.
     Once(u32, u32),
+    /// Cache the regexp on top of the stack (kept there) in a `Once` slot.
+    SetOnce(u32),
 
     /// Define method `name` from `children[i]` on the current definee.
     DefineMethod(SymId, u32),

@@ -41,6 +41,7 @@ pub mod random;
 pub mod range;
 pub mod rational;
 pub mod regexp;
+pub mod regexp_syntax;
 pub mod set;
 pub mod string;
 pub mod string_case;

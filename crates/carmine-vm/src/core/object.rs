@@ -708,6 +708,8 @@ pub fn copy_object(ctx: &mut Ctx, recv: Value, clone: bool, freeze_kw: Option<bo
         ObjType::Float | ObjType::Bignum => return Ok(recv),
         ObjType::Data => match crate::core::kernel::dup_data(ctx, recv)? {
             Some(v) => v,
+            // A class with a Data allocator copies its state in `initialize_copy`.
+            None if matches!(body(klass).alloc, AllocKind::Data(_)) => allocate(ctx, klass)?,
             None => {
                 let name = class_name_of(ctx, recv);
                 return Err(ctx.type_error(&format!("can't copy {name}")));

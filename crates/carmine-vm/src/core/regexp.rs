@@ -10,7 +10,7 @@
 
 use onig::{EncodedBytes, MatchParam, Regex, RegexOptions, Region, SearchOptions, Syntax};
 
-use crate::core::{array, encoding, hash, integer, object, string};
+use crate::core::{array, encoding, hash, integer, object, regexp_syntax, string};
 use crate::error::Unwind;
 use crate::interp::{ops, Args};
 use crate::object::data_ref;
@@ -26,8 +26,13 @@ pub const FIXEDENCODING: u32 = 16;
 pub const NOENCODING: u32 = 32;
 
 pub struct RegexpObj {
+    /// The pattern compiled for `enc` (None until `initialize`).
     pub regex: Option<Regex>,
+    /// The pattern compiled for other subject encodings, keyed by Oniguruma encoding: a
+    /// regexp not fixed to an encoding adapts to each subject's (CRuby recompiles too).
+    others: Vec<(usize, Regex)>,
     pub source: Vec<u8>,
+    /// Ruby-visible options, FIXEDENCODING and NOENCODING included.
     pub opts: u32,
     pub enc: u8,
     pub literal: bool,
@@ -55,15 +60,34 @@ pub fn is_match_data(v: Value) -> bool {
     data_ref::<MatchObj>(v).is_some()
 }
 
+/// The Oniguruma encoding a pattern or subject in `enc` is compiled/searched with.
+/// US-ASCII patterns are compiled as UTF-8: on ASCII text the two agree, and a
+/// non-fixed ASCII pattern is mostly matched against UTF-8 strings.
 fn onig_encoding(enc: u8) -> onig_sys::OnigEncoding {
-    if encoding::is_utf8(enc) {
-        &raw mut onig_sys::OnigEncodingUTF8
-    } else {
-        &raw mut onig_sys::OnigEncodingASCII
+    use onig_sys as o;
+    match encoding::name(enc) {
+        "UTF-8" | "US-ASCII" | "UTF8-MAC" => &raw mut o::OnigEncodingUTF8,
+        "EUC-JP" => &raw mut o::OnigEncodingEUC_JP,
+        "Shift_JIS" | "Windows-31J" => &raw mut o::OnigEncodingSJIS,
+        "EUC-KR" => &raw mut o::OnigEncodingEUC_KR,
+        "Big5" => &raw mut o::OnigEncodingBIG5,
+        "GB18030" => &raw mut o::OnigEncodingGB18030,
+        "KOI8-R" => &raw mut o::OnigEncodingKOI8_R,
+        "Windows-1251" => &raw mut o::OnigEncodingCP1251,
+        "ISO-8859-1" | "Windows-1252" => &raw mut o::OnigEncodingISO_8859_1,
+        "ISO-8859-2" => &raw mut o::OnigEncodingISO_8859_2,
+        "ISO-8859-15" => &raw mut o::OnigEncodingISO_8859_15,
+        "UTF-16LE" => &raw mut o::OnigEncodingUTF16_LE,
+        "UTF-16BE" => &raw mut o::OnigEncodingUTF16_BE,
+        "UTF-32LE" => &raw mut o::OnigEncodingUTF32_LE,
+        "UTF-32BE" => &raw mut o::OnigEncodingUTF32_BE,
+        _ => &raw mut o::OnigEncodingASCII,
     }
 }
 
-fn compile_regex(source: &[u8], opts: u32, enc: u8) -> std::result::Result<Regex, String> {
+/// Compiles a Ruby pattern for Oniguruma encoding `oenc`; errors are CRuby's messages
+/// without the `: /source/` suffix.
+fn compile_regex(source: &[u8], opts: u32, oenc: onig_sys::OnigEncoding) -> std::result::Result<Regex, String> {
     let mut o = RegexOptions::REGEX_OPTION_NONE;
     if opts & IGNORECASE != 0 {
         o |= RegexOptions::REGEX_OPTION_IGNORECASE;
@@ -74,27 +98,92 @@ fn compile_regex(source: &[u8], opts: u32, enc: u8) -> std::result::Result<Regex
     if opts & MULTILINE != 0 {
         o |= RegexOptions::REGEX_OPTION_MULTILINE;
     }
-    let pat = EncodedBytes::from_parts(source, onig_encoding(enc));
-    Regex::with_options_and_encoding(pat, o, Syntax::ruby()).map_err(|e| e.description().to_string())
+    let utf8 = std::ptr::eq(oenc, &raw mut onig_sys::OnigEncodingUTF8);
+    let pattern = regexp_syntax::translate(source, utf8, opts & EXTENDED != 0)?;
+    let pat = EncodedBytes::from_parts(&pattern, oenc);
+    Regex::with_options_and_encoding(pat, o, &regexp_syntax::syntax()).map_err(|e| e.description().to_string())
 }
 
-/// A Regexp object from source bytes and options.
-pub fn new_regexp(ctx: &mut Ctx, klass: Value, source: &[u8], opts: u32, enc: u8) -> Result<Value> {
-    let enc = if opts & NOENCODING != 0 { encoding::BINARY } else if source.is_ascii() && enc != encoding::BINARY { encoding::US_ASCII } else { enc };
-    let regex = match compile_regex(source, opts, if enc == encoding::US_ASCII { encoding::UTF_8 } else { enc }) {
+/// The encoding and encoding flags of a new regexp from `source` in `str_enc` with
+/// `opts` (CRuby's `rb_reg_initialize`): ASCII-only patterns are US-ASCII and adapt to
+/// their subjects; non-ASCII characters or escapes fix the encoding (`\u` to UTF-8);
+/// `/n` makes a non-ASCII pattern BINARY.
+fn choose_encoding(source: &[u8], opts: u32, str_enc: u8) -> (u8, u32) {
+    if !encoding::is_ascii_compatible(str_enc) {
+        return (str_enc, FIXEDENCODING);
+    }
+    let needs = regexp_syntax::encoding_needs(source);
+    if opts & NOENCODING != 0 {
+        return if needs.non_ascii { (encoding::BINARY, FIXEDENCODING | NOENCODING) } else { (encoding::US_ASCII, NOENCODING) };
+    }
+    if needs.unicode_escape {
+        return (encoding::UTF_8, FIXEDENCODING);
+    }
+    if opts & FIXEDENCODING != 0 || needs.non_ascii {
+        return (str_enc, FIXEDENCODING);
+    }
+    (encoding::US_ASCII, 0)
+}
+
+/// A RegexpError "`msg`: /source/".
+fn regexp_error(ctx: &mut Ctx, msg: &str, source: &[u8]) -> Unwind {
+    let s = String::from_utf8_lossy(source).into_owned();
+    ctx.raise(ctx.c().regexp_error, &format!("{msg}: /{s}/"))
+}
+
+/// Fills an allocated Regexp (`Regexp#initialize`).
+fn init_regexp(ctx: &mut Ctx, re: Value, source: &[u8], opts: u32, str_enc: u8) -> Result<()> {
+    if encoding::ENCODINGS.get(str_enc as usize).is_some_and(|e| e.dummy) {
+        return Err(regexp_error(ctx, "can't make regexp with dummy encoding", source));
+    }
+    let (enc, enc_flags) = choose_encoding(source, opts, str_enc);
+    let regex = match compile_regex(source, opts, onig_encoding(enc)) {
         Ok(r) => r,
-        Err(msg) => {
-            let s = String::from_utf8_lossy(source).into_owned();
-            return Err(ctx.raise(ctx.c().regexp_error, &format!("{msg}: /{s}/")));
-        }
+        Err(msg) => return Err(regexp_error(ctx, &msg, source)),
     };
-    let v = object::new_data(ctx, klass, Box::new(RegexpObj { regex: Some(regex), source: source.to_vec(), opts: opts & (IGNORECASE | EXTENDED | MULTILINE | FIXEDENCODING | NOENCODING), enc, literal: false }));
+    let Some(r) = data_ref::<RegexpObj>(re) else { return Err(ctx.type_error("wrong argument type (expected Regexp)")) };
+    r.regex = Some(regex);
+    r.others.clear();
+    r.source = source.to_vec();
+    r.opts = (opts & (IGNORECASE | EXTENDED | MULTILINE)) | enc_flags;
+    r.enc = enc;
+    Ok(())
+}
+
+fn alloc_regexp(ctx: &mut Ctx, klass: Value) -> Result<Value> {
+    Ok(object::new_data(ctx, klass, Box::new(RegexpObj { regex: None, others: Vec::new(), source: Vec::new(), opts: 0, enc: encoding::BINARY, literal: false })))
+}
+
+/// A new Regexp of class `klass` from `source` in encoding `enc`.
+pub fn new_regexp(ctx: &mut Ctx, klass: Value, source: &[u8], opts: u32, enc: u8) -> Result<Value> {
+    let v = alloc_regexp(ctx, klass)?;
+    init_regexp(ctx, v, source, opts, enc)?;
     Ok(v)
 }
 
-/// A regexp literal (compile-time; a bad pattern is a SyntaxError).
-pub fn new_literal(ctx: &mut Ctx, source: &[u8], opts: u32) -> Result<Value> {
-    let enc = if opts & NOENCODING != 0 { encoding::BINARY } else { encoding::UTF_8 };
+/// Regexp option bits for a literal's `/e`, `/s` and `/u` (an encoding index + 1 in bits
+/// 8..16 of the options the compiler passes; CRuby's options never use those bits).
+pub fn forced_encoding_opts(enc: u8) -> u32 {
+    ((enc as u32) + 1) << 8
+}
+
+/// Splits the compiler's options into Ruby options and the string encoding to use.
+fn literal_opts(opts: u32, source_enc: u8) -> (u32, u8) {
+    let forced = (opts >> 8) & 0xff;
+    let base = opts & (IGNORECASE | EXTENDED | MULTILINE | NOENCODING);
+    if forced > 0 {
+        (base | FIXEDENCODING, (forced - 1) as u8)
+    } else if opts & NOENCODING != 0 {
+        (base, encoding::BINARY)
+    } else {
+        (base, source_enc)
+    }
+}
+
+/// A regexp literal (compile-time; a bad pattern is a SyntaxError). `source_enc` is the
+/// source file's encoding.
+pub fn new_literal(ctx: &mut Ctx, source: &[u8], opts: u32, source_enc: u8) -> Result<Value> {
+    let (opts, enc) = literal_opts(opts, source_enc);
     let klass = ctx.c().regexp;
     match new_regexp(ctx, klass, source, opts, enc) {
         Ok(v) => {
@@ -111,19 +200,43 @@ pub fn new_literal(ctx: &mut Ctx, source: &[u8], opts: u32) -> Result<Value> {
     }
 }
 
-/// An interpolated regexp literal.
+/// An interpolated regexp literal. Strings and regexps that fix an encoding (non-ASCII
+/// content) must agree on it (CRuby's `rb_reg_preprocess_dregexp`).
 pub fn from_parts(ctx: &mut Ctx, parts: &[Value], opts: u32) -> Result<Value> {
+    let (opts, forced) = literal_opts(opts & !(1 << 31), encoding::UTF_8);
     let mut src = Vec::new();
+    let mut fixed: Option<u8> = None;
     for &p in parts {
-        if is_regexp(p) {
-            let s = to_s_bytes(p);
-            src.extend_from_slice(&s);
+        let (bytes, enc) = if is_regexp(p) {
+            let Some(r) = data_ref::<RegexpObj>(p) else { continue };
+            let enc = if r.opts & FIXEDENCODING != 0 { Some(r.enc) } else { None };
+            (to_s_bytes(p), enc)
         } else {
-            src.extend_from_slice(string::bytes(p));
+            let b = string::bytes(p).to_vec();
+            let needs = regexp_syntax::encoding_needs(&b);
+            let mut enc = string::encoding(p);
+            if opts & NOENCODING != 0 && enc != encoding::BINARY {
+                if !b.is_ascii() {
+                    return Err(regexp_error(ctx, "/.../n has a non escaped non ASCII character in non ASCII-8BIT script", &b));
+                }
+                enc = encoding::BINARY;
+            }
+            let fixes = !b.is_ascii() || needs.non_ascii || !encoding::is_ascii_compatible(enc);
+            (b, if needs.unicode_escape { Some(encoding::UTF_8) } else if fixes { Some(enc) } else { None })
+        };
+        if let Some(e) = enc {
+            if let Some(f) = fixed.filter(|&f| f != e) {
+                let msg = format!("encoding mismatch in dynamic regexp : {} and {}", encoding::name(f), encoding::name(e));
+                return Err(ctx.raise(ctx.c().regexp_error, &msg));
+            }
+            fixed = Some(e);
         }
+        src.extend_from_slice(&bytes);
     }
     let klass = ctx.c().regexp;
-    new_regexp(ctx, klass, &src, opts & !(1 << 31), encoding::UTF_8)
+    let enc = if opts & FIXEDENCODING != 0 { forced } else { fixed.unwrap_or(forced) };
+    let opts = if fixed.is_some() && opts & NOENCODING == 0 { opts | FIXEDENCODING } else { opts };
+    new_regexp(ctx, klass, &src, opts, enc)
 }
 
 fn get<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a RegexpObj> {
@@ -133,28 +246,73 @@ fn get<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a RegexpObj> {
     }
 }
 
-fn check_subject(ctx: &mut Ctx, s: Value) -> Result<()> {
-    let b = string::bytes(s);
-    let e = string::encoding(s);
-    if encoding::is_utf8(e) && !b.is_ascii() && std::str::from_utf8(b).is_err() {
-        return Err(ctx.arg_error("invalid byte sequence in UTF-8"));
+/// The encoding to match `s` with (CRuby's `rb_reg_prepare_enc`): the string's, unless
+/// the regexp's encoding is fixed; incompatible pairs raise Encoding::CompatibilityError.
+fn prepare_encoding(ctx: &mut Ctx, r: &RegexpObj, s: Value) -> Result<u8> {
+    let senc = string::encoding(s);
+    if !string::is_valid(s) {
+        return Err(ctx.arg_error(&format!("invalid byte sequence in {}", encoding::name(senc))));
     }
-    Ok(())
+    let seven_bit = string::is_7bit(s);
+    if r.enc == senc {
+        return Ok(senc);
+    }
+    if seven_bit && r.enc == encoding::US_ASCII {
+        return Ok(r.enc);
+    }
+    let incompatible = !encoding::is_ascii_compatible(senc) || (r.opts & FIXEDENCODING != 0 && (!encoding::is_ascii_compatible(r.enc) || !seven_bit));
+    if incompatible {
+        let msg = format!("incompatible encoding regexp match ({} regexp with {} string)", encoding::name(r.enc), encoding::name(senc));
+        return Err(ctx.raise(ctx.c().compatibility_error, &msg));
+    }
+    if r.opts & FIXEDENCODING != 0 {
+        return Ok(r.enc);
+    }
+    if r.opts & NOENCODING != 0 && senc != encoding::BINARY && !seven_bit {
+        crate::core::kernel::write_warning(ctx, &format!("historical binary regexp match /.../n against {} string", encoding::name(senc)));
+    }
+    Ok(senc)
+}
+
+/// The pattern compiled for Oniguruma encoding `oenc` (compiled on first use).
+fn regex_for<'a>(ctx: &mut Ctx, r: &'a mut RegexpObj, oenc: onig_sys::OnigEncoding) -> Result<&'a Regex> {
+    let key = oenc as usize;
+    let primary = onig_encoding(r.enc) as usize;
+    if key == primary {
+        return match r.regex.as_ref() {
+            Some(re) => Ok(re),
+            None => Err(ctx.type_error("uninitialized Regexp")),
+        };
+    }
+    let at = match r.others.iter().position(|(k, _)| *k == key) {
+        Some(at) => at,
+        None => match compile_regex(&r.source, r.opts, oenc) {
+            Ok(re) => {
+                r.others.push((key, re));
+                r.others.len() - 1
+            }
+            Err(msg) => {
+                let src = r.source.clone();
+                return Err(regexp_error(ctx, &msg, &src));
+            }
+        },
+    };
+    Ok(&r.others[at].1)
 }
 
 /// Searches `s` from byte `start`; returns the group ranges of the first match.
 pub fn search(ctx: &mut Ctx, re: Value, s: Value, start: usize, reverse: bool) -> Result<Option<Vec<Option<(usize, usize)>>>> {
-    check_subject(ctx, s)?;
-    let r = get(ctx, re)?;
+    get(ctx, re)?;
+    let Some(r) = data_ref::<RegexpObj>(re) else { return Err(ctx.type_error("uninitialized Regexp")) };
+    let enc = prepare_encoding(ctx, r, s)?;
     let b = string::bytes(s);
     if start > b.len() {
         return Ok(None);
     }
-    let enc = if encoding::is_utf8(string::encoding(s)) || r.enc == encoding::UTF_8 { encoding::UTF_8 } else { encoding::BINARY };
-    let enc = if r.enc == encoding::BINARY { encoding::BINARY } else { enc };
+    let oenc = onig_encoding(enc);
+    let regex = regex_for(ctx, r, oenc)?;
     let mut region = Region::new();
-    let chars = EncodedBytes::from_parts(b, onig_encoding(if b.is_ascii() { r.enc.max(encoding::UTF_8).min(encoding::UTF_8) } else { enc }));
-    let regex = r.regex.as_ref().expect("compiled");
+    let chars = EncodedBytes::from_parts(b, oenc);
     let (from, to) = if reverse { (start, 0) } else { (start, b.len()) };
     let res = regex.search_with_param(chars, from, to, SearchOptions::SEARCH_OPTION_NONE, Some(&mut region), MatchParam::default());
     match res {
@@ -287,23 +445,43 @@ pub fn to_s_bytes(re: Value) -> Vec<u8> {
     out
 }
 
+/// `Regexp#inspect` (CRuby's `rb_reg_desc`): `/` is escaped, escapes are kept, control
+/// characters other than whitespace and bytes that are not characters of the regexp's
+/// encoding (any non-ASCII byte of a BINARY or US-ASCII regexp) are shown as `\xHH`.
 fn inspect_bytes(r: &RegexpObj) -> Vec<u8> {
     let mut out = vec![b'/'];
     let mut i = 0;
     let s = &r.source;
+    let utf8 = encoding::is_utf8(r.enc);
+    let single_byte = r.enc == encoding::BINARY || r.enc == encoding::US_ASCII;
+    let hex = |out: &mut Vec<u8>, b: u8| out.extend_from_slice(format!("\\x{b:02X}").as_bytes());
     while i < s.len() {
-        match s[i] {
+        let c = s[i];
+        let len = if c < 0x80 || single_byte {
+            1
+        } else if utf8 {
+            encoding::precise_char_len(encoding::UTF_8, s, i).unwrap_or(0)
+        } else {
+            1
+        };
+        match c {
             b'\\' if i + 1 < s.len() => {
-                out.push(b'\\');
-                out.push(s[i + 1]);
-                i += 2;
+                let next = if utf8 { encoding::char_len(encoding::UTF_8, s, i + 1) } else { 1 };
+                out.extend_from_slice(&s[i..(i + 1 + next).min(s.len())]);
+                i += 1 + next;
                 continue;
             }
             b'/' => out.extend_from_slice(b"\\/"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            c => out.push(c),
+            0x20..=0x7e | b'\t' | b'\n' | 0x0b | 0x0c | b'\r' => out.push(c),
+            _ if c < 0x80 || single_byte => hex(&mut out, c),
+            _ if utf8 && len == 0 => {
+                hex(&mut out, c);
+                i += 1;
+                continue;
+            }
+            _ => out.extend_from_slice(&s[i..(i + len).min(s.len())]),
         }
-        i += 1;
+        i += len;
     }
     out.push(b'/');
     for (bit, c) in [(MULTILINE, b'm'), (IGNORECASE, b'i'), (EXTENDED, b'x')] {
@@ -807,18 +985,43 @@ fn opts_arg(ctx: &mut Ctx, v: Option<Value>) -> Result<u32> {
     })
 }
 
-fn re_s_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+/// `Regexp#initialize(source, options = nil)`: a Regexp copies another's pattern,
+/// options and encoding (a second argument is then ignored, with a warning in CRuby).
+fn re_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    if data_ref::<RegexpObj>(recv).is_some_and(|r| r.regex.is_some()) {
+        return Err(ctx.type_error("already initialized regexp"));
+    }
     let src = args.pos[0];
     if is_regexp(src) {
         let r = get(ctx, src)?;
         let (s, o, e) = (r.source.clone(), r.opts, r.enc);
-        return new_regexp(ctx, recv, &s, o, e);
+        let o = if o & NOENCODING != 0 { o & !FIXEDENCODING } else { o };
+        init_regexp(ctx, recv, &s, o, e)?;
+        return Ok(Value::NIL);
     }
     let s = string::to_str_arg(ctx, src)?;
     let o = opts_arg(ctx, args.pos.get(1).copied())?;
     let bytes = string::bytes(s).to_vec();
     let enc = string::encoding(s);
-    new_regexp(ctx, recv, &bytes, o, enc)
+    let enc = if o & NOENCODING != 0 { encoding::BINARY } else { enc };
+    init_regexp(ctx, recv, &bytes, o, enc)?;
+    Ok(Value::NIL)
+}
+
+/// `initialize_copy` (dup/clone): the copy shares nothing but the pattern text.
+fn re_initialize_copy(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let r = get(ctx, args.pos[0])?;
+    let (s, o, e) = (r.source.clone(), r.opts, r.enc);
+    if let Some(me) = data_ref::<RegexpObj>(recv) {
+        me.regex = None;
+    }
+    let o = if o & NOENCODING != 0 { o & !FIXEDENCODING } else { o };
+    init_regexp(ctx, recv, &s, o, e)?;
+    Ok(recv)
+}
+
+fn re_s_compile(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    ctx.call_with_block(recv, sym::NEW, args.pos, args.block)
 }
 
 fn re_s_escape(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
@@ -953,7 +1156,7 @@ fn re_tilde(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 fn re_source(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let r = get(ctx, recv)?;
     let (s, e) = (r.source.clone(), r.enc);
-    let v = string::new_with_enc(ctx, s, if e == encoding::BINARY { e } else if e == encoding::US_ASCII { encoding::US_ASCII } else { encoding::UTF_8 });
+    let v = string::new_with_enc(ctx, s, e);
     Ok(object::freeze(v))
 }
 
@@ -1004,7 +1207,8 @@ fn re_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let o = args.pos[0];
     let (Some(a), Some(b)) = (data_ref::<RegexpObj>(recv), data_ref::<RegexpObj>(o)) else { return Ok(Value::FALSE) };
     let _ = ctx;
-    Ok(Value::bool(a.source == b.source && a.opts == b.opts))
+    let flags = IGNORECASE | EXTENDED | MULTILINE | FIXEDENCODING;
+    Ok(Value::bool(a.source == b.source && a.opts & flags == b.opts & flags && a.enc == b.enc))
 }
 
 fn re_hash(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -1014,13 +1218,13 @@ fn re_hash(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 }
 
 fn re_encoding(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let e = get(ctx, recv)?.enc;
+    let e = data_ref::<RegexpObj>(recv).map_or(encoding::BINARY, |r| r.enc);
     Ok(encoding::encoding_object(ctx, e))
 }
 
 fn re_fixed_encoding(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let r = get(ctx, recv)?;
-    Ok(Value::bool(r.opts & FIXEDENCODING != 0 || (!r.source.is_ascii() && r.enc == encoding::UTF_8)))
+    Ok(Value::bool(r.opts & FIXEDENCODING != 0))
 }
 
 // ---- MatchData methods ----
@@ -1216,13 +1420,15 @@ fn md_deconstruct_keys(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value
 
 pub fn init(ctx: &mut Ctx) {
     let c = ctx.c().regexp;
+    crate::core::module::body(c).alloc = crate::core::module::AllocKind::Data(alloc_regexp);
     for (n, v) in [("IGNORECASE", IGNORECASE), ("EXTENDED", EXTENDED), ("MULTILINE", MULTILINE), ("FIXEDENCODING", FIXEDENCODING), ("NOENCODING", NOENCODING)] {
         let id = ctx.intern(n);
         crate::core::module::body(c).const_set(id, Value::fixnum(v as i64));
     }
     crate::methods!(ctx, c, [
-        ("new", re_s_new, [1..=3], Unsafe, Singleton),
-        ("compile", re_s_new, [1..=3], Unsafe, Singleton),
+        ("compile", re_s_compile, [0..], Unsafe, Singleton),
+        ("initialize", re_initialize, [1..=3], Unsafe, Private),
+        ("initialize_copy", re_initialize_copy, [1], Unsafe, Private),
         ("escape", re_s_escape, [1], Safe, Singleton),
         ("quote", re_s_escape, [1], Safe, Singleton),
         ("union", re_s_union, [0..], Unsafe, Singleton),

@@ -860,6 +860,9 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
                         jump!(target);
                     }
                 }
+                Insn::SetOnce(slot) => {
+                    iseq.once_caches[slot as usize].set(top!(0));
+                }
 
                 Insn::DefineMethod(name, child) => {
                     sync!();
