@@ -177,6 +177,18 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
             ctx.stacks.sp = ret_sp;
             Some(r.map(Some))
         }
+        MethodBody::Builtin { .. } => {
+            // `Class#new` (the only builtin the arm above leaves): allocate and push
+            // `initialize` right here when it is a Ruby method.
+            match inline_class_new(ctx, recv, argc, None, block, ret_sp) {
+                Ok(Some(r)) => Some(Ok(r)),
+                Ok(None) => None,
+                Err(e) => {
+                    ctx.stacks.sp = ret_sp;
+                    Some(Err(e))
+                }
+            }
+        }
         _ => None,
     }
 }
@@ -321,6 +333,12 @@ fn inline_class_new(ctx: &mut Ctx, klass: Value, argc: usize, kw: Option<Value>,
     let MethodBody::Iseq { iseq, cref } = init.body else { return Ok(None) };
     let o = object::new_object(ctx, klass);
     ctx.stacks.stack[ret_sp] = o;
+    if kw.is_none() && call::push_simple_method_frame(ctx, o, &init, iseq, cref, argc, block, ret_sp) {
+        if let Some(f) = ctx.stacks.frames.last_mut() {
+            f.flags |= crate::interp::frame::FRAME_CTOR;
+        }
+        return Ok(Some(None));
+    }
     call::push_method_frame(ctx, o, &init, iseq, cref, argc, kw, block, ret_sp, crate::interp::frame::FRAME_CTOR)?;
     Ok(Some(None))
 }
