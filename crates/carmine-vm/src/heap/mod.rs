@@ -91,8 +91,11 @@ impl HeapInner {
 
     /// Adds `n` pages; returns false if memory is exhausted.
     pub fn grow(&mut self, n: usize) -> bool {
-        for _ in 0..n {
-            let Some(page) = Page::new() else { return !self.ready.is_empty() };
+        let pages = Page::new_batch(n);
+        if pages.is_empty() {
+            return !self.ready.is_empty();
+        }
+        for page in pages {
             let (head, count) = page.collect_free();
             self.page_bases.insert(page.base());
             self.pages.push(page);

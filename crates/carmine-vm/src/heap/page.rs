@@ -42,14 +42,20 @@ pub struct Page {
 unsafe impl Send for Page {}
 
 impl Page {
-    pub fn new() -> Option<Page> {
-        let base = map_aligned_page()?;
-        let page = Page { base };
-        for i in HEADER_SLOTS..SLOTS_PER_PAGE {
-            // SAFETY: i is within the page; zeroed memory is a valid FreeSlot.
-            unsafe { (*page.slot(i)).flags = ObjType::Free as u32 };
-        }
-        Some(page)
+    /// `n` fresh pages from one mapping (one kernel mapping per heap growth, not per page:
+    /// the number of mappings a process may have is limited).
+    pub fn new_batch(n: usize) -> Vec<Page> {
+        let Some(base) = map_aligned_pages(n) else { return Vec::new() };
+        (0..n)
+            .map(|k| {
+                let page = Page { base: (base + k * PAGE_SIZE) as *mut u8 };
+                for i in HEADER_SLOTS..SLOTS_PER_PAGE {
+                    // SAFETY: i is within the page; zeroed memory is a valid FreeSlot.
+                    unsafe { (*page.slot(i)).flags = ObjType::Free as u32 };
+                }
+                page
+            })
+            .collect()
     }
 
     #[inline]
@@ -92,17 +98,19 @@ impl Page {
 
 impl Drop for Page {
     fn drop(&mut self) {
-        // SAFETY: base is a PAGE_SIZE mapping made by `map_aligned_page`, no longer used.
+        // SAFETY: base..base+PAGE_SIZE is this page's part of a mapping made by
+        // `map_aligned_pages`, no longer used; unmapping part of a mapping is allowed.
         unsafe { libc::munmap(self.base as *mut libc::c_void, PAGE_SIZE) };
     }
 }
 
-/// A fresh, zeroed, `PAGE_SIZE`-aligned mapping of `PAGE_SIZE` bytes. Mapped directly
-/// (twice the size, then trimmed to the alignment) rather than through the allocator: fresh
+/// A fresh, zeroed, `PAGE_SIZE`-aligned mapping of `n` pages, or None. Mapped directly (one
+/// page more, then trimmed to the alignment) rather than through the allocator: fresh
 /// anonymous memory is already zero, whereas an aligned `alloc_zeroed` clears it again,
 /// which cost a 64 KiB memset per page.
-fn map_aligned_page() -> Option<*mut u8> {
-    let len = PAGE_SIZE * 2;
+fn map_aligned_pages(n: usize) -> Option<usize> {
+    let want = n.checked_mul(PAGE_SIZE)?;
+    let len = want.checked_add(PAGE_SIZE)?;
     // SAFETY: a fresh private anonymous mapping; no existing memory is affected.
     let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) };
     if p == libc::MAP_FAILED {
@@ -111,17 +119,17 @@ fn map_aligned_page() -> Option<*mut u8> {
     let start = p as usize;
     let aligned = (start + PAGE_SIZE - 1) & !(PAGE_SIZE - 1);
     let head = aligned - start;
-    let tail = len - head - PAGE_SIZE;
-    // SAFETY: both ranges lie inside the mapping just made and outside the aligned page.
+    let tail = len - head - want;
+    // SAFETY: both ranges lie inside the mapping just made and outside the aligned pages.
     unsafe {
         if head > 0 {
             libc::munmap(p, head);
         }
         if tail > 0 {
-            libc::munmap((aligned + PAGE_SIZE) as *mut libc::c_void, tail);
+            libc::munmap((aligned + want) as *mut libc::c_void, tail);
         }
     }
-    Some(aligned as *mut u8)
+    Some(aligned)
 }
 
 /// The page base and slot index of an address inside a page, if it falls on an object slot.
