@@ -82,3 +82,36 @@ test "unknown directives raise (Ruby 3.3+)" do
   assert_equal Encoding::BINARY, "abc".unpack1("a*").encoding
   assert_equal Encoding::US_ASCII, "abc".unpack1("H*").encoding
 end
+
+test "NUL is an unknown directive; '*' is the rest of the string for every directive" do
+  assert_raise(ArgumentError, "unknown unpack directive '\\x00' in 'S\\x002'") { "abcd".unpack("S\0002") }
+  assert_equal ["ab", ""], "abcdef".unpack("a2x*a")
+  assert_equal ["ab", "e"], "abcdef".unpack("a2@*a")
+  assert_raise(ArgumentError, "X outside of string") { "abcdef".unpack("a2X*a") }
+  assert_equal ["bc", "a"], "abcdef".unpack("a2@a", offset: 1)
+  assert_equal ["c"], "abcdef".unpack("@2a", offset: 1)
+  assert_raise(ArgumentError, "offset can't be negative") { "a".unpack("C", offset: -1) }
+end
+
+test "decoders leave the position where CRuby's do" do
+  assert_equal ["abcabc", "a"], "#86)C\n#86)C\nabc".unpack("ua")
+  assert_equal ["ab", "="], "YWI=abc".unpack("ma")
+  assert_equal ["abc", "d"], "abc\0de".unpack("Z*a")
+  assert_equal ["abc", ""], "abc".unpack("Z5a")
+  assert_equal ["100", "b"], "abcdef".unpack("b3a")
+  assert_equal [97, 98, "c"], "abc".unpack("U2a")
+  assert_equal [129, 2], "\x81\x01\x02".unpack("w*")
+  assert_equal [97, 98, 99, nil, nil], "abc".unpack("c5")
+  assert_equal 97, "abc".unpack1("c5")
+end
+
+test "p and P map pointers back to the packed strings" do
+  s = "héllo"
+  packed = [s].pack("P")
+  assert_same s, packed.unpack1("P10")
+  assert_equal "h\xC3".b, packed.unpack1("P2")
+  assert_equal Encoding::BINARY, packed.unpack1("P2").encoding
+  assert_same s, [s].pack("p").unpack1("p")
+  assert_equal [nil], [nil].pack("p").unpack("p")
+  assert_raise(ArgumentError, /no associated pointer/) { packed.to_sym.to_s.unpack("P5") }
+end

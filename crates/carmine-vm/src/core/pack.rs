@@ -19,7 +19,7 @@ use crate::Result;
 /// A directive's repeat count.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Count {
-    /// An explicit or default (1) count.
+    /// An explicit or default (1; 0 for unpack's `@`) count.
     N(usize),
     /// `*`.
     Star,
@@ -104,7 +104,8 @@ pub fn parse_template(ctx: &mut Ctx, fmt: &[u8], mode: &str) -> Result<Vec<Direc
                 _ => return Err(ctx.range_error("pack length too big")),
             }
         } else {
-            Count::N(1)
+            // CRuby's default count: 1, but unpack's `@` (an absolute position) is 0.
+            Count::N(usize::from(kind != b'@' || mode == "pack"))
         };
         if kind == b'%' {
             return Err(ctx.arg_error("% is not supported"));
@@ -273,6 +274,12 @@ fn b64_value(c: u8) -> i32 {
 
 /// Lenient base64 decoding (`unpack("m")`): skips invalid characters, stops at `=`.
 pub fn b64_decode(s: &[u8]) -> Vec<u8> {
+    b64_decode_prefix(s).0
+}
+
+/// `b64_decode`, also returning how many bytes of `s` it consumed (where CRuby's decoder
+/// leaves the read position for the next directive: at a stopping `=`, else the end).
+pub fn b64_decode_prefix(s: &[u8]) -> (Vec<u8>, usize) {
     let at = |i: usize| s.get(i).copied().unwrap_or(0);
     let mut out = Vec::with_capacity(s.len() * 3 / 4);
     let n = s.len();
@@ -337,7 +344,7 @@ pub fn b64_decode(s: &[u8]) -> Vec<u8> {
             out.push(((b << 4) | (c >> 2)) as u8);
         }
     }
-    out
+    (out, i.min(n))
 }
 
 /// Strict base64 decoding (`unpack("m0")`, RFC 4648); `None` means "invalid base64".
@@ -385,6 +392,11 @@ pub fn b64_decode_strict(s: &[u8]) -> Option<Vec<u8>> {
 
 /// uudecoding (`unpack("u")`).
 pub fn uu_decode(s: &[u8]) -> Vec<u8> {
+    uu_decode_prefix(s).0
+}
+
+/// `uu_decode`, also returning how many bytes of `s` the decoded lines took.
+pub fn uu_decode_prefix(s: &[u8]) -> (Vec<u8>, usize) {
     let n = s.len();
     let cap = n * 3 / 4;
     let mut out = Vec::with_capacity(cap);
@@ -423,7 +435,7 @@ pub fn uu_decode(s: &[u8]) -> Vec<u8> {
         }
     }
     out.truncate(total);
-    out
+    (out, i)
 }
 
 /// Quoted-printable encoding (`pack("M<count>")`), lines of at most `count` (72 when
@@ -907,6 +919,8 @@ mod tests {
         assert_eq!(b64_decode_strict(b"YQ=="), Some(b"a".to_vec()));
         assert_eq!(b64_decode_strict(b"YWJj\n"), None);
         assert_eq!(b64_decode_strict(b"YR=="), None);
+        assert_eq!(b64_decode_prefix(b"YWI=abc"), (b"ab".to_vec(), 3));
+        assert_eq!(b64_decode_prefix(b"YWJj"), (b"abc".to_vec(), 4));
     }
 
     #[test]
@@ -915,6 +929,7 @@ mod tests {
         uu_encode(&mut out, b"a", 1);
         assert_eq!(out, b"!80``\n");
         assert_eq!(uu_decode(b"!80``\n"), b"a");
+        assert_eq!(uu_decode_prefix(b"#86)C\nabc"), (b"abc".to_vec(), 6));
         out.clear();
         qp_encode(&mut out, "h\u{e9}llo = x \n".as_bytes(), 1);
         assert_eq!(out, b"h=C3=A9llo =3D x =\n\n");

@@ -1,218 +1,20 @@
 //! `String#unpack` / `#unpack1`: CRuby's template directives decoded over a byte string.
 //!
-//! Note: this module parses templates itself because the shared pack/unpack template code
-//! (`pack.rs`, written for `Array#pack`) was not on main when String#unpack was needed;
-//! once it is, the directive parser and the base64/uu/quoted-printable/BER decoders here
-//! should be replaced by the shared ones.
+//! Templates are parsed by `pack::parse_template` and decoded with `pack.rs`'s codecs, so
+//! pack and unpack agree on directives, layouts and errors.
 //!
 //! Invariants: the subject's bytes are copied before decoding (a block may run between
-//! results); results are collected in a Ruby Array as they are made.
-
-use num_bigint::BigInt;
+//! results); results are collected in a Ruby Array as they are made. The read position
+//! follows CRuby's `pack_unpack_internal`: a `*` count means "the rest of the string" for
+//! every directive, and a count beyond the end yields nils for fixed-size items.
 
 use crate::core::encoding::{BINARY, US_ASCII};
+use crate::core::pack::{self, Count};
 use crate::core::{array, bignum, float, integer, string};
 use crate::interp::Args;
 use crate::thread::Ctx;
 use crate::value::Value;
 use crate::Result;
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Count {
-    One,
-    N(usize),
-    Star,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Directive {
-    kind: u8,
-    count: Count,
-    native: bool,
-    endian: u8,
-}
-
-fn parse(ctx: &mut Ctx, fmt: &[u8]) -> Result<Vec<Directive>> {
-    let mut out = Vec::new();
-    let mut p = 0;
-    while p < fmt.len() {
-        let kind = fmt[p];
-        p += 1;
-        if kind.is_ascii_whitespace() || kind == 0 {
-            continue;
-        }
-        if kind == b'#' {
-            while p < fmt.len() && fmt[p] != b'\n' {
-                p += 1;
-            }
-            continue;
-        }
-        if !b"aAZbBhHcCsSiIlLqQjJnNvVUwdDfFeEgGmMuxX@pP".contains(&kind) {
-            let shown = String::from_utf8_lossy(fmt).into_owned();
-            return Err(ctx.arg_error(&format!("unknown unpack directive '{}' in '{shown}'", kind as char)));
-        }
-        let mut native = false;
-        let mut endian = 0u8;
-        while p < fmt.len() {
-            match fmt[p] {
-                m @ (b'_' | b'!') => {
-                    if !b"sSiIlLqQjJ".contains(&kind) {
-                        return Err(ctx.arg_error(&format!("'{}' allowed only after types sSiIlLqQjJ", m as char)));
-                    }
-                    native = true;
-                }
-                m @ (b'<' | b'>') => {
-                    if !b"sSiIlLqQjJ".contains(&kind) {
-                        return Err(ctx.arg_error(&format!("'{}' allowed only after types sSiIlLqQjJ", m as char)));
-                    }
-                    endian = m;
-                }
-                _ => break,
-            }
-            p += 1;
-        }
-        let count = if fmt.get(p) == Some(&b'*') {
-            p += 1;
-            Count::Star
-        } else if fmt.get(p).is_some_and(u8::is_ascii_digit) {
-            let s = p;
-            while p < fmt.len() && fmt[p].is_ascii_digit() {
-                p += 1;
-            }
-            Count::N(std::str::from_utf8(&fmt[s..p]).ok().and_then(|t| t.parse().ok()).unwrap_or(usize::MAX))
-        } else {
-            Count::One
-        };
-        out.push(Directive { kind, count, native, endian });
-    }
-    Ok(out)
-}
-
-/// (size, signed, big-endian) of an integer directive.
-fn int_layout(d: &Directive) -> Option<(usize, bool, bool)> {
-    let be = d.endian == b'>';
-    Some(match d.kind {
-        b'c' => (1, true, false),
-        b'C' => (1, false, false),
-        b's' => (2, true, be),
-        b'S' => (2, false, be),
-        b'i' => (4, true, be),
-        b'I' => (4, false, be),
-        b'l' => (if d.native { 8 } else { 4 }, true, be),
-        b'L' => (if d.native { 8 } else { 4 }, false, be),
-        b'q' | b'j' => (8, true, be),
-        b'Q' | b'J' => (8, false, be),
-        b'n' => (2, false, true),
-        b'N' => (4, false, true),
-        b'v' => (2, false, false),
-        b'V' => (4, false, false),
-        _ => return None,
-    })
-}
-
-fn b64_value(c: u8) -> Option<u32> {
-    Some(match c {
-        b'A'..=b'Z' => (c - b'A') as u32,
-        b'a'..=b'z' => (c - b'a' + 26) as u32,
-        b'0'..=b'9' => (c - b'0' + 52) as u32,
-        b'+' | b'-' => 62,
-        b'/' | b'_' => 63,
-        _ => return None,
-    })
-}
-
-fn b64_decode(s: &[u8], strict: bool) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    let mut acc = 0u32;
-    let mut bits = 0;
-    let mut pad = 0;
-    for (i, &c) in s.iter().enumerate() {
-        if c == b'=' {
-            if strict {
-                // Padding only at the end, completing the last quantum.
-                if s[i..].iter().any(|&x| x != b'=') || s.len() % 4 != 0 {
-                    return None;
-                }
-                pad += 1;
-                continue;
-            }
-            break;
-        }
-        match b64_value(c) {
-            Some(v) if !(strict && (c == b'-' || c == b'_')) => {
-                acc = (acc << 6) | v;
-                bits += 6;
-                if bits >= 8 {
-                    bits -= 8;
-                    out.push((acc >> bits) as u8);
-                }
-            }
-            _ => {
-                if strict {
-                    return None;
-                }
-            }
-        }
-    }
-    if strict {
-        if (s.len() - pad) % 4 == 1 || (pad > 0 && bits > 0 && acc & ((1 << bits) - 1) != 0) || (pad == 0 && s.len() % 4 != 0) {
-            return None;
-        }
-        if bits > 0 && acc & ((1 << bits) - 1) != 0 {
-            return None;
-        }
-    }
-    Some(out)
-}
-
-fn uu_decode(s: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for line in s.split(|&c| c == b'\n') {
-        if line.is_empty() {
-            continue;
-        }
-        let n = ((line[0].wrapping_sub(b' ')) & 0x3f) as usize;
-        if n == 0 {
-            continue;
-        }
-        let data: Vec<u8> = line[1..].iter().map(|&c| (c.wrapping_sub(b' ')) & 0x3f).collect();
-        let mut bytes = Vec::new();
-        for chunk in data.chunks(4) {
-            let g = |i: usize| *chunk.get(i).unwrap_or(&0) as u32;
-            let v = (g(0) << 18) | (g(1) << 12) | (g(2) << 6) | g(3);
-            bytes.extend_from_slice(&[(v >> 16) as u8, (v >> 8) as u8, v as u8]);
-        }
-        bytes.truncate(n);
-        out.extend_from_slice(&bytes);
-    }
-    out
-}
-
-fn qp_decode(s: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    let hex = |c: u8| (c as char).to_digit(16);
-    while i < s.len() {
-        if s[i] == b'=' {
-            if s.get(i + 1) == Some(&b'\n') {
-                i += 2;
-                continue;
-            }
-            if s.get(i + 1) == Some(&b'\r') && s.get(i + 2) == Some(&b'\n') {
-                i += 3;
-                continue;
-            }
-            if let (Some(a), Some(b)) = (s.get(i + 1).and_then(|&c| hex(c)), s.get(i + 2).and_then(|&c| hex(c))) {
-                out.push((a * 16 + b) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(s[i]);
-        i += 1;
-    }
-    out
-}
 
 /// Decodes one UTF-8 character for `U` (CRuby's `utf8_to_uv` errors).
 fn utf8_char(ctx: &mut Ctx, b: &[u8]) -> Result<(u32, usize)> {
@@ -245,229 +47,247 @@ fn utf8_char(ctx: &mut Ctx, b: &[u8]) -> Result<(u32, usize)> {
     Ok((v, n))
 }
 
-/// Unpacks `b` from byte `offset` with template `fmt`, pushing results into a new Array.
-fn unpack_bytes(ctx: &mut Ctx, b: &[u8], fmt: &[u8], offset: usize, single: bool) -> Result<Value> {
-    let dirs = parse(ctx, fmt)?;
-    let out = array::new(ctx);
+/// What the decoded values go to: an Array, or (unpack1) only the first value.
+struct Sink {
+    out: Value,
+    single: bool,
+}
+
+impl Sink {
+    fn push(&self, ctx: &mut Ctx, v: Value) {
+        array::push(ctx, self.out, v);
+    }
+
+    fn done(&self) -> bool {
+        self.single && array::len(self.out) > 0
+    }
+}
+
+/// Fixed-size items (integers, floats): `len` items of `size` bytes from `p`, and nils for
+/// the requested items past the end (not with `*`, nor for unpack1).
+fn fixed_items(ctx: &mut Ctx, sink: &Sink, b: &[u8], p: &mut usize, len: usize, star: bool, size: usize, decode: &dyn Fn(&mut Ctx, &[u8]) -> Value) {
+    let avail = (b.len() - *p) / size;
+    let n = len.min(avail);
+    for _ in 0..n {
+        let v = decode(ctx, &b[*p..*p + size]);
+        sink.push(ctx, v);
+        *p += size;
+        if sink.done() {
+            return;
+        }
+    }
+    if !star && len > avail && !sink.single {
+        for _ in avail..len {
+            sink.push(ctx, Value::NIL);
+        }
+    }
+}
+
+/// Unpacks `b` from byte `offset` with template `fmt`, collecting results into a new Array.
+fn unpack_bytes(ctx: &mut Ctx, recv: Value, b: &[u8], fmt: &[u8], offset: usize, single: bool) -> Result<Value> {
+    let dirs = pack::parse_template(ctx, fmt, "unpack")?;
+    let sink = Sink { out: array::new(ctx), single };
     let mut p = offset;
-    let push = |ctx: &mut Ctx, v: Value| array::push(ctx, out, v);
     for d in dirs {
-        if single && array::len(out) > 0 {
+        if sink.done() {
             break;
         }
-        let rest = b.len().saturating_sub(p);
-        let n = match d.count {
-            Count::One => 1,
+        let rest = b.len() - p;
+        let star = d.count == Count::Star;
+        // CRuby: `*` is the remaining length; without a count, 1 (0 for `@`).
+        let len = match d.count {
+            Count::Star => rest,
             Count::N(n) => n,
-            Count::Star => usize::MAX,
         };
         match d.kind {
             b'a' | b'A' | b'Z' => {
-                let len = if d.count == Count::Star { rest } else { n.min(rest) };
-                let mut piece = &b[p..p + len];
-                let mut adv = len;
-                match d.kind {
+                let len = len.min(rest);
+                let piece = &b[p..p + len];
+                let (piece, adv) = match d.kind {
                     b'A' => {
-                        let mut e = piece.len();
-                        while e > 0 && (piece[e - 1] == b' ' || piece[e - 1] == 0) {
-                            e -= 1;
-                        }
-                        piece = &piece[..e];
+                        let e = piece.iter().rposition(|&c| c != b' ' && c != 0).map_or(0, |e| e + 1);
+                        (&piece[..e], len)
                     }
-                    b'Z' => {
-                        if let Some(z) = piece.iter().position(|&c| c == 0) {
-                            piece = &piece[..z];
-                            if d.count == Count::Star {
-                                adv = z + 1;
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                    b'Z' => match piece.iter().position(|&c| c == 0) {
+                        Some(z) => (&piece[..z], if star { z + 1 } else { len }),
+                        None => (piece, len),
+                    },
+                    _ => (piece, len),
+                };
                 let v = string::new_with_enc(ctx, piece.to_vec(), BINARY);
-                push(ctx, v);
+                sink.push(ctx, v);
                 p += adv;
             }
             b'b' | b'B' => {
-                let bits = if d.count == Count::Star { rest * 8 } else { n.min(rest * 8) };
-                let mut s = Vec::with_capacity(bits);
-                for i in 0..bits {
-                    let byte = b[p + i / 8];
-                    let bit = if d.kind == b'b' { (byte >> (i % 8)) & 1 } else { (byte >> (7 - i % 8)) & 1 };
-                    s.push(b'0' + bit);
-                }
+                let bits = if star { rest * 8 } else { len.min(rest * 8) };
+                let s: Vec<u8> = (0..bits)
+                    .map(|i| {
+                        let byte = b[p + i / 8];
+                        let bit = if d.kind == b'b' { (byte >> (i % 8)) & 1 } else { (byte >> (7 - i % 8)) & 1 };
+                        b'0' + bit
+                    })
+                    .collect();
                 let v = string::new_with_enc(ctx, s, US_ASCII);
-                push(ctx, v);
+                sink.push(ctx, v);
                 p += bits.div_ceil(8);
             }
             b'h' | b'H' => {
-                let nibbles = if d.count == Count::Star { rest * 2 } else { n.min(rest * 2) };
-                let mut s = Vec::with_capacity(nibbles);
-                for i in 0..nibbles {
-                    let byte = b[p + i / 2];
-                    let nib = if (d.kind == b'h') == (i % 2 == 0) { byte & 0xf } else { byte >> 4 };
-                    s.push(b"0123456789abcdef"[nib as usize]);
-                }
+                let nibbles = if star { rest * 2 } else { len.min(rest * 2) };
+                let s: Vec<u8> = (0..nibbles)
+                    .map(|i| {
+                        let byte = b[p + i / 2];
+                        let nib = if (d.kind == b'h') == (i % 2 == 0) { byte & 0xf } else { byte >> 4 };
+                        b"0123456789abcdef"[nib as usize]
+                    })
+                    .collect();
                 let v = string::new_with_enc(ctx, s, US_ASCII);
-                push(ctx, v);
+                sink.push(ctx, v);
                 p += nibbles.div_ceil(2);
             }
             b'U' => {
-                let mut k = 0;
-                while k < n && p < b.len() {
-                    let (cp, len) = utf8_char(ctx, &b[p..])?;
-                    push(ctx, Value::fixnum(cp as i64));
-                    p += len;
-                    k += 1;
+                let mut k = len.min(rest);
+                while k > 0 && p < b.len() && !sink.done() {
+                    let (cp, n) = utf8_char(ctx, &b[p..])?;
+                    sink.push(ctx, Value::fixnum(cp as i64));
+                    p += n;
+                    k -= 1;
                 }
             }
             b'w' => {
-                let mut k = 0;
-                while k < n && p < b.len() {
-                    let mut v = BigInt::from(0);
-                    let mut done = false;
-                    while p < b.len() {
-                        let c = b[p];
-                        p += 1;
-                        v = (v << 7) | BigInt::from(c & 0x7f);
-                        if c & 0x80 == 0 {
-                            done = true;
-                            break;
-                        }
-                    }
-                    if !done {
-                        break;
-                    }
-                    let iv = bignum::normalize(ctx, v);
-                    push(ctx, iv);
-                    k += 1;
-                }
-            }
-            b'd' | b'D' | b'E' | b'G' | b'f' | b'F' | b'e' | b'g' => {
-                let size = if matches!(d.kind, b'd' | b'D' | b'E' | b'G') { 8 } else { 4 };
-                let be = matches!(d.kind, b'G' | b'g');
-                let items = if d.count == Count::Star { rest / size } else { n };
-                for _ in 0..items {
-                    if b.len().saturating_sub(p) < size {
-                        push(ctx, Value::NIL);
-                        continue;
-                    }
-                    let chunk = &b[p..p + size];
-                    let f = if size == 8 {
-                        let a: [u8; 8] = chunk.try_into().unwrap_or([0; 8]);
-                        if be {
-                            f64::from_be_bytes(a)
-                        } else {
-                            f64::from_le_bytes(a)
-                        }
-                    } else {
-                        let a: [u8; 4] = chunk.try_into().unwrap_or([0; 4]);
-                        (if be { f32::from_be_bytes(a) } else { f32::from_le_bytes(a) }) as f64
-                    };
-                    let v = float::new(ctx, f);
-                    push(ctx, v);
-                    p += size;
+                let mut k = len;
+                while k > 0 && !sink.done() {
+                    let Some((n, used)) = pack::ber_decode(&b[p..]) else { break };
+                    let v = bignum::normalize(ctx, n);
+                    sink.push(ctx, v);
+                    p += used;
+                    k -= 1;
                 }
             }
             b'm' => {
-                let strict = d.count == Count::N(0);
-                match b64_decode(&b[p..], strict) {
-                    Some(v) => {
-                        let s = string::new_with_enc(ctx, v, BINARY);
-                        push(ctx, s);
+                let (v, used) = if d.count == Count::N(0) {
+                    match pack::b64_decode_strict(&b[p..]) {
+                        Some(v) => (v, rest),
+                        None => return Err(ctx.arg_error("invalid base64")),
                     }
-                    None => return Err(ctx.arg_error("invalid base64")),
-                }
-                p = b.len();
+                } else {
+                    pack::b64_decode_prefix(&b[p..])
+                };
+                let s = string::new_with_enc(ctx, v, BINARY);
+                sink.push(ctx, s);
+                p += used;
             }
             b'M' => {
-                let v = qp_decode(&b[p..]);
+                let v = pack::qp_decode(&b[p..]);
                 let s = string::new_with_enc(ctx, v, BINARY);
-                push(ctx, s);
+                sink.push(ctx, s);
                 p = b.len();
             }
             b'u' => {
-                let v = uu_decode(&b[p..]);
+                let (v, used) = pack::uu_decode_prefix(&b[p..]);
                 let s = string::new_with_enc(ctx, v, BINARY);
-                push(ctx, s);
-                p = b.len();
+                sink.push(ctx, s);
+                p += used;
             }
             b'x' => {
-                let k = if d.count == Count::Star { 0 } else { n };
-                if k > rest {
+                if len > rest {
                     return Err(ctx.arg_error("x outside of string"));
                 }
-                p += k;
+                p += len;
             }
             b'X' => {
-                let k = if d.count == Count::Star { 0 } else { n };
-                if k > p - offset.min(p) && k > p {
+                if len > p {
                     return Err(ctx.arg_error("X outside of string"));
                 }
-                if k > p {
-                    return Err(ctx.arg_error("X outside of string"));
-                }
-                p -= k;
+                p -= len;
             }
             b'@' => {
-                let k = match d.count {
-                    Count::One => 0,
-                    Count::N(k) => k,
-                    Count::Star => rest,
-                };
-                let target = offset.saturating_add(k);
-                if target > b.len() {
+                // Absolute, from the start of the string (not from `offset:`).
+                if len > b.len() {
                     return Err(ctx.arg_error("@ outside of string"));
                 }
-                p = target;
+                p = len;
             }
-            b'p' | b'P' => {
-                let items = if d.count == Count::Star { rest / 8 } else { n.min(if d.kind == b'P' { 1 } else { usize::MAX }) };
-                for _ in 0..items {
-                    if b.len().saturating_sub(p) < 8 {
-                        break;
-                    }
-                    push(ctx, Value::NIL);
-                    p += 8;
+            b'P' => {
+                const PTR: usize = std::mem::size_of::<usize>();
+                if rest >= PTR {
+                    let addr = read_pointer(&b[p..p + PTR]);
+                    p += PTR;
+                    let v = if addr == 0 {
+                        Value::NIL
+                    } else {
+                        // The whole string is the associated object itself; a part of
+                        // it is a new binary string.
+                        let s = associated(ctx, recv, addr)?;
+                        let bytes = string::bytes(s);
+                        if len >= bytes.len() {
+                            s
+                        } else {
+                            let piece = bytes[..len].to_vec();
+                            string::new_with_enc(ctx, piece, BINARY)
+                        }
+                    };
+                    sink.push(ctx, v);
+                }
+            }
+            b'p' => {
+                const PTR: usize = std::mem::size_of::<usize>();
+                let mut k = len.min(rest / PTR);
+                while k > 0 && !sink.done() {
+                    let addr = read_pointer(&b[p..p + PTR]);
+                    p += PTR;
+                    let v = if addr == 0 { Value::NIL } else { associated(ctx, recv, addr)? };
+                    sink.push(ctx, v);
+                    k -= 1;
                 }
             }
             _ => {
-                let Some((size, signed, be)) = int_layout(&d) else { continue };
-                let items = if d.count == Count::Star { rest / size } else { n };
-                for _ in 0..items {
-                    if b.len().saturating_sub(p) < size {
-                        if d.count == Count::Star {
-                            break;
-                        }
-                        push(ctx, Value::NIL);
-                        continue;
-                    }
-                    let mut raw: u64 = 0;
-                    for k in 0..size {
-                        let byte = if be { b[p + k] } else { b[p + size - 1 - k] };
-                        raw = (raw << 8) | byte as u64;
-                    }
-                    let v: i128 = if signed {
-                        let shift = 64 - size * 8;
-                        (((raw << shift) as i64) >> shift) as i128
-                    } else {
-                        raw as i128
-                    };
-                    let iv = bignum::from_i128(ctx, v);
-                    push(ctx, iv);
-                    p += size;
+                if let Some((size, big)) = pack::float_layout(&d) {
+                    fixed_items(ctx, &sink, b, &mut p, len, star, size, &|ctx, c| {
+                        let f = if size == 8 {
+                            let a: [u8; 8] = c.try_into().unwrap_or([0; 8]);
+                            if big {
+                                f64::from_be_bytes(a)
+                            } else {
+                                f64::from_le_bytes(a)
+                            }
+                        } else {
+                            let a: [u8; 4] = c.try_into().unwrap_or([0; 4]);
+                            (if big { f32::from_be_bytes(a) } else { f32::from_le_bytes(a) }) as f64
+                        };
+                        float::new(ctx, f)
+                    });
+                } else if let Some(layout) = pack::int_layout(&d) {
+                    fixed_items(ctx, &sink, b, &mut p, len, star, layout.size, &|ctx, c| bignum::from_i128(ctx, pack::decode_int(c, layout)));
                 }
             }
         }
     }
-    Ok(out)
+    Ok(sink.out)
+}
+
+fn read_pointer(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    let n = b.len().min(8);
+    a[..n].copy_from_slice(&b[..n]);
+    u64::from_ne_bytes(a)
+}
+
+/// The String a `p`/`P` pointer in `packed` refers to (see `pack::associated_string`).
+fn associated(ctx: &mut Ctx, packed: Value, addr: u64) -> Result<Value> {
+    match pack::associated_string(ctx, packed, addr) {
+        Some(s) => Ok(s),
+        None => Err(ctx.arg_error("no associated pointer")),
+    }
 }
 
 fn offset_arg(ctx: &mut Ctx, args: &Args, len: usize) -> Result<usize> {
     match args.kwarg(ctx, "offset") {
         Some(o) => {
             let o = integer::to_i64_arg(ctx, o)?;
-            if o < 0 || o as usize > len {
+            if o < 0 {
+                return Err(ctx.arg_error("offset can't be negative"));
+            }
+            if o as u64 > len as u64 {
                 return Err(ctx.arg_error("offset outside of string"));
             }
             Ok(o as usize)
@@ -481,7 +301,7 @@ fn unpack(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let fb = string::bytes(fmt).to_vec();
     let b = string::bytes(recv).to_vec();
     let off = offset_arg(ctx, args, b.len())?;
-    let out = unpack_bytes(ctx, &b, &fb, off, false)?;
+    let out = unpack_bytes(ctx, recv, &b, &fb, off, false)?;
     if let Some(blk) = args.block {
         let mut i = 0;
         while i < array::len(out) {
@@ -499,7 +319,7 @@ fn unpack1(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let fb = string::bytes(fmt).to_vec();
     let b = string::bytes(recv).to_vec();
     let off = offset_arg(ctx, args, b.len())?;
-    let out = unpack_bytes(ctx, &b, &fb, off, true)?;
+    let out = unpack_bytes(ctx, recv, &b, &fb, off, true)?;
     Ok(if array::len(out) > 0 { array::get(out, 0) } else { Value::NIL })
 }
 
@@ -509,19 +329,4 @@ pub fn init(ctx: &mut Ctx) {
         ("unpack", unpack, [1], Unsafe, Kw),
         ("unpack1", unpack1, [1], Safe, Kw),
     ]);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{b64_decode, qp_decode, uu_decode};
-
-    #[test]
-    fn codecs() {
-        assert_eq!(b64_decode(b"aGVsbG8=", false).unwrap(), b"hello");
-        assert_eq!(b64_decode(b"aGVsbG8", false).unwrap(), b"hello");
-        assert!(b64_decode(b"aGVsbG8", true).is_none());
-        assert_eq!(b64_decode(b"aGVsbG8=", true).unwrap(), b"hello");
-        assert_eq!(qp_decode(b"=41=\nb"), b"Ab");
-        assert_eq!(uu_decode(b"#86)C\n"), b"abc");
-    }
 }
