@@ -184,7 +184,7 @@ test "arithmetic and comparison" do
   assert_equal true, t < Time.utc(2001)
   assert_equal true, t.between?(Time.utc(1999), Time.utc(2001))
   assert_equal 2001, [Time.utc(2002), Time.utc(2001)].min.year
-  assert_equal nil, t.succ.inspect rescue nil
+  assert_equal false, t.respond_to?(:succ)
   assert_equal "2000-01-02 03:04:05.123 UTC", (t + 0.123456789).round(3).inspect
   assert_equal Encoding::US_ASCII, ((t + 0.123456789).round(3).inspect).encoding
   assert_equal "2000-01-02 03:04:06 UTC", (t + 0.5).round.inspect

@@ -393,8 +393,8 @@ pub fn aref(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             None => Value::NIL,
         });
     }
-    if crate::core::enumerator::is_arith_seq(a) {
-        return crate::core::enumerator::array_aref_arith_seq(ctx, recv, a);
+    if crate::core::arith_seq::is_arith_seq(a) {
+        return crate::core::arith_seq::array_aref(ctx, recv, a);
     }
     let i = crate::core::integer::to_i64_arg(ctx, a)?;
     Ok(aref_fix(recv, i))

@@ -446,16 +446,60 @@ fn enc_s_list(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     Ok(array::dup(ctx, arr))
 }
 
+const DEFAULT_EXTERNAL: &str = "__default_external__";
+const DEFAULT_INTERNAL: &str = "__default_internal__";
+
+/// `Encoding.default_external` (UTF-8 unless set).
+pub fn default_external(ctx: &mut Ctx) -> u8 {
+    let k = ctx.c().encoding;
+    let id = ctx.intern(DEFAULT_EXTERNAL);
+    let v = crate::core::object::ivar_get(ctx, k, id);
+    data_ref::<EncodingObj>(v).map_or(UTF_8, |e| e.index)
+}
+
+/// `Encoding.default_internal` (none unless set).
+pub fn default_internal(ctx: &mut Ctx) -> Option<u8> {
+    let k = ctx.c().encoding;
+    let id = ctx.intern(DEFAULT_INTERNAL);
+    let v = crate::core::object::ivar_get(ctx, k, id);
+    data_ref::<EncodingObj>(v).map(|e| e.index)
+}
+
 fn enc_s_default_external(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
-    Ok(encoding_object(ctx, UTF_8))
+    let e = default_external(ctx);
+    Ok(encoding_object(ctx, e))
 }
 
-fn enc_s_default_internal(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
-    Ok(Value::NIL)
+fn enc_s_default_internal(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(match default_internal(ctx) {
+        Some(e) => encoding_object(ctx, e),
+        None => Value::NIL,
+    })
 }
 
-fn enc_s_set_default(_ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    Ok(args.pos[0])
+fn enc_s_set_default_external(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let v = args.pos[0];
+    if v.is_nil() {
+        return Err(ctx.arg_error("default external can not be nil"));
+    }
+    let e = encoding_arg(ctx, v)?;
+    let obj = encoding_object(ctx, e);
+    let (k, id) = (ctx.c().encoding, ctx.intern(DEFAULT_EXTERNAL));
+    crate::core::object::ivar_set_raw(ctx, k, id, obj);
+    Ok(v)
+}
+
+fn enc_s_set_default_internal(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let v = args.pos[0];
+    let obj = if v.is_nil() {
+        Value::NIL
+    } else {
+        let e = encoding_arg(ctx, v)?;
+        encoding_object(ctx, e)
+    };
+    let (k, id) = (ctx.c().encoding, ctx.intern(DEFAULT_INTERNAL));
+    crate::core::object::ivar_set_raw(ctx, k, id, obj);
+    Ok(v)
 }
 
 fn enc_s_compatible(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
@@ -514,8 +558,8 @@ pub fn init(ctx: &mut Ctx) {
         ("list", enc_s_list, [0], Safe, Singleton),
         ("default_external", enc_s_default_external, [0], Safe, Singleton),
         ("default_internal", enc_s_default_internal, [0], Safe, Singleton),
-        ("default_external=", enc_s_set_default, [1], Safe, Singleton),
-        ("default_internal=", enc_s_set_default, [1], Safe, Singleton),
+        ("default_external=", enc_s_set_default_external, [1], Unsafe, Singleton),
+        ("default_internal=", enc_s_set_default_internal, [1], Unsafe, Singleton),
         ("compatible?", enc_s_compatible, [2], Safe, Singleton),
     ]);
     let _: Option<&dyn DataObj> = None;

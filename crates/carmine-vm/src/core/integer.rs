@@ -827,41 +827,45 @@ fn m_to_f(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(float::new(ctx, to_f64(recv)))
 }
 
+/// `chr(encoding = nil)` (CRuby's `int_chr`): without an encoding, bytes up to 0xff
+/// (US-ASCII below 0x80, binary above) or a codepoint in `Encoding.default_internal`.
 fn m_chr(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let i = to_i64_arg(ctx, recv)?;
-    if let Some(&enc) = args.pos.first() {
-        use crate::core::encoding as enc_mod;
-        let e = enc_mod::encoding_arg(ctx, enc)?;
-        if !(0..=u32::MAX as i64).contains(&i) {
-            return Err(ctx.range_error(&format!("{i} out of char range")));
-        }
-        let code = i as u32;
-        let invalid = |ctx: &mut Ctx| ctx.range_error(&format!("invalid codepoint 0x{code:X} in {}", enc_mod::name(e)));
-        if enc_mod::is_unicode(e) {
-            if code > 0x10FFFF {
-                return Err(ctx.range_error(&format!("{code} out of char range")));
-            }
-            return match enc_mod::encode_codepoint(e, code) {
-                Some(b) => Ok(string::new_with_enc(ctx, b, e)),
-                None => Err(invalid(ctx)),
-            };
-        }
-        if code > 0xff {
+    use crate::core::encoding as enc_mod;
+    let code = match recv.as_fixnum() {
+        Some(i) if (0..=u32::MAX as i64).contains(&i) => i as u32,
+        Some(i) => return Err(ctx.range_error(&format!("{i} out of char range"))),
+        None => return Err(ctx.range_error("bignum out of char range")),
+    };
+    let e = match args.pos.first() {
+        Some(&enc) => enc_mod::encoding_arg(ctx, enc)?,
+        None if code > 0xff => match enc_mod::default_internal(ctx) {
+            Some(e) => e,
+            None => return Err(ctx.range_error(&format!("{code} out of char range"))),
+        },
+        None if code < 0x80 => return Ok(string::new_us_ascii(ctx, &((code as u8) as char).to_string())),
+        None => return Ok(string::new_binary(ctx, &[code as u8])),
+    };
+    // CRuby's `rb_enc_uint_chr`.
+    let invalid = |ctx: &mut Ctx| ctx.range_error(&format!("invalid codepoint 0x{code:X} in {}", enc_mod::name(e)));
+    if enc_mod::is_unicode(e) {
+        if code > 0x10FFFF {
             return Err(ctx.range_error(&format!("{code} out of char range")));
         }
-        if e == enc_mod::US_ASCII && code > 0x7f {
-            return Err(invalid(ctx));
-        }
-        return Ok(string::new_with_enc(ctx, vec![code as u8], e));
+        return match enc_mod::encode_codepoint(e, code) {
+            Some(b) => Ok(string::new_with_enc(ctx, b, e)),
+            None => Err(invalid(ctx)),
+        };
     }
-    if !(0..256).contains(&i) {
-        return Err(ctx.range_error(&format!("{i} out of char range")));
+    if let Some(b) = enc_mod::encode_codepoint(e, code) {
+        return Ok(string::new_with_enc(ctx, b, e));
     }
-    if i < 128 {
-        Ok(string::new_us_ascii(ctx, &((i as u8) as char).to_string()))
-    } else {
-        Ok(string::new_binary(ctx, &[i as u8]))
+    if code > 0xff {
+        return Err(ctx.range_error(&format!("{code} out of char range")));
     }
+    if e == enc_mod::US_ASCII && code > 0x7f {
+        return Err(invalid(ctx));
+    }
+    Ok(string::new_with_enc(ctx, vec![code as u8], e))
 }
 
 fn m_ord(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {

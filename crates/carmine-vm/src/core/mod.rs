@@ -4,6 +4,7 @@
 pub mod array;
 pub mod array_methods;
 pub mod array_order;
+pub mod arith_seq;
 pub mod bignum;
 pub mod binding;
 pub mod comparable;
@@ -39,6 +40,7 @@ pub mod proc;
 pub mod process;
 pub mod random;
 pub mod range;
+pub mod range_iter;
 pub mod rational;
 pub mod regexp;
 pub mod regexp_syntax;
@@ -173,6 +175,7 @@ pub fn init_all(ctx: &mut Ctx) {
     array::init(ctx);
     hash::init(ctx);
     range::init(ctx);
+    range_iter::init(ctx);
     proc::init(ctx);
     binding::init(ctx);
     method::init(ctx);
@@ -180,6 +183,7 @@ pub fn init_all(ctx: &mut Ctx) {
     regexp::init(ctx);
     enumerator::init(ctx);
     lazy::init(ctx);
+    arith_seq::init(ctx);
     struct_::init(ctx);
     time::init(ctx);
     random::init(ctx);

@@ -320,18 +320,20 @@ pub fn float_step_size(beg: f64, end: f64, unit: f64, excl: bool) -> f64 {
         let inside = if unit > 0.0 { beg <= end } else { beg >= end };
         return if inside { 1.0 } else { 0.0 };
     }
-    let mut n = (end - beg) / unit;
+    let n = (end - beg) / unit;
     let err = ((beg.abs() + end.abs() + (end - beg).abs()) / unit.abs() * f64::EPSILON).min(0.5);
     if excl {
         if n <= 0.0 {
             return 0.0;
         }
-        n = if n < 1.0 { 0.0 } else { (n - err).floor() };
-        let d = (n + 1.0) * unit + beg;
+        // The last whole step, then one more when it still lands before `end`: the
+        // error term must not drop a value just below the end (Bug #16612).
+        let mut k = if n < 1.0 { 0.0 } else { (n - err).floor() };
+        let d = (k + 1.0) * unit + beg;
         if (beg < end && d < end) || (beg > end && d > end) {
-            n += 1.0;
+            k += 1.0;
         }
-        n
+        k + 1.0
     } else {
         if n < 0.0 {
             return 0.0;
@@ -340,39 +342,121 @@ pub fn float_step_size(beg: f64, end: f64, unit: f64, excl: bool) -> f64 {
     }
 }
 
-/// Yields a float sequence when any of the three is a Float (`ruby_float_step`); false
-/// when none is, leaving the iteration to the caller.
-fn float_step(ctx: &mut Ctx, from: Value, to: Value, step: Value, blk: &Block) -> Result<bool> {
+/// Runs `f` over a float sequence when any of the three is a Float (`ruby_float_step`,
+/// nil `to` meaning endless); false when none is, leaving the iteration to the caller.
+/// `f` returns false to stop.
+pub fn float_step_each(ctx: &mut Ctx, from: Value, to: Value, step: Value, excl: bool, f: &mut dyn FnMut(&mut Ctx, Value) -> Result<bool>) -> Result<bool> {
     if !(float::is_float(from) || float::is_float(to) || float::is_float(step)) {
         return Ok(false);
     }
     let unit = to_f64(ctx, step)?;
     let beg = to_f64(ctx, from)?;
-    let end = to_f64(ctx, to)?;
-    let n = float_step_size(beg, end, unit, false);
+    let end = if to.is_nil() {
+        if unit < 0.0 {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        }
+    } else {
+        to_f64(ctx, to)?
+    };
+    let n = float_step_size(beg, end, unit, excl);
     if unit.is_infinite() {
+        // i * unit + beg would be NaN.
         if n != 0.0 {
             let v = float::new(ctx, beg);
-            ctx.yield1(blk, v)?;
+            f(ctx, v)?;
         }
     } else if unit == 0.0 {
         let v = float::new(ctx, beg);
-        loop {
-            ctx.yield1(blk, v)?;
-        }
+        while f(ctx, v)? {}
     } else {
-        let mut i: i64 = 0;
-        while (i as f64) < n {
-            let mut d = i as f64 * unit + beg;
+        let mut i: f64 = 0.0;
+        while i < n {
+            let mut d = i * unit + beg;
             if if unit >= 0.0 { end < d } else { d < end } {
                 d = end;
             }
             let v = float::new(ctx, d);
-            ctx.yield1(blk, v)?;
-            i += 1;
+            if !f(ctx, v)? {
+                break;
+            }
+            i += 1.0;
         }
     }
     Ok(true)
+}
+
+fn float_step(ctx: &mut Ctx, from: Value, to: Value, step: Value, blk: &Block) -> Result<bool> {
+    float_step_each(ctx, from, to, step, false, &mut |ctx, v| {
+        ctx.yield1(blk, v)?;
+        Ok(true)
+    })
+}
+
+/// CRuby's `ruby_num_interval_step_size`: how many values `from`, `from + step`, … lie
+/// within `to` (Infinity for a zero step).
+pub fn interval_step_size(ctx: &mut Ctx, from: Value, to: Value, step: Value, excl: bool) -> Result<Value> {
+    if let (Some(b), Some(e), Some(st)) = (from.as_fixnum(), to.as_fixnum(), step.as_fixnum()) {
+        if st == 0 {
+            return Ok(float::new(ctx, f64::INFINITY));
+        }
+        let (mut delta, diff) = if st < 0 { (b as i128 - e as i128, -(st as i128)) } else { (e as i128 - b as i128, st as i128) };
+        if excl {
+            delta -= 1;
+        }
+        if delta < 0 {
+            return Ok(Value::fixnum(0));
+        }
+        return Ok(crate::core::bignum::from_i128(ctx, delta / diff + 1));
+    }
+    if float::is_float(from) || float::is_float(to) || float::is_float(step) {
+        let (b, e, st) = (to_f64(ctx, from)?, to_f64(ctx, to)?, to_f64(ctx, step)?);
+        let n = float_step_size(b, e, st, excl);
+        if n.is_infinite() {
+            return Ok(float::new(ctx, n));
+        }
+        return float::to_integer(ctx, n);
+    }
+    let zero = Value::fixnum(0);
+    let c = coerce_cmp(ctx, step, zero)?;
+    let cmp = match c {
+        Some(Ordering::Equal) => return Ok(float::new(ctx, f64::INFINITY)),
+        Some(Ordering::Less) => sym::LT,
+        Some(Ordering::Greater) => sym::GT,
+        None => return Err(crate::core::comparable::cmp_failed(ctx, step, zero)),
+    };
+    if ctx.call(from, cmp, &[to])?.truthy() {
+        return Ok(Value::fixnum(0));
+    }
+    let diff = ctx.call(to, sym::MINUS, &[from])?;
+    let div = ctx.intern("div");
+    let mut result = ctx.call(diff, div, &[step])?;
+    let past = if excl {
+        let prod = ctx.call(result, sym::MUL, &[step])?;
+        let last = ctx.call(from, sym::PLUS, &[prod])?;
+        ctx.call(to, cmp, &[last])?.truthy()
+    } else {
+        true
+    };
+    if past {
+        result = ctx.call(result, sym::PLUS, &[Value::fixnum(1)])?;
+    }
+    Ok(result)
+}
+
+/// Size of a non-arithmetic `step` enumerator (`num_step_size`); args are `[to, step]`.
+fn step_enum_size(ctx: &mut Ctx, from: Value, args: Value) -> Result<Value> {
+    let (to, mut step) = (array::get(args, 0), array::get(args, 1));
+    if object::equal(ctx, step, Value::fixnum(0))? {
+        return Err(ctx.arg_error("step can't be 0"));
+    }
+    if step.is_nil() {
+        step = Value::fixnum(1);
+    }
+    // `num_step_negative_p` first: a String step fails its `>` comparison here.
+    step_negative(ctx, step)?;
+    interval_step_size(ctx, from, to, step, false)
 }
 
 /// `Numeric#step(to = nil, by = 1)` / `step(to:, by:)`: with a block, iterates like CRuby's
@@ -408,10 +492,9 @@ fn n_step(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             return Err(ctx.arg_error("step can't be 0"));
         }
         if (to.is_nil() || is_numeric(ctx, to)) && is_numeric(ctx, step) {
-            let pos = [to, step];
-            return crate::core::enumerator::numeric_step(ctx, recv, &Args { pos: &pos, kw: None, block: None });
+            return Ok(crate::core::arith_seq::new(ctx, recv, "step", args.pos, args.kw, recv, to, step, false));
         }
-        return crate::core::enumerator::enum_for(ctx, recv, "step", &[to, step], None);
+        return crate::core::enumerator::enum_for_sized(ctx, recv, "step", &[to, step], crate::core::enumerator::SizeFn::Native(step_enum_size));
     };
     match by {
         Some(b) => step = b,

@@ -912,12 +912,6 @@ fn m_minus(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(new_time(ctx, klass, num, den, zone))
 }
 
-fn m_succ(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let (path, line) = crate::core::kernel::caller_location(ctx);
-    crate::core::kernel::write_warning(ctx, &format!("{path}:{line}: warning: Time#succ is obsolete; use time + 1\n"));
-    m_plus(ctx, recv, &Args::new(&[Value::fixnum(1)]))
-}
-
 fn cmp_times(a: &TimeObj, b: &TimeObj) -> std::cmp::Ordering {
     (&a.num * &b.den).cmp(&(&b.num * &a.den))
 }
@@ -1038,7 +1032,6 @@ pub fn init(ctx: &mut Ctx) {
         ("clone", m_clone, [0], Safe, Kw),
         ("+", m_plus, [1], Safe),
         ("-", m_minus, [1], Safe),
-        ("succ", m_succ, [0], Safe),
         ("<=>", m_cmp, [1], Safe),
         ("eql?", m_eql, [1], Safe),
         ("hash", m_hash, [0], Safe),
