@@ -393,6 +393,25 @@ pub fn find_method(ctx: &Ctx, klass: Value, mid: SymId) -> Option<Arc<MethodEntr
     found
 }
 
+/// `find_method` without the reference-count traffic of cloning the `Arc` (two atomic
+/// operations): the entry stays owned by `klass`'s method cache. The reference is valid only
+/// until that cache changes, so the caller must be done with it before any Ruby code runs or
+/// any method is defined.
+pub fn find_method_ref<'a>(ctx: &Ctx, klass: Value, mid: SymId) -> Option<&'a MethodEntry> {
+    let epoch = ctx.vm().method_epoch();
+    let b = body(klass);
+    let hit = b.method_cache.borrow().get(&mid).and_then(|(e, me)| if *e == epoch { Some(me.as_ref().map(Arc::as_ptr)) } else { None });
+    let p = match hit {
+        Some(p) => p,
+        None => {
+            find_method(ctx, klass, mid)?;
+            b.method_cache.borrow().get(&mid).and_then(|(_, me)| me.as_ref().map(Arc::as_ptr))
+        }
+    }?;
+    // SAFETY: the cache owns an `Arc` to the entry; see the lifetime rule above.
+    Some(unsafe { &*p })
+}
+
 pub fn find_method_uncached(ctx: &Ctx, klass: Value, mid: SymId) -> Option<Arc<MethodEntry>> {
     let anc = ancestors(ctx, klass);
     for &m in anc.iter() {

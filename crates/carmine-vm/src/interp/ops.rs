@@ -329,17 +329,19 @@ fn inline_class_new(ctx: &mut Ctx, klass: Value, argc: usize, kw: Option<Value>,
     if !module::is_class(klass) || module::body(klass).alloc != module::AllocKind::Object || module::body(klass).kind == ClassKind::Singleton {
         return Ok(None);
     }
-    let Some(init) = module::find_method(ctx, klass, sym::INITIALIZE) else { return Ok(None) };
+    // The entry is used only until its frame is pushed below; nothing in between runs Ruby
+    // code or defines methods (allocation may collect, which leaves method caches alone).
+    let Some(init) = module::find_method_ref(ctx, klass, sym::INITIALIZE) else { return Ok(None) };
     let MethodBody::Iseq { iseq, cref } = init.body else { return Ok(None) };
     let o = object::new_object(ctx, klass);
     ctx.stacks.stack[ret_sp] = o;
-    if kw.is_none() && call::push_simple_method_frame(ctx, o, &init, iseq, cref, argc, block, ret_sp) {
+    if kw.is_none() && call::push_simple_method_frame(ctx, o, init, iseq, cref, argc, block, ret_sp) {
         if let Some(f) = ctx.stacks.frames.last_mut() {
             f.flags |= crate::interp::frame::FRAME_CTOR;
         }
         return Ok(Some(None));
     }
-    call::push_method_frame(ctx, o, &init, iseq, cref, argc, kw, block, ret_sp, crate::interp::frame::FRAME_CTOR)?;
+    call::push_method_frame(ctx, o, init, iseq, cref, argc, kw, block, ret_sp, crate::interp::frame::FRAME_CTOR)?;
     Ok(Some(None))
 }
 
