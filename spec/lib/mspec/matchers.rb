@@ -10,8 +10,10 @@ module MSpec
   TOLERANCE = 0.00003
 end
 
-# mspec defines it at the top level too; specs use it unqualified.
+# mspec defines these at the top level too; specs use them unqualified.
 TOLERANCE = MSpec::TOLERANCE unless Object.const_defined?(:TOLERANCE)
+# Seconds allowed between two clock readings (GC, JIT, a loaded machine).
+TIME_TOLERANCE = 20.0 unless Object.const_defined?(:TIME_TOLERANCE)
 
 module MSpec
 
