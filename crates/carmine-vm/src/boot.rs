@@ -353,6 +353,11 @@ pub fn boot(ctx: &mut Ctx) {
     }
 
     define_constants(ctx);
+    let tb = crate::core::binding::new_toplevel(ctx);
+    ctx.vm().add_root(tb);
+    ctx.vm().toplevel_binding.set(tb);
+    let id = ctx.intern("TOPLEVEL_BINDING");
+    body(obj).const_set(id, tb);
     ctx.vm().bump_method_epoch();
     ctx.vm().booted.set(true);
     let _ = module::ancestors;

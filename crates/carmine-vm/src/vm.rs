@@ -72,6 +72,8 @@ pub struct Vm {
     pub roots: RefCell<Vec<Value>>,
     pub main_obj: Cell<Value>,
     pub top_cref: Cell<Value>,
+    /// TOPLEVEL_BINDING (also a root), which the main script's locals join.
+    pub toplevel_binding: Cell<Value>,
     pub gc_disabled: AtomicBool,
     pub gc_stress: AtomicBool,
     pub hash_seed: u64,
@@ -88,6 +90,9 @@ pub struct Vm {
     pub object_id_seq: AtomicU64,
     pub object_ids: RefCell<HashMap<usize, u64>>,
     pub frozen_string_literals: Cell<bool>,
+    /// `Encoding.default_external` / `default_internal` (encoding indexes).
+    pub default_external: Cell<u8>,
+    pub default_internal: Cell<Option<u8>>,
     pub lock: Mutex<()>,
     /// Core classes whose operators were redefined (`interp::ops::REDEF_*` bits).
     pub redefined: std::sync::atomic::AtomicU32,
@@ -108,6 +113,7 @@ impl Vm {
             roots: RefCell::new(Vec::new()),
             main_obj: Cell::new(Value::NIL),
             top_cref: Cell::new(Value::NIL),
+            toplevel_binding: Cell::new(Value::NIL),
             gc_disabled: AtomicBool::new(false),
             gc_stress: AtomicBool::new(false),
             hash_seed: seed_from_os(),
@@ -119,6 +125,8 @@ impl Vm {
             object_id_seq: AtomicU64::new(8),
             object_ids: RefCell::new(HashMap::new()),
             frozen_string_literals: Cell::new(false),
+            default_external: Cell::new(crate::core::encoding::UTF_8),
+            default_internal: Cell::new(None),
             lock: Mutex::new(()),
             redefined: std::sync::atomic::AtomicU32::new(0),
             booted: Cell::new(false),

@@ -113,6 +113,12 @@ pub(crate) struct Compiler<'c, 'pr> {
 
 /// Parses and compiles a program; a syntax error becomes a `SyntaxError`.
 pub fn compile(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions) -> Result<Value> {
+    compile_program(ctx, source, opts).map(|(iseq, _)| iseq)
+}
+
+/// `compile`, also returning where the data after `__END__` starts (its line's newline
+/// excluded), if the source has one.
+pub fn compile_program(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions) -> Result<(Value, Option<usize>)> {
     let mut po = ruby_prism::Options::default().filepath(&opts.path).line(opts.line).version(ruby_prism::Version::CRuby3_4);
     if let Some(f) = opts.frozen_string_literal {
         po = po.frozen_string_literal(Some(f));
@@ -182,7 +188,17 @@ pub fn compile(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions) -> Result<Va
     }
     let scope = c.scopes.pop().expect("top scope");
     let outer = c.eval_outer.clone();
-    Ok(c.finish_scope(scope, outer))
+    let iseq = c.finish_scope(scope, outer);
+    let data = result.data_loc().map(|l| {
+        let start = (l.as_slice().as_ptr() as usize).wrapping_sub(source.as_ptr() as usize).min(source.len());
+        let after = (start + b"__END__".len()).min(source.len());
+        match &source[after..] {
+            [b'\r', b'\n', ..] => after + 2,
+            [b'\n', ..] => after + 1,
+            _ => after,
+        }
+    });
+    Ok((iseq, data))
 }
 
 /// The encoding named by the source's `coding:`/`encoding:` magic comment.
@@ -326,7 +342,8 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         b.block_depth = if kind == IseqKind::Block { self.scopes.last().map_or(0, |s| s.b.block_depth) + 1 } else { 0 };
         // An eval's new locals must outlive it: a later eval on the same
         // binding sees them (Binding keeps the eval's environment).
-        b.locals_on_heap = kind == IseqKind::Eval;
+        // The main script's locals are TOPLEVEL_BINDING's, so they live on the heap too.
+        b.locals_on_heap = kind == IseqKind::Eval || kind == IseqKind::Main;
         self.scopes.push(Scope { b, transparent: false, loops: Vec::new(), ensures: Vec::new(), retries: Vec::new(), block_redo: None, is_method: kind == IseqKind::Method, hidden: 0 });
     }
 

@@ -76,6 +76,34 @@ pub fn from_frame(ctx: &mut Ctx, fi: usize) -> Result<Value> {
     Ok(new_binding(ctx, BindingObj { self_, env: env_v, cref, names, owner, mid, block, path, line }))
 }
 
+/// TOPLEVEL_BINDING: main's self and top-level scope, with no variables until
+/// `local_variable_set` adds some or the main script starts (`attach_main`).
+pub fn new_toplevel(ctx: &mut Ctx) -> Value {
+    let self_ = ctx.vm().main_obj.get();
+    let cref = ctx.vm().top_cref.get();
+    new_binding(ctx, BindingObj { self_, env: Value::NIL, cref, names: Vec::new(), owner: Value::NIL, mid: None, block: None, path: String::from("<main>"), line: 0 })
+}
+
+/// The environment TOPLEVEL_BINDING's variables are in (the main script's frame
+/// environment is created over it).
+pub fn toplevel_env(ctx: &mut Ctx) -> Value {
+    let tb = ctx.vm().toplevel_binding.get();
+    data_ref::<BindingObj>(tb).map_or(Value::NIL, |b| b.env)
+}
+
+/// Makes the main script's frame environment `env` (created over `toplevel_env`) with its
+/// local `names` the innermost layer of TOPLEVEL_BINDING, so the binding sees the
+/// script's variables as they change.
+pub fn attach_main(ctx: &mut Ctx, env: Value, names: Vec<SymId>) {
+    let tb = ctx.vm().toplevel_binding.get();
+    if let Some(b) = data_ref::<BindingObj>(tb) {
+        if !env.is_nil() {
+            b.env = env;
+            b.names.insert(0, names);
+        }
+    }
+}
+
 /// The binding of a proc's creation point.
 pub fn from_captured(ctx: &mut Ctx, c: &Captured) -> Result<Value> {
     let iseq = iseq_of(c.iseq);

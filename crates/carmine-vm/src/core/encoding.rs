@@ -53,6 +53,41 @@ pub static ENCODINGS: &[EncodingInfo] = &[
     EncodingInfo { name: "IBM437", aliases: &["CP437"], unit: 1, ascii_compatible: true, dummy: false },
     EncodingInfo { name: "KOI8-R", aliases: &["CP878"], unit: 1, ascii_compatible: true, dummy: false },
     EncodingInfo { name: "UTF8-MAC", aliases: &["UTF-8-MAC", "UTF-8-HFS"], unit: 0, ascii_compatible: true, dummy: false },
+    // More single-byte encodings (character boundaries only; no transcoding tables).
+    EncodingInfo { name: "ISO-8859-3", aliases: &["ISO8859-3"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "ISO-8859-4", aliases: &["ISO8859-4"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "ISO-8859-5", aliases: &["ISO8859-5"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "ISO-8859-6", aliases: &["ISO8859-6"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "ISO-8859-7", aliases: &["ISO8859-7"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "ISO-8859-8", aliases: &["ISO8859-8"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "ISO-8859-9", aliases: &["ISO8859-9"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "ISO-8859-10", aliases: &["ISO8859-10"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "ISO-8859-11", aliases: &["ISO8859-11"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "ISO-8859-13", aliases: &["ISO8859-13"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "ISO-8859-14", aliases: &["ISO8859-14"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "ISO-8859-16", aliases: &["ISO8859-16"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "IBM737", aliases: &["CP737"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "IBM775", aliases: &["CP775"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "IBM850", aliases: &["CP850"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "IBM852", aliases: &["CP852"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "IBM855", aliases: &["CP855"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "IBM857", aliases: &["CP857"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "IBM860", aliases: &["CP860"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "IBM861", aliases: &["CP861"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "IBM862", aliases: &["CP862"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "IBM863", aliases: &["CP863"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "IBM864", aliases: &["CP864"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "IBM865", aliases: &["CP865"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "IBM866", aliases: &["CP866"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "IBM869", aliases: &["CP869"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "Windows-1250", aliases: &["CP1250"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "Windows-1253", aliases: &["CP1253"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "Windows-1254", aliases: &["CP1254"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "Windows-1255", aliases: &["CP1255"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "Windows-1256", aliases: &["CP1256"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "Windows-1257", aliases: &["CP1257"], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "KOI8-U", aliases: &[], unit: 1, ascii_compatible: true, dummy: false },
+    EncodingInfo { name: "macRoman", aliases: &[], unit: 1, ascii_compatible: true, dummy: false },
 ];
 
 /// Finds an encoding by (case-insensitive) name or alias.
@@ -385,9 +420,10 @@ pub fn encoding_arg(ctx: &mut Ctx, v: Value) -> Result<u8> {
     let name = string::to_rust_string_lossy(s);
     match find(&name) {
         Some(e) => Ok(e),
-        // The special names: Carmine's locale, filesystem and default
-        // external encodings are UTF-8.
-        None if ["locale", "filesystem", "external"].iter().any(|n| name.eq_ignore_ascii_case(n)) => Ok(UTF_8),
+        // The special names: Carmine's locale and filesystem encodings are UTF-8.
+        None if ["locale", "filesystem"].iter().any(|n| name.eq_ignore_ascii_case(n)) => Ok(UTF_8),
+        None if name.eq_ignore_ascii_case("external") => Ok(default_external(ctx)),
+        None if name.eq_ignore_ascii_case("internal") && default_internal(ctx).is_some() => Ok(default_internal(ctx).unwrap_or(UTF_8)),
         None => Err(ctx.arg_error(&format!("unknown encoding name - {name}"))),
     }
 }
@@ -446,23 +482,15 @@ fn enc_s_list(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     Ok(array::dup(ctx, arr))
 }
 
-const DEFAULT_EXTERNAL: &str = "__default_external__";
-const DEFAULT_INTERNAL: &str = "__default_internal__";
-
-/// `Encoding.default_external` (UTF-8 unless set).
-pub fn default_external(ctx: &mut Ctx) -> u8 {
-    let k = ctx.c().encoding;
-    let id = ctx.intern(DEFAULT_EXTERNAL);
-    let v = crate::core::object::ivar_get(ctx, k, id);
-    data_ref::<EncodingObj>(v).map_or(UTF_8, |e| e.index)
+/// `Encoding.default_external`: what input is tagged with when nothing else is said
+/// (UTF-8 until a program changes it; Carmine's locale is UTF-8).
+pub fn default_external(ctx: &Ctx) -> u8 {
+    ctx.vm().default_external.get()
 }
 
-/// `Encoding.default_internal` (none unless set).
-pub fn default_internal(ctx: &mut Ctx) -> Option<u8> {
-    let k = ctx.c().encoding;
-    let id = ctx.intern(DEFAULT_INTERNAL);
-    let v = crate::core::object::ivar_get(ctx, k, id);
-    data_ref::<EncodingObj>(v).map(|e| e.index)
+/// `Encoding.default_internal`: what input is transcoded to, if anything.
+pub fn default_internal(ctx: &Ctx) -> Option<u8> {
+    ctx.vm().default_internal.get()
 }
 
 fn enc_s_default_external(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
@@ -483,22 +511,14 @@ fn enc_s_set_default_external(ctx: &mut Ctx, _recv: Value, args: &Args) -> Resul
         return Err(ctx.arg_error("default external can not be nil"));
     }
     let e = encoding_arg(ctx, v)?;
-    let obj = encoding_object(ctx, e);
-    let (k, id) = (ctx.c().encoding, ctx.intern(DEFAULT_EXTERNAL));
-    crate::core::object::ivar_set_raw(ctx, k, id, obj);
+    ctx.vm().default_external.set(e);
     Ok(v)
 }
 
 fn enc_s_set_default_internal(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let v = args.pos[0];
-    let obj = if v.is_nil() {
-        Value::NIL
-    } else {
-        let e = encoding_arg(ctx, v)?;
-        encoding_object(ctx, e)
-    };
-    let (k, id) = (ctx.c().encoding, ctx.intern(DEFAULT_INTERNAL));
-    crate::core::object::ivar_set_raw(ctx, k, id, obj);
+    let e = if v.is_nil() { None } else { Some(encoding_arg(ctx, v)?) };
+    ctx.vm().default_internal.set(e);
     Ok(v)
 }
 

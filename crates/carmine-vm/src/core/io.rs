@@ -31,6 +31,11 @@ pub struct IoObj {
     pub lineno: i64,
     pub readable: bool,
     pub writable: bool,
+    /// Encodings set by `set_encoding` or the open mode (`"r:ext:int"`); None = defaults.
+    pub ext_enc: Option<u8>,
+    pub int_enc: Option<u8>,
+    /// The child process of an `IO.popen` IO (waited for on close).
+    pub child: Option<i32>,
 }
 
 impl Drop for IoObj {
@@ -69,7 +74,7 @@ pub fn io_ref<'a>(v: Value) -> Option<&'a mut IoObj> {
 
 pub fn new_io(ctx: &mut Ctx, klass: Value, fd: i32, readable: bool, writable: bool, path: Option<String>) -> Value {
     let sync = fd == 2;
-    object::new_data(ctx, klass, Box::new(IoObj { fd, wbuf: Vec::new(), rbuf: Vec::new(), rpos: 0, closed: false, sync, eof: false, path, lineno: 0, readable, writable }))
+    object::new_data(ctx, klass, Box::new(IoObj { fd, wbuf: Vec::new(), rbuf: Vec::new(), rpos: 0, closed: false, sync, eof: false, path, lineno: 0, readable, writable, ext_enc: None, int_enc: None, child: None }))
 }
 
 fn sys_error(ctx: &mut Ctx, e: std::io::Error, detail: &str) -> crate::error::Unwind {
@@ -431,13 +436,33 @@ fn chomp_line(mut line: Vec<u8>, sep: Option<&[u8]>) -> Vec<u8> {
     }
 }
 
+/// The encoding text read from `io` is in: its external encoding, else the default.
+fn read_encoding(ctx: &Ctx, io: &IoObj) -> u8 {
+    io.ext_enc.unwrap_or_else(|| crate::core::encoding::default_external(ctx))
+}
+
+/// A String of text read from `recv`, tagged with the read encoding and transcoded to
+/// the internal encoding when one is set.
+fn read_string(ctx: &mut Ctx, recv: Value, bytes: Vec<u8>) -> Result<Value> {
+    let Some(io) = io_ref(recv) else { return Ok(string::new_with_enc(ctx, bytes, crate::core::encoding::UTF_8)) };
+    let (ext, int) = (read_encoding(ctx, io), io.int_enc);
+    let s = string::new_with_enc(ctx, bytes, ext);
+    match int {
+        Some(i) if i != ext => {
+            let (to, from) = (crate::core::encoding::encoding_object(ctx, i), crate::core::encoding::encoding_object(ctx, ext));
+            ctx.call_str(s, "encode", &[to, from])
+        }
+        _ => Ok(s),
+    }
+}
+
 fn m_gets(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let (sep, limit, chomp) = line_args(ctx, args)?;
     let line = read_line(ctx, recv, sep.as_deref(), limit)?;
     let v = match line {
         Some(l) => {
             let l = if chomp { chomp_line(l, sep.as_deref()) } else { l };
-            string::new_from_bytes(ctx, &l)
+            read_string(ctx, recv, l)?
         }
         None => Value::NIL,
     };
@@ -460,7 +485,7 @@ fn m_each_line(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let (sep, limit, chomp) = line_args(ctx, args)?;
     while let Some(l) = read_line(ctx, recv, sep.as_deref(), limit)? {
         let l = if chomp { chomp_line(l, sep.as_deref()) } else { l };
-        let s = string::new_from_bytes(ctx, &l);
+        let s = read_string(ctx, recv, l)?;
         ctx.yield1(&b, s)?;
     }
     Ok(recv)
@@ -471,7 +496,7 @@ fn m_readlines(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let out = array::new(ctx);
     while let Some(l) = read_line(ctx, recv, sep.as_deref(), limit)? {
         let l = if chomp { chomp_line(l, sep.as_deref()) } else { l };
-        let s = string::new_from_bytes(ctx, &l);
+        let s = read_string(ctx, recv, l)?;
         array::push(ctx, out, s);
     }
     Ok(out)
@@ -502,9 +527,81 @@ fn m_read(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         }
         _ => {
             let b = read_all(ctx, recv)?;
-            Ok(string::new_from_bytes(ctx, &b))
+            read_string(ctx, recv, b)
         }
     }
+}
+
+/// lseek(2) on the IO's descriptor, after flushing buffered writes and dropping buffered
+/// input (so the descriptor's offset is the IO's position).
+fn seek_io(ctx: &mut Ctx, recv: Value, offset: i64, whence: i32) -> Result<i64> {
+    let io = get_io(ctx, recv)?;
+    if io.closed {
+        return Err(ctx.raise(ctx.c().io_error, "closed stream"));
+    }
+    flush_obj(ctx, io)?;
+    let unread = (io.rbuf.len() - io.rpos) as i64;
+    let offset = if whence == libc::SEEK_CUR { offset - unread } else { offset };
+    // SAFETY: lseek(2) on a descriptor this object owns.
+    let r = unsafe { libc::lseek(io.fd, offset as libc::off_t, whence) };
+    if r < 0 {
+        let e = std::io::Error::last_os_error();
+        let path = io.path.clone().unwrap_or_default();
+        return Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::ESPIPE), &path));
+    }
+    io.rbuf.clear();
+    io.rpos = 0;
+    io.eof = false;
+    Ok(r as i64)
+}
+
+fn whence_arg(ctx: &mut Ctx, v: Option<Value>) -> Result<i32> {
+    let Some(v) = v else { return Ok(libc::SEEK_SET) };
+    if let Some(s) = v.as_symbol() {
+        return match ctx.sym_str(s).as_ref() {
+            "SET" => Ok(libc::SEEK_SET),
+            "CUR" => Ok(libc::SEEK_CUR),
+            "END" => Ok(libc::SEEK_END),
+            other => Err(ctx.arg_error(&format!("unknown whence: {other}"))),
+        };
+    }
+    Ok(integer::to_i64_arg(ctx, v)? as i32)
+}
+
+fn m_seek(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let off = integer::to_i64_arg(ctx, args.pos[0])?;
+    let whence = whence_arg(ctx, args.pos.get(1).copied())?;
+    seek_io(ctx, recv, off, whence)?;
+    Ok(Value::fixnum(0))
+}
+
+/// `IO#pos`: the descriptor's offset less input read ahead, plus output not yet written.
+fn m_pos(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let io = get_io(ctx, recv)?;
+    if io.closed {
+        return Err(ctx.raise(ctx.c().io_error, "closed stream"));
+    }
+    // SAFETY: lseek(2) with offset 0 only queries the position.
+    let r = unsafe { libc::lseek(io.fd, 0, libc::SEEK_CUR) };
+    if r < 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::ESPIPE), ""));
+    }
+    Ok(Value::fixnum(r as i64 - (io.rbuf.len() - io.rpos) as i64 + io.wbuf.len() as i64))
+}
+
+fn m_set_pos(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let off = integer::to_i64_arg(ctx, args.pos[0])?;
+    seek_io(ctx, recv, off, libc::SEEK_SET)?;
+    Ok(args.pos[0])
+}
+
+fn m_rewind(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    seek_io(ctx, recv, 0, libc::SEEK_SET)?;
+    if let Some(io) = io_ref(recv) {
+        io.lineno = 0;
+    }
+    Ok(Value::fixnum(0))
 }
 
 fn m_eof(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -516,10 +613,11 @@ fn m_eof(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::bool(!fill(ctx, io)?))
 }
 
-fn m_close(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+/// Closes an IO (flushing it); a popen IO's child is waited for and becomes `$?`.
+pub fn close(ctx: &mut Ctx, recv: Value) -> Result<()> {
     let io = get_io(ctx, recv)?;
     if io.closed {
-        return Ok(Value::NIL);
+        return Ok(());
     }
     flush_obj(ctx, io)?;
     if io.fd > 2 {
@@ -527,7 +625,58 @@ fn m_close(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
         unsafe { libc::close(io.fd) };
     }
     io.closed = true;
+    if let Some(pid) = io.child.take() {
+        crate::core::process::wait_for(ctx, pid)?;
+    }
+    Ok(())
+}
+
+fn m_close(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    close(ctx, recv)?;
     Ok(Value::NIL)
+}
+
+/// `close_write`: a duplex IO (read-write popen) half-closes; a write-only one closes.
+fn m_close_write(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let io = get_io(ctx, recv)?;
+    if io.closed {
+        return Ok(Value::NIL);
+    }
+    if io.readable && io.writable {
+        flush_obj(ctx, io)?;
+        // SAFETY: shutdown(2) on a socket this object owns.
+        unsafe { libc::shutdown(io.fd, libc::SHUT_WR) };
+        io.writable = false;
+        return Ok(Value::NIL);
+    }
+    if !io.writable {
+        return Err(ctx.raise(ctx.c().io_error, "closing non-duplex IO for writing"));
+    }
+    close(ctx, recv)?;
+    Ok(Value::NIL)
+}
+
+fn m_close_read(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let io = get_io(ctx, recv)?;
+    if io.closed {
+        return Ok(Value::NIL);
+    }
+    if io.readable && io.writable {
+        // SAFETY: shutdown(2) on a socket this object owns.
+        unsafe { libc::shutdown(io.fd, libc::SHUT_RD) };
+        io.readable = false;
+        return Ok(Value::NIL);
+    }
+    if !io.readable {
+        return Err(ctx.raise(ctx.c().io_error, "closing non-duplex IO for reading"));
+    }
+    close(ctx, recv)?;
+    Ok(Value::NIL)
+}
+
+fn m_pid(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let io = get_io(ctx, recv)?;
+    Ok(io.child.map_or(Value::NIL, |p| Value::fixnum(p as i64)))
 }
 
 fn m_closed(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -554,6 +703,117 @@ fn m_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(string::new_utf8(ctx, &format!("#<{cname}:{desc}{closed}>")))
 }
 
+/// `IO#external_encoding`: the set one; else, for an IO opened for writing nil (text is
+/// written as is), for a read-only one `Encoding.default_external`.
+fn m_external_encoding(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let io = get_io(ctx, recv)?;
+    let enc = match io.ext_enc {
+        Some(e) => Some(e),
+        None if io.writable => None,
+        None => Some(read_encoding(ctx, io)),
+    };
+    Ok(enc.map_or(Value::NIL, |e| crate::core::encoding::encoding_object(ctx, e)))
+}
+
+fn m_internal_encoding(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let int = get_io(ctx, recv)?.int_enc;
+    Ok(int.map_or(Value::NIL, |e| crate::core::encoding::encoding_object(ctx, e)))
+}
+
+/// An encoding argument of `set_encoding`/open modes: nil, an Encoding or a name.
+fn io_encoding_arg(ctx: &mut Ctx, v: Value) -> Result<Option<u8>> {
+    if v.is_nil() {
+        return Ok(None);
+    }
+    if string::is_string(v) && string::bytes(v) == b"-" {
+        return Ok(None);
+    }
+    crate::core::encoding::encoding_arg(ctx, v).map(Some)
+}
+
+/// Parses `"ext"` or `"ext:int"` (a leading `BOM|` is accepted and ignored).
+fn parse_encoding_spec(ctx: &mut Ctx, spec: &str) -> Result<(Option<u8>, Option<u8>)> {
+    let mut parts = spec.splitn(2, ':');
+    let ext = parts.next().unwrap_or("");
+    let ext = ext.strip_prefix("BOM|").or_else(|| ext.strip_prefix("bom|")).unwrap_or(ext);
+    let mut named = |ctx: &mut Ctx, n: &str| -> Result<Option<u8>> {
+        if n.is_empty() || n == "-" {
+            return Ok(None);
+        }
+        let s = string::new_utf8(ctx, n);
+        io_encoding_arg(ctx, s)
+    };
+    let e = named(ctx, ext)?;
+    let i = match parts.next() {
+        Some(int) => named(ctx, int)?,
+        None => None,
+    };
+    Ok((e, i))
+}
+
+/// The `encoding:`, `external_encoding:`, `internal_encoding:` and `binmode:` keywords
+/// of `File.open`.
+fn apply_encoding_kwargs(ctx: &mut Ctx, f: Value, args: &Args) -> Result<()> {
+    let Some(io) = io_ref(f) else { return Ok(()) };
+    let (mut ext, mut int) = (io.ext_enc, io.int_enc);
+    if let Some(e) = args.kwarg(ctx, "encoding").filter(|v| !v.is_nil()) {
+        (ext, int) = if string::is_string(e) {
+            let spec = string::to_rust_string_lossy(e);
+            parse_encoding_spec(ctx, &spec)?
+        } else {
+            (io_encoding_arg(ctx, e)?, None)
+        };
+    }
+    if let Some(e) = args.kwarg(ctx, "external_encoding") {
+        ext = io_encoding_arg(ctx, e)?;
+    }
+    if let Some(e) = args.kwarg(ctx, "internal_encoding") {
+        int = io_encoding_arg(ctx, e)?;
+    }
+    if args.kwarg(ctx, "binmode").is_some_and(|v| v.truthy()) && ext.is_none() {
+        ext = Some(crate::core::encoding::BINARY);
+    }
+    if let Some(io) = io_ref(f) {
+        set_io_encodings(io, ext, int);
+    }
+    Ok(())
+}
+
+/// Records encodings on an IO; an internal encoding equal to the external one is none.
+fn set_io_encodings(io: &mut IoObj, ext: Option<u8>, int: Option<u8>) {
+    io.ext_enc = ext;
+    io.int_enc = if int == ext { None } else { int };
+}
+
+/// `IO#set_encoding(ext, int = nil, **opts)`; `set_encoding("ext:int")`; nil resets.
+fn m_set_encoding(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    get_io(ctx, recv)?;
+    let first = args.pos.first().copied().unwrap_or(Value::NIL);
+    let (ext, int) = match args.pos.get(1) {
+        Some(&i) => (io_encoding_arg(ctx, first)?, io_encoding_arg(ctx, i)?),
+        None if string::is_string(first) => {
+            let spec = string::to_rust_string_lossy(first);
+            parse_encoding_spec(ctx, &spec)?
+        }
+        None => (io_encoding_arg(ctx, first)?, None),
+    };
+    let io = get_io(ctx, recv)?;
+    set_io_encodings(io, ext, int);
+    Ok(recv)
+}
+
+/// `IO#binmode`: text is read as BINARY.
+fn m_binmode(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let io = get_io(ctx, recv)?;
+    set_io_encodings(io, Some(crate::core::encoding::BINARY), None);
+    Ok(recv)
+}
+
+fn m_binmode_p(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let io = get_io(ctx, recv)?;
+    Ok(Value::bool(io.ext_enc == Some(crate::core::encoding::BINARY)))
+}
+
 fn m_path(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let p = get_io(ctx, recv)?.path.clone();
     Ok(match p {
@@ -577,8 +837,13 @@ fn path_arg(ctx: &mut Ctx, v: Value) -> Result<String> {
 
 /// Opens `path` with a Ruby mode string ("r", "w", "a", "r+", …).
 pub fn open_file(ctx: &mut Ctx, klass: Value, path: &str, mode: &str) -> Result<Value> {
-    let m = mode.replace(['b', 't'], "");
-    let (flags, r, w) = match m.split(':').next().unwrap_or("r") {
+    let (access, encs) = match mode.split_once(':') {
+        Some((a, e)) => (a, Some(e)),
+        None => (mode, None),
+    };
+    let binary = access.contains('b');
+    let m = access.replace(['b', 't'], "");
+    let (flags, r, w) = match m.as_str() {
         "r" => (libc::O_RDONLY, true, false),
         "w" => (libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC, false, true),
         "a" => (libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND, false, true),
@@ -594,7 +859,16 @@ pub fn open_file(ctx: &mut Ctx, klass: Value, path: &str, mode: &str) -> Result<
         let e = std::io::Error::last_os_error();
         return Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::EIO), &format!("rb_sysopen - {path}")));
     }
-    Ok(new_io(ctx, klass, fd, r, w, Some(path.to_string())))
+    let f = new_io(ctx, klass, fd, r, w, Some(path.to_string()));
+    let (ext, int) = match encs {
+        Some(spec) => parse_encoding_spec(ctx, spec)?,
+        None if binary => (Some(crate::core::encoding::BINARY), None),
+        None => (None, None),
+    };
+    if let Some(io) = io_ref(f) {
+        set_io_encodings(io, ext, int);
+    }
+    Ok(f)
 }
 
 fn f_open(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -610,10 +884,11 @@ fn f_open(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         },
     };
     let f = open_file(ctx, recv, &path, &mode)?;
+    apply_encoding_kwargs(ctx, f, args)?;
     match args.block {
         Some(b) => {
             let r = ctx.yield1(&b, f);
-            let c = m_close(ctx, f, &Args::new(&[]));
+            let c = close(ctx, f);
             let v = r?;
             c?;
             Ok(v)
@@ -628,6 +903,47 @@ fn f_read(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         Ok(b) => Ok(string::new_from_bytes(ctx, &b)),
         Err(e) => Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), &format!("rb_sysopen - {path}"))),
     }
+}
+
+/// `File.binread(path, length = nil, offset = 0)`: bytes as a BINARY String.
+fn f_binread(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let path = path_arg(ctx, args.pos[0])?;
+    let len = match args.pos.get(1) {
+        Some(&v) if !v.is_nil() => {
+            let n = integer::to_i64_arg(ctx, v)?;
+            if n < 0 {
+                return Err(ctx.arg_error(&format!("negative length {n} given")));
+            }
+            Some(n as usize)
+        }
+        _ => None,
+    };
+    let off = match args.pos.get(2) {
+        Some(&v) => integer::to_i64_arg(ctx, v)?.max(0) as usize,
+        None => 0,
+    };
+    let data = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) => return Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), &format!("rb_sysopen - {path}"))),
+    };
+    let start = off.min(data.len());
+    let end = len.map_or(data.len(), |n| (start + n).min(data.len()));
+    if len.is_some_and(|n| n > 0) && start >= data.len() {
+        return Ok(Value::NIL);
+    }
+    Ok(string::new_binary(ctx, &data[start..end]))
+}
+
+/// Defines `DATA`: the main script `path` opened for reading, positioned at `offset`
+/// (just after `__END__` and its newline).
+pub fn define_data(ctx: &mut Ctx, path: &str, offset: usize) -> Result<()> {
+    let file = ctx.c().file;
+    let f = open_file(ctx, file, path, "r")?;
+    seek_io(ctx, f, offset as i64, libc::SEEK_SET)?;
+    let obj = ctx.c().object;
+    let id = ctx.intern("DATA");
+    crate::core::module::body(obj).const_set(id, f);
+    Ok(())
 }
 
 fn f_readlines(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
@@ -823,6 +1139,34 @@ fn f_absolute_path_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> 
     Ok(Value::bool(p.starts_with('/')))
 }
 
+fn chdir_to(ctx: &mut Ctx, path: &str) -> Result<()> {
+    std::env::set_current_dir(path).map_err(|e| crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), &format!("dir_chdir0 - {path}")))
+}
+
+/// `Dir.chdir(path = $HOME) { |path| ... }`: with a block the previous directory is
+/// restored afterwards (also when the block raises).
+fn d_chdir(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let path = match args.pos.first() {
+        Some(&p) => path_arg(ctx, p)?,
+        None => match std::env::var("HOME") {
+            Ok(h) => h,
+            Err(_) => return Err(ctx.arg_error("HOME/LOGDIR not set")),
+        },
+    };
+    let Some(b) = args.block else {
+        chdir_to(ctx, &path)?;
+        return Ok(Value::fixnum(0));
+    };
+    let previous = std::env::current_dir().map_err(|e| crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), "getcwd"))?;
+    chdir_to(ctx, &path)?;
+    let pv = string::new_utf8(ctx, &path);
+    let r = ctx.yield1(&b, pv);
+    let back = chdir_to(ctx, &previous.to_string_lossy());
+    let v = r?;
+    back?;
+    Ok(v)
+}
+
 fn d_pwd(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     let d = std::env::current_dir().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
     Ok(string::new_utf8(ctx, &d))
@@ -1009,7 +1353,24 @@ pub fn init(ctx: &mut Ctx) {
         ("inspect", m_inspect, [0], Unsafe),
         ("path", m_path, [0], Unsafe),
         ("to_path", m_path, [0], Unsafe),
+        ("external_encoding", m_external_encoding, [0], Unsafe),
+        ("internal_encoding", m_internal_encoding, [0], Unsafe),
+        ("set_encoding", m_set_encoding, [1..=3], Unsafe),
+        ("binmode", m_binmode, [0], Unsafe),
+        ("binmode?", m_binmode_p, [0], Unsafe),
+        ("seek", m_seek, [1..=2], Unsafe),
+        ("pos", m_pos, [0], Unsafe),
+        ("tell", m_pos, [0], Unsafe),
+        ("pos=", m_set_pos, [1], Unsafe),
+        ("rewind", m_rewind, [0], Unsafe),
+        ("close_write", m_close_write, [0], Unsafe),
+        ("close_read", m_close_read, [0], Unsafe),
+        ("pid", m_pid, [0], Unsafe),
     ]);
+    for (name, v) in [("SEEK_SET", libc::SEEK_SET), ("SEEK_CUR", libc::SEEK_CUR), ("SEEK_END", libc::SEEK_END)] {
+        let id = ctx.intern(name);
+        crate::core::module::body(io).const_set(id, Value::fixnum(v as i64));
+    }
     let f = ctx.c().file;
     for (name, v) in [("SEPARATOR", "/"), ("Separator", "/"), ("PATH_SEPARATOR", ":")] {
         let id = ctx.intern(name);
@@ -1021,6 +1382,7 @@ pub fn init(ctx: &mut Ctx) {
         ("new", f_open, [0..], Unsafe, Singleton, Kw),
         ("read", f_read, [1..=3], Unsafe, Singleton, Kw),
         ("readlines", f_readlines, [1..=3], Unsafe, Singleton, Kw),
+        ("binread", f_binread, [1..=3], Unsafe, Singleton),
         ("write", f_write, [2..=3], Unsafe, Singleton, Kw),
         ("exist?", f_exist, [1], Unsafe, Singleton),
         ("file?", f_file_p, [1], Unsafe, Singleton),
@@ -1048,6 +1410,7 @@ pub fn init(ctx: &mut Ctx) {
     let d = ctx.c().dir;
     crate::methods!(ctx, d, [
         ("pwd", d_pwd, [0], Unsafe, Singleton),
+        ("chdir", d_chdir, [0..=1], Unsafe, Singleton),
         ("getwd", d_pwd, [0], Unsafe, Singleton),
         ("exist?", d_exist, [1], Unsafe, Singleton),
         ("entries", d_entries, [1], Unsafe, Singleton),

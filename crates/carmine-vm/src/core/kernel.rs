@@ -801,12 +801,27 @@ fn k_global_variables(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value
 pub fn run_program(ctx: &mut Ctx, source: &[u8], path: &str, main: bool) -> Result<Value> {
     let opts = if main { CompileOptions::main(path) } else { CompileOptions::required(path) };
     let opts = CompileOptions { frozen_string_literal: ctx.vm().frozen_string_literals.get().then_some(true), ..opts };
-    let iseq = crate::compile::compile(ctx, source, &opts)?;
+    let (iseq, data) = crate::compile::compile_program(ctx, source, &opts)?;
     let main_obj = ctx.vm().main_obj.get();
     let cref = ctx.vm().top_cref.get();
-    let (r, _) = crate::interp::call::run_iseq_frame(ctx, iseq, FrameKind::Top, main_obj, cref, Value::NIL, Value::NIL, None, None)?;
-    std::hint::black_box(iseq);
-    Ok(r)
+    if !main {
+        let (r, _) = crate::interp::call::run_iseq_frame(ctx, iseq, FrameKind::Top, main_obj, cref, Value::NIL, Value::NIL, None, None)?;
+        std::hint::black_box(iseq);
+        return Ok(r);
+    }
+    if let Some(offset) = data {
+        // DATA reads the script file itself (absent for -e and stdin programs).
+        if std::path::Path::new(path).is_file() {
+            crate::core::io::define_data(ctx, path, offset)?;
+        }
+    }
+    let keep = ctx.protect(iseq);
+    let names = crate::compile::iseq::iseq_of(iseq).local_names.clone();
+    let outer = crate::core::binding::toplevel_env(ctx);
+    let mut attach = |ctx: &mut Ctx, env: Value| crate::core::binding::attach_main(ctx, env, names.clone());
+    let r = crate::interp::call::run_iseq_frame_hooked(ctx, iseq, FrameKind::Top, main_obj, cref, outer, Value::NIL, None, None, Some(&mut attach));
+    ctx.unprotect(keep);
+    Ok(r?.0)
 }
 
 /// Copies a Data object for `dup`/`clone` if its type supports it.

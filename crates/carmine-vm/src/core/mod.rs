@@ -24,6 +24,7 @@ pub mod hash;
 pub mod hash_methods;
 pub mod integer;
 pub mod io;
+pub mod io_pipe;
 pub mod kernel;
 pub mod lazy;
 pub mod load;
@@ -188,6 +189,7 @@ pub fn init_all(ctx: &mut Ctx) {
     time::init(ctx);
     random::init(ctx);
     io::init(ctx);
+    io_pipe::init(ctx);
     gc::init(ctx);
     process::init(ctx);
     set::init(ctx);

@@ -293,6 +293,22 @@ fn p_wait2(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     }
 }
 
+/// Waits for child `pid` and sets `$?` (for IO.popen's close).
+pub fn wait_for(ctx: &mut Ctx, pid: i32) -> Result<Value> {
+    let mut status = 0;
+    loop {
+        // SAFETY: status is a valid out-pointer.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r >= 0 {
+            return Ok(set_last_status(ctx, pid as i64, status));
+        }
+        match std::io::Error::last_os_error().raw_os_error() {
+            Some(libc::EINTR) => continue,
+            c => return Err(errno_error(ctx, c.unwrap_or(libc::ECHILD), "")),
+        }
+    }
+}
+
 /// `Process.waitall`: [[pid, status], ...] for every child, in the order they end.
 fn p_waitall(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     let out = array::new(ctx);

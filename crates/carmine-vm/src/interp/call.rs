@@ -508,6 +508,12 @@ pub fn push_block_frame(ctx: &mut Ctx, cap: &Captured, argc: usize, kw: Option<V
 /// the binding, or nil for a fresh top level).
 #[allow(clippy::too_many_arguments)]
 pub fn run_iseq_frame(ctx: &mut Ctx, iseq_val: Value, kind: FrameKind, self_: Value, cref: Value, outer: Value, owner: Value, mid: Option<SymId>, block: Option<Block>) -> Result<(Value, Value)> {
+    run_iseq_frame_hooked(ctx, iseq_val, kind, self_, cref, outer, owner, mid, block, None)
+}
+
+/// `run_iseq_frame`, calling `on_enter` with the frame's environment before it runs.
+#[allow(clippy::too_many_arguments)]
+pub fn run_iseq_frame_hooked(ctx: &mut Ctx, iseq_val: Value, kind: FrameKind, self_: Value, cref: Value, outer: Value, owner: Value, mid: Option<SymId>, block: Option<Block>, on_enter: Option<&mut dyn FnMut(&mut Ctx, Value)>) -> Result<(Value, Value)> {
     let iseq = iseq_of(iseq_val);
     let base = ctx.stacks.sp;
     if ctx.native_stack_exhausted() {
@@ -537,6 +543,9 @@ pub fn run_iseq_frame(ctx: &mut Ctx, iseq_val: Value, kind: FrameKind, self_: Va
         f.visibility = Visibility::Private;
     }
     let env = ctx.stacks.frames.last().map_or(Value::NIL, |f| f.env);
+    if let Some(hook) = on_enter {
+        hook(ctx, env);
+    }
     let r = exec::run(ctx)?;
     Ok((r, env))
 }
