@@ -146,6 +146,9 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
 
     pub fn compile_call(&mut self, n: &ruby_prism::CallNode<'pr>, used: bool) {
         let mid = self.intern(n.name().as_slice());
+        if matches!(n.name().as_slice(), b"=~" | b"!~" | b"match" | b"scan" | b"sub" | b"gsub" | b"sub!" | b"gsub!" | b"gets") {
+            self.share_special_vars();
+        }
         let recv = n.receiver();
         if recv.is_none() {
             if mid == sym::BLOCK_GIVEN && n.arguments().is_none() && n.block().is_none() {
@@ -577,10 +580,12 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                     b"$'" => 3,
                     _ => 4,
                 };
+                self.share_special_vars();
                 self.b().emit(Insn::Defined(ops::DEF_REF, kind));
             }
             Node::NumberedReferenceReadNode { .. } => {
                 let n = node.as_numbered_reference_read_node().expect("nthref");
+                self.share_special_vars();
                 self.b().emit(Insn::Defined(ops::DEF_REF, 16 + n.number().min(1 << 20)));
             }
             Node::ParenthesesNode { .. } => {

@@ -359,12 +359,18 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             }
             Node::GlobalVariableReadNode { .. } => {
                 let n = node.as_global_variable_read_node().expect("gvar");
+                if matches!(n.name().as_slice(), b"$~" | b"$_") {
+                    self.share_special_vars();
+                }
                 let id = self.intern(n.name().as_slice());
                 self.b().emit(Insn::GetGlobal(id));
                 self.pop_if_unused(used);
             }
             Node::GlobalVariableWriteNode { .. } => {
                 let n = node.as_global_variable_write_node().expect("gvasgn");
+                if matches!(n.name().as_slice(), b"$~" | b"$_") {
+                    self.share_special_vars();
+                }
                 self.compile(&n.value(), true);
                 if used {
                     self.b().emit(Insn::Dup);
@@ -380,11 +386,13 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                     b"$'" => 3,
                     _ => 4,
                 };
+                self.share_special_vars();
                 self.b().emit(Insn::GetSpecial(kind));
                 self.pop_if_unused(used);
             }
             Node::NumberedReferenceReadNode { .. } => {
                 let n = node.as_numbered_reference_read_node().expect("nthref");
+                self.share_special_vars();
                 self.b().emit(Insn::GetSpecial(16 + n.number().min(1 << 20)));
                 self.pop_if_unused(used);
             }

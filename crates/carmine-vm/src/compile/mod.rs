@@ -445,6 +445,24 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
     }
 
     /// Marks every scope as keeping its locals on the heap (`binding`, `eval`).
+    /// A block that uses `$~`/`$_` (reads them, or matches with `=~`) shares them with
+    /// its method-level scope, also after that scope's frame returned: the scopes from the
+    /// method level to here keep heap environments, where the pair is stored
+    /// (`interp::ops::svar_env`).
+    pub fn share_special_vars(&mut self) {
+        let top = self.scopes.len() - 1;
+        if self.scopes[top].b.kind != IseqKind::Block {
+            return;
+        }
+        let mut i = top;
+        while i > 0 && (self.scopes[i].transparent || self.scopes[i].b.kind == IseqKind::Block) {
+            i -= 1;
+        }
+        for s in &mut self.scopes[i..=top] {
+            s.b.locals_on_heap = true;
+        }
+    }
+
     pub fn escape_all_scopes(&mut self) {
         for s in &mut self.scopes {
             s.b.locals_on_heap = true;

@@ -49,6 +49,7 @@ pub fn new_env(ctx: &mut Ctx, vals: &[Value], outer: Value) -> Value {
     unsafe {
         std::ptr::write(&mut (*p).vals, boxed);
         (*p).outer = outer;
+        (*p).svar = Value::NIL;
     }
     Value::from_ptr(p)
 }
@@ -337,6 +338,9 @@ pub(crate) fn enter_frame<'c>(ctx: &'c mut Ctx, kind: FrameKind, iseq: &Iseq, is
         ctx.stacks.sp = bp + nlocals;
         let vals: Vec<Value> = ctx.stacks.stack[bp..bp + nlocals].to_vec();
         let env = new_env(ctx, &vals, outer);
+        if !matches!(kind, FrameKind::Block | FrameKind::Lambda) {
+            crate::object::basic(env).set(crate::interp::env::ENV_SCOPE_ROOT, true);
+        }
         (env, crate::interp::env::env(env).vals.as_mut_ptr(), bp)
     } else {
         (Value::NIL, ctx.stacks.stack[bp..].as_mut_ptr(), bp + nlocals)

@@ -3,13 +3,15 @@
 //! Invariants:
 //! - An `REnv` holds the locals of one frame whose iseq has `locals_on_heap`; `outer` is
 //!   the environment of the lexically enclosing scope (for blocks), or nil.
+//! - A method-level env (outer nil) holds its scope's `$~`/`$_` in `svar`; see
+//!   `interp::ops::svar_frame`.
 //! - `vals` never changes length after creation, so a frame may keep a raw pointer into it
 //!   while the frame keeps the env alive.
 //! - An `RCref` links a class or module (the target of constant lookup and of `def`) to
 //!   the enclosing cref; the top cref holds Object and has a nil parent.
 
 use crate::heap::Marker;
-use crate::object::{RBasic, FL_USER0};
+use crate::object::{RBasic, FL_USER0, FL_USER1};
 use crate::value::Value;
 
 #[repr(C)]
@@ -17,6 +19,9 @@ pub struct REnv {
     pub basic: RBasic,
     pub vals: Box<[Value]>,
     pub outer: Value,
+    /// `$~`/`$_` of the method-level scope this env belongs to (nil or a 2-element
+    /// Array): blocks reach it through `outer` even after the scope's frame returned.
+    pub svar: Value,
 }
 
 #[repr(C)]
@@ -25,6 +30,10 @@ pub struct RCref {
     pub klass: Value,
     pub parent: Value,
 }
+
+/// Set on the env of a method-level frame (not a block's): where the scope's `$~`/`$_`
+/// live, and where a block's walk out through `outer` for them stops.
+pub const ENV_SCOPE_ROOT: u32 = FL_USER1;
 
 /// Set on a cref made by `instance_eval`/`class_eval` with a block: constants still resolve
 /// through the parent (the block's lexical scope) but `def` targets `klass`.
@@ -46,6 +55,7 @@ pub fn mark_env(v: Value, m: &mut Marker<'_>) {
     let e = env(v);
     m.mark_all(&e.vals);
     m.mark(e.outer);
+    m.mark(e.svar);
 }
 
 pub fn mark_cref(v: Value, m: &mut Marker<'_>) {

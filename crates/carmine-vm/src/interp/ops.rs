@@ -776,7 +776,7 @@ pub fn set_const(ctx: &mut Ctx, cref_v: Value, scope: Value, id: SymId, v: Value
 pub fn svar_frame(ctx: &Ctx, mut fi: usize) -> usize {
     loop {
         let f = &ctx.stacks.frames[fi];
-        if f.kind != FrameKind::Block {
+        if !matches!(f.kind, FrameKind::Block | FrameKind::Lambda) {
             return fi;
         }
         let h = f.home_index as usize;
@@ -793,8 +793,35 @@ pub fn caller_ruby_frame(ctx: &Ctx) -> Option<usize> {
     ctx.stacks.frames.iter().rposition(|f| f.is_ruby())
 }
 
+/// Where the `$~`/`$_` pair of frame `s` (a `svar_frame`) is kept: in the method-level
+/// heap environment when there is one, so blocks created in the scope share it even after
+/// the scope's frame returned (a block whose home is gone reaches it through its outer
+/// chain); otherwise in the frame.
+fn svar_env(ctx: &Ctx, s: usize) -> Option<Value> {
+    let f = &ctx.stacks.frames[s];
+    if matches!(f.kind, FrameKind::Block | FrameKind::Lambda) {
+        // The home frame is gone: its environment is the outermost of the block's chain.
+        return (!f.outer.is_nil()).then(|| outermost_env(f.outer));
+    }
+    (!f.env.is_nil()).then_some(f.env)
+}
+
+/// The method-level environment a block's `outer` chain leads to.
+fn outermost_env(mut e: Value) -> Value {
+    loop {
+        let o = crate::interp::env::env(e).outer;
+        if o.is_nil() || crate::object::basic(e).has(crate::interp::env::ENV_SCOPE_ROOT) {
+            return e;
+        }
+        e = o;
+    }
+}
+
 fn svar_get(ctx: &Ctx, s: usize, i: usize) -> Value {
-    let a = ctx.stacks.frames[s].svar;
+    let a = match svar_env(ctx, s) {
+        Some(e) => crate::interp::env::env(e).svar,
+        None => ctx.stacks.frames[s].svar,
+    };
     if a.is_nil() {
         Value::NIL
     } else {
@@ -803,13 +830,20 @@ fn svar_get(ctx: &Ctx, s: usize, i: usize) -> Value {
 }
 
 fn svar_set(ctx: &mut Ctx, s: usize, i: usize, v: Value) {
-    let mut a = ctx.stacks.frames[s].svar;
+    let env = svar_env(ctx, s);
+    let mut a = match env {
+        Some(e) => crate::interp::env::env(e).svar,
+        None => ctx.stacks.frames[s].svar,
+    };
     if a.is_nil() {
         if v.is_nil() {
             return;
         }
         a = array::from_slice(ctx, &[Value::NIL, Value::NIL]);
-        ctx.stacks.frames[s].svar = a;
+        match env {
+            Some(e) => crate::interp::env::env(e).svar = a,
+            None => ctx.stacks.frames[s].svar = a,
+        }
     }
     array::set(a, i, v);
 }
