@@ -261,3 +261,57 @@ test "xmlschema and deconstruct_keys (Ruby 3.2+)" do
     assert_equal 2, d
   end
 end
+
+class TestZone
+  def initialize(offset, abbr = nil)
+    @offset = offset
+    @abbr = abbr
+  end
+
+  def local_to_utc(t)
+    t - @offset
+  end
+
+  def utc_to_local(t)
+    t + @offset
+  end
+
+  def abbr(_t)
+    @abbr
+  end
+end
+
+test "timezone objects" do
+  zone = TestZone.new(5 * 3600 + 30 * 60, "IST")
+  t = Time.new(2000, 1, 1, 12, 0, 0, zone)
+  assert_same zone, t.zone
+  assert_equal 19800, t.utc_offset
+  assert_equal "2000-01-01 12:00:00 +0530", t.inspect
+  assert_equal "IST", t.strftime("%Z")
+  assert_equal Time.utc(2000, 1, 1, 6, 30), t.getutc
+  t2 = t + 60
+  assert_same zone, t2.zone
+  assert_equal 1, t2.min
+  t3 = Time.at(0, in: zone)
+  assert_equal [5, 30], [t3.hour, t3.min]
+  assert_same zone, Time.utc(2000).getlocal(zone).zone
+  only_utc_to_local = Object.new
+  def only_utc_to_local.utc_to_local(t) = t
+  assert_raise(TypeError, "can't convert Object into an exact number") { Time.new(2000, 1, 1, 0, 0, 0, only_utc_to_local) }
+  far = Object.new
+  def far.local_to_utc(t) = t + 86400
+  assert_raise(ArgumentError, "utc_offset out of range") { Time.new(2000, 1, 1, 0, 0, 0, far) }
+end
+
+test "zone names through find_timezone, offset strings" do
+  klass = Class.new(Time) do
+    def self.find_timezone(name) = TestZone.new(3600, name)
+  end
+  t = klass.new(2000, 1, 1, 0, 0, 0, "Europe/Somewhere")
+  assert_equal "Europe/Somewhere", t.strftime("%Z")
+  assert_raise(ArgumentError, '"+HH:MM", "-HH:MM", "UTC" or "A".."I","K".."Z" expected for utc_offset: +00:60') { Time.new(2000, 1, 1, 0, 0, 0, "+00:60") }
+  assert_equal true, Time.new(2000, 1, 1, 0, 0, 0, "-00:00").utc?
+  assert_equal(-3600, Time.new(2000, 1, 1, 0, 0, 0, "N").utc_offset)
+  assert_equal Time, (klass.new(2000) + 1).class
+  assert_equal Time, klass.new(2000).round.class
+end

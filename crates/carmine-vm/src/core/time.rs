@@ -29,6 +29,9 @@ pub enum Zone {
     Utc,
     Local,
     Fixed(i32),
+    /// A timezone object (`utc_to_local`/`local_to_utc`) and the UTC offset it gave for
+    /// this instant (computed when the Time is made, as CRuby caches it).
+    Obj(Value, i32),
 }
 
 #[derive(Clone)]
@@ -38,7 +41,11 @@ pub struct TimeObj {
     pub zone: Zone,
 }
 
-crate::data_obj!(TimeObj);
+crate::data_obj!(TimeObj, |s, m| {
+    if let Zone::Obj(z, _) = s.zone {
+        m.mark(z);
+    }
+});
 
 /// Calendar fields of a Time in its zone.
 #[derive(Clone, Debug)]
@@ -179,7 +186,7 @@ pub fn breakdown(num: &BigInt, den: &BigInt, zone: Zone) -> Tm {
     let (secs, rem) = num.div_mod_floor(den);
     let (offset, isdst, zname) = match zone {
         Zone::Utc => (0, false, Some("UTC".to_string())),
-        Zone::Fixed(o) => (o, false, None),
+        Zone::Fixed(o) | Zone::Obj(_, o) => (o, false, None),
         Zone::Local => {
             let (o, d, z) = local_info(libc_seconds(&secs));
             (o, d, Some(z))
@@ -250,73 +257,184 @@ fn exact_arg(ctx: &mut Ctx, v: Value) -> Result<(BigInt, BigInt)> {
     Err(ctx.type_error(&format!("can't convert {cname} into an exact number")))
 }
 
-/// A UTC offset argument: seconds, "+HH:MM", "UTC", "Z", military letters; `None` for
-/// local time.
-pub fn zone_arg(ctx: &mut Ctx, v: Value) -> Result<Zone> {
-    if v.is_nil() {
-        return Ok(Zone::Local);
-    }
+/// CRuby's `utc_offset_arg`: a String offset ("+HH:MM", "UTC", "Z", military letters;
+/// `None` when it is not one) or an exact number of seconds.
+fn utc_offset_arg(ctx: &mut Ctx, v: Value) -> Result<Option<Zone>> {
     if let Some(s) = string::try_to_str(ctx, v)? {
         let b = string::bytes(s).to_vec();
-        let bad = |ctx: &mut Ctx| {
-            let shown = String::from_utf8_lossy(&b).into_owned();
-            ctx.arg_error(&format!("\"+HH:MM\", \"-HH:MM\", \"UTC\" or \"A\"..\"I\",\"K\"..\"Z\" expected for utc_offset: {shown}"))
-        };
-        if b == b"UTC" || b == b"Z" || b == b"-00:00" {
-            return Ok(Zone::Utc);
+        if b.eq_ignore_ascii_case(b"UTC") || b == b"Z" {
+            return Ok(Some(Zone::Utc));
         }
-        if b.len() == 1 && b[0].is_ascii_uppercase() && b[0] != b'J' {
+        if b.len() == 1 {
             let c = b[0];
             let h: i32 = match c {
                 b'A'..=b'I' => (c - b'A' + 1) as i32,
-                b'K'..=b'M' => (c - b'K' + 10) as i32,
-                b'N'..=b'Y' => -((c - b'N' + 1) as i32),
-                _ => 0,
+                b'K'..=b'M' => (c - b'A') as i32,
+                b'N'..=b'Y' => b'M' as i32 - c as i32,
+                _ => return Ok(None),
             };
-            return Ok(Zone::Fixed(h * 3600));
+            return Ok(Some(Zone::Fixed(h * 3600)));
         }
+        let d2 = |x: &[u8]| -> Option<i32> { (x.len() == 2 && x.iter().all(u8::is_ascii_digit)).then(|| ((x[0] - b'0') * 10 + (x[1] - b'0')) as i32) };
         if b.len() < 3 || !(b[0] == b'+' || b[0] == b'-') {
-            return Err(bad(ctx));
+            return Ok(None);
         }
-        let digits = |x: &[u8]| -> Option<i32> {
-            if x.len() == 2 && x.iter().all(u8::is_ascii_digit) {
-                Some(((x[0] - b'0') * 10 + (x[1] - b'0')) as i32)
-            } else {
-                None
-            }
-        };
         let body = &b[1..];
-        let (h, m, s) = match body.len() {
-            2 => (digits(body), Some(0), Some(0)),
-            4 => (digits(&body[..2]), digits(&body[2..]), Some(0)),
-            5 if body[2] == b':' => (digits(&body[..2]), digits(&body[3..]), Some(0)),
-            6 => (digits(&body[..2]), digits(&body[2..4]), digits(&body[4..])),
-            8 if body[2] == b':' && body[5] == b':' => (digits(&body[..2]), digits(&body[3..5]), digits(&body[6..])),
+        let (h, m, sec) = match body.len() {
+            2 => (d2(body), Some(0), Some(0)),
+            4 => (d2(&body[..2]), d2(&body[2..]), Some(0)),
+            5 if body[2] == b':' => (d2(&body[..2]), d2(&body[3..]), Some(0)),
+            6 => (d2(&body[..2]), d2(&body[2..4]), d2(&body[4..])),
+            8 if body[2] == b':' && body[5] == b':' => (d2(&body[..2]), d2(&body[3..5]), d2(&body[6..])),
             _ => (None, None, None),
         };
-        let (Some(h), Some(m), Some(s)) = (h, m, s) else { return Err(bad(ctx)) };
-        if h > 23 || m > 59 || s > 59 {
-            return Err(ctx.arg_error("utc_offset out of range"));
+        let (Some(h), Some(m), Some(sec)) = (h, m, sec) else { return Ok(None) };
+        if m > 59 || sec > 59 {
+            return Ok(None);
         }
-        let off = h * 3600 + m * 60 + s;
-        return Ok(Zone::Fixed(if b[0] == b'-' { -off } else { off }));
-    }
-    if integer::is_integer(v) || float::is_float(v) || rational::is_rational(v) {
-        let (n, d) = exact_arg(ctx, v)?;
-        let off = (n / d).to_i64().unwrap_or(i64::MAX);
-        if off.abs() >= 86400 {
-            return Err(ctx.arg_error("utc_offset out of range"));
+        let off = h * 3600 + m * 60 + sec;
+        if b[0] == b'-' && off == 0 {
+            return Ok(Some(Zone::Utc));
         }
-        return Ok(Zone::Fixed(off as i32));
+        let off = if b[0] == b'-' { -off } else { off };
+        validate_offset(ctx, off as i64)?;
+        return Ok(Some(Zone::Fixed(off)));
     }
-    Err(ctx.not_implemented("Time zone objects"))
+    let (n, d) = exact_arg(ctx, v)?;
+    let off = n.div_floor(&d).to_i64().unwrap_or(i64::MAX);
+    validate_offset(ctx, off)?;
+    Ok(Some(Zone::Fixed(off as i32)))
 }
 
-fn in_kwarg(ctx: &mut Ctx, args: &Args) -> Result<Option<Zone>> {
-    match args.kwarg(ctx, "in") {
-        Some(v) => Ok(Some(zone_arg(ctx, v)?)),
-        None => Ok(None),
+fn validate_offset(ctx: &mut Ctx, off: i64) -> Result<()> {
+    if off.abs() >= 86400 {
+        return Err(ctx.arg_error("utc_offset out of range"));
     }
+    Ok(())
+}
+
+fn invalid_offset(ctx: &mut Ctx, v: Value) -> crate::error::Unwind {
+    let shown = match string::try_to_str(ctx, v) {
+        Ok(Some(s)) => string::to_rust_string_lossy(s),
+        _ => object::inspect_string(ctx, v).unwrap_or_default(),
+    };
+    ctx.arg_error(&format!("\"+HH:MM\", \"-HH:MM\", \"UTC\" or \"A\"..\"I\",\"K\"..\"Z\" expected for utc_offset: {shown}"))
+}
+
+/// A zone argument: a fixed zone, or a timezone object that answers `want`
+/// ("utc_to_local" when the instant is known, "local_to_utc" when the wall clock is).
+enum ZoneSpec {
+    Zone(Zone),
+    Obj(Value),
+}
+
+/// Resolves a zone argument like CRuby: timezone objects first (anything but nil,
+/// Integers and Structs that has `want`), then offsets, then `klass.find_timezone(name)`
+/// for other Strings.
+fn resolve_zone(ctx: &mut Ctx, klass: Value, v: Value, want: &str) -> Result<ZoneSpec> {
+    if v.is_nil() {
+        return Ok(ZoneSpec::Zone(Zone::Local));
+    }
+    let want_id = ctx.intern(want);
+    let maybe_obj = !integer::is_integer(v) && !crate::core::struct_::is_struct_obj(v);
+    if maybe_obj && ctx.respond_to(v, want_id, true) {
+        return Ok(ZoneSpec::Obj(v));
+    }
+    if let Some(z) = utc_offset_arg(ctx, v)? {
+        return Ok(ZoneSpec::Zone(z));
+    }
+    let find = ctx.intern("find_timezone");
+    if let Some(z) = crate::core::convert::check_funcall(ctx, klass, find, &[v])? {
+        if !z.is_nil() && ctx.respond_to(z, want_id, true) {
+            return Ok(ZoneSpec::Obj(z));
+        }
+    }
+    Err(invalid_offset(ctx, v))
+}
+
+/// The Time-like argument given to a timezone object: a UTC Time of whole seconds.
+fn tm_arg(ctx: &mut Ctx, secs: &BigInt) -> Value {
+    let klass = ctx.c().time;
+    new_time(ctx, klass, secs.clone(), BigInt::one(), Zone::Utc)
+}
+
+/// Seconds from a timezone object's answer (CRuby's `extract_time`/`extract_vtm`): a
+/// Time's wall clock (`wall`) or instant, an Integer, or `to_i`.
+fn zone_result_seconds(ctx: &mut Ctx, r: Value, wall: bool) -> Result<BigInt> {
+    if let Some(t) = data_ref::<TimeObj>(r) {
+        let secs = t.num.div_floor(&t.den);
+        return Ok(match t.zone {
+            Zone::Fixed(o) | Zone::Obj(_, o) if wall => secs + o,
+            _ => secs,
+        });
+    }
+    if integer::is_integer(r) {
+        return Ok(bignum::to_big(r));
+    }
+    let to_i = ctx.call(r, sym::TO_I, &[])?;
+    let i = crate::core::convert::integer_conv_value(ctx, to_i)?;
+    Ok(bignum::to_big(i))
+}
+
+/// The zone of instant `num/den` shown through timezone object `z` (`utc_to_local`).
+fn zone_obj_localtime(ctx: &mut Ctx, z: Value, num: &BigInt, den: &BigInt) -> Result<Zone> {
+    let secs = num.div_floor(den);
+    let tm = tm_arg(ctx, &secs);
+    let id = ctx.intern("utc_to_local");
+    let r = ctx.call(z, id, &[tm])?;
+    let wall = zone_result_seconds(ctx, r, true)?;
+    let off = (wall - &secs).to_i64().unwrap_or(i64::MAX);
+    validate_offset(ctx, off)?;
+    Ok(Zone::Obj(z, off as i32))
+}
+
+/// What `%Z` shows for a timezone object (CRuby's `rb_time_zone_abbreviation`): its
+/// `abbr(tm)`, `strftime("%Z", tm)` or `name`, as a String; `None` for other zones.
+pub fn zone_abbreviation(ctx: &mut Ctx, time: Value) -> Result<Option<Value>> {
+    let Zone::Obj(z, _) = get(ctx, time)?.zone else { return Ok(None) };
+    if let Some(s) = string::try_to_str(ctx, z)? {
+        return Ok(Some(s));
+    }
+    let t = get(ctx, time)?;
+    let secs = t.num.div_floor(&t.den);
+    let tm = tm_arg(ctx, &secs);
+    let abbr = ctx.intern("abbr");
+    let r = match crate::core::convert::check_funcall(ctx, z, abbr, &[tm])? {
+        Some(r) => r,
+        None => {
+            let fmt = string::new_us_ascii(ctx, "%Z");
+            let strftime = ctx.intern("strftime");
+            match crate::core::convert::check_funcall(ctx, z, strftime, &[fmt, tm])? {
+                Some(r) => r,
+                None => {
+                    let name = ctx.intern("name");
+                    crate::core::convert::check_funcall(ctx, z, name, &[])?.unwrap_or(Value::NIL)
+                }
+            }
+        }
+    };
+    Ok(Some(string::to_s(ctx, r)?))
+}
+
+/// A zone for instant `num/den` from a zone argument (`Time.at(in:)`, `getlocal`, `now`).
+fn zone_for_instant(ctx: &mut Ctx, klass: Value, v: Value, num: &BigInt, den: &BigInt) -> Result<Zone> {
+    match resolve_zone(ctx, klass, v, "utc_to_local")? {
+        ZoneSpec::Zone(z) => Ok(z),
+        ZoneSpec::Obj(o) => zone_obj_localtime(ctx, o, num, den),
+    }
+}
+
+/// The same zone for a new instant: a timezone object is asked again.
+fn rezone(ctx: &mut Ctx, zone: Zone, num: &BigInt, den: &BigInt) -> Result<Zone> {
+    match zone {
+        Zone::Obj(z, _) => zone_obj_localtime(ctx, z, num, den),
+        z => Ok(z),
+    }
+}
+
+/// The `in:` keyword's value, if given.
+fn in_kwarg(ctx: &mut Ctx, args: &Args) -> Option<Value> {
+    args.kwarg(ctx, "in")
 }
 
 /// Integer-like field conversion with CRuby's `obj2ubits` limit check.
@@ -489,11 +607,31 @@ fn make_from_fields(ctx: &mut Ctx, klass: Value, f: &Fields, zone: Zone) -> Valu
     let wall = fields_to_utc_seconds(f);
     let secs = match zone {
         Zone::Utc => wall,
-        Zone::Fixed(o) => wall - o,
+        Zone::Fixed(o) | Zone::Obj(_, o) => wall - o,
         Zone::Local => local_to_epoch(&wall),
     };
     let num = secs * &f.frac_den + &f.frac_num;
     new_time(ctx, klass, num, f.frac_den.clone(), zone)
+}
+
+/// A Time from wall-clock fields in the zone given by argument `zarg` (nil: local); a
+/// timezone object converts the wall clock with `local_to_utc` (CRuby's
+/// `zone_timelocal`).
+fn make_in_zone(ctx: &mut Ctx, klass: Value, f: &Fields, zarg: Value) -> Result<Value> {
+    match resolve_zone(ctx, klass, zarg, "local_to_utc")? {
+        ZoneSpec::Zone(z) => Ok(make_from_fields(ctx, klass, f, z)),
+        ZoneSpec::Obj(z) => {
+            let wall = fields_to_utc_seconds(f);
+            let tm = tm_arg(ctx, &wall);
+            let id = ctx.intern("local_to_utc");
+            let r = ctx.call(z, id, &[tm])?;
+            let utc = zone_result_seconds(ctx, r, false)?;
+            let off = (&wall - &utc).to_i64().unwrap_or(i64::MAX);
+            validate_offset(ctx, off)?;
+            let num = utc * &f.frac_den + &f.frac_num;
+            Ok(new_time(ctx, klass, num, f.frac_den.clone(), Zone::Obj(z, off as i32)))
+        }
+    }
 }
 
 // ---- class methods ----
@@ -506,13 +644,16 @@ fn now_parts() -> (BigInt, BigInt) {
 }
 
 fn s_now(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let zone = in_kwarg(ctx, args)?.unwrap_or(Zone::Local);
     let (n, d) = now_parts();
+    let zone = match in_kwarg(ctx, args) {
+        Some(z) => zone_for_instant(ctx, recv, z, &n, &d)?,
+        None => Zone::Local,
+    };
     Ok(new_time(ctx, recv, n, d, zone))
 }
 
 fn s_at(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let zone_kw = in_kwarg(ctx, args)?;
+    let zone_kw = in_kwarg(ctx, args);
     let t = args.pos[0];
     let (mut n, mut d, mut zone) = if let Some(o) = data_ref::<TimeObj>(t) {
         (o.num.clone(), o.den.clone(), o.zone)
@@ -542,7 +683,7 @@ fn s_at(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         d *= sd;
     }
     if let Some(z) = zone_kw {
-        zone = z;
+        zone = zone_for_instant(ctx, recv, z, &n, &d)?;
     }
     Ok(new_time(ctx, recv, n, d, zone))
 }
@@ -558,14 +699,14 @@ fn s_local(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 /// `Time.new(string)` (Ruby 3.3): "YYYY-MM-DD HH:MM:SS[.frac][ zone]".
-fn parse_time_string(ctx: &mut Ctx, recv: Value, s: Value, zone_kw: Option<Zone>) -> Result<Value> {
+fn parse_time_string(ctx: &mut Ctx, recv: Value, s: Value, zone_kw: Option<Value>) -> Result<Value> {
     let b = string::bytes(s).to_vec();
     let shown = String::from_utf8_lossy(&b).into_owned();
     let bad = |ctx: &mut Ctx, what: &str| ctx.arg_error(&format!("{what}: {shown}"));
     if !b.is_empty() && b.iter().all(u8::is_ascii_digit) {
         let year = Value::fixnum(String::from_utf8_lossy(&b).parse::<i64>().unwrap_or(0));
         let f = time_fields(ctx, &[year], false)?;
-        return Ok(make_from_fields(ctx, recv, &f, zone_kw.unwrap_or(Zone::Local)));
+        return make_in_zone(ctx, recv, &f, zone_kw.unwrap_or(Value::NIL));
     }
     let mut i = 0;
     let num = |i: &mut usize, n: usize| -> Option<i64> {
@@ -632,23 +773,26 @@ fn parse_time_string(ctx: &mut Ctx, recv: Value, s: Value, zone_kw: Option<Zone>
     while i < b.len() && b[i] == b' ' {
         i += 1;
     }
-    let mut zone = zone_kw.unwrap_or(Zone::Local);
+    let mut zone = zone_kw.unwrap_or(Value::NIL);
     if i < b.len() {
-        let z = string::new_from_bytes(ctx, &b[i..]);
-        zone = zone_arg(ctx, z)?;
+        zone = string::new_from_bytes(ctx, &b[i..]);
     }
     let vals = [Value::fixnum(year), Value::fixnum(mon), Value::fixnum(mday), Value::fixnum(hour), Value::fixnum(min), Value::fixnum(sec)];
     let mut f = time_fields(ctx, &vals, false)?;
     f.frac_num = fnum;
     f.frac_den = fden;
-    Ok(make_from_fields(ctx, recv, &f, zone))
+    make_in_zone(ctx, recv, &f, zone)
 }
 
 fn s_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let zone_kw = in_kwarg(ctx, args)?;
+    let zone_kw = in_kwarg(ctx, args);
     if args.pos.is_empty() {
         let (n, d) = now_parts();
-        return Ok(new_time(ctx, recv, n, d, zone_kw.unwrap_or(Zone::Local)));
+        let zone = match zone_kw {
+            Some(z) => zone_for_instant(ctx, recv, z, &n, &d)?,
+            None => Zone::Local,
+        };
+        return Ok(new_time(ctx, recv, n, d, zone));
     }
     if args.pos.len() == 1 && string::is_string(args.pos[0]) {
         return parse_time_string(ctx, recv, args.pos[0], zone_kw);
@@ -661,12 +805,12 @@ fn s_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             if zone_kw.is_some() {
                 return Err(ctx.arg_error("timezone argument given as positional and keyword arguments"));
             }
-            zone_arg(ctx, z)?
+            z
         }
-        _ => zone_kw.unwrap_or(Zone::Local),
+        _ => zone_kw.unwrap_or(Value::NIL),
     };
     let f = time_fields(ctx, &args.pos[..args.pos.len().min(6)], false)?;
-    Ok(make_from_fields(ctx, recv, &f, zone))
+    make_in_zone(ctx, recv, &f, zone)
 }
 
 // ---- accessors ----
@@ -721,6 +865,9 @@ fn m_subsec(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 }
 
 fn m_zone(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    if let Zone::Obj(z, _) = get(ctx, recv)?.zone {
+        return Ok(z);
+    }
     let tm = tm_of(ctx, recv)?;
     match tm.zone {
         Some(z) => Ok(string::new_us_ascii(ctx, &z)),
@@ -836,7 +983,12 @@ fn m_utc(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 
 fn m_localtime(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let zone = match args.pos.first() {
-        Some(&z) => zone_arg(ctx, z)?,
+        Some(&z) => {
+            let t = get(ctx, recv)?;
+            let (n, d) = (t.num.clone(), t.den.clone());
+            let klass = object::real_class_of(ctx, recv);
+            zone_for_instant(ctx, klass, z, &n, &d)?
+        }
         None => Zone::Local,
     };
     set_zone(ctx, recv, zone)
@@ -855,7 +1007,12 @@ fn m_getutc(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 
 fn m_getlocal(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let zone = match args.pos.first() {
-        Some(&z) => zone_arg(ctx, z)?,
+        Some(&z) => {
+            let t = get(ctx, recv)?;
+            let (n, d) = (t.num.clone(), t.den.clone());
+            let klass = object::real_class_of(ctx, recv);
+            zone_for_instant(ctx, klass, z, &n, &d)?
+        }
         None => Zone::Local,
     };
     copy_with_zone(ctx, recv, zone)
@@ -891,8 +1048,8 @@ fn m_plus(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let t = get(ctx, recv)?;
     let (num, den) = (&t.num * &d + n * &t.den, &t.den * d);
     let zone = t.zone;
-    let klass = object::real_class_of(ctx, recv);
-    Ok(new_time(ctx, klass, num, den, zone))
+    let zone = rezone(ctx, zone, &num, &den)?;
+    Ok(new_time(ctx, ctx.c().time, num, den, zone))
 }
 
 fn m_minus(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -908,8 +1065,8 @@ fn m_minus(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let t = get(ctx, recv)?;
     let (num, den) = (&t.num * &d - n * &t.den, &t.den * d);
     let zone = t.zone;
-    let klass = object::real_class_of(ctx, recv);
-    Ok(new_time(ctx, klass, num, den, zone))
+    let zone = rezone(ctx, zone, &num, &den)?;
+    Ok(new_time(ctx, ctx.c().time, num, den, zone))
 }
 
 fn cmp_times(a: &TimeObj, b: &TimeObj) -> std::cmp::Ordering {
@@ -962,8 +1119,7 @@ fn round_impl(ctx: &mut Ctx, recv: Value, args: &Args, kind: u8) -> Result<Value
     };
     let q = if up { q + 1 } else { q };
     let zone = t.zone;
-    let klass = object::real_class_of(ctx, recv);
-    Ok(new_time(ctx, klass, q, scale, zone))
+    Ok(new_time(ctx, ctx.c().time, q, scale, zone))
 }
 
 fn m_round(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {

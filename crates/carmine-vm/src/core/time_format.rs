@@ -277,7 +277,12 @@ fn m_strftime(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let fmt = string::to_str_arg(ctx, args.pos[0])?;
     let fb = string::bytes(fmt).to_vec();
     let enc = string::encoding(fmt);
-    let tm = tm_of(ctx, recv)?;
+    let mut tm = tm_of(ctx, recv)?;
+    if fb.windows(2).any(|w| w == b"%Z") || fb.contains(&b'Z') {
+        if let Some(abbr) = crate::core::time::zone_abbreviation(ctx, recv)? {
+            tm.zone = Some(string::to_rust_string_lossy(abbr));
+        }
+    }
     let out = match strftime(&tm, &fb) {
         Ok(o) => o,
         Err(d) => return Err(ctx.arg_error(&format!("invalid format: {d}"))),
