@@ -364,7 +364,7 @@ pub(crate) fn enter_frame<'c>(ctx: &'c mut Ctx, kind: FrameKind, iseq: &Iseq, is
 /// with room on both stacks. Returns false (having changed nothing) when any of that does not
 /// hold, and the general `push_method_frame` must run.
 #[inline(always)]
-pub fn push_simple_method_frame(ctx: &mut Ctx, recv: Value, me: &MethodEntry, iseq_val: Value, cref: Value, argc: usize, block: Option<Block>, ret_sp: usize) -> bool {
+pub fn push_simple_method_frame(ctx: &mut Ctx, recv: Value, me: &MethodEntry, iseq_val: Value, cref: Value, argc: usize, block: BlockRef, ret_sp: usize) -> bool {
     let iseq = iseq_of(iseq_val);
     let p = &iseq.params;
     let nlocals = iseq.local_count();
@@ -389,7 +389,7 @@ pub fn push_simple_method_frame(ctx: &mut Ctx, recv: Value, me: &MethodEntry, is
     f.cref = cref;
     f.owner = me.owner;
     f.mid = Some(me.name);
-    f.block = BlockRef::from_block(block);
+    f.block = block;
     true
 }
 

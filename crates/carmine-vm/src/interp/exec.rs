@@ -157,9 +157,9 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
     'reload: loop {
         let fi = ctx.stacks.frames.len() - 1;
         // SAFETY: the top frame is a Ruby frame (builtin frames never reach the loop).
-        let (iseq, pc0, locals, self_): (&Iseq, usize, *mut Value, Value) = unsafe {
+        let (iseq, pc0, locals): (&Iseq, usize, *mut Value) = unsafe {
             let f = ctx.stacks.frames.get_unchecked(fi);
-            (&*f.iseq, f.pc, f.locals, f.self_)
+            (&*f.iseq, f.pc, f.locals)
         };
         let code = iseq.code.as_ptr();
         // SAFETY: pc0 is within the code (frames only store pcs of their own iseq).
@@ -187,6 +187,15 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
             ($n:expr) => {
                 // SAFETY: as for pop.
                 unsafe { *base.add(sp - 1 - $n) }
+            };
+        }
+        // `self` is read from the frame where used rather than kept in a local: as a local,
+        // the compiler hoisted tests on it (heap object? which type?) into every frame
+        // change, which costs more than the load.
+        macro_rules! self_ {
+            () => {
+                // SAFETY: fi is the top frame of this loop.
+                unsafe { ctx.stacks.frames.get_unchecked(fi).self_ }
             };
         }
         macro_rules! set_top {
@@ -347,7 +356,7 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
                 Insn::PutNil => push!(Value::NIL),
                 Insn::PutTrue => push!(Value::TRUE),
                 Insn::PutFalse => push!(Value::FALSE),
-                Insn::PutSelf => push!(self_),
+                Insn::PutSelf => push!(self_!()),
                 Insn::PutInt(i) => push!(Value::fixnum(i as i64)),
                 Insn::PutLit(i) => push!(iseq.literals[i as usize]),
                 Insn::PutString(i) => {
@@ -407,6 +416,7 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
                     env::env(e).vals[i as usize] = v;
                 }
                 Insn::GetIvar(id, c) => {
+                    let self_ = self_!();
                     let cache = &iseq.ivar_caches[c as usize];
                     if self_.is_heap() && basic(self_).obj_type() == ObjType::Object && basic(self_).klass.raw() == cache.0.get() {
                         // SAFETY: type checked; index came from this class's layout.
@@ -419,6 +429,7 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
                     }
                 }
                 Insn::SetIvar(id, c) => {
+                    let self_ = self_!();
                     let v = top!(0);
                     let cache = &iseq.ivar_caches[c as usize];
                     let b = if self_.is_heap() { Some(basic(self_)) } else { None };

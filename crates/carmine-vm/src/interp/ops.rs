@@ -13,7 +13,7 @@ use crate::error::Unwind;
 use crate::interp::call::{self, call_builtin, MissingKind};
 use crate::interp::env::{cref, CREF_EVAL};
 use crate::interp::exec::capture_block;
-use crate::interp::frame::{Block, Captured, FrameKind};
+use crate::interp::frame::{Block, BlockRef, Captured, FrameKind};
 use crate::interp::{class_of, Args};
 use crate::object::{basic, ObjType, RObject};
 use crate::symbol::{sym, SymId};
@@ -155,12 +155,22 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
     if me.visibility != Visibility::Public && !ci.has(cf::FCALL) && !ci.has(cf::SELF_RECV) {
         return None;
     }
-    let block = if ci.block != u32::MAX { Some(capture_block(ctx, iseq, fi, ci.block)) } else { None };
+    let caller = iseq;
+    let block = |ctx: &Ctx| if ci.block != u32::MAX { Some(capture_block(ctx, caller, fi, ci.block)) } else { None };
     match me.body {
         MethodBody::Iseq { iseq, cref } => {
-            if call::push_simple_method_frame(ctx, recv, me, iseq, cref, argc, block, ret_sp) {
+            // The literal block as the frame stores it, without building a `Block` first.
+            let bref = if ci.block == u32::MAX {
+                BlockRef::NONE
+            } else {
+                // SAFETY: fi is the caller's live frame.
+                let serial = unsafe { ctx.stacks.frames.get_unchecked(fi).serial };
+                BlockRef { v: caller.children[ci.block as usize], home: fi as u32, serial }
+            };
+            if call::push_simple_method_frame(ctx, recv, me, iseq, cref, argc, bref, ret_sp) {
                 return Some(Ok(None));
             }
+            let block = block(ctx);
             let r = call::push_method_frame(ctx, recv, me, iseq, cref, argc, None, block, ret_sp, 0);
             Some(match r {
                 Ok(()) => Ok(None),
@@ -173,6 +183,7 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
         MethodBody::Builtin { .. } if !(me.original_name == sym::NEW && me.owner == ctx.c().class) => {
             // SAFETY: the arguments stay on the stack, below sp, for the whole call.
             let args = unsafe { std::slice::from_raw_parts(ctx.stacks.stack.as_ptr().add(ret_sp + 1), argc) };
+            let block = block(ctx);
             let r = call_builtin(ctx, recv, me, &Args { pos: args, kw: None, block });
             ctx.stacks.sp = ret_sp;
             Some(r.map(Some))
@@ -180,6 +191,7 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
         MethodBody::Builtin { .. } => {
             // `Class#new` (the only builtin the arm above leaves): allocate and push
             // `initialize` right here when it is a Ruby method.
+            let block = block(ctx);
             match inline_class_new(ctx, recv, argc, None, block, ret_sp) {
                 Ok(Some(r)) => Some(Ok(r)),
                 Ok(None) => None,
@@ -335,7 +347,7 @@ fn inline_class_new(ctx: &mut Ctx, klass: Value, argc: usize, kw: Option<Value>,
     let MethodBody::Iseq { iseq, cref } = init.body else { return Ok(None) };
     let o = object::new_object(ctx, klass);
     ctx.stacks.stack[ret_sp] = o;
-    if kw.is_none() && call::push_simple_method_frame(ctx, o, init, iseq, cref, argc, block, ret_sp) {
+    if kw.is_none() && call::push_simple_method_frame(ctx, o, init, iseq, cref, argc, BlockRef::from_block(block), ret_sp) {
         if let Some(f) = ctx.stacks.frames.last_mut() {
             f.flags |= crate::interp::frame::FRAME_CTOR;
         }
