@@ -264,3 +264,18 @@ test "conversions" do
   assert_equal 11, 1.0.step(2.0, 0.1).size
 end
 
+
+test "Float#<=> with infinite? objects; % by zero" do
+  inf = Object.new
+  def inf.infinite? = 1
+  fin = Object.new
+  def fin.infinite? = nil
+  assert_equal 0, Float::INFINITY <=> inf
+  assert_equal 1, Float::INFINITY <=> fin
+  assert_equal(-1, -Float::INFINITY <=> fin)
+  assert_raise(ZeroDivisionError) { 1.0 % 0.0 }
+  assert_raise(ZeroDivisionError) { 1.0 % 0 }
+  bad = Object.new
+  def bad.coerce(_) = :incorrect
+  assert_raise(TypeError, "coerce must return [x, y]") { 4.2 <=> bad }
+end

@@ -324,3 +324,31 @@ test "step" do
   assert_equal 1, 1.step(2, 0.5) { }
 end
 
+
+class CoerceRaises
+  def coerce(_other) = raise(IOError, "from coerce")
+end
+
+class CoerceToTwo
+  def coerce(other) = [other, 2]
+end
+
+test "coerce exceptions propagate from comparisons; div coerces" do
+  assert_raise(IOError, "from coerce") { 1 < CoerceRaises.new }
+  assert_raise(IOError, "from coerce") { (2**70) <=> CoerceRaises.new }
+  assert_raise(IOError, "from coerce") { 1.5 >= CoerceRaises.new }
+  assert_equal 3, 7.div(CoerceToTwo.new)
+  assert_equal nil, 1 <=> Object.new
+end
+
+test "shift limits, round ndigits, upto/downto sizes, no new" do
+  assert_raise(RangeError, "shift width too big") { 1 << 2**32 }
+  assert_equal 0, 0 >> -(2**64)
+  assert_equal 0, 0 << 2**40
+  assert_raise(RangeError, "integer 2147483648 too big to convert to 'int'") { 42.round(2**31) }
+  assert_raise(ArgumentError, "comparison of Integer with String failed") { 1.upto("a").size }
+  assert_equal 3, 3.downto(1).size
+  assert_raise(NoMethodError) { Integer.new }
+  assert_raise(NoMethodError) { Float.new }
+  assert_raise(NoMethodError) { Symbol.new }
+end

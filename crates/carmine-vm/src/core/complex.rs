@@ -827,4 +827,7 @@ pub fn init(ctx: &mut Ctx) {
     crate::methods!(ctx, k, [("Complex", kernel_complex, [1..=2], Safe, ModuleFunction, Kw)]);
     let n = ctx.c().numeric;
     crate::methods!(ctx, n, [("__imaginary_literal__", imaginary_literal, [0], Safe)]);
+    // Instances come from literals and conversions only (CRuby undefines `new`).
+    let single = object::singleton_class(ctx, ctx.c().complex).expect("singleton class of a builtin class");
+    let _ = crate::core::module_methods::undef_method(ctx, single, sym::NEW);
 }

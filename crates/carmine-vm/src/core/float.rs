@@ -494,12 +494,22 @@ fn m_cmp(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         Some(Some(o)) => Ok(Value::fixnum(o as i64)),
         Some(None) => Ok(Value::NIL),
         None => {
-            if x.is_infinite() && args.pos[0].is_heap() && ctx.respond_to(args.pos[0], sym::COERCE, true) {
-                return Ok(Value::fixnum(if x > 0.0 { 1 } else { -1 }));
+            // CRuby's flo_cmp: an infinite receiver asks the other's `infinite?`.
+            let y = args.pos[0];
+            if x.is_infinite() {
+                let id = ctx.intern("infinite?");
+                if let Some(i) = crate::core::convert::check_funcall(ctx, y, id, &[])? {
+                    if i.truthy() {
+                        let j = crate::core::comparable::cmp_result(ctx, i, recv, y)?;
+                        let r = if x > 0.0 { if j > 0 { 0 } else { 1 } } else if j < 0 { 0 } else { -1 };
+                        return Ok(Value::fixnum(r));
+                    }
+                    return Ok(Value::fixnum(if x > 0.0 { 1 } else { -1 }));
+                }
             }
-            match numeric::coerce_cmp(ctx, recv, args.pos[0]) {
-                Ok(Some(o)) => Ok(Value::fixnum(o as i64)),
-                _ => Ok(Value::NIL),
+            match numeric::coerce_cmp(ctx, recv, y)? {
+                Some(o) => Ok(Value::fixnum(o as i64)),
+                None => Ok(Value::NIL),
             }
         }
     }
@@ -977,6 +987,9 @@ pub fn init(ctx: &mut Ctx) {
         ("phase", m_arg, [0], Safe),
         ("polar", m_polar, [0], Safe),
     ]);
+    // Instances come from literals and conversions only (CRuby undefines `new`).
+    let single = crate::core::object::singleton_class(ctx, ctx.c().float).expect("singleton class of a builtin class");
+    let _ = crate::core::module_methods::undef_method(ctx, single, sym::NEW);
 }
 
 #[cfg(test)]

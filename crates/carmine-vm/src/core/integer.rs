@@ -526,9 +526,9 @@ fn m_idiv(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         }
         return float::to_integer(ctx, (to_f64(recv) / y).floor());
     }
-    let q = ctx.call(recv, sym::DIV, &[b])?;
-    let fl = ctx.intern("floor");
-    ctx.call(q, fl, &[])
+    // CRuby's fix_divide: other operands are coerced and asked for `div`.
+    let div_id = ctx.intern("div");
+    numeric::coerce_bin(ctx, recv, b, div_id, false)
 }
 
 /// `ceildiv` (Ruby 3.2): `-div(-other)`.
@@ -557,11 +557,9 @@ fn m_cmp(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             return Ok(Value::NIL);
         }
     }
-    match cmp_values(ctx, recv, b) {
-        Ok(Some(o)) => Ok(Value::fixnum(o as i64)),
-        Ok(None) => Ok(Value::NIL),
-        Err(_) if !is_integer(b) && !float::is_float(b) => Ok(Value::NIL),
-        Err(e) => Err(e),
+    match cmp_values(ctx, recv, b)? {
+        Some(o) => Ok(Value::fixnum(o as i64)),
+        None => Ok(Value::NIL),
     }
 }
 
@@ -660,7 +658,9 @@ pub fn shift_left(ctx: &mut Ctx, a: Value, n: i64) -> Result<Value> {
             return Ok(a);
         }
     }
-    if n > (1 << 34) {
+    // Results of 2**32 bits (512 MiB) and more are refused, as other Rubies than CRuby do
+    // (ruby/spec allows it); CRuby would try to allocate them.
+    if n >= (1 << 32) {
         return Err(ctx.range_error("shift width too big"));
     }
     let r = bignum::to_big(a) << (n as usize);
@@ -689,6 +689,9 @@ fn m_rshift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         Some(n) => shift_left(ctx, recv, n.checked_neg().unwrap_or(i64::MAX)),
         None => {
             if bignum::get(b).is_negative() {
+                if bignum::to_big(recv).is_zero() {
+                    return Ok(Value::fixnum(0));
+                }
                 Err(ctx.range_error("shift width too big"))
             } else {
                 Ok(Value::fixnum(if bignum::to_big(recv).is_negative() { -1 } else { 0 }))
@@ -894,21 +897,18 @@ fn m_times(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 /// The element count of `upto`/`downto` when the limit is an Integer or Float.
-fn span_size(ctx: &mut Ctx, from: Value, to: Value, down: bool) -> Result<Option<Value>> {
-    if !is_integer(to) && !float::is_float(to) {
-        return Ok(None);
-    }
-    let to = if float::is_float(to) { float::to_integer(ctx, float::get(to).floor()).unwrap_or(to) } else { to };
-    let (a, b) = if down { (to, from) } else { (from, to) };
-    let d: BigInt = bignum::to_big(b) - bignum::to_big(a) + 1;
-    let d = if d.is_negative() { BigInt::zero() } else { d };
-    Ok(Some(bignum::normalize(ctx, d)))
+/// Sizes of `upto`/`downto` enumerators (`ruby_num_interval_step_size` with step ±1).
+fn upto_size(ctx: &mut Ctx, from: Value, args: Value) -> Result<Value> {
+    numeric::interval_step_size(ctx, from, array::get(args, 0), Value::fixnum(1), false)
+}
+
+fn downto_size(ctx: &mut Ctx, from: Value, args: Value) -> Result<Value> {
+    numeric::interval_step_size(ctx, from, array::get(args, 0), Value::fixnum(-1), false)
 }
 
 fn m_upto(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(b) = args.block else {
-        let size = span_size(ctx, recv, args.pos[0], false)?;
-        return crate::core::enumerator::enum_for(ctx, recv, "upto", args.pos, size);
+        return crate::core::enumerator::enum_for_sized(ctx, recv, "upto", args.pos, crate::core::enumerator::SizeFn::Native(upto_size));
     };
     let lim = args.pos[0];
     if let (Some(s), Some(e)) = (recv.as_fixnum(), lim.as_fixnum()) {
@@ -933,8 +933,7 @@ fn m_upto(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn m_downto(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(b) = args.block else {
-        let size = span_size(ctx, recv, args.pos[0], true)?;
-        return crate::core::enumerator::enum_for(ctx, recv, "downto", args.pos, size);
+        return crate::core::enumerator::enum_for_sized(ctx, recv, "downto", args.pos, crate::core::enumerator::SizeFn::Native(downto_size));
     };
     let lim = args.pos[0];
     if let (Some(s), Some(e)) = (recv.as_fixnum(), lim.as_fixnum()) {
@@ -1068,6 +1067,11 @@ fn m_size(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 fn round_to(ctx: &mut Ctx, recv: Value, args: &Args, mode: u8) -> Result<Value> {
     let Some(&nd) = args.pos.first() else { return Ok(recv) };
     let nd = to_i64_arg(ctx, nd)?;
+    // ndigits is a C int in CRuby (NUM2INT).
+    if i32::try_from(nd).is_err() {
+        let size = if nd > 0 { "big" } else { "small" };
+        return Err(ctx.range_error(&format!("integer {nd} too {size} to convert to 'int'")));
+    }
     let half = if mode == b'r' { numeric::rounding_mode(ctx, args)? } else { b'u' };
     if nd >= 0 {
         return Ok(recv);
@@ -1165,7 +1169,7 @@ fn s_try_convert(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     }
     let cname = object::class_name_of(ctx, v);
     let rname = object::class_name_of(ctx, r);
-    Err(ctx.type_error(&format!("can't convert {cname} to Integer ({cname}#to_int gives {rname})")))
+    Err(ctx.type_error(&format!("can't convert {cname} into Integer ({cname}#to_int gives {rname})")))
 }
 
 fn s_sqrt(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
@@ -1255,4 +1259,7 @@ pub fn init(ctx: &mut Ctx) {
         ("integer?", m_integer_p, [0], Safe),
     ]);
     let _ = (m_pow_dummy, Sign::Plus);
+    // Instances come from literals and conversions only (CRuby undefines `new`).
+    let single = object::singleton_class(ctx, ctx.c().integer).expect("singleton class of a builtin class");
+    let _ = crate::core::module_methods::undef_method(ctx, single, sym::NEW);
 }

@@ -45,24 +45,17 @@ pub fn to_f64(ctx: &mut Ctx, v: Value) -> Result<f64> {
     Err(ctx.type_error(&format!("can't convert {name} into Float")))
 }
 
-/// `b.coerce(a)`, returning the converted pair.
+/// `b.coerce(a)`, returning the converted pair (CRuby's `do_coerce`): `None` when `b`
+/// has no `coerce`, or, for comparisons, when it answers nil. Exceptions from `coerce`
+/// propagate (Ruby 2.5+).
 fn do_coerce(ctx: &mut Ctx, a: Value, b: Value, compare: bool) -> Result<Option<(Value, Value)>> {
     if !b.is_heap() || !ctx.respond_to(b, sym::COERCE, true) {
         return Ok(None);
     }
-    let r = match ctx.call(b, sym::COERCE, &[a]) {
-        Ok(r) => r,
-        Err(e) if compare => {
-            // A failing coerce in a comparison is reported as a failed comparison.
-            if let Some(exc) = e.exception() {
-                if object::is_a(ctx, exc, ctx.c().standard_error) {
-                    return Ok(None);
-                }
-            }
-            return Err(e);
-        }
-        Err(e) => return Err(e),
-    };
+    let r = ctx.call(b, sym::COERCE, &[a])?;
+    if compare && r.is_nil() {
+        return Ok(None);
+    }
     if !array::is_array(r) || array::len(r) != 2 {
         return Err(ctx.type_error("coerce must return [x, y]"));
     }
@@ -419,12 +412,11 @@ pub fn interval_step_size(ctx: &mut Ctx, from: Value, to: Value, step: Value, ex
         return float::to_integer(ctx, n);
     }
     let zero = Value::fixnum(0);
-    let c = coerce_cmp(ctx, step, zero)?;
-    let cmp = match c {
-        Some(Ordering::Equal) => return Ok(float::new(ctx, f64::INFINITY)),
-        Some(Ordering::Less) => sym::LT,
-        Some(Ordering::Greater) => sym::GT,
-        None => return Err(crate::core::comparable::cmp_failed(ctx, step, zero)),
+    let r = ctx.call(step, sym::CMP, &[zero])?;
+    let cmp = match crate::core::comparable::cmp_result(ctx, r, step, zero)? {
+        0 => return Ok(float::new(ctx, f64::INFINITY)),
+        c if c < 0 => sym::LT,
+        _ => sym::GT,
     };
     if ctx.call(from, cmp, &[to])?.truthy() {
         return Ok(Value::fixnum(0));

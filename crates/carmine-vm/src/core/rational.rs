@@ -589,4 +589,7 @@ pub fn init(ctx: &mut Ctx) {
     ]);
     let k = ctx.c().kernel;
     crate::methods!(ctx, k, [("Rational", kernel_rational, [1..=2], Safe, ModuleFunction, Kw)]);
+    // Instances come from literals and conversions only (CRuby undefines `new`).
+    let single = object::singleton_class(ctx, ctx.c().rational).expect("singleton class of a builtin class");
+    let _ = crate::core::module_methods::undef_method(ctx, single, sym::NEW);
 }

@@ -240,4 +240,7 @@ pub fn init(ctx: &mut Ctx) {
         ("encoding", m_encoding, [0], Safe),
         ("hash", m_hash, [0], Safe),
     ]);
+    // Instances come from literals and conversions only (CRuby undefines `new`).
+    let single = crate::core::object::singleton_class(ctx, ctx.c().symbol).expect("singleton class of a builtin class");
+    let _ = crate::core::module_methods::undef_method(ctx, single, sym::NEW);
 }

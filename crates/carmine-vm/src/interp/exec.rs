@@ -603,7 +603,13 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
                 Insn::OptMinus(ci) => binop_fix_flo!(ci, 0, |a, b| fix { fix_sub(a, b) } flo { float::Num(a - b) }),
                 Insn::OptMult(ci) => binop_fix_flo!(ci, 0, |a, b| fix { a.fixnum_unchecked().checked_mul(b.fixnum_unchecked()).and_then(Value::try_fixnum) } flo { float::Num(a * b) }),
                 Insn::OptDiv(ci) => binop_fix_flo!(ci, 0, |a, b| fix { integer::fix_div(a.fixnum_unchecked(), b.fixnum_unchecked()) } flo { float::Num(a / b) }),
-                Insn::OptMod(ci) => binop_fix_flo!(ci, 0, |a, b| fix { integer::fix_mod(a.fixnum_unchecked(), b.fixnum_unchecked()) } flo { float::Num(float::ruby_mod(a, b)) }),
+                Insn::OptMod(ci) => {
+                    // A zero Float divisor raises ZeroDivisionError in Float#%: slow path.
+                    if top!(0).is_flonum() && top!(0).flonum_unchecked() == 0.0 {
+                        send!(ci)
+                    }
+                    binop_fix_flo!(ci, 0, |a, b| fix { integer::fix_mod(a.fixnum_unchecked(), b.fixnum_unchecked()) } flo { float::Num(float::ruby_mod(a, b)) })
+                }
                 Insn::OptLt(ci) => binop_fix_flo!(ci, 0, |a, b| fix { Some(Value::bool(a.fixnum_unchecked() < b.fixnum_unchecked())) } flo { float::Bool(a < b) }),
                 Insn::OptLe(ci) => binop_fix_flo!(ci, 0, |a, b| fix { Some(Value::bool(a.fixnum_unchecked() <= b.fixnum_unchecked())) } flo { float::Bool(a <= b) }),
                 Insn::OptGt(ci) => binop_fix_flo!(ci, 0, |a, b| fix { Some(Value::bool(a.fixnum_unchecked() > b.fixnum_unchecked())) } flo { float::Bool(a > b) }),
