@@ -72,6 +72,14 @@ pub fn mark_thread(ctx: &Ctx, m: &mut Marker<'_>) {
         // SAFETY: set by `new_data` for the duration of one allocation; the box is alive.
         unsafe { (*d).mark(m) };
     }
+    let (p, n) = ctx.pending_values;
+    if n > 0 {
+        // SAFETY: set by `array::from_vec` for the duration of one allocation; the buffer
+        // is alive and holds `n` values.
+        for &v in unsafe { std::slice::from_raw_parts(p, n) } {
+            m.mark_maybe(v);
+        }
+    }
 }
 
 /// Marks a fiber's execution state: values below `sp`, frames, `$!`, recursion guards,

@@ -48,7 +48,11 @@ pub fn from_vec(ctx: &mut Ctx, items: Vec<Value>) -> Value {
         ctx.note_malloc(items.capacity() * 8);
     }
     let klass = ctx.c().array;
+    // The elements may be held only by `items` now (the compiler moves values straight into
+    // the buffer), so a collection during the slot allocation marks them from here.
+    let outer = std::mem::replace(&mut ctx.pending_values, (items.as_ptr(), items.len()));
     let p = ctx.alloc_slot(ObjType::Array, klass) as *mut RArray;
+    ctx.pending_values = outer;
     // SAFETY: fresh Array slot.
     unsafe { std::ptr::write(&mut (*p).items, items) };
     Value::from_ptr(p)

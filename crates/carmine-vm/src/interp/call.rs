@@ -44,7 +44,10 @@ pub fn stack_overflow(ctx: &mut Ctx) -> Unwind {
 /// Allocates a heap environment holding `vals`.
 pub fn new_env(ctx: &mut Ctx, vals: &[Value], outer: Value) -> Value {
     let boxed: Box<[Value]> = vals.into();
+    // Marked while the slot is allocated: `vals` may be a copy the compiler made.
+    let outer_pending = std::mem::replace(&mut ctx.pending_values, (boxed.as_ptr(), boxed.len()));
     let p = ctx.alloc_slot(ObjType::Env, Value::NIL) as *mut REnv;
+    ctx.pending_values = outer_pending;
     // SAFETY: fresh Env slot; fields written before the next allocation.
     unsafe {
         std::ptr::write(&mut (*p).vals, boxed);

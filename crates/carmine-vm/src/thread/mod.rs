@@ -86,6 +86,8 @@ pub struct Ctx {
     /// Rust heap until the slot exists, so a collection during that allocation marks them
     /// through here.
     pub(crate) pending_data: Option<*const dyn crate::object::DataObj>,
+    /// Likewise the elements of an Array being allocated (moved into its buffer already).
+    pub(crate) pending_values: (*const Value, usize),
 }
 
 impl Ctx {
@@ -109,6 +111,7 @@ impl Ctx {
             fiber_obj: Value::NIL,
             fibers: ThreadFibers::default(),
             pending_data: None,
+            pending_values: (std::ptr::null(), 0),
         }
     }
 
