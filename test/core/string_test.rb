@@ -695,3 +695,21 @@ test "bytes level" do
   assert_equal "abcd", (+"ab").append_as_bytes("c", "d")
 end
 
+
+test "implicit conversions find to_str/to_int through respond_to? and method_missing" do
+  obj = Object.new
+  def obj.respond_to?(name, *) = name == :to_int || name == :to_str
+  def obj.method_missing(name, *) = name == :to_int ? 1 : "t"
+  assert_equal 1, "str".rindex("t", obj)
+  assert_equal "s", "str"[0, obj]
+  assert_equal "at", "a" + obj
+  bad = Object.new
+  def bad.to_str = 1
+  assert_raise(TypeError, "can't convert Object into String (Object#to_str gives Integer)") { "a" + bad }
+  nil_str = Object.new
+  def nil_str.to_str = nil
+  assert_equal nil, String.try_convert(nil_str)
+  bad_int = Object.new
+  def bad_int.to_int = "x"
+  assert_raise(TypeError, "can't convert Object into Integer (Object#to_int gives String)") { [1][bad_int] }
+end

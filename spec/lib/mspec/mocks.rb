@@ -213,13 +213,12 @@ class MockObject
     @__mock_name
   end
 
+  # As in mspec: no respond_to_missing?, so a mock answers only what it defines (specs
+  # give mocks their own respond_to?/method_missing to test implicit conversions).
   def method_missing(sym, *args, &block)
     @__null ? self : super
   end
-
-  def respond_to_missing?(sym, include_private = false)
-    @__null ? true : super
-  end
+  private :method_missing
 
   def inspect
     "#<MockObject:#{@__mock_name}>"

@@ -176,7 +176,7 @@ pub fn splat(ctx: &mut Ctx, v: Value, dup_it: bool) -> Result<Value> {
         if !r.is_nil() {
             let cname = object::class_name_of(ctx, v);
             let rname = object::class_name_of(ctx, r);
-            return Err(ctx.type_error(&format!("can't convert {cname} to Array ({cname}#to_a gives {rname})")));
+            return Err(ctx.type_error(&format!("can't convert {cname} into Array ({cname}#to_a gives {rname})")));
         }
     }
     Ok(from_slice(ctx, &[v]))
@@ -202,7 +202,7 @@ pub fn to_ary_arg(ctx: &mut Ctx, v: Value) -> Result<Value> {
         Some(r) => {
             let cname = object::class_name_of(ctx, v);
             let rname = object::class_name_of(ctx, r);
-            Err(ctx.type_error(&format!("can't convert {cname} to Array ({cname}#to_ary gives {rname})")))
+            Err(ctx.type_error(&format!("can't convert {cname} into Array ({cname}#to_ary gives {rname})")))
         }
     }
 }
@@ -222,7 +222,7 @@ pub fn try_to_ary(ctx: &mut Ctx, v: Value) -> Result<Option<Value>> {
         Some(r) => {
             let cname = object::class_name_of(ctx, v);
             let rname = object::class_name_of(ctx, r);
-            Err(ctx.type_error(&format!("can't convert {cname} to Array ({cname}#to_ary gives {rname})")))
+            Err(ctx.type_error(&format!("can't convert {cname} into Array ({cname}#to_ary gives {rname})")))
         }
     }
 }
@@ -759,7 +759,7 @@ fn check_str(ctx: &mut Ctx, v: Value) -> Result<Option<Value>> {
         Some(r) => {
             let cname = object::class_name_of(ctx, v);
             let rname = object::class_name_of(ctx, r);
-            Err(ctx.type_error(&format!("can't convert {cname} to String ({cname}#to_str gives {rname})")))
+            Err(ctx.type_error(&format!("can't convert {cname} into String ({cname}#to_str gives {rname})")))
         }
     }
 }

@@ -102,7 +102,7 @@ pub fn integer_conv_value(ctx: &mut Ctx, v: Value) -> Result<Value> {
         }
         let cname = object::class_name_of(ctx, v);
         let rname = object::class_name_of(ctx, r);
-        return Err(ctx.type_error(&format!("can't convert {cname} to Integer ({cname}#to_i gives {rname})")));
+        return Err(ctx.type_error(&format!("can't convert {cname} into Integer ({cname}#to_i gives {rname})")));
     }
     let name = object::type_name_for_error(ctx, v);
     Err(ctx.type_error(&format!("can't convert {name} into Integer")))

@@ -443,7 +443,7 @@ pub fn to_hash_arg(ctx: &mut Ctx, v: Value) -> Result<Value> {
         Some(r) => {
             let cname = object::class_name_of(ctx, v);
             let rname = object::class_name_of(ctx, r);
-            Err(ctx.type_error(&format!("can't convert {cname} to Hash ({cname}#to_hash gives {rname})")))
+            Err(ctx.type_error(&format!("can't convert {cname} into Hash ({cname}#to_hash gives {rname})")))
         }
     }
 }
@@ -464,7 +464,7 @@ pub fn try_to_hash(ctx: &mut Ctx, v: Value) -> Result<Option<Value>> {
         Some(r) => {
             let cname = object::class_name_of(ctx, v);
             let rname = object::class_name_of(ctx, r);
-            Err(ctx.type_error(&format!("can't convert {cname} to Hash ({cname}#to_hash gives {rname})")))
+            Err(ctx.type_error(&format!("can't convert {cname} into Hash ({cname}#to_hash gives {rname})")))
         }
     }
 }

@@ -81,14 +81,16 @@ pub fn to_integer_arg(ctx: &mut Ctx, v: Value) -> Result<Value> {
         let f = float::get(v);
         return float::to_integer(ctx, f.trunc());
     }
-    if v.is_heap() && ctx.respond_to(v, sym::TO_INT, true) {
-        let r = ctx.call(v, sym::TO_INT, &[])?;
-        if is_integer(r) {
-            return Ok(r);
+    // `to_int` is found like `rb_check_funcall` does (a user `respond_to?`, method_missing).
+    if v.is_heap() {
+        if let Some(r) = crate::core::convert::check_funcall(ctx, v, sym::TO_INT, &[])? {
+            if is_integer(r) {
+                return Ok(r);
+            }
+            let cname = crate::core::object::class_name_of(ctx, v);
+            let rname = crate::core::object::class_name_of(ctx, r);
+            return Err(ctx.type_error(&format!("can't convert {cname} into Integer ({cname}#to_int gives {rname})")));
         }
-        let cname = crate::core::object::class_name_of(ctx, v);
-        let rname = crate::core::object::class_name_of(ctx, r);
-        return Err(ctx.type_error(&format!("can't convert {cname} to Integer ({cname}#to_int gives {rname})")));
     }
     Err(ctx.conversion_error(v, "Integer"))
 }

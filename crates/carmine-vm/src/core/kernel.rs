@@ -184,7 +184,7 @@ fn integer_conv(ctx: &mut Ctx, args: &Args) -> Result<Value> {
         }
         let cname = object::class_name_of(ctx, v);
         let rname = object::class_name_of(ctx, r);
-        return Err(ctx.type_error(&format!("can't convert {cname} to Integer ({cname}#to_i gives {rname})")));
+        return Err(ctx.type_error(&format!("can't convert {cname} into Integer ({cname}#to_i gives {rname})")));
     }
     Err(ctx.conversion_error(v, "Integer"))
 }
@@ -241,7 +241,7 @@ fn k_string(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         }
         let cname = object::class_name_of(ctx, v);
         let rname = object::class_name_of(ctx, r);
-        return Err(ctx.type_error(&format!("can't convert {cname} to String ({cname}#to_s gives {rname})")));
+        return Err(ctx.type_error(&format!("can't convert {cname} into String ({cname}#to_s gives {rname})")));
     }
     Err(ctx.conversion_error(v, "String"))
 }
@@ -262,7 +262,7 @@ fn k_array(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         if !r.is_nil() {
             let cname = object::class_name_of(ctx, v);
             let rname = object::class_name_of(ctx, r);
-            return Err(ctx.type_error(&format!("can't convert {cname} to Array ({cname}#to_a gives {rname})")));
+            return Err(ctx.type_error(&format!("can't convert {cname} into Array ({cname}#to_a gives {rname})")));
         }
     }
     Ok(array::from_slice(ctx, &[v]))

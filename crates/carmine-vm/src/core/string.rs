@@ -258,33 +258,42 @@ pub unsafe fn finalize(p: *mut RBasic) {
 
 // ---- conversions ----
 
-/// Implicit conversion to String (`to_str`), CRuby's `StringValue`.
+/// Implicit conversion to String (`to_str`), CRuby's `StringValue`: `to_str` is found
+/// like `rb_check_funcall` does (a user `respond_to?`, `method_missing`).
 pub fn to_str_arg(ctx: &mut Ctx, v: Value) -> Result<Value> {
-    if is_string(v) {
-        return Ok(v);
+    match convert_to_str(ctx, v)? {
+        Some(r) if is_string(r) => Ok(r),
+        Some(r) => Err(mismatch(ctx, v, r)),
+        None => Err(ctx.conversion_error(v, "String")),
     }
-    if v.is_heap() && ctx.respond_to(v, sym::TO_STR, true) {
-        let r = ctx.call(v, sym::TO_STR, &[])?;
-        if is_string(r) {
-            return Ok(r);
-        }
-        let cname = object::class_name_of(ctx, v);
-        let rname = object::class_name_of(ctx, r);
-        return Err(ctx.type_error(&format!("can't convert {cname} to String ({cname}#to_str gives {rname})")));
-    }
-    Err(ctx.conversion_error(v, "String"))
 }
 
-/// `to_str` conversion that answers `None` for objects without `to_str`
-/// (CRuby's `rb_check_string_type`).
-pub fn try_to_str(ctx: &mut Ctx, v: Value) -> Result<Option<Value>> {
+/// `v.to_str` if `v` answers it (a String itself otherwise).
+fn convert_to_str(ctx: &mut Ctx, v: Value) -> Result<Option<Value>> {
     if is_string(v) {
         return Ok(Some(v));
     }
-    if v.is_heap() && ctx.respond_to(v, sym::TO_STR, true) {
-        return to_str_arg(ctx, v).map(Some);
+    if !v.is_heap() {
+        return Ok(None);
     }
-    Ok(None)
+    crate::core::convert::check_funcall(ctx, v, sym::TO_STR, &[])
+}
+
+fn mismatch(ctx: &mut Ctx, v: Value, r: Value) -> Unwind {
+    let cname = object::class_name_of(ctx, v);
+    let rname = object::class_name_of(ctx, r);
+    ctx.type_error(&format!("can't convert {cname} into String ({cname}#to_str gives {rname})"))
+}
+
+/// `to_str` conversion that answers `None` for objects without `to_str` or whose
+/// `to_str` gives nil (CRuby's `rb_check_string_type`).
+pub fn try_to_str(ctx: &mut Ctx, v: Value) -> Result<Option<Value>> {
+    match convert_to_str(ctx, v)? {
+        Some(r) if is_string(r) => Ok(Some(r)),
+        Some(r) if r.is_nil() => Ok(None),
+        Some(r) => Err(mismatch(ctx, v, r)),
+        None => Ok(None),
+    }
 }
 
 /// `to_str` conversion returning a Rust string (lossy).

@@ -59,7 +59,7 @@ pub fn block_from_value(ctx: &mut Ctx, v: Value) -> Result<Option<Block>> {
     if !crate::core::proc::is_proc(p) {
         let cname = object::class_name_of(ctx, v);
         let rname = object::class_name_of(ctx, p);
-        return Err(ctx.type_error(&format!("can't convert {cname} to Proc ({cname}#to_proc gives {rname})")));
+        return Err(ctx.type_error(&format!("can't convert {cname} into Proc ({cname}#to_proc gives {rname})")));
     }
     Ok(Some(Block::Proc(p)))
 }
@@ -964,7 +964,7 @@ pub fn expand_array(ctx: &mut Ctx, v: Value, n: u32, flags: u32) -> Result<()> {
         } else {
             let cname = object::class_name_of(ctx, v);
             let rname = object::class_name_of(ctx, r);
-            return Err(ctx.type_error(&format!("can't convert {cname} to Array ({cname}#to_ary gives {rname})")));
+            return Err(ctx.type_error(&format!("can't convert {cname} into Array ({cname}#to_ary gives {rname})")));
         }
     } else {
         array::from_slice(ctx, &[v])
