@@ -165,3 +165,24 @@ test "string-like" do
   assert_equal :AB, :ab.upcase(:ascii)
 end
 
+
+class ProcVisibility
+  def pub = :pub
+
+  protected def pro = :pro
+
+  def via_tap = tap(&:pro)
+end
+
+test "Symbol procs call public methods only; start_with? and captures" do
+  o = ProcVisibility.new
+  assert_equal :pub, :pub.to_proc.call(o)
+  assert_raise(NoMethodError, /protected method 'pro' called/) { o.via_tap }
+  assert_equal true, :"test-1337".start_with?(/test-(\d+)/)
+  assert_equal "1337", $1
+  assert_equal false, :"test-asdf".start_with?(/test-(\d+)/)
+  assert_equal nil, $~
+  assert_equal nil, :symbol[/(sy)(mb)(ol)/, -4]
+  assert_equal "sy", :symbol[/(sy)(mb)(ol)/, -3]
+  assert_equal nil, "symbol"[/(sy)(mb)(ol)/, 4]
+end

@@ -117,6 +117,14 @@ pub fn call_special(ctx: &mut Ctx, p: Value, args: &[Value], kw: Option<Value>, 
         let Some((&recv, rest)) = args.split_first() else {
             return Err(ctx.arg_error("no receiver given"));
         };
+        // A Symbol proc calls public methods only: there is no calling self that a
+        // protected method could accept (CRuby's rb_funcall_with_block).
+        let klass = crate::interp::class_of(ctx, recv);
+        if let Some(me) = crate::core::module::find_method(ctx, klass, s) {
+            if me.visibility == crate::core::module::Visibility::Protected {
+                return Err(crate::interp::call::method_visibility_error(ctx, recv, s, me.visibility));
+            }
+        }
         return crate::interp::call::call_method(ctx, recv, s, rest, kw, block, false);
     }
     if flags & METHOD != 0 {

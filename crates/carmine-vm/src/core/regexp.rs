@@ -538,7 +538,11 @@ pub fn match_at_start(ctx: &mut Ctx, re: Value, s: Value) -> Result<bool> {
             ops::set_last_match(ctx, m);
             Ok(true)
         }
-        _ => Ok(false),
+        _ => {
+            // A failed `start_with?(re)` clears $~ (rb_reg_start_with_p).
+            ops::set_last_match(ctx, Value::NIL);
+            Ok(false)
+        }
     }
 }
 
@@ -1238,9 +1242,10 @@ fn md_aref(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return ctx.call(all, aref, args.pos);
     }
     if let Some(i) = a.as_fixnum() {
+        // rb_reg_nth_match: a negative index never reaches the whole match (group 0).
         let n = m.groups.len() as i64;
         let i = if i < 0 { i + n } else { i };
-        if i < 0 || i >= n {
+        if i < 0 || i >= n || (i == 0 && a.as_fixnum().is_some_and(|x| x < 0)) {
             return Ok(Value::NIL);
         }
         return Ok(group_str(ctx, m, i as usize));
