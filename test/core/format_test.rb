@@ -152,11 +152,11 @@ test "strings and chars" do
   assert_equal "nil       |", format("%-10p|", nil)
   assert_equal "\"ab", format("%.3p", "abcdef")
   assert_equal "A", format("%c", 65)
-  assert_raise(ArgumentError, "%c requires a character") { format("%c", "hello") }
+  assert_equal "h", format("%c", "hello")
   assert_equal "あ", format("%c", 0x3042)
   assert_equal "    A|", format("%5c|", 65)
   assert_equal "x    |", format("%-5c|", "x")
-  assert_raise(ArgumentError, "%c requires a character") { format("%c", "") }
+  assert_equal "", format("%c", "")
   assert_equal "\xFF", format("%c", -1)
   assert_equal "日本語", format("%s", "日本語")
   assert_equal "   日本|", format("%5s|", "日本")
@@ -210,7 +210,7 @@ test "errors" do
   assert_raise(ArgumentError, "invalid value for Integer(): \"1.5\"") { format("%d", "1.5") }
   assert_raise(TypeError, "can't convert Array into Integer") { format("%d", []) }
   assert_raise(TypeError, "can't convert Array into Float") { format("%f", []) }
-  assert_raise(TypeError, "no implicit conversion from nil to integer") { format("%c", nil) }
+  assert_raise(TypeError, "no implicit conversion of nil into Integer") { format("%c", nil) }
   assert_equal "a b", format("%s %s", "a", "b", "c")
   assert_raise(ArgumentError, "width given twice") { format("%**d", 1, 2, 3) }
   assert_raise(ArgumentError, "value given twice - 1$") { format("%1$1$d", 1) }
@@ -244,3 +244,21 @@ test "kernel and string forms" do
   assert_equal "#<Encoding:UTF-8>", (format("é%s", "a".b).encoding).inspect
 end
 
+
+test "Ruby 3.4 format details: %c with strings, malformed directives, unused arguments" do
+  assert_equal "a", format("%c", "abc")
+  assert_equal "  é", format("%3c", "éx")
+  assert_equal "", format("%c", "")
+  assert_raise(TypeError, "no implicit conversion of nil into Integer") { format("%c", nil) }
+  assert_raise(RangeError, "1286 out of char range") { format("%c".encode("US-ASCII"), 1286) }
+  assert_raise(ArgumentError, /incomplete format specifier/) { format("%") }
+  assert_raise(ArgumentError, /malformed format string/) { format("%\n") }
+  assert_raise(ArgumentError, /malformed format string/) { format("hello %1$", "foo") }
+  old, $DEBUG = $DEBUG, true
+  begin
+    assert_raise(ArgumentError, "too many arguments for format string") { format("", 1) }
+    assert_equal "test", format("test", {})
+  ensure
+    $DEBUG = old
+  end
+end

@@ -97,6 +97,68 @@ module MSpec
   end
 end
 
+# A stand-in for $stdout/$stderr that collects what is written (mspec's IOStub);
+# compares and converts like the String written so far.
+class IOStub
+  def initialize
+    @buffer = []
+    @output = +''
+  end
+
+  def write(*str)
+    self << str.join('')
+  end
+
+  def <<(str)
+    @buffer << str
+    self
+  end
+
+  def print(*str)
+    write(str.join('') + $\.to_s)
+  end
+
+  def puts(*str)
+    if str.empty?
+      write "\n"
+    else
+      write(str.collect { |s| s.to_s.chomp }.concat([nil]).join("\n"))
+    end
+  end
+
+  def printf(format, *args)
+    self << sprintf(format, *args)
+  end
+
+  def flush
+    @output += @buffer.join('')
+    @buffer.clear
+    self
+  end
+
+  def to_s
+    flush
+    @output
+  end
+  alias_method :to_str, :to_s
+
+  def ==(other)
+    to_s == other
+  end
+
+  def =~(other)
+    to_s =~ other
+  end
+
+  def inspect
+    to_s.inspect
+  end
+
+  def method_missing(name, *args, &block)
+    to_s.send(name, *args, &block)
+  end
+end
+
 class Object
   private
 

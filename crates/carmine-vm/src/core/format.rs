@@ -546,18 +546,17 @@ fn push_string(ctx: &mut Ctx, out: &mut Vec<u8>, enc: &mut u8, s: Value, flags: 
     Ok(())
 }
 
-/// `%c`: a one-character String or a codepoint.
+/// `%c`: the first character of a String (none for an empty one) or a codepoint.
 fn push_char(ctx: &mut Ctx, out: &mut Vec<u8>, enc: u8, v: Value, flags: u32, width: i64) -> Result<()> {
     let bytes = match string::try_to_str(ctx, v)? {
         Some(s) => {
             let b = string::bytes(s);
-            if encoding::char_count(enc, b) != 1 {
-                return Err(ctx.arg_error("%c requires a character"));
-            }
-            b.to_vec()
+            let n = if b.is_empty() { 0 } else { encoding::char_len(string::encoding(s), b, 0) };
+            b[..n].to_vec()
         }
         None => {
-            let c = int_value_arg(ctx, v)?;
+            let i = crate::core::integer::to_integer_arg(ctx, v)?;
+            let c = int_value_arg(ctx, i)?;
             if c > u32::MAX as i64 || c < i32::MIN as i64 {
                 return Err(ctx.range_error(&format!("integer {c} too big to convert to 'int'")));
             }
@@ -565,16 +564,23 @@ fn push_char(ctx: &mut Ctx, out: &mut Vec<u8>, enc: u8, v: Value, flags: u32, wi
             if encoding::is_utf8(enc) && code >= 0xFFFF_FFFE {
                 vec![if code == 0xFFFF_FFFF { 0xFF } else { 0xFE }]
             } else if encoding::is_single_byte(enc) && enc != encoding::US_ASCII {
+                if code > 0xff {
+                    return Err(ctx.range_error(&format!("{code} out of char range")));
+                }
                 vec![code as u8]
             } else {
                 match encoding::encode_codepoint(enc, code) {
                     Some(b) => b,
-                    None => return Err(ctx.arg_error("invalid character")),
+                    None if enc == encoding::US_ASCII || (encoding::is_unicode(enc) && code > 0x10FFFF) => {
+                        return Err(ctx.range_error(&format!("{code} out of char range")));
+                    }
+                    None => return Err(ctx.range_error(&format!("invalid codepoint 0x{code:X} in {}", encoding::name(enc)))),
                 }
             }
         }
     };
-    let pad = if flags & FWIDTH != 0 && width > 1 { (width - 1) as usize } else { 0 };
+    let nchars = i64::from(!bytes.is_empty());
+    let pad = if flags & FWIDTH != 0 && width > nchars { (width - nchars) as usize } else { 0 };
     if flags & FMINUS != 0 {
         out.extend_from_slice(&bytes);
         out.extend(std::iter::repeat_n(b' ', pad));
@@ -602,6 +608,7 @@ pub fn sprintf(ctx: &mut Ctx, fmt: Value, args: &[Value]) -> Result<Value> {
             break;
         }
         p += 1;
+        let start_of_directive = p;
         let mut flags = 0u32;
         let mut width: i64 = -1;
         let mut prec: i64 = -1;
@@ -630,7 +637,12 @@ pub fn sprintf(ctx: &mut Ctx, fmt: Value, args: &[Value]) -> Result<Value> {
         }
         let conv = loop {
             let Some(&c) = f.get(p) else {
-                return Err(ctx.arg_error("incomplete format specifier; use %% (double %) instead"));
+                // Ruby 3.4: a lone `%` at the end is incomplete; a directive cut short
+                // after flags, width or an argument number is malformed.
+                if p == start_of_directive {
+                    return Err(ctx.arg_error("incomplete format specifier; use %% (double %) instead"));
+                }
+                return Err(ctx.arg_error("malformed format string"));
             };
             match c {
                 b' ' => {
@@ -751,13 +763,6 @@ pub fn sprintf(ctx: &mut Ctx, fmt: Value, args: &[Value]) -> Result<Value> {
                     }
                     prec = get_num(ctx, &f, &mut p, "precision")?;
                 }
-                b'\n' | b'\0' => {
-                    if flags != 0 {
-                        return Err(ctx.arg_error("invalid format character - %"));
-                    }
-                    out.push(b'%');
-                    break 0;
-                }
                 b'%' => {
                     if flags != 0 {
                         return Err(ctx.arg_error("invalid format character - %"));
@@ -806,7 +811,13 @@ pub fn sprintf(ctx: &mut Ctx, fmt: Value, args: &[Value]) -> Result<Value> {
             }
         }
     }
-    if st.posarg >= 0 && st.nextarg <= args.len() && crate::core::globals::verbose_level(ctx) >= 2 {
+    // A lone Hash argument (keywords) that no directive used is not "too many" (Ruby 3.4).
+    let lone_hash = args.len() == 1 && crate::core::hash::is_hash(args[0]);
+    let unused = st.posarg >= 0 && st.nextarg <= args.len() && !lone_hash;
+    if unused && crate::core::globals::raw(ctx, crate::symbol::sym::DOLLAR_DEBUG).truthy() {
+        return Err(ctx.arg_error("too many arguments for format string"));
+    }
+    if unused && crate::core::globals::verbose_level(ctx) >= 2 {
         let (path, line) = crate::core::kernel::caller_location(ctx);
         crate::core::kernel::write_warning(ctx, &format!("{path}:{line}: warning: too many arguments for format string\n"));
     }
