@@ -48,3 +48,23 @@ test "the value of a multiple assignment is the right-hand side" do
   assert_equal [7, 8], w
   assert_equal 7, o.x
 end
+
+class MasgnRespondsNot
+  def respond_to?(name, include_all = false) = false
+  def to_ary = raise("to_ary must not be called")
+  def to_a = raise("to_a must not be called")
+end
+
+test "a multiple assignment asks a user-defined respond_to? before to_ary and to_a" do
+  x = MasgnRespondsNot.new
+  a, b = x
+  assert_same x, a
+  assert_nil b
+  *c = *x
+  assert_equal [x], c
+end
+
+test "*nil calls a redefined NilClass#to_a" do
+  out, = run_carmine("class NilClass; def to_a = [:redefined]; end; a = *nil; p a")
+  assert_equal "[:redefined]\n", out
+end

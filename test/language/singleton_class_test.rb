@@ -38,3 +38,20 @@ test "an object's singleton class responds to its class's class methods" do
   assert_false sc.respond_to?(:an_instance_method)
   assert_equal Class, sc.class
 end
+
+test "freezing an object freezes its singleton class" do
+  o = Object.new
+  sc = o.singleton_class
+  assert_false sc.frozen?
+  o.freeze
+  assert_true sc.frozen?
+  c = Class.new
+  c.freeze
+  assert_raise(FrozenError, "can't modify frozen Class: #{c}") { def c.foo; end }
+end
+
+test "frozen string literals with equal content are one object; ASCII symbols inspect as US-ASCII" do
+  out, = run_carmine("# frozen_string_literal: true\na = 'abc'\nb = \"abc\"\np a.equal?(b)\n")
+  assert_equal "true\n", out
+  assert_equal ':"\\x00"', :"\0".inspect
+end

@@ -62,3 +62,13 @@ test "read-only globals" do
   assert_raise(NameError, "$global_test_amp is a read-only variable") { eval("$global_test_amp = ''") }
   assert_false $-d
 end
+
+test "warnings for uninitialized globals (verbose) and a top-level return's argument" do
+  _out, err, = run_carmine("p $carmine_never_set", "-w")
+  assert_match(/warning: global variable '\$carmine_never_set' not initialized/, err)
+  _out, err, = run_carmine("p $carmine_never_set")
+  assert_equal "", err
+  _out, err, status = run_carmine("return 10")
+  assert_equal 0, status.exitstatus
+  assert_match(/warning: argument of top-level return is ignored/, err)
+end

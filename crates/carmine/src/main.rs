@@ -9,7 +9,8 @@ use carmine_vm::runtime::{Outcome, Runtime, Verbosity};
 const MAIN_STACK: usize = 512 << 20;
 
 struct Options {
-    exprs: Vec<String>,
+    /// `-e` programs as given (their bytes, whatever their encoding).
+    exprs: Vec<Vec<u8>>,
     script: Option<String>,
     args: Vec<Vec<u8>>,
     check: bool,
@@ -42,7 +43,7 @@ fn parse_args(argv: Vec<std::ffi::OsString>) -> Result<Options, String> {
             return Ok(o);
         }
         match s.as_str() {
-            "-e" => o.exprs.push(it.next().ok_or("no code specified for -e (RuntimeError)")?.to_string_lossy().into_owned()),
+            "-e" => o.exprs.push(it.next().ok_or("no code specified for -e (RuntimeError)")?.into_encoded_bytes()),
             "-c" => o.check = true,
             "-v" => {
                 o.print_version = true;
@@ -58,7 +59,7 @@ fn parse_args(argv: Vec<std::ffi::OsString>) -> Result<Options, String> {
             "-r" => o.requires.push(it.next().ok_or("no library specified for -r")?.to_string_lossy().into_owned()),
             "-C" => o.chdir = Some(it.next().ok_or("no directory specified for -C")?.to_string_lossy().into_owned()),
             "--disable-gems" | "--disable=gems" | "--enable-frozen-string-literal" | "--disable-frozen-string-literal" | "--yjit" | "-U" | "-E" => {}
-            _ if s.starts_with("-e") => o.exprs.push(s[2..].to_string()),
+            _ if s.starts_with("-e") => o.exprs.push(a.into_encoded_bytes()[2..].to_vec()),
             _ if s.starts_with("-I") => o.load_path.push(s[2..].to_string()),
             _ if s.starts_with("-r") => o.requires.push(s[2..].to_string()),
             _ if s.starts_with("-C") => o.chdir = Some(s[2..].to_string()),
@@ -84,7 +85,7 @@ fn run(o: Options) -> i32 {
         }
     }
     let (source, path): (Vec<u8>, String) = if !o.exprs.is_empty() {
-        (o.exprs.join("\n").into_bytes(), "-e".to_string())
+        (o.exprs.join(&b'\n'), "-e".to_string())
     } else if let Some(s) = &o.script {
         match std::fs::read(s) {
             Ok(b) => (b, s.clone()),

@@ -237,6 +237,11 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
     pub fn compile_return(&mut self, node: &Node<'pr>) {
         let n = node.as_return_node().expect("return");
         let value: Vec<Node<'pr>> = n.arguments().map(|a| a.arguments().iter().collect()).unwrap_or_default();
+        if !value.is_empty() && matches!(self.b().kind, IseqKind::Main | IseqKind::Top) {
+            let line = node.location().start_line();
+            let msg = format!("{}:{line}: warning: argument of top-level return is ignored\n", self.path);
+            crate::core::kernel::write_warning(self.ctx, &msg);
+        }
         let d0 = self.b().depth;
         self.compile_jump_value(&value);
         match self.b().kind {

@@ -726,7 +726,10 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         let s = string::new_with_enc(self.ctx, bytes.to_vec(), enc);
         self.keep(s);
         if frozen {
+            // Frozen literals with equal content are one object (CRuby's fstring table).
             crate::core::object::freeze(s);
+            let s = crate::core::string_methods::fstring(self.ctx, s).unwrap_or(s);
+            self.keep(s);
             let i = self.b().unique_literal(s);
             self.b().emit(Insn::PutLit(i));
         } else {

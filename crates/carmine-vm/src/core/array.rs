@@ -165,18 +165,20 @@ pub fn splat(ctx: &mut Ctx, v: Value, dup_it: bool) -> Result<Value> {
     if is_array(v) {
         return Ok(if dup_it { dup(ctx, v) } else { v });
     }
-    if v.is_nil() {
+    if v.is_nil() && ctx.vm().redefined.load(std::sync::atomic::Ordering::Relaxed) & crate::interp::ops::REDEF_NIL_TO_A == 0 {
         return Ok(new(ctx));
     }
-    if v.is_heap() && ctx.respond_to(v, sym::TO_A, true) {
-        let r = ctx.call(v, sym::TO_A, &[])?;
-        if is_array(r) {
-            return Ok(r);
-        }
-        if !r.is_nil() {
-            let cname = object::class_name_of(ctx, v);
-            let rname = object::class_name_of(ctx, r);
-            return Err(ctx.type_error(&format!("can't convert {cname} into Array ({cname}#to_a gives {rname})")));
+    // CRuby's rb_check_to_array: a user respond_to? and method_missing are honoured.
+    if v.is_heap() || v.is_nil() {
+        if let Some(r) = crate::core::convert::check_funcall(ctx, v, sym::TO_A, &[])? {
+            if is_array(r) {
+                return Ok(r);
+            }
+            if !r.is_nil() {
+                let cname = object::class_name_of(ctx, v);
+                let rname = object::class_name_of(ctx, r);
+                return Err(ctx.type_error(&format!("can't convert {cname} into Array ({cname}#to_a gives {rname})")));
+            }
         }
     }
     Ok(from_slice(ctx, &[v]))

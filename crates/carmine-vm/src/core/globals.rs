@@ -39,12 +39,20 @@ pub fn get(ctx: &mut Ctx, id: SymId) -> Result<Value> {
     }
     let (value, getter) = match ctx.vm().globals.borrow().get(&id) {
         Some(e) => (e.value, e.getter),
-        None => (Value::NIL, None),
+        None => (Value::UNDEF, None),
     };
     if let Some(g) = getter {
         return g(ctx);
     }
-    Ok(if value.is_undef() { Value::NIL } else { value })
+    if value.is_undef() {
+        if verbose_level(ctx) == 2 {
+            let (path, line) = crate::core::kernel::caller_location(ctx);
+            let name = ctx.sym_str(id);
+            crate::core::warning::emit(ctx, &format!("{path}:{line}: warning: global variable '{name}' not initialized\n"), None)?;
+        }
+        return Ok(Value::NIL);
+    }
+    Ok(value)
 }
 
 pub fn set(ctx: &mut Ctx, id: SymId, v: Value) -> Result<()> {

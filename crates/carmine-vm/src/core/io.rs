@@ -736,7 +736,7 @@ fn parse_encoding_spec(ctx: &mut Ctx, spec: &str) -> Result<(Option<u8>, Option<
     let mut parts = spec.splitn(2, ':');
     let ext = parts.next().unwrap_or("");
     let ext = ext.strip_prefix("BOM|").or_else(|| ext.strip_prefix("bom|")).unwrap_or(ext);
-    let mut named = |ctx: &mut Ctx, n: &str| -> Result<Option<u8>> {
+    let named = |ctx: &mut Ctx, n: &str| -> Result<Option<u8>> {
         if n.is_empty() || n == "-" {
             return Ok(None);
         }

@@ -17,8 +17,8 @@ use crate::Result;
 
 /// What to run: through `/bin/sh -c` (a String command) or directly (an Array).
 enum Program {
-    Shell(String),
-    Exec(Vec<String>),
+    Shell(std::ffi::OsString),
+    Exec(Vec<std::ffi::OsString>),
 }
 
 /// A command and the options given with it (environment, `err:`, `chdir:`).
@@ -33,6 +33,13 @@ struct Spawn {
 fn str_of(ctx: &mut Ctx, v: Value) -> Result<String> {
     let s = string::to_str_arg(ctx, v)?;
     Ok(string::to_rust_string_lossy(s))
+}
+
+/// A command-line argument: the String's bytes, whatever their encoding.
+fn arg_of(ctx: &mut Ctx, v: Value) -> Result<std::ffi::OsString> {
+    use std::os::unix::ffi::OsStringExt;
+    let s = string::to_str_arg(ctx, v)?;
+    Ok(std::ffi::OsString::from_vec(string::bytes(s).to_vec()))
 }
 
 /// Reads an environment Hash ({"NAME" => "value" or nil}).
@@ -78,7 +85,7 @@ fn apply_options(ctx: &mut Ctx, sp: &mut Spawn, opts: Value) -> Result<()> {
 
 /// Parses the command argument of `IO.popen`.
 fn parse_command(ctx: &mut Ctx, cmd: Value) -> Result<Spawn> {
-    let mut sp = Spawn { program: Program::Shell(String::new()), env: Vec::new(), err_to_out: false, err_path: None, chdir: None };
+    let mut sp = Spawn { program: Program::Shell(std::ffi::OsString::new()), env: Vec::new(), err_to_out: false, err_path: None, chdir: None };
     if let Some(a) = array::try_to_ary(ctx, cmd)? {
         let mut items = array::to_vec(a);
         if items.first().is_some_and(|&v| hash::is_hash(v)) {
@@ -97,17 +104,17 @@ fn parse_command(ctx: &mut Ctx, cmd: Value) -> Result<Spawn> {
             if i == 0 && array::is_array(v) {
                 let pair = array::to_vec(v);
                 match pair.first() {
-                    Some(&c) => argv.push(str_of(ctx, c)?),
+                    Some(&c) => argv.push(arg_of(ctx, c)?),
                     None => return Err(ctx.arg_error("wrong first argument")),
                 }
                 continue;
             }
-            argv.push(str_of(ctx, v)?);
+            argv.push(arg_of(ctx, v)?);
         }
         sp.program = Program::Exec(argv);
         return Ok(sp);
     }
-    let s = str_of(ctx, cmd)?;
+    let s = arg_of(ctx, cmd)?;
     if s == "-" {
         return Err(ctx.not_implemented("IO.popen(\"-\")"));
     }
@@ -121,12 +128,12 @@ fn start(ctx: &mut Ctx, sp: &Spawn, stdin: Option<OwnedFd>, stdout: Option<Owned
         Program::Shell(s) => {
             let mut c = std::process::Command::new("/bin/sh");
             c.arg("-c").arg(s);
-            (c, s.clone())
+            (c, s.to_string_lossy().into_owned())
         }
         Program::Exec(argv) => {
             let mut c = std::process::Command::new(&argv[0]);
             c.args(&argv[1..]);
-            (c, argv[0].clone())
+            (c, argv[0].to_string_lossy().into_owned())
         }
     };
     for (k, v) in &sp.env {

@@ -244,6 +244,10 @@ fn note_redefinition(ctx: &Ctx, target: Value, name: SymId) {
     }
     let c = ctx.c();
     let n = &*ctx.sym_name(name);
+    if target == c.nil && matches!(n, b"to_a" | b"respond_to?" | b"method_missing") {
+        ctx.vm().redefined.fetch_or(ops::REDEF_NIL_TO_A, std::sync::atomic::Ordering::Relaxed);
+        return;
+    }
     let op = matches!(n, b"+" | b"-" | b"*" | b"/" | b"%" | b"==" | b"!=" | b"<" | b"<=" | b">" | b">=" | b"<<" | b"&" | b"|" | b"[]" | b"[]=" | b"length" | b"size" | b"empty?" | b"succ" | b"!" | b"===" | b"hash" | b"eql?" | b"each");
     if !op {
         return;

@@ -92,6 +92,11 @@ pub fn is_frozen(v: Value) -> bool {
 pub fn freeze(v: Value) -> Value {
     if v.is_heap() {
         basic(v).flags |= FL_FROZEN;
+        // The object's singleton class (a class's metaclass included) freezes with it.
+        let k = basic(v).klass;
+        if k.is_heap() && module::is_class_or_module(k) && body(k).kind == ClassKind::Singleton && body(k).attached == v {
+            basic(k).flags |= FL_FROZEN;
+        }
     }
     v
 }

@@ -76,7 +76,9 @@ pub fn inspect_name(name: &[u8]) -> Vec<u8> {
     if is_simple_symbol(name) {
         out.extend_from_slice(name);
     } else {
-        out.extend(string::inspect_bytes(name, encoding::UTF_8));
+        // An ASCII-only symbol is US-ASCII, whose inspect shows "\x00", not "\u0000".
+        let enc = if name.is_ascii() { encoding::US_ASCII } else { encoding::UTF_8 };
+        out.extend(string::inspect_bytes(name, enc));
     }
     out
 }

@@ -30,6 +30,8 @@ pub const REDEF_ARRAY: u32 = 8;
 pub const REDEF_HASH: u32 = 16;
 pub const REDEF_NOT: u32 = 32;
 pub const REDEF_SYMBOL: u32 = 64;
+/// NilClass#to_a (or respond_to?) was redefined: `*nil` must call it.
+pub const REDEF_NIL_TO_A: u32 = 128;
 
 // ---- calls ----
 
@@ -953,21 +955,22 @@ pub fn fast_eq(ctx: &Ctx, a: Value, b: Value) -> Option<bool> {
 // ---- multiple assignment ----
 
 pub fn expand_array(ctx: &mut Ctx, v: Value, n: u32, flags: u32) -> Result<()> {
-    let arr = if array::is_array(v) {
-        v
-    } else if v.is_heap() && !string::is_string(v) && ctx.respond_to(v, sym::TO_ARY, true) {
-        let r = ctx.call(v, sym::TO_ARY, &[])?;
-        if array::is_array(r) {
-            r
-        } else if r.is_nil() {
-            array::from_slice(ctx, &[v])
-        } else {
+    // CRuby's rb_check_array_type: a user respond_to? and method_missing are honoured.
+    let converted = if array::is_array(v) {
+        Some(v)
+    } else if v.is_heap() && !string::is_string(v) {
+        crate::core::convert::check_funcall(ctx, v, sym::TO_ARY, &[])?
+    } else {
+        None
+    };
+    let arr = match converted {
+        Some(r) if array::is_array(r) => r,
+        Some(r) if !r.is_nil() => {
             let cname = object::class_name_of(ctx, v);
             let rname = object::class_name_of(ctx, r);
             return Err(ctx.type_error(&format!("can't convert {cname} into Array ({cname}#to_ary gives {rname})")));
         }
-    } else {
-        array::from_slice(ctx, &[v])
+        _ => array::from_slice(ctx, &[v]),
     };
     let pre = n as usize;
     let splat = flags & 1 != 0;
