@@ -352,7 +352,7 @@ pub struct Params {
     pub simple: bool,
     /// The block uses `it` / `_1`: one implicit parameter.
     pub implicit_it: bool,
-    /// The method takes no arguments at all (after a simple path check).
+    /// `ruby2_keywords`: keywords bound into the rest parameter become a flagged Hash.
     pub ruby2_keywords: bool,
 }
 
@@ -441,6 +441,20 @@ pub fn iseq_of<'a>(v: Value) -> &'a Iseq {
     debug_assert!(crate::object::is_type(v, ObjType::Iseq));
     // SAFETY: v is an RIseq; its Box is never replaced while the object lives.
     unsafe { &(*v.as_ptr::<RIseq>()).iseq }
+}
+
+/// Marks a method or block iseq as `ruby2_keywords`: keywords it receives into its rest
+/// parameter arrive as a flagged Hash, which a later `*args` splat passes on as keywords.
+/// Returns false (and changes nothing) unless it takes `*rest` and no keywords.
+pub fn set_ruby2_keywords(v: Value) -> bool {
+    let p = &iseq_of(v).params;
+    if !p.rest || p.accepts_kw() {
+        return false;
+    }
+    // SAFETY: v is an RIseq; the flag is a plain bool read only when binding arguments,
+    // and no reference to the params is held across this write.
+    unsafe { (*v.as_ptr::<RIseq>()).iseq.params.ruby2_keywords = true };
+    true
 }
 
 pub fn mark(v: Value, m: &mut Marker<'_>) {

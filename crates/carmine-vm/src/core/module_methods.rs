@@ -1207,7 +1207,32 @@ fn m_using(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     Err(ctx.not_implemented("refinements (using)"))
 }
 
-fn m_ruby2_keywords(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+/// `Module#ruby2_keywords(*names)`: flags methods defined in this module (see
+/// `iseq::set_ruby2_keywords`); a method taking keywords or no `*rest` is skipped
+/// with a warning, as in CRuby.
+fn m_ruby2_keywords(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    for &n in args.pos {
+        let name = crate::core::symbol::to_sym_id(ctx, n)?;
+        let Some(me) = body(recv).methods.get(&name).cloned() else {
+            return Err(undefined_method_error(ctx, recv, name));
+        };
+        let iseq = match &me.body {
+            MethodBody::Iseq { iseq, .. } => Some(*iseq),
+            MethodBody::Proc(p) => crate::core::proc::captured(*p).map(|c| c.iseq),
+            _ => None,
+        };
+        match iseq {
+            Some(i) if crate::compile::iseq::set_ruby2_keywords(i) => {}
+            Some(_) => {
+                let n = ctx.sym_str(name);
+                crate::core::kernel::write_warning(ctx, &format!("Skipping set of ruby2_keywords flag for {n} (method accepts keywords or method does not accept argument splat)\n"));
+            }
+            None => {
+                let n = ctx.sym_str(name);
+                crate::core::kernel::write_warning(ctx, &format!("Skipping set of ruby2_keywords flag for {n} (method not defined in Ruby)\n"));
+            }
+        }
+    }
     Ok(Value::NIL)
 }
 
@@ -1389,7 +1414,7 @@ pub fn init(ctx: &mut Ctx) {
         ("autoload?", m_autoload_p, [1..=2], Safe),
         ("refine", m_refine, [1], Unsafe, Private),
         ("using", m_using, [1], Unsafe, Private),
-        ("ruby2_keywords", m_ruby2_keywords, [0..], Safe, Private),
+        ("ruby2_keywords", m_ruby2_keywords, [0..], Unsafe, Private),
     ]);
     let c = ctx.c().class;
     crate::methods!(ctx, c, [

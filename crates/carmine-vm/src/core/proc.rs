@@ -373,7 +373,13 @@ fn yield_m(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     call(ctx, recv, args)
 }
 
-fn ruby2_keywords(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+/// `Proc#ruby2_keywords`: flags the block's code (see `iseq::set_ruby2_keywords`).
+fn ruby2_keywords(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    if let Some(c) = captured(recv) {
+        if !crate::compile::iseq::set_ruby2_keywords(c.iseq) {
+            crate::core::kernel::write_warning(ctx, "Skipping set of ruby2_keywords flag for proc (proc accepts keywords or proc does not accept argument splat)\n");
+        }
+    }
     Ok(recv)
 }
 

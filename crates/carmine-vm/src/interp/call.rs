@@ -160,6 +160,9 @@ pub fn bind_args(ctx: &mut Ctx, iseq: &Iseq, bp: usize, mut argc: usize, mut kw:
                     return Err(stack_overflow(ctx));
                 }
                 let h2 = hash::dup(ctx, h);
+                if p.ruby2_keywords {
+                    crate::object::basic(h2).set(hash::FL_RUBY2_KEYWORDS, true);
+                }
                 ctx.stacks.stack[bp + argc] = h2;
                 argc += 1;
                 ctx.stacks.sp = bp + argc;
