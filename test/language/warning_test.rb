@@ -72,3 +72,36 @@ test "warnings for uninitialized globals (verbose) and a top-level return's argu
   assert_equal 0, status.exitstatus
   assert_match(/warning: argument of top-level return is ignored/, err)
 end
+
+test "a block passed to a method that never uses it may be ignored (verbose or strict_unused_block)" do
+  src = <<~RUBY
+    def no_block
+      1
+    end
+    def yields = yield
+    def takes(&b) = b
+    no_block { }
+    no_block { }
+    yields { }
+    takes { }
+    class K; def initialize; end; end
+    K.new { }
+  RUBY
+  _out, err, = run_carmine(src, "-w")
+  assert_equal ["warning: the block passed to 'Object#no_block' defined at", "may be ignored"], [err[/warning: .* defined at/], err[/may be ignored/]]
+  assert_equal 1, err.scan("may be ignored").size
+  _out, err, = run_carmine(src)
+  assert_equal "", err
+  _out, err, = run_carmine("Warning[:strict_unused_block] = true\n" + src)
+  assert_equal 2, err.scan("may be ignored").size
+end
+
+test "methods and blocks report the line they start on" do
+  def source_line_probe
+    42
+  end
+  assert_equal __LINE__ - 3, method(:source_line_probe).source_location[1]
+  pr = proc {
+    1 }
+  assert_equal __LINE__ - 2, pr.source_location[1]
+end

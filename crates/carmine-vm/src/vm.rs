@@ -90,6 +90,8 @@ pub struct Vm {
     pub object_id_seq: AtomicU64,
     pub object_ids: RefCell<HashMap<usize, u64>>,
     pub frozen_string_literals: Cell<bool>,
+    /// Methods (iseq) and call sites already warned about an unused block.
+    pub unused_block_warned: RefCell<std::collections::HashSet<(usize, usize)>>,
     /// `Encoding.default_external` / `default_internal` (encoding indexes).
     pub default_external: Cell<u8>,
     pub default_internal: Cell<Option<u8>>,
@@ -125,6 +127,7 @@ impl Vm {
             object_id_seq: AtomicU64::new(8),
             object_ids: RefCell::new(HashMap::new()),
             frozen_string_literals: Cell::new(false),
+            unused_block_warned: RefCell::new(std::collections::HashSet::new()),
             default_external: Cell::new(crate::core::encoding::UTF_8),
             default_internal: Cell::new(None),
             lock: Mutex::new(()),

@@ -409,6 +409,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             self.fail("Invalid yield");
             return;
         }
+        self.mark_uses_block();
         let info = self.compile_args(n.arguments(), None);
         let ci = self.b().call_info(sym::YIELD, info.argc, info.flags, None);
         self.b().emit(Insn::Yield(ci));
@@ -416,6 +417,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
     }
 
     pub fn compile_super(&mut self, n: &ruby_prism::SuperNode<'pr>, used: bool) {
+        self.mark_uses_block();
         self.b().emit(Insn::PutSelf);
         let info = self.compile_args(n.arguments(), n.block());
         let ci = self.b().call_info(sym::SUPER, info.argc, info.flags | cf::FCALL, info.block);
@@ -425,6 +427,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
 
     /// `super` without arguments: passes the current method's parameters.
     pub fn compile_zsuper(&mut self, n: &ruby_prism::ForwardingSuperNode<'pr>, used: bool) {
+        self.mark_uses_block();
         self.b().emit(Insn::PutSelf);
         let method_scope = self.scopes.iter().rposition(|s| s.is_method);
         let mut info = ArgInfo { argc: 0, flags: cf::FCALL | cf::ZSUPER, block: None };

@@ -405,6 +405,9 @@ pub struct Iseq {
     pub params: Params,
     /// Locals live in a heap environment because a block or `binding` may capture them.
     pub locals_on_heap: bool,
+    /// A method that takes `&block`/`...`, yields or calls super: a block passed to any
+    /// other Ruby method "may be ignored" (Ruby 3.4's unused-block warning).
+    pub uses_block: bool,
     /// Maximum operand stack depth.
     pub stack_max: u32,
     /// Inline caches for instance variables: (class, index).

@@ -463,6 +463,13 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         }
     }
 
+    /// Records that the enclosing method uses its block (yield, super).
+    pub fn mark_uses_block(&mut self) {
+        if let Some(m) = self.scopes.iter().rposition(|s| s.is_method) {
+            self.scopes[m].b.uses_block = true;
+        }
+    }
+
     pub fn escape_all_scopes(&mut self) {
         for s in &mut self.scopes {
             s.b.locals_on_heap = true;
@@ -474,12 +481,13 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         let b = &mut scope.b;
         b.finish();
         peephole::optimize(b);
+        let uses_block = b.uses_block || b.params.block;
         let iseq = Iseq {
             kind: b.kind,
             name: std::mem::take(&mut b.name),
             method_name: b.method_name,
             path: self.path.clone(),
-            first_line: b.lines.first().copied().unwrap_or(b.line),
+            first_line: if b.start_line > 0 { b.start_line } else { b.lines.first().copied().unwrap_or(b.line) },
             code: std::mem::take(&mut b.code),
             lines: std::mem::take(&mut b.lines),
             literals: std::mem::take(&mut b.literals),
@@ -489,6 +497,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             local_names: std::mem::take(&mut b.local_names),
             params: std::mem::take(&mut b.params),
             locals_on_heap: b.locals_on_heap,
+            uses_block,
             stack_max: (b.max_depth.max(0) as u32) + 4,
             ivar_caches: b.ivar_caches(),
             const_caches: b.const_caches(),

@@ -56,7 +56,7 @@ impl FrameInfo {
     }
 }
 
-fn method_label(ctx: &mut Ctx, owner: Value, mid: Option<crate::symbol::SymId>) -> Option<String> {
+pub fn method_label(ctx: &mut Ctx, owner: Value, mid: Option<crate::symbol::SymId>) -> Option<String> {
     let mid = mid?;
     let name = ctx.sym_str(mid);
     if !module::is_class_or_module(owner) {

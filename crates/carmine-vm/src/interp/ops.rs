@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use crate::compile::iseq::{call_flags as cf, CallInfo, Iseq};
+use crate::compile::iseq::{iseq_of, call_flags as cf, CallInfo, Iseq};
 use crate::core::module::{self, ClassKind, MethodBody, MethodEntry, Visibility};
 use crate::core::{array, hash, object, string};
 use crate::error::Unwind;
@@ -161,6 +161,11 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
     let block = |ctx: &Ctx| if ci.block != u32::MAX { Some(capture_block(ctx, caller, fi, ci.block)) } else { None };
     match me.body {
         MethodBody::Iseq { iseq, cref } => {
+            if ci.block != u32::MAX && !iseq_of(iseq).uses_block {
+                if let Err(e) = warn_unused_block(ctx, fi, ci, me, iseq) {
+                    return Some(Err(e));
+                }
+            }
             // The literal block as the frame stores it, without building a `Block` first.
             let bref = if ci.block == u32::MAX {
                 BlockRef::NONE
@@ -259,7 +264,42 @@ fn send_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usiz
             return Err(call::method_visibility_error(ctx, recv, ci.mid, me.visibility));
         }
     }
+    if let MethodBody::Iseq { iseq: body, .. } = me.body {
+        if block.is_some() && !iseq_of(body).uses_block {
+            warn_unused_block(ctx, fi, ci, &me, body)?;
+        }
+    }
     invoke(ctx, recv, &me, argc, kw, block, ret_sp)
+}
+
+/// Ruby 3.4's warning for a block passed to a Ruby method that never uses one (no
+/// yield, super or block parameter), shown with `$VERBOSE` or the `strict_unused_block`
+/// category: once per method definition, or per call site in strict mode.
+#[cold]
+#[inline(never)]
+fn warn_unused_block(ctx: &mut Ctx, fi: usize, ci: &CallInfo, me: &MethodEntry, body: Value) -> Result<()> {
+    let strict = crate::core::warning::enabled(ctx, "strict_unused_block");
+    if !strict && crate::core::globals::verbose_level(ctx) != 2 {
+        return Ok(());
+    }
+    let def_key = (body.raw() as usize, 0usize);
+    {
+        let mut seen = ctx.vm().unused_block_warned.borrow_mut();
+        let fresh = if strict { seen.insert((body.raw() as usize, ci as *const CallInfo as usize)) } else { seen.insert(def_key) };
+        seen.insert(def_key);
+        if !fresh {
+            return Ok(());
+        }
+    }
+    let (path, line) = {
+        let f = &ctx.stacks.frames[fi];
+        (f.iseq().path.clone(), f.line())
+    };
+    let m = iseq_of(body);
+    let (mpath, mline) = (m.path.clone(), m.first_line);
+    let name = crate::core::exception::method_label(ctx, me.owner, Some(me.original_name)).unwrap_or_default();
+    let msg = format!("{path}:{line}: warning: the block passed to '{name}' defined at {mpath}:{mline} may be ignored\n");
+    crate::core::warning::emit(ctx, &msg, None)
 }
 
 fn user_method_missing(ctx: &Ctx, klass: Value) -> Option<Arc<MethodEntry>> {
