@@ -713,3 +713,47 @@ test "implicit conversions find to_str/to_int through respond_to? and method_mis
   def bad_int.to_int = "x"
   assert_raise(TypeError, "can't convert Object into Integer (Object#to_int gives String)") { [1][bad_int] }
 end
+
+class StderrCollector
+  attr_reader :text
+
+  def initialize = @text = +""
+
+  def write(*parts)
+    parts.each { |x| @text << x.to_s }
+    parts.sum { |x| x.to_s.bytesize }
+  end
+end
+
+def capture_stderr
+  saved = $stderr
+  $stderr = StderrCollector.new
+  yield
+  $stderr.text
+ensure
+  $stderr = saved
+end
+
+test "chilled string literals and Symbol#to_s results (Ruby 3.4)" do
+  old = Warning[:deprecated]
+  Warning[:deprecated] = true
+  begin
+    s = "chilled"
+    assert_equal false, s.frozen?
+    assert_equal false, s.equal?(+s)
+    assert_equal true, (-s).frozen?
+    warned = capture_stderr { s << "!" }
+    assert_match(/literal string will be frozen in the future/, warned)
+    assert_equal "chilled!", s
+    assert_equal "", capture_stderr { s << "?" }
+    t = :chilled.to_s
+    assert_match(/string returned by :chilled\.to_s will be frozen in the future/, capture_stderr { t << "x" })
+    c = "c".clone
+    assert_match(/will be frozen/, capture_stderr { c.instance_variable_set(:@a, 1) })
+    f = "f"
+    f.freeze
+    assert_raise(FrozenError) { f << "x" }
+  ensure
+    Warning[:deprecated] = old
+  end
+end

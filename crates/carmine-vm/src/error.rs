@@ -149,6 +149,9 @@ impl Ctx {
         if crate::core::object::is_frozen(obj) {
             return Err(self.frozen_error(obj));
         }
+        if crate::object::basic(obj).flags & crate::object::FL_CHILLED != 0 {
+            return crate::core::string::chilled_mutation(self, obj);
+        }
         Ok(())
     }
 

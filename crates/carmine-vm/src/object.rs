@@ -67,6 +67,11 @@ pub const FL_USER1: u32 = 1 << 9;
 pub const FL_USER2: u32 = 1 << 10;
 pub const FL_USER3: u32 = 1 << 11;
 pub const FL_USER4: u32 = 1 << 12;
+/// A chilled String (Ruby 3.4): a string literal or `Symbol#to_s` result that warns on its
+/// first mutation. Only Strings carry it; `FL_CHILLED_SYMBOL` (with it) marks the
+/// `Symbol#to_s` kind.
+pub const FL_CHILLED: u32 = FL_USER4;
+pub const FL_CHILLED_SYMBOL: u32 = FL_USER3;
 
 #[repr(C)]
 pub struct RBasic {

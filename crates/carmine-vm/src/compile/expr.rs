@@ -151,7 +151,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                 if used {
                     let n = node.as_string_node().expect("string");
                     let enc = self.literal_encoding(n.is_forced_binary_encoding(), n.is_forced_utf8_encoding());
-                    self.compile_string_literal(n.unescaped(), n.is_frozen(), enc);
+                    self.compile_string_literal_chilled(n.unescaped(), n.is_frozen(), !n.is_frozen() && !n.is_mutable(), enc);
                 }
             }
             Node::XStringNode { .. } => {
@@ -723,8 +723,17 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
     }
 
     pub fn compile_string_literal(&mut self, bytes: &[u8], frozen: bool, enc: u8) {
+        self.compile_string_literal_chilled(bytes, frozen, false, enc)
+    }
+
+    /// A string literal; `chilled` (Ruby 3.4: no `frozen_string_literal` comment) makes
+    /// the pushed copies warn on their first mutation.
+    pub fn compile_string_literal_chilled(&mut self, bytes: &[u8], frozen: bool, chilled: bool, enc: u8) {
         let s = string::new_with_enc(self.ctx, bytes.to_vec(), enc);
         self.keep(s);
+        if chilled {
+            string::chill(s, false);
+        }
         if frozen {
             // Frozen literals with equal content are one object (CRuby's fstring table).
             crate::core::object::freeze(s);

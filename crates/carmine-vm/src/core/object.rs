@@ -130,6 +130,10 @@ pub fn singleton_class(ctx: &mut Ctx, v: Value) -> Result<Value> {
     if module::is_class_or_module(klass) && body(klass).kind == ClassKind::Singleton && body(klass).attached == v {
         return Ok(klass);
     }
+    if string::is_chilled(v) {
+        // Making a singleton class counts as mutating a chilled String.
+        string::chilled_mutation(ctx, v)?;
+    }
     if matches!(basic(v).obj_type(), ObjType::Float | ObjType::Bignum) {
         return Err(ctx.type_error("can't define singleton"));
     }
@@ -278,9 +282,7 @@ pub fn ivar_defined(ctx: &Ctx, obj: Value, name: SymId) -> bool {
 
 /// Sets an ivar, raising FrozenError on frozen objects.
 pub fn ivar_set(ctx: &mut Ctx, obj: Value, name: SymId, v: Value) -> Result<()> {
-    if is_frozen(obj) {
-        return Err(ctx.frozen_error(obj));
-    }
+    ctx.check_frozen(obj)?;
     ivar_set_raw(ctx, obj, name, v);
     Ok(())
 }
@@ -756,6 +758,10 @@ pub fn copy_object(ctx: &mut Ctx, recv: Value, clone: bool, freeze_kw: Option<bo
         let frozen = freeze_kw.unwrap_or_else(|| is_frozen(recv));
         if frozen {
             freeze(copy);
+        }
+        // A clone of a chilled String is chilled too.
+        if string::is_chilled(recv) && freeze_kw.is_none() {
+            basic(copy).flags |= basic(recv).flags & (crate::object::FL_CHILLED | crate::object::FL_CHILLED_SYMBOL);
         }
     } else {
         ctx.call(copy, sym::INITIALIZE_DUP, &[recv])?;

@@ -77,6 +77,42 @@ pub fn new_from_source(ctx: &mut Ctx, b: &[u8]) -> Value {
     new_with_enc(ctx, b.to_vec(), UTF_8)
 }
 
+/// What `PutString` pushes: a new copy of the literal, chilled when the literal is.
+pub fn new_from_literal(ctx: &mut Ctx, lit: Value) -> Value {
+    let s = dup_literal(ctx, lit);
+    let chill = basic(lit).flags & (crate::object::FL_CHILLED | crate::object::FL_CHILLED_SYMBOL);
+    basic(s).flags |= chill;
+    s
+}
+
+/// Marks `s` chilled (Ruby 3.4): its first mutation warns when deprecation warnings are
+/// on; `from_symbol` for `Symbol#to_s` results.
+pub fn chill(s: Value, from_symbol: bool) {
+    basic(s).flags |= crate::object::FL_CHILLED | if from_symbol { crate::object::FL_CHILLED_SYMBOL } else { 0 };
+}
+
+pub fn is_chilled(v: Value) -> bool {
+    is_string(v) && basic(v).flags & crate::object::FL_CHILLED != 0
+}
+
+/// The first mutation of a chilled String: it becomes an ordinary one, with a warning in
+/// the `deprecated` category.
+pub fn chilled_mutation(ctx: &mut Ctx, v: Value) -> Result<()> {
+    let from_symbol = basic(v).flags & crate::object::FL_CHILLED_SYMBOL != 0;
+    basic(v).flags &= !(crate::object::FL_CHILLED | crate::object::FL_CHILLED_SYMBOL);
+    if !crate::core::warning::enabled(ctx, "deprecated") || crate::core::globals::verbose_level(ctx) == 0 {
+        return Ok(());
+    }
+    let (path, line) = crate::core::kernel::caller_location(ctx);
+    let what = if from_symbol {
+        let name = crate::core::symbol::inspect_name(bytes(v));
+        format!("string returned by :{}.to_s will be frozen in the future", String::from_utf8_lossy(&name).trim_start_matches(':'))
+    } else {
+        "literal string will be frozen in the future (run with --debug-frozen-string-literal for more information)".to_string()
+    };
+    crate::core::warning::emit(ctx, &format!("{path}:{line}: warning: {what}\n"), Some("deprecated"))
+}
+
 /// A new mutable copy of a (frozen) literal.
 pub fn dup_literal(ctx: &mut Ctx, lit: Value) -> Value {
     let enc = encoding(lit);

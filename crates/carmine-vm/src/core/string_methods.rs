@@ -1089,7 +1089,7 @@ fn freeze_m(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 }
 
 fn uplus(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    if object::is_frozen(recv) {
+    if object::is_frozen(recv) || string::is_chilled(recv) {
         Ok(string::dup_literal(ctx, recv))
     } else {
         Ok(recv)
@@ -1119,7 +1119,7 @@ pub fn fstring(ctx: &mut Ctx, recv: Value) -> Result<Value> {
             }
         }
     }
-    let f = if object::is_frozen(recv) && plain {
+    let f = if object::is_frozen(recv) && plain && !string::is_chilled(recv) {
         recv
     } else {
         let s = string::dup_literal(ctx, recv);

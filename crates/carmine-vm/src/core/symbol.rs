@@ -83,8 +83,11 @@ pub fn inspect_name(name: &[u8]) -> Vec<u8> {
     out
 }
 
+/// `Symbol#to_s`: a new chilled String (Ruby 3.4 warns when it is mutated).
 fn m_to_s(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    Ok(to_string(ctx, recv))
+    let s = to_string(ctx, recv);
+    string::chill(s, true);
+    Ok(s)
 }
 
 /// `Symbol#name`: the same frozen String for every call (interned like `-str`).

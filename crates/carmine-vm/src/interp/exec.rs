@@ -361,7 +361,7 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
                 Insn::PutLit(i) => push!(iseq.literals[i as usize]),
                 Insn::PutString(i) => {
                     sync!();
-                    let s = string::dup_literal(ctx, iseq.literals[i as usize]);
+                    let s = string::new_from_literal(ctx, iseq.literals[i as usize]);
                     push!(s)
                 }
                 Insn::Pop => sp -= 1,
