@@ -263,7 +263,7 @@ test "chars bytes lines codepoints" do
   assert_equal ["a,", "b,", "c"], "a,b,c".lines(",")
   assert_equal ["a", "b", "c"], "a,b,c".lines(",", chomp: true)
   assert_equal ["a\n\n", "b\n\n", "c"], "a\n\n\nb\n\nc".lines("")
-  assert_equal ["a\n", "b\n", "c"], "a\n\n\nb\n\nc".lines("", chomp: true)
+  assert_equal ["a", "b", "c"], "a\n\n\nb\n\nc".lines("", chomp: true)
   assert_equal ["abc"], "abc".lines(nil)
   assert_equal [], "".lines
   assert_equal ["a", "b", "c"], "abc".each_char.to_a
@@ -756,4 +756,12 @@ test "chilled string literals and Symbol#to_s results (Ruby 3.4)" do
   ensure
     Warning[:deprecated] = old
   end
+end
+
+test "paragraph chomp, UTF-16 grapheme clusters, \\+ in replacements" do
+  assert_equal ["hello\nworld", "and\nuniverse", "dog"], "hello\nworld\n\n\nand\nuniverse\n\n\n\n\ndog".each_line("", chomp: true).to_a
+  flag = "\u{1F3F3}\uFE0F\u200D\u{1F308}"
+  assert_equal ["a", flag], ("a" + flag).encode("UTF-16LE").grapheme_clusters.map { |g| g.encode("UTF-8") }
+  assert_equal "el!", "hello!".gsub(/(.)(.)/, '\+')
+  assert_equal "<h><e><l><l><o><!>", "hello!".gsub(/(.)(.{20})?/, '<\+>')
 end

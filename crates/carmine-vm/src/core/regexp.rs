@@ -675,6 +675,8 @@ fn expand_replacement(ctx: &mut Ctx, repl: &[u8], m: &MatchObj) -> Result<Vec<u8
         let range = match n {
             b'0'..=b'9' => m.groups.get((n - b'0') as usize).copied().flatten(),
             b'&' => m.groups[0],
+            // `\+`: the last group that took part in the match.
+            b'+' => m.groups.iter().skip(1).rev().find(|g| g.is_some()).copied().flatten(),
             b'`' => Some((0, m.groups[0].map_or(0, |g| g.0))),
             b'\'' => Some((m.groups[0].map_or(0, |g| g.1), subj.len())),
             b'\\' => {

@@ -155,6 +155,20 @@ fn grapheme_spans(v: Value) -> Vec<(usize, usize)> {
         return spans;
     }
     let offs = encoding::char_offsets(enc, b);
+    if encoding::is_unicode(enc) {
+        // UTF-16/32: segment the decoded text, then map characters back to byte spans.
+        let chars: Option<Vec<char>> = offs.windows(2).map(|w| char::from_u32(encoding::codepoint_at(enc, b, w[0]).0)).collect();
+        if let Some(chars) = chars {
+            let text: String = chars.iter().collect();
+            let mut char_index = 0;
+            for g in text.graphemes(true) {
+                let n = g.chars().count();
+                spans.push((offs[char_index], offs[char_index + n]));
+                char_index += n;
+            }
+            return spans;
+        }
+    }
     offs.windows(2).map(|w| (w[0], w[1])).collect()
 }
 
@@ -225,7 +239,9 @@ fn line_spans(b: &[u8], sep: Option<&[u8]>) -> Vec<(usize, usize, usize)> {
                     break;
                 }
             }
-            out.push((start, line_end, chomp_newline(start, line_end)));
+            // `chomp: true` drops the whole separator (Ruby 3.4), not just one newline.
+            let chomped = if p > start && b[p - 1] == b'\r' { p - 1 } else { p };
+            out.push((start, line_end, chomped));
             start = next;
             search = next;
         }
@@ -515,6 +531,6 @@ mod tests {
         let lines: Vec<&[u8]> = spans.iter().map(|&(s, e, _)| &b[s..e]).collect();
         assert_eq!(lines, vec![&b"a\n\n"[..], &b"b\n\n"[..], &b"c"[..]]);
         let chomped: Vec<&[u8]> = spans.iter().map(|&(s, _, c)| &b[s..c]).collect();
-        assert_eq!(chomped, vec![&b"a\n"[..], &b"b\n"[..], &b"c"[..]]);
+        assert_eq!(chomped, vec![&b"a"[..], &b"b"[..], &b"c"[..]]);
     }
 }
