@@ -315,3 +315,12 @@ test "zone names through find_timezone, offset strings" do
   assert_equal Time, (klass.new(2000) + 1).class
   assert_equal Time, klass.new(2000).round.class
 end
+
+test "Time#<=> with other objects" do
+  t = Time.at(100)
+  later = Object.new
+  def later.<=>(_other) = 1
+  assert_equal(-1, t <=> later)
+  assert_equal nil, t <=> 2
+  assert_equal nil, 2 <=> t
+end

@@ -49,10 +49,10 @@ pub fn to_f64(ctx: &mut Ctx, v: Value) -> Result<f64> {
 /// has no `coerce`, or, for comparisons, when it answers nil. Exceptions from `coerce`
 /// propagate (Ruby 2.5+).
 fn do_coerce(ctx: &mut Ctx, a: Value, b: Value, compare: bool) -> Result<Option<(Value, Value)>> {
-    if !b.is_heap() || !ctx.respond_to(b, sym::COERCE, true) {
+    if !b.is_heap() || float::is_float(b) {
         return Ok(None);
     }
-    let r = ctx.call(b, sym::COERCE, &[a])?;
+    let Some(r) = crate::core::convert::check_funcall(ctx, b, sym::COERCE, &[a])? else { return Ok(None) };
     if compare && r.is_nil() {
         return Ok(None);
     }

@@ -1076,11 +1076,13 @@ fn cmp_times(a: &TimeObj, b: &TimeObj) -> std::cmp::Ordering {
 fn m_cmp(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let o = args.pos[0];
     let Some(b) = data_ref::<TimeObj>(o) else {
-        let r = ctx.call(o, sym::CMP, &[recv])?;
+        // CRuby's rb_invcmp: the other's `<=>`, its sign reversed.
+        let r = crate::core::convert::check_funcall(ctx, o, sym::CMP, &[recv])?.unwrap_or(Value::NIL);
         if r.is_nil() {
             return Ok(r);
         }
-        return integer::negate(ctx, r);
+        let c = crate::core::comparable::cmp_result(ctx, r, o, recv)?;
+        return Ok(Value::fixnum(-c));
     };
     let a = get(ctx, recv)?;
     Ok(Value::fixnum(cmp_times(a, b) as i64))
