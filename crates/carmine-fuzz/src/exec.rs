@@ -1,0 +1,228 @@
+//! Running one Ruby file in a `carmine` subprocess, with a wall-clock timeout, and telling
+//! a crash (a fatal signal, a panicked main thread, a `[BUG]` report) from an ordinary end.
+//!
+//! The child runs in its own process group (so a timeout kills whatever it spawned), with
+//! core dumps off, an address-space limit (a runaway allocation fails instead of taking the
+//! machine's memory), stdin closed and stdout discarded. Its stderr is read by a thread that
+//! keeps the first bytes for the report and watches the whole stream for `[BUG]`.
+
+use std::io::Read;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Exit status of `carmine` when its main thread panicked.
+pub const PANIC_EXIT_STATUS: i32 = 70;
+
+/// Bytes of stderr kept for a failure report.
+const STDERR_KEEP: usize = 16 * 1024;
+
+/// How to run the `carmine` binary.
+#[derive(Clone, Debug)]
+pub struct Runner {
+    pub carmine: PathBuf,
+    /// Required before the script (`-r`), e.g. the spec-DSL prelude.
+    pub prelude: Option<PathBuf>,
+    pub timeout: Duration,
+    /// Address-space limit of the child in bytes (0: none).
+    pub mem_limit: u64,
+    /// Extra environment (`MSPEC_RUNNER`, the prelude's temporary directory…).
+    pub env: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExecOutcome {
+    /// Ended normally with this exit status (a Ruby exception is status 1: fine).
+    Exited(i32),
+    /// Ended by a signal that Ruby code can send itself (TERM, INT, KILL…): not a VM crash.
+    Signalled(i32),
+    /// Did not finish in time and was killed.
+    Timeout,
+    /// A VM bug: the reason and the start of stderr.
+    Crash { reason: String, stderr: String },
+    /// The child could not be started.
+    SpawnError(String),
+}
+
+fn signal_name(sig: i32) -> String {
+    match sig {
+        libc::SIGSEGV => "SIGSEGV".into(),
+        libc::SIGABRT => "SIGABRT".into(),
+        libc::SIGBUS => "SIGBUS".into(),
+        libc::SIGILL => "SIGILL".into(),
+        libc::SIGFPE => "SIGFPE".into(),
+        libc::SIGSYS => "SIGSYS".into(),
+        libc::SIGTRAP => "SIGTRAP".into(),
+        libc::SIGKILL => "SIGKILL".into(),
+        libc::SIGTERM => "SIGTERM".into(),
+        libc::SIGXFSZ => "SIGXFSZ".into(),
+        libc::SIGXCPU => "SIGXCPU".into(),
+        n => format!("signal {n}"),
+    }
+}
+
+/// Signals that only a VM bug produces (Ruby code raising one of these at itself with
+/// `Process.kill` is not something the corpus does).
+fn is_crash_signal(sig: i32) -> bool {
+    matches!(sig, libc::SIGSEGV | libc::SIGABRT | libc::SIGBUS | libc::SIGILL | libc::SIGFPE | libc::SIGSYS | libc::SIGTRAP)
+}
+
+/// What the stderr reader thread found.
+struct StderrScan {
+    head: Vec<u8>,
+    bug: bool,
+}
+
+fn scan_stderr(mut r: impl Read) -> StderrScan {
+    let mut head = Vec::new();
+    let mut bug = false;
+    let mut buf = [0u8; 8192];
+    // The last bytes of the previous chunk, so a marker split across reads is still seen.
+    let mut carry: Vec<u8> = Vec::new();
+    loop {
+        let n = match r.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        if head.len() < STDERR_KEEP {
+            let take = n.min(STDERR_KEEP - head.len());
+            head.extend_from_slice(&buf[..take]);
+        }
+        if !bug {
+            carry.extend_from_slice(&buf[..n]);
+            if carry.windows(5).any(|w| w == b"[BUG]") || carry.windows(12).any(|w| w == b"panicked at ") {
+                bug = true;
+            }
+            let keep = carry.len().min(11);
+            carry.drain(..carry.len() - keep);
+        }
+    }
+    StderrScan { head, bug }
+}
+
+impl Runner {
+    /// Runs `script` with the working directory `cwd`.
+    pub fn run(&self, script: &Path, cwd: &Path) -> ExecOutcome {
+        let mut cmd = Command::new(&self.carmine);
+        cmd.arg("-W0");
+        if let Some(p) = &self.prelude {
+            cmd.arg("-r").arg(p);
+        }
+        cmd.arg(script).current_dir(cwd).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        cmd.process_group(0);
+        let mem_limit = self.mem_limit;
+        // SAFETY: only async-signal-safe calls (setrlimit) between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                let core = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+                libc::setrlimit(libc::RLIMIT_CORE, &core);
+                if mem_limit > 0 {
+                    let lim = libc::rlimit { rlim_cur: mem_limit as libc::rlim_t, rlim_max: mem_limit as libc::rlim_t };
+                    libc::setrlimit(libc::RLIMIT_AS, &lim);
+                }
+                Ok(())
+            });
+        }
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => return ExecOutcome::SpawnError(e.to_string()),
+        };
+        let stderr = child.stderr.take();
+        let reader = std::thread::spawn(move || match stderr {
+            Some(s) => scan_stderr(s),
+            None => StderrScan { head: Vec::new(), bug: false },
+        });
+        let start = Instant::now();
+        let pid = child.id() as i32;
+        let mut timed_out = false;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(st)) => break Some(st),
+                Ok(None) => {}
+                Err(_) => break None,
+            }
+            if start.elapsed() >= self.timeout {
+                timed_out = true;
+                // SAFETY: kill(2) on the child's own process group (created by
+                // process_group(0) above), then on the child itself.
+                unsafe {
+                    libc::kill(-pid, libc::SIGKILL);
+                    libc::kill(pid, libc::SIGKILL);
+                }
+                break child.wait().ok();
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        // Kill stragglers of the group (children the script spawned) so the pipe closes.
+        // SAFETY: as above; the group id is the child's pid, which we have not reaped
+        // before this point only if wait failed, so the id cannot have been reused by then.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+        let scan = reader.join().unwrap_or(StderrScan { head: Vec::new(), bug: false });
+        let head = String::from_utf8_lossy(&scan.head).into_owned();
+        if timed_out {
+            return ExecOutcome::Timeout;
+        }
+        let Some(status) = status else { return ExecOutcome::SpawnError("wait failed".into()) };
+        if let Some(sig) = status.signal() {
+            if is_crash_signal(sig) {
+                return ExecOutcome::Crash { reason: format!("killed by {}", signal_name(sig)), stderr: head };
+            }
+            return ExecOutcome::Signalled(sig);
+        }
+        let code = status.code().unwrap_or(-1);
+        if code == PANIC_EXIT_STATUS {
+            return ExecOutcome::Crash { reason: format!("exit status {PANIC_EXIT_STATUS} (panicked main thread)"), stderr: head };
+        }
+        if scan.bug {
+            return ExecOutcome::Crash { reason: "[BUG] on stderr".into(), stderr: head };
+        }
+        ExecOutcome::Exited(code)
+    }
+}
+
+/// The `carmine` binary next to the running executable (both are built into the same
+/// target directory).
+pub fn sibling_carmine() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?;
+    for cand in [dir.join("carmine"), dir.join("../carmine")] {
+        if cand.is_file() {
+            return Some(cand);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stderr_scan_finds_a_split_marker() {
+        struct Chunks(Vec<&'static [u8]>);
+        impl Read for Chunks {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                if self.0.is_empty() {
+                    return Ok(0);
+                }
+                let c = self.0.remove(0);
+                buf[..c.len()].copy_from_slice(c);
+                Ok(c.len())
+            }
+        }
+        assert!(scan_stderr(Chunks(vec![b"abc [B", b"UG] x"])).bug);
+        assert!(!scan_stderr(Chunks(vec![b"abc [B", b"G] x"])).bug);
+    }
+
+    #[test]
+    fn crash_signals() {
+        assert!(is_crash_signal(libc::SIGSEGV));
+        assert!(!is_crash_signal(libc::SIGTERM));
+    }
+}

@@ -1,0 +1,475 @@
+//! The panic-freedom check: every corpus file and `mutations` random mutations of it are
+//! compiled in-process (a panic is caught and reported with its input), and the originals
+//! plus a sample of mutations are executed in `carmine` subprocesses (a fatal signal, a
+//! panicked main thread or a `[BUG]` report is a crash).
+//!
+//! Invariants:
+//! - Everything random derives from `Config::seed` and the file's corpus-relative path, so
+//!   a file's mutations do not depend on the order or the worker that processed it.
+//! - The corpus is never written to: each root is copied into the scratch directory and
+//!   scripts (originals and mutations) run from the copy, so relative `require`s work.
+//! - Before each in-process compile the input is journaled to `inflight-wN.rb` in the
+//!   failures directory: a crash that kills the harness itself (a stack overflow in the
+//!   compiler) leaves the culprit there.
+
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use carmine_vm::runtime::{Runtime, Verbosity};
+
+use crate::exec::{ExecOutcome, Runner};
+use crate::mutate;
+use crate::rng::{fnv1a, Rng};
+
+/// Native stack of a worker thread: like the `carmine` command's main thread, so that the
+/// in-process compiler gets the same room as in the CLI.
+const WORKER_STACK: usize = 512 << 20;
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Files and directories (searched recursively for `*.rb`).
+    pub paths: Vec<PathBuf>,
+    pub seed: u64,
+    /// Mutations per file compiled in-process.
+    pub mutations: usize,
+    /// Run every original file in a subprocess.
+    pub exec_originals: bool,
+    /// Mutations per file run in a subprocess (taken among those that compile).
+    pub exec_mutations: usize,
+    /// Parallel workers (at most 2: the machine is shared).
+    pub jobs: usize,
+    /// How to run subprocesses; `None` compiles only.
+    pub runner: Option<Runner>,
+    /// Where failing inputs are saved.
+    pub failures_dir: PathBuf,
+    /// Scratch space: the corpus copy, working directories, mutated scripts.
+    pub scratch_dir: PathBuf,
+    /// Only files whose relative path contains one of these (empty: all).
+    pub only: Vec<String>,
+    /// Print a progress line every this many files (0: never).
+    pub progress_every: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailureKind {
+    Panic,
+    Crash,
+}
+
+#[derive(Clone, Debug)]
+pub struct Failure {
+    pub kind: FailureKind,
+    /// Corpus file the input came from.
+    pub origin: String,
+    /// Mutation number, `None` for the original file.
+    pub mutation: Option<usize>,
+    pub ops: String,
+    pub message: String,
+    /// Where the failing input was saved.
+    pub saved: PathBuf,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    pub seed: u64,
+    pub files: usize,
+    /// Inputs compiled in-process (originals + mutations).
+    pub compiled: usize,
+    pub mutations: usize,
+    /// Compiled inputs that were syntax errors (SyntaxError raised: fine).
+    pub syntax_errors: usize,
+    pub executions: usize,
+    pub timeouts: usize,
+    /// Subprocesses ended by a non-crash signal (a script can `Process.kill` itself).
+    pub signalled: usize,
+    pub panics: usize,
+    pub crashes: usize,
+    pub failures: Vec<Failure>,
+    pub duration: Duration,
+}
+
+impl Summary {
+    pub fn clean(&self) -> bool {
+        self.panics == 0 && self.crashes == 0
+    }
+
+    pub fn report(&self) -> String {
+        let mut s = format!(
+            "seed {}: {} files, {} compiled in-process ({} mutations, {} syntax errors), {} executions ({} timeouts, {} ended by signals), {} panics, {} crashes, {:.1}s\n",
+            self.seed,
+            self.files,
+            self.compiled,
+            self.mutations,
+            self.syntax_errors,
+            self.executions,
+            self.timeouts,
+            self.signalled,
+            self.panics,
+            self.crashes,
+            self.duration.as_secs_f64()
+        );
+        for f in &self.failures {
+            let m = f.mutation.map(|m| format!(" mutation {m} [{}]", f.ops)).unwrap_or_default();
+            s.push_str(&format!("{:?}: {}{m}\n  saved as {}\n  {}\n", f.kind, f.origin, f.saved.display(), f.message.lines().take(6).collect::<Vec<_>>().join("\n  ")));
+        }
+        s
+    }
+}
+
+/// One corpus file: its root (index into the copied roots) and path relative to it.
+#[derive(Clone, Debug)]
+struct Entry {
+    root: usize,
+    rel: PathBuf,
+    abs: PathBuf,
+}
+
+fn collect_rb(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in entries {
+        let Ok(meta) = std::fs::symlink_metadata(&p) else { continue };
+        if meta.is_dir() {
+            collect_rb(&p, out);
+        } else if meta.is_file() && p.extension().is_some_and(|e| e == "rb") {
+            out.push(p);
+        }
+    }
+}
+
+/// Copies a directory tree (files and symlinks as they are).
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for e in std::fs::read_dir(from)? {
+        let e = e?;
+        let src = e.path();
+        let dst = to.join(e.file_name());
+        let meta = std::fs::symlink_metadata(&src)?;
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(&src)?;
+            let _ = std::os::unix::fs::symlink(target, &dst);
+        } else if meta.is_dir() {
+            copy_tree(&src, &dst)?;
+        } else if meta.is_file() {
+            std::fs::copy(&src, &dst)?;
+        }
+    }
+    Ok(())
+}
+
+thread_local! {
+    static IN_WORKER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static LAST_PANIC: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Records panics of worker threads (message, location, backtrace) for the report instead
+/// of printing them; panics of other threads go to the previous hook.
+fn install_panic_hook() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if IN_WORKER.with(|w| w.get()) {
+                let bt = std::backtrace::Backtrace::force_capture();
+                let text = format!("{info}\n{bt}");
+                LAST_PANIC.with(|p| *p.borrow_mut() = Some(text));
+            } else {
+                prev(info);
+            }
+        }));
+    });
+}
+
+enum CompileResult {
+    Ok,
+    SyntaxError,
+    Panic(String),
+}
+
+/// A worker's VM for in-process compiles; replaced after a panic (its state may be torn).
+struct Compiler {
+    rt: Option<Runtime>,
+}
+
+impl Compiler {
+    fn runtime(&mut self) -> &mut Runtime {
+        self.rt.get_or_insert_with(|| {
+            let mut rt = Runtime::new();
+            rt.configure("fuzz.rb", &[], &[], Verbosity::Silent);
+            rt
+        })
+    }
+
+    fn compile(&mut self, src: &[u8], path: &str) -> CompileResult {
+        let rt = self.runtime();
+        let r = std::panic::catch_unwind(AssertUnwindSafe(|| rt.check_syntax(src, path)));
+        match r {
+            Ok(Ok(())) => CompileResult::Ok,
+            Ok(Err(_)) => CompileResult::SyntaxError,
+            Err(payload) => {
+                // A VM that panicked may hold broken invariants: never reuse or drop it.
+                if let Some(rt) = self.rt.take() {
+                    std::mem::forget(rt);
+                }
+                let msg = LAST_PANIC.with(|p| p.borrow_mut().take()).unwrap_or_else(|| {
+                    payload.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| payload.downcast_ref::<String>().cloned()).unwrap_or_else(|| "panic".into())
+                });
+                CompileResult::Panic(msg)
+            }
+        }
+    }
+}
+
+struct Shared<'a> {
+    cfg: &'a Config,
+    entries: Vec<Entry>,
+    /// Scratch copies of the corpus roots.
+    roots: Vec<PathBuf>,
+    next: AtomicUsize,
+    done: AtomicUsize,
+    summary: Mutex<Summary>,
+    failure_seq: AtomicUsize,
+}
+
+fn sanitize(rel: &Path) -> String {
+    rel.to_string_lossy().chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' { c } else { '_' }).collect()
+}
+
+impl Shared<'_> {
+    fn record_failure(&self, kind: FailureKind, e: &Entry, mutation: Option<usize>, ops: &str, src: &[u8], message: String) {
+        let n = self.failure_seq.fetch_add(1, Ordering::SeqCst);
+        let k = match kind {
+            FailureKind::Panic => "panic",
+            FailureKind::Crash => "crash",
+        };
+        let m = mutation.map(|m| format!("-m{m}")).unwrap_or_default();
+        let name = format!("{n:04}-{k}-{}{m}.rb", sanitize(&e.rel));
+        let saved = self.cfg.failures_dir.join(name);
+        let _ = std::fs::write(&saved, src);
+        let info = format!(
+            "kind: {k}\norigin: {}\nmutation: {}\nops: {ops}\nseed: {}\n\n{message}\n",
+            e.abs.display(),
+            mutation.map(|m| m.to_string()).unwrap_or_else(|| "none (original file)".into()),
+            self.cfg.seed
+        );
+        let _ = std::fs::write(saved.with_extension("txt"), info);
+        eprintln!("carmine-fuzz: {k} in {}{m}: {} (saved as {})", e.rel.display(), message.lines().next().unwrap_or(""), saved.display());
+        let mut s = self.summary.lock().unwrap_or_else(|p| p.into_inner());
+        match kind {
+            FailureKind::Panic => s.panics += 1,
+            FailureKind::Crash => s.crashes += 1,
+        }
+        s.failures.push(Failure { kind, origin: e.abs.display().to_string(), mutation, ops: ops.to_string(), message, saved });
+    }
+
+    fn execute(&self, worker: usize, runner: &Runner, e: &Entry, mutation: Option<usize>, ops: &str, src: &[u8]) {
+        let root = &self.roots[e.root];
+        let script = match mutation {
+            None => root.join(&e.rel),
+            Some(m) => {
+                let stem = e.rel.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                let p = root.join(&e.rel).with_file_name(format!("{stem}__fuzz{worker}_{m}.rb"));
+                if std::fs::write(&p, src).is_err() {
+                    return;
+                }
+                p
+            }
+        };
+        let cwd = self.cfg.scratch_dir.join(format!("cwd{worker}"));
+        let _ = std::fs::create_dir_all(&cwd);
+        let tmp = self.cfg.scratch_dir.join(format!("tmp{worker}"));
+        let _ = std::fs::create_dir_all(&tmp);
+        let mut runner = runner.clone();
+        runner.env.push(("CARMINE_FUZZ_TMP".into(), tmp.display().to_string()));
+        runner.env.push(("TMPDIR".into(), tmp.display().to_string()));
+        let outcome = runner.run(&script, &cwd);
+        if mutation.is_some() {
+            let _ = std::fs::remove_file(&script);
+        }
+        {
+            let mut s = self.summary.lock().unwrap_or_else(|p| p.into_inner());
+            s.executions += 1;
+            match &outcome {
+                ExecOutcome::Timeout => s.timeouts += 1,
+                ExecOutcome::Signalled(_) => s.signalled += 1,
+                _ => {}
+            }
+        }
+        match outcome {
+            ExecOutcome::Crash { reason, stderr } => {
+                let tail: String = stderr.lines().take(40).collect::<Vec<_>>().join("\n");
+                self.record_failure(FailureKind::Crash, e, mutation, ops, src, format!("{reason}\n{tail}"));
+            }
+            ExecOutcome::SpawnError(msg) => eprintln!("carmine-fuzz: cannot run {}: {msg}", runner.carmine.display()),
+            _ => {}
+        }
+    }
+
+    fn compile(&self, worker: usize, comp: &mut Compiler, e: &Entry, mutation: Option<usize>, ops: &str, src: &[u8]) -> bool {
+        let journal = self.cfg.failures_dir.join(format!("inflight-w{worker}.rb"));
+        let _ = std::fs::write(&journal, src);
+        let _ = std::fs::write(journal.with_extension("txt"), format!("origin: {}\nmutation: {mutation:?}\nops: {ops}\nseed: {}\n", e.abs.display(), self.cfg.seed));
+        let path = e.abs.to_string_lossy().into_owned();
+        let r = comp.compile(src, &path);
+        {
+            let mut s = self.summary.lock().unwrap_or_else(|p| p.into_inner());
+            s.compiled += 1;
+            if mutation.is_some() {
+                s.mutations += 1;
+            }
+            if matches!(r, CompileResult::SyntaxError) {
+                s.syntax_errors += 1;
+            }
+        }
+        match r {
+            CompileResult::Ok => true,
+            CompileResult::SyntaxError => false,
+            CompileResult::Panic(msg) => {
+                self.record_failure(FailureKind::Panic, e, mutation, ops, src, msg);
+                false
+            }
+        }
+    }
+
+    fn process(&self, worker: usize, comp: &mut Compiler, idx: usize) {
+        let e = &self.entries[idx];
+        let Ok(src) = std::fs::read(&e.abs) else { return };
+        self.compile(worker, comp, e, None, "", &src);
+        if self.cfg.exec_originals {
+            if let Some(r) = &self.cfg.runner {
+                self.execute(worker, r, e, None, "", &src);
+            }
+        }
+        let file_seed = self.cfg.seed ^ fnv1a(e.rel.to_string_lossy().as_bytes());
+        // Reservoir of mutations to execute, preferring ones that compile.
+        let want = if self.cfg.runner.is_some() { self.cfg.exec_mutations } else { 0 };
+        let mut good: Vec<(usize, String, Vec<u8>)> = Vec::new();
+        let mut good_seen = 0usize;
+        let mut bad: Vec<(usize, String, Vec<u8>)> = Vec::new();
+        let mut pick = Rng::new(file_seed ^ 0x5eed);
+        for m in 0..self.cfg.mutations {
+            let mut rng = Rng::new(file_seed.wrapping_add(m as u64));
+            let donor_idx = rng.below(self.entries.len());
+            let donor = if donor_idx == idx { Vec::new() } else { std::fs::read(&self.entries[donor_idx].abs).unwrap_or_default() };
+            let (mutated, ops) = mutate::mutate(&mut rng, &src, &donor);
+            let ops = ops.iter().map(|o| format!("{o:?}")).collect::<Vec<_>>().join(",");
+            let ok = self.compile(worker, comp, e, Some(m), &ops, &mutated);
+            if want == 0 {
+                continue;
+            }
+            if ok {
+                good_seen += 1;
+                if good.len() < want {
+                    good.push((m, ops, mutated));
+                } else {
+                    let j = pick.below(good_seen);
+                    if j < want {
+                        good[j] = (m, ops, mutated);
+                    }
+                }
+            } else if bad.len() < want {
+                bad.push((m, ops, mutated));
+            }
+        }
+        if let Some(r) = &self.cfg.runner {
+            // Fill up with syntax-error inputs (they still exercise error reporting).
+            let n_bad = want.saturating_sub(good.len());
+            for (m, ops, src) in good.iter().chain(bad.iter().take(n_bad)) {
+                self.execute(worker, r, e, Some(*m), ops, src);
+            }
+        }
+        let done = self.done.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.cfg.progress_every > 0 && (done % self.cfg.progress_every == 0 || done == self.entries.len()) {
+            let s = self.summary.lock().unwrap_or_else(|p| p.into_inner());
+            eprintln!(
+                "carmine-fuzz: [{done}/{}] compiled {} executed {} timeouts {} panics {} crashes {}",
+                self.entries.len(),
+                s.compiled,
+                s.executions,
+                s.timeouts,
+                s.panics,
+                s.crashes
+            );
+        }
+    }
+}
+
+/// Runs the whole check and returns its summary (the caller decides the exit status).
+pub fn run(cfg: &Config) -> std::io::Result<Summary> {
+    let start = Instant::now();
+    install_panic_hook();
+    std::fs::create_dir_all(&cfg.failures_dir)?;
+    std::fs::create_dir_all(&cfg.scratch_dir)?;
+    let mut entries = Vec::new();
+    let mut roots = Vec::new();
+    for (i, p) in cfg.paths.iter().enumerate() {
+        let copy = cfg.scratch_dir.join(format!("root{i}"));
+        let _ = std::fs::remove_dir_all(&copy);
+        let meta = std::fs::metadata(p)?;
+        let (base, files) = if meta.is_dir() {
+            let mut files = Vec::new();
+            collect_rb(p, &mut files);
+            if cfg.runner.is_some() {
+                copy_tree(p, &copy)?;
+            }
+            (p.clone(), files)
+        } else {
+            let base = p.parent().map(|d| d.to_path_buf()).unwrap_or_else(|| PathBuf::from("."));
+            if cfg.runner.is_some() {
+                std::fs::create_dir_all(&copy)?;
+                if let Some(name) = p.file_name() {
+                    std::fs::copy(p, copy.join(name))?;
+                }
+            }
+            (base, vec![p.clone()])
+        };
+        for f in files {
+            let rel = f.strip_prefix(&base).map(|r| r.to_path_buf()).unwrap_or_else(|_| f.clone());
+            if !cfg.only.is_empty() && !cfg.only.iter().any(|o| rel.to_string_lossy().contains(o.as_str())) {
+                continue;
+            }
+            entries.push(Entry { root: i, rel, abs: f });
+        }
+        roots.push(copy);
+    }
+    let shared = Shared {
+        cfg,
+        entries,
+        roots,
+        next: AtomicUsize::new(0),
+        done: AtomicUsize::new(0),
+        summary: Mutex::new(Summary { seed: cfg.seed, ..Summary::default() }),
+        failure_seq: AtomicUsize::new(0),
+    };
+    let jobs = cfg.jobs.clamp(1, 2);
+    std::thread::scope(|s| {
+        for w in 0..jobs {
+            let shared = &shared;
+            let spawned = std::thread::Builder::new().name(format!("carmine-fuzz-{w}")).stack_size(WORKER_STACK).spawn_scoped(s, move || {
+                IN_WORKER.with(|f| f.set(true));
+                let mut comp = Compiler { rt: None };
+                loop {
+                    let i = shared.next.fetch_add(1, Ordering::SeqCst);
+                    if i >= shared.entries.len() {
+                        break;
+                    }
+                    shared.process(w, &mut comp, i);
+                }
+                let journal = cfg.failures_dir.join(format!("inflight-w{w}.rb"));
+                let _ = std::fs::remove_file(&journal);
+                let _ = std::fs::remove_file(journal.with_extension("txt"));
+            });
+            if let Err(e) = spawned {
+                eprintln!("carmine-fuzz: cannot start worker {w}: {e}");
+            }
+        }
+    });
+    let mut summary = shared.summary.into_inner().unwrap_or_else(|p| p.into_inner());
+    summary.files = shared.entries.len();
+    summary.duration = start.elapsed();
+    Ok(summary)
+}
