@@ -457,3 +457,28 @@ if CarmineFuzz::STATS
     CarmineFuzz::STATS.sort_by { |k, v| -v }.first(25).each { |k, v| $stderr.puts "#{v}\t#{k}" }
   end
 end
+
+# Mutated scripts must not reach outside their process: no programs are started and no
+# signals are sent (a mutation could turn a spec's `system("rm", ...)` or
+# `Process.kill(:KILL, pid)` into something harmful, or a fork into a fork bomb).
+module Kernel
+  private
+
+  def `(*) = ""
+  def system(*, **) = nil
+  def spawn(*, **) = raise(NotImplementedError, "spawn is disabled by the fuzz prelude")
+  def exec(*, **) = raise(NotImplementedError, "exec is disabled by the fuzz prelude")
+  def fork(*) = raise(NotImplementedError, "fork is disabled by the fuzz prelude")
+end
+
+module Process
+  def self.spawn(*, **) = raise(NotImplementedError, "spawn is disabled by the fuzz prelude")
+  def self.exec(*, **) = raise(NotImplementedError, "exec is disabled by the fuzz prelude")
+  def self.fork(*) = raise(NotImplementedError, "fork is disabled by the fuzz prelude")
+  def self.daemon(*) = raise(NotImplementedError, "daemon is disabled by the fuzz prelude")
+  def self.kill(_sig, *pids) = pids.size
+end
+
+class IO
+  def self.popen(*, **) = raise(NotImplementedError, "popen is disabled by the fuzz prelude")
+end

@@ -14,8 +14,8 @@ pub const TOKENS: &[&[u8]] = &[
     b"end", b" end ", b"end\n", b"do", b" do ", b" do |x| ", b"|", b"||", b"{", b"}", b"(", b")", b"[", b"]",
     b"def ", b"def m(", b"def self.", b"def m = ", b"*", b"**", b"&", b"&&", b"=>", b" in ", b"case ",
     b"case x\nin ", b"when ", b"then", b"<<~EOS\n", b"<<-EOS\n", b"<<EOS\n", b"<<'EOS'\n",
-    b"<<~`EOS`\n", b"EOS\n", b"%w[", b"%i[", b"%q(", b"%Q{", b"%r{", b"%x(", b"%s(", b"%(", b"\"#{",
-    b"#{", b"}\"", b"\"", b"'", b"`", b"/", b"?", b"?a", b"?\\", b"::", b".", b"&.", b"..", b"...",
+    b"EOS\n", b"%w[", b"%i[", b"%q(", b"%Q{", b"%r{", b"%s(", b"%(", b"\"#{",
+    b"#{", b"}\"", b"\"", b"'", b"/", b"?", b"?a", b"?\\", b"::", b".", b"&.", b"..", b"...",
     b"->", b"-> { ", b"lambda { |a, b = 1, *c, d:, e: 2, **f, &g| ", b"proc { ", b".()", b".call",
     b"99999999999999999999999999999999999999999", b"9223372036854775807", b"-9223372036854775808",
     b"4611686018427387904", b"2**64", b"(2**62)", b"10**100", b"1e400", b"-0.0", b"0x", b"0b1", b"0o7",
@@ -205,7 +205,7 @@ pub fn apply(rng: &mut Rng, op: Op, src: &mut Vec<u8>, donor: &[u8]) -> bool {
             let at = rng.below(len);
             src[at] = match rng.below(4) {
                 0 => src[at] ^ (1 << rng.below(8)),
-                1 => *rng.pick(b"(){}[]|&*,.;:\"'`#\n \\$@%?=<>!~^-+/"),
+                1 => *rng.pick(b"(){}[]|&*,.;:\"'#\n \\$@%?=<>!~^-+/"),
                 2 => *rng.pick(&[0x00u8, 0x80, 0xbf, 0xc0, 0xc3, 0xe2, 0xed, 0xf0, 0xf4, 0xf8, 0xfe, 0xff]),
                 _ => rng.next_u64() as u8,
             };
