@@ -87,6 +87,17 @@ impl Ctx {
         self.raise(self.c().zero_division_error, "divided by 0")
     }
 
+    /// `NoMemoryError: failed to allocate memory`, for a buffer whose size Ruby code chose.
+    pub fn no_memory_error(&mut self) -> Unwind {
+        self.raise(self.c().no_memory_error, "failed to allocate memory")
+    }
+
+    /// `Vec::reserve` for sizes that come from Ruby code: an allocation that fails raises
+    /// `NoMemoryError` (as CRuby does) instead of aborting the process.
+    pub fn try_reserve<T>(&mut self, v: &mut Vec<T>, additional: usize) -> Result<()> {
+        v.try_reserve(additional).map_err(|_| self.no_memory_error())
+    }
+
     pub fn float_domain_error(&mut self, msg: &str) -> Unwind {
         self.raise(self.c().float_domain_error, msg)
     }

@@ -407,8 +407,12 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                 break;
             }
             if i == 0 {
-                // Beyond the compiled scopes: an eval's enclosing scope.
+                // Beyond the compiled scopes: an eval's enclosing scope. Every compiled
+                // scope the access crosses needs its env, as in the ordinary case below.
                 let depth = (top - i) as u32 + skip;
+                for s in &mut self.scopes[..top] {
+                    s.b.locals_on_heap = true;
+                }
                 return (depth, self.eval_local_index(name, skip));
             }
             skip -= 1;

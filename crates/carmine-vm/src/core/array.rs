@@ -146,7 +146,18 @@ pub fn aset_fix(ctx: &mut Ctx, a: Value, i: i64, v: Value) -> Result<()> {
     if j > (1 << 40) {
         return Err(ctx.index_error(&format!("index {j} too big")));
     }
+    reserve_up_to(ctx, a, j as usize + 1)?;
     set(a, j as usize, v);
+    Ok(())
+}
+
+/// Makes room for `n` elements, raising NoMemoryError when a size chosen by Ruby code
+/// cannot be allocated (instead of aborting).
+pub fn reserve_up_to(ctx: &mut Ctx, a: Value, n: usize) -> Result<()> {
+    let cur = len(a);
+    if n > cur {
+        ctx.try_reserve(&mut rarray(a).items, n - cur)?;
+    }
     Ok(())
 }
 
@@ -284,7 +295,8 @@ fn initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         }
         None => {
             let fill = args.pos.get(1).copied().unwrap_or(Value::NIL);
-            rarray(recv).items = vec![fill; n as usize];
+            reserve_up_to(ctx, recv, n as usize)?;
+            rarray(recv).items.resize(n as usize, fill);
         }
     }
     Ok(recv)
@@ -416,12 +428,16 @@ fn splice(ctx: &mut Ctx, recv: Value, start: i64, count: i64, repl: Value) -> Re
         return Err(ctx.index_error(&format!("negative length ({count})")));
     }
     let new_items: Vec<Value> = if is_array(repl) { to_vec(repl) } else { vec![repl] };
+    if s > (1 << 40) {
+        return Err(ctx.index_error(&format!("index {s} too big")));
+    }
+    reserve_up_to(ctx, recv, s as usize + new_items.len())?;
     let items = &mut rarray(recv).items;
     if s as usize > items.len() {
         items.resize(s as usize, Value::NIL);
     }
     let s = s as usize;
-    let e = (s + count as usize).min(items.len());
+    let e = s.saturating_add(count as usize).min(items.len());
     items.splice(s..e, new_items);
     Ok(())
 }

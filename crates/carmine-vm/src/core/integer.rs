@@ -1087,7 +1087,10 @@ pub fn round_int(ctx: &mut Ctx, recv: Value, nd: i64, mode: u8, half: u8) -> Res
     if nd >= 0 {
         return Ok(recv);
     }
-    if -nd > 1_000_000 {
+    // CRuby's int_round_zero_p: when 10**-nd / 2 exceeds any value of this size the
+    // result is 0, without computing the (possibly enormous) power.
+    let bytes = if recv.is_fixnum() { 8 } else { bignum::to_big(recv).bits().div_ceil(64) * 8 };
+    if -0.415241 * nd as f64 - 0.125 > bytes as f64 {
         return Ok(Value::fixnum(0));
     }
     let p: BigInt = Pow::pow(BigInt::from(10), (-nd) as u64);

@@ -1054,18 +1054,32 @@ fn f_expand_path(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 
 fn f_join(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let mut parts: Vec<String> = Vec::new();
-    fn collect(ctx: &mut Ctx, v: Value, parts: &mut Vec<String>) -> Result<()> {
+    // `open` holds the arrays being walked (all reachable from the arguments): an array
+    // that contains itself is CRuby's "recursive array", and deep nesting is bounded by
+    // the native stack check.
+    fn collect(ctx: &mut Ctx, v: Value, parts: &mut Vec<String>, open: &mut Vec<Value>) -> Result<()> {
         if array::is_array(v) {
-            for x in array::to_vec(v) {
-                collect(ctx, x, parts)?;
+            if open.contains(&v) {
+                return Err(ctx.arg_error("recursive array"));
             }
+            if ctx.native_stack_exhausted() {
+                return Err(crate::interp::call::stack_overflow(ctx));
+            }
+            open.push(v);
+            let mut i = 0;
+            while i < array::len(v) {
+                collect(ctx, array::get(v, i), parts, open)?;
+                i += 1;
+            }
+            open.pop();
             return Ok(());
         }
         parts.push(path_arg(ctx, v)?);
         Ok(())
     }
+    let mut open = Vec::new();
     for &a in args.pos {
-        collect(ctx, a, &mut parts)?;
+        collect(ctx, a, &mut parts, &mut open)?;
     }
     let mut out = String::new();
     for (i, p) in parts.iter().enumerate() {

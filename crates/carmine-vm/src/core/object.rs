@@ -187,11 +187,9 @@ pub fn any_to_s(ctx: &mut Ctx, v: Value) -> Value {
 
 pub fn inspect(ctx: &mut Ctx, v: Value) -> Result<Value> {
     let r = ctx.call(v, sym::INSPECT, &[])?;
-    if string::is_string(r) {
-        Ok(r)
-    } else {
-        ctx.call(r, sym::TO_S, &[])
-    }
+    // rb_inspect: a non-String result goes through `to_s`, then `any_to_s` (never a panic
+    // in the callers, which read the bytes).
+    string::to_s(ctx, r)
 }
 
 pub fn inspect_string(ctx: &mut Ctx, v: Value) -> Result<String> {

@@ -151,7 +151,14 @@ fn mul(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if (b.len() as u128) * (n as u128) >= (1u128 << 40) {
         return Err(ctx.arg_error("argument too big"));
     }
-    let out = b.repeat(n as usize);
+    if b.is_empty() {
+        return Ok(new_like(ctx, recv, Vec::new()));
+    }
+    let mut out = Vec::new();
+    ctx.try_reserve(&mut out, b.len() * n as usize)?;
+    for _ in 0..n {
+        out.extend_from_slice(bytes(recv));
+    }
     Ok(new_like(ctx, recv, out))
 }
 
@@ -1037,7 +1044,8 @@ fn justify(ctx: &mut Ctx, recv: Value, args: &Args, mode: u8) -> Result<Value> {
             out.extend_from_slice(pad_chars[i % pad_chars.len()]);
         }
     };
-    let mut out = Vec::with_capacity(len(recv) + total * pb.len());
+    let mut out = Vec::new();
+    ctx.try_reserve(&mut out, len(recv) + total * pb.len())?;
     make(left, &mut out);
     out.extend_from_slice(bytes(recv));
     make(right, &mut out);
