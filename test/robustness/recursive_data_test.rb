@@ -36,3 +36,26 @@ test "inspect returning a non-String falls back to to_s, then the default" do
   def c.inspect = Class.new { def to_s = 7 }.new
   assert_match(/\A\[#<#<Class:0x\h+>:0x\h+>\]\z/, [c].inspect)
 end
+
+# Rust code walking nested data meets the native stack limit through the recursion guard:
+# on a fiber's small stack, every walk ends in SystemStackError (join used to overflow the
+# stack: a segfault).
+test "walks of deeply nested data on a fiber's stack end in SystemStackError" do
+  deep = []
+  50_000.times { deep = [deep] }
+  deep_hash = {}
+  50_000.times { deep_hash = { k: deep_hash } }
+  walks = [
+    -> { deep.join(",") }, -> { deep.inspect }, -> { deep.hash }, -> { deep == [deep] },
+    -> { deep <=> [deep] }, -> { deep_hash.inspect }, -> { deep_hash.hash }, -> { deep_hash == { k: deep_hash } },
+  ]
+  walks.each do |w|
+    r = Fiber.new do
+      w.call
+      :no_error
+    rescue SystemStackError => e
+      e.message
+    end.resume
+    assert_equal "stack level too deep", r
+  end
+end

@@ -451,16 +451,17 @@ pub fn identity_hash(ctx: &Ctx, v: Value) -> u64 {
 // ---- recursion guard for inspect/==/hash on self-referencing structures ----
 
 /// Runs `f` unless `(op, a, b)` is already being processed on this thread; then returns
-/// `on_recursion`.
+/// `on_recursion`. Every recursive walk of nested data goes through here, so this is also
+/// where such a walk meets the native stack limit (SystemStackError, as in CRuby).
 pub fn guard_recursion<T>(ctx: &mut Ctx, op: SymId, a: Value, b: Value, on_recursion: T, f: impl FnOnce(&mut Ctx) -> Result<T>) -> Result<T> {
-    if ctx.stacks.recursion.iter().any(|&(o, x, y)| o == op && x == a && y == b) {
+    if ctx.native_stack_exhausted() {
+        return Err(crate::interp::call::stack_overflow(ctx));
+    }
+    if !ctx.stacks.recursion.insert((op, a, b)) {
         return Ok(on_recursion);
     }
-    ctx.stacks.recursion.push((op, a, b));
     let r = f(ctx);
-    if let Some(pos) = ctx.stacks.recursion.iter().rposition(|&(o, x, y)| o == op && x == a && y == b) {
-        ctx.stacks.recursion.remove(pos);
-    }
+    ctx.stacks.recursion.remove(&(op, a, b));
     r
 }
 

@@ -33,9 +33,40 @@ pub struct GcStats {
     pub time_ns: u64,
 }
 
+/// Hashes a page base (a multiple of `PAGE_SIZE`) with one multiplication: conservative
+/// stack scanning looks up every word of every stack, which SipHash made the bulk of a
+/// collection with deep native stacks.
+#[derive(Default, Clone, Copy)]
+pub struct PageHasher(u64);
+
+impl std::hash::Hasher for PageHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        // Fibonacci hashing of the page number; hashbrown takes its top 7 bits as the tag
+        // and the low bits as the bucket, both well mixed by the multiplication.
+        self.0 = ((n >> PAGE_SIZE.trailing_zeros()) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(32);
+    }
+}
+
+impl std::hash::BuildHasher for PageHasher {
+    type Hasher = PageHasher;
+    fn build_hasher(&self) -> PageHasher {
+        PageHasher(0)
+    }
+}
+
 pub struct HeapInner {
     pages: Vec<Page>,
-    page_bases: HashSet<usize>,
+    page_bases: HashSet<usize, PageHasher>,
     ready: Vec<(*mut FreeSlot, usize)>,
     pub stats: GcStats,
     /// Bytes of out-of-line storage allocated since the last collection (approximate).
@@ -60,7 +91,7 @@ impl Heap {
         Heap {
             inner: Mutex::new(HeapInner {
                 pages: Vec::new(),
-                page_bases: HashSet::new(),
+                page_bases: HashSet::default(),
                 ready: Vec::new(),
                 stats: GcStats::default(),
                 malloc_increase: 0,

@@ -29,7 +29,7 @@ pub struct Stacks {
     /// `$!`: the exception being handled.
     pub errinfo: Value,
     /// Objects currently being inspected/compared (recursion guards), by operation.
-    pub recursion: Vec<(SymId, Value, Value)>,
+    pub recursion: std::collections::HashSet<(SymId, Value, Value)>,
     /// Depth of nested `exec::run` invocations (each one recurses on the native stack).
     pub exec_depth: u32,
     /// Values kept alive for the duration of a Rust computation (see `Ctx::protect`).
@@ -41,7 +41,7 @@ pub struct Stacks {
 impl Stacks {
     /// Stacks over `stack`, with room for `max_frames` frames.
     pub fn new(stack: ValueStack, max_frames: usize) -> Stacks {
-        Stacks { stack, sp: 0, frames: Vec::with_capacity(4.min(max_frames)), max_frames, errinfo: Value::NIL, recursion: Vec::new(), exec_depth: 0, protected: Vec::new(), catch_tags: Vec::new() }
+        Stacks { stack, sp: 0, frames: Vec::with_capacity(4.min(max_frames)), max_frames, errinfo: Value::NIL, recursion: std::collections::HashSet::new(), exec_depth: 0, protected: Vec::new(), catch_tags: Vec::new() }
     }
 
     /// Empties the state for reuse by another fiber (keeps the value stack and capacities).
