@@ -117,6 +117,31 @@ fn int_value_arg(ctx: &mut Ctx, v: Value) -> Result<i64> {
     integer::to_i64_arg(ctx, v)
 }
 
+/// A `*` width or precision argument: CRuby's `NUM2INT` (a C `int`).
+fn int_width_arg(ctx: &mut Ctx, v: Value) -> Result<i64> {
+    let n = if integer::is_integer(v) { bignum::to_big(v) } else { BigInt::from(integer::to_i64_arg(ctx, v)?) };
+    match i32::try_from(&n) {
+        Ok(i) => Ok(i as i64),
+        Err(_) => {
+            let dir = if n.is_negative() { "small" } else { "big" };
+            Err(ctx.range_error(&format!("integer {n} too {dir} to convert to 'int'")))
+        }
+    }
+}
+
+/// Widths and precisions (up to a C `int` each) come from Ruby code: the room a directive
+/// needs is reserved fallibly, so an impossible size is a NoMemoryError, not an abort. The
+/// digit buffer a precision needs besides the output is probed the same way.
+fn reserve_directive(ctx: &mut Ctx, out: &mut Vec<u8>, width: i64, prec: i64) -> Result<()> {
+    let (w, p) = (width.max(0) as usize, prec.max(0) as usize);
+    ctx.try_reserve(out, w + p + 32)?;
+    if p > 4096 {
+        let mut probe: Vec<u8> = Vec::new();
+        ctx.try_reserve(&mut probe, p + 32)?;
+    }
+    Ok(())
+}
+
 /// The Integer an integer directive formats (CRuby's `bin_retry` conversions).
 fn int_arg(ctx: &mut Ctx, v: Value) -> Result<BigInt> {
     if integer::is_integer(v) {
@@ -731,7 +756,7 @@ pub fn sprintf(ctx: &mut Ctx, fmt: Value, args: &[Value]) -> Result<Value> {
                         p = t;
                         st.next(ctx)?
                     };
-                    width = int_value_arg(ctx, v)?;
+                    width = int_width_arg(ctx, v)?;
                     if width < 0 {
                         flags |= FMINUS;
                         width = -width;
@@ -754,7 +779,7 @@ pub fn sprintf(ctx: &mut Ctx, fmt: Value, args: &[Value]) -> Result<Value> {
                             p = t;
                             st.next(ctx)?
                         };
-                        prec = int_value_arg(ctx, v)?;
+                        prec = int_width_arg(ctx, v)?;
                         if prec < 0 {
                             flags &= !FPREC;
                         }
@@ -791,6 +816,7 @@ pub fn sprintf(ctx: &mut Ctx, fmt: Value, args: &[Value]) -> Result<Value> {
             Some(v) => v,
             None => st.next(ctx)?,
         };
+        reserve_directive(ctx, &mut out, width, prec)?;
         match conv {
             b'c' => push_char(ctx, &mut out, enc, v, flags, width)?,
             b's' | b'p' => {
