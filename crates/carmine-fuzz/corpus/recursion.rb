@@ -28,33 +28,40 @@ probe { o = Object.new; def o.<=>(b) = [o] <=> [b]; [o, o].sort }
 probe { o = Object.new; def o.coerce(x) = [x + self, 1]; 1 + o }
 probe { o = Object.new; def o.respond_to_missing?(*) = respond_to?(:zzz); o.respond_to?(:a) }
 
-# Deeply nested data walked by Rust code (each must bound its native recursion).
-$deep = []
-200_000.times { $deep = [$deep] }
-probe { $deep.inspect.size }
-probe { $deep.to_s.size }
-probe { $deep.flatten.size }
-probe { $deep.hash }
-probe { $deep == [$deep] }
-probe { $deep.eql?([$deep]) }
-probe { $deep <=> [$deep] }
-probe { $deep.join(",") }
-probe { File.join($deep) }
-probe { Marshal.dump($deep).size }
-probe { $deep.to_s }
-probe { [$deep].pack("A") }
-probe { $deep.dup.frozen? }
-probe { { $deep => 1 }[$deep] }
-probe { $deep.sum }
-probe { $deep.sort }
-probe { $deep.uniq.size }
-probe { Struct.new(:a).new($deep).inspect }
-$deep_hash = {}
-100_000.times { $deep_hash = { k: $deep_hash } }
-probe { $deep_hash.inspect.size }
-probe { $deep_hash.hash }
-probe { $deep_hash == { k: $deep_hash } }
-probe { $deep_hash.to_a.flatten.size }
-probe { $deep_hash.to_s.size }
-$deep = nil
-$deep_hash = nil
+# Deeply nested data walked by Rust code (each walk must bound its native recursion). The
+# walks run in fibers, whose small native stacks overflow after some thousands of levels
+# (the main thread's stack is far larger: reaching its end takes minutes), and once on the
+# main thread at a depth that fits.
+def deep_walks(deep, deep_hash)
+  probe { deep.inspect.size }
+  probe { deep.to_s.size }
+  probe { deep.flatten.size }
+  probe { deep.hash }
+  probe { deep == [deep] }
+  probe { deep.eql?([deep]) }
+  probe { deep <=> [deep] }
+  probe { deep.join(",") }
+  probe { File.join(deep) }
+  probe { Marshal.dump(deep).size }
+  probe { [deep].pack("A") }
+  probe { deep.dup.frozen? }
+  probe { { deep => 1 }[deep] }
+  probe { deep.sum }
+  probe { deep.sort.size }
+  probe { deep.uniq.size }
+  probe { Struct.new(:a).new(deep).inspect.size }
+  probe { deep_hash.inspect.size }
+  probe { deep_hash.hash }
+  probe { deep_hash == { k: deep_hash } }
+  probe { deep_hash.to_a.flatten.size }
+  probe { deep_hash.to_s.size }
+  probe { Marshal.load(Marshal.dump(deep_hash)).size }
+end
+
+def nest_array(n) = (a = []; n.times { a = [a] }; a)
+def nest_hash(n) = (h = {}; n.times { h = { k: h } }; h)
+
+probe { Fiber.new { deep_walks(nest_array(50_000), nest_hash(50_000)) }.resume }
+probe { Fiber.new { Fiber.new { deep_walks(nest_array(5_000), nest_hash(5_000)) }.resume }.resume }
+probe { deep_walks(nest_array(3_000), nest_hash(3_000)) }
+probe { Enumerator.new { |y| y << deep_walks(nest_array(50_000), nest_hash(50_000)) }.next }

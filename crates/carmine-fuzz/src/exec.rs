@@ -12,8 +12,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Exit status of `carmine` when its main thread panicked.
+/// Exit status of `carmine` when its main thread panicked (a script can exit with it too:
+/// only the `[BUG]` report on stderr makes it a crash).
 pub const PANIC_EXIT_STATUS: i32 = 70;
+
+/// What `carmine` prints for a VM bug: its panic hook (a panic in any thread) and its
+/// internal consistency checks.
+const BUG_MARKER: &[u8] = b"[BUG] Carmine internal error";
 
 /// Bytes of stderr kept for a failure report.
 const STDERR_KEEP: usize = 16 * 1024;
@@ -91,10 +96,10 @@ fn scan_stderr(mut r: impl Read) -> StderrScan {
         }
         if !bug {
             carry.extend_from_slice(&buf[..n]);
-            if carry.windows(5).any(|w| w == b"[BUG]") || carry.windows(12).any(|w| w == b"panicked at ") {
+            if carry.windows(BUG_MARKER.len()).any(|w| w == BUG_MARKER) {
                 bug = true;
             }
-            let keep = carry.len().min(11);
+            let keep = carry.len().min(BUG_MARKER.len() - 1);
             carry.drain(..carry.len() - keep);
         }
     }
@@ -176,11 +181,9 @@ impl Runner {
             return ExecOutcome::Signalled(sig);
         }
         let code = status.code().unwrap_or(-1);
-        if code == PANIC_EXIT_STATUS {
-            return ExecOutcome::Crash { reason: format!("exit status {PANIC_EXIT_STATUS} (panicked main thread)"), stderr: head };
-        }
         if scan.bug {
-            return ExecOutcome::Crash { reason: "[BUG] on stderr".into(), stderr: head };
+            let reason = if code == PANIC_EXIT_STATUS { "panic (exit status 70)" } else { "[BUG] on stderr" };
+            return ExecOutcome::Crash { reason: reason.into(), stderr: head };
         }
         ExecOutcome::Exited(code)
     }
@@ -216,8 +219,10 @@ mod tests {
                 Ok(c.len())
             }
         }
-        assert!(scan_stderr(Chunks(vec![b"abc [B", b"UG] x"])).bug);
+        assert!(scan_stderr(Chunks(vec![b"abc [B", b"UG] Carmine internal error: x"])).bug);
+        assert!(scan_stderr(Chunks(vec![b"abc [BUG] Carmine", b" internal error: x"])).bug);
         assert!(!scan_stderr(Chunks(vec![b"abc [B", b"G] x"])).bug);
+        assert!(!scan_stderr(Chunks(vec![b"a script's own [BUG] text"])).bug);
     }
 
     #[test]

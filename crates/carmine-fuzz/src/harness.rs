@@ -37,8 +37,9 @@ pub struct Config {
     pub mutations: usize,
     /// Run every original file in a subprocess.
     pub exec_originals: bool,
-    /// Mutations per file run in a subprocess (taken among those that compile).
-    pub exec_mutations: usize,
+    /// Mutations per file also run in a subprocess (taken among those that compile, then
+    /// filled up with syntax errors); `None`: all of them.
+    pub exec_mutations: Option<usize>,
     /// Parallel workers (at most 2: the machine is shared).
     pub jobs: usize,
     /// How to run subprocesses; `None` compiles only.
@@ -51,6 +52,31 @@ pub struct Config {
     pub only: Vec<String>,
     /// Print a progress line every this many files (0: never).
     pub progress_every: usize,
+    /// Stop starting new work after this long (the files begun are finished).
+    pub time_limit: Option<Duration>,
+    /// Visit the files in a seeded random order (useful with `time_limit`).
+    pub shuffle: bool,
+}
+
+impl Config {
+    /// A compile-and-run check of `paths` with the defaults of the command line.
+    pub fn new(paths: Vec<PathBuf>, seed: u64, runner: Option<Runner>) -> Config {
+        Config {
+            paths,
+            seed,
+            mutations: 5,
+            exec_originals: true,
+            exec_mutations: None,
+            jobs: 1,
+            runner,
+            failures_dir: PathBuf::from("/tmp/carmine-fuzz-failures"),
+            scratch_dir: PathBuf::from("/tmp/carmine-fuzz-scratch"),
+            only: Vec::new(),
+            progress_every: 100,
+            time_limit: None,
+            shuffle: false,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,13 +101,18 @@ pub struct Failure {
 #[derive(Clone, Debug, Default)]
 pub struct Summary {
     pub seed: u64,
+    /// Corpus files selected.
     pub files: usize,
+    /// Files fully processed (fewer than `files` when the time limit ended the run).
+    pub files_done: usize,
     /// Inputs compiled in-process (originals + mutations).
     pub compiled: usize,
     pub mutations: usize,
     /// Compiled inputs that were syntax errors (SyntaxError raised: fine).
     pub syntax_errors: usize,
     pub executions: usize,
+    /// Executions of mutated scripts (the rest are original files).
+    pub executed_mutations: usize,
     pub timeouts: usize,
     /// Subprocesses ended by a non-crash signal (a script can `Process.kill` itself).
     pub signalled: usize,
@@ -98,13 +129,15 @@ impl Summary {
 
     pub fn report(&self) -> String {
         let mut s = format!(
-            "seed {}: {} files, {} compiled in-process ({} mutations, {} syntax errors), {} executions ({} timeouts, {} ended by signals), {} panics, {} crashes, {:.1}s\n",
+            "seed {}: {} of {} files, {} compiled in-process ({} mutations, {} syntax errors), {} executions ({} of mutations; {} timeouts, {} ended by signals), {} panics, {} crashes, {:.1}s\n",
             self.seed,
+            self.files_done,
             self.files,
             self.compiled,
             self.mutations,
             self.syntax_errors,
             self.executions,
+            self.executed_mutations,
             self.timeouts,
             self.signalled,
             self.panics,
@@ -229,8 +262,12 @@ struct Shared<'a> {
     entries: Vec<Entry>,
     /// Scratch copies of the corpus roots.
     roots: Vec<PathBuf>,
+    /// The order in which `entries` are visited.
+    order: Vec<usize>,
     next: AtomicUsize,
     done: AtomicUsize,
+    started: Instant,
+    deadline: Option<Instant>,
     summary: Mutex<Summary>,
     failure_seq: AtomicUsize,
 }
@@ -250,8 +287,19 @@ impl Shared<'_> {
         let name = format!("{n:04}-{k}-{}{m}.rb", sanitize(&e.rel));
         let saved = self.cfg.failures_dir.join(name);
         let _ = std::fs::write(&saved, src);
+        let reproduce = match (kind, &self.cfg.runner) {
+            (FailureKind::Panic, _) => format!("carmine -c {}", saved.display()),
+            (FailureKind::Crash, Some(r)) => format!(
+                "MSPEC_RUNNER=1 {} -W0 {}{}   (run it from a copy of {}: relative requires of fixtures resolve from the script's directory)",
+                r.carmine.display(),
+                r.prelude.as_ref().map(|p| format!("-r {} ", p.display())).unwrap_or_default(),
+                saved.display(),
+                e.abs.parent().map(|d| d.display().to_string()).unwrap_or_default()
+            ),
+            (FailureKind::Crash, None) => String::new(),
+        };
         let info = format!(
-            "kind: {k}\norigin: {}\nmutation: {}\nops: {ops}\nseed: {}\n\n{message}\n",
+            "kind: {k}\norigin: {}\nmutation: {}\nops: {ops}\nseed: {}\nreproduce: {reproduce}\n\n{message}\n",
             e.abs.display(),
             mutation.map(|m| m.to_string()).unwrap_or_else(|| "none (original file)".into()),
             self.cfg.seed
@@ -293,6 +341,9 @@ impl Shared<'_> {
         {
             let mut s = self.summary.lock().unwrap_or_else(|p| p.into_inner());
             s.executions += 1;
+            if mutation.is_some() {
+                s.executed_mutations += 1;
+            }
             match &outcome {
                 ExecOutcome::Timeout => s.timeouts += 1,
                 ExecOutcome::Signalled(_) => s.signalled += 1,
@@ -335,9 +386,15 @@ impl Shared<'_> {
         }
     }
 
-    fn process(&self, worker: usize, comp: &mut Compiler, idx: usize) {
+    fn out_of_time(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Compiles and runs one corpus file and its mutations. Returns false when the time
+    /// limit stopped it part-way.
+    fn process(&self, worker: usize, comp: &mut Compiler, idx: usize) -> bool {
         let e = &self.entries[idx];
-        let Ok(src) = std::fs::read(&e.abs) else { return };
+        let Ok(src) = std::fs::read(&e.abs) else { return true };
         self.compile(worker, comp, e, None, "", &src);
         if self.cfg.exec_originals {
             if let Some(r) = &self.cfg.runner {
@@ -345,40 +402,58 @@ impl Shared<'_> {
             }
         }
         let file_seed = self.cfg.seed ^ fnv1a(e.rel.to_string_lossy().as_bytes());
-        // Reservoir of mutations to execute, preferring ones that compile.
-        let want = if self.cfg.runner.is_some() { self.cfg.exec_mutations } else { 0 };
+        // With a limited number of executions, a reservoir sample of the mutations that
+        // compile, filled up with syntax errors; otherwise every mutation that compiles
+        // runs, and the first syntax error too (for the error report path).
+        let want = if self.cfg.runner.is_some() { self.cfg.exec_mutations } else { Some(0) };
         let mut good: Vec<(usize, String, Vec<u8>)> = Vec::new();
         let mut good_seen = 0usize;
         let mut bad: Vec<(usize, String, Vec<u8>)> = Vec::new();
+        let mut ran_syntax_error = false;
         let mut pick = Rng::new(file_seed ^ 0x5eed);
         for m in 0..self.cfg.mutations {
+            if self.out_of_time() {
+                return false;
+            }
             let mut rng = Rng::new(file_seed.wrapping_add(m as u64));
             let donor_idx = rng.below(self.entries.len());
             let donor = if donor_idx == idx { Vec::new() } else { std::fs::read(&self.entries[donor_idx].abs).unwrap_or_default() };
             let (mutated, ops) = mutate::mutate(&mut rng, &src, &donor);
             let ops = ops.iter().map(|o| format!("{o:?}")).collect::<Vec<_>>().join(",");
             let ok = self.compile(worker, comp, e, Some(m), &ops, &mutated);
-            if want == 0 {
-                continue;
-            }
-            if ok {
-                good_seen += 1;
-                if good.len() < want {
-                    good.push((m, ops, mutated));
-                } else {
-                    let j = pick.below(good_seen);
-                    if j < want {
-                        good[j] = (m, ops, mutated);
+            match want {
+                Some(0) => {}
+                None => {
+                    if ok || !ran_syntax_error {
+                        ran_syntax_error |= !ok;
+                        if let Some(r) = &self.cfg.runner {
+                            self.execute(worker, r, e, Some(m), &ops, &mutated);
+                        }
                     }
                 }
-            } else if bad.len() < want {
-                bad.push((m, ops, mutated));
+                Some(want) => {
+                    if ok {
+                        good_seen += 1;
+                        if good.len() < want {
+                            good.push((m, ops, mutated));
+                        } else {
+                            let j = pick.below(good_seen);
+                            if j < want {
+                                good[j] = (m, ops, mutated);
+                            }
+                        }
+                    } else if bad.len() < want {
+                        bad.push((m, ops, mutated));
+                    }
+                }
             }
         }
-        if let Some(r) = &self.cfg.runner {
-            // Fill up with syntax-error inputs (they still exercise error reporting).
+        if let (Some(r), Some(want)) = (&self.cfg.runner, want) {
             let n_bad = want.saturating_sub(good.len());
             for (m, ops, src) in good.iter().chain(bad.iter().take(n_bad)) {
+                if self.out_of_time() {
+                    return false;
+                }
                 self.execute(worker, r, e, Some(*m), ops, src);
             }
         }
@@ -386,8 +461,9 @@ impl Shared<'_> {
         if self.cfg.progress_every > 0 && (done % self.cfg.progress_every == 0 || done == self.entries.len()) {
             let s = self.summary.lock().unwrap_or_else(|p| p.into_inner());
             eprintln!(
-                "carmine-fuzz: [{done}/{}] compiled {} executed {} timeouts {} panics {} crashes {}",
+                "carmine-fuzz: [{done}/{}] {:.0}s compiled {} executed {} timeouts {} panics {} crashes {}",
                 self.entries.len(),
+                self.started.elapsed().as_secs_f64(),
                 s.compiled,
                 s.executions,
                 s.timeouts,
@@ -395,6 +471,7 @@ impl Shared<'_> {
                 s.crashes
             );
         }
+        true
     }
 }
 
@@ -436,14 +513,24 @@ pub fn run(cfg: &Config) -> std::io::Result<Summary> {
         }
         roots.push(copy);
     }
+    let mut order: Vec<usize> = (0..entries.len()).collect();
+    if cfg.shuffle {
+        let mut rng = Rng::new(cfg.seed ^ 0x04de5);
+        for i in (1..order.len()).rev() {
+            order.swap(i, rng.below(i + 1));
+        }
+    }
     let shared = Shared {
         cfg,
         entries,
         roots,
+        order,
         next: AtomicUsize::new(0),
         done: AtomicUsize::new(0),
         summary: Mutex::new(Summary { seed: cfg.seed, ..Summary::default() }),
         failure_seq: AtomicUsize::new(0),
+        started: start,
+        deadline: cfg.time_limit.map(|t| start + t),
     };
     let jobs = cfg.jobs.clamp(1, 2);
     std::thread::scope(|s| {
@@ -453,11 +540,14 @@ pub fn run(cfg: &Config) -> std::io::Result<Summary> {
                 IN_WORKER.with(|f| f.set(true));
                 let mut comp = Compiler { rt: None };
                 loop {
-                    let i = shared.next.fetch_add(1, Ordering::SeqCst);
-                    if i >= shared.entries.len() {
+                    if shared.out_of_time() {
                         break;
                     }
-                    shared.process(w, &mut comp, i);
+                    let i = shared.next.fetch_add(1, Ordering::SeqCst);
+                    let Some(&idx) = shared.order.get(i) else { break };
+                    if !shared.process(w, &mut comp, idx) {
+                        break;
+                    }
                 }
                 let journal = cfg.failures_dir.join(format!("inflight-w{w}.rb"));
                 let _ = std::fs::remove_file(&journal);
@@ -470,6 +560,7 @@ pub fn run(cfg: &Config) -> std::io::Result<Summary> {
     });
     let mut summary = shared.summary.into_inner().unwrap_or_else(|p| p.into_inner());
     summary.files = shared.entries.len();
+    summary.files_done = shared.done.load(Ordering::SeqCst);
     summary.duration = start.elapsed();
     Ok(summary)
 }

@@ -14,8 +14,9 @@ use carmine_fuzz::harness::{run, Config};
 fn usage() -> &'static str {
     "Usage: carmine-fuzz [options] PATH...   (files or directories of .rb)
   --seed N             seed of all random choices (default: from the clock; printed)
-  --mutations N        mutations per file compiled in-process (default 5)
-  --exec-mutations N   mutations per file also executed in a subprocess (default 1)
+  --mutations N        mutations per file (default 5), each compiled in-process
+  --exec-mutations N   how many of them also run in a subprocess (default: every one that
+                       compiles, plus the first syntax error)
   --no-exec            compile only (no subprocesses)
   --no-exec-originals  do not execute the original files
   --carmine PATH       the carmine binary (default: next to this executable)
@@ -23,7 +24,10 @@ fn usage() -> &'static str {
   --no-prelude         run scripts without a prelude
   --timeout SECS       per execution (default 10); a timeout is counted, not a failure
   --mem-limit MB       address-space limit of each subprocess (default 4096)
-  --jobs N             parallel workers, at most 2 (default 2)
+  --jobs N             parallel workers, at most 2 (default 1)
+  --seconds N          stop starting new work after N seconds (the summary says how far it got)
+  --shuffle            visit the files in a seeded random order (with --seconds: a different
+                       sample for each seed)
   --failures DIR       where failing inputs are saved (default /tmp/carmine-fuzz-failures)
   --scratch DIR        scratch space (default /tmp/carmine-fuzz-scratch)
   --only SUBSTR        only files whose path contains SUBSTR (repeatable)
@@ -33,19 +37,7 @@ fn usage() -> &'static str {
 fn parse() -> Result<(Config, bool), String> {
     let mut args = std::env::args().skip(1);
     let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1) % 1_000_000_007;
-    let mut cfg = Config {
-        paths: Vec::new(),
-        seed,
-        mutations: 5,
-        exec_originals: true,
-        exec_mutations: 1,
-        jobs: 2,
-        runner: None,
-        failures_dir: PathBuf::from("/tmp/carmine-fuzz-failures"),
-        scratch_dir: PathBuf::from("/tmp/carmine-fuzz-scratch"),
-        only: Vec::new(),
-        progress_every: 100,
-    };
+    let mut cfg = Config::new(Vec::new(), seed, None);
     let mut exec = true;
     let mut carmine: Option<PathBuf> = None;
     let mut prelude = Some(carmine_fuzz::default_prelude());
@@ -58,7 +50,9 @@ fn parse() -> Result<(Config, bool), String> {
         match a.as_str() {
             "--seed" => cfg.seed = num(args.next(), "--seed")?,
             "--mutations" => cfg.mutations = num(args.next(), "--mutations")?,
-            "--exec-mutations" => cfg.exec_mutations = num(args.next(), "--exec-mutations")?,
+            "--exec-mutations" => cfg.exec_mutations = Some(num(args.next(), "--exec-mutations")?),
+            "--seconds" => cfg.time_limit = Some(Duration::from_secs_f64(num(args.next(), "--seconds")?)),
+            "--shuffle" => cfg.shuffle = true,
             "--no-exec" => exec = false,
             "--no-exec-originals" => cfg.exec_originals = false,
             "--carmine" => carmine = Some(PathBuf::from(args.next().ok_or("--carmine needs a path")?)),
@@ -107,7 +101,7 @@ fn main() -> ExitCode {
         "carmine-fuzz: seed {} ({} mutations/file, {} executed/file, {}); failing inputs go to {}; if the harness itself dies, its in-flight input is {}/inflight-w*.rb",
         cfg.seed,
         cfg.mutations,
-        cfg.exec_mutations,
+        cfg.exec_mutations.map(|n| n.to_string()).unwrap_or_else(|| "all that compile".into()),
         cfg.runner.as_ref().map(|r| format!("running {}", r.carmine.display())).unwrap_or_else(|| "no execution".into()),
         cfg.failures_dir.display(),
         cfg.failures_dir.display()
