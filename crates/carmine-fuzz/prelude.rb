@@ -469,6 +469,17 @@ module Kernel
   def spawn(*, **) = raise(NotImplementedError, "spawn is disabled by the fuzz prelude")
   def exec(*, **) = raise(NotImplementedError, "exec is disabled by the fuzz prelude")
   def fork(*) = raise(NotImplementedError, "fork is disabled by the fuzz prelude")
+  def syscall(*) = raise(NotImplementedError, "syscall is disabled by the fuzz prelude")
+
+  # `Kernel.system(...)` and friends (the module-function copies).
+  class << self
+    def `(*) = ""
+    def system(*, **) = nil
+    def spawn(*, **) = raise(NotImplementedError, "spawn is disabled by the fuzz prelude")
+    def exec(*, **) = raise(NotImplementedError, "exec is disabled by the fuzz prelude")
+    def fork(*) = raise(NotImplementedError, "fork is disabled by the fuzz prelude")
+    def syscall(*) = raise(NotImplementedError, "syscall is disabled by the fuzz prelude")
+  end
 end
 
 module Process

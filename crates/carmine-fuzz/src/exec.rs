@@ -34,6 +34,9 @@ pub struct Runner {
     pub mem_limit: u64,
     /// Extra environment (`MSPEC_RUNNER`, the prelude's temporary directory…).
     pub env: Vec<(String, String)>,
+    /// Run the child as this user and group id (mutated scripts then cannot write outside
+    /// the world-writable scratch directories, whatever their file operations become).
+    pub uid: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,7 +123,9 @@ impl Runner {
         }
         cmd.process_group(0);
         let mem_limit = self.mem_limit;
-        // SAFETY: only async-signal-safe calls (setrlimit) between fork and exec.
+        let uid = self.uid;
+        // SAFETY: only async-signal-safe calls (setrlimit, setgroups, setgid, setuid)
+        // between fork and exec.
         unsafe {
             cmd.pre_exec(move || {
                 let core = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
@@ -128,6 +133,11 @@ impl Runner {
                 if mem_limit > 0 {
                     let lim = libc::rlimit { rlim_cur: mem_limit as libc::rlim_t, rlim_max: mem_limit as libc::rlim_t };
                     libc::setrlimit(libc::RLIMIT_AS, &lim);
+                }
+                if let Some(id) = uid {
+                    if libc::setgroups(0, std::ptr::null()) != 0 || libc::setgid(id) != 0 || libc::setuid(id) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
                 }
                 Ok(())
             });

@@ -114,6 +114,8 @@ pub struct Summary {
     /// Executions of mutated scripts (the rest are original files).
     pub executed_mutations: usize,
     pub timeouts: usize,
+    /// Subprocesses that could not be started (the check did not run: a failure).
+    pub spawn_errors: usize,
     /// Subprocesses ended by a non-crash signal (a script can `Process.kill` itself).
     pub signalled: usize,
     pub panics: usize,
@@ -124,12 +126,12 @@ pub struct Summary {
 
 impl Summary {
     pub fn clean(&self) -> bool {
-        self.panics == 0 && self.crashes == 0
+        self.panics == 0 && self.crashes == 0 && self.spawn_errors == 0
     }
 
     pub fn report(&self) -> String {
         let mut s = format!(
-            "seed {}: {} of {} files, {} compiled in-process ({} mutations, {} syntax errors), {} executions ({} of mutations; {} timeouts, {} ended by signals), {} panics, {} crashes, {:.1}s\n",
+            "seed {}: {} of {} files, {} compiled in-process ({} mutations, {} syntax errors), {} executions ({} of mutations; {} timeouts, {} ended by signals, {} not started), {} panics, {} crashes, {:.1}s\n",
             self.seed,
             self.files_done,
             self.files,
@@ -140,6 +142,7 @@ impl Summary {
             self.executed_mutations,
             self.timeouts,
             self.signalled,
+            self.spawn_errors,
             self.panics,
             self.crashes,
             self.duration.as_secs_f64()
@@ -328,9 +331,13 @@ impl Shared<'_> {
             }
         };
         let cwd = self.cfg.scratch_dir.join(format!("cwd{worker}"));
-        let _ = std::fs::create_dir_all(&cwd);
         let tmp = self.cfg.scratch_dir.join(format!("tmp{worker}"));
-        let _ = std::fs::create_dir_all(&tmp);
+        for d in [&cwd, &tmp] {
+            let _ = std::fs::create_dir_all(d);
+            if runner.uid.is_some() {
+                let _ = std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(0o777));
+            }
+        }
         let mut runner = runner.clone();
         runner.env.push(("CARMINE_FUZZ_TMP".into(), tmp.display().to_string()));
         runner.env.push(("TMPDIR".into(), tmp.display().to_string()));
@@ -347,6 +354,7 @@ impl Shared<'_> {
             match &outcome {
                 ExecOutcome::Timeout => s.timeouts += 1,
                 ExecOutcome::Signalled(_) => s.signalled += 1,
+                ExecOutcome::SpawnError(_) => s.spawn_errors += 1,
                 _ => {}
             }
         }
@@ -481,6 +489,12 @@ pub fn run(cfg: &Config) -> std::io::Result<Summary> {
     install_panic_hook();
     std::fs::create_dir_all(&cfg.failures_dir)?;
     std::fs::create_dir_all(&cfg.scratch_dir)?;
+    // Leftovers of an earlier run (scripts write their temporary files there).
+    if let Ok(rd) = std::fs::read_dir(&cfg.scratch_dir) {
+        for e in rd.flatten() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
     let mut entries = Vec::new();
     let mut roots = Vec::new();
     for (i, p) in cfg.paths.iter().enumerate() {

@@ -11,6 +11,9 @@ use std::time::Duration;
 use carmine_fuzz::exec::{sibling_carmine, Runner};
 use carmine_fuzz::harness::{run, Config};
 
+/// The user scripts run as when the check is started by root.
+const NOBODY: u32 = 65534;
+
 fn usage() -> &'static str {
     "Usage: carmine-fuzz [options] PATH...   (files or directories of .rb)
   --seed N             seed of all random choices (default: from the clock; printed)
@@ -24,6 +27,7 @@ fn usage() -> &'static str {
   --no-prelude         run scripts without a prelude
   --timeout SECS       per execution (default 10); a timeout is counted, not a failure
   --mem-limit MB       address-space limit of each subprocess (default 4096)
+  --no-sandbox         when run as root, run the scripts as root too (default: as nobody)
   --jobs N             parallel workers, at most 2 (default 1)
   --seconds N          stop starting new work after N seconds (the summary says how far it got)
   --shuffle            visit the files in a seeded random order (with --seconds: a different
@@ -39,6 +43,7 @@ fn parse() -> Result<(Config, bool), String> {
     let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1) % 1_000_000_007;
     let mut cfg = Config::new(Vec::new(), seed, None);
     let mut exec = true;
+    let mut sandbox = true;
     let mut carmine: Option<PathBuf> = None;
     let mut prelude = Some(carmine_fuzz::default_prelude());
     let mut timeout = 10.0f64;
@@ -54,6 +59,7 @@ fn parse() -> Result<(Config, bool), String> {
             "--seconds" => cfg.time_limit = Some(Duration::from_secs_f64(num(args.next(), "--seconds")?)),
             "--shuffle" => cfg.shuffle = true,
             "--no-exec" => exec = false,
+            "--no-sandbox" => sandbox = false,
             "--no-exec-originals" => cfg.exec_originals = false,
             "--carmine" => carmine = Some(PathBuf::from(args.next().ok_or("--carmine needs a path")?)),
             "--prelude" => prelude = Some(PathBuf::from(args.next().ok_or("--prelude needs a path")?)),
@@ -84,6 +90,8 @@ fn parse() -> Result<(Config, bool), String> {
             timeout: Duration::from_secs_f64(timeout),
             mem_limit: mem_mb << 20,
             env: vec![("MSPEC_RUNNER".into(), "1".into())],
+            // SAFETY: geteuid has no preconditions.
+            uid: (sandbox && unsafe { libc::geteuid() } == 0).then_some(NOBODY),
         });
     }
     Ok((cfg, exec))

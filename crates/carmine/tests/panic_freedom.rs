@@ -22,6 +22,7 @@ fn seeded_mutations_neither_panic_nor_crash() {
         timeout: Duration::from_secs(20),
         mem_limit: 4096 << 20,
         env: vec![("MSPEC_RUNNER".into(), "1".into())],
+        uid: None,
     };
     let mut cfg = Config::new(vec![fuzz.join("corpus"), root.join("test")], 20261122, Some(runner));
     cfg.mutations = 8;
