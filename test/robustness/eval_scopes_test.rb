@@ -33,3 +33,16 @@ test "for loops inside eval in a block assign the binding's locals" do
   [2].each { eval("for i in [5]; end") }
   assert_equal 5, i
 end
+
+# Proc#binding of a block that captured nothing: its method kept its locals in the frame,
+# which is gone once the method returns. The binding must not read it (a segfault); those
+# locals are not visible through it (CRuby shows them: a known difference).
+test "Proc#binding after the creating method returned" do
+  obj = Object.new
+  def obj.make(some, params) = -> {}
+  b = obj.make(1, 2).binding
+  assert_raise(NameError) { eval("some", b) }
+  assert_equal 3, eval("x = 3; x", b)
+  def obj.make_using(some) = -> { some }
+  assert_equal 1, eval("some", obj.make_using(1).binding)
+end

@@ -107,7 +107,18 @@ pub fn attach_main(ctx: &mut Ctx, env: Value, names: Vec<SymId>) {
 /// The binding of a proc's creation point.
 pub fn from_captured(ctx: &mut Ctx, c: &Captured) -> Result<Value> {
     let iseq = iseq_of(c.iseq);
-    let names: Vec<Vec<SymId>> = iseq.outer_local_names.clone();
+    let mut names: Vec<Vec<SymId>> = iseq.outer_local_names.clone();
+    // Only the scopes whose locals live in heap environments are reachable from the
+    // block: a scope that kept its locals in its frame (no block used them) ends the chain,
+    // and its names (and those of the scopes around it) are not visible through this
+    // binding (reading them would read a frame that may be gone).
+    let mut reachable = 0;
+    let mut e = c.env;
+    while reachable < names.len() && !e.is_nil() {
+        reachable += 1;
+        e = env::env(e).outer;
+    }
+    names.truncate(reachable);
     let path = iseq.path.to_string();
     let line = iseq.first_line;
     Ok(new_binding(ctx, BindingObj { self_: c.self_, env: c.env, cref: c.cref, names, owner: Value::NIL, mid: None, block: None, path, line }))
