@@ -101,18 +101,21 @@ pub fn new_time(ctx: &mut Ctx, klass: Value, num: BigInt, den: BigInt, zone: Zon
 
 // ---- calendar arithmetic (Howard Hinnant's algorithms) ----
 
-pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+/// Days since 1970-01-01 of a date; in 128 bits, since years span the whole i64 range.
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i128 {
+    let y = y as i128;
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
-    let mp = (m as i64 + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
+    let mp = (m as i128 + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d as i128 - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     era * 146097 + doe - 719468
 }
 
-pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719468;
+/// The date `z` days after 1970-01-01 (years beyond i64 saturate: Tm keeps an i64 year).
+pub fn civil_from_days(z: i128) -> (i64, u32, u32) {
+    let z = z.clamp(-(1i128 << 100), 1i128 << 100) + 719468;
     let era = z.div_euclid(146097);
     let doe = z - era * 146097;
     let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
@@ -121,7 +124,8 @@ pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let mp = (5 * doy + 2) / 153;
     let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
     let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
+    let y = if m <= 2 { y + 1 } else { y };
+    (y.clamp(i64::MIN as i128, i64::MAX as i128) as i64, m, d)
 }
 
 pub fn is_leap(y: i64) -> bool {
@@ -178,7 +182,7 @@ pub fn sync_tz(ctx: &mut Ctx) {
 
 /// Clamps a (possibly huge) epoch second to what libc can localize.
 fn libc_seconds(t: &BigInt) -> i64 {
-    t.to_i64().unwrap_or(0).clamp(-67_768_036_191_676_800, 67_767_976_233_316_800)
+    t.to_i64().unwrap_or(if t.is_negative() { i64::MIN } else { i64::MAX }).clamp(-67_768_036_191_676_800, 67_767_976_233_316_800)
 }
 
 /// The calendar fields of instant `num/den` shown in `zone`.
@@ -194,11 +198,11 @@ pub fn breakdown(num: &BigInt, den: &BigInt, zone: Zone) -> Tm {
     };
     let local = &secs + offset;
     let (days, sod) = local.div_mod_floor(&BigInt::from(86400));
-    let days = days.to_i64().unwrap_or(0);
+    let days = days.to_i128().unwrap_or(if days.is_negative() { i128::MIN / 2 } else { i128::MAX / 2 });
     let sod = sod.to_u32().unwrap_or(0);
     let (year, mon, mday) = civil_from_days(days);
     let wday = (days + 4).rem_euclid(7) as u32;
-    let yday = (days - days_from_civil(year, 1, 1) + 1) as u32;
+    let yday = (days - days_from_civil(year, 1, 1) + 1).clamp(1, 366) as u32;
     Tm {
         year,
         mon,
@@ -577,7 +581,7 @@ fn time_fields(ctx: &mut Ctx, a: &[Value], usec_arg: bool) -> Result<Fields> {
 /// Seconds since the epoch of wall-clock fields read as UTC (days past a month's end
 /// roll over, as CRuby allows up to the 31st).
 fn fields_to_utc_seconds(f: &Fields) -> BigInt {
-    let days = days_from_civil(f.year, f.mon, 1) + f.mday as i64 - 1;
+    let days = days_from_civil(f.year, f.mon, 1) + f.mday as i128 - 1;
     BigInt::from(days) * 86400 + (f.hour as i64 * 3600 + f.min as i64 * 60 + f.sec as i64)
 }
 
@@ -824,7 +828,11 @@ macro_rules! tm_field {
     };
 }
 
-tm_field!(m_year, |tm| Value::fixnum(tm.year));
+// Years span the whole i64 range (past Fixnum's).
+fn m_year(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let tm = tm_of(ctx, recv)?;
+    Ok(bignum::from_i128(ctx, tm.year as i128))
+}
 tm_field!(m_month, |tm| Value::fixnum(tm.mon as i64));
 tm_field!(m_day, |tm| Value::fixnum(tm.mday as i64));
 tm_field!(m_hour, |tm| Value::fixnum(tm.hour as i64));
@@ -903,13 +911,14 @@ fn m_to_a(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
         Some(z) => string::new_us_ascii(ctx, z),
         None => Value::NIL,
     };
+    let year = bignum::from_i128(ctx, tm.year as i128);
     let items = [
         Value::fixnum(tm.sec as i64),
         Value::fixnum(tm.min as i64),
         Value::fixnum(tm.hour as i64),
         Value::fixnum(tm.mday as i64),
         Value::fixnum(tm.mon as i64),
-        Value::fixnum(tm.year),
+        year,
         Value::fixnum(tm.wday as i64),
         Value::fixnum(tm.yday as i64),
         Value::bool(tm.isdst),
@@ -946,7 +955,8 @@ fn m_deconstruct_keys(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> 
     for (name, v) in fields {
         if wanted(ctx, name) {
             let k = Value::symbol(ctx.intern(name));
-            hash::aset(ctx, h, k, Value::fixnum(v))?;
+            let v = bignum::from_i128(ctx, v as i128);
+            hash::aset(ctx, h, k, v)?;
         }
     }
     if wanted(ctx, "subsec") {

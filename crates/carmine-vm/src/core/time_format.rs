@@ -50,9 +50,9 @@ fn iso_week(tm: &Tm) -> (i64, u32) {
         }
     };
     if week < 1 {
-        (tm.year - 1, weeks_in(tm.year - 1) as u32)
+        (tm.year.saturating_sub(1), weeks_in(tm.year.saturating_sub(1)) as u32)
     } else if week > weeks_in(tm.year) {
-        (tm.year + 1, 1)
+        (tm.year.saturating_add(1), 1)
     } else {
         (tm.year, week as u32)
     }
@@ -120,7 +120,19 @@ fn push_text(out: &mut Vec<u8>, f: &Flags, s: &str, swap_means_lower: bool) {
 fn frac_digits(tm: &Tm, n: usize) -> String {
     let scale: BigInt = Pow::pow(BigInt::from(10), n as u32);
     let v = (&tm.sub_num * scale).div_floor(&tm.sub_den);
-    format!("{:0>width$}", v.to_string(), width = n)
+    left_pad(v.to_string(), '0', n)
+}
+
+/// `s` padded on the left with `c` to `width` characters (`format!` widths stop at
+/// u16::MAX; strftime widths go up to its size limit).
+fn left_pad(s: String, c: char, width: usize) -> String {
+    let n = s.chars().count();
+    if n >= width {
+        return s;
+    }
+    let mut out: String = std::iter::repeat_n(c, width - n).collect();
+    out.push_str(&s);
+    out
 }
 
 /// `%z` and its colon forms (CRuby's rules: the width widens the hour field; `_` pads it
@@ -145,16 +157,28 @@ fn push_offset(out: &mut Vec<u8>, f: &Flags, off: i32) {
         }
     };
     let hour = if f.pad == Pad::Space {
-        format!("{:>width$}", format!("{sign}{h}"), width = prec + 1)
+        left_pad(format!("{sign}{h}"), ' ', prec + 1)
     } else {
-        format!("{sign}{h:0prec$}")
+        format!("{sign}{}", left_pad(h.to_string(), '0', prec))
     };
     out.extend_from_slice(hour.as_bytes());
     out.extend_from_slice(tail.as_bytes());
 }
 
-/// Formats `tm` with `fmt`; `Err` carries an incomplete trailing directive.
-pub fn strftime(tm: &Tm, fmt: &[u8]) -> std::result::Result<Vec<u8>, String> {
+/// Why `strftime` failed.
+pub enum StrftimeError {
+    /// An incomplete trailing directive (ArgumentError).
+    Incomplete(String),
+    /// The result would pass CRuby's size limit, which grows with the format's length
+    /// (Errno::ERANGE).
+    TooLong,
+}
+
+/// Formats `tm` with `fmt`.
+pub fn strftime(tm: &Tm, fmt: &[u8]) -> std::result::Result<Vec<u8>, StrftimeError> {
+    // CRuby's buffer limit: about 512 KiB per format byte for one directive's width (the
+    // whole result may reach twice that here).
+    let limit = fmt.len().saturating_mul(512 << 10);
     let mut out = Vec::with_capacity(fmt.len() + 16);
     let mut i = 0;
     while i < fmt.len() {
@@ -181,18 +205,25 @@ pub fn strftime(tm: &Tm, fmt: &[u8]) -> std::result::Result<Vec<u8>, String> {
         while i < fmt.len() && fmt[i].is_ascii_digit() {
             i += 1;
         }
+        // A width past a C int makes the directive unknown (copied as it is), as in CRuby.
+        let mut bad_width = false;
         if i > ws {
-            f.width = std::str::from_utf8(&fmt[ws..i]).ok().and_then(|s| s.parse().ok());
+            f.width = std::str::from_utf8(&fmt[ws..i]).ok().and_then(|s| s.parse::<u64>().ok()).filter(|&w| w <= i32::MAX as u64).map(|w| w as usize);
+            bad_width = f.width.is_none();
         }
         while fmt.get(i) == Some(&b':') {
             f.colons += 1;
             i += 1;
         }
         let Some(&c) = fmt.get(i) else {
-            return Err(String::from_utf8_lossy(&fmt[start..]).into_owned());
+            return Err(StrftimeError::Incomplete(String::from_utf8_lossy(&fmt[start..]).into_owned()));
         };
         i += 1;
-        if f.colons > 0 && c != b'z' {
+        let width = f.width.unwrap_or(0);
+        if width >= limit || out.len().saturating_add(width) > 2 * limit {
+            return Err(StrftimeError::TooLong);
+        }
+        if bad_width || (f.colons > 0 && c != b'z') {
             out.extend_from_slice(&fmt[start..i]);
             continue;
         }
@@ -259,11 +290,14 @@ pub fn strftime(tm: &Tm, fmt: &[u8]) -> std::result::Result<Vec<u8>, String> {
                     b'r' => b"%I:%M:%S %p",
                     _ => b"%e-%^b-%4Y",
                 };
-                let s = String::from_utf8_lossy(&strftime(tm, sub).unwrap_or_default()).into_owned();
+                let s = String::from_utf8_lossy(&fixed(tm, sub)).into_owned();
                 push_text(&mut out, &f, &s, false);
             }
             _ => out.extend_from_slice(&fmt[start..i]),
         }
+    }
+    if out.len() > 2 * limit {
+        return Err(StrftimeError::TooLong);
     }
     Ok(out)
 }
@@ -285,7 +319,11 @@ fn m_strftime(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     }
     let out = match strftime(&tm, &fb) {
         Ok(o) => o,
-        Err(d) => return Err(ctx.arg_error(&format!("invalid format: {d}"))),
+        Err(StrftimeError::Incomplete(d)) => return Err(ctx.arg_error(&format!("invalid format: {d}"))),
+        Err(StrftimeError::TooLong) => {
+            let f = String::from_utf8_lossy(&fb).into_owned();
+            return Err(crate::core::process::errno_error(ctx, libc::ERANGE, &f));
+        }
     };
     let enc = if enc == encoding::US_ASCII && !out.is_ascii() { encoding::UTF_8 } else { enc };
     Ok(string::new_with_enc(ctx, out, enc))
