@@ -80,3 +80,55 @@ test "an allocation that fails is a NoMemoryError, not an abort" do
   assert_equal 0, $?.exitstatus, out
   assert_equal "\"failed to allocate memory\"\n" * 5, out
 end
+
+test "sizes from Ruby code reach allocations only through fallible reservations" do
+  src = "/tmp/carmine_nomem2_#{Process.pid}.rb"
+  File.write(src, <<~RUBY)
+    def probe
+      r = yield
+      r.is_a?(String) || r.is_a?(Array) ? r.size : r
+    rescue NoMemoryError => e
+      e.message
+    end
+    p probe { Random.urandom(2**62 - 1) }
+    p probe { Random.bytes(2**40) }
+    p probe { Random.new(1).bytes(2**62) }
+    p probe { [1].pack("x4611686018427387903") }
+    p probe { ["a"].pack("a4611686018427387903") }
+    p probe { [1].pack("@4611686018427387903") }
+    p probe { [1, 2, 3].repeated_permutation(2**40) { } }
+    p probe { [0] * 2**31 }
+    p probe { [1, 2].fill(0, 0, 2**33) }
+    p probe { [].insert(2**33, 1) }
+    p probe { [1].values_at(0..2**33) }
+  RUBY
+  out = `ulimit -v 2000000; #{Support.carmine_path} #{src} 2>&1`
+  File.delete(src)
+  assert_equal 0, $?.exitstatus, out
+  assert_equal "\"failed to allocate memory\"\n" * 11, out
+end
+
+test "digit counts and bit counts are C ints" do
+  assert_raise(RangeError, "integer 1099511627776 too big to convert to 'int'") { 1.0.round(2**40) }
+  assert_raise(RangeError, "integer -1099511627776 too small to convert to 'int'") { 12.5.round(-(2**40)) }
+  assert_raise(RangeError, "integer 2147483648 too big to convert to 'int'") { 12.5.floor(2**31) }
+  assert_raise(RangeError, "integer 1099511627776 too big to convert to 'int'") { "x".sum(2**40) }
+  assert_equal 1.25, 1.25.round(2**31 - 1)
+end
+
+test "strftime widths: past a C int the directive is copied, past the size limit ERANGE" do
+  t = Time.utc(2000, 1, 2, 3, 4, 5)
+  assert_equal "%99999999999999999999Y", t.strftime("%99999999999999999999Y")
+  assert_equal "%2147483648Y", t.strftime("%2147483648Y")
+  assert_raise(Errno::ERANGE, "Numerical result out of range - %100000000N") { t.strftime("%100000000N") }
+  assert_equal 70_000, t.strftime("%70000N").size
+  assert_equal 70_000, t.strftime("%70000z").size
+  assert_equal "+000000000|      +000", t.strftime("%10z|%_10z")
+  assert_equal "000", t.strftime("%3N")
+end
+
+test "String#upto over digit strings wider than format! allows" do
+  a = ("0" * 70_000).upto("0" * 69_999 + "2").to_a
+  assert_equal 3, a.size
+  assert_equal "0" * 69_999 + "2", a.last
+end

@@ -98,6 +98,15 @@ impl Ctx {
         v.try_reserve(additional).map_err(|_| self.no_memory_error())
     }
 
+    /// `vec![fill; n]` for a length that comes from Ruby code (NoMemoryError when it
+    /// cannot be allocated).
+    pub fn try_vec_filled<T: Clone>(&mut self, n: usize, fill: T) -> Result<Vec<T>> {
+        let mut v = Vec::new();
+        self.try_reserve(&mut v, n)?;
+        v.resize(n, fill);
+        Ok(v)
+    }
+
     pub fn float_domain_error(&mut self, msg: &str) -> Unwind {
         self.raise(self.c().float_domain_error, msg)
     }

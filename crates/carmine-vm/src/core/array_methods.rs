@@ -28,6 +28,8 @@ pub const ARY_MAX_SIZE: i64 = i64::MAX / 8;
 
 /// Fails with `NoMemoryError` for a length that could never be allocated; an array that
 /// large would otherwise abort the process inside the Rust allocator.
+/// A quick NoMemoryError for element counts no machine holds; callers still reserve the
+/// room fallibly (`array::reserve_up_to`, `Ctx::try_reserve`) for the counts below it.
 pub fn check_alloc_len(ctx: &mut Ctx, n: i64) -> Result<()> {
     if n > (1 << 34) {
         return Err(ctx.raise(ctx.c().no_memory_error, "failed to allocate memory"));
@@ -156,6 +158,7 @@ fn values_at(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             let n = len(recv) as i64;
             if let Some((beg, cnt)) = range_beg_len(ctx, sel, n, 1)? {
                 check_alloc_len(ctx, cnt)?;
+                array::reserve_up_to(ctx, out, len(out) + cnt as usize)?;
                 for j in beg..beg + cnt {
                     let v = if j < len(recv) as i64 { get(recv, j as usize) } else { Value::NIL };
                     push(ctx, out, v);
@@ -432,6 +435,7 @@ fn insert(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         pos += 1 + n;
     }
     check_alloc_len(ctx, pos)?;
+    array::reserve_up_to(ctx, recv, (pos as usize).max(len(recv)) + args.pos.len() - 1)?;
     let items = &mut rarray(recv).items;
     let p = pos as usize;
     if p > items.len() {
@@ -488,6 +492,7 @@ fn fill(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     }
     let end = beg + count;
     check_alloc_len(ctx, end)?;
+    array::reserve_up_to(ctx, recv, end as usize)?;
     if (len(recv) as i64) < end {
         rarray(recv).items.resize(end as usize, Value::NIL);
     }
@@ -995,8 +1000,9 @@ fn times(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Err(ctx.arg_error("argument too big"));
     }
     check_alloc_len(ctx, n * l)?;
+    let mut v = Vec::new();
+    ctx.try_reserve(&mut v, (n * l) as usize)?;
     let items = &rarray(recv).items;
-    let mut v = Vec::with_capacity((n * l) as usize);
     for _ in 0..n {
         v.extend_from_slice(items);
     }

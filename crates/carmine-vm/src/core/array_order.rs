@@ -461,7 +461,7 @@ fn repeated_combination(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value
         return Ok(recv);
     }
     let r = r as usize;
-    let mut p = vec![0usize; r];
+    let mut p = ctx.try_vec_filled(r, 0usize)?;
     let (mut i, mut index) = (0usize, 0usize);
     loop {
         index += 1;
@@ -500,7 +500,7 @@ fn repeated_permutation(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value
         return Ok(recv);
     }
     let r = r as usize;
-    let mut p = vec![0usize; r];
+    let mut p = ctx.try_vec_filled(r, 0usize)?;
     let mut index = 0usize;
     loop {
         index += 1;

@@ -674,7 +674,7 @@ fn float_to_i(ctx: &mut Ctx, x: f64) -> Result<Value> {
 fn round_impl(ctx: &mut Ctx, recv: Value, args: &Args, kind: u8) -> Result<Value> {
     let x = get(recv);
     let nd = match args.pos.first() {
-        Some(&n) => integer::to_i64_arg(ctx, n)?,
+        Some(&n) => integer::to_int_arg(ctx, n)? as i64,
         None => 0,
     };
     let mode = if kind == b'r' { numeric::rounding_mode(ctx, args)? } else { b'u' };

@@ -117,18 +117,6 @@ fn int_value_arg(ctx: &mut Ctx, v: Value) -> Result<i64> {
     integer::to_i64_arg(ctx, v)
 }
 
-/// A `*` width or precision argument: CRuby's `NUM2INT` (a C `int`).
-fn int_width_arg(ctx: &mut Ctx, v: Value) -> Result<i64> {
-    let n = if integer::is_integer(v) { bignum::to_big(v) } else { BigInt::from(integer::to_i64_arg(ctx, v)?) };
-    match i32::try_from(&n) {
-        Ok(i) => Ok(i as i64),
-        Err(_) => {
-            let dir = if n.is_negative() { "small" } else { "big" };
-            Err(ctx.range_error(&format!("integer {n} too {dir} to convert to 'int'")))
-        }
-    }
-}
-
 /// Widths and precisions (up to a C `int` each) come from Ruby code: the room a directive
 /// needs is reserved fallibly, so an impossible size is a NoMemoryError, not an abort. The
 /// digit buffer a precision needs besides the output is probed the same way.
@@ -756,7 +744,7 @@ pub fn sprintf(ctx: &mut Ctx, fmt: Value, args: &[Value]) -> Result<Value> {
                         p = t;
                         st.next(ctx)?
                     };
-                    width = int_width_arg(ctx, v)?;
+                    width = integer::to_int_arg(ctx, v)? as i64;
                     if width < 0 {
                         flags |= FMINUS;
                         width = -width;
@@ -779,7 +767,7 @@ pub fn sprintf(ctx: &mut Ctx, fmt: Value, args: &[Value]) -> Result<Value> {
                             p = t;
                             st.next(ctx)?
                         };
-                        prec = int_width_arg(ctx, v)?;
+                        prec = integer::to_int_arg(ctx, v)? as i64;
                         if prec < 0 {
                             flags &= !FPREC;
                         }

@@ -44,6 +44,15 @@ pub fn fix_mod(a: i64, b: i64) -> Option<Value> {
     Some(Value::fixnum(r))
 }
 
+/// Implicit conversion to a C `int` (CRuby's `NUM2INT`: digit counts, widths…).
+pub fn to_int_arg(ctx: &mut Ctx, v: Value) -> Result<i32> {
+    let n = to_i64_arg(ctx, v)?;
+    i32::try_from(n).map_err(|_| {
+        let dir = if n < 0 { "small" } else { "big" };
+        ctx.range_error(&format!("integer {n} too {dir} to convert to 'int'"))
+    })
+}
+
 /// Implicit conversion to a machine integer (CRuby's `NUM2LONG`).
 pub fn to_i64_arg(ctx: &mut Ctx, v: Value) -> Result<i64> {
     if let Some(i) = v.as_fixnum() {
@@ -1068,12 +1077,7 @@ fn m_size(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 
 fn round_to(ctx: &mut Ctx, recv: Value, args: &Args, mode: u8) -> Result<Value> {
     let Some(&nd) = args.pos.first() else { return Ok(recv) };
-    let nd = to_i64_arg(ctx, nd)?;
-    // ndigits is a C int in CRuby (NUM2INT).
-    if i32::try_from(nd).is_err() {
-        let size = if nd > 0 { "big" } else { "small" };
-        return Err(ctx.range_error(&format!("integer {nd} too {size} to convert to 'int'")));
-    }
+    let nd = to_int_arg(ctx, nd)? as i64;
     let half = if mode == b'r' { numeric::rounding_mode(ctx, args)? } else { b'u' };
     if nd >= 0 {
         return Ok(recv);

@@ -605,6 +605,18 @@ pub fn array_pack(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             b'm' | b'M' | b'u' => {}
             _ => enc_info = 0,
         }
+        // Directives whose count is a size in bytes (or bits, digits): the room is reserved
+        // fallibly, so a huge count is a NoMemoryError rather than an aborted allocation.
+        if let Count::N(n) = d.count {
+            let grows = match d.kind {
+                b'x' | b'a' | b'A' | b'Z' => n,
+                b'@' => n.saturating_sub(out.len()),
+                b'b' | b'B' => n / 8,
+                b'h' | b'H' => n / 2,
+                _ => 0,
+            };
+            ctx.try_reserve(&mut out, grows)?;
+        }
         let remaining = array::len(recv).saturating_sub(idx);
         let mut next_item = |ctx: &mut Ctx| -> Result<Value> {
             if idx < array::len(recv) {

@@ -189,8 +189,10 @@ impl Mt {
         }
     }
 
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        let mut out = Vec::with_capacity(n);
+    /// `n` random bytes; `None` when they cannot be allocated.
+    fn bytes(&mut self, n: usize) -> Option<Vec<u8>> {
+        let mut out = Vec::new();
+        out.try_reserve_exact(n).ok()?;
         while out.len() + 4 <= n {
             out.extend_from_slice(&self.genrand_int32().to_le_bytes());
         }
@@ -199,7 +201,7 @@ impl Mt {
             let need = n - out.len();
             out.extend_from_slice(&r[..need]);
         }
-        out
+        Some(out)
     }
 }
 
@@ -423,7 +425,7 @@ fn r_bytes(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Err(ctx.arg_error("negative string size (or size too big)"));
     }
     let r = get(ctx, recv)?;
-    let v = r.mt.bytes(n as usize);
+    let Some(v) = r.mt.bytes(n as usize) else { return Err(ctx.no_memory_error()) };
     Ok(string::new_binary(ctx, &v))
 }
 
@@ -475,7 +477,9 @@ fn s_urandom(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     if n < 0 {
         return Err(ctx.arg_error("negative string size (or size too big)"));
     }
-    let mut buf = vec![0u8; n as usize];
+    let mut buf = Vec::new();
+    ctx.try_reserve(&mut buf, n as usize)?;
+    buf.resize(n as usize, 0);
     let mut filled = 0;
     while filled < buf.len() {
         // SAFETY: getrandom writes into the unfilled tail of `buf`.
@@ -548,7 +552,7 @@ mod tests {
         let mut m = Mt::seeded(&BigInt::from(1u64 << 40));
         assert_eq!(m.genrand_int32(), 445128065);
         let mut m = Mt::seeded(&BigInt::from(42));
-        assert_eq!(m.bytes(6), vec![102, 220, 225, 95, 179, 61]);
+        assert_eq!(m.bytes(6).unwrap(), vec![102, 220, 225, 95, 179, 61]);
         let mut m = Mt::seeded(&BigInt::from(42));
         assert_eq!(m.limited(99), 51);
     }

@@ -82,7 +82,7 @@ fn chr(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 
 fn sum(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let bits = match args.pos.first() {
-        Some(&b) => integer::to_i64_arg(ctx, b)?,
+        Some(&b) => integer::to_int_arg(ctx, b)? as i64,
         None => 16,
     };
     let total: u64 = bytes(recv).iter().map(|&b| b as u64).sum();
@@ -343,7 +343,11 @@ pub fn upto_each(ctx: &mut Ctx, recv: Value, last: Value, excl: bool, f: &mut dy
             if excl && i == ei {
                 break;
             }
-            let s = new_with_enc(ctx, format!("{i:0width$}").into_bytes(), US_ASCII);
+            // Padded by hand: `format!` widths stop at u16::MAX and the width is the string's.
+            let digits = i.to_string().into_bytes();
+            let mut padded = vec![b'0'; width.saturating_sub(digits.len())];
+            padded.extend_from_slice(&digits);
+            let s = new_with_enc(ctx, padded, US_ASCII);
             if !f(ctx, s)? {
                 return Ok(());
             }

@@ -1039,9 +1039,20 @@ fn justify(ctx: &mut Ctx, recv: Value, args: &Args, mode: u8) -> Result<Value> {
     };
     let offs = encoding::char_offsets(encoding(pad), &pb);
     let pad_chars: Vec<&[u8]> = offs.windows(2).map(|w| &pb[w[0]..w[1]]).collect();
+    // `n` pad characters: whole copies of the pad string by doubling (widths reach the
+    // billions), then the first characters of one more copy.
     let make = |n: usize, out: &mut Vec<u8>| {
-        for i in 0..n {
-            out.extend_from_slice(pad_chars[i % pad_chars.len()]);
+        let whole = (n / pad_chars.len()) * pb.len();
+        let start = out.len();
+        if whole > 0 {
+            out.extend_from_slice(&pb);
+            while out.len() - start < whole {
+                let have = out.len() - start;
+                out.extend_from_within(start..start + have.min(whole - have));
+            }
+        }
+        for c in &pad_chars[..n % pad_chars.len()] {
+            out.extend_from_slice(c);
         }
     };
     let mut out = Vec::new();
