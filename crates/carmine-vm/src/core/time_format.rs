@@ -166,6 +166,7 @@ fn push_offset(out: &mut Vec<u8>, f: &Flags, off: i32) {
 }
 
 /// Why `strftime` failed.
+#[derive(Debug)]
 pub enum StrftimeError {
     /// An incomplete trailing directive (ArgumentError).
     Incomplete(String),
