@@ -33,6 +33,34 @@ pub struct Runtime {
 pub enum Outcome {
     /// Ran to the end or called `exit` with this status.
     Exit(i32),
+    /// Ended by an uncaught SignalException: a process then dies of that signal
+    /// (`die_of_signal`), as CRuby does.
+    Signal(i32),
+}
+
+impl Outcome {
+    /// The exit status a process reports for this outcome (128 + signal number).
+    pub fn status(self) -> i32 {
+        match self {
+            Outcome::Exit(c) => c,
+            Outcome::Signal(n) => 128 + n,
+        }
+    }
+}
+
+/// Ends the process by signal `n` with its default action (after output is flushed).
+pub fn die_of_signal(n: i32) -> ! {
+    // SAFETY: resetting a handler and signalling ourselves have no memory effects; if the
+    // signal does not end the process (it is ignored or caught elsewhere), exit instead.
+    unsafe {
+        libc::signal(n, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, n);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::kill(libc::getpid(), n);
+    }
+    std::process::exit(128 + n)
 }
 
 impl Default for Runtime {
@@ -194,13 +222,17 @@ pub(crate) fn report(ctx: &mut Ctx, e: Unwind) -> Outcome {
                 let s = object::ivar_get(ctx, exc, sym::STATUS);
                 return Outcome::Exit(s.as_fixnum().unwrap_or(0) as i32);
             }
-            let msg = exception::full_message(ctx, exc);
-            let _ = crate::core::io::flush_stdout(ctx);
-            eprintln!("{msg}");
-            if object::is_a(ctx, exc, ctx.c().signal_exception) {
-                return Outcome::Exit(130);
+            let signal = crate::core::process::uncaught_signal(ctx, exc);
+            // Only an Interrupt is reported; other signals end the process silently.
+            if signal.is_none() || signal == Some(libc::SIGINT) {
+                let msg = exception::full_message(ctx, exc);
+                let _ = crate::core::io::flush_stdout(ctx);
+                eprintln!("{msg}");
             }
-            Outcome::Exit(1)
+            match signal {
+                Some(n) => Outcome::Signal(n),
+                None => Outcome::Exit(1),
+            }
         }
         Unwind::Throw { tag, .. } => {
             let s = object::inspect_string(ctx, tag).unwrap_or_default();

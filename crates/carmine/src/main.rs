@@ -139,12 +139,20 @@ fn run(o: Options) -> i32 {
         };
     }
     for r in &o.requires {
-        if let Err(Outcome::Exit(code)) = rt.require(r) {
-            return code;
+        if let Err(o) = rt.require(r) {
+            return exit_status(o);
         }
     }
-    let Outcome::Exit(code) = rt.run_main(&source, &path);
-    code
+    exit_status(rt.run_main(&source, &path))
+}
+
+/// The process status for an outcome; an uncaught SignalException ends the process by
+/// its signal.
+fn exit_status(o: Outcome) -> i32 {
+    match o {
+        Outcome::Signal(n) => carmine_vm::runtime::die_of_signal(n),
+        o => o.status(),
+    }
 }
 
 fn main() -> ExitCode {

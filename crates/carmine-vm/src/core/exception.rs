@@ -185,49 +185,9 @@ pub fn message_string(ctx: &mut Ctx, e: Value) -> String {
     }
 }
 
-/// CRuby's report of an uncaught exception (also `full_message(highlight: false)`).
+/// CRuby's report of an uncaught exception (see `exception_report`).
 pub fn full_message(ctx: &mut Ctx, e: Value) -> String {
-    let cname = object::class_name_of(ctx, e);
-    let msg = match ctx.call(e, sym::DETAILED_MESSAGE, &[]) {
-        Ok(m) if string::is_string(m) => string::to_rust_string_lossy(m),
-        _ => message_string(ctx, e),
-    };
-    let bt = backtrace(ctx, e);
-    let lines: Vec<String> = if array::is_array(bt) { array::to_vec(bt).into_iter().map(string::to_rust_string_lossy).collect() } else { Vec::new() };
-    let mut out = String::new();
-    let head = lines.first().cloned().unwrap_or_default();
-    if !head.is_empty() {
-        out.push_str(&head);
-        out.push_str(": ");
-    }
-    let is_runtime = object::real_class_of(ctx, e) == ctx.c().runtime_error;
-    if msg.is_empty() {
-        if is_runtime {
-            out.push_str("unhandled exception");
-        } else {
-            out.push_str(&cname);
-        }
-    } else {
-        let mut parts = msg.splitn(2, '\n');
-        let first = parts.next().unwrap_or("");
-        out.push_str(first);
-        out.push_str(&format!(" ({cname})"));
-        if let Some(rest) = parts.next() {
-            out.push('\n');
-            out.push_str(rest);
-        }
-    }
-    for l in lines.iter().skip(1) {
-        out.push_str("\n\tfrom ");
-        out.push_str(l);
-    }
-    let cause = object::ivar_get(ctx, e, sym::CAUSE);
-    if !cause.is_nil() && cause != e && object::is_a(ctx, cause, ctx.c().exception) {
-        let c = full_message(ctx, cause);
-        out.push('\n');
-        out.push_str(&c);
-    }
-    out
+    crate::core::exception_report::uncaught_report(ctx, e)
 }
 
 // ---- methods ----
@@ -254,12 +214,6 @@ fn to_s(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 
 fn message(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     ctx.call(recv, sym::TO_S, &[])
-}
-
-fn detailed_message(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let m = ctx.call(recv, sym::MESSAGE, &[])?;
-    let s = string::to_s(ctx, m)?;
-    Ok(s)
 }
 
 fn inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -342,24 +296,6 @@ fn exception_m(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             Ok(c)
         }
     }
-}
-
-fn m_full_message(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    if let Some(h) = args.kwarg(ctx, "highlight") {
-        if !h.is_nil() && h != Value::TRUE && h != Value::FALSE {
-            let s = object::inspect_string(ctx, h)?;
-            return Err(ctx.arg_error(&format!("expected true or false as highlight: {s}")));
-        }
-    }
-    if let Some(o) = args.kwarg(ctx, "order") {
-        let ok = o.is_nil() || o.as_symbol().is_some_and(|s| matches!(ctx.sym_str(s).as_str(), "top" | "bottom"));
-        if !ok {
-            let s = object::inspect_string(ctx, o)?;
-            return Err(ctx.arg_error(&format!("expected :top or :bottom as order: {s}")));
-        }
-    }
-    let s = full_message(ctx, recv);
-    Ok(string::new_utf8(ctx, &s))
 }
 
 fn name_error_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -454,11 +390,7 @@ fn system_exit_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Val
             rest = &args.pos[1..];
         }
     }
-    let msg = match rest.first() {
-        Some(&m) => m,
-        None => string::new_utf8(ctx, "exit"),
-    };
-    set_message(ctx, recv, msg);
+    set_message(ctx, recv, rest.first().copied().unwrap_or(Value::NIL));
     object::ivar_set_raw(ctx, recv, sym::STATUS, status);
     Ok(Value::NIL)
 }
@@ -488,34 +420,116 @@ fn syscall_errno(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(object::ivar_get(ctx, recv, id))
 }
 
-/// `Errno::EXXX.new(detail)`: "No such file or directory @ rb_sysopen - detail".
+/// The errno a class stands for: its (inherited) `Errno` constant.
+fn class_errno(ctx: &mut Ctx, klass: Value) -> Option<Value> {
+    let id = ctx.intern("Errno");
+    let stop = ctx.c().system_call_error;
+    let mut k = klass;
+    // Only classes below SystemCallError (Object's `Errno` is the module).
+    while !k.is_nil() && k != stop {
+        if let Some(e) = module::body(k).const_get(id).filter(|e| crate::core::integer::is_integer(e.value)) {
+            return Some(e.value);
+        }
+        k = module::body(k).superclass;
+    }
+    None
+}
+
+/// An errno argument: an Integer, or something converting to one (a Float truncates, a
+/// real Complex works); nil is "unknown".
+fn errno_arg(ctx: &mut Ctx, v: Value) -> Result<Value> {
+    if v.is_nil() || v.is_fixnum() {
+        return Ok(v);
+    }
+    crate::core::integer::to_integer_arg(ctx, v)
+}
+
+/// `SystemCallError#initialize(msg = nil, errno = nil, func = nil)`; an `Errno::EXXX`
+/// takes `(msg = nil, func = nil)`. The message is CRuby's
+/// "strerror @ func - msg"; an unknown errno reads "Unknown error N".
 fn errno_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let klass = object::real_class_of(ctx, recv);
-    let errno_id = ctx.intern("Errno");
-    let errno_val = module::body(klass).const_get(errno_id).map(|e| e.value);
-    let (base, code) = match errno_val.and_then(|v| v.as_fixnum()) {
-        Some(code) => (errno_description(code as i32), Value::fixnum(code)),
+    let (msg, code, func) = match class_errno(ctx, klass) {
+        Some(code) => {
+            if args.pos.len() > 2 {
+                return Err(ctx.arity_error(args.pos.len(), 0, Some(2)));
+            }
+            (args.pos.first().copied().unwrap_or(Value::NIL), code, args.pos.get(1).copied().unwrap_or(Value::NIL))
+        }
         None => {
-            let code = args.pos.get(1).copied().unwrap_or(Value::NIL);
-            let desc = match code.as_fixnum() {
-                Some(c) => errno_description(c as i32),
-                None => "unknown error".to_string(),
+            let exact = klass == ctx.c().system_call_error;
+            if args.pos.len() > 3 || (exact && args.pos.is_empty()) {
+                return Err(ctx.arity_error(args.pos.len(), 1, Some(3)));
+            }
+            let (msg, code) = match args.pos {
+                [] => (Value::NIL, Value::NIL),
+                [one] if !string::is_string(*one) && !one.is_nil() && !one.is_symbol() => (Value::NIL, *one),
+                [m] => (*m, Value::NIL),
+                [m, c, ..] => (*m, *c),
             };
-            (desc, code)
+            let code = errno_arg(ctx, code)?;
+            // SystemCallError.new(msg, EINVAL) is an Errno::EINVAL.
+            if exact {
+                if let Some(k) = code.as_fixnum().and_then(|c| errno_class(ctx, c as i32)) {
+                    crate::object::basic(recv).klass = k;
+                }
+            }
+            (msg, code, args.pos.get(2).copied().unwrap_or(Value::NIL))
         }
     };
-    let msg = match args.pos.first() {
-        Some(&m) if !m.is_nil() => {
-            let d = string::to_s(ctx, m)?;
-            format!("{base} - {}", string::to_rust_string_lossy(d))
-        }
-        _ => base,
+    let mut text = match code.as_fixnum() {
+        Some(c) => errno_description(c as i32),
+        None => "unknown error".to_string(),
     };
-    let mv = string::new_utf8(ctx, &msg);
+    if !func.is_nil() {
+        let f = string::to_s(ctx, func)?;
+        text.push_str(" @ ");
+        text.push_str(&string::to_rust_string_lossy(f));
+    }
+    if !msg.is_nil() {
+        let m = string::to_str_arg(ctx, msg)?;
+        text.push_str(" - ");
+        text.push_str(&string::to_rust_string_lossy(m));
+    }
+    let mv = string::new_utf8(ctx, &text);
     set_message(ctx, recv, mv);
     let id = ctx.intern("@errno");
     object::ivar_set_raw(ctx, recv, id, code);
     Ok(Value::NIL)
+}
+
+/// The `Errno::EXXX` class of an errno, if there is one.
+pub fn errno_class(ctx: &mut Ctx, code: i32) -> Option<Value> {
+    let errno = ctx.c().errno;
+    let name = ERRNO_NAMES.iter().find(|(_, c)| *c == code).map(|(n, _)| *n)?;
+    let id = ctx.intern(name);
+    module::body(errno).const_get(id).map(|e| e.value)
+}
+
+/// `Errno::EXXX === e`: a SystemCallError (or anything with `errno`) with the same errno.
+fn syscall_s_eqq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let v = args.pos[0];
+    let sce = ctx.c().system_call_error;
+    if !object::is_a(ctx, v, sce) {
+        let id = ctx.intern("errno");
+        if !ctx.respond_to(v, id, true) {
+            return Ok(Value::FALSE);
+        }
+    } else if recv == sce {
+        return Ok(Value::TRUE);
+    }
+    if object::is_a(ctx, v, recv) {
+        return Ok(Value::TRUE);
+    }
+    let id = ctx.intern("errno");
+    let theirs = ctx.call(v, id, &[])?;
+    let mine = class_errno(ctx, recv).unwrap_or(Value::NIL);
+    Ok(Value::bool(!mine.is_nil() && theirs == mine))
+}
+
+fn load_error_path(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let id = ctx.intern("@path");
+    Ok(object::ivar_get(ctx, recv, id))
 }
 
 pub fn errno_description(code: i32) -> String {
@@ -547,7 +561,6 @@ pub fn init(ctx: &mut Ctx) {
         ("initialize", initialize, [0..=1], Safe, Private),
         ("to_s", to_s, [0], Safe),
         ("message", message, [0], Safe),
-        ("detailed_message", detailed_message, [0..], Safe, Kw),
         ("inspect", inspect, [0], Safe),
         ("backtrace", m_backtrace, [0], Safe),
         ("set_backtrace", set_backtrace, [1], Safe),
@@ -555,7 +568,6 @@ pub fn init(ctx: &mut Ctx) {
         ("cause", cause, [0], Safe),
         ("==", eq, [1], Safe),
         ("exception", exception_m, [0..=1], Safe),
-        ("full_message", m_full_message, [0], Safe, Kw),
     ]);
     let ne = ctx.c().name_error;
     crate::methods!(ctx, ne, [
@@ -599,9 +611,13 @@ pub fn init(ctx: &mut Ctx) {
     ]);
     let sc = ctx.c().system_call_error;
     crate::methods!(ctx, sc, [
-        ("initialize", errno_initialize, [0..=2], Safe, Private),
+        ("initialize", errno_initialize, [0..], Safe, Private),
         ("errno", syscall_errno, [0], Safe),
+        ("===", syscall_s_eqq, [1], Unsafe, Singleton),
     ]);
+    for k in [ctx.c().load_error, ctx.c().syntax_error] {
+        crate::methods!(ctx, k, [("path", load_error_path, [0], Safe)]);
+    }
     let nmk = ctx.c().no_matching_pattern_key_error;
     crate::methods!(ctx, nmk, [
         ("initialize", key_error_initialize, [0..=1], Safe, Private, Kw),

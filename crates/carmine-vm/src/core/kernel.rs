@@ -285,7 +285,11 @@ pub fn make_exception(ctx: &mut Ctx, args: &[Value]) -> Result<Value> {
         if !cur.is_nil() {
             return Ok(cur);
         }
-        return Ok(ctx.new_error(ctx.c().runtime_error, "unhandled exception"));
+        // No backtrace yet: raise records the caller's, without its own frame.
+        let e = crate::core::exception::allocate(ctx, ctx.c().runtime_error);
+        let m = string::new_utf8(ctx, "unhandled exception");
+        crate::core::exception::set_message(ctx, e, m);
+        return Ok(e);
     }
     let first = args[0];
     if string::is_string(first) && args.len() == 1 {
@@ -424,7 +428,8 @@ fn k_proc(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 pub(crate) fn k_exit(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let status = args.pos.first().copied().unwrap_or(Value::TRUE);
     let e = object::allocate(ctx, ctx.c().system_exit)?;
-    ctx.call(e, sym::INITIALIZE, &[status])?;
+    let msg = string::new_utf8(ctx, "exit");
+    ctx.call(e, sym::INITIALIZE, &[status, msg])?;
     exception::ensure_backtrace(ctx, e);
     Err(Unwind::Raise(e))
 }

@@ -377,6 +377,70 @@ fn curry_call(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(p)
 }
 
+// ---- composition ----
+
+/// `f << g` / `f >> g`: calls `first` with the arguments (and block), then `second`
+/// with the result.
+struct ComposeObj {
+    first: Value,
+    second: Value,
+}
+
+crate::data_obj!(ComposeObj, |s, m| {
+    m.mark(s.first);
+    m.mark(s.second);
+});
+
+fn compose_call(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let (first, second) = match data_ref::<ComposeObj>(recv) {
+        Some(c) => (c.first, c.second),
+        None => return Ok(Value::NIL),
+    };
+    let mid = ctx.intern("call");
+    let r = ctx.call_kw(first, mid, args.pos, args.kw, args.block)?;
+    ctx.call(second, mid, &[r])
+}
+
+/// The Proc composing `first` then `second`; `lambda` as CRuby decides it (the
+/// receiver's for `>>`, the argument's for `<<`).
+pub fn compose(ctx: &mut Ctx, first: Value, second: Value, lambda: bool) -> Result<Value> {
+    let id = ctx.intern("__compose_class__");
+    let klass = crate::core::module::body(ctx.c().object).const_get(id).map_or(ctx.c().object, |e| e.value);
+    let c = object::new_data(ctx, klass, Box::new(ComposeObj { first, second }));
+    let p = crate::core::proc::method_proc(ctx, c);
+    if !lambda {
+        crate::object::basic(p).aux &= !crate::core::proc::LAMBDA;
+    }
+    Ok(p)
+}
+
+/// The argument of `<<`/`>>`: a Proc, a Method or anything responding to `call`.
+pub fn callable_arg(ctx: &mut Ctx, g: Value) -> Result<()> {
+    let call = ctx.intern("call");
+    if crate::core::proc::is_proc(g) || data_ref::<MethodObj>(g).is_some() || ctx.respond_to(g, call, true) {
+        return Ok(());
+    }
+    Err(ctx.type_error("callable object is expected"))
+}
+
+/// Whether `g` makes a composition a lambda (a Proc's lambda-ness; other callables do).
+pub fn composes_as_lambda(g: Value) -> bool {
+    !crate::core::proc::is_proc(g) || crate::core::proc::is_lambda(g)
+}
+
+fn m_compose_left(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let g = args.pos[0];
+    callable_arg(ctx, g)?;
+    let lambda = composes_as_lambda(g);
+    compose(ctx, g, recv, lambda)
+}
+
+fn m_compose_right(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let g = args.pos[0];
+    callable_arg(ctx, g)?;
+    compose(ctx, recv, g, true)
+}
+
 fn k_method(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let name = symbol::to_sym_id(ctx, args.pos[0])?;
     method_object(ctx, recv, name)
@@ -430,6 +494,8 @@ pub fn init(ctx: &mut Ctx) {
         ("hash", m_hash, [0], Safe),
         ("super_method", m_super_method, [0], Safe),
         ("curry", m_curry, [0..=1], Safe),
+        ("<<", m_compose_left, [1], Unsafe),
+        (">>", m_compose_right, [1], Unsafe),
     ]);
     let u = ctx.c().unbound_method;
     crate::methods!(ctx, u, [
@@ -459,4 +525,8 @@ pub fn init(ctx: &mut Ctx) {
     let id = ctx.intern("__curry_class__");
     crate::core::module::body(obj).const_set(id, cc);
     crate::methods!(ctx, cc, [("call", curry_call, [0..], Unsafe)]);
+    let comp = crate::core::module_methods::new_class(ctx, obj, Some("Proc::Composition"));
+    let id = ctx.intern("__compose_class__");
+    crate::core::module::body(obj).const_set(id, comp);
+    crate::methods!(ctx, comp, [("call", compose_call, [0..], Unsafe, Kw)]);
 }

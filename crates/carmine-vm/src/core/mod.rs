@@ -16,6 +16,7 @@ pub mod encoding;
 pub mod enumerable;
 pub mod enumerator;
 pub mod exception;
+pub mod exception_report;
 pub mod float;
 pub mod format;
 pub mod gc;
@@ -181,6 +182,7 @@ pub fn init_all(ctx: &mut Ctx) {
     binding::init(ctx);
     method::init(ctx);
     exception::init(ctx);
+    exception_report::init(ctx);
     regexp::init(ctx);
     enumerator::init(ctx);
     lazy::init(ctx);

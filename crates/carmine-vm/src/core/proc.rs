@@ -373,6 +373,21 @@ fn yield_m(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     call(ctx, recv, args)
 }
 
+/// `f << g`: a proc calling g, then f with its result; a lambda when g is one.
+fn compose_left(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let g = args.pos[0];
+    crate::core::method::callable_arg(ctx, g)?;
+    let lambda = crate::core::method::composes_as_lambda(g);
+    crate::core::method::compose(ctx, g, recv, lambda)
+}
+
+/// `f >> g`: a proc calling f, then g with its result; a lambda when f is one.
+fn compose_right(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let g = args.pos[0];
+    crate::core::method::callable_arg(ctx, g)?;
+    crate::core::method::compose(ctx, recv, g, is_lambda(recv))
+}
+
 /// `Proc#ruby2_keywords`: flags the block's code (see `iseq::set_ruby2_keywords`).
 fn ruby2_keywords(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     if let Some(c) = captured(recv) {
@@ -410,6 +425,8 @@ pub fn init(ctx: &mut Ctx) {
         ("eql?", eq, [1], Safe),
         ("hash", hash, [0], Safe),
         ("curry", curry, [0..=1], Safe),
+        ("<<", compose_left, [1], Unsafe),
+        (">>", compose_right, [1], Unsafe),
         ("ruby2_keywords", ruby2_keywords, [0], Safe),
         ("binding", binding, [0], Safe),
     ]);

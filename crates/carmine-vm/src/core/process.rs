@@ -9,36 +9,31 @@ use crate::Result;
 
 /// An `Errno::EXXX` exception for `code`, with `detail` appended to its message.
 pub fn errno_error(ctx: &mut Ctx, code: i32, detail: &str) -> Unwind {
-    let errno = ctx.c().errno;
-    let klass = crate::core::exception::ERRNO_NAMES
-        .iter()
-        .find(|(_, c)| *c == code)
-        .and_then(|(name, _)| {
-            let id = ctx.intern(name);
-            module::body(errno).const_get(id).map(|e| e.value)
-        })
-        .unwrap_or(ctx.c().system_call_error);
-    let d = string::new_utf8(ctx, detail);
-    let e = match object::allocate(ctx, klass) {
-        Ok(e) => e,
-        Err(e) => return e,
+    // "func - detail" names the failing function: "strerror @ func - detail".
+    let (func, detail) = match detail.split_once(" - ") {
+        Some((f, rest)) if !f.is_empty() && f.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') => (Some(f), rest),
+        _ => (None, detail),
     };
-    let args: Vec<Value> = if detail.is_empty() { vec![] } else { vec![d] };
-    let r = if klass == ctx.c().system_call_error {
-        let mut a = args.clone();
-        if a.is_empty() {
-            a.push(Value::NIL);
+    let klass = crate::core::exception::errno_class(ctx, code);
+    let d = if detail.is_empty() { Value::NIL } else { string::new_utf8(ctx, detail) };
+    let f = match func {
+        Some(f) => string::new_utf8(ctx, f),
+        None => Value::NIL,
+    };
+    let r = match klass {
+        Some(k) => object::allocate(ctx, k).and_then(|e| ctx.call(e, crate::symbol::sym::INITIALIZE, &[d, f]).map(|_| e)),
+        None => {
+            let k = ctx.c().system_call_error;
+            object::allocate(ctx, k).and_then(|e| ctx.call(e, crate::symbol::sym::INITIALIZE, &[d, Value::fixnum(code as i64), f]).map(|_| e))
         }
-        a.push(Value::fixnum(code as i64));
-        ctx.call(e, crate::symbol::sym::INITIALIZE, &a)
-    } else {
-        ctx.call(e, crate::symbol::sym::INITIALIZE, &args)
     };
-    if let Err(err) = r {
-        return err;
+    match r {
+        Ok(e) => {
+            crate::core::exception::capture_backtrace(ctx, e);
+            Unwind::Raise(e)
+        }
+        Err(err) => err,
     }
-    crate::core::exception::capture_backtrace(ctx, e);
-    Unwind::Raise(e)
 }
 
 fn p_pid(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
@@ -191,7 +186,84 @@ fn signal_name(sig: i32) -> Option<&'static str> {
     SIGNALS.iter().find(|(_, n)| *n == sig).map(|(name, _)| *name)
 }
 
-const SIGNALS: &[(&str, i32)] = &[("EXIT", 0), ("HUP", 1), ("INT", 2), ("QUIT", 3), ("ILL", 4), ("TRAP", 5), ("ABRT", 6), ("BUS", 7), ("FPE", 8), ("KILL", 9), ("USR1", 10), ("SEGV", 11), ("USR2", 12), ("PIPE", 13), ("ALRM", 14), ("TERM", 15), ("CHLD", 17), ("CONT", 18), ("STOP", 19), ("TSTP", 20)];
+const SIGNALS: &[(&str, i32)] = &[
+    ("EXIT", 0), ("HUP", libc::SIGHUP), ("INT", libc::SIGINT), ("QUIT", libc::SIGQUIT), ("ILL", libc::SIGILL), ("TRAP", libc::SIGTRAP),
+    ("ABRT", libc::SIGABRT), ("IOT", libc::SIGIOT), ("BUS", libc::SIGBUS), ("FPE", libc::SIGFPE), ("KILL", libc::SIGKILL), ("USR1", libc::SIGUSR1),
+    ("SEGV", libc::SIGSEGV), ("USR2", libc::SIGUSR2), ("PIPE", libc::SIGPIPE), ("ALRM", libc::SIGALRM), ("TERM", libc::SIGTERM),
+    ("STKFLT", libc::SIGSTKFLT), ("CHLD", libc::SIGCHLD), ("CLD", libc::SIGCHLD), ("CONT", libc::SIGCONT), ("STOP", libc::SIGSTOP),
+    ("TSTP", libc::SIGTSTP), ("TTIN", libc::SIGTTIN), ("TTOU", libc::SIGTTOU), ("URG", libc::SIGURG), ("XCPU", libc::SIGXCPU),
+    ("XFSZ", libc::SIGXFSZ), ("VTALRM", libc::SIGVTALRM), ("PROF", libc::SIGPROF), ("WINCH", libc::SIGWINCH), ("IO", libc::SIGIO),
+    ("POLL", libc::SIGPOLL), ("PWR", libc::SIGPWR), ("SYS", libc::SIGSYS),
+];
+
+/// `SignalException#initialize(sig, message = nil)`: a signal number (with an optional
+/// message), or a name (`"INT"`, `:SIGINT`) whose message is "SIGNAME".
+fn sigexc_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let Some(&sig) = args.pos.first() else { return Err(ctx.arity_error(0, 1, Some(2))) };
+    if args.pos.len() > 2 {
+        return Err(ctx.arity_error(args.pos.len(), 1, Some(2)));
+    }
+    let (signo, msg) = if let Some(n) = sig.as_fixnum() {
+        if !(0..=64).contains(&n) {
+            return Err(ctx.arg_error(&format!("invalid signal number ({n})")));
+        }
+        let msg = match args.pos.get(1) {
+            Some(&m) => m,
+            None => {
+                let name = signal_name(n as i32).map_or(format!("SIG{n}"), |s| format!("SIG{s}"));
+                string::new_utf8(ctx, &name)
+            }
+        };
+        (n as i32, msg)
+    } else {
+        if !(sig.is_symbol() || string::is_string(sig)) {
+            let s = object::inspect_string(ctx, sig)?;
+            let cname = object::class_name_of(ctx, sig);
+            let _ = s;
+            return Err(ctx.arg_error(&format!("bad signal type {cname}")));
+        }
+        if args.pos.len() > 1 {
+            return Err(ctx.arity_error(args.pos.len(), 1, Some(1)));
+        }
+        let (n, _) = signal_arg(ctx, sig)?;
+        let name = signal_name(n).unwrap_or("");
+        (n, string::new_utf8(ctx, &format!("SIG{name}")))
+    };
+    crate::core::exception::set_message(ctx, recv, msg);
+    let id = ctx.intern("@signo");
+    object::ivar_set_raw(ctx, recv, id, Value::fixnum(signo as i64));
+    Ok(Value::NIL)
+}
+
+/// `Interrupt#initialize(message = "Interrupt")` (signal INT).
+fn interrupt_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let msg = match args.pos.first() {
+        Some(&m) => m,
+        None => string::new_utf8(ctx, "Interrupt"),
+    };
+    crate::core::exception::set_message(ctx, recv, msg);
+    let id = ctx.intern("@signo");
+    object::ivar_set_raw(ctx, recv, id, Value::fixnum(libc::SIGINT as i64));
+    Ok(Value::NIL)
+}
+
+fn sigexc_signo(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let id = ctx.intern("@signo");
+    Ok(object::ivar_get(ctx, recv, id))
+}
+
+fn sigexc_signm(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    ctx.call(recv, crate::symbol::sym::MESSAGE, &[])
+}
+
+/// The signal an uncaught SignalException stands for (the process then dies of it).
+pub fn uncaught_signal(ctx: &mut Ctx, e: Value) -> Option<i32> {
+    if !object::is_a(ctx, e, ctx.c().signal_exception) {
+        return None;
+    }
+    let id = ctx.intern("@signo");
+    object::ivar_get(ctx, e, id).as_fixnum().map(|n| n as i32)
+}
 
 fn st_to_s(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let text = st_describe(status_of(ctx, recv)?);
@@ -244,8 +316,10 @@ fn k_fork(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     match args.block {
         Some(ref b) => {
             let r = ctx.yield_block(b, &[]);
-            let crate::runtime::Outcome::Exit(code) = crate::runtime::finish(ctx, r);
-            std::process::exit(code)
+            match crate::runtime::finish(ctx, r) {
+                crate::runtime::Outcome::Signal(n) => crate::runtime::die_of_signal(n),
+                o => std::process::exit(o.status()),
+            }
         }
         None => Ok(Value::NIL),
     }
@@ -419,6 +493,14 @@ pub fn init(ctx: &mut Ctx) {
     ]);
     let s = ctx.c().signal;
     crate::methods!(ctx, s, [("list", sig_list, [0], Safe, ModuleFunction)]);
+    let se = ctx.c().signal_exception;
+    crate::methods!(ctx, se, [
+        ("initialize", sigexc_initialize, [0..], Safe, Private),
+        ("signo", sigexc_signo, [0], Safe),
+        ("signm", sigexc_signm, [0], Safe),
+    ]);
+    let ie = ctx.c().interrupt;
+    crate::methods!(ctx, ie, [("initialize", interrupt_initialize, [0..=1], Safe, Private)]);
     let object = ctx.c().object;
     let status = crate::core::module_methods::define_class_under(ctx, p, "Status", object);
     module::body(status).alloc = module::AllocKind::None;
@@ -435,8 +517,25 @@ pub fn init(ctx: &mut Ctx) {
         ("to_s", st_to_s, [0], Safe),
         ("inspect", st_inspect, [0], Safe),
     ]);
-    // Errno classes.
+    // Errno classes; names for the same errno share one class (EWOULDBLOCK is EAGAIN).
     let errno = ctx.c().errno;
+    for (alias, of) in [("EWOULDBLOCK", "EAGAIN"), ("EOPNOTSUPP", "ENOTSUP"), ("EDEADLOCK", "EDEADLK")] {
+        let (alias_id, of_id) = (ctx.intern(alias), ctx.intern(of));
+        if module::body(errno).const_get(alias_id).is_none() {
+            let sce = ctx.c().system_call_error;
+            let k = match module::body(errno).const_get(of_id) {
+                Some(e) => e.value,
+                None => {
+                    let k = crate::core::module_methods::define_class_under(ctx, errno, of, sce);
+                    let eid = ctx.intern("Errno");
+                    let code = crate::core::exception::ERRNO_NAMES.iter().find(|(n, _)| *n == of).map_or(0, |(_, c)| *c);
+                    module::body(k).const_set(eid, Value::fixnum(code as i64));
+                    k
+                }
+            };
+            module::body(errno).const_set(alias_id, k);
+        }
+    }
     let sce = ctx.c().system_call_error;
     for (name, code) in crate::core::exception::ERRNO_NAMES {
         let id = ctx.intern(name);
@@ -447,5 +546,27 @@ pub fn init(ctx: &mut Ctx) {
         let eid = ctx.intern("Errno");
         module::body(k).const_set(eid, Value::fixnum(*code as i64));
     }
-    let _ = array::new;
+    define_io_wait_errors(ctx);
+}
+
+/// IO::WaitReadable/WaitWritable and the errors nonblocking IO raises, which are both an
+/// Errno class and one of those (`IO::EAGAINWaitReadable`; EWOULDBLOCK is EAGAIN here).
+fn define_io_wait_errors(ctx: &mut Ctx) {
+    let io = ctx.c().io;
+    let errno = ctx.c().errno;
+    let readable = crate::core::module_methods::define_module_under(ctx, io, "WaitReadable");
+    let writable = crate::core::module_methods::define_module_under(ctx, io, "WaitWritable");
+    for (errname, aliases) in [("EAGAIN", &["EWOULDBLOCK"][..]), ("EINPROGRESS", &[][..])] {
+        let id = ctx.intern(errname);
+        let Some(base) = module::body(errno).const_get(id).map(|e| e.value) else { continue };
+        for (suffix, m) in [("WaitReadable", readable), ("WaitWritable", writable)] {
+            let name = format!("{errname}{suffix}");
+            let k = crate::core::module_methods::define_class_under(ctx, io, &name, base);
+            let _ = ctx.call_str(k, "include", &[m]);
+            for a in aliases {
+                let aid = ctx.intern(&format!("{a}{suffix}"));
+                module::body(io).const_set(aid, k);
+            }
+        }
+    }
 }
