@@ -241,6 +241,12 @@ fn fill(ctx: &mut Ctx, io: &mut IoObj) -> Result<bool> {
             if e.kind() == std::io::ErrorKind::Interrupted {
                 continue;
             }
+            // A read-write popen's socket reports a child that exited without reading
+            // everything as a reset; for the reader that is the end of its output.
+            if io.child.is_some() && e.raw_os_error() == Some(libc::ECONNRESET) {
+                io.eof = true;
+                return Ok(false);
+            }
             return Err(sys_error(ctx, e, ""));
         }
         if n == 0 {
@@ -1142,6 +1148,14 @@ fn f_extname(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 
 fn f_realpath(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let p = path_arg(ctx, args.pos[0])?;
+    // A relative path is taken from the directory given as second argument.
+    let p = match args.pos.get(1) {
+        Some(&d) if !d.is_nil() && !p.starts_with('/') => {
+            let d = path_arg(ctx, d)?;
+            format!("{}/{p}", d.trim_end_matches('/'))
+        }
+        _ => p,
+    };
     match std::fs::canonicalize(&p) {
         Ok(r) => Ok(string::new_utf8(ctx, &r.to_string_lossy())),
         Err(e) => Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), &format!("rb_check_realpath_internal - {p}"))),

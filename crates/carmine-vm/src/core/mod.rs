@@ -24,6 +24,7 @@ pub mod globals;
 pub mod hash;
 pub mod hash_methods;
 pub mod integer;
+pub mod fs;
 pub mod io;
 pub mod io_pipe;
 pub mod kernel;
@@ -192,6 +193,7 @@ pub fn init_all(ctx: &mut Ctx) {
     random::init(ctx);
     io::init(ctx);
     io_pipe::init(ctx);
+    fs::init(ctx);
     gc::init(ctx);
     process::init(ctx);
     set::init(ctx);
