@@ -38,3 +38,23 @@ test "eval's own locals are not visible to the caller" do
   eval("fresh_local = 1")
   assert_false binding.local_variable_defined?(:fresh_local)
 end
+
+def eval_nested_block_helper = yield
+
+test "nested blocks in an eval assign a local of the method around the eval" do
+  a = 1
+  eval("eval_nested_block_helper { eval_nested_block_helper { a = 2 } }")
+  assert_equal 2, a
+  b = 1
+  eval("[1].each { [2].each { |x| b += x } }")
+  assert_equal 3, b
+end
+
+def eval_fwd_target(*a, **k, &b) = [a, k, b&.call]
+def eval_fwd_rest(*) = eval("eval_fwd_target(*)")
+def eval_fwd_all(...) = eval("eval_fwd_target(...)")
+
+test "eval forwards the enclosing method's anonymous parameters" do
+  assert_equal [[1, 2], {}, nil], eval_fwd_rest(1, 2)
+  assert_equal [[1], { b: 2 }, 3], eval_fwd_all(1, b: 2) { 3 }
+end

@@ -689,6 +689,10 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             }
             depth += 1;
         }
+        // An eval's enclosing method (`def m(*) = eval("n(*)")`).
+        if let Some(k) = self.eval_outer.iter().position(|names| names.contains(&name)) {
+            return depth + k as u32;
+        }
         0
     }
 

@@ -128,7 +128,23 @@ pub fn compile_program(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions) -> R
     }
     for names in opts.eval_scopes.iter().rev() {
         let locals: Vec<Vec<u8>> = names.iter().map(|&s| ctx.sym_name(s).to_vec()).filter(|n| is_plain_local_name(n)).collect();
-        po = po.scope(ruby_prism::Scope::default().locals(locals));
+        // Anonymous parameters of the enclosing method may be forwarded from the eval.
+        let has = |ctx: &mut Ctx, n: &[u8]| names.iter().any(|&s| &*ctx.sym_name(s) == n);
+        let mut fwd = Vec::new();
+        let (star, dstar, amp) = (has(ctx, b"*"), has(ctx, b"**"), has(ctx, b"&"));
+        if star {
+            fwd.push(ruby_prism::ScopeForwardingFlag::Positionals);
+        }
+        if dstar {
+            fwd.push(ruby_prism::ScopeForwardingFlag::Keywords);
+        }
+        if amp {
+            fwd.push(ruby_prism::ScopeForwardingFlag::Block);
+        }
+        if star && dstar && amp {
+            fwd.push(ruby_prism::ScopeForwardingFlag::All);
+        }
+        po = po.scope(ruby_prism::Scope::default().locals(locals).forwarding(fwd));
     }
     if !opts.eval_scopes.is_empty() {
         // Prism uses the last given scope as the program's own: the eval's
