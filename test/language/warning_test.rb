@@ -105,3 +105,22 @@ test "methods and blocks report the line they start on" do
     1 }
   assert_equal __LINE__ - 2, pr.source_location[1]
 end
+
+test "Kernel#warn: categories, Warning.warn keywords, and Warning#warn calling super" do
+  out, err, = run_carmine(<<~RUBY)
+    def Warning.warn(msg, **kw) = $stdout.print("W:\#{kw.inspect}:\#{msg}")
+    warn "plain"
+    warn "cat", category: "experimental"
+    o = Object.new
+    def o.to_sym = :experimental
+    warn "conv", category: o
+    Warning[:deprecated] = false
+    warn "off", category: :deprecated
+  RUBY
+  assert_equal "W:{category: nil}:plain\nW:{category: :experimental}:cat\nW:{category: :experimental}:conv\n", out
+  assert_equal "", err
+  _out, err, status = run_carmine("module Warning; def warn(*a, **k) = super; end; warn 'once'")
+  assert_equal ["once\n", true], [err, status.success?]
+  out, = run_carmine("p Warning[:deprecated]", "-w")
+  assert_equal "true\n", out
+end

@@ -121,6 +121,9 @@ impl Runtime {
             Verbosity::Medium => Value::FALSE,
             Verbosity::Verbose => Value::TRUE,
         };
+        if verbose == Verbosity::Verbose {
+            crate::core::warning::set_enabled(ctx, "deprecated", true);
+        }
         crate::core::globals::set_raw(ctx, sym::DOLLAR_VERBOSE, v);
     }
 

@@ -79,9 +79,17 @@ module MSpec
 
   # The command of `ruby_exe` without code: a String that splats (`[*ruby_exe]`)
   # into its words.
+  # mspec's `ruby_exe` without code is the command split into words (an Array); this
+  # String also enumerates them, so `[*ruby_exe]` and `ruby_exe.any? { ... }` work.
   class RubyCommand < String
+    include Enumerable
+
     def to_a
       split(' ')
+    end
+
+    def each(&block)
+      to_a.each(&block)
     end
   end
 

@@ -480,7 +480,7 @@ fn k_register_end_block(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Valu
     Ok(Value::NIL)
 }
 
-fn k_warn(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+fn k_warn(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if crate::core::globals::verbose_level(ctx) == 0 {
         return Ok(Value::NIL);
     }
@@ -494,16 +494,21 @@ fn k_warn(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         }
         _ => None,
     };
-    if let Some(cat) = args.kwarg(ctx, "category") {
-        if !cat.is_nil() {
-            let name = cat.as_symbol().map(|s| ctx.sym_str(s)).unwrap_or_default();
+    // category: a Symbol, String or to_str-convertible name of a known category.
+    let category = match args.kwarg(ctx, "category") {
+        Some(cat) if !cat.is_nil() => {
+            // rb_to_symbol_type: a Symbol or String, or anything with to_sym.
+            let to_sym = ctx.intern("to_sym");
+            let cat = if cat.is_symbol() || string::is_string(cat) || !ctx.respond_to(cat, to_sym, true) { cat } else { ctx.call(cat, to_sym, &[])? };
+            let id = crate::core::symbol::to_sym_id(ctx, cat)?;
+            let name = ctx.sym_str(id).to_string();
             if !matches!(name.as_str(), "deprecated" | "experimental" | "performance" | "strict_unused_block") {
-                let s = string::to_s(ctx, cat)?;
-                let s = string::to_rust_string_lossy(s);
-                return Err(ctx.arg_error(&format!("unknown category: {s}")));
+                return Err(ctx.arg_error(&format!("unknown category: {name}")));
             }
+            Some(name)
         }
-    }
+        _ => None,
+    };
     let mut msgs: Vec<Value> = Vec::new();
     for &a in args.pos {
         if array::is_array(a) {
@@ -533,11 +538,17 @@ fn k_warn(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         }
     }
     let s = string::new_from_bytes(ctx, &out);
-    let category = match args.kwarg(ctx, "category") {
-        Some(c) if !c.is_nil() => c.as_symbol().map(|s| ctx.sym_str(s)),
-        _ => None,
-    };
-    crate::core::warning::emit_value(ctx, s, category.as_deref())?;
+    // Warning#warn calling super lands here with self = Warning: write it out directly
+    // (calling Warning.warn again would recurse).
+    let w = crate::core::warning::warning_module(ctx);
+    if !w.is_nil() && recv == w {
+        io::write_to_stderr_object(ctx, s)?;
+        return Ok(Value::NIL);
+    }
+    if category.as_deref().is_some_and(|c| !crate::core::warning::enabled(ctx, c)) {
+        return Ok(Value::NIL);
+    }
+    crate::core::warning::emit_from_warn(ctx, s, category.as_deref())?;
     Ok(Value::NIL)
 }
 

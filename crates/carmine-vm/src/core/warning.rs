@@ -15,7 +15,7 @@ use crate::Result;
 
 const CATEGORIES: &[(&str, bool)] = &[("deprecated", false), ("experimental", true), ("performance", false), ("strict_unused_block", false)];
 
-fn warning_module(ctx: &mut Ctx) -> Value {
+pub fn warning_module(ctx: &mut Ctx) -> Value {
     let object = ctx.c().object;
     let id = ctx.intern("Warning");
     module::body(object).const_get(id).map_or(Value::NIL, |e| e.value)
@@ -36,6 +36,16 @@ fn category_ivar(ctx: &mut Ctx, cat: Value) -> Result<SymId> {
     Ok(ctx.intern(&format!("__warning_{name}")))
 }
 
+/// Switches a category on or off (`-w` turns `deprecated` on, as in CRuby).
+pub fn set_enabled(ctx: &mut Ctx, category: &str, on: bool) {
+    let w = warning_module(ctx);
+    if w.is_nil() {
+        return;
+    }
+    let id = ctx.intern(&format!("__warning_{category}"));
+    object::ivar_set_raw(ctx, w, id, Value::bool(on));
+}
+
 /// Whether warnings of `category` ("deprecated", ...) are enabled.
 pub fn enabled(ctx: &mut Ctx, category: &str) -> bool {
     let w = warning_module(ctx);
@@ -50,6 +60,39 @@ pub fn enabled(ctx: &mut Ctx, category: &str) -> bool {
 pub fn emit(ctx: &mut Ctx, msg: &str, category: Option<&str>) -> Result<()> {
     let s = string::new_utf8(ctx, msg);
     emit_value(ctx, s, category)
+}
+
+/// `Kernel#warn`'s call of `Warning.warn`: `category:` (nil when none) is passed to a
+/// `warn` that takes keywords.
+pub fn emit_from_warn(ctx: &mut Ctx, s: Value, category: Option<&str>) -> Result<()> {
+    let w = warning_module(ctx);
+    if w.is_nil() {
+        return io::write_to_stderr_object(ctx, s);
+    }
+    let warn_id = ctx.intern("warn");
+    let wk = crate::interp::class_of(ctx, w);
+    let takes_kw = match module::find_method(ctx, wk, warn_id) {
+        // A `warn(msg)` taking exactly one argument gets no keywords.
+        Some(me) if !matches!(me.body, module::MethodBody::Builtin { .. }) => {
+            let m = ctx.call_str(w, "method", &[Value::symbol(warn_id)])?;
+            let arity = ctx.call_str(m, "arity", &[])?;
+            arity.as_fixnum() != Some(1)
+        }
+        _ => true,
+    };
+    if !takes_kw {
+        ctx.call_str(w, "warn", &[s])?;
+        return Ok(());
+    }
+    let kw = crate::core::hash::new(ctx);
+    let key = Value::symbol(ctx.intern("category"));
+    let val = match category {
+        Some(c) => Value::symbol(ctx.intern(c)),
+        None => Value::NIL,
+    };
+    crate::core::hash::aset(ctx, kw, key, val)?;
+    ctx.call_kw(w, warn_id, &[s], Some(kw), None)?;
+    Ok(())
 }
 
 pub fn emit_value(ctx: &mut Ctx, s: Value, category: Option<&str>) -> Result<()> {
