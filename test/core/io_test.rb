@@ -124,3 +124,18 @@ test "DATA is the main script after __END__" do
   out, = run_carmine("p defined?(DATA)\n")
   assert_equal "nil\n", out
 end
+
+test "IO#dup gives an independent IO on the same file" do
+  with_tmp("abc\ndef\n") do |path|
+    f = File.open(path)
+    g = f.dup
+    assert_equal "abc\n", g.gets
+    g.close
+    assert_false f.closed?
+    f.close
+  end
+  o = STDOUT.dup
+  assert_equal 1, STDOUT.fileno
+  assert_true o.fileno > 2
+  o.close
+end

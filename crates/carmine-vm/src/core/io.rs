@@ -619,6 +619,30 @@ fn m_eof(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::bool(!fill(ctx, io)?))
 }
 
+/// `IO#dup`: a new IO on a dup(2) of the descriptor (buffered output is flushed first,
+/// so both see the same position), with the same modes, encodings and path.
+pub fn dup_io(ctx: &mut Ctx, v: Value, klass: Value) -> Result<Value> {
+    let io = get_io(ctx, v)?;
+    if io.closed {
+        return Err(ctx.raise(ctx.c().io_error, "closed stream"));
+    }
+    flush_obj(ctx, io)?;
+    // SAFETY: duplicating a descriptor this object owns; the new one gets close-on-exec.
+    let fd = unsafe { libc::fcntl(io.fd, libc::F_DUPFD_CLOEXEC, 3) };
+    if fd < 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::EMFILE), "dup"));
+    }
+    let (r, w, path, ext, int, sync) = (io.readable, io.writable, io.path.clone(), io.ext_enc, io.int_enc, io.sync);
+    let copy = new_io(ctx, klass, fd, r, w, path);
+    if let Some(c) = io_ref(copy) {
+        c.ext_enc = ext;
+        c.int_enc = int;
+        c.sync = sync;
+    }
+    Ok(copy)
+}
+
 /// Closes an IO (flushing it); a popen IO's child is waited for and becomes `$?`.
 pub fn close(ctx: &mut Ctx, recv: Value) -> Result<()> {
     let io = get_io(ctx, recv)?;

@@ -843,6 +843,9 @@ pub fn run_program(ctx: &mut Ctx, source: &[u8], path: &str, main: bool) -> Resu
 /// Copies a Data object for `dup`/`clone` if its type supports it.
 pub fn dup_data(ctx: &mut Ctx, v: Value) -> Result<Option<Value>> {
     let klass = object::real_class_of(ctx, v);
+    if io::io_ref(v).is_some() {
+        return io::dup_io(ctx, v, klass).map(Some);
+    }
     if let Some(r) = data_ref::<crate::core::rational::RationalObj>(v) {
         let (n, d) = (r.num, r.den);
         let _ = klass;
