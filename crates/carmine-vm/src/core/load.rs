@@ -179,16 +179,17 @@ fn k_load(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     Ok(Value::TRUE)
 }
 
-pub fn register_autoload(ctx: &mut Ctx, klass: Value, id: SymId, path: Value) {
+pub fn register_autoload(ctx: &mut Ctx, klass: Value, id: SymId, path: Value) -> Result<()> {
     let b = module::body(klass);
     if b.const_get(id).is_some_and(|e| e.autoload.is_none()) {
-        return;
+        return Ok(());
     }
     b.const_set(id, Value::UNDEF);
     if let Some(&i) = b.const_index.get(&id) {
         b.consts[i].1.autoload = Some(path);
     }
     ctx.vm().bump_const_epoch();
+    crate::core::module_methods::const_added(ctx, klass, id)
 }
 
 /// Loads the file registered for `klass::id`.
@@ -212,7 +213,7 @@ fn k_autoload(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let obj = ctx.c().object;
     let id = crate::core::symbol::to_sym_id(ctx, args.pos[0])?;
     let path = string::to_str_arg(ctx, args.pos[1])?;
-    register_autoload(ctx, obj, id, path);
+    register_autoload(ctx, obj, id, path)?;
     Ok(Value::NIL)
 }
 

@@ -154,6 +154,9 @@ pub struct ClassBody {
     /// `name` is temporary ("#<Module:0x...>::B", set under an anonymous
     /// module): it is replaced when the outer module gets a permanent name.
     pub temporary_name: bool,
+    /// The temporary name was given by `set_temporary_name`: assigning the module to a
+    /// constant of an anonymous module keeps it (a permanent name still replaces it).
+    pub name_set_by_user: bool,
     pub superclass: Value,
     pub kind: ClassKind,
     /// For singleton classes: the object they belong to.
@@ -195,6 +198,7 @@ impl ClassBody {
         ClassBody {
             name: None,
             temporary_name: false,
+            name_set_by_user: false,
             superclass,
             kind,
             attached: Value::NIL,

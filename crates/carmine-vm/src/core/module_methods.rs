@@ -93,13 +93,15 @@ pub fn const_set_checked(ctx: &mut Ctx, target: Value, id: SymId, v: Value) -> R
     if basic(target).has(FL_FROZEN) {
         return Err(ctx.frozen_error(target));
     }
-    if module::is_class_or_module(v) && (body(v).name.is_none() || body(v).temporary_name) && body(v).kind != ClassKind::Singleton {
-        let permanent = target == ctx.c().object || (body(target).name.is_some() && !body(target).temporary_name);
+    let renamed = module::is_class_or_module(v) && (body(v).name.is_none() || body(v).temporary_name) && body(v).kind != ClassKind::Singleton;
+    let permanent = target == ctx.c().object || (body(target).name.is_some() && !body(target).temporary_name);
+    if renamed && (permanent || !body(v).name_set_by_user) {
         let n = ctx.sym_str(id);
         let full = if target == ctx.c().object { n } else { format!("{}::{}", class_path(ctx, target), n) };
         let s = string::new_utf8(ctx, &full);
         body(v).name = Some(object::freeze(s));
         body(v).temporary_name = !permanent;
+        body(v).name_set_by_user = false;
         if permanent {
             name_nested(ctx, v);
         }
@@ -121,6 +123,20 @@ pub fn const_set_checked(ctx: &mut Ctx, target: Value, id: SymId, v: Value) -> R
     });
     body(target).const_set_at(id, v, location);
     ctx.vm().bump_const_epoch();
+    const_added(ctx, target, id)
+}
+
+/// Calls `target.const_added(name)` (a hook; the default does nothing).
+pub fn const_added(ctx: &mut Ctx, target: Value, id: SymId) -> Result<()> {
+    if !ctx.vm().booted.get() {
+        return Ok(());
+    }
+    let hook = ctx.intern("const_added");
+    let klass = crate::interp::class_of(ctx, target);
+    let is_default = module::find_method(ctx, klass, hook).is_some_and(|me| matches!(me.body, MethodBody::Builtin { f, .. } if f as usize == m_hook_noop as usize));
+    if !is_default {
+        ctx.call(target, hook, &[Value::symbol(id)])?;
+    }
     Ok(())
 }
 
@@ -144,9 +160,82 @@ fn name_nested(ctx: &mut Ctx, m: Value) {
             let s = string::new_utf8(ctx, &full);
             body(v).name = Some(object::freeze(s));
             body(v).temporary_name = false;
+            body(v).name_set_by_user = false;
             name_nested(ctx, v);
         }
     }
+}
+
+/// Whether `s` reads as a constant path ("A", "A::B", "::A"), which a temporary name
+/// must not look like.
+fn is_constant_path(s: &[u8]) -> bool {
+    let s = s.strip_prefix(b"::").unwrap_or(s);
+    !s.is_empty() && s.split(|&b| b == b':').collect::<Vec<_>>().chunks(2).all(|c| match c {
+        [seg, sep] => sep.is_empty() && valid_const_name(seg),
+        [seg] => valid_const_name(seg),
+        _ => false,
+    })
+}
+
+/// Renames the constants of `m` whose names derive from `old` (temporary names of
+/// nested modules) to start with `new`, or clears them when `new` is None.
+fn rename_nested(ctx: &mut Ctx, m: Value, old: &str, new: Option<&str>) {
+    let consts: Vec<(SymId, Value)> = body(m).consts.iter().map(|(n, e)| (*n, e.value)).collect();
+    for (n, v) in consts {
+        if !module::is_class_or_module(v) || !body(v).temporary_name || body(v).name_set_by_user {
+            continue;
+        }
+        let Some(cur) = body(v).name.map(string::to_rust_string_lossy) else { continue };
+        let expected = format!("{old}::{}", ctx.sym_str(n));
+        if cur != expected {
+            continue;
+        }
+        match new {
+            Some(p) => {
+                let full = format!("{p}::{}", ctx.sym_str(n));
+                let s = string::new_utf8(ctx, &full);
+                body(v).name = Some(object::freeze(s));
+                rename_nested(ctx, v, &cur, Some(&full));
+            }
+            None => {
+                body(v).name = None;
+                body(v).temporary_name = false;
+                rename_nested(ctx, v, &cur, None);
+            }
+        }
+    }
+}
+
+/// `Module#set_temporary_name(name)`: a name for a module without a permanent one
+/// (nil removes it).
+fn m_set_temporary_name(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    if body(recv).name.is_some() && !body(recv).temporary_name {
+        return Err(ctx.raise(ctx.c().runtime_error, "can't change permanent name"));
+    }
+    let arg = args.pos[0];
+    let old = class_path(ctx, recv);
+    if arg.is_nil() {
+        body(recv).name = None;
+        body(recv).temporary_name = false;
+        body(recv).name_set_by_user = false;
+        rename_nested(ctx, recv, &old, None);
+        return Ok(recv);
+    }
+    let s = string::to_str_arg(ctx, arg)?;
+    let bytes = string::bytes(s).to_vec();
+    if bytes.is_empty() {
+        return Err(ctx.arg_error("empty class/module name"));
+    }
+    if is_constant_path(&bytes) {
+        return Err(ctx.arg_error("the temporary name must not be a constant path to avoid confusion"));
+    }
+    let name = string::new_with_enc(ctx, bytes, string::encoding(s));
+    let new = string::to_rust_string_lossy(name);
+    body(recv).name = Some(object::freeze(name));
+    body(recv).temporary_name = true;
+    body(recv).name_set_by_user = true;
+    rename_nested(ctx, recv, &old, Some(&new));
+    Ok(recv)
 }
 
 /// `module Name` in `cbase`.
@@ -1190,7 +1279,7 @@ fn m_autoload(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if string::len(path) == 0 {
         return Err(ctx.arg_error("empty file name"));
     }
-    crate::core::load::register_autoload(ctx, recv, id, path);
+    crate::core::load::register_autoload(ctx, recv, id, path)?;
     Ok(Value::NIL)
 }
 
@@ -1415,6 +1504,7 @@ pub fn init(ctx: &mut Ctx) {
         ("refine", m_refine, [1], Unsafe, Private),
         ("using", m_using, [1], Unsafe, Private),
         ("ruby2_keywords", m_ruby2_keywords, [0..], Unsafe, Private),
+        ("set_temporary_name", m_set_temporary_name, [1], Unsafe),
     ]);
     let c = ctx.c().class;
     crate::methods!(ctx, c, [
