@@ -58,3 +58,10 @@ test "eval forwards the enclosing method's anonymous parameters" do
   assert_equal [[1, 2], {}, nil], eval_fwd_rest(1, 2)
   assert_equal [[1], { b: 2 }, 3], eval_fwd_all(1, b: 2) { 3 }
 end
+
+def eval_yield_helper = eval("yield")
+
+test "yield in an eval is valid only inside a method" do
+  assert_raise(SyntaxError, /Invalid yield/) { eval("1.times { yield }") }
+  assert_equal 5, eval_yield_helper { 5 }
+end

@@ -405,7 +405,10 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         // A class body (`class << obj` inside a method included) has no block
         // to yield to.
         let in_class = self.scopes.iter().rev().take_while(|s| s.b.kind != IseqKind::Method).any(|s| s.b.kind == IseqKind::Class);
-        if in_class {
+        // Outside any method (a block at the top level of an eval, say) there is no
+        // block to yield to either; prism catches this only in whole files.
+        let in_method = self.scopes.iter().any(|s| s.b.kind == IseqKind::Method) || (self.scopes.first().is_some_and(|s| s.b.kind == IseqKind::Eval) && self.eval_in_method);
+        if in_class || !in_method {
             self.fail("Invalid yield");
             return;
         }

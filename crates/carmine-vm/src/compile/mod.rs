@@ -46,14 +46,16 @@ pub struct CompileOptions {
     pub top_label: String,
     /// The source's encoding without a magic comment (an eval'd String's own).
     pub default_encoding: Option<u8>,
+    /// An eval whose binding is inside a method (where `yield` is valid).
+    pub eval_in_method: bool,
 }
 
 impl CompileOptions {
     pub fn main(path: &str) -> CompileOptions {
-        CompileOptions { path: path.to_string(), line: 1, kind: IseqKind::Main, eval_scopes: Vec::new(), frozen_string_literal: None, top_label: "<main>".into(), default_encoding: None }
+        CompileOptions { path: path.to_string(), line: 1, kind: IseqKind::Main, eval_scopes: Vec::new(), frozen_string_literal: None, top_label: "<main>".into(), default_encoding: None, eval_in_method: false }
     }
     pub fn required(path: &str) -> CompileOptions {
-        CompileOptions { path: path.to_string(), line: 1, kind: IseqKind::Top, eval_scopes: Vec::new(), frozen_string_literal: None, top_label: "<top (required)>".into(), default_encoding: None }
+        CompileOptions { path: path.to_string(), line: 1, kind: IseqKind::Top, eval_scopes: Vec::new(), frozen_string_literal: None, top_label: "<top (required)>".into(), default_encoding: None, eval_in_method: false }
     }
 }
 
@@ -109,6 +111,8 @@ pub(crate) struct Compiler<'c, 'pr> {
     /// While compiling a case/in branch's pattern: the hidden local caching
     /// the subject's #deconstruct (taken by the first array/find pattern).
     pub deconstruct_cache: Option<u32>,
+    /// See `CompileOptions::eval_in_method`.
+    pub eval_in_method: bool,
 }
 
 /// Parses and compiles a program; a syntax error becomes a `SyntaxError`.
@@ -176,6 +180,7 @@ pub fn compile_program(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions) -> R
         masgn_prefixes: std::collections::VecDeque::new(),
         source_encoding: source_encoding(source, &result, opts.default_encoding.unwrap_or(crate::core::encoding::UTF_8)),
         deconstruct_cache: None,
+        eval_in_method: opts.eval_in_method,
     };
     let kind = opts.kind;
     let label = match kind {

@@ -178,7 +178,7 @@ fn run_eval(ctx: &mut Ctx, b: Value, src: Value, file: Option<String>, line: Opt
     };
     let path = file.unwrap_or_else(|| format!("(eval at {bpath}:{bline})"));
     let default_encoding = Some(string::encoding(src));
-    let opts = CompileOptions { path, line: line.unwrap_or(1), kind: IseqKind::Eval, eval_scopes: names.clone(), frozen_string_literal: None, top_label: String::from("<main>"), default_encoding };
+    let opts = CompileOptions { path, line: line.unwrap_or(1), kind: IseqKind::Eval, eval_scopes: names.clone(), frozen_string_literal: None, top_label: String::from("<main>"), default_encoding, eval_in_method: mid.is_some() };
     let bytes = string::bytes(src).to_vec();
     let iseq = crate::compile::compile(ctx, &bytes, &opts)?;
     let keep = ctx.protect(iseq);
