@@ -56,6 +56,8 @@ pub struct Config {
     pub time_limit: Option<Duration>,
     /// Visit the files in a seeded random order (useful with `time_limit`).
     pub shuffle: bool,
+    /// SIGINT/SIGTERM stop the run early with its summary (the command line sets it).
+    pub stop_on_signal: bool,
 }
 
 impl Config {
@@ -75,6 +77,7 @@ impl Config {
             progress_every: 100,
             time_limit: None,
             shuffle: false,
+            stop_on_signal: false,
         }
     }
 }
@@ -197,6 +200,26 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Set by SIGINT/SIGTERM: the run stops like at its time limit and reports what it did.
+static STOP_REQUESTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn request_stop(_sig: libc::c_int) {
+    STOP_REQUESTED.store(true, Ordering::Relaxed);
+}
+
+/// Ctrl-C (or a TERM) ends the run early with its summary; a second one kills it.
+fn install_stop_handler() {
+    // SAFETY: the handler only stores to an atomic (async-signal-safe); SA_RESETHAND makes
+    // a second signal take the default action.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = request_stop as usize;
+        sa.sa_flags = libc::SA_RESETHAND;
+        libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
+        libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
+    }
+}
+
 thread_local! {
     static IN_WORKER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     static LAST_PANIC: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
@@ -229,6 +252,7 @@ enum CompileResult {
 /// A worker's VM for in-process compiles; replaced after a panic (its state may be torn).
 struct Compiler {
     rt: Option<Runtime>,
+    compiles: usize,
 }
 
 impl Compiler {
@@ -241,6 +265,11 @@ impl Compiler {
     }
 
     fn compile(&mut self, src: &[u8], path: &str) -> CompileResult {
+        // Compiled code stays in the VM: a fresh one now and then bounds the memory.
+        self.compiles += 1;
+        if self.compiles % 500 == 0 {
+            self.rt = None;
+        }
         let rt = self.runtime();
         let r = std::panic::catch_unwind(AssertUnwindSafe(|| rt.check_syntax(src, path)));
         match r {
@@ -395,7 +424,7 @@ impl Shared<'_> {
     }
 
     fn out_of_time(&self) -> bool {
-        self.deadline.is_some_and(|d| Instant::now() >= d)
+        STOP_REQUESTED.load(Ordering::Relaxed) || self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 
     /// Compiles and runs one corpus file and its mutations. Returns false when the time
@@ -487,6 +516,9 @@ impl Shared<'_> {
 pub fn run(cfg: &Config) -> std::io::Result<Summary> {
     let start = Instant::now();
     install_panic_hook();
+    if cfg.stop_on_signal {
+        install_stop_handler();
+    }
     std::fs::create_dir_all(&cfg.failures_dir)?;
     std::fs::create_dir_all(&cfg.scratch_dir)?;
     // Leftovers of an earlier run (scripts write their temporary files there).
@@ -552,7 +584,7 @@ pub fn run(cfg: &Config) -> std::io::Result<Summary> {
             let shared = &shared;
             let spawned = std::thread::Builder::new().name(format!("carmine-fuzz-{w}")).stack_size(WORKER_STACK).spawn_scoped(s, move || {
                 IN_WORKER.with(|f| f.set(true));
-                let mut comp = Compiler { rt: None };
+                let mut comp = Compiler { rt: None, compiles: 0 };
                 loop {
                     if shared.out_of_time() {
                         break;

@@ -29,7 +29,8 @@ fn usage() -> &'static str {
   --mem-limit MB       address-space limit of each subprocess (default 4096)
   --no-sandbox         when run as root, run the scripts as root too (default: as nobody)
   --jobs N             parallel workers, at most 2 (default 1)
-  --seconds N          stop starting new work after N seconds (the summary says how far it got)
+  --seconds N          stop starting new work after N seconds (the summary says how far it got;
+                       Ctrl-C stops early the same way)
   --shuffle            visit the files in a seeded random order (with --seconds: a different
                        sample for each seed)
   --failures DIR       where failing inputs are saved (default /tmp/carmine-fuzz-failures)
@@ -42,6 +43,7 @@ fn parse() -> Result<(Config, bool), String> {
     let mut args = std::env::args().skip(1);
     let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1) % 1_000_000_007;
     let mut cfg = Config::new(Vec::new(), seed, None);
+    cfg.stop_on_signal = true;
     let mut exec = true;
     let mut sandbox = true;
     let mut carmine: Option<PathBuf> = None;

@@ -55,6 +55,8 @@ pub enum Op {
     SpliceDonorLine,
     Nest,
     RepeatToken,
+    ReplaceLiteral,
+    SwapMethod,
 }
 
 const OPS: &[Op] = &[
@@ -73,6 +75,29 @@ const OPS: &[Op] = &[
     Op::SpliceDonorLine,
     Op::Nest,
     Op::RepeatToken,
+    Op::ReplaceLiteral,
+    Op::ReplaceLiteral,
+    Op::SwapMethod,
+    Op::SwapMethod,
+];
+
+/// Values put in place of a literal (`Op::ReplaceLiteral`): other types, edge numbers,
+/// odd strings and objects with hostile conversions, so builtins see arguments of every kind.
+const VALUES: &[&[u8]] = &[
+    b"nil", b"true", b"false", b"0", b"-1", b"1", b"2**64", b"-(2**64)", b"2**62", b"(2**62 - 1)", b"-(2**63)",
+    b"0.0", b"-0.0", b"1.5", b"Float::NAN", b"Float::INFINITY", b"-Float::INFINITY", b"Float::MAX", b"Float::MIN",
+    b"1r", b"(1/3r)", b"1i", b"Complex(1, 2)", b"\"\"", b"\"abc\"", b"\"\\xff\\xfe\"", b"\"\\u3042\"",
+    b"\"a\".encode(\"UTF-16LE\")", b"\"a\".force_encoding(\"ASCII-8BIT\")", b"\"a\".b", b"\"a\" * 100_000",
+    b"'%s %d %*s'", b":sym", b":\"\"", b"[]", b"[nil]", b"[1, [2, [3]]]", b"{}", b"{a: 1}", b"{1 => 2}",
+    b"(1..)", b"(..1)", b"(1...1)", b"('a'..'z')", b"(1.0..2.0)", b"Object.new", b"BasicObject.new",
+    b"Class.new", b"Module.new", b"Struct.new(:a).new(1)", b"method(:puts)", b"proc { |*a| a }", b"-> {}",
+    b"$stdout", b"STDIN", b"__FILE__", b"Time.at(0)", b"/a(b)?/", b"//", b"Comparable", b"Kernel",
+    b"Integer", b"String", b"Encoding::UTF_8", b"Encoding::BINARY", b"[].each", b"1.step(10, 3)",
+    b"Fiber.new { Fiber.yield 1 }", b"Thread.current", b"ObjectSpace", b"(o = Object.new; def o.to_int = 2**70; o)",
+    b"(o = Object.new; def o.to_str = nil; o)", b"(o = Object.new; def o.to_ary = [o]; o)",
+    b"(o = Object.new; def o.to_s = raise('x'); o)", b"(o = Object.new; def o.coerce(x) = [x, x]; o)",
+    b"(o = Object.new; def o.each = yield(o); o)", b"(o = Object.new; def o.<=>(x) = nil; o)",
+    b"(o = Object.new; def o.hash = 2**80; o)", b"(o = Object.new; def o.method_missing(*) = self; o)",
 ];
 
 /// Wrappers for `Op::Nest`: the opening and closing text put around a range of lines.
@@ -269,8 +294,94 @@ pub fn apply(rng: &mut Rng, op: Op, src: &mut Vec<u8>, donor: &[u8]) -> bool {
             }
             src.splice(at..at, ins);
         }
+        Op::ReplaceLiteral => {
+            if len == 0 {
+                return false;
+            }
+            // Prefer literals and plain names to keywords (a replaced `end` is only a
+            // syntax error).
+            const KEYWORDS: &[&[u8]] = &[
+                b"def", b"end", b"do", b"if", b"else", b"elsif", b"unless", b"while", b"until", b"class", b"module",
+                b"begin", b"rescue", b"ensure", b"then", b"case", b"when", b"in", b"return", b"yield", b"it",
+                b"describe", b"should", b"should_not", b"require_relative", b"require", b"and", b"or", b"not",
+            ];
+            let mut found = None;
+            for _ in 0..8 {
+                let Some((a, b)) = token_at(src, rng.below(len)) else { continue };
+                if !KEYWORDS.contains(&&src[a..b]) {
+                    found = Some((a, b));
+                    break;
+                }
+            }
+            let Some((a, b)) = found else { return false };
+            src.splice(a..b, rng.pick(VALUES).iter().copied());
+        }
+        Op::SwapMethod => {
+            // Another method name of this file or of the donor, so the receiver gets a
+            // message with the arguments meant for a different one.
+            let here = method_names(src);
+            if here.is_empty() {
+                return false;
+            }
+            let (a, b) = *rng.pick(&here);
+            let from_donor = method_names(donor);
+            let name = if !from_donor.is_empty() && rng.chance(1, 2) {
+                let (x, y) = *rng.pick(&from_donor);
+                donor[x..y].to_vec()
+            } else {
+                let (x, y) = *rng.pick(&here);
+                src[x..y].to_vec()
+            };
+            src.splice(a..b, name);
+        }
     }
     true
+}
+
+/// Start of the literal or word at (or just after) `at`: a number, a quoted string, a
+/// symbol or an identifier, as the byte range it spans.
+fn token_at(src: &[u8], at: usize) -> Option<(usize, usize)> {
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
+    let mut a = at;
+    while a < src.len() && !(is_word(src[a]) || src[a] == b'"' || src[a] == b'\'' || src[a] == b':') {
+        a += 1;
+    }
+    let first = *src.get(a)?;
+    let mut b = a + 1;
+    if first == b'"' || first == b'\'' {
+        while b < src.len() && src[b] != first && src[b] != b'\n' {
+            b += if src[b] == b'\\' { 2 } else { 1 };
+        }
+        b = (b + 1).min(src.len());
+    } else {
+        while b < src.len() && (is_word(src[b]) || (first.is_ascii_digit() && (src[b] == b'.' && src.get(b + 1).is_some_and(u8::is_ascii_digit)))) {
+            b += 1;
+        }
+    }
+    Some((a, b))
+}
+
+/// The method names called in `src` (`.name`), as byte ranges.
+fn method_names(src: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + 1 < src.len() {
+        if src[i] == b'.' && (src[i + 1].is_ascii_lowercase() || src[i + 1] == b'_') {
+            let a = i + 1;
+            let mut b = a;
+            while b < src.len() && (src[b].is_ascii_alphanumeric() || src[b] == b'_') {
+                b += 1;
+            }
+            if b < src.len() && matches!(src[b], b'?' | b'!' | b'=') {
+                b += 1;
+            }
+            out.push((a, b));
+            i = b;
+        } else {
+            i += 1;
+        }
+    }
+    out
 }
 
 /// One mutation: 1 to 4 operators applied in turn. Returns the new source and the
@@ -311,6 +422,21 @@ mod tests {
             }
         }
         assert!(changed > 150, "only {changed} of 200 mutations changed the source");
+    }
+
+    #[test]
+    fn literal_and_method_swaps_change_the_source() {
+        let src = b"x = [1, 2].pack('C*')\nputs \"a\".center(5, :b)\n";
+        for op in [Op::ReplaceLiteral, Op::SwapMethod] {
+            let mut changed = 0;
+            for seed in 0..50 {
+                let mut out = src.to_vec();
+                if apply(&mut Rng::new(seed), op, &mut out, b"y.encode(1)\n") && out != src {
+                    changed += 1;
+                }
+            }
+            assert!(changed > 20, "{op:?} changed only {changed} of 50");
+        }
     }
 
     #[test]
