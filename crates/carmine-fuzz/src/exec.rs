@@ -47,6 +47,8 @@ pub enum ExecOutcome {
     Signalled(i32),
     /// Did not finish in time and was killed.
     Timeout,
+    /// Aborted by a failed allocation after using much of its memory limit.
+    OutOfMemory,
     /// A VM bug: the reason and the start of stderr.
     Crash { reason: String, stderr: String },
     /// The child could not be started.
@@ -154,24 +156,35 @@ impl Runner {
         let start = Instant::now();
         let pid = child.id() as i32;
         let mut timed_out = false;
+        // wait4 rather than Child::try_wait: the child's peak memory tells an exhausted
+        // address space from a single impossible allocation.
+        let mut raw_status: libc::c_int = 0;
+        // SAFETY: rusage is plain old data.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
         let status = loop {
-            match child.try_wait() {
-                Ok(Some(st)) => break Some(st),
-                Ok(None) => {}
-                Err(_) => break None,
+            // SAFETY: waits for our own child; both out-pointers are valid.
+            let r = unsafe { libc::wait4(pid, &mut raw_status, libc::WNOHANG, &mut usage) };
+            if r == pid {
+                break Some(std::process::ExitStatus::from_raw(raw_status));
+            }
+            if r < 0 {
+                break None;
             }
             if start.elapsed() >= self.timeout {
                 timed_out = true;
                 // SAFETY: kill(2) on the child's own process group (created by
-                // process_group(0) above), then on the child itself.
+                // process_group(0) above), then on the child itself, then reaping it.
                 unsafe {
                     libc::kill(-pid, libc::SIGKILL);
                     libc::kill(pid, libc::SIGKILL);
+                    libc::wait4(pid, &mut raw_status, 0, &mut usage);
                 }
-                break child.wait().ok();
+                break Some(std::process::ExitStatus::from_raw(raw_status));
             }
             std::thread::sleep(Duration::from_millis(5));
         };
+        drop(child);
+        let peak_rss = usage.ru_maxrss as u64 * 1024;
         // Kill stragglers of the group (children the script spawned) so the pipe closes.
         // SAFETY: as above; the group id is the child's pid, which we have not reaped
         // before this point only if wait failed, so the id cannot have been reused by then.
@@ -185,6 +198,12 @@ impl Runner {
         }
         let Some(status) = status else { return ExecOutcome::SpawnError("wait failed".into()) };
         if let Some(sig) = status.signal() {
+            // Out of address space after growing to it (an endless loop that allocates):
+            // the allocator's abort is reported apart, not as a VM crash. A single huge
+            // allocation in a small process is a crash (a size that was not checked).
+            if sig == libc::SIGABRT && head.contains("memory allocation of") && self.mem_limit > 0 && peak_rss >= self.mem_limit / 4 {
+                return ExecOutcome::OutOfMemory;
+            }
             if is_crash_signal(sig) {
                 return ExecOutcome::Crash { reason: format!("killed by {}", signal_name(sig)), stderr: head };
             }

@@ -117,6 +117,9 @@ pub struct Summary {
     /// Executions of mutated scripts (the rest are original files).
     pub executed_mutations: usize,
     pub timeouts: usize,
+    /// Executions that exhausted their memory limit (an abort after growing to it; see
+    /// docs/panic-freedom.md): counted, not failures.
+    pub out_of_memory: usize,
     /// Subprocesses that could not be started (the check did not run: a failure).
     pub spawn_errors: usize,
     /// Subprocesses ended by a non-crash signal (a script can `Process.kill` itself).
@@ -134,7 +137,7 @@ impl Summary {
 
     pub fn report(&self) -> String {
         let mut s = format!(
-            "seed {}: {} of {} files, {} compiled in-process ({} mutations, {} syntax errors), {} executions ({} of mutations; {} timeouts, {} ended by signals, {} not started), {} panics, {} crashes, {:.1}s\n",
+            "seed {}: {} of {} files, {} compiled in-process ({} mutations, {} syntax errors), {} executions ({} of mutations; {} timeouts, {} out of memory, {} ended by signals, {} not started), {} panics, {} crashes, {:.1}s\n",
             self.seed,
             self.files_done,
             self.files,
@@ -144,6 +147,7 @@ impl Summary {
             self.executions,
             self.executed_mutations,
             self.timeouts,
+            self.out_of_memory,
             self.signalled,
             self.spawn_errors,
             self.panics,
@@ -382,6 +386,7 @@ impl Shared<'_> {
             }
             match &outcome {
                 ExecOutcome::Timeout => s.timeouts += 1,
+                ExecOutcome::OutOfMemory => s.out_of_memory += 1,
                 ExecOutcome::Signalled(_) => s.signalled += 1,
                 ExecOutcome::SpawnError(_) => s.spawn_errors += 1,
                 _ => {}
