@@ -390,6 +390,10 @@ fn define_constants(ctx: &mut Ctx) {
     set(ctx, "RUBY_DESCRIPTION", v);
     let argv = array::new(ctx);
     set(ctx, "ARGV", argv);
+    // CRuby's top-level aliases of the thread primitives (`Mutex == Thread::Mutex`).
+    let (mutex, queue) = (ctx.c().mutex, ctx.c().queue);
+    set(ctx, "Mutex", mutex);
+    set(ctx, "Queue", queue);
     crate::core::globals::define(ctx, crate::symbol::sym::DOLLAR_STAR, argv);
     let env = hash::new(ctx);
     for (k, v) in std::env::vars_os() {
