@@ -198,6 +198,10 @@ macro_rules! data_obj {
 pub struct RData {
     pub basic: RBasic,
     pub data: Box<dyn DataObj>,
+    /// The payload's concrete type, recorded at creation so that `data_ref` checks it with
+    /// an inline compare instead of a virtual `type_id` call (builtins downcast their
+    /// receiver on every call).
+    pub type_id: std::any::TypeId,
 }
 
 /// The payload of a Data object if it has type `T`.
@@ -208,9 +212,12 @@ pub fn data_ref<'a, T: 'static>(v: Value) -> Option<&'a mut T> {
     }
     // SAFETY: type checked above.
     let d = unsafe { &mut *v.as_ptr::<RData>() };
-    // Upcasting to `dyn Any` costs one virtual call (`type_id`) instead of two.
-    let any: &mut dyn Any = &mut *d.data;
-    any.downcast_mut::<T>()
+    if d.type_id != std::any::TypeId::of::<T>() {
+        return None;
+    }
+    // SAFETY: `type_id` is the payload's concrete type (set with it in `new_data`), so the
+    // box's data pointer points at a `T`.
+    Some(unsafe { &mut *(&mut *d.data as *mut dyn DataObj as *mut T) })
 }
 
 const _: () = assert!(std::mem::size_of::<RObject>() <= SLOT_SIZE);

@@ -29,11 +29,15 @@ pub fn new_object(ctx: &mut Ctx, klass: Value) -> Value {
 }
 
 pub fn new_data(ctx: &mut Ctx, klass: Value, data: Box<dyn DataObj>) -> Value {
+    let type_id = <dyn std::any::Any as std::any::Any>::type_id(data.as_any());
     let outer = ctx.pending_data.replace(&*data as *const dyn DataObj);
     let p = ctx.alloc_slot(ObjType::Data, klass) as *mut RData;
     ctx.pending_data = outer;
     // SAFETY: fresh Data slot.
-    unsafe { std::ptr::write(&mut (*p).data, data) };
+    unsafe {
+        std::ptr::write(&mut (*p).data, data);
+        std::ptr::write(&mut (*p).type_id, type_id);
+    }
     Value::from_ptr(p)
 }
 
