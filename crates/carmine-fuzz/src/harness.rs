@@ -217,7 +217,7 @@ fn install_stop_handler() {
     // a second signal take the default action.
     unsafe {
         let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = request_stop as usize;
+        sa.sa_sigaction = request_stop as *const () as usize;
         sa.sa_flags = libc::SA_RESETHAND;
         libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
         libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());

@@ -7,7 +7,6 @@
 //!   `finish` for forward references).
 
 use std::cell::Cell;
-use std::collections::HashMap;
 
 use crate::compile::iseq::{call_flags, CallCache, CallInfo, CatchEntry, CatchKind, Insn, IseqKind, Params};
 use crate::symbol::{SymId, SymMap};

@@ -3,7 +3,6 @@
 
 use ruby_prism::{ArgumentsNode, Node};
 
-use super::builder::Label;
 use super::iseq::{IseqKind, call_flags as cf, CatchKind, Insn};
 use super::Compiler;
 use crate::interp::ops;
@@ -684,28 +683,6 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         self.b().place(done);
         self.b().depth = depth + 1;
         self.b().catch(CatchKind::Rescue, start, end, handler, depth, err);
-    }
-
-    /// Evaluates `node`; an exception gives nil instead.
-    pub fn compile_rescue_nil(&mut self, node: &Node<'pr>) {
-        let err = self.hidden_local();
-        let (start, end, handler, done) = (self.b().new_label(), self.b().new_label(), self.b().new_label(), self.b().new_label());
-        let depth = self.b().depth;
-        self.b().place(start);
-        self.compile(node, true);
-        self.b().place(end);
-        self.b().jump(done);
-        self.b().place(handler);
-        self.b().depth = depth;
-        self.b().emit(Insn::PutNil);
-        self.b().place(done);
-        self.b().catch(CatchKind::Rescue, start, end, handler, depth, err);
-    }
-
-    pub fn label_here(&mut self) -> Label {
-        let l = self.b().new_label();
-        self.b().place(l);
-        l
     }
 }
 

@@ -235,13 +235,6 @@ fn index(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(Value::NIL)
 }
 
-fn find_index(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    if args.pos.is_empty() && args.block.is_none() {
-        return enum_for_this(ctx, recv, "find_index", &[], SizeFn::None);
-    }
-    index(ctx, recv, args)
-}
-
 fn rindex(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let mut i = len(recv);
     if let Some(&x) = args.pos.first() {

@@ -43,7 +43,7 @@ pub fn decorate(ctx: &mut Ctx, e: Value, msg: Value, highlight: bool) -> Vec<u8>
     let klass = object::real_class_of(ctx, e);
     let text: Vec<u8> = if string::is_string(msg) { string::bytes(msg).to_vec() } else { Vec::new() };
     let mut out = Vec::new();
-    let mut push = |out: &mut Vec<u8>, s: &str| out.extend_from_slice(s.as_bytes());
+    let push = |out: &mut Vec<u8>, s: &str| out.extend_from_slice(s.as_bytes());
     if klass == ctx.c().runtime_error && text.is_empty() {
         if highlight {
             push(&mut out, UNDERLINE);

@@ -79,11 +79,6 @@ fn select(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     filtered_copy(ctx, recv, &b, true)
 }
 
-fn filter(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return sized(ctx, recv, "filter") };
-    filtered_copy(ctx, recv, &b, true)
-}
-
 fn reject(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(b) = args.block else { return sized(ctx, recv, "reject") };
     filtered_copy(ctx, recv, &b, false)
@@ -91,12 +86,6 @@ fn reject(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn select_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(b) = args.block else { return sized(ctx, recv, "select!") };
-    ctx.check_frozen(recv)?;
-    Ok(if filter_in_place(ctx, recv, &b, true)? { recv } else { Value::NIL })
-}
-
-fn filter_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return sized(ctx, recv, "filter!") };
     ctx.check_frozen(recv)?;
     Ok(if filter_in_place(ctx, recv, &b, true)? { recv } else { Value::NIL })
 }

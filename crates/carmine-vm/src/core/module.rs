@@ -11,7 +11,6 @@
 //! - The Ruby-visible methods of Module and Class are in `module_methods.rs`.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -33,7 +32,7 @@ pub enum Visibility {
 }
 
 /// What `Class#allocate` creates for instances of a class (inherited by subclasses).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug)]
 pub enum AllocKind {
     Object,
     /// The class cannot be instantiated with `new`/`allocate` (Integer, Symbol, …).

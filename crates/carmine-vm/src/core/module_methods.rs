@@ -133,7 +133,7 @@ pub fn const_added(ctx: &mut Ctx, target: Value, id: SymId) -> Result<()> {
     }
     let hook = ctx.intern("const_added");
     let klass = crate::interp::class_of(ctx, target);
-    let is_default = module::find_method(ctx, klass, hook).is_some_and(|me| matches!(me.body, MethodBody::Builtin { f, .. } if f as usize == m_hook_noop as usize));
+    let is_default = module::find_method(ctx, klass, hook).is_some_and(|me| matches!(me.body, MethodBody::Builtin { f, .. } if f as usize == m_hook_noop as *const () as usize));
     if !is_default {
         ctx.call(target, hook, &[Value::symbol(id)])?;
     }
@@ -514,7 +514,7 @@ pub fn define_method_impl(ctx: &mut Ctx, target: Value, args: &Args, vis: Visibi
 
 // ---- Module methods ----
 
-fn m_name(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+fn m_name(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(body(recv).name.unwrap_or(Value::NIL))
 }
 

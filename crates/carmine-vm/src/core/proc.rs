@@ -207,7 +207,7 @@ pub fn parameters_of(ctx: &mut Ctx, iseq_v: Value, lambda: bool) -> Value {
     let p = &iseq.params;
     let names = &iseq.local_names;
     let out = array::new(ctx);
-    let mut push = |ctx: &mut Ctx, kind: &str, name: Option<SymId>| {
+    let push = |ctx: &mut Ctx, kind: &str, name: Option<SymId>| {
         let k = Value::symbol(ctx.intern(kind));
         let pair = match name {
             Some(n) if !ctx.sym_name(n).starts_with(b"\0") && !matches!(&*ctx.sym_name(n), b"*" | b"**" | b"&") => array::from_slice(ctx, &[k, Value::symbol(n)]),

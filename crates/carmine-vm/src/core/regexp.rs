@@ -8,7 +8,7 @@
 //!   errors instead of panicking.
 //! - MatchData keeps a frozen copy of the subject and byte offsets of each group.
 
-use onig::{EncodedBytes, MatchParam, Regex, RegexOptions, Region, SearchOptions, Syntax};
+use onig::{EncodedBytes, MatchParam, Regex, RegexOptions, Region, SearchOptions};
 
 use crate::core::{array, encoding, hash, integer, object, regexp_syntax, string};
 use crate::error::Unwind;
@@ -774,7 +774,6 @@ fn substitute(ctx: &mut Ctx, s: Value, args: &Args, global: bool) -> Result<Opti
                 out.extend_from_slice(&b[me..me + n]);
                 last_end = me + n;
             }
-            pos = me + 1;
             if me >= b.len() {
                 break;
             }

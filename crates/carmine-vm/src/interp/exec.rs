@@ -219,8 +219,9 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
         macro_rules! sync {
             () => {{
                 ctx.stacks.sp = sp;
+                let pc = pc!();
                 // SAFETY: fi is the index of the running frame.
-                unsafe { ctx.stacks.frames.get_unchecked_mut(fi).pc = pc!() };
+                unsafe { ctx.stacks.frames.get_unchecked_mut(fi).pc = pc };
             }};
         }
         macro_rules! poll {
@@ -256,8 +257,9 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
         macro_rules! throw_call {
             ($e:expr) => {{
                 let e = $e;
+                let pc = pc!();
                 // SAFETY: fi is the index of the running frame.
-                unsafe { ctx.stacks.frames.get_unchecked_mut(fi).pc = pc!() };
+                unsafe { ctx.stacks.frames.get_unchecked_mut(fi).pc = pc };
                 match handle_unwind(ctx, e) {
                     Ok(None) => continue 'reload,
                     Ok(Some(v)) => return Ok(v),

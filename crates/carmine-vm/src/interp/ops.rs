@@ -317,7 +317,7 @@ fn stack_args(ctx: &Ctx, ret_sp: usize, argc: usize) -> Vec<Value> {
 
 /// Invokes `me` on `recv` with `argc` arguments above `ret_sp`. `Ok(None)` when a Ruby
 /// frame was pushed.
-pub fn invoke(ctx: &mut Ctx, recv: Value, me: &Arc<MethodEntry>, mut argc: usize, kw: Option<Value>, block: Option<Block>, ret_sp: usize) -> Result<Option<Value>> {
+pub fn invoke(ctx: &mut Ctx, recv: Value, me: &Arc<MethodEntry>, argc: usize, kw: Option<Value>, block: Option<Block>, ret_sp: usize) -> Result<Option<Value>> {
     match &me.body {
         MethodBody::Iseq { iseq, cref } => {
             call::push_method_frame(ctx, recv, me, *iseq, *cref, argc, kw, block, ret_sp, 0)?;
@@ -380,7 +380,7 @@ fn invoke_builtin(ctx: &mut Ctx, recv: Value, me: &MethodEntry, mut argc: usize,
 /// and pushes `initialize` as an ordinary frame (flagged to return the object), instead of
 /// running it in a nested dispatch loop from the builtin. `Ok(None)` when not applicable.
 fn inline_class_new(ctx: &mut Ctx, klass: Value, argc: usize, kw: Option<Value>, block: Option<Block>, ret_sp: usize) -> Result<Option<Option<Value>>> {
-    if !module::is_class(klass) || module::body(klass).alloc != module::AllocKind::Object || module::body(klass).kind == ClassKind::Singleton {
+    if !module::is_class(klass) || !matches!(module::body(klass).alloc, module::AllocKind::Object) || module::body(klass).kind == ClassKind::Singleton {
         return Ok(None);
     }
     // The entry is used only until its frame is pushed below; nothing in between runs Ruby
