@@ -237,6 +237,7 @@ fn iterate(ctx: &mut Ctx, cur: Value) -> Result<Value> {
 }
 
 /// The external-iteration cursor of `e`, created on first use.
+#[inline(always)]
 fn cursor_of(ctx: &mut Ctx, e: Value) -> Result<Value> {
     let cur = enum_obj(ctx, e)?.cursor;
     if cursor(cur).is_some() {
@@ -250,6 +251,7 @@ fn cursor_of(ctx: &mut Ctx, e: Value) -> Result<Value> {
 
 /// The next values of `e`'s iteration as (packed, values, single), advancing unless `peek`;
 /// `values` is the lone yielded value when `single`, else the Array of them.
+#[inline(always)]
 fn next_values(ctx: &mut Ctx, e: Value, peek: bool) -> Result<(Value, Value, bool)> {
     let cur = cursor_of(ctx, e)?;
     let c = cursor(cur).expect("cursor");
@@ -295,6 +297,7 @@ fn next_values(ctx: &mut Ctx, e: Value, peek: bool) -> Result<(Value, Value, boo
 }
 
 /// `Enumerator#next` / `#peek`.
+#[inline(always)]
 pub fn enumerator_next(ctx: &mut Ctx, e: Value, peek: bool) -> Result<Value> {
     next_values(ctx, e, peek).map(|(v, _, _)| v)
 }

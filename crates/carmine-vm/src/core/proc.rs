@@ -46,6 +46,23 @@ pub fn is_lambda(p: Value) -> bool {
     basic(p).aux & LAMBDA != 0
 }
 
+/// True for a proc made by `with_native_block`.
+#[inline(always)]
+pub fn is_native(p: Value) -> bool {
+    basic(p).aux & NATIVE != 0
+}
+
+/// Calls the Rust closure behind a native proc (keywords are not passed to Rust closures).
+#[inline(always)]
+pub fn call_native(ctx: &mut Ctx, p: Value, args: &[Value]) -> Result<Value> {
+    let f = crate::object::data_ref::<NativeBlock>(rproc(p).cap.self_).and_then(|n| n.f);
+    let Some(f) = f else {
+        return Err(ctx.local_jump_error("block called after the method that received it returned", sym::EMPTY, Value::NIL));
+    };
+    // SAFETY: `f` is live: `with_native_block` clears it before the closure's frame ends.
+    unsafe { (*f)(ctx, args) }
+}
+
 /// The captured block of an iseq proc.
 pub fn captured(p: Value) -> Option<Captured> {
     if basic(p).aux & (SYMBOL | METHOD | NATIVE) != 0 {
@@ -131,13 +148,7 @@ pub fn call_special(ctx: &mut Ctx, p: Value, args: &[Value], kw: Option<Value>, 
         return ctx.call_kw(target, sym::CALL, args, kw, block);
     }
     if flags & NATIVE != 0 {
-        let f = crate::object::data_ref::<NativeBlock>(target).and_then(|n| n.f);
-        let Some(f) = f else {
-            return Err(ctx.local_jump_error("block called after the method that received it returned", sym::EMPTY, Value::NIL));
-        };
-        let _ = kw;
-        // SAFETY: `f` is live: `with_native_block` clears it before the closure's frame ends.
-        return unsafe { (*f)(ctx, args) };
+        return call_native(ctx, p, args);
     }
     Ok(Value::NIL)
 }

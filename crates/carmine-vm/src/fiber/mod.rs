@@ -664,6 +664,7 @@ pub fn switch_builtin(ctx: &mut Ctx, recv: Value, args: &[Value]) -> Result<Valu
 }
 
 /// `fiber.resume(*args)` from Rust.
+#[inline(always)]
 pub fn resume(ctx: &mut Ctx, f: Value, args: &[Value]) -> Result<Value> {
     let Some(d) = data(f) else { return Err(ctx.type_error("uninitialized fiber")) };
     let d: *mut FiberData = d;
@@ -722,6 +723,7 @@ fn plan_resume(ctx: &mut Ctx, f: Value, d: *mut FiberData, msg: Xfer, start_args
 }
 
 /// `Fiber.yield(*args)` from Rust: suspends on the native stack.
+#[inline(always)]
 pub fn yield_(ctx: &mut Ctx, args: &[Value]) -> Result<Value> {
     let plan = plan_yield(ctx, args, false)?;
     run_plan(ctx, plan)

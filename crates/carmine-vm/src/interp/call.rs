@@ -705,6 +705,8 @@ pub fn call_block(ctx: &mut Ctx, block: &Block, args: &[Value], kw: Option<Value
     // rest is out of line.
     let cap = match block {
         Block::Captured(c) => Some(*c),
+        // A Rust closure given as a block (external iteration's generator, for one).
+        Block::Proc(p) if rproc::is_native(*p) && kw.is_none() => return rproc::call_native(ctx, *p, args),
         Block::Proc(p) if !rproc::is_lambda(*p) => rproc::captured(*p),
         Block::Proc(_) => None,
     };
