@@ -68,8 +68,8 @@ pub fn from_frame(ctx: &mut Ctx, fi: usize) -> Result<Value> {
         names.extend(iseq.outer_local_names.iter().cloned());
     }
     let env_v = if fenv.is_nil() {
-        let vals: Vec<Value> = ctx.stacks.stack[bp..bp + nlocals].to_vec();
-        crate::interp::call::new_env(ctx, &vals, outer)
+        let vals: Box<[Value]> = ctx.stacks.stack[bp..bp + nlocals].into();
+        crate::interp::call::new_env(ctx, vals, outer)
     } else {
         fenv
     };
@@ -252,7 +252,7 @@ fn b_local_variable_set(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value
             }
         }
         None => {
-            let ne = crate::interp::call::new_env(ctx, &[v], envv);
+            let ne = crate::interp::call::new_env(ctx, Box::new([v]), envv);
             let o = get(ctx, recv)?;
             o.env = ne;
             o.names.insert(0, vec![id]);

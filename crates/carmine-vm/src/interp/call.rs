@@ -42,9 +42,8 @@ pub fn stack_overflow(ctx: &mut Ctx) -> Unwind {
 }
 
 /// Allocates a heap environment holding `vals`.
-pub fn new_env(ctx: &mut Ctx, vals: &[Value], outer: Value) -> Value {
-    let boxed: Box<[Value]> = vals.into();
-    // Marked while the slot is allocated: `vals` may be a copy the compiler made.
+pub fn new_env(ctx: &mut Ctx, boxed: Box<[Value]>, outer: Value) -> Value {
+    // Marked while the slot is allocated: the box is the values' only holder.
     let outer_pending = std::mem::replace(&mut ctx.pending_values, (boxed.as_ptr(), boxed.len()));
     let p = ctx.alloc_slot(ObjType::Env, Value::NIL) as *mut REnv;
     ctx.pending_values = outer_pending;
@@ -55,6 +54,20 @@ pub fn new_env(ctx: &mut Ctx, vals: &[Value], outer: Value) -> Value {
         (*p).svar = Value::NIL;
     }
     Value::from_ptr(p)
+}
+
+/// Moves the `nlocals` locals at `stack[bp..]` (already initialised, and covered by
+/// `ctx.stacks.sp`) into a new heap environment over `outer`, for a frame whose locals are
+/// captured by blocks; returns it and the address of its first local. `scope_root` marks
+/// the environment of a method or top-level scope (not a block's).
+#[inline(never)]
+fn heap_locals(ctx: &mut Ctx, bp: usize, nlocals: usize, outer: Value, scope_root: bool) -> (Value, *mut Value) {
+    let vals: Box<[Value]> = ctx.stacks.stack[bp..bp + nlocals].into();
+    let env = new_env(ctx, vals, outer);
+    if scope_root {
+        crate::object::basic(env).set(crate::interp::env::ENV_SCOPE_ROOT, true);
+    }
+    (env, crate::interp::env::env(env).vals.as_mut_ptr())
 }
 
 /// Pushes a frame with every field at its default and returns it for the caller to fill in.
@@ -342,12 +355,8 @@ pub(crate) fn enter_frame<'c>(ctx: &'c mut Ctx, kind: FrameKind, iseq: &Iseq, is
     }
     let (env, locals, sp_base) = if iseq.locals_on_heap {
         ctx.stacks.sp = bp + nlocals;
-        let vals: Vec<Value> = ctx.stacks.stack[bp..bp + nlocals].to_vec();
-        let env = new_env(ctx, &vals, outer);
-        if !matches!(kind, FrameKind::Block | FrameKind::Lambda) {
-            crate::object::basic(env).set(crate::interp::env::ENV_SCOPE_ROOT, true);
-        }
-        (env, crate::interp::env::env(env).vals.as_mut_ptr(), bp)
+        let (env, locals) = heap_locals(ctx, bp, nlocals, outer, !matches!(kind, FrameKind::Block | FrameKind::Lambda));
+        (env, locals, bp)
     } else {
         (Value::NIL, ctx.stacks.stack[bp..].as_mut_ptr(), bp + nlocals)
     };
@@ -375,20 +384,27 @@ pub fn push_simple_method_frame(ctx: &mut Ctx, recv: Value, me: &MethodEntry, is
     let p = &iseq.params;
     let nlocals = iseq.local_count();
     let bp = ret_sp + 1;
-    if !p.simple || argc != p.lead as usize || iseq.locals_on_heap || bp + nlocals + iseq.stack_max as usize + STACK_MARGIN > ctx.stacks.stack.len() || ctx.stacks.frames.len() >= ctx.stacks.max_frames {
+    if !p.simple || argc != p.lead as usize || bp + nlocals + iseq.stack_max as usize + STACK_MARGIN > ctx.stacks.stack.len() || ctx.stacks.frames.len() >= ctx.stacks.max_frames {
         return false;
     }
     let stack = &mut ctx.stacks.stack[bp..bp + nlocals];
     for v in &mut stack[argc..] {
         *v = Value::NIL;
     }
-    let locals = stack.as_mut_ptr();
+    let mut locals = stack.as_mut_ptr();
     ctx.stacks.sp = bp + nlocals;
+    let (mut env, mut sp_base) = (Value::NIL, bp + nlocals);
+    if iseq.locals_on_heap {
+        (env, locals) = heap_locals(ctx, bp, nlocals, Value::NIL, true);
+        sp_base = bp;
+        ctx.stacks.sp = bp;
+    }
     let f = push_frame(ctx, FrameKind::Method);
     f.iseq = iseq as *const Iseq;
     f.iseq_val = iseq_val;
     f.bp = bp;
-    f.sp_base = bp + nlocals;
+    f.sp_base = sp_base;
+    f.env = env;
     f.ret_sp = ret_sp;
     f.locals = locals;
     f.self_ = recv;
@@ -442,24 +458,31 @@ pub fn push_simple_block_frame(ctx: &mut Ctx, cap: &Captured, argc: usize, ret_s
     let lead = p.lead as usize;
     let nlocals = iseq.local_count();
     let bp = ret_sp;
-    if !p.simple || (argc == 1 && lead >= 2) || iseq.locals_on_heap || bp + nlocals.max(argc) + iseq.stack_max as usize + STACK_MARGIN > ctx.stacks.stack.len() || ctx.stacks.frames.len() >= ctx.stacks.max_frames {
+    if !p.simple || (argc == 1 && lead >= 2) || bp + nlocals.max(argc) + iseq.stack_max as usize + STACK_MARGIN > ctx.stacks.stack.len() || ctx.stacks.frames.len() >= ctx.stacks.max_frames {
         return false;
     }
     let stack = &mut ctx.stacks.stack[bp..bp + nlocals];
     for v in &mut stack[argc.min(lead)..] {
         *v = Value::NIL;
     }
-    let locals = stack.as_mut_ptr();
+    let mut locals = stack.as_mut_ptr();
     let (owner, mid, block) = match ctx.stacks.frames.get(cap.home_index as usize) {
         Some(h) if h.serial == cap.home_serial => (h.owner, h.mid, h.block),
         _ => (Value::NIL, None, BlockRef::NONE),
     };
     ctx.stacks.sp = bp + nlocals;
+    let (mut env, mut sp_base) = (Value::NIL, bp + nlocals);
+    if iseq.locals_on_heap {
+        (env, locals) = heap_locals(ctx, bp, nlocals, cap.env, false);
+        sp_base = bp;
+        ctx.stacks.sp = bp;
+    }
     let f = push_frame(ctx, FrameKind::Block);
     f.iseq = iseq as *const Iseq;
     f.iseq_val = cap.iseq;
     f.bp = bp;
-    f.sp_base = bp + nlocals;
+    f.sp_base = sp_base;
+    f.env = env;
     f.ret_sp = ret_sp;
     f.locals = locals;
     f.outer = cap.env;
