@@ -66,8 +66,8 @@ pub enum State {
 
 /// What a fiber runs.
 pub enum Body {
-    /// The thread's original execution.
-    Root,
+    /// The thread's original execution, on the thread's native stack [lo, hi).
+    Root { lo: usize, hi: usize, limit: usize },
     /// `Fiber.new { … }`.
     Proc(Value),
     /// A Rust function of one value (e.g. the iteration behind `Enumerator#next`).
@@ -230,19 +230,17 @@ impl ThreadFibers {
     }
 }
 
-/// The part of `Ctx` that belongs to a fiber, kept here while another fiber runs.
+/// The part of `Ctx` that belongs to a fiber, kept here while another fiber runs. (Its
+/// native stack bounds are not saved: they follow from its stack, see `native_bounds`.)
 struct Saved {
     /// Its execution state; `None` while the fiber runs (it is `ctx.stacks` then) and
     /// before it first runs.
     stacks: Option<Box<Stacks>>,
-    native_lo: usize,
-    native_hi: usize,
-    native_limit: usize,
 }
 
 impl Saved {
     fn empty() -> Saved {
-        Saved { stacks: None, native_lo: 0, native_hi: 0, native_limit: 0 }
+        Saved { stacks: None }
     }
 
     fn mark(&self, m: &mut Marker<'_>) {
@@ -253,14 +251,24 @@ impl Saved {
 }
 
 /// Moves the running fiber's state from `ctx` into `from` and `to`'s state into `ctx`.
-/// `to.stacks` must be present (`enter` makes sure of it).
+/// `to.saved.stacks` must be present and `to` on a native stack (`enter` makes sure of both).
 #[inline]
-fn exchange(ctx: &mut Ctx, from: &mut Saved, to: &mut Saved) {
-    let incoming = to.stacks.take().unwrap_or_else(|| fatal("fiber state missing"));
-    from.stacks = Some(std::mem::replace(&mut ctx.stacks, incoming));
-    from.native_lo = std::mem::replace(&mut ctx.native_stack_lo, to.native_lo);
-    from.native_hi = std::mem::replace(&mut ctx.native_stack_hi, to.native_hi);
-    from.native_limit = std::mem::replace(&mut ctx.native_limit, to.native_limit);
+fn exchange(ctx: &mut Ctx, from: &mut FiberData, to: &mut FiberData) {
+    let incoming = to.saved.stacks.take().unwrap_or_else(|| fatal("fiber state missing"));
+    from.saved.stacks = Some(std::mem::replace(&mut ctx.stacks, incoming));
+    (ctx.native_stack_lo, ctx.native_stack_hi, ctx.native_limit) = native_bounds(to);
+}
+
+/// (lowest address, highest address, overflow limit) of the native stack `d` runs on: its
+/// own stack, or for the root fiber (the only one without) the thread's, recorded when the
+/// root fiber was made.
+#[inline]
+fn native_bounds(d: &FiberData) -> (usize, usize, usize) {
+    match (&d.native, &d.body) {
+        (Some(n), _) => (n.lo(), n.hi(), n.lo() + NATIVE_RESERVE),
+        (None, Body::Root { lo, hi, limit }) => (*lo, *hi, *limit),
+        (None, _) => (0, 0, 0),
+    }
 }
 
 /// The payload of a Fiber object.
@@ -286,9 +294,12 @@ pub struct FiberData {
     saved: Saved,
     /// The thread's context (identity only).
     owner: usize,
-    /// `file:line` of the block, for inspect.
-    location: Option<(Arc<str>, u32)>,
 }
+
+// Small enough for the allocator's fast bins (chunks of at most 128 bytes): a fiber's
+// payload is allocated and freed once per fiber, and larger chunks freed in bulk by a sweep
+// go through glibc's slow consolidating path (a third of fig. 6's per-fiber cost).
+const _: () = assert!(std::mem::size_of::<FiberData>() <= 120);
 
 crate::data_obj!(FiberData, |s, m| {
     if let Body::Proc(p) | Body::Native(_, p) = s.body {
@@ -300,7 +311,7 @@ crate::data_obj!(FiberData, |s, m| {
     s.saved.mark(m);
     if s.sp != 0 {
         // SAFETY: a suspended stack: [sp, hi) holds its live frames and saved registers.
-        unsafe { m.mark_range_conservative(s.sp, s.saved.native_hi) };
+        unsafe { m.mark_range_conservative(s.sp, native_bounds(s).1) };
     }
 });
 
@@ -328,30 +339,23 @@ fn new_data(ctx: &Ctx, body: Body, state: State) -> FiberData {
         shallow: false,
         saved: Saved::empty(),
         owner: ctx as *const Ctx as usize,
-        location: None,
     }
 }
 
 /// A new fiber running `body`.
 pub fn new_fiber(ctx: &mut Ctx, klass: Value, body: Body, blocking: bool, storage: Value) -> Value {
-    let location = match body {
-        Body::Proc(p) => crate::core::proc::captured(p).map(|c| {
-            let is = crate::compile::iseq::iseq_of(c.iseq);
-            (is.path.clone(), is.first_line)
-        }),
-        _ => None,
-    };
     let mut d = new_data(ctx, body, State::Created);
     d.blocking = blocking;
     d.storage = storage;
-    d.location = location;
     crate::core::object::new_data(ctx, klass, Box::new(d))
 }
 
 /// The running fiber's object (the root fiber's object is made on first use).
 pub fn current(ctx: &mut Ctx) -> Value {
     if ctx.fiber_obj.is_nil() {
-        let mut d = new_data(ctx, Body::Root, State::Resumed);
+        // Made while the thread runs on its own stack (no fiber has run yet).
+        let root = Body::Root { lo: ctx.native_stack_lo, hi: ctx.native_stack_hi, limit: ctx.native_limit };
+        let mut d = new_data(ctx, root, State::Resumed);
         d.blocking = true;
         let f = crate::core::object::new_data(ctx, ctx.c().fiber, Box::new(d));
         ctx.fibers.root = f;
@@ -412,9 +416,6 @@ fn enter(ctx: &mut Ctx, d: &mut FiberData) -> Result<usize> {
         };
         d.saved.stacks = Some(Box::new(Stacks::new(vs, MAX_FRAMES)));
     }
-    d.saved.native_lo = native.lo();
-    d.saved.native_hi = native.hi();
-    d.saved.native_limit = native.lo() + NATIVE_RESERVE;
     if let Some(st) = &mut d.saved.stacks {
         st.exec_depth = 0;
     }
@@ -439,7 +440,7 @@ fn switch_to(ctx: &mut Ctx, from_d: *mut FiberData, to: Value, to_d: &mut FiberD
     // SAFETY: `from_d` is the running fiber's payload, alive (its object is `ctx.fiber_obj`);
     // it is only used before the switch below, after which others may change it.
     let from = unsafe { &mut *from_d };
-    exchange(ctx, &mut from.saved, &mut to_d.saved);
+    exchange(ctx, from, to_d);
     to_d.state = State::Resumed;
     ctx.fiber_obj = to;
     ctx.fibers.cur = to_d;
@@ -537,7 +538,7 @@ fn leave_stack(ctx: &mut Ctx, fiber: Value, target: Value, msg: Xfer) -> ! {
         Err(_) => fatal("fiber switch target has no context"),
     };
     let d = fd(fiber);
-    exchange(ctx, &mut d.saved, &mut td.saved);
+    exchange(ctx, d, td);
     if d.state == State::Terminated {
         // Its execution state is reused by the next new fiber (or dropped, which returns the
         // value stack to the pool).
@@ -587,7 +588,7 @@ fn run_fiber(ctx: &mut Ctx, fiber: Value) -> Leave {
                 crate::interp::call::call_block(ctx, &Block::Proc(p), &items, None, None, None)
             }
             Body::Native(f, arg) => f(ctx, arg),
-            Body::Root => Ok(Value::NIL),
+            Body::Root { .. } => Ok(Value::NIL),
         }
     };
     match r {
@@ -862,9 +863,15 @@ pub fn inspect(ctx: &mut Ctx, f: Value) -> String {
         State::Suspended => "suspended",
         State::Terminated => "terminated",
     };
-    let loc = match &d.location {
-        Some((path, line)) => format!(" {path}:{line}"),
-        None => String::new(),
+    let loc = match d.body {
+        Body::Proc(p) => match crate::core::proc::captured(p) {
+            Some(c) => {
+                let is = crate::compile::iseq::iseq_of(c.iseq);
+                format!(" {}:{}", is.path, is.first_line)
+            }
+            None => String::new(),
+        },
+        _ => String::new(),
     };
     let name = crate::core::object::class_name_of(ctx, f);
     format!("#<{name}:0x{:016x}{loc} ({state})>", f.raw())
