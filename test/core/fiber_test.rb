@@ -158,3 +158,24 @@ test "exceptions inside the iteration reach next" do
   assert_equal 1, en.next
   assert_equal "inner", assert_raise(IndexError) { en.next }.message
 end
+
+test "resuming a fiber that waits in resume is an error naming it" do
+  root = Fiber.current
+  f = Fiber.new { root.resume }
+  err = assert_raise(FiberError) { f.resume }
+  assert_equal "attempt to resume a resuming fiber", err.message
+end
+
+test "a transferred fiber that ends returns to the end of the resume chain" do
+  f1 = Fiber.new { :done }
+  f2 = Fiber.new { r = f1.transfer; Fiber.yield [10, r]; Fiber.yield 20 }
+  assert_equal [10, :done], f2.resume
+  assert_equal 20, f2.resume
+end
+
+test "raising on a fiber that waits in resume raises where its resumes end" do
+  f2 = nil
+  f1 = Fiber.new { f2.raise(RuntimeError, "from the child") }
+  f2 = Fiber.new { f1.resume }
+  assert_equal "from the child", assert_raise(RuntimeError) { f2.resume }.message
+end

@@ -279,6 +279,8 @@ pub struct FiberData {
     start_args: Value,
     /// The fiber that resumed this one and gets control at its yield or end; nil otherwise.
     resumer: Value,
+    /// The fiber this one resumed and waits for (CRuby's `resuming_fiber`); nil otherwise.
+    resuming: Value,
     /// Last entered by `transfer` (it may not be resumed, and cannot yield).
     transferred: bool,
     /// Suspended by `Fiber.yield` (not by `transfer`).
@@ -307,6 +309,7 @@ crate::data_obj!(FiberData, |s, m| {
     }
     m.mark(s.start_args);
     m.mark(s.resumer);
+    m.mark(s.resuming);
     m.mark(s.storage);
     s.saved.mark(m);
     if s.sp != 0 {
@@ -330,6 +333,7 @@ fn new_data(ctx: &Ctx, body: Body, state: State) -> FiberData {
         body,
         start_args: Value::NIL,
         resumer: Value::NIL,
+        resuming: Value::NIL,
         transferred: false,
         yielding: false,
         blocking: false,
@@ -482,7 +486,8 @@ fn kill_unwind(ctx: &mut Ctx) -> Unwind {
     Unwind::Throw { tag: ctx.fibers.kill_tag, value: Value::NIL }
 }
 
-/// Where a fiber that ends (or yields) hands control: its resumer, else the root fiber.
+/// Where a fiber that ends hands control: its resumer, else (a fiber entered by `transfer`)
+/// the last fiber of the chain of resumes that starts at the root fiber, as CRuby does.
 fn return_target(ctx: &mut Ctx, f: Value) -> Value {
     let r = fd(f).resumer;
     if !r.is_nil() {
@@ -494,7 +499,14 @@ fn return_target(ctx: &mut Ctx, f: Value) -> Value {
         // Unreachable in practice: the root fiber never ends inside this module.
         return f;
     }
-    root
+    let mut t = root;
+    loop {
+        let next = fd(t).resuming;
+        if next.is_nil() || next == f || fd(next).state == State::Terminated {
+            return t;
+        }
+        t = next;
+    }
 }
 
 /// How a fiber's run on its current native stack ended.
@@ -643,6 +655,8 @@ fn run_plan(ctx: &mut Ctx, p: Plan) -> Result<Value> {
         if d.resumer == cur {
             d.resumer = Value::NIL;
         }
+        // SAFETY: the running fiber's payload (this fiber is running again).
+        unsafe { (*p.from_d).resuming = Value::NIL };
     }
     r
 }
@@ -705,7 +719,13 @@ fn plan_resume(ctx: &mut Ctx, f: Value, d: *mut FiberData, msg: Xfer, start_args
     if f == cur {
         return Err(fiber_error(ctx, "attempt to resume the current fiber"));
     }
-    if !dr.resumer.is_nil() || dr.state == State::Resumed {
+    if !dr.resumer.is_nil() {
+        return Err(fiber_error(ctx, "attempt to resume a resumed fiber (double resume)"));
+    }
+    if !dr.resuming.is_nil() {
+        return Err(fiber_error(ctx, "attempt to resume a resuming fiber"));
+    }
+    if dr.state == State::Resumed {
         return Err(fiber_error(ctx, "attempt to resume a resumed fiber (double resume)"));
     }
     if dr.transferred {
@@ -716,6 +736,8 @@ fn plan_resume(ctx: &mut Ctx, f: Value, d: *mut FiberData, msg: Xfer, start_args
     }
     dr.resumer = cur;
     dr.yielding = false;
+    // SAFETY: the running fiber's payload, distinct from `dr` (f != cur).
+    unsafe { (*cur_d).resuming = f };
     match msg {
         Xfer::Value(v) => ctx.fibers.post_value(v),
         msg => ctx.fibers.post(msg),
@@ -805,6 +827,12 @@ fn transfer_message(ctx: &mut Ctx, f: Value, msg: Xfer) -> Result<Value> {
 pub fn raise_in(ctx: &mut Ctx, f: Value, args: &[Value]) -> Result<Value> {
     let exc = crate::core::kernel::make_exception(ctx, args)?;
     let cur = current(ctx);
+    // A fiber waiting in `resume` gets it where the chain of resumes it started ends, as
+    // in CRuby (raising on a parent fiber from its child raises in the child).
+    let mut f = f;
+    while !fd(f).resuming.is_nil() && f != cur {
+        f = fd(f).resuming;
+    }
     if f == cur {
         return Err(Unwind::Raise(exc));
     }
