@@ -179,3 +179,22 @@ test "raising on a fiber that waits in resume raises where its resumes end" do
   f2 = Fiber.new { f1.resume }
   assert_equal "from the child", assert_raise(RuntimeError) { f2.resume }.message
 end
+
+test "a value fed before the first next is what the first yield returns" do
+  log = []
+  en = Enumerator.new { |y| log << y.yield(1); log << y.yield(2); :end }
+  en.feed :a
+  assert_equal 1, en.next
+  assert_raise(TypeError) { en.feed :b }
+  assert_equal 2, en.next
+  assert_equal :end, assert_raise(StopIteration) { en.next }.result
+  assert_equal [:a, nil], log
+end
+
+test "Enumerator#size calls any callable size" do
+  callable = Object.new
+  def callable.call = 42
+  assert_equal 42, Enumerator.new(callable) {}.size
+  assert_equal 7, Enumerator.new(-> { 7 }) {}.size
+  assert_equal 3, Enumerator.new(3) {}.size
+end

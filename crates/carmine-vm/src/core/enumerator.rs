@@ -169,11 +169,12 @@ pub fn size_of(ctx: &mut Ctx, e: Value) -> Result<Value> {
         SizeFn::IntTimes => Ok(if recv.as_fixnum().is_some_and(|n| n < 0) { Value::fixnum(0) } else { recv }),
         SizeFn::Native(f) => f(ctx, recv, args),
         SizeFn::Value(v) => {
+            let a = if args.is_nil() { Vec::new() } else { array::to_vec(args) };
             if crate::core::proc::is_proc(v) {
-                let a = array::to_vec(args);
-                let mut call_args = vec![];
-                call_args.extend(a);
-                ctx.call_proc(v, &call_args, None)
+                ctx.call_proc(v, &a, None)
+            } else if v.is_heap() && ctx.respond_to(v, crate::symbol::sym::CALL, false) {
+                // Any callable size object is called, as CRuby does.
+                ctx.call(v, crate::symbol::sym::CALL, &a)
             } else {
                 Ok(v)
             }

@@ -264,13 +264,16 @@ fn next_values(ctx: &mut Ctx, e: Value, peek: bool) -> Result<(Value, Value, boo
     if !c.stop.is_nil() {
         return Err(Unwind::Raise(c.stop));
     }
-    if c.fiber.is_nil() || !fiber::is_alive(c.fiber) {
-        c.feed = None;
+    let fresh = c.fiber.is_nil() || !fiber::is_alive(c.fiber);
+    if fresh {
         let klass = ctx.c().fiber;
         c.fiber = fiber::new_fiber(ctx, klass, Body::Native(iterate, cur), false, Value::NIL);
     }
+    let c = cursor(cur).expect("cursor");
     let f = c.fiber;
-    let feed = c.feed.take().unwrap_or(Value::NIL);
+    // A fed value is what the pending `yield` inside `each` returns, so it stays set until a
+    // yield is pending: the first resume only starts `each`.
+    let feed = if fresh { Value::NIL } else { c.feed.take().unwrap_or(Value::NIL) };
     let r = fiber::resume(ctx, f, &[feed]);
     let c = cursor(cur).expect("cursor");
     let v = match r {
