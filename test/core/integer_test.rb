@@ -352,3 +352,13 @@ test "shift limits, round ndigits, upto/downto sizes, no new" do
   assert_raise(NoMethodError) { Float.new }
   assert_raise(NoMethodError) { Symbol.new }
 end
+
+test "ceil and floor to more digits than self has round away from zero only outward" do
+  assert_equal 10**20, 5.ceil(-20)
+  assert_equal(-10**20, -5.floor(-20))
+  assert_equal 0, 5.floor(-20)
+  assert_equal 0, -5.ceil(-20)
+  assert_equal 0, 5.round(-20)
+  assert_equal 10**20, 5.0.ceil(-20)
+  assert_equal(-10**20, -5.0.floor(-20))
+end

@@ -1095,7 +1095,22 @@ pub fn round_int(ctx: &mut Ctx, recv: Value, nd: i64, mode: u8, half: u8) -> Res
     // result is 0, without computing the (possibly enormous) power.
     let bytes = if recv.is_fixnum() { 8 } else { bignum::to_big(recv).bits().div_ceil(64) * 8 };
     if -0.415241 * nd as f64 - 0.125 > bytes as f64 {
-        return Ok(Value::fixnum(0));
+        // |recv| < 10**-nd / 2: rounding gives 0, except a ceiling of a positive number or a
+        // floor of a negative one, which is ±10**-nd (CRuby 3.4).
+        let sign = if recv.is_fixnum() { recv.fixnum_unchecked().signum() } else if bignum::to_big(recv).is_negative() { -1 } else { 1 };
+        let away = match mode {
+            b'c' => sign > 0,
+            b'f' => sign < 0,
+            _ => false,
+        };
+        if !away {
+            return Ok(Value::fixnum(0));
+        }
+        if (-nd) as u128 * 4 > 32 * 1024 * 1024 * 8 {
+            return Err(ctx.arg_error("exponent is too large"));
+        }
+        let p: BigInt = Pow::pow(BigInt::from(10), (-nd) as u64);
+        return Ok(bignum::normalize(ctx, if sign < 0 { -p } else { p }));
     }
     let p: BigInt = Pow::pow(BigInt::from(10), (-nd) as u64);
     let x = bignum::to_big(recv);
