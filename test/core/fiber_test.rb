@@ -198,3 +198,20 @@ test "Enumerator#size calls any callable size" do
   assert_equal 7, Enumerator.new(-> { 7 }) {}.size
   assert_equal 3, Enumerator.new(3) {}.size
 end
+
+test "Enumerator.new runs initialize, so subclasses can define their own" do
+  klass = Class.new(Enumerator) do
+    attr_reader :n
+    def initialize(n)
+      @n = n
+      super() { |y| n.downto(1) { |i| y << i } }
+    end
+  end
+  e = klass.new(3)
+  assert_equal [3, 2, 1], e.to_a
+  assert_equal 3, e.next
+  assert_equal 3, e.n
+  assert_equal "uninitialized enumerator", assert_raise(TypeError) { Enumerator.allocate.next }.message
+  assert_raise(FrozenError) { Enumerator.allocate.freeze.send(:initialize) {} }
+  assert_equal 100, Enumerator.allocate.send(:initialize, 100) {}.size
+end

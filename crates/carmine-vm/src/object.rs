@@ -220,6 +220,18 @@ pub fn data_ref<'a, T: 'static>(v: Value) -> Option<&'a mut T> {
     Some(unsafe { &mut *(&mut *d.data as *mut dyn DataObj as *mut T) })
 }
 
+/// Replaces the payload of Data object `v` (for `initialize` of classes whose allocator
+/// makes a placeholder payload); the old payload is dropped.
+pub fn set_data(v: Value, data: Box<dyn DataObj>) {
+    debug_assert!(is_type(v, ObjType::Data));
+    let type_id = <dyn Any as Any>::type_id(data.as_any());
+    // SAFETY: callers pass a Data object (checked by their `data_ref` of the placeholder);
+    // payload and type id are replaced together.
+    let d = unsafe { &mut *v.as_ptr::<RData>() };
+    d.data = data;
+    d.type_id = type_id;
+}
+
 const _: () = assert!(std::mem::size_of::<RObject>() <= SLOT_SIZE);
 const _: () = assert!(std::mem::size_of::<RData>() <= SLOT_SIZE);
 

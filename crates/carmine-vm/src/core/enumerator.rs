@@ -56,6 +56,15 @@ pub fn new_enum(ctx: &mut Ctx, klass: Value, e: EnumObj) -> Value {
     object::new_data(ctx, klass, Box::new(e))
 }
 
+/// The payload of an Enumerator made by `allocate` and not yet initialized: every method
+/// but `initialize` finds no `EnumObj` and raises "uninitialized enumerator".
+struct Uninitialized;
+crate::data_obj!(Uninitialized);
+
+fn alloc_enum(ctx: &mut Ctx, klass: Value) -> Result<Value> {
+    Ok(object::new_data(ctx, klass, Box::new(Uninitialized)))
+}
+
 pub fn enum_for(ctx: &mut Ctx, recv: Value, meth: &str, args: &[Value], size_fn: Option<Value>) -> Result<Value> {
     let size = size_fn.map_or(SizeFn::None, SizeFn::Value);
     enum_for_full(ctx, recv, meth, args, None, size)
@@ -235,6 +244,9 @@ fn m_with_object(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn m_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let cname = object::class_name_of(ctx, recv);
+    if data_ref::<EnumObj>(recv).is_none() {
+        return Ok(string::new_utf8(ctx, &format!("#<{cname}: uninitialized>")));
+    }
     let (r, m, args, gen) = {
         let o = get(ctx, recv)?;
         (o.recv, o.meth, o.args, o.generator)
@@ -286,17 +298,21 @@ fn m_rewind(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(recv)
 }
 
-fn s_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+/// `Enumerator#initialize(size = nil) { |yielder| … }` (`Enumerator.new` is `Class#new`, so
+/// subclasses' own `initialize` runs and can call `super`).
+fn m_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    ctx.check_frozen(recv)?;
     let Some(b) = args.block else {
         return Err(ctx.arg_error("no block given"));
     };
     let gen = crate::core::proc::from_block(ctx, &b)?;
     let size = match args.pos.first() {
-        Some(&s) => SizeFn::Value(s),
-        None => SizeFn::None,
+        Some(&s) if !s.is_nil() => SizeFn::Value(s),
+        _ => SizeFn::None,
     };
     let empty = array::new(ctx);
-    Ok(new_enum(ctx, recv, EnumObj { recv: Value::NIL, meth: sym::EACH, args: empty, kw: Value::NIL, size, generator: gen, cursor: Value::NIL }))
+    crate::object::set_data(recv, Box::new(EnumObj { recv: Value::NIL, meth: sym::EACH, args: empty, kw: Value::NIL, size, generator: gen, cursor: Value::NIL }));
+    Ok(recv)
 }
 
 fn m_plus(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -409,8 +425,9 @@ fn produce_each(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 pub fn init(ctx: &mut Ctx) {
     let c = ctx.c().enumerator;
+    crate::core::module::body(c).alloc = crate::core::module::AllocKind::Data(alloc_enum);
     crate::methods!(ctx, c, [
-        ("new", s_new, [0..=1], Safe, Singleton),
+        ("initialize", m_initialize, [0..=1], Safe, Private),
         ("produce", s_produce, [0..=1], Safe, Singleton),
         ("each", m_each, [0..], Safe),
         ("size", m_size, [0], Safe),
