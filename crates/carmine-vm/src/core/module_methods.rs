@@ -621,12 +621,31 @@ fn m_include(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(recv)
 }
 
+/// The checks of CRuby's `ensure_includable`, in its order: the target must be a class or
+/// module (`append_features` is also reachable with any argument through `send` or a
+/// rebound UnboundMethod), not frozen, and the receiver a module (a Class receiver comes
+/// from `Module.instance_method(...).bind(SomeClass)`).
+fn check_includable(ctx: &mut Ctx, recv: Value, target: Value) -> Result<()> {
+    if !module::is_class_or_module(target) {
+        // Check_Type names the special constants by their literals.
+        let cname = match target {
+            Value::NIL => "nil".to_string(),
+            Value::TRUE => "true".to_string(),
+            Value::FALSE => "false".to_string(),
+            _ => object::class_name_of(ctx, target),
+        };
+        return Err(ctx.type_error(&format!("wrong argument type {cname} (expected Class)")));
+    }
+    ctx.check_frozen(target)?;
+    check_module(ctx, recv)
+}
+
 fn m_append_features(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let target = args.pos[0];
+    check_includable(ctx, recv, target)?;
     if module::includes_module(ctx, recv, target) && recv != target || module::ancestors(ctx, recv).contains(&target) {
         return Err(ctx.arg_error("cyclic include detected"));
     }
-    ctx.check_frozen(target)?;
     if !module::includes_module(ctx, target, recv) {
         body(target).includes.push(recv);
         note_module_mixin(ctx, target);
@@ -676,10 +695,10 @@ fn m_prepend(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn m_prepend_features(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let target = args.pos[0];
+    check_includable(ctx, recv, target)?;
     if module::ancestors(ctx, recv).contains(&target) {
         return Err(ctx.arg_error("cyclic prepend detected"));
     }
-    ctx.check_frozen(target)?;
     if !body(target).prepends.contains(&recv) {
         body(target).prepends.push(recv);
         note_module_mixin(ctx, target);
@@ -690,6 +709,7 @@ fn m_prepend_features(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> 
 
 fn m_extend_object(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let s = object::singleton_class(ctx, args.pos[0])?;
+    check_includable(ctx, recv, s)?;
     if !module::includes_module(ctx, s, recv) {
         body(s).includes.push(recv);
         ctx.vm().bump_method_epoch();
