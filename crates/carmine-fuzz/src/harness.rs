@@ -127,6 +127,9 @@ pub struct Summary {
     pub panics: usize,
     pub crashes: usize,
     pub failures: Vec<Failure>,
+    /// Executions that ended without a verdict (timeouts, out of memory, self-sent
+    /// signals), one line each: not failures, listed so that they can be looked into.
+    pub inconclusive: Vec<String>,
     pub duration: Duration,
 }
 
@@ -157,6 +160,10 @@ impl Summary {
         for f in &self.failures {
             let m = f.mutation.map(|m| format!(" mutation {m} [{}]", f.ops)).unwrap_or_default();
             s.push_str(&format!("{:?}: {}{m}\n  saved as {}\n  {}\n", f.kind, f.origin, f.saved.display(), f.message.lines().take(6).collect::<Vec<_>>().join("\n  ")));
+        }
+        for line in &self.inconclusive {
+            s.push_str(line);
+            s.push('\n');
         }
         s
     }
@@ -384,12 +391,28 @@ impl Shared<'_> {
             if mutation.is_some() {
                 s.executed_mutations += 1;
             }
-            match &outcome {
-                ExecOutcome::Timeout => s.timeouts += 1,
-                ExecOutcome::OutOfMemory => s.out_of_memory += 1,
-                ExecOutcome::Signalled(_) => s.signalled += 1,
-                ExecOutcome::SpawnError(_) => s.spawn_errors += 1,
-                _ => {}
+            let what = match &outcome {
+                ExecOutcome::Timeout => {
+                    s.timeouts += 1;
+                    Some("timeout".to_string())
+                }
+                ExecOutcome::OutOfMemory => {
+                    s.out_of_memory += 1;
+                    Some("out of memory".to_string())
+                }
+                ExecOutcome::Signalled(sig) => {
+                    s.signalled += 1;
+                    Some(format!("signal {sig}"))
+                }
+                ExecOutcome::SpawnError(_) => {
+                    s.spawn_errors += 1;
+                    None
+                }
+                _ => None,
+            };
+            if let Some(what) = what {
+                let m = mutation.map(|m| format!(" mutation {m} [{ops}]")).unwrap_or_default();
+                s.inconclusive.push(format!("{what}: {}{m}", e.abs.display()));
             }
         }
         match outcome {
