@@ -13,7 +13,8 @@ use crate::core::float::IntoValue;
 use crate::core::{array, float, integer, string};
 use crate::error::Unwind;
 use crate::interp::env::{self, RCref, CREF_EVAL};
-use crate::interp::frame::{Block, Captured, FRAME_CTOR, FRAME_FINISH};
+use crate::interp::frame::{Block, Captured, FRAME_CTOR, FRAME_FINISH, FRAME_ITER, FRAME_ITER_BLOCK};
+use crate::interp::iter;
 use crate::interp::ops;
 use crate::object::{basic, ObjType, RObject};
 use crate::thread::Ctx;
@@ -99,8 +100,13 @@ fn handle_unwind(ctx: &mut Ctx, e: Unwind) -> Result<Option<Value>> {
             (f.serial, f.pc, f.is_ruby())
         };
         if !is_ruby {
-            // A builtin frame left behind by a callee that unwound through Rust.
-            ctx.stacks.frames.pop();
+            // A builtin frame left behind by a callee that unwound through Rust, or an
+            // iterator frame (whose call's result slot is where the stack resumes).
+            if ctx.stacks.frames[fi].flags & FRAME_ITER != 0 {
+                iter::pop_iter(ctx);
+            } else {
+                ctx.stacks.frames.pop();
+            }
             continue;
         }
         if let Unwind::Break { target, value } = e {
@@ -156,7 +162,20 @@ fn fix_sub(a: Value, b: Value) -> Option<Value> {
 fn run_loop(ctx: &mut Ctx) -> Result<Value> {
     'reload: loop {
         let fi = ctx.stacks.frames.len() - 1;
-        // SAFETY: the top frame is a Ruby frame (builtin frames never reach the loop).
+        // SAFETY: fi is the top frame.
+        if unsafe { ctx.stacks.frames.get_unchecked(fi).iseq.is_null() } {
+            // An iterator frame whose block frame just left (no other builtin frame reaches
+            // the loop): its next iteration, or its end.
+            match iter::step(ctx) {
+                Ok(()) => continue 'reload,
+                Err(e) => match handle_unwind(ctx, e) {
+                    Ok(None) => continue 'reload,
+                    Ok(Some(v)) => return Ok(v),
+                    Err(e) => return Err(e),
+                },
+            }
+        }
+        // SAFETY: the top frame is a Ruby frame (checked just above).
         let (iseq, pc0, locals): (&Iseq, usize, *mut Value) = unsafe {
             let f = ctx.stacks.frames.get_unchecked(fi);
             (&*f.iseq, f.pc, f.locals)
@@ -745,6 +764,12 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
                 Insn::InvokeSuper(ci) => call_op!(ops::invoke_super(ctx, iseq, fi, ci as usize)),
 
                 Insn::Leave => {
+                    // SAFETY: fi is the top frame.
+                    if unsafe { ctx.stacks.frames.get_unchecked(fi).flags } & FRAME_ITER_BLOCK != 0 && iter::restart(ctx, fi, iseq.local_count(), iseq.params.lead as usize) {
+                        ip = code;
+                        sp = ctx.stacks.sp;
+                        continue;
+                    }
                     let v = pop!();
                     ctx.stacks.sp = sp;
                     if let Some(v) = leave_frame(ctx, v) {

@@ -8,7 +8,8 @@
 //!   recorded (index, serial) pair iff `frames[index].serial == serial`.
 //! - A `Captured` block is only valid while its home frame is live, except through the
 //!   fields it copies (self, env, cref), which is what a Proc keeps.
-//! - Builtin frames exist only for backtraces; they have a null iseq.
+//! - Builtin frames exist only for backtraces (and, flagged `FRAME_ITER`, to hold the state
+//!   of an iterator the dispatch loop drives); they have a null iseq.
 
 use crate::compile::iseq::Iseq;
 use crate::core::module::Visibility;
@@ -97,6 +98,12 @@ pub const FRAME_BMETHOD: u8 = 2;
 /// The frame runs `initialize` for an inlined `Class#new`: leaving it yields the new object
 /// (its self) instead of `initialize`'s result.
 pub const FRAME_CTOR: u8 = 4;
+/// A builtin frame that the dispatch loop drives (`interp::iter`): a block frame leaving
+/// into it steps the iteration.
+pub const FRAME_ITER: u8 = 8;
+/// A block frame of an iterator frame, with its locals on the value stack: when it leaves
+/// and the iteration goes on, the loop restarts it in place (`iter::restart`).
+pub const FRAME_ITER_BLOCK: u8 = 16;
 
 pub struct Frame {
     pub iseq: *const Iseq,

@@ -8,6 +8,7 @@ pub mod call;
 pub mod env;
 pub mod exec;
 pub mod frame;
+pub mod iter;
 pub mod ops;
 
 use crate::core::module::{self, MethodBody};

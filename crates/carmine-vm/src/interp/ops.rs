@@ -11,6 +11,7 @@ use crate::core::module::{self, ClassKind, MethodBody, MethodEntry, Visibility};
 use crate::core::{array, hash, object, string};
 use crate::error::Unwind;
 use crate::interp::call::{self, call_builtin, MissingKind};
+use crate::interp::iter;
 use crate::interp::env::{cref, CREF_EVAL};
 use crate::interp::exec::capture_block;
 use crate::interp::frame::{Block, BlockRef, Captured, FrameKind};
@@ -188,6 +189,9 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
             })
         }
         MethodBody::Builtin { .. } if !(me.original_name == sym::NEW && me.owner == ctx.c().class) => {
+            if ci.block != u32::MAX && argc == 0 && is_int_times(ctx, me, recv) {
+                return Some(iter::start_times(ctx, recv, me, caller.children[ci.block as usize], fi, ret_sp));
+            }
             // SAFETY: the arguments stay on the stack, below sp, for the whole call.
             let args = unsafe { std::slice::from_raw_parts(ctx.stacks.stack.as_ptr().add(ret_sp + 1), argc) };
             let block = block(ctx);
@@ -269,7 +273,17 @@ fn send_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usiz
             warn_unused_block(ctx, fi, ci, &me, body)?;
         }
     }
+    if ci.block != u32::MAX && argc == 0 && kw.is_none() && is_int_times(ctx, &me, recv) {
+        return iter::start_times(ctx, recv, &me, iseq.children[ci.block as usize], fi, ret_sp);
+    }
     invoke(ctx, recv, &me, argc, kw, block, ret_sp)
+}
+
+/// `me` is the builtin `Integer#times` (under any alias) and `recv` a Fixnum: the call can
+/// run as an iterator frame.
+#[inline(always)]
+fn is_int_times(ctx: &Ctx, me: &MethodEntry, recv: Value) -> bool {
+    recv.is_fixnum() && me.original_name == sym::TIMES && me.owner == ctx.c().integer && matches!(me.body, MethodBody::Builtin { .. })
 }
 
 /// Ruby 3.4's warning for a block passed to a Ruby method that never uses one (no

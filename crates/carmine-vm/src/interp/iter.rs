@@ -1,0 +1,143 @@
+//! Iterator frames: builtin iterators that the dispatch loop drives itself.
+//!
+//! `Integer#times` called from Ruby code with a literal block does not run its Rust loop
+//! (which would call the block through `call_block`, re-entering the dispatch loop on the
+//! native stack once per iteration). Instead the call pushes a builtin frame marked
+//! `FRAME_ITER` and the block frame of the first iteration, and returns to the loop. Each
+//! time a block frame leaves into an iterator frame, the loop calls `step`, which pushes the
+//! next iteration's block frame or, when done, pops the iterator frame and leaves the
+//! receiver as the call's result.
+//!
+//! Invariants:
+//! - An iterator frame is a builtin frame (null iseq; backtraces show `Integer#times`) with
+//!   `FRAME_ITER`; it is only ever pushed by Ruby code running in the same dispatch loop, so
+//!   the frame below it is a Ruby frame of that loop, and it is never `FRAME_FINISH`.
+//! - Its fields: `pc` is the current iteration, `bp` the iteration count, `sp_base` the
+//!   stack slot of the block's argument (where the block's result lands), `ret_sp` the call's
+//!   result slot, `iseq_val` with `home_index`/`home_serial` the literal block (its home is
+//!   the calling frame, always live below).
+//! - An unwind passing an iterator frame pops it and resets `sp` to its result slot (as a
+//!   failed builtin call does), so a `break` value lands where the call's result goes.
+//! - No Rust frames sit between the loop and the blocks, so a fiber whose blocks run in
+//!   iterator frames can still suspend shallowly (dense mode) and switch fast.
+
+use crate::core::module::MethodEntry;
+use crate::interp::call;
+use crate::interp::frame::{Captured, FRAME_ITER, FRAME_ITER_BLOCK};
+use crate::interp::frame::Frame;
+use crate::core::module::Visibility;
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::Result;
+
+/// Starts `recv.times { … }` (recv a Fixnum, the block the literal `block_iseq` of the
+/// frame `home`). The caller has checked the method entry is the builtin `Integer#times`,
+/// and its receiver sits at `ret_sp` with no arguments above it. `Ok(None)`: a block frame
+/// was pushed, continue with the top frame; `Ok(Some(v))`: done without iterating.
+pub fn start_times(ctx: &mut Ctx, recv: Value, me: &MethodEntry, block_iseq: Value, home: usize, ret_sp: usize) -> Result<Option<Value>> {
+    let n = recv.fixnum_unchecked();
+    ctx.stacks.sp = ret_sp;
+    if n <= 0 {
+        return Ok(Some(recv));
+    }
+    if ctx.stacks.frames.len() + 1 >= ctx.stacks.max_frames {
+        return Err(call::stack_overflow(ctx));
+    }
+    let home_serial = ctx.stacks.frames[home].serial;
+    let arg = ret_sp + 1;
+    ctx.stacks.sp = arg;
+    call::push_builtin_frame(ctx, recv, me.owner, me.name);
+    let f = ctx.stacks.frames.last_mut().expect("iterator frame");
+    f.flags = FRAME_ITER;
+    f.ret_sp = ret_sp;
+    f.sp_base = arg;
+    f.bp = n as usize;
+    f.pc = 0;
+    f.iseq_val = block_iseq;
+    f.home_index = home as u32;
+    f.home_serial = home_serial;
+    if let Err(e) = push_iteration(ctx, 0) {
+        pop_iter(ctx);
+        return Err(e);
+    }
+    Ok(None)
+}
+
+/// The iterator frame on top regains control (its block frame left): pushes the next
+/// iteration's block frame, or pops the iterator frame and leaves its result. On an error
+/// the iterator frame is still on top, for `handle_unwind` to pop.
+pub fn step(ctx: &mut Ctx) -> Result<()> {
+    let f = ctx.stacks.frames.last_mut().expect("iterator frame");
+    let i = f.pc + 1;
+    if i >= f.bp {
+        let (ret_sp, recv) = (f.ret_sp, f.self_);
+        ctx.stacks.frames.pop();
+        ctx.stacks.stack[ret_sp] = recv;
+        ctx.stacks.sp = ret_sp + 1;
+        return Ok(());
+    }
+    f.pc = i;
+    if ctx.vm().interrupt.load(std::sync::atomic::Ordering::Relaxed) != 0 {
+        crate::interp::ops::handle_interrupt(ctx)?;
+    }
+    push_iteration(ctx, i)
+}
+
+/// Pushes the block frame of iteration `i` of the iterator frame on top.
+#[inline]
+fn push_iteration(ctx: &mut Ctx, i: usize) -> Result<()> {
+    let frames = &ctx.stacks.frames;
+    let f = frames.last().expect("iterator frame");
+    let (arg, home_index, home_serial, iseq) = (f.sp_base, f.home_index, f.home_serial, f.iseq_val);
+    let h = &frames[home_index as usize];
+    let cap = Captured { iseq, self_: h.self_, env: h.env, cref: h.cref, home_serial, home_index, _pad: 0 };
+    ctx.stacks.stack[arg] = Value::fixnum(i as i64);
+    ctx.stacks.sp = arg + 1;
+    if call::push_simple_block_frame(ctx, &cap, 1, arg, 0) {
+        let f = ctx.stacks.frames.last_mut().expect("block frame");
+        if f.env.is_nil() {
+            f.flags = FRAME_ITER_BLOCK;
+        }
+        return Ok(());
+    }
+    call::push_block_frame(ctx, &cap, 1, None, None, false, None, 0, arg)
+}
+
+/// The block frame `fi` (flagged `FRAME_ITER_BLOCK`) is leaving: when its iterator goes on
+/// and no interrupt is pending, starts the next iteration in the same frame (a fresh
+/// activation: new serial, argument and locals reset, pc 0) and returns true; the loop then
+/// continues at the frame's first instruction. Otherwise (the last iteration) returns false
+/// and the frame leaves normally.
+#[inline(always)]
+pub fn restart(ctx: &mut Ctx, fi: usize, nlocals: usize, lead: usize) -> bool {
+    // SAFETY: a `FRAME_ITER_BLOCK` frame is only pushed directly above its iterator frame.
+    let (it, f): (&mut Frame, &mut Frame) = unsafe {
+        let p = ctx.stacks.frames.as_mut_ptr();
+        (&mut *p.add(fi - 1), &mut *p.add(fi))
+    };
+    let i = it.pc + 1;
+    if i >= it.bp || ctx.vm().interrupt.load(std::sync::atomic::Ordering::Relaxed) != 0 {
+        return false;
+    }
+    it.pc = i;
+    ctx.frame_serial += 1;
+    f.serial = ctx.frame_serial;
+    f.pc = 0;
+    f.visibility = Visibility::Public;
+    f.svar = Value::NIL;
+    let bp = f.bp;
+    let stack = &mut ctx.stacks.stack[bp..bp + nlocals.max(1)];
+    stack[0] = Value::fixnum(i as i64);
+    for v in &mut stack[1.min(lead)..nlocals] {
+        *v = Value::NIL;
+    }
+    ctx.stacks.sp = bp + nlocals;
+    true
+}
+
+/// Pops the iterator frame on top (an unwind passing it, or a failed start).
+pub fn pop_iter(ctx: &mut Ctx) {
+    if let Some(f) = ctx.stacks.frames.pop() {
+        ctx.stacks.sp = f.ret_sp;
+    }
+}
