@@ -179,3 +179,59 @@ test "deep nesting and GC during iterations" do
   assert_equal 200, strs.size
   assert_equal "ssssss", strs[6]
 end
+
+# Kernel#loop with a literal block runs as an iterator frame too.
+test "loop: break value, next, return, no block argument" do
+  assert_equal 5, loop { break 5 }
+  assert_nil(loop { break })
+  x = 0
+  loop { x += 1; next if x < 5; break }
+  assert_equal 5, x
+  def loop_return
+    loop { return :ret }
+  end
+  assert_equal :ret, loop_return
+  args = []
+  loop do |q, *r|
+    args << [q, r]
+    break if args.size == 2
+  end
+  assert_equal [[nil, []], [nil, []]], args
+end
+
+test "loop: StopIteration ends it with its result; other exceptions pass" do
+  e = [1, 2, 3].each
+  assert_equal [1, 2, 3], loop { e.next }
+  i = 0
+  r = loop do
+    i += 1
+    raise StopIteration, "done" if i > 3
+  end
+  assert_nil r
+  assert_equal 4, i
+  err = StopIteration.new("with result")
+  assert_equal err.result, loop { raise err }
+  n = 0
+  assert_equal :manual, loop { n += 1; begin; raise StopIteration if n == 2; rescue StopIteration; end; break :manual if n == 4 }
+  ex = assert_raise(ArgumentError) { loop { raise ArgumentError, "boom" } }
+  assert ex.backtrace.any? { |l| l =~ /in .(Kernel#)?loop'/ }, ex.backtrace.inspect
+  assert_equal 9, catch(:t) { loop { throw :t, 9 } }
+  assert_equal Float::INFINITY, loop.size
+  inner = []
+  loop { 3.times { |k| inner << k }; break }
+  assert_equal [0, 1, 2], inner
+end
+
+test "while true and until false" do
+  i = 0
+  while true
+    i += 1
+    break if i == 3
+  end
+  assert_equal 3, i
+  until false
+    i += 1
+    break if i == 5
+  end
+  assert_equal 5, i
+end

@@ -107,7 +107,7 @@ predefined_symbols! {
     HALF = "half", UP = "up", DOWN = "down", EVEN = "even", CHOMP = "chomp",
     TO_PATH = "to_path", TO_IO = "to_io", READ = "read", WRITE = "write",
     EXCEPTION_CLASS = "exception_class", RESULT = "result", INTERN = "intern",
-    FORWARD = "...", TIMES = "times",
+    FORWARD = "...", TIMES = "times", LOOP = "loop",
     LITERAL_HASH = "__literal_hash__",
 }
 

@@ -11,6 +11,8 @@
 //!   `AddLocalLI`) that does the whole job in one dispatch and skips the general pair, which
 //!   stays in place for every other case.
 //! - A forward `Jump` to `Leave` becomes `Leave` (nothing runs in between).
+//! - `PutTrue; BranchIf` and `PutNil`/`PutFalse; BranchUnless` (`while true`, `until
+//!   false`) become a `Jump`.
 //! - Every loop back edge polls the interrupt word: backward jumps become `*Poll` variants,
 //!   and the compiler's `Checkpoint` markers are dropped.
 
@@ -101,6 +103,16 @@ pub fn optimize(b: &mut Builder) {
         if code[i] == Insn::Checkpoint {
             i += 1;
             continue;
+        }
+        // A branch on a literal that always takes it (`while true`, `until false`) is a jump.
+        if i + 1 < code.len() && interior_free(i, 2) {
+            if let (Insn::PutTrue, Insn::BranchIf(t)) | (Insn::PutNil | Insn::PutFalse, Insn::BranchUnless(t)) = (code[i], code[i + 1]) {
+                map[i + 1] = out.len() as u32;
+                out.push(Insn::Jump(t));
+                out_lines.push(lines[i + 1]);
+                i += 2;
+                continue;
+            }
         }
         if i + 2 < code.len() && interior_free(i, 3) {
             if let Some(f) = fuse_local_imm(&code[i], &code[i + 1], &code[i + 2]) {

@@ -76,6 +76,13 @@ fn s_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(fiber::new_fiber(ctx, recv, Body::Proc(p), blocking, storage))
 }
 
+/// True when `f` is the builtin behind `Fiber.yield` and `Fiber#resume`, which the dispatch
+/// loop calls directly (`fiber::switch_from_loop`).
+#[inline(always)]
+pub fn is_switch(f: crate::core::module::BuiltinFn) -> bool {
+    std::ptr::fn_addr_eq(f, switch as crate::core::module::BuiltinFn)
+}
+
 /// `Fiber.yield` and `Fiber#resume`: one builtin (see `fiber::switch_builtin`).
 fn switch(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     fiber::switch_builtin(ctx, recv, args.pos)

@@ -680,6 +680,74 @@ pub fn switch_builtin(ctx: &mut Ctx, recv: Value, args: &[Value]) -> Result<Valu
     run_plan(ctx, plan)
 }
 
+/// `fiber.resume(arg)` or `Fiber.yield(arg)` (at most one argument, no block) called by the
+/// dispatch loop, in the common cases: a resume of a fiber suspended on its own native
+/// stack by `Fiber.yield`, or a yield to a resumer waiting on its native stack. Makes the
+/// switch without a builtin call or frame; `None` (nothing changed) when the general path
+/// must decide (errors, first resume, transfers, shallow suspension, dense mode). The
+/// receiver and arguments stay on the value stack (marked) while this fiber is suspended.
+#[inline(never)]
+pub fn switch_from_loop(ctx: &mut Ctx, recv: Value, args: &[Value]) -> Option<Result<Value>> {
+    let cur_d = ctx.fibers.cur;
+    if cur_d.is_null() || args.len() > 1 {
+        return None;
+    }
+    let v = args.first().copied().unwrap_or(Value::NIL);
+    let resumed = match data(recv) {
+        Some(d) => {
+            // A Suspended fiber is not the running one (which is Resumed).
+            if d.state != State::Suspended || d.sp == 0 || !d.resumer.is_nil() || !d.resuming.is_nil() || d.transferred || d.owner != ctx as *const Ctx as usize {
+                return None;
+            }
+            d.resumer = ctx.fiber_obj;
+            d.yielding = false;
+            // SAFETY: the running fiber's payload, distinct from `d`.
+            unsafe { (*cur_d).resuming = recv };
+            Some((recv, d as *mut FiberData))
+        }
+        None => None,
+    };
+    let (to, to_d) = match resumed {
+        Some(t) => t,
+        None => {
+            // SAFETY: the running fiber's payload.
+            let d = unsafe { &mut *cur_d };
+            if d.resumer.is_nil() || ctx.fibers.natives.held() > KEEP_NATIVE_STACKS {
+                return None;
+            }
+            let target = d.resumer;
+            let td = fd(target);
+            if td.sp == 0 {
+                return None;
+            }
+            d.resumer = Value::NIL;
+            d.yielding = true;
+            d.state = State::Suspended;
+            (target, td as *mut FiberData)
+        }
+    };
+    ctx.fibers.post_value(v);
+    // SAFETY: `to_d` is `to`'s payload; `to` is referenced by `recv` or by the resumer link.
+    let r = switch_to(ctx, cur_d, to, unsafe { &mut *to_d });
+    // Opaque, so that the compiler does not duplicate the switch into the resume and yield
+    // branches: with one call site of the assembly switch, both sides of a resume/yield
+    // ping-pong return to the same address and the return predictor stays right.
+    let resumed = std::hint::black_box(resumed);
+    if let Some((f, d)) = resumed {
+        // Running again after the resumed fiber yielded or ended: unlink it.
+        let cur = ctx.fiber_obj;
+        // SAFETY: `d` is `f`'s payload; `f` is the receiver, still on the caller's stack.
+        let d = unsafe { &mut *d };
+        debug_assert!(data(f).is_some());
+        if d.resumer == cur {
+            d.resumer = Value::NIL;
+        }
+        // SAFETY: the running fiber's payload (this fiber runs again).
+        unsafe { (*cur_d).resuming = Value::NIL };
+    }
+    Some(r)
+}
+
 /// `fiber.resume(*args)` from Rust.
 #[inline(always)]
 pub fn resume(ctx: &mut Ctx, f: Value, args: &[Value]) -> Result<Value> {

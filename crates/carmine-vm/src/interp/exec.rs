@@ -103,7 +103,9 @@ fn handle_unwind(ctx: &mut Ctx, e: Unwind) -> Result<Option<Value>> {
             // A builtin frame left behind by a callee that unwound through Rust, or an
             // iterator frame (whose call's result slot is where the stack resumes).
             if ctx.stacks.frames[fi].flags & FRAME_ITER != 0 {
-                iter::pop_iter(ctx);
+                if iter::unwind(ctx, &e) {
+                    return Ok(None);
+                }
             } else {
                 ctx.stacks.frames.pop();
             }

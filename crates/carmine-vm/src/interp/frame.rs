@@ -104,6 +104,8 @@ pub const FRAME_ITER: u8 = 8;
 /// A block frame of an iterator frame, with its locals on the value stack: when it leaves
 /// and the iteration goes on, the loop restarts it in place (`iter::restart`).
 pub const FRAME_ITER_BLOCK: u8 = 16;
+/// With `FRAME_ITER`: the iterator is `Kernel#loop` (no argument, ends at `StopIteration`).
+pub const FRAME_ITER_LOOP: u8 = 32;
 
 pub struct Frame {
     pub iseq: *const Iseq,

@@ -1,43 +1,63 @@
 //! Iterator frames: builtin iterators that the dispatch loop drives itself.
 //!
-//! `Integer#times` called from Ruby code with a literal block does not run its Rust loop
-//! (which would call the block through `call_block`, re-entering the dispatch loop on the
-//! native stack once per iteration). Instead the call pushes a builtin frame marked
-//! `FRAME_ITER` and the block frame of the first iteration, and returns to the loop. Each
-//! time a block frame leaves into an iterator frame, the loop calls `step`, which pushes the
-//! next iteration's block frame or, when done, pops the iterator frame and leaves the
-//! receiver as the call's result.
+//! `Integer#times` and `Kernel#loop` called from Ruby code with a literal block do not run
+//! their Rust loops (which would call the block through `call_block`, re-entering the
+//! dispatch loop on the native stack once per iteration). Instead the call pushes a builtin
+//! frame marked `FRAME_ITER` and the block frame of the first iteration, and returns to the
+//! loop. When a block frame leaves into an iterator frame the loop calls `step`, which
+//! pushes the next iteration's block frame or, when done, pops the iterator frame and leaves
+//! the call's result. A block frame whose locals live on the value stack is flagged
+//! `FRAME_ITER_BLOCK` and restarted in place instead (`restart`): a new activation (serial,
+//! argument, locals, pc) in the same frame, without leaving the instruction loop.
 //!
 //! Invariants:
-//! - An iterator frame is a builtin frame (null iseq; backtraces show `Integer#times`) with
-//!   `FRAME_ITER`; it is only ever pushed by Ruby code running in the same dispatch loop, so
-//!   the frame below it is a Ruby frame of that loop, and it is never `FRAME_FINISH`.
-//! - Its fields: `pc` is the current iteration, `bp` the iteration count, `sp_base` the
-//!   stack slot of the block's argument (where the block's result lands), `ret_sp` the call's
-//!   result slot, `iseq_val` with `home_index`/`home_serial` the literal block (its home is
-//!   the calling frame, always live below).
+//! - An iterator frame is a builtin frame (null iseq; backtraces show `Integer#times` or
+//!   `Kernel#loop`) with `FRAME_ITER` (plus `FRAME_ITER_LOOP` for `loop`); it is only ever
+//!   pushed by Ruby code running in the same dispatch loop, so the frame below it is a Ruby
+//!   frame of that loop, and it is never `FRAME_FINISH`.
+//! - Its fields: `pc` is the current iteration, `bp` the iteration count (`usize::MAX` for
+//!   `loop`), `sp_base` the stack slot of the block's argument (where the block's result
+//!   lands), `ret_sp` the call's result slot, `iseq_val` with `home_index`/`home_serial` the
+//!   literal block (its home is the calling frame, always live below).
 //! - An unwind passing an iterator frame pops it and resets `sp` to its result slot (as a
-//!   failed builtin call does), so a `break` value lands where the call's result goes.
+//!   failed builtin call does), so a `break` value lands where the call's result goes; a
+//!   `loop` frame instead ends with the result of a `StopIteration` passing it.
 //! - No Rust frames sit between the loop and the blocks, so a fiber whose blocks run in
 //!   iterator frames can still suspend shallowly (dense mode) and switch fast.
 
-use crate::core::module::MethodEntry;
+use crate::core::module::{MethodBody, MethodEntry, Visibility};
+use crate::error::Unwind;
 use crate::interp::call;
-use crate::interp::frame::{Captured, FRAME_ITER, FRAME_ITER_BLOCK};
-use crate::interp::frame::Frame;
-use crate::core::module::Visibility;
+use crate::interp::frame::{Captured, Frame, FRAME_ITER, FRAME_ITER_BLOCK, FRAME_ITER_LOOP};
+use crate::symbol::sym;
 use crate::thread::Ctx;
 use crate::value::Value;
 use crate::Result;
 
-/// Starts `recv.times { … }` (recv a Fixnum, the block the literal `block_iseq` of the
-/// frame `home`). The caller has checked the method entry is the builtin `Integer#times`,
-/// and its receiver sits at `ret_sp` with no arguments above it. `Ok(None)`: a block frame
-/// was pushed, continue with the top frame; `Ok(Some(v))`: done without iterating.
-pub fn start_times(ctx: &mut Ctx, recv: Value, me: &MethodEntry, block_iseq: Value, home: usize, ret_sp: usize) -> Result<Option<Value>> {
-    let n = recv.fixnum_unchecked();
+/// The iterator a builtin call can run as, if any: `Some(count)` with the number of
+/// iterations (`usize::MAX` for `loop`), `Some(0)` for a `times` that does not iterate.
+/// `me` is the called entry (under any alias), `recv` its receiver; no arguments.
+#[inline(always)]
+pub fn iterations(ctx: &Ctx, me: &MethodEntry, recv: Value) -> Option<usize> {
+    if !matches!(me.body, MethodBody::Builtin { .. }) {
+        return None;
+    }
+    if me.original_name == sym::TIMES && me.owner == ctx.c().integer && recv.is_fixnum() {
+        return Some(recv.fixnum_unchecked().max(0) as usize);
+    }
+    if me.original_name == sym::LOOP && me.owner == ctx.c().kernel {
+        return Some(usize::MAX);
+    }
+    None
+}
+
+/// Starts the iterator call `me` (`iterations` gave `count`) on `recv`, the block the
+/// literal `block_iseq` of the frame `home`. Its receiver sits at `ret_sp` with no
+/// arguments above it. `Ok(None)`: a block frame was pushed, continue with the top frame;
+/// `Ok(Some(v))`: done without iterating.
+pub fn start(ctx: &mut Ctx, recv: Value, me: &MethodEntry, count: usize, block_iseq: Value, home: usize, ret_sp: usize) -> Result<Option<Value>> {
     ctx.stacks.sp = ret_sp;
-    if n <= 0 {
+    if count == 0 {
         return Ok(Some(recv));
     }
     if ctx.stacks.frames.len() + 1 >= ctx.stacks.max_frames {
@@ -48,10 +68,10 @@ pub fn start_times(ctx: &mut Ctx, recv: Value, me: &MethodEntry, block_iseq: Val
     ctx.stacks.sp = arg;
     call::push_builtin_frame(ctx, recv, me.owner, me.name);
     let f = ctx.stacks.frames.last_mut().expect("iterator frame");
-    f.flags = FRAME_ITER;
+    f.flags = if count == usize::MAX { FRAME_ITER | FRAME_ITER_LOOP } else { FRAME_ITER };
     f.ret_sp = ret_sp;
     f.sp_base = arg;
-    f.bp = n as usize;
+    f.bp = count;
     f.pc = 0;
     f.iseq_val = block_iseq;
     f.home_index = home as u32;
@@ -68,7 +88,7 @@ pub fn start_times(ctx: &mut Ctx, recv: Value, me: &MethodEntry, block_iseq: Val
 /// the iterator frame is still on top, for `handle_unwind` to pop.
 pub fn step(ctx: &mut Ctx) -> Result<()> {
     let f = ctx.stacks.frames.last_mut().expect("iterator frame");
-    let i = f.pc + 1;
+    let i = f.pc.wrapping_add(1);
     if i >= f.bp {
         let (ret_sp, recv) = (f.ret_sp, f.self_);
         ctx.stacks.frames.pop();
@@ -89,18 +109,19 @@ fn push_iteration(ctx: &mut Ctx, i: usize) -> Result<()> {
     let frames = &ctx.stacks.frames;
     let f = frames.last().expect("iterator frame");
     let (arg, home_index, home_serial, iseq) = (f.sp_base, f.home_index, f.home_serial, f.iseq_val);
+    let argc = if f.flags & FRAME_ITER_LOOP != 0 { 0 } else { 1 };
     let h = &frames[home_index as usize];
     let cap = Captured { iseq, self_: h.self_, env: h.env, cref: h.cref, home_serial, home_index, _pad: 0 };
     ctx.stacks.stack[arg] = Value::fixnum(i as i64);
-    ctx.stacks.sp = arg + 1;
-    if call::push_simple_block_frame(ctx, &cap, 1, arg, 0) {
+    ctx.stacks.sp = arg + argc;
+    if call::push_simple_block_frame(ctx, &cap, argc, arg, 0) {
         let f = ctx.stacks.frames.last_mut().expect("block frame");
         if f.env.is_nil() {
             f.flags = FRAME_ITER_BLOCK;
         }
         return Ok(());
     }
-    call::push_block_frame(ctx, &cap, 1, None, None, false, None, 0, arg)
+    call::push_block_frame(ctx, &cap, argc, None, None, false, None, 0, arg)
 }
 
 /// The block frame `fi` (flagged `FRAME_ITER_BLOCK`) is leaving: when its iterator goes on
@@ -115,11 +136,13 @@ pub fn restart(ctx: &mut Ctx, fi: usize, nlocals: usize, lead: usize) -> bool {
         let p = ctx.stacks.frames.as_mut_ptr();
         (&mut *p.add(fi - 1), &mut *p.add(fi))
     };
-    let i = it.pc + 1;
+    let i = it.pc.wrapping_add(1);
     if i >= it.bp || ctx.vm().interrupt.load(std::sync::atomic::Ordering::Relaxed) != 0 {
         return false;
     }
     it.pc = i;
+    // `times` passes the iteration number, `loop` nothing.
+    let argc = (it.flags & FRAME_ITER_LOOP == 0) as usize;
     ctx.frame_serial += 1;
     f.serial = ctx.frame_serial;
     f.pc = 0;
@@ -128,11 +151,32 @@ pub fn restart(ctx: &mut Ctx, fi: usize, nlocals: usize, lead: usize) -> bool {
     let bp = f.bp;
     let stack = &mut ctx.stacks.stack[bp..bp + nlocals.max(1)];
     stack[0] = Value::fixnum(i as i64);
-    for v in &mut stack[1.min(lead)..nlocals] {
+    for v in &mut stack[argc.min(lead)..nlocals] {
         *v = Value::NIL;
     }
     ctx.stacks.sp = bp + nlocals;
     true
+}
+
+/// An unwind reaches the iterator frame on top: pops it. `Ok(true)` when the iteration
+/// ends with a result instead (a `StopIteration` passing a `loop`), left in the call's
+/// result slot for the frame below to continue with.
+pub fn unwind(ctx: &mut Ctx, e: &Unwind) -> bool {
+    let flags = ctx.stacks.frames.last().map_or(0, |f| f.flags);
+    if flags & FRAME_ITER_LOOP != 0 {
+        if let Unwind::Raise(exc) = *e {
+            if crate::core::object::is_a(ctx, exc, ctx.c().stop_iteration) {
+                let result = crate::core::object::ivar_get(ctx, exc, sym::RESULT);
+                pop_iter(ctx);
+                let sp = ctx.stacks.sp;
+                ctx.stacks.stack[sp] = result;
+                ctx.stacks.sp = sp + 1;
+                return true;
+            }
+        }
+    }
+    pop_iter(ctx);
+    false
 }
 
 /// Pops the iterator frame on top (an unwind passing it, or a failed start).

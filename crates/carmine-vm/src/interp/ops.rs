@@ -189,11 +189,21 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
             })
         }
         MethodBody::Builtin { .. } if !(me.original_name == sym::NEW && me.owner == ctx.c().class) => {
-            if ci.block != u32::MAX && argc == 0 && is_int_times(ctx, me, recv) {
-                return Some(iter::start_times(ctx, recv, me, caller.children[ci.block as usize], fi, ret_sp));
+            if ci.block != u32::MAX && argc == 0 {
+                if let Some(n) = iter::iterations(ctx, me, recv) {
+                    return Some(iter::start(ctx, recv, me, n, caller.children[ci.block as usize], fi, ret_sp));
+                }
             }
             // SAFETY: the arguments stay on the stack, below sp, for the whole call.
             let args = unsafe { std::slice::from_raw_parts(ctx.stacks.stack.as_ptr().add(ret_sp + 1), argc) };
+            if let MethodBody::Builtin { f, .. } = me.body {
+                if ci.block == u32::MAX && crate::core::fiber::is_switch(f) {
+                    if let Some(r) = crate::fiber::switch_from_loop(ctx, recv, args) {
+                        ctx.stacks.sp = ret_sp;
+                        return Some(r.map(Some));
+                    }
+                }
+            }
             let block = block(ctx);
             let r = call_builtin(ctx, recv, me, &Args { pos: args, kw: None, block });
             ctx.stacks.sp = ret_sp;
@@ -273,17 +283,12 @@ fn send_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usiz
             warn_unused_block(ctx, fi, ci, &me, body)?;
         }
     }
-    if ci.block != u32::MAX && argc == 0 && kw.is_none() && is_int_times(ctx, &me, recv) {
-        return iter::start_times(ctx, recv, &me, iseq.children[ci.block as usize], fi, ret_sp);
+    if ci.block != u32::MAX && argc == 0 && kw.is_none() {
+        if let Some(n) = iter::iterations(ctx, &me, recv) {
+            return iter::start(ctx, recv, &me, n, iseq.children[ci.block as usize], fi, ret_sp);
+        }
     }
     invoke(ctx, recv, &me, argc, kw, block, ret_sp)
-}
-
-/// `me` is the builtin `Integer#times` (under any alias) and `recv` a Fixnum: the call can
-/// run as an iterator frame.
-#[inline(always)]
-fn is_int_times(ctx: &Ctx, me: &MethodEntry, recv: Value) -> bool {
-    recv.is_fixnum() && me.original_name == sym::TIMES && me.owner == ctx.c().integer && matches!(me.body, MethodBody::Builtin { .. })
 }
 
 /// Ruby 3.4's warning for a block passed to a Ruby method that never uses one (no
