@@ -229,14 +229,22 @@ fn cursor<'a>(v: Value) -> Option<&'a mut EnumCursor> {
 /// The body of an enumerator's iterating fiber: runs `each`, handing every yielded value to
 /// the fiber's resumer.
 fn iterate(ctx: &mut Ctx, cur: Value) -> Result<Value> {
-    let e = cursor(cur).map(|c| c.enumerator).unwrap_or(Value::NIL);
+    let Some(c) = cursor(cur) else { return Ok(Value::NIL) };
+    let e = c.enumerator;
+    // The cursor's payload, looked up once: the collector does not move it, and `cur` stays
+    // referenced by this fiber's body for as long as the fiber runs.
+    let c: *mut EnumCursor = c;
     let mut hand_over = |ctx: &mut Ctx, args: &[Value]| -> Result<Value> {
         let single = args.len() == 1;
-        let values = if single { args[0] } else { array::from_slice(ctx, args) };
-        let packed = fiber::pack(ctx, args);
-        if let Some(c) = cursor(cur) {
-            c.last_values = values;
-            c.last_single = single;
+        let (values, packed) = if single {
+            (args[0], args[0])
+        } else {
+            (array::from_slice(ctx, args), fiber::pack(ctx, args))
+        };
+        // SAFETY: see above.
+        unsafe {
+            (*c).last_values = values;
+            (*c).last_single = single;
         }
         fiber::yield_(ctx, &[packed])
     };
@@ -261,7 +269,11 @@ fn cursor_of(ctx: &mut Ctx, e: Value) -> Result<Value> {
 #[inline(always)]
 fn next_values(ctx: &mut Ctx, e: Value, peek: bool) -> Result<(Value, Value, bool)> {
     let cur = cursor_of(ctx, e)?;
-    let c = cursor(cur).expect("cursor");
+    let c: *mut EnumCursor = cursor(cur).expect("cursor");
+    // SAFETY: the collector does not move payloads, and `cur` stays referenced by `e` (the
+    // receiver, on the caller's stack) for the whole call: the payload outlives every use of
+    // `c` below, including across the resume.
+    let c = unsafe { &mut *c };
     if let Some(la) = c.lookahead {
         if !peek {
             c.lookahead = None;
@@ -276,13 +288,11 @@ fn next_values(ctx: &mut Ctx, e: Value, peek: bool) -> Result<(Value, Value, boo
         let klass = ctx.c().fiber;
         c.fiber = fiber::new_fiber(ctx, klass, Body::Native(iterate, cur), false, Value::NIL);
     }
-    let c = cursor(cur).expect("cursor");
     let f = c.fiber;
     // A fed value is what the pending `yield` inside `each` returns, so it stays set until a
     // yield is pending: the first resume only starts `each`.
     let feed = if fresh { Value::NIL } else { c.feed.take().unwrap_or(Value::NIL) };
     let r = fiber::resume(ctx, f, &[feed]);
-    let c = cursor(cur).expect("cursor");
     let v = match r {
         Ok(v) => v,
         Err(err) => {
@@ -294,7 +304,6 @@ fn next_values(ctx: &mut Ctx, e: Value, peek: bool) -> Result<(Value, Value, boo
         // `each` returned: the iteration is over, its value is the StopIteration's result.
         let stop = ctx.new_error(ctx.c().stop_iteration, "iteration reached an end");
         object::ivar_set_raw(ctx, stop, crate::symbol::sym::RESULT, v);
-        let c = cursor(cur).expect("cursor");
         c.stop = stop;
         c.fiber = Value::NIL;
         return Err(Unwind::Raise(stop));

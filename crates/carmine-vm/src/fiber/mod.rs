@@ -207,6 +207,15 @@ impl ThreadFibers {
     /// Takes the posted message.
     #[inline(always)]
     fn take(&mut self) -> Xfer {
+        if self.msg_kind == MsgKind::Value {
+            self.msg_kind = MsgKind::None;
+            return Xfer::Value(self.msg_value);
+        }
+        self.take_other()
+    }
+
+    #[inline(never)]
+    fn take_other(&mut self) -> Xfer {
         let v = self.msg_value;
         let kind = std::mem::replace(&mut self.msg_kind, MsgKind::None);
         match kind {
@@ -223,7 +232,11 @@ impl ThreadFibers {
         }
     }
 
+    #[inline(always)]
     fn release_pending(&mut self) {
+        if self.release.is_none() {
+            return;
+        }
         if let Some(s) = self.release.take() {
             self.natives.give(s);
         }
@@ -255,7 +268,9 @@ impl Saved {
 #[inline]
 fn exchange(ctx: &mut Ctx, from: &mut FiberData, to: &mut FiberData) {
     let incoming = to.saved.stacks.take().unwrap_or_else(|| fatal("fiber state missing"));
-    from.saved.stacks = Some(std::mem::replace(&mut ctx.stacks, incoming));
+    // `from` runs, so it has no saved state to drop (forgetting the `None` skips the check).
+    debug_assert!(from.saved.stacks.is_none());
+    std::mem::forget(from.saved.stacks.replace(std::mem::replace(&mut ctx.stacks, incoming)));
     (ctx.native_stack_lo, ctx.native_stack_hi, ctx.native_limit) = native_bounds(to);
 }
 
@@ -693,7 +708,7 @@ pub fn switch_from_loop(ctx: &mut Ctx, recv: Value, args: &[Value]) -> Option<Re
         return None;
     }
     let v = args.first().copied().unwrap_or(Value::NIL);
-    let resumed = match data(recv) {
+    let target = match data(recv) {
         Some(d) => {
             // A Suspended fiber is not the running one (which is Resumed).
             if d.state != State::Suspended || d.sp == 0 || !d.resumer.is_nil() || !d.resuming.is_nil() || d.transferred || d.owner != ctx as *const Ctx as usize {
@@ -707,7 +722,7 @@ pub fn switch_from_loop(ctx: &mut Ctx, recv: Value, args: &[Value]) -> Option<Re
         }
         None => None,
     };
-    let (to, to_d) = match resumed {
+    let (to, to_d) = match target {
         Some(t) => t,
         None => {
             // SAFETY: the running fiber's payload.
@@ -729,20 +744,22 @@ pub fn switch_from_loop(ctx: &mut Ctx, recv: Value, args: &[Value]) -> Option<Re
     ctx.fibers.post_value(v);
     // SAFETY: `to_d` is `to`'s payload; `to` is referenced by `recv` or by the resumer link.
     let r = switch_to(ctx, cur_d, to, unsafe { &mut *to_d });
-    // Opaque, so that the compiler does not duplicate the switch into the resume and yield
-    // branches: with one call site of the assembly switch, both sides of a resume/yield
-    // ping-pong return to the same address and the return predictor stays right.
-    let resumed = std::hint::black_box(resumed);
-    if let Some((f, d)) = resumed {
-        // Running again after the resumed fiber yielded or ended: unlink it.
+    // Running again. After a resume (this fiber's `resuming` is the resumed fiber; a fiber
+    // that yielded has none), unlink the resumed fiber, which yielded or ended. The test
+    // reads memory rather than remembering the branch taken above, so that the compiler does
+    // not duplicate the switch into the resume and yield branches: with one call site of the
+    // assembly switch, both sides of a resume/yield ping-pong return to the same address and
+    // the return predictor stays right.
+    // SAFETY: the running fiber's payload.
+    let resumed = unsafe { (*cur_d).resuming };
+    if !resumed.is_nil() {
         let cur = ctx.fiber_obj;
-        // SAFETY: `d` is `f`'s payload; `f` is the receiver, still on the caller's stack.
-        let d = unsafe { &mut *d };
-        debug_assert!(data(f).is_some());
+        // `resumed` is the receiver of the resume, still on the caller's stack.
+        let d = fd(resumed);
         if d.resumer == cur {
             d.resumer = Value::NIL;
         }
-        // SAFETY: the running fiber's payload (this fiber runs again).
+        // SAFETY: as above.
         unsafe { (*cur_d).resuming = Value::NIL };
     }
     Some(r)
