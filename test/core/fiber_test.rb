@@ -215,3 +215,19 @@ test "Enumerator.new runs initialize, so subclasses can define their own" do
   assert_raise(FrozenError) { Enumerator.allocate.freeze.send(:initialize) {} }
   assert_equal 100, Enumerator.allocate.send(:initialize, 100) {}.size
 end
+
+test "Fiber#raise without arguments and on a fiber suspended by transfer" do
+  f = Fiber.new { Fiber.yield }
+  f.resume
+  e = assert_raise(RuntimeError) { f.raise }
+  assert_equal "", e.message
+  # f2 waits in `resume` of f1, which transferred back to the root: the exception reaches f1
+  # by a transfer, ends it and f2, and comes back here (CRuby 3.4).
+  root = Fiber.current
+  f1 = Fiber.new { root.transfer }
+  f2 = Fiber.new { f1.resume }
+  f2.transfer
+  e = assert_raise(RuntimeError) { f2.raise(RuntimeError, "Expected error") }
+  assert_equal "Expected error", e.message
+  assert_false f1.alive?
+end

@@ -912,7 +912,13 @@ fn transfer_message(ctx: &mut Ctx, f: Value, msg: Xfer) -> Result<Value> {
 
 /// `fiber.raise(...)`: raises the exception made from `args` inside the fiber.
 pub fn raise_in(ctx: &mut Ctx, f: Value, args: &[Value]) -> Result<Value> {
-    let exc = crate::core::kernel::make_exception(ctx, args)?;
+    // Without arguments: a RuntimeError with an empty message (not Kernel#raise's re-raise
+    // of `$!` or "unhandled exception").
+    let exc = if args.is_empty() {
+        ctx.new_error(ctx.c().runtime_error, "")
+    } else {
+        crate::core::kernel::make_exception(ctx, args)?
+    };
     let cur = current(ctx);
     // A fiber waiting in `resume` gets it where the chain of resumes it started ends, as
     // in CRuby (raising on a parent fiber from its child raises in the child).
@@ -926,7 +932,9 @@ pub fn raise_in(ctx: &mut Ctx, f: Value, args: &[Value]) -> Result<Value> {
     match fd(f).state {
         State::Created => Err(fiber_error(ctx, "cannot raise exception on unborn fiber")),
         State::Terminated => Err(fiber_error(ctx, "attempt to resume a terminated fiber")),
-        _ if fd(f).transferred => transfer_message(ctx, f, Xfer::Raise(exc)),
+        // Suspended by `transfer` (not waiting in `Fiber.yield`): reached by a transfer, as
+        // in CRuby 3.4, whether it was entered by `resume` or by `transfer`.
+        State::Suspended if fd(f).transferred || !fd(f).yielding => transfer_message(ctx, f, Xfer::Raise(exc)),
         _ => resume_with(ctx, f, fd(f), Xfer::Raise(exc), Value::NIL),
     }
 }
