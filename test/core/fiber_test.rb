@@ -231,3 +231,77 @@ test "Fiber#raise without arguments and on a fiber suspended by transfer" do
   assert_equal "Expected error", e.message
   assert_false f1.alive?
 end
+
+# A fiber whose Fiber.yield is called from its own loop suspends without a native stack and
+# is resumed by running its bytecode on the resumer's stack until it needs more (a call,
+# an allocation…), where it continues on a native stack of its own (interp/borrowed.rs).
+test "borrowed resumes: plain loops, values both ways, promotion mid-loop" do
+  f = Fiber.new { |x| while true; x = Fiber.yield(x); end }
+  assert_equal [1, 2, 3], [f.resume(1), f.resume(2), f.resume(3)]
+  counter = Fiber.new do
+    i = 0
+    while i < 3
+      Fiber.yield i
+      i += 1
+    end
+    :done
+  end
+  assert_equal [0, 1, 2, :done], 4.times.map { counter.resume }
+  assert_raise(FiberError) { counter.resume }
+  log = []
+  mixed = Fiber.new do
+    y = 0
+    while true
+      y = Fiber.yield(y)
+      log << "got #{y}" if y.even?
+    end
+  end
+  assert_equal [0, 1, 2, 3, 4], (0..4).map { |i| mixed.resume(i) }
+  assert_equal ["got 2", "got 4"], log
+  locals = Fiber.new do
+    a = 1
+    3.times { |k| a = Fiber.yield(a + k) }
+    a
+  end
+  assert_equal [1, 11, 22, 30], [locals.resume, locals.resume(10), locals.resume(20), locals.resume(30)]
+  consts = Fiber.new { loop { Fiber.yield Comparable } }
+  assert_equal [Comparable, Comparable], [consts.resume, consts.resume]
+  several = Fiber.new { a = Fiber.yield(1, 2); b = Fiber.yield; [a, b] }
+  assert_equal [[1, 2], nil, [:x, [:y, :z]]], [several.resume, several.resume(:x), several.resume(:y, :z)]
+end
+
+test "borrowed resumes: raise, kill, ensure, exceptions and GC" do
+  f = Fiber.new do
+    begin
+      x = 0
+      while true
+        x = Fiber.yield(x)
+      end
+    ensure
+      $fiber_ensure_ran = true
+    end
+  end
+  f.resume
+  f.resume(1)
+  e = assert_raise(RuntimeError) { f.raise "boom" }
+  assert_equal "boom", e.message
+  assert_false f.alive?
+  assert $fiber_ensure_ran
+  g = Fiber.new { n = 0; while true; n = Fiber.yield(n); raise ArgumentError, "bad" if n == :bad; end }
+  g.resume
+  g.resume(1)
+  assert_raise(ArgumentError) { g.resume(:bad) }
+  assert_false g.alive?
+  if Fiber.method_defined?(:kill)
+    k = Fiber.new { while true; Fiber.yield; end }
+    k.resume
+    k.resume
+    k.kill
+    assert_false k.alive?
+  end
+  many = Array.new(300) { |i| Fiber.new { v = i; while true; v = Fiber.yield(v); end } }
+  many.each(&:resume)
+  GC.start
+  sums = many.each_with_index.map { |fb, i| fb.resume(i * 2) + fb.resume(1) }
+  assert_equal (0...300).map { |i| i * 2 + 1 }, sums
+end

@@ -17,6 +17,12 @@
 //!   pushes the resume value (or raises) where the call's result goes and re-enters the
 //!   loop. This is what lets a million suspended fibers fit in memory: they hold VM stacks
 //!   (a touched page or so, carved from shared chunk mappings) but no native stacks.
+//! - A shallowly suspended fiber resumed from Ruby code runs *borrowed*: its top frame runs
+//!   on the resumer's native stack, in the resumer's `Fiber#resume` call, with its VM state
+//!   swapped into `Ctx`, as long as its instructions cannot allocate, raise, run Ruby code
+//!   from Rust or switch (`interp::borrowed`). At the first instruction that could, it stops
+//!   before executing it and continues on a native stack of its own (`continue_run`), and
+//!   is `promoted`: its own-loop yields keep that stack from then on.
 //! - Native stacks come from a per-thread pool, are taken at the first resume (not at
 //!   `Fiber.new`) and go back when the fiber ends or suspends shallowly. A fiber that leaves
 //!   its stack for good cannot free it while running on it, so it parks it in
@@ -306,8 +312,16 @@ pub struct FiberData {
     native: Option<NativeStack>,
     /// Saved native stack pointer while suspended on its own stack (deep); 0 otherwise.
     sp: usize,
-    /// Suspended by unwinding its loop: resuming restarts the loop on a fresh stack.
+    /// Suspended by unwinding its loop: resuming restarts the loop on a fresh stack, or runs
+    /// it borrowed (`interp::borrowed`) on the resumer's.
     shallow: bool,
+    /// A borrowed run stopped at an instruction it does not run: the fiber continues on a
+    /// native stack from there (its resume value is already pushed).
+    continue_run: bool,
+    /// Needed a native stack between two yields once (a borrowed run stopped): its yields
+    /// from its own loop keep the native stack from then on (the fastest native switch)
+    /// instead of suspending shallowly for borrowed runs.
+    promoted: bool,
     saved: Saved,
     /// The thread's context (identity only).
     owner: usize,
@@ -356,6 +370,8 @@ fn new_data(ctx: &Ctx, body: Body, state: State) -> FiberData {
         native: None,
         sp: 0,
         shallow: false,
+        continue_run: false,
+        promoted: false,
         saved: Saved::empty(),
         owner: ctx as *const Ctx as usize,
     }
@@ -598,7 +614,11 @@ fn fatal(msg: &str) -> ! {
 fn run_fiber(ctx: &mut Ctx, fiber: Value) -> Leave {
     let msg = ctx.fibers.take();
     let d = fd(fiber);
-    let r = if d.shallow {
+    let r = if d.continue_run {
+        d.continue_run = false;
+        d.shallow = false;
+        crate::interp::exec::continue_suspended(ctx)
+    } else if d.shallow {
         d.shallow = false;
         let resumed = match msg {
             Xfer::Value(v) => Ok(v),
@@ -711,13 +731,23 @@ pub fn switch_from_loop(ctx: &mut Ctx, recv: Value, args: &[Value]) -> Option<Re
     let target = match data(recv) {
         Some(d) => {
             // A Suspended fiber is not the running one (which is Resumed).
-            if d.state != State::Suspended || d.sp == 0 || !d.resumer.is_nil() || !d.resuming.is_nil() || d.transferred || d.owner != ctx as *const Ctx as usize {
+            if d.state != State::Suspended || !d.resumer.is_nil() || !d.resuming.is_nil() || d.transferred || d.owner != ctx as *const Ctx as usize {
+                return None;
+            }
+            let borrow = d.sp == 0 && d.shallow && !d.promoted && d.yielding;
+            if d.sp == 0 && !borrow {
                 return None;
             }
             d.resumer = ctx.fiber_obj;
             d.yielding = false;
             // SAFETY: the running fiber's payload, distinct from `d`.
             unsafe { (*cur_d).resuming = recv };
+            if borrow {
+                if let Some(y) = run_borrowed(ctx, cur_d, recv, d, v) {
+                    return Some(Ok(y));
+                }
+                // It needs a native stack from here on: continue it there (below).
+            }
             Some((recv, d as *mut FiberData))
         }
         None => None,
@@ -727,7 +757,10 @@ pub fn switch_from_loop(ctx: &mut Ctx, recv: Value, args: &[Value]) -> Option<Re
         None => {
             // SAFETY: the running fiber's payload.
             let d = unsafe { &mut *cur_d };
-            if d.resumer.is_nil() || ctx.fibers.natives.held() > KEEP_NATIVE_STACKS {
+            let own_loop = ctx.stacks.exec_depth == 1 && matches!(d.body, Body::Proc(_));
+            if d.resumer.is_nil() || (own_loop && (!d.promoted || ctx.fibers.natives.held() > KEEP_NATIVE_STACKS)) {
+                // The general path decides (a yield from the fiber's own loop may suspend
+                // shallowly there).
                 return None;
             }
             let target = d.resumer;
@@ -763,6 +796,44 @@ pub fn switch_from_loop(ctx: &mut Ctx, recv: Value, args: &[Value]) -> Option<Re
         unsafe { (*cur_d).resuming = Value::NIL };
     }
     Some(r)
+}
+
+/// Resumes the shallowly suspended fiber `f` (payload `d`, already linked to its resumer,
+/// the running fiber `cur_d`) with `v` by a borrowed run on this native stack
+/// (`interp::borrowed`). `Some(y)`: it yielded `y` and is suspended shallowly again.
+/// `None`: it stopped at an instruction that needs its own native stack, marked to continue
+/// from there when switched to (`continue_run`) and `promoted`.
+fn run_borrowed(ctx: &mut Ctx, cur_d: *mut FiberData, f: Value, d: &mut FiberData, v: Value) -> Option<Value> {
+    let Some(incoming) = d.saved.stacks.take() else { fatal("fiber state missing") };
+    let mine = std::mem::replace(&mut ctx.stacks, incoming);
+    // SAFETY: the running fiber's payload; it runs, so it has no saved state.
+    let cur = unsafe { &mut *cur_d };
+    std::mem::forget(cur.saved.stacks.replace(mine));
+    let cur_obj = std::mem::replace(&mut ctx.fiber_obj, f);
+    ctx.fibers.cur = d;
+    d.state = State::Resumed;
+    let sp = ctx.stacks.sp;
+    ctx.stacks.stack[sp] = v;
+    ctx.stacks.sp = sp + 1;
+    let out = crate::interp::borrowed::run(ctx);
+    let Some(back) = cur.saved.stacks.take() else { fatal("fiber state missing") };
+    std::mem::forget(d.saved.stacks.replace(std::mem::replace(&mut ctx.stacks, back)));
+    ctx.fiber_obj = cur_obj;
+    ctx.fibers.cur = cur_d;
+    d.state = State::Suspended;
+    match out {
+        Some(y) => {
+            d.yielding = true;
+            d.resumer = Value::NIL;
+            cur.resuming = Value::NIL;
+            Some(y)
+        }
+        None => {
+            d.continue_run = true;
+            d.promoted = true;
+            None
+        }
+    }
 }
 
 /// `fiber.resume(*args)` from Rust.
@@ -853,7 +924,7 @@ fn plan_yield(ctx: &mut Ctx, args: &[Value], from_ruby: bool) -> Result<Plan> {
     let target = d.resumer;
     d.resumer = Value::NIL;
     d.yielding = true;
-    if from_ruby && ctx.fibers.natives.held() > KEEP_NATIVE_STACKS && matches!(d.body, Body::Proc(_)) && called_from_own_loop(ctx) {
+    if from_ruby && (!d.promoted || ctx.fibers.natives.held() > KEEP_NATIVE_STACKS) && matches!(d.body, Body::Proc(_)) && called_from_own_loop(ctx) {
         ctx.fibers.pending = Some((target, Xfer::Value(v)));
         return Err(Unwind::Suspend);
     }

@@ -50,6 +50,15 @@ pub fn resume_suspended(ctx: &mut Ctx, r: Result<Value>) -> Result<Value> {
     out
 }
 
+/// Continues a fiber's frames from the instruction a borrowed run stopped at
+/// (`interp::borrowed`): the resume value is already on its stack.
+pub fn continue_suspended(ctx: &mut Ctx) -> Result<Value> {
+    ctx.stacks.exec_depth += 1;
+    let out = run_loop(ctx);
+    ctx.stacks.exec_depth -= 1;
+    out
+}
+
 /// A new cref for `klass` inside `parent`.
 pub fn new_cref(ctx: &mut Ctx, klass: Value, parent: Value, eval: bool) -> Value {
     let p = ctx.alloc_slot(ObjType::Cref, Value::NIL) as *mut RCref;

@@ -4,6 +4,7 @@
 //! grows only when Rust calls back into Ruby (a builtin yielding, `method_missing` from
 //! Rust, …). This module holds the Rust-facing API for such calls.
 
+pub mod borrowed;
 pub mod call;
 pub mod env;
 pub mod exec;

@@ -147,17 +147,7 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
     let argc = ci.argc as usize;
     let ret_sp = ctx.stacks.sp - argc - 1;
     let recv = ctx.stacks.stack[ret_sp];
-    let klass = class_of(ctx, recv);
-    let cc = &ci.cache;
-    if cc.klass.get() != klass.raw() || cc.epoch.get() != ctx.vm().method_epoch() {
-        return None;
-    }
-    // SAFETY: on a cache hit `cc.keep` owns the entry; the cache is only rewritten by a later
-    // lookup at this call site, and the entry is not used after control reaches Ruby code.
-    let me: &MethodEntry = unsafe { &*cc.me.get()? };
-    if me.visibility != Visibility::Public && !ci.has(cf::FCALL) && !ci.has(cf::SELF_RECV) {
-        return None;
-    }
+    let me = cache_hit(ctx, ci, recv)?;
     let caller = iseq;
     let block = |ctx: &Ctx| if ci.block != u32::MAX { Some(capture_block(ctx, caller, fi, ci.block)) } else { None };
     match me.body {
@@ -224,6 +214,24 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
         }
         _ => None,
     }
+}
+
+/// The method entry the inline cache of `ci` holds for `recv`, when it is valid and callable
+/// from this site (visibility).
+#[inline(always)]
+pub fn cache_hit<'a>(ctx: &Ctx, ci: &'a CallInfo, recv: Value) -> Option<&'a MethodEntry> {
+    let klass = class_of(ctx, recv);
+    let cc = &ci.cache;
+    if cc.klass.get() != klass.raw() || cc.epoch.get() != ctx.vm().method_epoch() {
+        return None;
+    }
+    // SAFETY: on a cache hit `cc.keep` owns the entry; the cache is only rewritten by a later
+    // lookup at this call site, and the entry is not used after control reaches Ruby code.
+    let me: &MethodEntry = unsafe { &*cc.me.get()? };
+    if me.visibility != Visibility::Public && !ci.has(cf::FCALL) && !ci.has(cf::SELF_RECV) {
+        return None;
+    }
+    Some(me)
 }
 
 /// A call through the inline cache when it applies, else the general path.
