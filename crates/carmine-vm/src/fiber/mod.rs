@@ -54,6 +54,9 @@ pub const VALUE_STACK_SLOTS: usize = 64 * 1024;
 /// Suspended fibers keep their native stacks (the fastest switch) until this many stacks are
 /// in use; beyond it, fibers that can suspend shallowly give theirs back.
 const KEEP_NATIVE_STACKS: usize = 256;
+/// Yields from a fiber's own loop that keep its native stack before it starts suspending
+/// shallowly (for borrowed runs; see `FiberData::own_yields`).
+const DEEP_OWN_YIELDS: u8 = 2;
 /// Execution states of finished fibers kept for reuse.
 const SPARE_STATES: usize = 64;
 /// Frames a fiber may nest before `SystemStackError`.
@@ -322,6 +325,10 @@ pub struct FiberData {
     /// from its own loop keep the native stack from then on (the fastest native switch)
     /// instead of suspending shallowly for borrowed runs.
     promoted: bool,
+    /// Yields from its own loop that kept the native stack (saturating): the first
+    /// `DEEP_OWN_YIELDS` do, so a fiber that yields only once or twice never pays for a
+    /// shallow suspension and restart.
+    own_yields: u8,
     saved: Saved,
     /// The thread's context (identity only).
     owner: usize,
@@ -372,6 +379,7 @@ fn new_data(ctx: &Ctx, body: Body, state: State) -> FiberData {
         shallow: false,
         continue_run: false,
         promoted: false,
+        own_yields: 0,
         saved: Saved::empty(),
         owner: ctx as *const Ctx as usize,
     }
@@ -758,10 +766,13 @@ pub fn switch_from_loop(ctx: &mut Ctx, recv: Value, args: &[Value]) -> Option<Re
             // SAFETY: the running fiber's payload.
             let d = unsafe { &mut *cur_d };
             let own_loop = ctx.stacks.exec_depth == 1 && matches!(d.body, Body::Proc(_));
-            if d.resumer.is_nil() || (own_loop && (!d.promoted || ctx.fibers.natives.held() > KEEP_NATIVE_STACKS)) {
-                // The general path decides (a yield from the fiber's own loop may suspend
+            if d.resumer.is_nil() || (own_loop && shallow_yield(ctx, d)) {
+                // The general path decides (a yield from the fiber's own loop suspends
                 // shallowly there).
                 return None;
+            }
+            if own_loop {
+                d.own_yields = d.own_yields.saturating_add(1);
             }
             let target = d.resumer;
             let td = fd(target);
@@ -924,13 +935,25 @@ fn plan_yield(ctx: &mut Ctx, args: &[Value], from_ruby: bool) -> Result<Plan> {
     let target = d.resumer;
     d.resumer = Value::NIL;
     d.yielding = true;
-    if from_ruby && (!d.promoted || ctx.fibers.natives.held() > KEEP_NATIVE_STACKS) && matches!(d.body, Body::Proc(_)) && called_from_own_loop(ctx) {
+    let own_loop = from_ruby && matches!(d.body, Body::Proc(_)) && called_from_own_loop(ctx);
+    if own_loop && shallow_yield(ctx, d) {
         ctx.fibers.pending = Some((target, Xfer::Value(v)));
         return Err(Unwind::Suspend);
+    }
+    if own_loop {
+        d.own_yields = d.own_yields.saturating_add(1);
     }
     d.state = State::Suspended;
     ctx.fibers.post_value(v);
     Ok(Plan { from_d: cur_d, to: target, to_d: fd(target), resumed: None })
+}
+
+/// Whether a yield of `d` from its own loop suspends shallowly (giving its native stack
+/// back): in dense mode, and for a fiber that has yielded this way a few times without
+/// needing a native stack between yields (so its resumes can be borrowed runs).
+#[inline(always)]
+fn shallow_yield(ctx: &Ctx, d: &FiberData) -> bool {
+    ctx.fibers.natives.held() > KEEP_NATIVE_STACKS || (!d.promoted && d.own_yields >= DEEP_OWN_YIELDS)
 }
 
 /// True when the builtin on top was called by Ruby code of the fiber's own (only) dispatch
