@@ -303,3 +303,21 @@ test "borrowed resumes: raise, kill, ensure, exceptions and GC" do
   sums = many.each_with_index.map { |fb, i| fb.resume(i * 2) + fb.resume(1) }
   assert_equal (0...300).map { |i| i * 2 + 1 }, sums
 end
+
+test "first resume from Ruby code: results, errors and exceptions of fresh fibers" do
+  assert_equal 3, Fiber.new { 1 + 2 }.resume
+  assert_equal [], Fiber.new { |*a| a }.resume
+  assert_equal [1, 2], Fiber.new { |*a| a }.resume(1, 2)
+  f = Fiber.new { Fiber.yield :in; :out }
+  assert_equal :in, f.resume
+  assert_equal :out, f.resume
+  assert_raise(FiberError) { f.resume }
+  e = assert_raise(ZeroDivisionError) { Fiber.new { 1 / 0 }.resume }
+  assert_equal "divided by 0", e.message
+  g = Fiber.new { Fiber.current }
+  assert_same g, g.resume
+  outer = Fiber.new { Fiber.new { :inner }.resume }
+  assert_equal :inner, outer.resume
+  fibers = Array.new(50) { |i| Fiber.new { i * 3 } }
+  assert_equal (0...50).map { |i| i * 3 }, fibers.map(&:resume)
+end

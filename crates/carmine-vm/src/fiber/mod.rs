@@ -738,12 +738,15 @@ pub fn switch_from_loop(ctx: &mut Ctx, recv: Value, args: &[Value]) -> Option<Re
     let v = args.first().copied().unwrap_or(Value::NIL);
     let target = match data(recv) {
         Some(d) => {
-            // A Suspended fiber is not the running one (which is Resumed).
-            if d.state != State::Suspended || !d.resumer.is_nil() || !d.resuming.is_nil() || d.transferred || d.owner != ctx as *const Ctx as usize {
+            // A Suspended or Created fiber is not the running one (which is Resumed). A
+            // Created one started without arguments needs no start arguments (`enter`
+            // gives it a fresh stack and its body ignores the message).
+            let created = d.state == State::Created && args.is_empty();
+            if (d.state != State::Suspended && !created) || !d.resumer.is_nil() || !d.resuming.is_nil() || d.transferred || d.owner != ctx as *const Ctx as usize {
                 return None;
             }
             let borrow = d.sp == 0 && d.shallow && !d.promoted && d.yielding;
-            if d.sp == 0 && !borrow {
+            if d.sp == 0 && !borrow && !created {
                 return None;
             }
             d.resumer = ctx.fiber_obj;
