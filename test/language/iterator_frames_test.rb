@@ -235,3 +235,19 @@ test "while true and until false" do
   end
   assert_equal 5, i
 end
+
+test "each iteration of a block whose locals are captured gets its own environment" do
+  procs = []
+  3.times { |i| x = i * 10; procs << proc { [i, x] }; x += 1 }
+  assert_equal [[0, 1], [1, 11], [2, 21]], procs.map(&:call)
+  lambdas = []
+  n = 0
+  loop { n += 1; y = n; lambdas << -> { y }; break if n == 3 }
+  assert_equal [1, 2, 3], lambdas.map(&:call)
+  bindings = []
+  2.times { |i| bindings << binding }
+  assert_equal [0, 1], bindings.map { |b| b.local_variable_get(:i) }
+  fresh = []
+  3.times { |i| fresh << defined?(z).inspect; z = i; fresh << [1].map { z } }
+  assert_equal ["nil", [0], "nil", [1], "nil", [2]], fresh
+end

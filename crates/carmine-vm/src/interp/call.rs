@@ -61,7 +61,7 @@ pub fn new_env(ctx: &mut Ctx, boxed: Box<[Value]>, outer: Value) -> Value {
 /// captured by blocks; returns it and the address of its first local. `scope_root` marks
 /// the environment of a method or top-level scope (not a block's).
 #[inline(never)]
-fn heap_locals(ctx: &mut Ctx, bp: usize, nlocals: usize, outer: Value, scope_root: bool) -> (Value, *mut Value) {
+pub(crate) fn heap_locals(ctx: &mut Ctx, bp: usize, nlocals: usize, outer: Value, scope_root: bool) -> (Value, *mut Value) {
     let vals: Box<[Value]> = ctx.stacks.stack[bp..bp + nlocals].into();
     let env = new_env(ctx, vals, outer);
     if scope_root {

@@ -776,10 +776,16 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
 
                 Insn::Leave => {
                     // SAFETY: fi is the top frame.
-                    if unsafe { ctx.stacks.frames.get_unchecked(fi).flags } & FRAME_ITER_BLOCK != 0 && iter::restart(ctx, fi, iseq.local_count(), iseq.params.lead as usize) {
-                        ip = code;
-                        sp = ctx.stacks.sp;
-                        continue;
+                    if unsafe { ctx.stacks.frames.get_unchecked(fi).flags } & FRAME_ITER_BLOCK != 0 {
+                        match iter::restart(ctx, fi, iseq.local_count(), iseq.params.lead as usize) {
+                            iter::Restart::InPlace => {
+                                ip = code;
+                                sp = ctx.stacks.sp;
+                                continue;
+                            }
+                            iter::Restart::Reload => continue 'reload,
+                            iter::Restart::No => {}
+                        }
                     }
                     let v = pop!();
                     ctx.stacks.sp = sp;

@@ -6,9 +6,10 @@
 //! frame marked `FRAME_ITER` and the block frame of the first iteration, and returns to the
 //! loop. When a block frame leaves into an iterator frame the loop calls `step`, which
 //! pushes the next iteration's block frame or, when done, pops the iterator frame and leaves
-//! the call's result. A block frame whose locals live on the value stack is flagged
-//! `FRAME_ITER_BLOCK` and restarted in place instead (`restart`): a new activation (serial,
-//! argument, locals, pc) in the same frame, without leaving the instruction loop.
+//! the call's result. A block frame pushed by the fast path (`push_simple_block_frame`) is
+//! flagged `FRAME_ITER_BLOCK` and restarted in place instead (`restart`): a new activation
+//! (serial, argument, locals — in a new heap environment if they live on the heap — pc) in
+//! the same frame.
 //!
 //! Invariants:
 //! - An iterator frame is a builtin frame (null iseq; backtraces show `Integer#times` or
@@ -115,22 +116,29 @@ fn push_iteration(ctx: &mut Ctx, i: usize) -> Result<()> {
     ctx.stacks.stack[arg] = Value::fixnum(i as i64);
     ctx.stacks.sp = arg + argc;
     if call::push_simple_block_frame(ctx, &cap, argc, arg, 0) {
-        let f = ctx.stacks.frames.last_mut().expect("block frame");
-        if f.env.is_nil() {
-            f.flags = FRAME_ITER_BLOCK;
-        }
+        ctx.stacks.frames.last_mut().expect("block frame").flags = FRAME_ITER_BLOCK;
         return Ok(());
     }
     call::push_block_frame(ctx, &cap, argc, None, None, false, None, 0, arg)
 }
 
-/// The block frame `fi` (flagged `FRAME_ITER_BLOCK`) is leaving: when its iterator goes on
-/// and no interrupt is pending, starts the next iteration in the same frame (a fresh
-/// activation: new serial, argument and locals reset, pc 0) and returns true; the loop then
-/// continues at the frame's first instruction. Otherwise (the last iteration) returns false
-/// and the frame leaves normally.
+/// What `restart` did.
+#[derive(Copy, Clone, PartialEq, Eq)]
+pub enum Restart {
+    /// The iteration is over: the frame leaves normally.
+    No,
+    /// The frame runs again from its first instruction, with the same locals storage.
+    InPlace,
+    /// The frame runs again with a new heap environment: reload the frame's state.
+    Reload,
+}
+
+/// The block frame `fi` (flagged `FRAME_ITER_BLOCK`, a simple block frame directly above its
+/// iterator frame) is leaving: when its iterator goes on and no interrupt is pending,
+/// starts the next iteration in the same frame (a fresh activation: new serial, argument and
+/// locals reset, a new environment when its locals live on the heap, pc 0).
 #[inline(always)]
-pub fn restart(ctx: &mut Ctx, fi: usize, nlocals: usize, lead: usize) -> bool {
+pub fn restart(ctx: &mut Ctx, fi: usize, nlocals: usize, lead: usize) -> Restart {
     // SAFETY: a `FRAME_ITER_BLOCK` frame is only pushed directly above its iterator frame.
     let (it, f): (&mut Frame, &mut Frame) = unsafe {
         let p = ctx.stacks.frames.as_mut_ptr();
@@ -138,7 +146,7 @@ pub fn restart(ctx: &mut Ctx, fi: usize, nlocals: usize, lead: usize) -> bool {
     };
     let i = it.pc.wrapping_add(1);
     if i >= it.bp || ctx.vm().interrupt.load(std::sync::atomic::Ordering::Relaxed) != 0 {
-        return false;
+        return Restart::No;
     }
     it.pc = i;
     // `times` passes the iteration number, `loop` nothing.
@@ -148,14 +156,24 @@ pub fn restart(ctx: &mut Ctx, fi: usize, nlocals: usize, lead: usize) -> bool {
     f.pc = 0;
     f.visibility = Visibility::Public;
     f.svar = Value::NIL;
-    let bp = f.bp;
+    let (bp, heap, outer) = (f.bp, !f.env.is_nil(), f.outer);
     let stack = &mut ctx.stacks.stack[bp..bp + nlocals.max(1)];
     stack[0] = Value::fixnum(i as i64);
     for v in &mut stack[argc.min(lead)..nlocals] {
         *v = Value::NIL;
     }
     ctx.stacks.sp = bp + nlocals;
-    true
+    if !heap {
+        return Restart::InPlace;
+    }
+    // Blocks may have captured the last iteration's environment: this one gets its own, made
+    // from the fresh locals (covered by `sp` while it is allocated).
+    let (env, locals) = call::heap_locals(ctx, bp, nlocals, outer, false);
+    let f = &mut ctx.stacks.frames[fi];
+    f.env = env;
+    f.locals = locals;
+    ctx.stacks.sp = bp;
+    Restart::Reload
 }
 
 /// An unwind reaches the iterator frame on top: pops it. `Ok(true)` when the iteration
