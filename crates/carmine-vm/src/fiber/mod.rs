@@ -818,11 +818,13 @@ pub fn switch_from_loop(ctx: &mut Ctx, recv: Value, args: &[Value]) -> Option<Re
 /// `None`: it stopped at an instruction that needs its own native stack, marked to continue
 /// from there when switched to (`continue_run`) and `promoted`.
 fn run_borrowed(ctx: &mut Ctx, cur_d: *mut FiberData, f: Value, d: &mut FiberData, v: Value) -> Option<Value> {
-    let Some(incoming) = d.saved.stacks.take() else { fatal("fiber state missing") };
-    let mine = std::mem::replace(&mut ctx.stacks, incoming);
-    // SAFETY: the running fiber's payload; it runs, so it has no saved state.
+    // The two states trade places: the fiber's goes into `ctx`, the resumer's waits in the
+    // fiber's saved slot for the length of the run (nothing looks at either fiber's saved
+    // state meanwhile: the run cannot allocate, so no collection happens, and cannot switch).
+    let Some(slot) = d.saved.stacks.as_mut() else { fatal("fiber state missing") };
+    std::mem::swap(&mut ctx.stacks, slot);
+    // SAFETY: the running fiber's payload.
     let cur = unsafe { &mut *cur_d };
-    std::mem::forget(cur.saved.stacks.replace(mine));
     let cur_obj = std::mem::replace(&mut ctx.fiber_obj, f);
     ctx.fibers.cur = d;
     d.state = State::Resumed;
@@ -830,8 +832,8 @@ fn run_borrowed(ctx: &mut Ctx, cur_d: *mut FiberData, f: Value, d: &mut FiberDat
     ctx.stacks.stack[sp] = v;
     ctx.stacks.sp = sp + 1;
     let out = crate::interp::borrowed::run(ctx);
-    let Some(back) = cur.saved.stacks.take() else { fatal("fiber state missing") };
-    std::mem::forget(d.saved.stacks.replace(std::mem::replace(&mut ctx.stacks, back)));
+    let Some(slot) = d.saved.stacks.as_mut() else { fatal("fiber state missing") };
+    std::mem::swap(&mut ctx.stacks, slot);
     ctx.fiber_obj = cur_obj;
     ctx.fibers.cur = cur_d;
     d.state = State::Suspended;

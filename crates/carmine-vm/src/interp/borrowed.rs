@@ -142,8 +142,8 @@ pub fn run(ctx: &mut Ctx) -> Option<Value> {
                 let recv = unsafe { *base.add(ret_sp) };
                 let Some(me) = ops::cache_hit(ctx, ci, recv) else { break None };
                 let MethodBody::Builtin { f, .. } = me.body else { break None };
-                // `Fiber.yield` (the class as receiver; an instance would be `resume`).
-                if !crate::core::fiber::is_switch(f) || crate::fiber::data(recv).is_some() {
+                // `Fiber.yield` (called on `Fiber` itself; an instance would be `resume`).
+                if !crate::core::fiber::is_switch(f) || recv != ctx.c().fiber {
                     break None;
                 }
                 // SAFETY: as for the receiver.
