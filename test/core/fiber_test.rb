@@ -321,3 +321,20 @@ test "first resume from Ruby code: results, errors and exceptions of fresh fiber
   fibers = Array.new(50) { |i| Fiber.new { i * 3 } }
   assert_equal (0...50).map { |i| i * 3 }, fibers.map(&:resume)
 end
+
+test "Fiber.blocking marks the current fiber blocking for the block" do
+  if Fiber.respond_to?(:blocking)
+    f = Fiber.new(blocking: false) { Fiber.blocking { |x| [x.blocking?, x.equal?(Fiber.current)] } }
+    assert_equal [true, true], f.resume
+    g = Fiber.new(blocking: false) do
+      begin
+        Fiber.blocking { raise "inside" }
+      rescue RuntimeError
+      end
+      Fiber.current.blocking?
+    end
+    assert_false g.resume
+    assert_equal 5, Fiber.blocking { break 5 }
+    assert Fiber.blocking { |x| x.blocking? }
+  end
+end

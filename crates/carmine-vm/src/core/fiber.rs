@@ -121,6 +121,20 @@ fn s_blocking_p(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     Ok(if fiber::is_blocking(cur) { Value::fixnum(1) } else { Value::FALSE })
 }
 
+/// `Fiber.blocking { |fiber| … }` (Ruby 3.2): runs the block with the current fiber marked
+/// blocking, then restores its flag (also when the block raises or breaks).
+fn s_blocking(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let b = args.need_block(ctx)?;
+    let cur = fiber::current(ctx);
+    if fiber::is_blocking(cur) {
+        return ctx.yield1(&b, cur);
+    }
+    fiber::set_blocking(cur, true);
+    let r = ctx.yield1(&b, cur);
+    fiber::set_blocking(cur, false);
+    r
+}
+
 fn m_transfer(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let f = fiber_arg(ctx, recv)?;
     fiber::transfer(ctx, f, args.pos)
@@ -351,6 +365,7 @@ pub fn init(ctx: &mut Ctx) {
         ("[]", s_aref, [1], Unsafe, Singleton),
         ("[]=", s_aset, [2], Unsafe, Singleton),
         ("blocking?", s_blocking_p, [0], Unsafe, Singleton),
+        ("blocking", s_blocking, [0], Unsafe, Singleton),
         ("resume", switch, [0..], Unsafe),
         ("transfer", m_transfer, [0..], Unsafe),
         ("raise", m_raise, [0..=3], Unsafe),

@@ -1067,6 +1067,10 @@ pub fn is_blocking(f: Value) -> bool {
     fd(f).blocking
 }
 
+pub fn set_blocking(f: Value, blocking: bool) {
+    fd(f).blocking = blocking;
+}
+
 /// The fiber's `Fiber[]` storage (nil until written).
 pub fn storage(f: Value) -> Value {
     fd(f).storage
