@@ -291,6 +291,13 @@ impl CallInfo {
     pub fn has(&self, flag: u32) -> bool {
         self.flags & flag != 0
     }
+
+    /// Only plain positional arguments on the stack (no `&blk`, keywords, splat or `&.`):
+    /// the shape the inline-cache fast paths handle.
+    #[inline(always)]
+    pub fn plain(&self) -> bool {
+        self.flags & (call_flags::BLOCK_ARG | call_flags::KW_HASH | call_flags::SPLAT | call_flags::SAFE_NAV) == 0
+    }
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -19,7 +19,7 @@
 //! - On `Fiber.yield` it leaves the frame as a shallow suspension does: `pc` after the call,
 //!   `sp` at the call's result slot, where the next resume value goes.
 
-use crate::compile::iseq::{call_flags as cf, Insn};
+use crate::compile::iseq::Insn;
 use crate::core::module::MethodBody;
 use crate::interp::{env, ops};
 use crate::thread::Ctx;
@@ -125,16 +125,13 @@ pub fn run(ctx: &mut Ctx) -> Option<Value> {
                 }
             }
             Insn::GetConst(_, c) => {
-                let cache = &iseq.const_caches[c as usize];
-                if cache.0.get() != ctx.vm().const_epoch() || cache.2.get() != cref {
-                    break None;
-                }
-                push!(cache.1.get())
+                let Some(v) = ops::const_cache_hit(ctx, &iseq.const_caches[c as usize], cref) else { break None };
+                push!(v)
             }
             Insn::Send(ci) => {
                 let ci = &iseq.calls[ci as usize];
                 let argc = ci.argc as usize;
-                if ci.flags & (cf::BLOCK_ARG | cf::KW_HASH | cf::SPLAT | cf::SAFE_NAV) != 0 || ci.block != u32::MAX || argc > 1 {
+                if !ci.plain() || ci.block != u32::MAX || argc > 1 {
                     break None;
                 }
                 let ret_sp = sp - argc - 1;

@@ -502,8 +502,8 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
                 Insn::GetConst(id, c) => {
                     let cache = &iseq.const_caches[c as usize];
                     let cref = unsafe { ctx.stacks.frames.get_unchecked(fi).cref };
-                    if cache.0.get() == ctx.vm().const_epoch() && cache.2.get() == cref {
-                        push!(cache.1.get())
+                    if let Some(v) = ops::const_cache_hit(ctx, cache, cref) {
+                        push!(v)
                     } else {
                         sync!();
                         let v = tri!(ops::get_const_lexical(ctx, cref, id));

@@ -4,6 +4,7 @@
 //! Invariant: a call operation that fails leaves `ctx.stacks.sp` at the call's result
 //! slot, where a `break` aimed at the calling frame puts its value.
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use crate::compile::iseq::{iseq_of, call_flags as cf, CallInfo, Iseq};
@@ -141,7 +142,7 @@ fn lookup_cached(ctx: &Ctx, ci: &CallInfo, klass: Value) -> Option<Arc<MethodEnt
 /// `Arc` (two atomic operations per call). `None` when the general path must run.
 #[inline(always)]
 pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Option<Result<Option<Value>>> {
-    if ci.flags & (cf::BLOCK_ARG | cf::KW_HASH | cf::SPLAT | cf::SAFE_NAV) != 0 {
+    if !ci.plain() {
         return None;
     }
     let argc = ci.argc as usize;
@@ -214,6 +215,12 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
         }
         _ => None,
     }
+}
+
+/// The value a `GetConst` inline cache holds for lexical scope `cref`, if still valid.
+#[inline(always)]
+pub fn const_cache_hit(ctx: &Ctx, cache: &(Cell<u64>, Cell<Value>, Cell<Value>), cref: Value) -> Option<Value> {
+    (cache.0.get() == ctx.vm().const_epoch() && cache.2.get() == cref).then(|| cache.1.get())
 }
 
 /// The method entry the inline cache of `ci` holds for `recv`, when it is valid and callable
