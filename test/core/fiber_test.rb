@@ -91,6 +91,63 @@ test "kill runs ensure clauses and ends the fiber" do
   assert_equal [:ensure], log
 end
 
+test "kill of a fiber that is resuming another: the killer unwinds, then the killed fiber when control returns to it" do
+  log = []
+  parent = Fiber.new do
+    child = Fiber.new do
+      parent.kill
+      log << parent.alive?
+      :child_done
+    end
+    begin
+      log << child.resume
+      log << :not_reached
+    ensure
+      log << :ensure
+    end
+  end
+  assert_nil parent.resume
+  assert_false parent.alive?
+  assert_equal [:ensure], log
+  # The killer does not carry on either, through any number of resumes in between.
+  log = []
+  top = Fiber.new do
+    Fiber.new do
+      Fiber.new { top.kill; log << :killer_continued }.resume
+      log << :middle_continued
+    end.resume
+    log << :top_continued
+  ensure
+    log << :top_ensure
+  end
+  assert_nil top.resume
+  assert_false top.alive?
+  assert_equal [:top_ensure], log
+end
+
+test "killing the main fiber ends the program quietly, after ensure clauses and at_exit" do
+  out = run_carmine(<<~RUBY)
+    at_exit { puts :at_exit }
+    root = Fiber.current
+    begin
+      Fiber.new { root.kill; puts :killer }.resume
+      puts :main_continued
+    ensure
+      puts :ensure
+    end
+  RUBY
+  out, err, status = out
+  assert_equal ["ensure\nat_exit\n", "", 0], [out, err, status.exitstatus]
+  out = run_carmine(<<~RUBY)
+    back = Fiber.current
+    Fiber.new { back.transfer }.transfer
+    Fiber.new { back.kill }.resume
+    puts :not_reached
+  RUBY
+  out, err, status = out
+  assert_equal ["", "", 0], [out, err, status.exitstatus]
+end
+
 test "storage is per fiber and inherited as a copy" do
   Fiber[:req] = 1
   assert_equal 1, Fiber[:req]

@@ -237,6 +237,8 @@ pub(crate) fn report(ctx: &mut Ctx, e: Unwind) -> Outcome {
                 None => Outcome::Exit(1),
             }
         }
+        // The main thread's root fiber was killed (`Fiber#kill`): the thread ends quietly.
+        Unwind::Throw { tag, .. } if tag == ctx.fibers.kill_tag && !tag.is_nil() => Outcome::Exit(0),
         Unwind::Throw { tag, .. } => {
             let s = object::inspect_string(ctx, tag).unwrap_or_default();
             eprintln!("{}: uncaught throw {s} (UncaughtThrowError)", ctx.vm().script_name.borrow());

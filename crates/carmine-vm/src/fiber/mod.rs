@@ -75,8 +75,9 @@ pub enum State {
 
 /// What a fiber runs.
 pub enum Body {
-    /// The thread's original execution, on the thread's native stack [lo, hi).
-    Root { lo: usize, hi: usize, limit: usize },
+    /// The thread's original execution, on the thread's native stack: (lowest address,
+    /// highest address, overflow limit). Boxed to keep the payload small (one per thread).
+    Root(Box<(usize, usize, usize)>),
     /// `Fiber.new { … }`.
     Proc(Value),
     /// A Rust function of one value (e.g. the iteration behind `Enumerator#next`).
@@ -161,7 +162,7 @@ pub struct ThreadFibers {
     /// Execution states of finished fibers, ready for new ones (value stack included).
     spare_states: Vec<Box<Stacks>>,
     /// Tag of the throw that unwinds a killed fiber.
-    kill_tag: Value,
+    pub(crate) kill_tag: Value,
 }
 
 impl Default for ThreadFibers {
@@ -290,7 +291,7 @@ fn exchange(ctx: &mut Ctx, from: &mut FiberData, to: &mut FiberData) {
 fn native_bounds(d: &FiberData) -> (usize, usize, usize) {
     match (&d.native, &d.body) {
         (Some(n), _) => (n.lo(), n.hi(), n.lo() + NATIVE_RESERVE),
-        (None, Body::Root { lo, hi, limit }) => (*lo, *hi, *limit),
+        (None, Body::Root(bounds)) => **bounds,
         (None, _) => (0, 0, 0),
     }
 }
@@ -329,6 +330,8 @@ pub struct FiberData {
     /// `DEEP_OWN_YIELDS` do, so a fiber that yields only once or twice never pays for a
     /// shallow suspension and restart.
     own_yields: u8,
+    /// `kill`ed while it was resuming another fiber: it unwinds when it runs again.
+    killed: bool,
     saved: Saved,
     /// The thread's context (identity only).
     owner: usize,
@@ -379,6 +382,7 @@ fn new_data(ctx: &Ctx, body: Body, state: State) -> FiberData {
         shallow: false,
         continue_run: false,
         promoted: false,
+        killed: false,
         own_yields: 0,
         saved: Saved::empty(),
         owner: ctx as *const Ctx as usize,
@@ -397,7 +401,7 @@ pub fn new_fiber(ctx: &mut Ctx, klass: Value, body: Body, blocking: bool, storag
 pub fn current(ctx: &mut Ctx) -> Value {
     if ctx.fiber_obj.is_nil() {
         // Made while the thread runs on its own stack (no fiber has run yet).
-        let root = Body::Root { lo: ctx.native_stack_lo, hi: ctx.native_stack_hi, limit: ctx.native_limit };
+        let root = Body::Root(Box::new((ctx.native_stack_lo, ctx.native_stack_hi, ctx.native_limit)));
         let mut d = new_data(ctx, root, State::Resumed);
         d.blocking = true;
         let f = crate::core::object::new_data(ctx, ctx.c().fiber, Box::new(d));
@@ -494,7 +498,17 @@ fn switch_to(ctx: &mut Ctx, from_d: *mut FiberData, to: Value, to_d: &mut FiberD
     unsafe { switch::switch(save, to_sp, 0) };
     // Running again: whoever switched here loaded our state and set the message.
     ctx.fibers.release_pending();
-    take_message(ctx)
+    let r = take_message(ctx);
+    // SAFETY: the running fiber's payload (this fiber, running again). What it was handed
+    // is dropped if it was killed.
+    let me = unsafe { &mut *ctx.fibers.cur };
+    if me.killed {
+        // Killed while it waited for the fiber it resumed: unwind once (its `ensure`
+        // clauses run, and may switch again).
+        me.killed = false;
+        return Err(kill_unwind(ctx));
+    }
+    r
 }
 
 /// The running fiber and its payload.
@@ -643,7 +657,7 @@ fn run_fiber(ctx: &mut Ctx, fiber: Value) -> Leave {
                 crate::interp::call::call_block(ctx, &Block::Proc(p), &items, None, None, None)
             }
             Body::Native(f, arg) => f(ctx, arg),
-            Body::Root { .. } => Ok(Value::NIL),
+            Body::Root(_) => Ok(Value::NIL),
         }
     };
     match r {
@@ -1048,6 +1062,18 @@ pub fn kill(ctx: &mut Ctx, f: Value) -> Result<Value> {
             Ok(f)
         }
         _ if f == cur => Err(kill_unwind(ctx)),
+        // Waiting for the fibers it resumed, down to the running one: the running fiber
+        // unwinds (the killer does not carry on, as in CRuby), and so does each fiber of
+        // the chain, `f` included, when control comes back to it. A thread's root fiber
+        // killed this way ends the thread.
+        State::Resumed if resumes_into(f, cur) => {
+            let mut t = f;
+            while t != cur {
+                fd(t).killed = true;
+                t = fd(t).resuming;
+            }
+            Err(kill_unwind(ctx))
+        }
         _ if fd(f).transferred => {
             transfer_message(ctx, f, Xfer::Kill)?;
             Ok(f)
@@ -1057,6 +1083,18 @@ pub fn kill(ctx: &mut Ctx, f: Value) -> Result<Value> {
             Ok(f)
         }
     }
+}
+
+/// Whether the chain of resumes that starts at `f` leads to the running fiber `cur`.
+fn resumes_into(f: Value, cur: Value) -> bool {
+    let mut t = fd(f).resuming;
+    while !t.is_nil() {
+        if t == cur {
+            return true;
+        }
+        t = fd(t).resuming;
+    }
+    false
 }
 
 pub fn is_alive(f: Value) -> bool {
