@@ -166,7 +166,10 @@ impl Value {
     /// True for a pointer to a heap slot (anything that is not an immediate).
     #[inline(always)]
     pub const fn is_heap(self) -> bool {
-        self.0 & 0x07 == 0 && self.0 & !0x08 != 0
+        // Heap pointers are multiples of 8 other than `false` (0) and `nil` (8): with 16
+        // subtracted, their low three bits and the sign bit are clear (user-space addresses
+        // are far below 2^63), while 0 and 8 wrap to the sign bit. One test and branch.
+        self.0.wrapping_sub(16) & 0x8000_0000_0000_0007 == 0
     }
 
     #[inline(always)]
@@ -249,5 +252,11 @@ mod tests {
         assert_eq!(s.as_symbol(), Some(SymId(1234)));
         let p = Value::from_raw(0x7f00_0000_1000);
         assert!(p.is_heap());
+        // Every aligned address from 16 up is a heap pointer; misaligned words never are.
+        for raw in [16u64, 24, 0x1000, 0x7fff_ffff_fff8] {
+            assert!(Value::from_raw(raw).is_heap());
+            assert!(!Value::from_raw(raw + 4).is_heap());
+        }
+        assert!(!Value::fixnum(-1).is_heap() && !Value::fixnum(i64::MIN / 4).is_heap());
     }
 }

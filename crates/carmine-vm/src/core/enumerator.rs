@@ -267,6 +267,13 @@ fn m_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(string::new_utf8(ctx, &s))
 }
 
+/// Whether builtin `f` is `Enumerator#next`, which the dispatch loop calls directly in the
+/// steady state of an external iteration (`core::fiber::next_from_loop`).
+#[inline(always)]
+pub fn is_next(f: crate::core::module::BuiltinFn) -> bool {
+    std::ptr::fn_addr_eq(f, m_next as crate::core::module::BuiltinFn)
+}
+
 fn m_next(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     crate::core::fiber::enumerator_next(ctx, recv, false)
 }

@@ -265,29 +265,27 @@ fn iterate(ctx: &mut Ctx, cur: Value) -> Result<Value> {
     crate::core::proc::with_native_block(ctx, &mut hand_over, |ctx, b| crate::core::enumerator::run(ctx, e, b))
 }
 
-/// The external-iteration cursor of `e`, created on first use.
+/// The external-iteration cursor of `e` and its payload, created on first use.
 #[inline(always)]
-fn cursor_of(ctx: &mut Ctx, e: Value) -> Result<Value> {
+fn cursor_of<'a>(ctx: &mut Ctx, e: Value) -> Result<(Value, &'a mut EnumCursor)> {
     let cur = enum_obj(ctx, e)?.cursor;
-    if cursor(cur).is_some() {
-        return Ok(cur);
+    if let Some(c) = cursor(cur) {
+        return Ok((cur, c));
     }
     let c = EnumCursor { enumerator: e, fiber: Value::NIL, lookahead: None, stop: Value::NIL, feed: None, last_values: Value::NIL, last_single: true };
     let cur = crate::core::object::new_data(ctx, Value::NIL, Box::new(c));
     enum_obj(ctx, e)?.cursor = cur;
-    Ok(cur)
+    Ok((cur, cursor(cur).expect("cursor")))
 }
 
 /// The next values of `e`'s iteration as (packed, values, single), advancing unless `peek`;
 /// `values` is the lone yielded value when `single`, else the Array of them.
 #[inline(always)]
 fn next_values(ctx: &mut Ctx, e: Value, peek: bool) -> Result<(Value, Value, bool)> {
-    let cur = cursor_of(ctx, e)?;
-    let c: *mut EnumCursor = cursor(cur).expect("cursor");
-    // SAFETY: the collector does not move payloads, and `cur` stays referenced by `e` (the
-    // receiver, on the caller's stack) for the whole call: the payload outlives every use of
+    // The collector does not move payloads, and `cur` stays referenced by `e` (the receiver,
+    // on the caller's stack) for the whole call: the cursor's payload outlives every use of
     // `c` below, including across the resume.
-    let c = unsafe { &mut *c };
+    let (cur, c) = cursor_of(ctx, e)?;
     if let Some(la) = c.lookahead {
         if !peek {
             c.lookahead = None;
@@ -297,36 +295,76 @@ fn next_values(ctx: &mut Ctx, e: Value, peek: bool) -> Result<(Value, Value, boo
     if !c.stop.is_nil() {
         return Err(Unwind::Raise(c.stop));
     }
-    let fresh = c.fiber.is_nil() || !fiber::is_alive(c.fiber);
-    if fresh {
-        let klass = ctx.c().fiber;
-        c.fiber = fiber::new_fiber(ctx, klass, Body::Native(iterate, cur), false, Value::NIL);
-    }
-    let f = c.fiber;
+    let (f, d) = match fiber::data(c.fiber) {
+        Some(d) if d.is_alive() => (c.fiber, d),
+        _ => {
+            let klass = ctx.c().fiber;
+            c.fiber = fiber::new_fiber(ctx, klass, Body::Native(iterate, cur), false, Value::NIL);
+            (c.fiber, fiber::data(c.fiber).expect("a Fiber"))
+        }
+    };
     // A fed value is what the pending `yield` inside `each` returns, so it stays set until a
     // yield is pending: the first resume only starts `each`.
-    let feed = if fresh { Value::NIL } else { c.feed.take().unwrap_or(Value::NIL) };
-    let r = fiber::resume(ctx, f, &[feed]);
-    let v = match r {
+    let feed = if d.state == fiber::State::Created { Value::NIL } else { c.feed.take().unwrap_or(Value::NIL) };
+    // `f` (a local, so also on the native stack) keeps `d` alive across the resume.
+    let v = match fiber::resume_data(ctx, f, d, &[feed]) {
         Ok(v) => v,
         Err(err) => {
             c.fiber = Value::NIL;
             return Err(err);
         }
     };
-    if !fiber::is_alive(f) {
-        // `each` returned: the iteration is over, its value is the StopIteration's result.
-        let stop = ctx.new_error(ctx.c().stop_iteration, "iteration reached an end");
-        object::ivar_set_raw(ctx, stop, crate::symbol::sym::RESULT, v);
-        c.stop = stop;
-        c.fiber = Value::NIL;
-        return Err(Unwind::Raise(stop));
+    if !d.is_alive() {
+        return Err(end_iteration(ctx, c, v));
     }
     let (values, single) = (c.last_values, c.last_single);
     if peek {
         c.lookahead = Some((v, values, single));
     }
     Ok((v, values, single))
+}
+
+/// `each` returned `v`: the iteration is over, and `v` is the StopIteration's result.
+#[cold]
+fn end_iteration(ctx: &mut Ctx, c: &mut EnumCursor, v: Value) -> Unwind {
+    let stop = ctx.new_error(ctx.c().stop_iteration, "iteration reached an end");
+    object::ivar_set_raw(ctx, stop, crate::symbol::sym::RESULT, v);
+    c.stop = stop;
+    c.fiber = Value::NIL;
+    Unwind::Raise(stop)
+}
+
+/// `e.next` called by the dispatch loop (`me` is `Enumerator#next`, no arguments): the
+/// steady state of an external iteration, a resume of the suspended iterating fiber, without
+/// a builtin call or frame. `None` (nothing done) in every other case, left to the builtin.
+/// Errors from the fiber carry their own backtraces; the StopIteration at the end is made
+/// under a builtin frame, as the builtin would.
+pub fn next_from_loop(ctx: &mut Ctx, e: Value, me: &crate::core::module::MethodEntry) -> Option<Result<Value>> {
+    let cur = data_ref::<EnumObj>(e)?.cursor;
+    let c = cursor(cur)?;
+    if c.lookahead.is_some() || !c.stop.is_nil() || c.feed.is_some() {
+        return None;
+    }
+    let f = c.fiber;
+    let d = fiber::data(f)?;
+    if !fiber::resumable(ctx, d) {
+        return None;
+    }
+    let v = match fiber::resume_data(ctx, f, d, &[Value::NIL]) {
+        Ok(v) => v,
+        Err(err) => {
+            c.fiber = Value::NIL;
+            return Some(Err(err));
+        }
+    };
+    if d.is_alive() {
+        return Some(Ok(v));
+    }
+    let depth = ctx.stacks.frames.len();
+    crate::interp::call::push_builtin_frame(ctx, e, me.owner, me.name);
+    let stop = end_iteration(ctx, c, v);
+    ctx.stacks.frames.truncate(depth);
+    Some(Err(stop))
 }
 
 /// `Enumerator#next` / `#peek`.
@@ -347,8 +385,7 @@ pub fn enumerator_next_values(ctx: &mut Ctx, e: Value, peek: bool) -> Result<Val
 
 /// `Enumerator#feed(v)`.
 pub fn enumerator_feed(ctx: &mut Ctx, e: Value, v: Value) -> Result<Value> {
-    let cur = cursor_of(ctx, e)?;
-    let c = cursor(cur).expect("cursor");
+    let (_, c) = cursor_of(ctx, e)?;
     if c.feed.is_some() {
         return Err(ctx.type_error("feed value already set"));
     }

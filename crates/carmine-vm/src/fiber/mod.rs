@@ -756,7 +756,8 @@ pub fn switch_from_loop(ctx: &mut Ctx, recv: Value, args: &[Value]) -> Option<Re
             // Created one started without arguments needs no start arguments (`enter`
             // gives it a fresh stack and its body ignores the message).
             let created = d.state == State::Created && args.is_empty();
-            if (d.state != State::Suspended && !created) || !d.resumer.is_nil() || !d.resuming.is_nil() || d.transferred || d.owner != ctx as *const Ctx as usize {
+            let startable = created && d.resumer.is_nil() && d.resuming.is_nil() && !d.transferred && d.owner == ctx as *const Ctx as usize;
+            if !startable && !resumable(ctx, d) {
                 return None;
             }
             let borrow = d.sp == 0 && d.shallow && !d.promoted && d.yielding;
@@ -870,9 +871,22 @@ fn run_borrowed(ctx: &mut Ctx, cur_d: *mut FiberData, f: Value, d: &mut FiberDat
 #[inline(always)]
 pub fn resume(ctx: &mut Ctx, f: Value, args: &[Value]) -> Result<Value> {
     let Some(d) = data(f) else { return Err(ctx.type_error("uninitialized fiber")) };
-    let d: *mut FiberData = d;
+    resume_data(ctx, f, d, args)
+}
+
+/// `fiber.resume(*args)` from Rust, with `f`'s payload `d` already looked up.
+#[inline(always)]
+pub fn resume_data(ctx: &mut Ctx, f: Value, d: &mut FiberData, args: &[Value]) -> Result<Value> {
     let plan = plan_resume_args(ctx, f, d, args)?;
     run_plan(ctx, plan)
+}
+
+/// Whether `resume` of the fiber with payload `d` from this thread would switch to it
+/// rather than raise: it is suspended in `Fiber.yield` (not by `transfer`) and linked to no
+/// other fiber. (A subset of `plan_resume`'s checks, for fast paths that must not raise.)
+#[inline(always)]
+pub fn resumable(ctx: &Ctx, d: &FiberData) -> bool {
+    d.state == State::Suspended && d.resumer.is_nil() && d.resuming.is_nil() && !d.transferred && d.owner == ctx as *const Ctx as usize
 }
 
 #[inline(always)]
@@ -1099,6 +1113,12 @@ fn resumes_into(f: Value, cur: Value) -> bool {
 
 pub fn is_alive(f: Value) -> bool {
     fd(f).state != State::Terminated
+}
+
+impl FiberData {
+    pub fn is_alive(&self) -> bool {
+        self.state != State::Terminated
+    }
 }
 
 pub fn is_blocking(f: Value) -> bool {

@@ -188,8 +188,15 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
             // SAFETY: the arguments stay on the stack, below sp, for the whole call.
             let args = unsafe { std::slice::from_raw_parts(ctx.stacks.stack.as_ptr().add(ret_sp + 1), argc) };
             if let MethodBody::Builtin { f, .. } = me.body {
-                if ci.block == u32::MAX && crate::core::fiber::is_switch(f) {
-                    if let Some(r) = crate::fiber::switch_from_loop(ctx, recv, args) {
+                if ci.block == u32::MAX {
+                    let r = if crate::core::fiber::is_switch(f) {
+                        crate::fiber::switch_from_loop(ctx, recv, args)
+                    } else if argc == 0 && crate::core::enumerator::is_next(f) {
+                        crate::core::fiber::next_from_loop(ctx, recv, me)
+                    } else {
+                        None
+                    };
+                    if let Some(r) = r {
                         ctx.stacks.sp = ret_sp;
                         return Some(r.map(Some));
                     }
