@@ -764,16 +764,16 @@ pub fn switch_from_loop(ctx: &mut Ctx, recv: Value, args: &[Value]) -> Option<Re
             if d.sp == 0 && !borrow && !created {
                 return None;
             }
-            d.resumer = ctx.fiber_obj;
-            d.yielding = false;
-            // SAFETY: the running fiber's payload, distinct from `d`.
-            unsafe { (*cur_d).resuming = recv };
             if borrow {
-                if let Some(y) = run_borrowed(ctx, cur_d, recv, d, v) {
+                if let Some(y) = run_borrowed(ctx, d, v) {
                     return Some(Ok(y));
                 }
                 // It needs a native stack from here on: continue it there (below).
             }
+            d.resumer = ctx.fiber_obj;
+            d.yielding = false;
+            // SAFETY: the running fiber's payload, distinct from `d`.
+            unsafe { (*cur_d).resuming = recv };
             Some((recv, d as *mut FiberData))
         }
         None => None,
@@ -827,44 +827,27 @@ pub fn switch_from_loop(ctx: &mut Ctx, recv: Value, args: &[Value]) -> Option<Re
     Some(r)
 }
 
-/// Resumes the shallowly suspended fiber `f` (payload `d`, already linked to its resumer,
-/// the running fiber `cur_d`) with `v` by a borrowed run on this native stack
-/// (`interp::borrowed`). `Some(y)`: it yielded `y` and is suspended shallowly again.
-/// `None`: it stopped at an instruction that needs its own native stack, marked to continue
-/// from there when switched to (`continue_run`) and `promoted`.
-fn run_borrowed(ctx: &mut Ctx, cur_d: *mut FiberData, f: Value, d: &mut FiberData, v: Value) -> Option<Value> {
-    // The two states trade places: the fiber's goes into `ctx`, the resumer's waits in the
-    // fiber's saved slot for the length of the run (nothing looks at either fiber's saved
-    // state meanwhile: the run cannot allocate, so no collection happens, and cannot switch).
-    let Some(slot) = d.saved.stacks.as_mut() else { fatal("fiber state missing") };
-    std::mem::swap(&mut ctx.stacks, slot);
-    // SAFETY: the running fiber's payload.
-    let cur = unsafe { &mut *cur_d };
-    let cur_obj = std::mem::replace(&mut ctx.fiber_obj, f);
-    ctx.fibers.cur = d;
-    d.state = State::Resumed;
-    let sp = ctx.stacks.sp;
-    ctx.stacks.stack[sp] = v;
-    ctx.stacks.sp = sp + 1;
-    let out = crate::interp::borrowed::run(ctx);
-    let Some(slot) = d.saved.stacks.as_mut() else { fatal("fiber state missing") };
-    std::mem::swap(&mut ctx.stacks, slot);
-    ctx.fiber_obj = cur_obj;
-    ctx.fibers.cur = cur_d;
-    d.state = State::Suspended;
-    match out {
-        Some(y) => {
-            d.yielding = true;
-            d.resumer = Value::NIL;
-            cur.resuming = Value::NIL;
-            Some(y)
-        }
-        None => {
-            d.continue_run = true;
-            d.promoted = true;
-            None
-        }
+/// Resumes the shallowly suspended fiber with payload `d` with `v` by a borrowed run on this
+/// native stack (`interp::borrowed`). `Some(y)`: it yielded `y` and is suspended shallowly
+/// again. `None`: it stopped at an instruction that needs its own native stack, marked to
+/// continue from there when switched to (`continue_run`) and `promoted`.
+///
+/// The run works on the fiber's saved execution state in place, and nothing else changes:
+/// the fiber stays `Suspended` and unlinked, and `ctx` keeps the resumer's state. Nothing can
+/// tell: the borrowed interpreter runs no instruction that calls, allocates (so no
+/// collection happens), raises or switches.
+#[inline(always)]
+fn run_borrowed(ctx: &Ctx, d: &mut FiberData, v: Value) -> Option<Value> {
+    let Some(st) = d.saved.stacks.as_deref_mut() else { fatal("fiber state missing") };
+    let sp = st.sp;
+    st.stack[sp] = v;
+    st.sp = sp + 1;
+    let out = crate::interp::borrowed::run(ctx, st);
+    if out.is_none() {
+        d.continue_run = true;
+        d.promoted = true;
     }
+    out
 }
 
 /// `fiber.resume(*args)` from Rust.

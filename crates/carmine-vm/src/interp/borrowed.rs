@@ -2,16 +2,17 @@
 //!
 //! A fiber that suspended shallowly (its `Fiber.yield` called straight from its own dispatch
 //! loop, so it keeps no native stack) is resumed from Ruby code by running its top frame
-//! right here, inside the resumer's `Fiber#resume` call, with the fiber's execution state
-//! swapped into `Ctx` (`fiber::switch_from_loop`). No native stack is taken and no assembly
-//! switch happens: a resume/yield ping-pong of a fiber whose loop between yields is plain
-//! bytecode costs two state swaps.
+//! right here, inside the resumer's `Fiber#resume` call, on the fiber's saved execution
+//! state in place (`fiber::switch_from_loop`). No native stack is taken, no state is
+//! swapped and no assembly switch happens: a resume/yield ping-pong of a fiber whose loop
+//! between yields is plain bytecode costs this loop's run.
 //!
 //! Invariants:
 //! - `run` executes only instructions that cannot allocate, raise, call Rust code that may
 //!   run Ruby code, or switch fibers: stack and local operations, jumps, cached constant
 //!   reads, and `Fiber.yield` with at most one argument through a valid inline cache. So no
-//!   collection, backtrace or other fiber can observe the borrowed state.
+//!   collection, backtrace or other fiber can observe that the fiber ran without being
+//!   made the running fiber.
 //! - At any other instruction (or a pending interrupt at a back edge) it stops *before*
 //!   executing it, with the frame's `pc` and the stack pointer synced: the fiber is then
 //!   continued on a native stack of its own from exactly that instruction
@@ -22,14 +23,16 @@
 use crate::compile::iseq::Insn;
 use crate::core::module::MethodBody;
 use crate::interp::{env, ops};
-use crate::thread::Ctx;
+use crate::thread::{Ctx, Stacks};
 use crate::value::Value;
 
-/// Runs the running (borrowed) fiber's top frame until it calls `Fiber.yield` (returns the
-/// yielded value) or reaches an instruction it leaves to the full loop (returns `None`).
-pub fn run(ctx: &mut Ctx) -> Option<Value> {
-    let fi = ctx.stacks.frames.len().checked_sub(1)?;
-    let f = &ctx.stacks.frames[fi];
+/// Runs the top frame of a suspended fiber's execution state `st` until it calls
+/// `Fiber.yield` (returns the yielded value) or reaches an instruction it leaves to the full
+/// loop (returns `None`). `ctx` (the resumer's) is only read: for constant and method
+/// caches and the interrupt word.
+pub fn run(ctx: &Ctx, st: &mut Stacks) -> Option<Value> {
+    let fi = st.frames.len().checked_sub(1)?;
+    let f = &st.frames[fi];
     if !f.is_ruby() {
         return None;
     }
@@ -44,8 +47,8 @@ pub fn run(ctx: &mut Ctx) -> Option<Value> {
     // SAFETY: pc0 is within the code; jump targets and fall-through stay within it (code
     // always ends in `Leave`, which stops this loop).
     let mut ip = unsafe { code.add(pc0) };
-    let base = ctx.stacks.stack.as_mut_ptr();
-    let mut sp = ctx.stacks.sp;
+    let base = st.stack.as_mut_ptr();
+    let mut sp = st.sp;
     macro_rules! push {
         ($v:expr) => {{
             let v = $v;
@@ -156,8 +159,8 @@ pub fn run(ctx: &mut Ctx) -> Option<Value> {
         ip = unsafe { ip.add(1) };
     };
     // SAFETY: ip points into `code`.
-    ctx.stacks.frames[fi].pc = unsafe { ip.offset_from(code) } as usize;
-    ctx.stacks.sp = sp;
+    st.frames[fi].pc = unsafe { ip.offset_from(code) } as usize;
+    st.sp = sp;
     yielded
 }
 
