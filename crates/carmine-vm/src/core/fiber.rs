@@ -36,6 +36,27 @@ fn symbol_key(ctx: &mut Ctx, k: Value) -> Result<Value> {
     }
 }
 
+/// A `Fiber[]` / `Fiber[]=` key: a Symbol, or a String (or an object with `to_str`) as the
+/// Symbol of its text (Ruby 3.4); `to_sym` is not called.
+fn access_key(ctx: &mut Ctx, k: Value) -> Result<Value> {
+    if k.is_symbol() {
+        return Ok(k);
+    }
+    match crate::core::string::try_to_str(ctx, k)? {
+        Some(s) => Ok(Value::symbol(ctx.intern_bytes(crate::core::string::bytes(s)))),
+        None => symbol_key(ctx, k),
+    }
+}
+
+/// Checks a Hash given as a fiber's storage: not frozen, Symbol keys only.
+fn check_storage_hash(ctx: &mut Ctx, h: Value) -> Result<()> {
+    ctx.check_frozen(h)?;
+    for (k, _) in hash::pairs(h) {
+        symbol_key(ctx, k)?;
+    }
+    Ok(())
+}
+
 /// `Fiber.new(blocking: false, storage: true) { |*args| … }`.
 fn s_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if !args.pos.is_empty() {
@@ -64,9 +85,7 @@ fn s_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     } else if storage.is_nil() {
         Value::NIL
     } else if hash::is_hash(storage) {
-        for (k, _) in hash::pairs(storage) {
-            symbol_key(ctx, k)?;
-        }
+        check_storage_hash(ctx, storage)?;
         storage
     } else {
         let cname = object::class_name_of(ctx, storage);
@@ -93,14 +112,14 @@ fn s_current(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
 }
 
 fn s_aref(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let k = symbol_key(ctx, args.pos[0])?;
+    let k = access_key(ctx, args.pos[0])?;
     let cur = fiber::current(ctx);
     let s = fiber::storage(cur);
     Ok(if s.is_nil() { Value::NIL } else { hash::get(s, k).unwrap_or(Value::NIL) })
 }
 
 fn s_aset(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let k = symbol_key(ctx, args.pos[0])?;
+    let k = access_key(ctx, args.pos[0])?;
     let v = args.pos[1];
     let cur = fiber::current(ctx);
     let mut s = fiber::storage(cur);
@@ -183,9 +202,7 @@ fn m_set_storage(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Err(ctx.type_error(&format!("wrong argument type {cname} (expected Hash)")));
     }
     if !h.is_nil() {
-        for (k, _) in hash::pairs(h) {
-            symbol_key(ctx, k)?;
-        }
+        check_storage_hash(ctx, h)?;
     }
     fiber::set_storage(f, h);
     Ok(h)
