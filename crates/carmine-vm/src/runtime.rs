@@ -238,7 +238,7 @@ pub(crate) fn report(ctx: &mut Ctx, e: Unwind) -> Outcome {
             }
         }
         // The main thread's root fiber was killed (`Fiber#kill`): the thread ends quietly.
-        Unwind::Throw { tag, .. } if tag == ctx.fibers.kill_tag && !tag.is_nil() => Outcome::Exit(0),
+        Unwind::Throw { tag, .. } if crate::fiber::is_kill_tag(ctx, tag) => Outcome::Exit(0),
         Unwind::Throw { tag, .. } => {
             let s = object::inspect_string(ctx, tag).unwrap_or_default();
             eprintln!("{}: uncaught throw {s} (UncaughtThrowError)", ctx.vm().script_name.borrow());

@@ -324,13 +324,7 @@ fn next_values(ctx: &mut Ctx, e: Value, peek: bool) -> Result<(Value, Value, boo
     // yield is pending: the first resume only starts `each`.
     let feed = if d.state == fiber::State::Created { Value::NIL } else { c.feed.take().unwrap_or(Value::NIL) };
     // `f` (a local, so also on the native stack) keeps `d` alive across the resume.
-    let v = match fiber::resume_data(ctx, f, d, &[feed]) {
-        Ok(v) => v,
-        Err(err) => {
-            c.fiber = Value::NIL;
-            return Err(err);
-        }
-    };
+    let v = resume_cursor(ctx, c, f, d, feed)?;
     if !d.is_alive() {
         return Err(end_iteration(ctx, c, v));
     }
@@ -339,6 +333,17 @@ fn next_values(ctx: &mut Ctx, e: Value, peek: bool) -> Result<(Value, Value, boo
         c.lookahead = Some((v, values, single));
     }
     Ok((v, values, single))
+}
+
+/// Resumes the cursor's iterating fiber `f` (payload `d`) with `feed`; an error from it ends
+/// the iteration (the next `next` starts over).
+#[inline(always)]
+fn resume_cursor(ctx: &mut Ctx, c: &mut EnumCursor, f: Value, d: &mut fiber::FiberData, feed: Value) -> Result<Value> {
+    let r = fiber::resume_data(ctx, f, d, &[feed]);
+    if r.is_err() {
+        c.fiber = Value::NIL;
+    }
+    r
 }
 
 /// `each` returned `v`: the iteration is over, and `v` is the StopIteration's result.
@@ -367,12 +372,9 @@ pub fn next_from_loop(ctx: &mut Ctx, e: Value, me: &crate::core::module::MethodE
     if !fiber::resumable(ctx, d) {
         return None;
     }
-    let v = match fiber::resume_data(ctx, f, d, &[Value::NIL]) {
+    let v = match resume_cursor(ctx, c, f, d, Value::NIL) {
         Ok(v) => v,
-        Err(err) => {
-            c.fiber = Value::NIL;
-            return Some(Err(err));
-        }
+        Err(err) => return Some(Err(err)),
     };
     if d.is_alive() {
         return Some(Ok(v));

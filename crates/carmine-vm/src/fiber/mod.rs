@@ -162,7 +162,7 @@ pub struct ThreadFibers {
     /// Execution states of finished fibers, ready for new ones (value stack included).
     spare_states: Vec<Box<Stacks>>,
     /// Tag of the throw that unwinds a killed fiber.
-    pub(crate) kill_tag: Value,
+    kill_tag: Value,
 }
 
 impl Default for ThreadFibers {
@@ -539,6 +539,11 @@ fn kill_unwind(ctx: &mut Ctx) -> Unwind {
     Unwind::Throw { tag: ctx.fibers.kill_tag, value: Value::NIL }
 }
 
+/// Whether `tag` is that of the throw that unwinds a killed fiber (`kill_unwind`).
+pub(crate) fn is_kill_tag(ctx: &Ctx, tag: Value) -> bool {
+    tag == ctx.fibers.kill_tag && !tag.is_nil()
+}
+
 /// Where a fiber that ends hands control: its resumer, else (a fiber entered by `transfer`)
 /// the last fiber of the chain of resumes that starts at the root fiber, as CRuby does.
 fn return_target(ctx: &mut Ctx, f: Value) -> Value {
@@ -672,7 +677,7 @@ fn run_fiber(ctx: &mut Ctx, fiber: Value) -> Leave {
 /// Turns unwinds that may not leave a fiber into the errors CRuby raises for them.
 fn finish_result(ctx: &mut Ctx, r: Result<Value>) -> Result<Value> {
     match r {
-        Err(Unwind::Throw { tag, .. }) if tag == ctx.fibers.kill_tag && !tag.is_nil() => Ok(Value::NIL),
+        Err(Unwind::Throw { tag, .. }) if is_kill_tag(ctx, tag) => Ok(Value::NIL),
         Err(Unwind::Break { .. }) => {
             let reason = ctx.intern("break");
             Err(ctx.local_jump_error("break from proc-closure", reason, Value::NIL))
@@ -756,8 +761,7 @@ pub fn switch_from_loop(ctx: &mut Ctx, recv: Value, args: &[Value]) -> Option<Re
             // Created one started without arguments needs no start arguments (`enter`
             // gives it a fresh stack and its body ignores the message).
             let created = d.state == State::Created && args.is_empty();
-            let startable = created && d.resumer.is_nil() && d.resuming.is_nil() && !d.transferred && d.owner == ctx as *const Ctx as usize;
-            if !startable && !resumable(ctx, d) {
+            if !((created || d.state == State::Suspended) && unlinked_here(ctx, d)) {
                 return None;
             }
             let borrow = d.sp == 0 && d.shallow && !d.promoted && d.yielding;
@@ -869,7 +873,14 @@ pub fn resume_data(ctx: &mut Ctx, f: Value, d: &mut FiberData, args: &[Value]) -
 /// other fiber. (A subset of `plan_resume`'s checks, for fast paths that must not raise.)
 #[inline(always)]
 pub fn resumable(ctx: &Ctx, d: &FiberData) -> bool {
-    d.state == State::Suspended && d.resumer.is_nil() && d.resuming.is_nil() && !d.transferred && d.owner == ctx as *const Ctx as usize
+    d.state == State::Suspended && unlinked_here(ctx, d)
+}
+
+/// The fiber belongs to this thread and is linked to no other fiber by a resume or transfer:
+/// what `plan_resume` requires of a fiber that is not running or finished.
+#[inline(always)]
+fn unlinked_here(ctx: &Ctx, d: &FiberData) -> bool {
+    d.resumer.is_nil() && d.resuming.is_nil() && !d.transferred && d.owner == ctx as *const Ctx as usize
 }
 
 #[inline(always)]
@@ -1095,7 +1106,7 @@ fn resumes_into(f: Value, cur: Value) -> bool {
 }
 
 pub fn is_alive(f: Value) -> bool {
-    fd(f).state != State::Terminated
+    fd(f).is_alive()
 }
 
 impl FiberData {
