@@ -171,6 +171,8 @@ pub fn boot(ctx: &mut Ctx) {
     let thread = class(ctx, "Thread", obj, Some(AllocKind::None));
     let mutex = define_class_under(ctx, thread, "Mutex", obj);
     let queue = define_class_under(ctx, thread, "Queue", obj);
+    let sized_queue = define_class_under(ctx, thread, "SizedQueue", queue);
+    let condition_variable = define_class_under(ctx, thread, "ConditionVariable", obj);
     let data = class(ctx, "Data", obj, Some(AllocKind::None));
     let math = define_module_under(ctx, obj, "Math");
     let gc = define_module_under(ctx, obj, "GC");
@@ -194,6 +196,9 @@ pub fn boot(ctx: &mut Ctx) {
     let security_error = ex(ctx, "SecurityError", exception);
     let signal_exception = ex(ctx, "SignalException", exception);
     let interrupt = ex(ctx, "Interrupt", signal_exception);
+    // CRuby's `fatal`: a class with that name and no constant.
+    let fatal = ex(ctx, "fatal", exception);
+    body(obj).const_remove(ctx.intern("fatal"));
     let standard_error = ex(ctx, "StandardError", exception);
     let argument_error = ex(ctx, "ArgumentError", standard_error);
     let uncaught_throw_error = ex(ctx, "UncaughtThrowError", argument_error);
@@ -275,6 +280,9 @@ pub fn boot(ctx: &mut Ctx) {
         c.thread = thread;
         c.mutex = mutex;
         c.queue = queue;
+        c.sized_queue = sized_queue;
+        c.condition_variable = condition_variable;
+        c.fatal = fatal;
         c.data = data;
         c.errno = errno;
         c.file_test = file_test;
@@ -394,6 +402,9 @@ fn define_constants(ctx: &mut Ctx) {
     let (mutex, queue) = (ctx.c().mutex, ctx.c().queue);
     set(ctx, "Mutex", mutex);
     set(ctx, "Queue", queue);
+    let (sized_queue, condition_variable) = (ctx.c().sized_queue, ctx.c().condition_variable);
+    set(ctx, "SizedQueue", sized_queue);
+    set(ctx, "ConditionVariable", condition_variable);
     crate::core::globals::define(ctx, crate::symbol::sym::DOLLAR_STAR, argv);
     let env = hash::new(ctx);
     for (k, v) in std::env::vars_os() {

@@ -8,7 +8,11 @@
 //! - suspended fibers' VM and native stacks, through their Fiber objects (reachable from
 //!   the running fiber's resumer chain, the root fiber, or Ruby references).
 //!
-//! Invariant: the world is stopped during a collection (only one thread runs for now).
+//! - other threads' contexts and native stacks: they are in safe regions (outside the
+//!   giant lock), with their stack tops recorded (`Ctx::safe_sp`).
+//!
+//! Invariant: the world is stopped during a collection: the collector runs on the thread
+//! holding the giant lock, and every other thread of the VM is outside it.
 
 use crate::heap::stack_scan::with_registers_spilled;
 use crate::heap::Marker;
@@ -28,6 +32,7 @@ pub fn collect(ctx: &mut Ctx) {
         m.exivars = Some(&exivars);
         mark_vm_roots(vm, &mut m);
         mark_thread(ctx, &mut m);
+        mark_other_threads(ctx, &mut m);
         let hi = ctx.native_stack_hi;
         with_registers_spilled(&mut |sp| {
             // SAFETY: [sp, hi) is the live part of this thread's native stack.
@@ -61,6 +66,28 @@ pub fn mark_vm_roots(vm: &Vm, m: &mut Marker<'_>) {
     m.mark_all(&vm.at_exit.borrow());
     m.mark(vm.main_obj.get());
     m.mark(vm.top_cref.get());
+}
+
+/// Marks the threads other than `ctx`'s (each stopped in a safe region) and empties their
+/// allocation caches, which the sweep rebuilds.
+fn mark_other_threads(ctx: &Ctx, m: &mut Marker<'_>) {
+    let me = ctx as *const Ctx;
+    for e in ctx.vm().threads.borrow().iter() {
+        m.mark(e.obj);
+        if e.ctx.is_null() || e.ctx as *const Ctx == me {
+            continue;
+        }
+        // SAFETY: a listed context belongs to a live thread, which is outside the giant
+        // lock (this thread holds it) and touches neither its context nor the heap.
+        let other = unsafe { &mut *e.ctx };
+        other.drop_alloc_cache();
+        mark_thread(other, m);
+        if other.safe_sp != 0 {
+            // SAFETY: [safe_sp, hi) is the live part of that thread's native stack,
+            // spilled registers included.
+            unsafe { m.mark_range_conservative(other.safe_sp, other.native_stack_hi) };
+        }
+    }
 }
 
 pub fn mark_thread(ctx: &Ctx, m: &mut Marker<'_>) {

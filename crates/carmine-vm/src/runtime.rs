@@ -197,6 +197,7 @@ pub(crate) fn finish(ctx: &mut Ctx, r: Result<Value, Unwind>) -> Outcome {
     if let Some(o) = run_at_exit(ctx) {
         outcome = o;
     }
+    crate::thread::sched::terminate_all(ctx);
     crate::core::io::flush_stdout(ctx);
     outcome
 }

@@ -37,7 +37,7 @@ core_classes! {
     range, proc_, method, unbound_method, binding, regexp, match_data, struct_, time, random,
     io, file, dir, encoding, enumerator, lazy, yielder, generator, arith_seq, chain,
     math, gc, object_space, process, signal, marshal, set, fiber, thread, mutex, queue,
-    data, errno, file_test, weakmap, stat,
+    sized_queue, condition_variable, data, errno, file_test, weakmap, stat,
     // exceptions
     exception, no_memory_error, script_error, load_error, not_implemented_error, syntax_error,
     security_error, signal_exception, interrupt, standard_error, argument_error,
@@ -47,7 +47,7 @@ core_classes! {
     no_method_error, range_error, float_domain_error, regexp_error, runtime_error,
     frozen_error, system_call_error, thread_error, type_error, zero_division_error,
     system_exit, system_stack_error, no_matching_pattern_error, no_matching_pattern_key_error,
-    math_domain_error,
+    math_domain_error, fatal,
 }
 
 /// A global variable: a plain value, or one computed/validated by hooks.
@@ -100,6 +100,18 @@ pub struct Vm {
     pub redefined: std::sync::atomic::AtomicU32,
     /// Set once the core classes are defined; redefinition tracking starts then.
     pub booted: Cell<bool>,
+    /// The giant lock (see `thread::gl`): held by the thread running Ruby code.
+    pub gl: crate::thread::gl::GiantLock,
+    /// Threads started and not finished (see `thread::sched`).
+    pub threads: RefCell<Vec<crate::thread::sched::Entry>>,
+    pub main_thread: Cell<Value>,
+    /// Threads blocked with no deadline (deadlock detection).
+    pub forever_sleepers: Cell<usize>,
+    /// `Thread.report_on_exception` / `Thread.abort_on_exception`.
+    pub report_on_exception: Cell<bool>,
+    pub abort_on_exception: Cell<bool>,
+    /// Identity of the next thread context (fibers record their thread's).
+    pub next_thread_serial: std::sync::atomic::AtomicUsize,
 }
 
 impl Vm {
@@ -133,6 +145,13 @@ impl Vm {
             lock: Mutex::new(()),
             redefined: std::sync::atomic::AtomicU32::new(0),
             booted: Cell::new(false),
+            gl: crate::thread::gl::GiantLock::held(),
+            threads: RefCell::new(Vec::new()),
+            main_thread: Cell::new(Value::NIL),
+            forever_sleepers: Cell::new(0),
+            report_on_exception: Cell::new(true),
+            abort_on_exception: Cell::new(false),
+            next_thread_serial: std::sync::atomic::AtomicUsize::new(1),
         }
     }
 
@@ -156,6 +175,21 @@ impl Vm {
 
     pub fn add_root(&self, v: Value) {
         self.roots.borrow_mut().push(v);
+    }
+
+    /// In the child of a `fork`: only the forking thread exists, and it holds the GL.
+    pub(crate) fn reset_threads_after_fork(&mut self, me: Value) {
+        self.gl = crate::thread::gl::GiantLock::held();
+        for e in self.threads.get_mut().iter().filter(|e| e.obj != me) {
+            let d = crate::thread::sched::td(e.obj);
+            d.status = crate::thread::sched::Status::Dead;
+            d.ctx = std::ptr::null_mut();
+        }
+        self.threads.get_mut().retain(|e| e.obj == me);
+        self.forever_sleepers.set(0);
+        if !me.is_nil() {
+            self.main_thread.set(me);
+        }
     }
 }
 

@@ -565,23 +565,9 @@ fn k_sleep(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
             if secs < 0.0 {
                 return Err(ctx.arg_error("time interval must not be negative"));
             }
-            io::flush_stdout(ctx);
-            let end = start + std::time::Duration::from_secs_f64(secs.min(1e9));
-            while std::time::Instant::now() < end {
-                let left = end - std::time::Instant::now();
-                std::thread::sleep(left.min(std::time::Duration::from_millis(50)));
-                if ctx.vm().interrupt.load(std::sync::atomic::Ordering::Relaxed) != 0 {
-                    ops::handle_interrupt(ctx)?;
-                }
-            }
+            crate::core::thread::sleep(ctx, Some(secs))?;
         }
-        _ => loop {
-            io::flush_stdout(ctx);
-            std::thread::sleep(std::time::Duration::from_millis(50));
-            if ctx.vm().interrupt.load(std::sync::atomic::Ordering::Relaxed) != 0 {
-                ops::handle_interrupt(ctx)?;
-            }
-        },
+        _ => crate::core::thread::sleep(ctx, None)?,
     }
     Ok(Value::fixnum(start.elapsed().as_secs_f64().round() as i64))
 }

@@ -63,6 +63,8 @@ pub mod unpack;
 pub mod time;
 pub mod time_format;
 pub mod fiber;
+pub mod sync;
+pub mod thread;
 
 use crate::core::module::{define_builtin, Arity, BuiltinFn, ThreadSafety, Visibility};
 use crate::thread::Ctx;
@@ -201,6 +203,8 @@ pub fn init_all(ctx: &mut Ctx) {
     warning::init(ctx);
     load::init(ctx);
     fiber::init(ctx);
+    thread::init(ctx);
+    sync::init(ctx);
 }
 
 /// Shorthand used by builtins: the Ruby `nil`.

@@ -303,8 +303,9 @@ fn k_system(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 /// 0 or that of an uncaught exception), never returning into the caller's frames.
 fn k_fork(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     crate::core::io::flush_stdout(ctx);
-    // SAFETY: Carmine runs Ruby code on this one native thread (no other threads hold
-    // locks the child could need); the child continues with a copy of the whole heap.
+    // SAFETY: this thread holds the giant lock, so no other thread of this VM is inside
+    // the heap or a VM table; the child continues with a copy of the whole heap and only
+    // this thread (`reset_threads_after_fork`).
     let pid = unsafe { libc::fork() };
     if pid < 0 {
         let code = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EAGAIN);
@@ -313,6 +314,9 @@ fn k_fork(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     if pid > 0 {
         return Ok(Value::fixnum(pid as i64));
     }
+    // The child has only this thread.
+    let me = ctx.thread_obj;
+    ctx.vm_mut().reset_threads_after_fork(me);
     match args.block {
         Some(ref b) => {
             let r = ctx.yield_block(b, &[]);

@@ -385,7 +385,7 @@ fn new_data(ctx: &Ctx, body: Body, state: State) -> FiberData {
         killed: false,
         own_yields: 0,
         saved: Saved::empty(),
-        owner: ctx as *const Ctx as usize,
+        owner: ctx.serial,
     }
 }
 
@@ -426,7 +426,7 @@ pub fn pack(ctx: &mut Ctx, args: &[Value]) -> Value {
 }
 
 fn check_thread(ctx: &mut Ctx, f: Value) -> Result<()> {
-    if fd(f).owner != ctx as *const Ctx as usize {
+    if fd(f).owner != ctx.serial {
         return Err(fiber_error(ctx, "fiber called across threads"));
     }
     if !switch::SUPPORTED {
@@ -532,7 +532,7 @@ fn take_message(ctx: &mut Ctx) -> Result<Value> {
     }
 }
 
-fn kill_unwind(ctx: &mut Ctx) -> Unwind {
+pub(crate) fn kill_unwind(ctx: &mut Ctx) -> Unwind {
     if ctx.fibers.kill_tag.is_nil() {
         ctx.fibers.kill_tag = crate::core::object::new_object(ctx, ctx.c().object);
     }
@@ -632,7 +632,7 @@ fn leave_stack(ctx: &mut Ctx, fiber: Value, target: Value, msg: Xfer) -> ! {
 }
 
 /// An internal invariant broke where no Ruby exception can be raised.
-fn fatal(msg: &str) -> ! {
+pub(crate) fn fatal(msg: &str) -> ! {
     eprintln!("[BUG] Carmine internal error: {msg}");
     std::process::abort()
 }
@@ -880,7 +880,7 @@ pub fn resumable(ctx: &Ctx, d: &FiberData) -> bool {
 /// what `plan_resume` requires of a fiber that is not running or finished.
 #[inline(always)]
 fn unlinked_here(ctx: &Ctx, d: &FiberData) -> bool {
-    d.resumer.is_nil() && d.resuming.is_nil() && !d.transferred && d.owner == ctx as *const Ctx as usize
+    d.resumer.is_nil() && d.resuming.is_nil() && !d.transferred && d.owner == ctx.serial
 }
 
 #[inline(always)]
@@ -906,7 +906,7 @@ fn plan_resume(ctx: &mut Ctx, f: Value, d: *mut FiberData, msg: Xfer, start_args
     // SAFETY: `f`'s payload (f is referenced by the caller), distinct from the running one
     // unless `f == cur`, which is rejected before anything is written.
     let dr = unsafe { &mut *d };
-    if dr.owner != ctx as *const Ctx as usize || !switch::SUPPORTED {
+    if dr.owner != ctx.serial || !switch::SUPPORTED {
         check_thread(ctx, f)?;
     }
     if dr.state == State::Terminated {

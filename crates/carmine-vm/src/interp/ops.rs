@@ -998,14 +998,27 @@ pub fn get_caller_last_line(ctx: &Ctx) -> Value {
 
 /// Interrupt bits.
 pub const INTERRUPT_SIGINT: u32 = 1;
+/// Another thread has waited a whole time slice for the giant lock.
+pub const INTERRUPT_YIELD: u32 = 2;
 
+/// Handles the VM's interrupt word at a safepoint: a SIGINT (raised as Interrupt in the
+/// main thread, forwarded to it from others), a request to hand the giant lock over, and
+/// then what other threads posted to this one.
 pub fn handle_interrupt(ctx: &mut Ctx) -> Result<()> {
+    use crate::thread::sched;
     let bits = ctx.vm().interrupt.swap(0, std::sync::atomic::Ordering::AcqRel);
     if bits & INTERRUPT_SIGINT != 0 {
-        let e = ctx.new_error(ctx.c().interrupt, "");
-        return Err(Unwind::Raise(e));
+        if sched::is_main(ctx) {
+            let e = ctx.new_error(ctx.c().interrupt, "");
+            return Err(Unwind::Raise(e));
+        }
+        let main = ctx.vm().main_thread.get();
+        sched::post(ctx, main, sched::PENDING_SIGINT);
     }
-    Ok(())
+    if bits & INTERRUPT_YIELD != 0 {
+        sched::yield_gl(ctx);
+    }
+    sched::check_pending(ctx)
 }
 
 // ---- equality fast path ----

@@ -9,6 +9,9 @@
 //! - `native_limit` is the lowest native stack address Rust code may grow to before
 //!   `SystemStackError` is raised (checked in software; the guard page is only a backstop).
 
+pub mod gl;
+pub mod sched;
+
 use crate::fiber::stack::ValueStack;
 use crate::fiber::ThreadFibers;
 use crate::heap::page::FreeSlot;
@@ -88,6 +91,11 @@ pub struct Ctx {
     pub(crate) pending_data: Option<*const dyn crate::object::DataObj>,
     /// Likewise the elements of an Array being allocated (moved into its buffer already).
     pub(crate) pending_values: (*const Value, usize),
+    /// While this thread is outside the GL (a safe region): the stack pointer below its
+    /// spilled registers, where the collector starts scanning its native stack; else 0.
+    pub(crate) safe_sp: usize,
+    /// This context's identity among the VM's threads (never reused).
+    pub serial: usize,
 }
 
 impl Ctx {
@@ -112,6 +120,8 @@ impl Ctx {
             fibers: ThreadFibers::default(),
             pending_data: None,
             pending_values: (std::ptr::null(), 0),
+            safe_sp: 0,
+            serial: (*vm).next_thread_serial.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         }
     }
 

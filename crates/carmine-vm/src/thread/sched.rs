@@ -1,0 +1,381 @@
+//! Threads of one VM: their registry, safe regions, waiting and waking, and the interrupts
+//! one thread sends another (`Thread#raise`, `Thread#kill`, a forwarded SIGINT).
+//!
+//! Invariants:
+//! - Everything here except `ThreadShared` is read and written only by the GL holder.
+//! - A thread outside the GL is in a *safe region*: `Ctx::safe_sp` holds the stack pointer
+//!   below its spilled callee-saved registers, so the collector (running on the GL holder)
+//!   scans `[safe_sp, native_stack_hi)` and the thread's `Ctx` as roots. Code in a safe
+//!   region touches no Ruby value and no VM table.
+//! - `Vm::threads` lists every thread that has started and not finished, with its `Ctx`;
+//!   a thread made by `Thread.new` but not started yet is listed with a null `Ctx`.
+//! - A thread blocked with no deadline counts in `Vm::forever_sleepers` while its
+//!   `ThreadData::sleeping_forever` is set; when every listed thread sleeps forever, the
+//!   main thread gets `fatal` ("No live threads left. Deadlock?"), as in CRuby.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::error::Unwind;
+use crate::heap::stack_scan::with_registers_spilled;
+use crate::object::data_ref;
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::Result;
+
+/// `ThreadShared::pending` bits.
+pub const PENDING_KILL: u32 = 1;
+pub const PENDING_RAISE: u32 = 2;
+pub const PENDING_SIGINT: u32 = 4;
+pub const PENDING_DEADLOCK: u32 = 8;
+
+/// The longest a blocked thread sleeps before it looks at the VM's interrupt word again
+/// (a SIGINT is recorded there by the signal handler, which cannot wake it).
+const POLL: Duration = Duration::from_millis(50);
+
+/// The part of a thread that other threads touch without the GL: they post interrupts
+/// and wake it.
+#[derive(Default)]
+pub struct ThreadShared {
+    pub pending: AtomicU32,
+    pub wake: AtomicBool,
+    handle: Mutex<Option<std::thread::Thread>>,
+}
+
+impl ThreadShared {
+    /// Records the calling native thread as the one to unpark.
+    pub fn attach(&self) {
+        *self.handle.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::thread::current());
+    }
+
+    pub fn wake(&self) {
+        self.wake.store(true, Ordering::Release);
+        if let Some(h) = &*self.handle.lock().unwrap_or_else(|e| e.into_inner()) {
+            h.unpark();
+        }
+    }
+
+    pub fn post(&self, bits: u32) {
+        self.pending.fetch_or(bits, Ordering::AcqRel);
+        self.wake();
+    }
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Status {
+    /// Made, not started yet, or running / waiting for the GL.
+    Run,
+    /// Blocked in `sleep`, `join`, `Queue#pop`, `Mutex#lock` …
+    Sleep,
+    /// Unwinding after `kill`.
+    Aborting,
+    Dead,
+}
+
+/// The payload of a Thread object.
+pub struct ThreadData {
+    pub shared: Arc<ThreadShared>,
+    pub status: Status,
+    /// The running thread's context; null before it starts and after it ends.
+    pub ctx: *mut Ctx,
+    pub is_main: bool,
+    pub block: Value,
+    pub args: Value,
+    /// The block's value once the thread ended normally.
+    pub value: Value,
+    /// The exception that ended the thread, or nil.
+    pub exception: Value,
+    /// Exceptions posted by `Thread#raise`, oldest first.
+    pub pending_raise: Vec<Value>,
+    /// `Thread#[]` (fiber-local in CRuby; thread-wide here) and `thread_variable_get`.
+    pub locals: Value,
+    pub vars: Value,
+    pub name: Value,
+    pub report_on_exception: bool,
+    pub abort_on_exception: bool,
+    pub priority: i64,
+    /// `Thread#wakeup` was called and not yet consumed by a `sleep`.
+    pub wakeup: bool,
+    pub sleeping_forever: bool,
+    /// Killed (`Thread#kill`): ends without an exception even while unwinding.
+    pub killed: bool,
+    /// Mutexes this thread holds, unlocked when it ends.
+    pub mutexes: Vec<Value>,
+    /// Where `Thread.new` was called, for `inspect`.
+    pub location: String,
+    pub started: bool,
+}
+
+crate::data_obj!(ThreadData, |s, m| {
+    m.mark(s.block);
+    m.mark(s.args);
+    m.mark(s.value);
+    m.mark(s.exception);
+    m.mark_all(&s.pending_raise);
+    m.mark(s.locals);
+    m.mark(s.vars);
+    m.mark(s.name);
+    m.mark_all(&s.mutexes);
+});
+
+impl ThreadData {
+    pub fn new(report_on_exception: bool) -> ThreadData {
+        ThreadData {
+            shared: Arc::new(ThreadShared::default()),
+            status: Status::Run,
+            ctx: std::ptr::null_mut(),
+            is_main: false,
+            block: Value::NIL,
+            args: Value::NIL,
+            value: Value::NIL,
+            exception: Value::NIL,
+            pending_raise: Vec::new(),
+            locals: Value::NIL,
+            vars: Value::NIL,
+            name: Value::NIL,
+            report_on_exception,
+            abort_on_exception: false,
+            priority: 0,
+            wakeup: false,
+            sleeping_forever: false,
+            killed: false,
+            mutexes: Vec::new(),
+            location: String::new(),
+            started: false,
+        }
+    }
+}
+
+/// The payload of a Thread object, or `None` for other objects.
+pub fn data<'a>(v: Value) -> Option<&'a mut ThreadData> {
+    data_ref::<ThreadData>(v)
+}
+
+pub fn td<'a>(v: Value) -> &'a mut ThreadData {
+    data(v).expect("a Thread object")
+}
+
+/// A thread listed in `Vm::threads`.
+#[derive(Copy, Clone)]
+pub struct Entry {
+    pub obj: Value,
+    pub ctx: *mut Ctx,
+}
+
+/// The running thread's Thread object (the main thread's is made on first use).
+pub fn current(ctx: &mut Ctx) -> Value {
+    if ctx.thread_obj.is_nil() {
+        let mut d = ThreadData::new(false);
+        d.is_main = true;
+        d.started = true;
+        d.ctx = ctx as *mut Ctx;
+        d.shared.attach();
+        let t = crate::core::object::new_data(ctx, ctx.c().thread, Box::new(d));
+        ctx.thread_obj = t;
+        ctx.vm().main_thread.set(t);
+        let cp = ctx as *mut Ctx;
+        ctx.vm().threads.borrow_mut().push(Entry { obj: t, ctx: cp });
+    }
+    ctx.thread_obj
+}
+
+pub fn is_main(ctx: &Ctx) -> bool {
+    ctx.thread_obj.is_nil() || ctx.thread_obj == ctx.vm().main_thread.get()
+}
+
+/// Runs `f` outside the GL (a safe region): `f` must not touch Ruby values or the VM.
+pub fn without_gl<R>(ctx: &mut Ctx, f: impl FnOnce() -> R) -> R {
+    let vm = ctx.vm_ptr();
+    let cp = ctx as *mut Ctx;
+    let mut f = Some(f);
+    let mut out = None;
+    with_registers_spilled(&mut |sp| {
+        // SAFETY: the context belongs to this thread; while `safe_sp` is set only the
+        // collector (on the GL holder) reads it. The VM outlives its threads.
+        unsafe {
+            (*cp).safe_sp = sp;
+            (*vm).gl.release();
+            out = f.take().map(|f| f());
+            (*vm).gl.acquire(&(*vm).interrupt);
+            (*cp).safe_sp = 0;
+        }
+    });
+    out.unwrap_or_else(|| crate::fiber::fatal("safe region did not run"))
+}
+
+/// Hands the GL to a thread that has waited for it a whole time slice (at a safepoint).
+pub fn yield_gl(ctx: &mut Ctx) {
+    let vm = ctx.vm_ptr();
+    let cp = ctx as *mut Ctx;
+    with_registers_spilled(&mut |sp| {
+        // SAFETY: as in `without_gl`.
+        unsafe {
+            (*cp).safe_sp = sp;
+            (*vm).gl.yield_now(&(*vm).interrupt);
+            (*cp).safe_sp = 0;
+        }
+    });
+}
+
+/// Raises what other threads posted to this one (kill, raise, SIGINT, deadlock).
+pub fn check_pending(ctx: &mut Ctx) -> Result<()> {
+    let Some(d) = data(ctx.thread_obj) else { return Ok(()) };
+    if d.shared.pending.load(Ordering::Acquire) == 0 {
+        return Ok(());
+    }
+    let bits = d.shared.pending.swap(0, Ordering::AcqRel);
+    if bits & PENDING_KILL != 0 {
+        d.killed = true;
+        d.status = Status::Aborting;
+        d.pending_raise.clear();
+        return Err(crate::fiber::kill_unwind(ctx));
+    }
+    if bits & PENDING_DEADLOCK != 0 {
+        let fatal = ctx.c().fatal;
+        return Err(ctx.raise(fatal, "No live threads left. Deadlock?"));
+    }
+    if bits & PENDING_SIGINT != 0 {
+        let e = ctx.new_error(ctx.c().interrupt, "");
+        return Err(Unwind::Raise(e));
+    }
+    if bits & PENDING_RAISE != 0 && !d.pending_raise.is_empty() {
+        let e = d.pending_raise.remove(0);
+        if !d.pending_raise.is_empty() {
+            d.shared.pending.fetch_or(PENDING_RAISE, Ordering::AcqRel);
+        }
+        return Err(Unwind::Raise(e));
+    }
+    Ok(())
+}
+
+/// Wakes every blocked thread of the VM to re-check what it waits for.
+pub fn wake_all(ctx: &mut Ctx) {
+    let vm = ctx.vm();
+    for e in vm.threads.borrow().iter() {
+        wake_thread(ctx, e.obj);
+    }
+}
+
+/// Wakes one thread (it re-checks what it waits for).
+pub fn wake_thread(ctx: &Ctx, t: Value) {
+    let d = td(t);
+    if d.sleeping_forever {
+        d.sleeping_forever = false;
+        let n = ctx.vm().forever_sleepers.get();
+        ctx.vm().forever_sleepers.set(n.saturating_sub(1));
+    }
+    d.shared.wake();
+}
+
+/// Posts `bits` to thread `t` (and wakes it).
+pub fn post(ctx: &Ctx, t: Value, bits: u32) {
+    wake_thread(ctx, t);
+    td(t).shared.post(bits);
+}
+
+/// Blocks this thread until `ready` (checked with the GL held) returns true, `deadline`
+/// passes (`Ok(false)`), or another thread interrupts it (the interrupt is raised).
+pub fn wait_until(ctx: &mut Ctx, deadline: Option<Instant>, mut ready: impl FnMut(&mut Ctx) -> Result<bool>) -> Result<bool> {
+    let me = current(ctx);
+    loop {
+        poll_interrupts(ctx)?;
+        if ready(ctx)? {
+            return Ok(true);
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Ok(false);
+        }
+        crate::core::io::flush_stdout(ctx);
+        let d = td(me);
+        d.status = Status::Sleep;
+        if deadline.is_none() {
+            d.sleeping_forever = true;
+            let vm = ctx.vm();
+            vm.forever_sleepers.set(vm.forever_sleepers.get() + 1);
+            if vm.forever_sleepers.get() >= vm.threads.borrow().len() {
+                let main = vm.main_thread.get();
+                post(ctx, main, PENDING_DEADLOCK);
+            }
+        }
+        let shared = d.shared.clone();
+        let vm = ctx.vm_ptr() as usize;
+        let main = is_main(ctx);
+        without_gl(ctx, || {
+            // SAFETY: only the interrupt word (an atomic) is read; the VM outlives us.
+            let interrupt = unsafe { &(*(vm as *const crate::vm::Vm)).interrupt };
+            park(&shared, interrupt, main, deadline)
+        });
+        let d = td(me);
+        d.status = Status::Run;
+        if d.sleeping_forever {
+            d.sleeping_forever = false;
+            let vm = ctx.vm();
+            vm.forever_sleepers.set(vm.forever_sleepers.get().saturating_sub(1));
+        }
+    }
+}
+
+/// Sleeps outside the GL until woken, interrupted, or past `deadline`.
+fn park(shared: &ThreadShared, interrupt: &AtomicU32, main: bool, deadline: Option<Instant>) {
+    loop {
+        if shared.wake.swap(false, Ordering::AcqRel) || shared.pending.load(Ordering::Acquire) != 0 {
+            return;
+        }
+        if main && interrupt.load(Ordering::Relaxed) & crate::interp::ops::INTERRUPT_SIGINT != 0 {
+            return;
+        }
+        let mut slice = POLL;
+        if let Some(d) = deadline {
+            let now = Instant::now();
+            if now >= d {
+                return;
+            }
+            slice = slice.min(d - now);
+        }
+        std::thread::park_timeout(slice);
+    }
+}
+
+/// The interrupts a safepoint or a blocking operation looks at: the VM's word (SIGINT,
+/// a waiting thread's time slice) and this thread's pending ones.
+pub fn poll_interrupts(ctx: &mut Ctx) -> Result<()> {
+    if ctx.vm().interrupt.load(Ordering::Relaxed) != 0 {
+        crate::interp::ops::handle_interrupt(ctx)
+    } else {
+        check_pending(ctx)
+    }
+}
+
+/// Kills every other thread and waits until they have ended (their `ensure` clauses run),
+/// when the main thread ends.
+pub fn terminate_all(ctx: &mut Ctx) {
+    if ctx.thread_obj.is_nil() {
+        return;
+    }
+    let me = ctx.thread_obj;
+    let others: Vec<Value> = ctx.vm().threads.borrow().iter().map(|e| e.obj).filter(|&t| t != me).collect();
+    if others.is_empty() {
+        return;
+    }
+    for &t in &others {
+        post(ctx, t, PENDING_KILL);
+    }
+    let mark = ctx.protect(me);
+    for &t in &others {
+        ctx.protect(t);
+    }
+    loop {
+        // Interrupts that reach the main thread now (another SIGINT) are ignored: it is
+        // ending anyway.
+        match wait_until(ctx, None, |ctx| Ok(ctx.vm().threads.borrow().len() <= 1)) {
+            Ok(_) => break,
+            Err(_) => {
+                if ctx.vm().threads.borrow().len() <= 1 {
+                    break;
+                }
+            }
+        }
+    }
+    ctx.unprotect(mark);
+}
