@@ -402,3 +402,25 @@ test "Fiber.blocking marks the current fiber blocking for the block" do
     assert Fiber.blocking { |x| x.blocking? }
   end
 end
+
+test "a fiber cannot be resumed, transferred to or raised into from another thread" do
+  f = Fiber.new { Fiber.yield 1; 2 }
+  assert_equal 1, f.resume
+  errors = Thread.new do
+    [-> { f.resume }, -> { f.transfer }, -> { f.raise("x") }].map do |op|
+      begin
+        op.call
+        :no_error
+      rescue FiberError => e
+        e.message
+      end
+    end
+  end.value
+  assert_equal ["fiber called across threads"] * 3, errors
+  assert_equal 2, f.resume
+  # Each thread has its own root fiber, and a fiber made in a thread runs there.
+  roots = 2.times.map { Thread.new { Fiber.current } }.map(&:value)
+  assert roots[0] != roots[1]
+  assert roots[0] != Fiber.current
+  assert_equal [1, 2, 3], Thread.new { e = [1, 2, 3].each; [e.next, e.next, e.next] }.value
+end

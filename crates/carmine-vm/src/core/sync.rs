@@ -30,9 +30,10 @@ fn deadline_of(ctx: &mut Ctx, v: Option<Value>) -> Result<Option<Instant>> {
         None => Ok(None),
         Some(v) if v.is_nil() => Ok(None),
         Some(v) => {
-            if !v.is_fixnum() && !crate::core::float::is_float(v) && !crate::core::integer::is_integer(v) && !crate::core::rational::is_rational(v) {
-                let cname = object::class_name_of(ctx, v);
-                return Err(ctx.type_error(&format!("can't convert {cname} into time interval")));
+            // rb_num2dbl: Strings, booleans and nil are not converted.
+            if v == Value::TRUE || v == Value::FALSE || crate::core::string::is_string(v) {
+                let name = object::type_name_for_error(ctx, v);
+                return Err(ctx.type_error(&format!("no implicit conversion of {name} into Float")));
             }
             let secs = crate::core::numeric::to_f64(ctx, v)?;
             if secs < 0.0 {
@@ -74,8 +75,14 @@ fn mutex_arg<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a mut MutexData> {
 /// Locks `m`, waiting (until `deadline`) while another fiber holds it. Ok(false) on timeout.
 fn lock(ctx: &mut Ctx, m: Value, deadline: Option<Instant>) -> Result<bool> {
     let me = crate::fiber::current(ctx);
-    if mutex_arg(ctx, m)?.owner == me {
+    let d = mutex_arg(ctx, m)?;
+    if d.owner == me {
         return Err(thread_error(ctx, "deadlock; recursive locking"));
+    }
+    if !d.owner.is_nil() && d.thread == sched::current(ctx) {
+        // Another fiber of this thread holds it: without a fiber scheduler nothing could
+        // ever run that fiber to unlock it.
+        return Err(thread_error(ctx, "deadlock; lock already owned by another fiber belonging to the same thread"));
     }
     let got = sched::wait_until(ctx, deadline, |_| Ok(data_ref::<MutexData>(m).is_some_and(|d| d.owner.is_nil())))?;
     if got {
@@ -181,21 +188,26 @@ fn m_sleep(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(Value::fixnum(start.elapsed().as_secs_f64().round() as i64))
 }
 
-/// Locks `m` again after a wait, even when the wait was interrupted (as CRuby does, so
-/// that an `ensure … unlock` finds it held).
+/// Locks `m` again after a wait, even when the wait is interrupted (`Thread#raise`,
+/// `kill`), as CRuby does, so that an `ensure … unlock` finds it held; the interrupt is
+/// raised once the lock is held.
 fn relock(ctx: &mut Ctx, m: Value) -> Result<()> {
+    let mut interrupt = None;
     loop {
         match lock(ctx, m, None) {
-            Ok(_) => return Ok(()),
-            Err(Unwind::Raise(e)) if mutex_arg(ctx, m)?.owner.is_nil() => {
-                // Interrupted while waiting: take it once it is free, then raise.
+            Ok(_) => break,
+            Err(e) => {
                 let me = crate::fiber::current(ctx);
-                let _ = sched::wait_until(ctx, None, |_| Ok(data_ref::<MutexData>(m).is_some_and(|d| d.owner.is_nil())));
-                take(ctx, m, me);
-                return Err(Unwind::Raise(e));
+                if mutex_arg(ctx, m)?.owner == me {
+                    return Err(e);
+                }
+                interrupt.get_or_insert(e);
             }
-            Err(e) => return Err(e),
         }
+    }
+    match interrupt {
+        Some(e) => Err(e),
+        None => Ok(()),
     }
 }
 
@@ -222,7 +234,8 @@ fn cv_arg<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a mut CondVarData> {
 }
 
 /// `wait(mutex, timeout = nil)`: releases `mutex` (any object with `sleep` like Mutex's),
-/// sleeps until signalled or the timeout, relocks.
+/// sleeps until signalled or the timeout, relocks. Returns what `Mutex#sleep` would: nil
+/// after a timeout, else the whole seconds slept.
 fn cv_wait(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let m = args.pos[0];
     let me = sched::current(ctx);
@@ -235,12 +248,16 @@ fn cv_wait(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return r;
     }
     let deadline = deadline_of(ctx, args.pos.get(1).copied())?;
+    let start = Instant::now();
     unlock(ctx, m)?;
-    let r = sched::wait_until(ctx, deadline, |ctx| Ok(!cv_arg(ctx, recv)?.waiters.contains(&me)));
+    td(me).wakeup = false;
+    let r = sched::wait_until(ctx, deadline, |ctx| Ok(!cv_arg(ctx, recv)?.waiters.contains(&me) || std::mem::take(&mut td(me).wakeup)));
     cv_arg(ctx, recv)?.waiters.retain(|&t| t != me);
     relock(ctx, m)?;
-    r?;
-    Ok(recv)
+    if !r? && deadline.is_some() {
+        return Ok(Value::NIL);
+    }
+    Ok(Value::fixnum(start.elapsed().as_secs_f64().round() as i64))
 }
 
 fn cv_signal(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -457,6 +474,7 @@ pub fn init(ctx: &mut Ctx) {
         ("owned?", m_owned_p, [0], Unsafe),
         ("synchronize", m_synchronize, [0], Unsafe),
         ("sleep", m_sleep, [0..=1], Unsafe),
+        ("marshal_dump", q_marshal_dump, [0], Unsafe),
     ]);
     let cv = ctx.c().condition_variable;
     crate::core::module::body(cv).alloc = crate::core::module::AllocKind::Data(alloc_cv);
@@ -464,6 +482,7 @@ pub fn init(ctx: &mut Ctx) {
         ("wait", cv_wait, [1..=2], Unsafe),
         ("signal", cv_signal, [0], Unsafe),
         ("broadcast", cv_broadcast, [0], Unsafe),
+        ("marshal_dump", q_marshal_dump, [0], Unsafe),
     ]);
     let q = ctx.c().queue;
     crate::core::module::body(q).alloc = crate::core::module::AllocKind::Data(alloc_queue);

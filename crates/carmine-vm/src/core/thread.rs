@@ -32,6 +32,14 @@ fn thread_arg(ctx: &mut Ctx, v: Value) -> Result<&'static mut ThreadData> {
     }
 }
 
+fn thread_error_or_arg(ctx: &mut Ctx, new: bool) -> Unwind {
+    if new {
+        thread_error(ctx, "must be called with a block")
+    } else {
+        ctx.arg_error("must be called with a block")
+    }
+}
+
 fn thread_error(ctx: &mut Ctx, msg: &str) -> Unwind {
     let c = ctx.c().thread_error;
     ctx.raise(c, msg)
@@ -55,6 +63,9 @@ fn s_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 /// `Thread.start` / `Thread.fork`: like `new` without calling `initialize`.
 fn s_start(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    if args.block.is_none() {
+        return Err(thread_error_or_arg(ctx, false));
+    }
     let t = alloc_thread(ctx, recv)?;
     start(ctx, t, args)?;
     Ok(t)
@@ -73,13 +84,16 @@ fn m_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 /// Starts the native thread of `t` running the block of `args`.
 fn start(ctx: &mut Ctx, t: Value, args: &Args) -> Result<()> {
     let Some(b) = &args.block else {
-        return Err(thread_error(ctx, "must be called with a block"));
+        return Err(thread_error_or_arg(ctx, true));
     };
     let p = crate::core::proc::from_block(ctx, b)?;
     sched::current(ctx);
     let (path, line) = kernel::caller_location(ctx);
     let a = array::from_vec(ctx, args.pos.to_vec());
+    td(t).args = a;
+    let storage = crate::fiber::inherited_storage(ctx);
     let d = td(t);
+    d.storage = storage;
     d.block = p;
     d.args = a;
     d.started = true;
@@ -118,6 +132,11 @@ unsafe fn thread_main(vm: *mut Vm, t: Value) {
             e.ctx = cp;
         }
     }
+    let storage = td(t).storage;
+    if !storage.is_nil() {
+        let root = crate::fiber::current(&mut ctx);
+        crate::fiber::set_storage(root, storage);
+    }
     let r = match sched::check_pending(&mut ctx) {
         Ok(()) => {
             let d = td(t);
@@ -148,9 +167,6 @@ fn finish(ctx: &mut Ctx, t: Value, r: Result<Value>) {
     }
     match r {
         Ok(v) => td(t).value = v,
-        Err(Unwind::Raise(e)) if td(t).killed => {
-            let _ = e;
-        }
         Err(Unwind::Raise(e)) => {
             td(t).exception = e;
             let system_exit = object::is_a(ctx, e, ctx.c().system_exit);
@@ -191,7 +207,11 @@ fn report(ctx: &mut Ctx, t: Value, e: Value) {
     let head = inspect(ctx, t);
     let msg = crate::core::exception::full_message(ctx, e);
     crate::core::io::flush_stdout(ctx);
-    eprintln!("{head} terminated with exception (report_on_exception is true):\n{msg}");
+    let text = format!("{head} terminated with exception (report_on_exception is true):\n{msg}\n");
+    let s = string::new_utf8(ctx, &text);
+    if crate::core::io::write_to_stderr_object(ctx, s).is_err() {
+        eprint!("{text}");
+    }
 }
 
 fn status_word(d: &ThreadData) -> &'static str {
@@ -224,7 +244,7 @@ fn inspect(ctx: &mut Ctx, t: Value) -> String {
 fn m_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     thread_arg(ctx, recv)?;
     let s = inspect(ctx, recv);
-    Ok(string::new_utf8(ctx, &s))
+    Ok(string::new_from_bytes(ctx, s.as_bytes()))
 }
 
 fn s_current(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
@@ -382,7 +402,7 @@ fn m_raise(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Ok(Value::NIL);
     }
     let e = if args.pos.is_empty() {
-        ctx.new_error(ctx.c().runtime_error, "unhandled exception")
+        ctx.new_error(ctx.c().runtime_error, "")
     } else {
         kernel::make_exception(ctx, args.pos)?
     };
@@ -416,8 +436,8 @@ fn key_of(ctx: &mut Ctx, k: Value) -> Result<Value> {
     if k.is_symbol() {
         return Ok(k);
     }
-    if string::is_string(k) {
-        return Ok(Value::symbol(ctx.intern_bytes(string::bytes(k))));
+    if let Some(s) = string::try_to_str(ctx, k)? {
+        return Ok(Value::symbol(ctx.intern_bytes(string::bytes(s))));
     }
     let s = object::inspect_string(ctx, k)?;
     Err(ctx.type_error(&format!("{s} is not a symbol nor a string")))
@@ -433,7 +453,8 @@ fn table_get(table: Value, k: Value) -> Value {
 
 fn table_set(ctx: &mut Ctx, t: Value, vars: bool, k: Value, v: Value) -> Result<Value> {
     if object::is_frozen(t) {
-        return Err(ctx.frozen_error(t));
+        let c = ctx.c().frozen_error;
+        return Err(ctx.raise(c, "can't modify frozen thread locals"));
     }
     let d = td(t);
     let mut table = if vars { d.vars } else { d.locals };
@@ -539,6 +560,9 @@ fn m_set_name(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         Value::NIL
     } else {
         let s = string::to_str_arg(ctx, v)?;
+        if string::bytes(s).contains(&0) {
+            return Err(ctx.arg_error("string contains null byte"));
+        }
         let copy = string::new_from_bytes(ctx, string::bytes(s));
         object::freeze(copy)
     };
@@ -620,7 +644,6 @@ fn m_group(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
 
 pub fn init(ctx: &mut Ctx) {
     let c = ctx.c().thread;
-    crate::core::module::body(c).alloc = crate::core::module::AllocKind::Data(alloc_thread);
     crate::methods!(ctx, c, [
         ("new", s_new, [0..], Unsafe, Singleton, Kw),
         ("start", s_start, [0..], Unsafe, Singleton),

@@ -106,12 +106,15 @@ impl Ctx {
     pub unsafe fn new(vm: *mut Vm, stack_slots: usize, max_frames: usize) -> Ctx {
         let (lo, hi) = crate::heap::stack_scan::current_thread_stack_bounds();
         let stack = ValueStack::mapped(stack_slots).unwrap_or_else(|| crate::error::fatal_out_of_memory());
+        let serial = (*vm).next_thread_serial.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ctx {
             vm,
             free_list: std::ptr::null_mut(),
             gc_stress: false,
             stacks: Box::new(Stacks::new(stack, max_frames)),
-            frame_serial: 0,
+            // Frame serials identify a block's home frame; blocks may run on other threads,
+            // so each thread numbers its frames in a range of its own.
+            frame_serial: (serial as u64) << 40,
             native_stack_lo: lo,
             native_stack_hi: hi,
             native_limit: lo + NATIVE_STACK_RESERVE,
@@ -121,7 +124,7 @@ impl Ctx {
             pending_data: None,
             pending_values: (std::ptr::null(), 0),
             safe_sp: 0,
-            serial: (*vm).next_thread_serial.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            serial,
         }
     }
 

@@ -91,6 +91,8 @@ pub struct ThreadData {
     /// `Thread#[]` (fiber-local in CRuby; thread-wide here) and `thread_variable_get`.
     pub locals: Value,
     pub vars: Value,
+    /// The creating fiber's storage (`Fiber[]`), copied for the new thread's root fiber.
+    pub storage: Value,
     pub name: Value,
     pub report_on_exception: bool,
     pub abort_on_exception: bool,
@@ -115,6 +117,7 @@ crate::data_obj!(ThreadData, |s, m| {
     m.mark_all(&s.pending_raise);
     m.mark(s.locals);
     m.mark(s.vars);
+    m.mark(s.storage);
     m.mark(s.name);
     m.mark_all(&s.mutexes);
 });
@@ -133,6 +136,7 @@ impl ThreadData {
             pending_raise: Vec::new(),
             locals: Value::NIL,
             vars: Value::NIL,
+            storage: Value::NIL,
             name: Value::NIL,
             report_on_exception,
             abort_on_exception: false,
@@ -166,7 +170,7 @@ pub struct Entry {
 /// The running thread's Thread object (the main thread's is made on first use).
 pub fn current(ctx: &mut Ctx) -> Value {
     if ctx.thread_obj.is_nil() {
-        let mut d = ThreadData::new(false);
+        let mut d = ThreadData::new(ctx.vm().report_on_exception.get());
         d.is_main = true;
         d.started = true;
         d.ctx = ctx as *mut Ctx;
