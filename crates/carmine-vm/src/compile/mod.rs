@@ -488,10 +488,14 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         }
     }
 
-    /// Records that the enclosing method uses its block (yield, super).
+    /// Records that the enclosing method uses its block (yield, super), and so do the
+    /// blocks between it and here: a Proc made from one of them keeps the method's block
+    /// for when it runs after the method returned (`proc::record_home`).
     pub fn mark_uses_block(&mut self) {
         if let Some(m) = self.scopes.iter().rposition(|s| s.is_method) {
-            self.scopes[m].b.uses_block = true;
+            for s in &mut self.scopes[m..] {
+                s.b.uses_block = true;
+            }
         }
     }
 

@@ -92,7 +92,61 @@ fn alloc(ctx: &mut Ctx, cap: Captured, flags: u32) -> Value {
 }
 
 pub fn new_from_captured(ctx: &mut Ctx, cap: &Captured, lambda: bool) -> Value {
-    alloc(ctx, *cap, if lambda { LAMBDA } else { 0 })
+    let p = alloc(ctx, *cap, if lambda { LAMBDA } else { 0 });
+    if iseq_of(cap.iseq).uses_block {
+        record_home(ctx, p, cap);
+    }
+    p
+}
+
+/// Hidden ivar of a Proc whose block yields or calls super: [owner, method name, block]
+/// of the method it was made in.
+const HOME_IVAR: &str = "__home__";
+
+/// Keeps the method context (owner, name, block) of a proc's home frame with the proc,
+/// so `yield` and `super` in it still work when it runs after that frame is gone: on
+/// another thread or fiber, or after the method returned.
+fn record_home(ctx: &mut Ctx, p: Value, cap: &Captured) {
+    let Some(h) = ctx.stacks.frames.get(cap.home_index as usize).filter(|h| h.serial == cap.home_serial) else { return };
+    let (owner, mid, block) = (h.owner, h.mid, h.block);
+    if owner.is_nil() && !block.is_some() {
+        return;
+    }
+    let block = match block.get(&ctx.stacks.frames) {
+        Some(Block::Proc(b)) => b,
+        Some(Block::Captured(c)) => new_from_captured(ctx, &c, false),
+        None => Value::NIL,
+    };
+    let mid = mid.map(Value::symbol).unwrap_or(Value::NIL);
+    let info = array::from_vec(ctx, vec![owner, mid, block]);
+    let id = ctx.intern(HOME_IVAR);
+    object::ivar_set_raw(ctx, p, id, info);
+}
+
+/// After a block frame was pushed for proc `p`: when the proc's home frame is gone, gives
+/// the frame the method context `record_home` kept.
+#[inline]
+pub fn restore_home(ctx: &mut Ctx, p: Value) {
+    let Some(f) = ctx.stacks.frames.last() else { return };
+    if !f.owner.is_nil() || f.block.is_some() || !basic(p).has(crate::object::FL_EXIVAR) {
+        return;
+    }
+    restore_home_slow(ctx, p);
+}
+
+#[cold]
+fn restore_home_slow(ctx: &mut Ctx, p: Value) {
+    let id = ctx.intern(HOME_IVAR);
+    let info = object::ivar_get(ctx, p, id);
+    if !array::is_array(info) {
+        return;
+    }
+    let v = array::to_vec(info);
+    if let (Some(f), [owner, mid, block]) = (ctx.stacks.frames.last_mut(), v.as_slice()) {
+        f.owner = *owner;
+        f.mid = mid.as_symbol();
+        f.block = crate::interp::frame::BlockRef::from_block((!block.is_nil()).then_some(Block::Proc(*block)));
+    }
 }
 
 fn empty_cap(self_: Value) -> Captured {

@@ -747,6 +747,9 @@ pub fn call_block(ctx: &mut Ctx, block: &Block, args: &[Value], kw: Option<Value
                 }
             }
             if push_simple_block_frame(ctx, cap, args.len(), base, FRAME_FINISH) {
+                if let Block::Proc(p) = block {
+                    rproc::restore_home(ctx, *p);
+                }
                 return exec::run(ctx);
             }
         }
@@ -777,11 +780,17 @@ fn call_block_general(ctx: &mut Ctx, block: &Block, args: &[Value], kw: Option<V
         None => None,
     };
     if over.is_none() && !lambda && kw.is_none() && block_arg.is_none() && push_simple_block_frame(ctx, &cap, args.len(), base, FRAME_FINISH) {
+        if let Block::Proc(p) = block {
+            rproc::restore_home(ctx, *p);
+        }
         return exec::run(ctx);
     }
     if let Err(e) = push_block_frame(ctx, &cap, args.len(), kw, block_arg, lambda, over, FRAME_FINISH, base) {
         ctx.stacks.sp = base;
         return Err(e);
+    }
+    if let Block::Proc(p) = block {
+        rproc::restore_home(ctx, *p);
     }
     exec::run(ctx)
 }

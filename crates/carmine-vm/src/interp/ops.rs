@@ -487,6 +487,9 @@ fn yield_inner(ctx: &mut Ctx, fi: usize, ci: &CallInfo, ret_sp: usize) -> Result
         },
     };
     call::push_block_frame(ctx, &cap, argc, kw, blockarg, lambda, None, 0, ret_sp)?;
+    if let Block::Proc(p) = block {
+        crate::core::proc::restore_home(ctx, p);
+    }
     Ok(None)
 }
 
@@ -1004,6 +1007,8 @@ pub const INTERRUPT_YIELD: u32 = 2;
 /// Handles the VM's interrupt word at a safepoint: a SIGINT (raised as Interrupt in the
 /// main thread, forwarded to it from others), a request to hand the giant lock over, and
 /// then what other threads posted to this one.
+#[cold]
+#[inline(never)]
 pub fn handle_interrupt(ctx: &mut Ctx) -> Result<()> {
     use crate::thread::sched;
     let bits = ctx.vm().interrupt.swap(0, std::sync::atomic::Ordering::AcqRel);
