@@ -244,7 +244,7 @@ fn inspect(ctx: &mut Ctx, t: Value) -> String {
 fn m_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     thread_arg(ctx, recv)?;
     let s = inspect(ctx, recv);
-    Ok(string::new_from_bytes(ctx, s.as_bytes()))
+    Ok(string::new_binary(ctx, s.as_bytes()))
 }
 
 fn s_current(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
@@ -622,11 +622,8 @@ fn m_native_thread_id(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value>
     if d.status == Status::Dead {
         return Ok(Value::NIL);
     }
-    if recv == sched::current(ctx) {
-        // SAFETY: gettid has no preconditions.
-        return Ok(Value::fixnum(unsafe { libc::gettid() } as i64));
-    }
-    Err(ctx.not_implemented("Thread#native_thread_id of another thread"))
+    let tid = d.shared.tid.load(std::sync::atomic::Ordering::Acquire);
+    Ok(if tid == 0 { Value::NIL } else { Value::fixnum(tid) })
 }
 
 fn s_handle_interrupt(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {

@@ -40,6 +40,8 @@ const POLL: Duration = Duration::from_millis(50);
 pub struct ThreadShared {
     pub pending: AtomicU32,
     pub wake: AtomicBool,
+    /// The OS thread id (`gettid`), once the thread runs.
+    pub tid: std::sync::atomic::AtomicI64,
     handle: Mutex<Option<std::thread::Thread>>,
 }
 
@@ -47,6 +49,8 @@ impl ThreadShared {
     /// Records the calling native thread as the one to unpark.
     pub fn attach(&self) {
         *self.handle.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::thread::current());
+        // SAFETY: gettid has no preconditions.
+        self.tid.store(unsafe { libc::gettid() } as i64, Ordering::Release);
     }
 
     pub fn wake(&self) {
@@ -292,6 +296,7 @@ pub fn wait_until(ctx: &mut Ctx, deadline: Option<Instant>, mut ready: impl FnMu
         }
         crate::core::io::flush_stdout(ctx);
         let d = td(me);
+        let status = d.status;
         d.status = Status::Sleep;
         if deadline.is_none() {
             d.sleeping_forever = true;
@@ -311,7 +316,7 @@ pub fn wait_until(ctx: &mut Ctx, deadline: Option<Instant>, mut ready: impl FnMu
             park(&shared, interrupt, main, deadline)
         });
         let d = td(me);
-        d.status = Status::Run;
+        d.status = status;
         if d.sleeping_forever {
             d.sleeping_forever = false;
             let vm = ctx.vm();
