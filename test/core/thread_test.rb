@@ -242,3 +242,51 @@ test "exit in a thread ends the process" do
   assert_equal "", out
   assert_equal 3, status.exitstatus
 end
+
+test "Thread.handle_interrupt defers interrupts as its mask says" do
+  log = []
+  begin
+    Thread.handle_interrupt(RuntimeError => :never) do
+      me = Thread.current
+      Thread.new { me.raise "deferred" }.join
+      log << Thread.pending_interrupt?
+      # (Thread.pending_interrupt?(SomeClass) crashes CRuby 3.1, so it is not checked here.)
+    end
+  rescue => e
+    log << e.message
+  end
+  assert_equal [true, "deferred"], log
+  assert_false Thread.pending_interrupt?
+  # :on_blocking: taken in a blocking operation, not between them.
+  q = Queue.new
+  t = Thread.new do
+    Thread.handle_interrupt(RuntimeError => :on_blocking) do
+      begin
+        q.pop
+        :not_interrupted
+      rescue => e
+        e.message
+      end
+    end
+  end
+  Thread.pass until t.status == "sleep"
+  t.raise "in pop"
+  assert_equal "in pop", t.value
+  assert_equal "unknown mask signature", assert_raise(ArgumentError) { Thread.handle_interrupt(RuntimeError => :later) {} }.message
+end
+
+test "ThreadGroup: Default, add, list, enclose" do
+  assert_equal ThreadGroup::Default, Thread.current.group
+  g = ThreadGroup.new
+  t = Thread.new { sleep }
+  assert_equal ThreadGroup::Default, t.group
+  g.add(t)
+  assert_equal [t], g.list
+  assert_equal g, t.group
+  g.enclose
+  assert g.enclosed?
+  assert_equal "can't move from the enclosed thread group", assert_raise(ThreadError) { ThreadGroup::Default.add(t) }.message
+  t.kill
+  t.join
+  assert_equal [], g.list
+end

@@ -37,7 +37,7 @@ core_classes! {
     range, proc_, method, unbound_method, binding, regexp, match_data, struct_, time, random,
     io, file, dir, encoding, enumerator, lazy, yielder, generator, arith_seq, chain,
     math, gc, object_space, process, signal, marshal, set, fiber, thread, mutex, queue,
-    sized_queue, condition_variable, data, errno, file_test, weakmap, stat,
+    sized_queue, condition_variable, thread_group, data, errno, file_test, weakmap, stat,
     // exceptions
     exception, no_memory_error, script_error, load_error, not_implemented_error, syntax_error,
     security_error, signal_exception, interrupt, standard_error, argument_error,
@@ -110,6 +110,8 @@ pub struct Vm {
     /// `Thread.report_on_exception` / `Thread.abort_on_exception`.
     pub report_on_exception: Cell<bool>,
     pub abort_on_exception: Cell<bool>,
+    /// `Thread.ignore_deadlock`.
+    pub ignore_deadlock: Cell<bool>,
     /// Identity of the next thread context (fibers record their thread's).
     pub next_thread_serial: std::sync::atomic::AtomicUsize,
 }
@@ -151,6 +153,7 @@ impl Vm {
             forever_sleepers: Cell::new(0),
             report_on_exception: Cell::new(true),
             abort_on_exception: Cell::new(false),
+            ignore_deadlock: Cell::new(false),
             next_thread_serial: std::sync::atomic::AtomicUsize::new(1),
         }
     }

@@ -92,8 +92,11 @@ fn start(ctx: &mut Ctx, t: Value, args: &Args) -> Result<()> {
     let a = array::from_vec(ctx, args.pos.to_vec());
     td(t).args = a;
     let storage = crate::fiber::inherited_storage(ctx);
+    let me = ctx.thread_obj;
+    let group = group_of(ctx, me);
     let d = td(t);
     d.storage = storage;
+    d.group = group;
     d.block = p;
     d.args = a;
     d.started = true;
@@ -626,17 +629,142 @@ fn m_native_thread_id(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value>
     Ok(if tid == 0 { Value::NIL } else { Value::fixnum(tid) })
 }
 
-fn s_handle_interrupt(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
-    Err(ctx.not_implemented("Thread.handle_interrupt"))
-}
-
-fn s_pending_interrupt_p(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+/// `Thread.handle_interrupt(ExceptionClass => :immediate | :on_blocking | :never) { … }`:
+/// interrupts of those classes (`Thread#raise`, `kill`, SIGINT) are taken only as said
+/// while the block runs; what was deferred is raised when the block ends.
+fn s_handle_interrupt(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let h = hash::to_hash_arg(ctx, args.pos[0])?;
+    let Some(b) = args.block.clone() else {
+        return Err(ctx.arg_error("block is needed."));
+    };
+    let mut mask = Vec::new();
+    for (k, v) in hash::pairs(h) {
+        let ok = v.as_symbol().map(|s| ctx.sym_str(s)).is_some_and(|s| matches!(s.as_str(), "immediate" | "on_blocking" | "never"));
+        if !ok {
+            return Err(ctx.arg_error("unknown mask signature"));
+        }
+        mask.push((k, v));
+    }
+    let frozen = hash::new(ctx);
+    for (k, v) in mask {
+        hash::aset(ctx, frozen, k, v)?;
+    }
     let me = sched::current(ctx);
-    Ok(Value::bool(!td(me).pending_raise.is_empty()))
+    td(me).masks.push(frozen);
+    let r = match sched::check_pending(ctx) {
+        Ok(()) => ctx.yield_block(&b, &[]),
+        Err(e) => Err(e),
+    };
+    td(me).masks.pop();
+    sched::check_pending(ctx)?;
+    r
 }
 
-fn m_group(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
-    Err(ctx.not_implemented("ThreadGroup"))
+fn pending_class_arg(ctx: &mut Ctx, args: &Args) -> Result<Option<Value>> {
+    match args.pos.first() {
+        None => Ok(None),
+        Some(&k) if crate::core::module::is_class_or_module(k) => Ok(Some(k)),
+        Some(_) => Err(ctx.type_error("class or module required for rescue clause")),
+    }
+}
+
+fn s_pending_interrupt_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let me = sched::current(ctx);
+    let k = pending_class_arg(ctx, args)?;
+    Ok(Value::bool(sched::has_pending(ctx, me, k)))
+}
+
+fn m_pending_interrupt_p(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    thread_arg(ctx, recv)?;
+    let k = pending_class_arg(ctx, args)?;
+    Ok(Value::bool(sched::has_pending(ctx, recv, k)))
+}
+
+fn s_ignore_deadlock(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(ctx.vm().ignore_deadlock.get()))
+}
+
+fn s_set_ignore_deadlock(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    ctx.vm().ignore_deadlock.set(args.pos[0].truthy());
+    Ok(args.pos[0])
+}
+
+// ---- ThreadGroup ----
+
+pub struct GroupData {
+    enclosed: bool,
+}
+
+crate::data_obj!(GroupData);
+
+fn alloc_group(ctx: &mut Ctx, klass: Value) -> Result<Value> {
+    Ok(object::new_data(ctx, klass, Box::new(GroupData { enclosed: false })))
+}
+
+fn group_arg<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a mut GroupData> {
+    match crate::object::data_ref::<GroupData>(v) {
+        Some(g) => Ok(g),
+        None => Err(ctx.type_error("uninitialized ThreadGroup")),
+    }
+}
+
+/// `ThreadGroup::Default`, the group of the main thread and of threads made outside any
+/// other group.
+fn default_group(ctx: &mut Ctx) -> Value {
+    let tg = ctx.c().thread_group;
+    let id = ctx.intern("Default");
+    crate::core::module::body(tg).const_get(id).map(|e| e.value).unwrap_or(Value::NIL)
+}
+
+fn group_of(ctx: &mut Ctx, t: Value) -> Value {
+    let d = td(t);
+    if d.group.is_nil() {
+        let g = default_group(ctx);
+        td(t).group = g;
+        return g;
+    }
+    d.group
+}
+
+fn m_group(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    thread_arg(ctx, recv)?;
+    Ok(group_of(ctx, recv))
+}
+
+fn g_list(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    group_arg(ctx, recv)?;
+    sched::current(ctx);
+    let all: Vec<Value> = ctx.vm().threads.borrow().iter().map(|e| e.obj).collect();
+    let mut list = Vec::new();
+    for t in all {
+        if td(t).status != Status::Dead && group_of(ctx, t) == recv {
+            list.push(t);
+        }
+    }
+    Ok(array::from_vec(ctx, list))
+}
+
+fn g_add(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let t = args.pos[0];
+    thread_arg(ctx, t)?;
+    if group_arg(ctx, recv)?.enclosed {
+        return Err(thread_error(ctx, "can't move to the enclosed thread group"));
+    }
+    let from = group_of(ctx, t);
+    if crate::object::data_ref::<GroupData>(from).is_some_and(|g| g.enclosed) {
+        return Err(thread_error(ctx, "can't move from the enclosed thread group"));
+    }
+    td(t).group = recv;
+    Ok(recv)
+}
+
+fn g_enclose(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    group_arg(ctx, recv)?.enclosed = true;
+    Ok(recv)
+}
+
+fn g_enclosed_p(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(group_arg(ctx, recv)?.enclosed))
 }
 
 pub fn init(ctx: &mut Ctx) {
@@ -657,6 +785,8 @@ pub fn init(ctx: &mut Ctx) {
         ("abort_on_exception", s_abort_p, [0], Unsafe, Singleton),
         ("abort_on_exception=", s_set_abort, [1], Unsafe, Singleton),
         ("handle_interrupt", s_handle_interrupt, [1], Unsafe, Singleton),
+        ("ignore_deadlock", s_ignore_deadlock, [0], Unsafe, Singleton),
+        ("ignore_deadlock=", s_set_ignore_deadlock, [1], Unsafe, Singleton),
         ("pending_interrupt?", s_pending_interrupt_p, [0..=1], Unsafe, Singleton),
         ("initialize", m_initialize, [0..], Unsafe, Private, Kw),
         ("join", m_join, [0..=1], Unsafe),
@@ -689,7 +819,22 @@ pub fn init(ctx: &mut Ctx) {
         ("abort_on_exception=", m_set_abort, [1], Unsafe),
         ("native_thread_id", m_native_thread_id, [0], Unsafe),
         ("group", m_group, [0], Unsafe),
+        ("pending_interrupt?", m_pending_interrupt_p, [0..=1], Unsafe),
         ("inspect", m_inspect, [0], Unsafe),
         ("to_s", m_inspect, [0], Unsafe),
     ]);
+    let object = ctx.c().object;
+    let tg = crate::core::module_methods::define_class_under(ctx, object, "ThreadGroup", object);
+    ctx.vm_mut().c.thread_group = tg;
+    crate::core::module::body(tg).alloc = crate::core::module::AllocKind::Data(alloc_group);
+    crate::methods!(ctx, tg, [
+        ("list", g_list, [0], Unsafe),
+        ("add", g_add, [1], Unsafe),
+        ("enclose", g_enclose, [0], Unsafe),
+        ("enclosed?", g_enclosed_p, [0], Unsafe),
+    ]);
+    if let Ok(default) = alloc_group(ctx, tg) {
+        let id = ctx.intern("Default");
+        crate::core::module::body(tg).const_set(id, default);
+    }
 }

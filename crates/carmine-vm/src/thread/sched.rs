@@ -108,6 +108,10 @@ pub struct ThreadData {
     pub killed: bool,
     /// Mutexes this thread holds, unlocked when it ends.
     pub mutexes: Vec<Value>,
+    /// `Thread.handle_interrupt` masks (Hashes of class => timing), innermost last.
+    pub masks: Vec<Value>,
+    /// The ThreadGroup (nil until first asked: ThreadGroup::Default).
+    pub group: Value,
     /// Where `Thread.new` was called, for `inspect`.
     pub location: String,
     pub started: bool,
@@ -124,6 +128,8 @@ crate::data_obj!(ThreadData, |s, m| {
     m.mark(s.storage);
     m.mark(s.name);
     m.mark_all(&s.mutexes);
+    m.mark_all(&s.masks);
+    m.mark(s.group);
 });
 
 impl ThreadData {
@@ -149,6 +155,8 @@ impl ThreadData {
             sleeping_forever: false,
             killed: false,
             mutexes: Vec::new(),
+            masks: Vec::new(),
+            group: Value::NIL,
             location: String::new(),
             started: false,
         }
@@ -226,35 +234,109 @@ pub fn yield_gl(ctx: &mut Ctx) {
     });
 }
 
-/// Raises what other threads posted to this one (kill, raise, SIGINT, deadlock).
-pub fn check_pending(ctx: &mut Ctx) -> Result<()> {
-    let Some(d) = data(ctx.thread_obj) else { return Ok(()) };
+/// Raises what other threads posted to this one (kill, raise, SIGINT, deadlock), unless
+/// `Thread.handle_interrupt` defers it; `blocking` says whether the thread is in a
+/// blocking operation (where `:on_blocking` interrupts are taken).
+pub fn check_pending_at(ctx: &mut Ctx, blocking: bool) -> Result<()> {
+    let t = ctx.thread_obj;
+    let Some(d) = data(t) else { return Ok(()) };
     if d.shared.pending.load(Ordering::Acquire) == 0 {
         return Ok(());
     }
     let bits = d.shared.pending.swap(0, Ordering::AcqRel);
+    let r = take_pending(ctx, t, bits, blocking);
+    let (keep, err) = match r {
+        Ok(keep) => (keep, None),
+        Err((keep, e)) => (keep, Some(e)),
+    };
+    if keep != 0 {
+        td(t).shared.pending.fetch_or(keep, Ordering::AcqRel);
+    }
+    match err {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+pub fn check_pending(ctx: &mut Ctx) -> Result<()> {
+    check_pending_at(ctx, false)
+}
+
+/// Handles the posted `bits`: Err with the unwind to raise, and in both cases the bits
+/// still pending (deferred, or not handled yet).
+fn take_pending(ctx: &mut Ctx, t: Value, bits: u32, blocking: bool) -> std::result::Result<u32, (u32, Unwind)> {
+    let mut keep = 0;
     if bits & PENDING_KILL != 0 {
-        d.killed = true;
-        d.status = Status::Aborting;
-        d.pending_raise.clear();
-        return Err(crate::fiber::kill_unwind(ctx));
-    }
-    if bits & PENDING_DEADLOCK != 0 {
-        let fatal = ctx.c().fatal;
-        return Err(ctx.raise(fatal, "No live threads left. Deadlock?"));
-    }
-    if bits & PENDING_SIGINT != 0 {
-        let e = ctx.new_error(ctx.c().interrupt, "");
-        return Err(Unwind::Raise(e));
-    }
-    if bits & PENDING_RAISE != 0 && !d.pending_raise.is_empty() {
-        let e = d.pending_raise.remove(0);
-        if !d.pending_raise.is_empty() {
-            d.shared.pending.fetch_or(PENDING_RAISE, Ordering::AcqRel);
+        // CRuby masks a kill like an Integer (its internal kill signal is a Fixnum).
+        if deliverable(ctx, t, Value::fixnum(0), blocking) {
+            let d = td(t);
+            d.killed = true;
+            d.status = Status::Aborting;
+            d.pending_raise.clear();
+            return Err((0, crate::fiber::kill_unwind(ctx)));
         }
-        return Err(Unwind::Raise(e));
+        keep |= PENDING_KILL;
     }
-    Ok(())
+    let rest = bits & !PENDING_KILL;
+    if rest & PENDING_DEADLOCK != 0 {
+        let fatal = ctx.c().fatal;
+        return Err((keep | (rest & !PENDING_DEADLOCK), ctx.raise(fatal, "No live threads left. Deadlock?")));
+    }
+    if rest & PENDING_SIGINT != 0 {
+        let e = ctx.new_error(ctx.c().interrupt, "");
+        if deliverable(ctx, t, e, blocking) {
+            return Err((keep | (rest & !PENDING_SIGINT), Unwind::Raise(e)));
+        }
+        keep |= PENDING_SIGINT;
+    }
+    if rest & PENDING_RAISE != 0 {
+        let list = td(t).pending_raise.clone();
+        for (i, e) in list.into_iter().enumerate() {
+            if deliverable(ctx, t, e, blocking) {
+                let d = td(t);
+                d.pending_raise.remove(i);
+                if !d.pending_raise.is_empty() {
+                    keep |= PENDING_RAISE;
+                }
+                return Err((keep, Unwind::Raise(e)));
+            }
+        }
+        if !td(t).pending_raise.is_empty() {
+            keep |= PENDING_RAISE;
+        }
+    }
+    Ok(keep)
+}
+
+/// Whether an interrupt raising `e` may be taken now under the thread's
+/// `Thread.handle_interrupt` masks (innermost first; the first key `e` is a kind of wins).
+fn deliverable(ctx: &mut Ctx, t: Value, e: Value, blocking: bool) -> bool {
+    let masks = td(t).masks.clone();
+    for m in masks.iter().rev() {
+        for (k, v) in crate::core::hash::pairs(*m) {
+            if crate::core::module::is_class_or_module(k) && crate::core::object::is_a(ctx, e, k) {
+                let timing = v.as_symbol().map(|s| ctx.sym_str(s)).unwrap_or_default();
+                return match timing.as_str() {
+                    "never" => false,
+                    "on_blocking" => blocking,
+                    _ => true,
+                };
+            }
+        }
+    }
+    true
+}
+
+/// Whether `t` has interrupts deferred by `Thread.handle_interrupt` (of class `klass`, or
+/// any).
+pub fn has_pending(ctx: &mut Ctx, t: Value, klass: Option<Value>) -> bool {
+    let d = td(t);
+    let kill = d.shared.pending.load(Ordering::Acquire) & PENDING_KILL != 0;
+    let list = d.pending_raise.clone();
+    match klass {
+        None => kill || !list.is_empty(),
+        Some(k) => list.iter().any(|&e| crate::core::object::is_a(ctx, e, k)),
+    }
 }
 
 /// Wakes every blocked thread of the VM to re-check what it waits for.
@@ -287,7 +369,10 @@ pub fn post(ctx: &Ctx, t: Value, bits: u32) {
 pub fn wait_until(ctx: &mut Ctx, deadline: Option<Instant>, mut ready: impl FnMut(&mut Ctx) -> Result<bool>) -> Result<bool> {
     let me = current(ctx);
     loop {
-        poll_interrupts(ctx)?;
+        if ctx.vm().interrupt.load(Ordering::Relaxed) != 0 {
+            crate::interp::ops::handle_interrupt(ctx)?;
+        }
+        check_pending_at(ctx, true)?;
         if ready(ctx)? {
             return Ok(true);
         }
@@ -302,7 +387,7 @@ pub fn wait_until(ctx: &mut Ctx, deadline: Option<Instant>, mut ready: impl FnMu
             d.sleeping_forever = true;
             let vm = ctx.vm();
             vm.forever_sleepers.set(vm.forever_sleepers.get() + 1);
-            if vm.forever_sleepers.get() >= vm.threads.borrow().len() {
+            if vm.forever_sleepers.get() >= vm.threads.borrow().len() && !vm.ignore_deadlock.get() {
                 let main = vm.main_thread.get();
                 post(ctx, main, PENDING_DEADLOCK);
             }
