@@ -290,3 +290,23 @@ test "ThreadGroup: Default, add, list, enclose" do
   t.join
   assert_equal [], g.list
 end
+
+test "a thread blocked reading a pipe or waiting for a child lets the others run" do
+  r, w = IO.pipe
+  reader = Thread.new { r.read }
+  Thread.pass until reader.status == "sleep" || reader.status == "run"
+  w.write "data"
+  w.close
+  assert_equal "data", reader.value
+  r2, _w2 = IO.pipe
+  stuck = Thread.new { r2.gets }
+  sleep 0.02
+  stuck.kill
+  stuck.join
+  assert_false stuck.status
+  shell = Thread.new { `sleep 0.2; echo done` }
+  ticks = 0
+  5.times { sleep 0.01; ticks += 1 }
+  assert_equal 5, ticks
+  assert_equal "done\n", shell.value
+end

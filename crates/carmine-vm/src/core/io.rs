@@ -234,6 +234,13 @@ fn fill(ctx: &mut Ctx, io: &mut IoObj) -> Result<bool> {
     }
     let mut buf = [0u8; 65536];
     loop {
+        // Other threads run while this one waits for input.
+        let fd = io.fd;
+        crate::thread::sched::wait_readable(ctx, fd)?;
+        if io.closed {
+            let c = ctx.c().io_error;
+            return Err(ctx.raise(c, "stream closed in another thread"));
+        }
         // SAFETY: buf is a valid writable buffer.
         let n = unsafe { libc::read(io.fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
         if n < 0 {

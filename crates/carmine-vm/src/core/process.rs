@@ -80,7 +80,7 @@ fn shell(ctx: &mut Ctx, cmd: &str, capture: bool) -> Result<(Vec<u8>, i64, i32)>
         match child {
             Ok(ch) => {
                 let pid = ch.id() as i64;
-                match ch.wait_with_output() {
+                match crate::thread::sched::without_gl(ctx, || ch.wait_with_output()) {
                     Ok(o) => Ok((o.stdout, pid, o.status.into_raw())),
                     Err(e) => Err(errno_error(ctx, e.raw_os_error().unwrap_or(libc::ECHILD), cmd)),
                 }
@@ -91,7 +91,7 @@ fn shell(ctx: &mut Ctx, cmd: &str, capture: bool) -> Result<(Vec<u8>, i64, i32)>
         match c.spawn() {
             Ok(mut ch) => {
                 let pid = ch.id() as i64;
-                match ch.wait() {
+                match crate::thread::sched::without_gl(ctx, || ch.wait()) {
                     Ok(st) => Ok((Vec::new(), pid, st.into_raw())),
                     Err(e) => Err(errno_error(ctx, e.raw_os_error().unwrap_or(libc::ECHILD), cmd)),
                 }
@@ -343,7 +343,7 @@ fn wait_child(ctx: &mut Ctx, args: &Args) -> Result<Option<(i64, Value)>> {
     let mut status = 0;
     let r = loop {
         // SAFETY: status is a valid out-pointer.
-        let r = unsafe { libc::waitpid(pid, &mut status, flags) };
+        let r = crate::thread::sched::without_gl(ctx, || unsafe { libc::waitpid(pid, &mut status, flags) });
         if r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
             continue;
         }
@@ -376,7 +376,7 @@ pub fn wait_for(ctx: &mut Ctx, pid: i32) -> Result<Value> {
     let mut status = 0;
     loop {
         // SAFETY: status is a valid out-pointer.
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        let r = crate::thread::sched::without_gl(ctx, || unsafe { libc::waitpid(pid, &mut status, 0) });
         if r >= 0 {
             return Ok(set_last_status(ctx, pid as i64, status));
         }
@@ -393,7 +393,7 @@ fn p_waitall(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     loop {
         let mut status = 0;
         // SAFETY: status is a valid out-pointer.
-        let r = unsafe { libc::waitpid(-1, &mut status, 0) };
+        let r = crate::thread::sched::without_gl(ctx, || unsafe { libc::waitpid(-1, &mut status, 0) });
         if r < 0 {
             match std::io::Error::last_os_error().raw_os_error() {
                 Some(libc::EINTR) => continue,

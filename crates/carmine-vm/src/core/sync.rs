@@ -318,7 +318,8 @@ fn q_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             let a = ctx.call(v, to_a, &[])?;
             if !array::is_array(a) {
                 let cname = object::class_name_of(ctx, v);
-                return Err(ctx.type_error(&format!("can't convert {cname} into Array")));
+                let got = object::class_name_of(ctx, a);
+                return Err(ctx.type_error(&format!("can't convert {cname} into Array ({cname}#to_a gives {got})")));
             }
             array::to_vec(a)
         }

@@ -247,7 +247,12 @@ fn inspect(ctx: &mut Ctx, t: Value) -> String {
 fn m_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     thread_arg(ctx, recv)?;
     let s = inspect(ctx, recv);
-    Ok(string::new_binary(ctx, s.as_bytes()))
+    // CRuby's is binary, unless a name gives it that name's encoding.
+    if td(recv).name.is_nil() {
+        Ok(string::new_binary(ctx, s.as_bytes()))
+    } else {
+        Ok(string::new_utf8(ctx, &s))
+    }
 }
 
 fn s_current(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {

@@ -220,6 +220,28 @@ pub fn without_gl<R>(ctx: &mut Ctx, f: impl FnOnce() -> R) -> R {
     out.unwrap_or_else(|| crate::fiber::fatal("safe region did not run"))
 }
 
+/// Waits until `fd` is readable (or has an error or hang-up) without the GL, when other
+/// threads exist; interrupts (`Thread#kill`, `raise`) are taken between 50 ms polls.
+pub fn wait_readable(ctx: &mut Ctx, fd: i32) -> Result<()> {
+    if ctx.vm().threads.borrow().len() <= 1 {
+        return Ok(());
+    }
+    loop {
+        let ready = without_gl(ctx, || {
+            let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+            // SAFETY: one valid pollfd.
+            unsafe { libc::poll(&mut p, 1, POLL.as_millis() as i32) }
+        });
+        if ready != 0 {
+            return Ok(());
+        }
+        if ctx.vm().interrupt.load(Ordering::Relaxed) != 0 {
+            crate::interp::ops::handle_interrupt(ctx)?;
+        }
+        check_pending_at(ctx, true)?;
+    }
+}
+
 /// Hands the GL to a thread that has waited for it a whole time slice (at a safepoint).
 pub fn yield_gl(ctx: &mut Ctx) {
     let vm = ctx.vm_ptr();
