@@ -51,6 +51,8 @@ pub struct MutexData {
     owner: Value,
     /// The owning fiber's thread.
     thread: Value,
+    /// Threads waiting in `lock` (unlock wakes threads only when there are some).
+    waiting: u32,
 }
 
 crate::data_obj!(MutexData, |s, m| {
@@ -59,7 +61,7 @@ crate::data_obj!(MutexData, |s, m| {
 });
 
 fn alloc_mutex(ctx: &mut Ctx, klass: Value) -> Result<Value> {
-    Ok(object::new_data(ctx, klass, Box::new(MutexData { owner: Value::NIL, thread: Value::NIL })))
+    Ok(object::new_data(ctx, klass, Box::new(MutexData { owner: Value::NIL, thread: Value::NIL, waiting: 0 })))
 }
 
 fn mutex_arg<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a mut MutexData> {
@@ -76,6 +78,11 @@ fn mutex_arg<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a mut MutexData> {
 fn lock(ctx: &mut Ctx, m: Value, deadline: Option<Instant>) -> Result<bool> {
     let me = crate::fiber::current(ctx);
     let d = mutex_arg(ctx, m)?;
+    if d.owner.is_nil() {
+        // Uncontended: taken at once, with no interrupt check (as CRuby's trylock path).
+        take(ctx, m, me);
+        return Ok(true);
+    }
     if d.owner == me {
         return Err(thread_error(ctx, "deadlock; recursive locking"));
     }
@@ -84,7 +91,12 @@ fn lock(ctx: &mut Ctx, m: Value, deadline: Option<Instant>) -> Result<bool> {
         // ever run that fiber to unlock it.
         return Err(thread_error(ctx, "deadlock; lock already owned by another fiber belonging to the same thread"));
     }
-    let got = sched::wait_until(ctx, deadline, |_| Ok(data_ref::<MutexData>(m).is_some_and(|d| d.owner.is_nil())))?;
+    d.waiting += 1;
+    let got = sched::wait_until(ctx, deadline, |_| Ok(data_ref::<MutexData>(m).is_some_and(|d| d.owner.is_nil())));
+    if let Some(d) = data_ref::<MutexData>(m) {
+        d.waiting -= 1;
+    }
+    let got = got?;
     if got {
         take(ctx, m, me);
     }
@@ -112,12 +124,15 @@ fn unlock(ctx: &mut Ctx, m: Value) -> Result<()> {
     let t = d.thread;
     d.owner = Value::NIL;
     d.thread = Value::NIL;
+    let waiting = d.waiting > 0;
     if let Some(td) = sched::data(t) {
         if let Some(i) = td.mutexes.iter().rposition(|&x| x == m) {
             td.mutexes.remove(i);
         }
     }
-    sched::wake_all(ctx);
+    if waiting {
+        sched::wake_all(ctx);
+    }
     Ok(())
 }
 

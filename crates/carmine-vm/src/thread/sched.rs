@@ -14,7 +14,7 @@
 //!   main thread gets `fatal` ("No live threads left. Deadlock?"), as in CRuby.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::Unwind;
@@ -42,21 +42,24 @@ pub struct ThreadShared {
     pub wake: AtomicBool,
     /// The OS thread id (`gettid`), once the thread runs.
     pub tid: std::sync::atomic::AtomicI64,
-    handle: Mutex<Option<std::thread::Thread>>,
+    handle: std::sync::OnceLock<std::thread::Thread>,
 }
 
 impl ThreadShared {
     /// Records the calling native thread as the one to unpark.
     pub fn attach(&self) {
-        *self.handle.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::thread::current());
+        let _ = self.handle.set(std::thread::current());
         // SAFETY: gettid has no preconditions.
         self.tid.store(unsafe { libc::gettid() } as i64, Ordering::Release);
     }
 
+    /// Sets the wake flag and unparks the thread, unless the flag was already set (the
+    /// thread then has an unpark coming, or has not parked since).
     pub fn wake(&self) {
-        self.wake.store(true, Ordering::Release);
-        if let Some(h) = &*self.handle.lock().unwrap_or_else(|e| e.into_inner()) {
-            h.unpark();
+        if !self.wake.swap(true, Ordering::AcqRel) {
+            if let Some(h) = self.handle.get() {
+                h.unpark();
+            }
         }
     }
 
@@ -361,11 +364,15 @@ pub fn has_pending(ctx: &mut Ctx, t: Value, klass: Option<Value>) -> bool {
     }
 }
 
-/// Wakes every blocked thread of the VM to re-check what it waits for.
+/// Wakes every blocked thread of the VM to re-check what it waits for. A thread that is
+/// not blocked needs nothing: it checks its condition (under the GL, which the caller
+/// holds) before it blocks.
 pub fn wake_all(ctx: &mut Ctx) {
     let vm = ctx.vm();
     for e in vm.threads.borrow().iter() {
-        wake_thread(ctx, e.obj);
+        if td(e.obj).status == Status::Sleep {
+            wake_thread(ctx, e.obj);
+        }
     }
 }
 
