@@ -108,7 +108,24 @@ pub fn frame_label(ctx: &mut Ctx, f: FrameInfo) -> String {
 
 /// Captures the current frames as a compact backtrace.
 pub fn current_backtrace(ctx: &mut Ctx, skip: usize) -> Backtrace {
-    let infos: Vec<(FrameInfo, Option<(Arc<str>, u32)>)> = ctx.stacks.frames.iter().map(|f| (FrameInfo::of(f), if f.is_ruby() { Some((f.iseq().path.clone(), f.line())) } else { None })).collect();
+    let infos = frame_infos(&ctx.stacks.frames);
+    backtrace_from(ctx, infos, skip)
+}
+
+/// The backtrace of another thread's frames (that thread is stopped outside the giant
+/// lock, so its frames do not change while they are read).
+pub fn backtrace_of_frames(ctx: &mut Ctx, frames: &[crate::interp::frame::Frame], skip: usize) -> Backtrace {
+    let infos = frame_infos(frames);
+    backtrace_from(ctx, infos, skip)
+}
+
+type FrameInfos = Vec<(FrameInfo, Option<(Arc<str>, u32)>)>;
+
+fn frame_infos(frames: &[crate::interp::frame::Frame]) -> FrameInfos {
+    frames.iter().map(|f| (FrameInfo::of(f), if f.is_ruby() { Some((f.iseq().path.clone(), f.line())) } else { None })).collect()
+}
+
+fn backtrace_from(ctx: &mut Ctx, infos: FrameInfos, skip: usize) -> Backtrace {
     // Builtin frames report the location of the Ruby code that called them.
     let mut caller_loc: Vec<Option<(Arc<str>, u32)>> = Vec::with_capacity(infos.len());
     let mut last: Option<(Arc<str>, u32)> = None;

@@ -618,6 +618,7 @@ fn k_dir(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
 fn k_caller(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let (start, len) = caller_range(ctx, args)?;
     let bt = exception::current_backtrace(ctx, 1);
+    let len = len.map(|l| l.count(start, bt.frames.len()));
     let frames: Vec<String> = bt.frames.iter().skip(start).take(len.unwrap_or(usize::MAX)).map(|(p, l, lab)| exception::format_location(p, *l, lab)).collect();
     if start > bt.frames.len() {
         return Ok(Value::NIL);
@@ -630,16 +631,40 @@ fn k_caller(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     Ok(out)
 }
 
-fn caller_range(ctx: &mut Ctx, args: &Args) -> Result<(usize, Option<usize>)> {
+/// How many frames `caller`/`caller_locations` return.
+#[derive(Copy, Clone)]
+enum CallerLen {
+    Count(usize),
+    /// A range ending this many frames before the last one (`0..-1`: 0), inclusive.
+    FromEnd(usize),
+}
+
+impl CallerLen {
+    fn count(self, start: usize, total: usize) -> usize {
+        match self {
+            CallerLen::Count(n) => n,
+            CallerLen::FromEnd(k) => total.saturating_sub(k).saturating_sub(start),
+        }
+    }
+}
+
+fn caller_range(ctx: &mut Ctx, args: &Args) -> Result<(usize, Option<CallerLen>)> {
     match (args.pos.first(), args.pos.get(1)) {
         (None, _) => Ok((1, None)),
         (Some(&a), None) if crate::core::range::is_range(a) => {
             let b = crate::core::range::begin(a);
             let e = crate::core::range::end(a);
             let s = if b.is_nil() { 0 } else { integer::to_i64_arg(ctx, b)? };
+            let excl = crate::core::range::excl(a);
             let len = if e.is_nil() { None } else {
                 let e = integer::to_i64_arg(ctx, e)?;
-                Some(((e - s) + if crate::core::range::excl(a) { 0 } else { 1 }).max(0) as usize)
+                if e < 0 {
+                    // -1 is the last frame: stop |e| - 1 frames before the end (one more
+                    // when the range excludes its end).
+                    Some(CallerLen::FromEnd((-e - 1) as usize + usize::from(excl)))
+                } else {
+                    Some(CallerLen::Count(((e - s) + if excl { 0 } else { 1 }).max(0) as usize))
+                }
             };
             Ok((s.max(0) as usize, len))
         }
@@ -654,7 +679,7 @@ fn caller_range(ctx: &mut Ctx, args: &Args) -> Result<(usize, Option<usize>)> {
                     if l < 0 {
                         return Err(ctx.arg_error(&format!("negative size ({l})")));
                     }
-                    Some(l as usize)
+                    Some(CallerLen::Count(l as usize))
                 }
                 None => None,
             };
@@ -669,6 +694,7 @@ fn k_caller_locations(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value>
     if start > bt.frames.len() {
         return Ok(Value::NIL);
     }
+    let len = len.map(|l| l.count(start, bt.frames.len()));
     let frames: Vec<_> = bt.frames.iter().skip(start).take(len.unwrap_or(usize::MAX)).cloned().collect();
     locations_array(ctx, &frames)
 }
@@ -694,6 +720,11 @@ pub fn locations_array(ctx: &mut Ctx, frames: &[(Arc<str>, u32, String)]) -> Res
         array::push(ctx, out, loc);
     }
     Ok(out)
+}
+
+/// `Thread::Backtrace.limit`: -1, since Carmine has no `--backtrace-limit`.
+fn bt_limit(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::fixnum(-1))
 }
 
 fn location_class(ctx: &mut Ctx) -> Value {
@@ -900,7 +931,10 @@ pub fn init(ctx: &mut Ctx) {
     let _ = IseqKind::Eval;
     // Thread::Backtrace::Location
     let obj = ctx.c().object;
-    let loc = crate::core::module_methods::new_class(ctx, obj, Some("Thread::Backtrace::Location"));
+    let thread = ctx.c().thread;
+    let backtrace = crate::core::module_methods::define_class_under(ctx, thread, "Backtrace", obj);
+    let loc = crate::core::module_methods::define_class_under(ctx, backtrace, "Location", obj);
+    crate::methods!(ctx, backtrace, [("limit", bt_limit, [0], Safe, Singleton)]);
     let id = ctx.intern("__location_class__");
     crate::core::module::body(obj).const_set(id, loc);
     crate::methods!(ctx, loc, [

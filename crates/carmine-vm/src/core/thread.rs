@@ -685,6 +685,103 @@ fn m_pending_interrupt_p(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Valu
     Ok(Value::bool(sched::has_pending(ctx, recv, k)))
 }
 
+/// The frames of thread `t` (innermost first) as (path, line, label), or None when it is
+/// dead; `skip` leading frames of the current thread are left out.
+fn frames_of(ctx: &mut Ctx, t: Value, skip: usize) -> Option<Vec<(std::sync::Arc<str>, u32, String)>> {
+    let d = td(t);
+    if d.status == Status::Dead {
+        return None;
+    }
+    if t == sched::current(ctx) {
+        return Some(crate::core::exception::current_backtrace(ctx, skip).frames);
+    }
+    if d.ctx.is_null() {
+        return Some(Vec::new());
+    }
+    // SAFETY: a listed thread other than this one is outside the giant lock (this thread
+    // holds it), so its frames stay as they are while they are read.
+    let frames = unsafe { &(*d.ctx).stacks.frames };
+    Some(crate::core::exception::backtrace_of_frames(ctx, frames, 0).frames)
+}
+
+/// (start, length) of `backtrace(start = 0, length = nil)` / `backtrace(range)`.
+fn backtrace_range(ctx: &mut Ctx, args: &Args, len: usize) -> Result<Option<(usize, usize)>> {
+    let (start, count) = match (args.pos.first(), args.pos.get(1)) {
+        (None, _) => (0, None),
+        (Some(&a), None) if crate::core::range::is_range(a) => {
+            let b = crate::core::range::begin(a);
+            let e = crate::core::range::end(a);
+            let s = if b.is_nil() { 0 } else { crate::core::integer::to_i64_arg(ctx, b)? };
+            let s = if s < 0 { len as i64 + s } else { s };
+            let c = if e.is_nil() {
+                None
+            } else {
+                let e = crate::core::integer::to_i64_arg(ctx, e)?;
+                let e = if e < 0 { len as i64 + e } else { e };
+                Some((e - s + if crate::core::range::excl(a) { 0 } else { 1 }).max(0))
+            };
+            (s, c)
+        }
+        (Some(&a), l) => {
+            let s = crate::core::integer::to_i64_arg(ctx, a)?;
+            if s < 0 {
+                return Err(ctx.arg_error(&format!("negative level ({s})")));
+            }
+            let c = match l {
+                Some(&l) if !l.is_nil() => {
+                    let c = crate::core::integer::to_i64_arg(ctx, l)?;
+                    if c < 0 {
+                        return Err(ctx.arg_error(&format!("negative size ({c})")));
+                    }
+                    Some(c)
+                }
+                _ => None,
+            };
+            (s, c)
+        }
+    };
+    if start < 0 || start as usize > len {
+        return Ok(None);
+    }
+    let start = start as usize;
+    let count = count.map_or(len - start, |c| (c as usize).min(len - start));
+    Ok(Some((start, count)))
+}
+
+fn m_backtrace(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    thread_arg(ctx, recv)?;
+    let Some(frames) = frames_of(ctx, recv, 0) else { return Ok(Value::NIL) };
+    let Some((start, count)) = backtrace_range(ctx, args, frames.len())? else { return Ok(Value::NIL) };
+    let out = array::new(ctx);
+    for (p, l, lab) in &frames[start..start + count] {
+        let s = string::new_utf8(ctx, &crate::core::exception::format_location(p, *l, lab));
+        array::push(ctx, out, s);
+    }
+    Ok(out)
+}
+
+fn m_backtrace_locations(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    thread_arg(ctx, recv)?;
+    let Some(frames) = frames_of(ctx, recv, 0) else { return Ok(Value::NIL) };
+    let Some((start, count)) = backtrace_range(ctx, args, frames.len())? else { return Ok(Value::NIL) };
+    kernel::locations_array(ctx, &frames[start..start + count])
+}
+
+/// `Thread.each_caller_location { |loc| … }`: the caller's locations, innermost first.
+fn s_each_caller_location(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let Some(b) = args.block.clone() else {
+        return Err(ctx.local_jump_error("no block given", crate::symbol::sym::YIELD, Value::NIL));
+    };
+    // Skip this builtin's frame and its caller's (as caller_locations(1) does).
+    let frames = crate::core::exception::current_backtrace(ctx, 2).frames;
+    for f in frames {
+        let loc = kernel::locations_array(ctx, std::slice::from_ref(&f))?;
+        let v = array::to_vec(loc).first().copied().unwrap_or(Value::NIL);
+        ctx.yield_block(&b, &[v])?;
+    }
+    Ok(Value::NIL)
+}
+
 fn s_ignore_deadlock(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::bool(ctx.vm().ignore_deadlock.get()))
 }
@@ -791,6 +888,7 @@ pub fn init(ctx: &mut Ctx) {
         ("abort_on_exception=", s_set_abort, [1], Unsafe, Singleton),
         ("handle_interrupt", s_handle_interrupt, [1], Unsafe, Singleton),
         ("ignore_deadlock", s_ignore_deadlock, [0], Unsafe, Singleton),
+        ("each_caller_location", s_each_caller_location, [0], Unsafe, Singleton),
         ("ignore_deadlock=", s_set_ignore_deadlock, [1], Unsafe, Singleton),
         ("pending_interrupt?", s_pending_interrupt_p, [0..=1], Unsafe, Singleton),
         ("initialize", m_initialize, [0..], Unsafe, Private, Kw),
@@ -824,6 +922,8 @@ pub fn init(ctx: &mut Ctx) {
         ("abort_on_exception=", m_set_abort, [1], Unsafe),
         ("native_thread_id", m_native_thread_id, [0], Unsafe),
         ("group", m_group, [0], Unsafe),
+        ("backtrace", m_backtrace, [0..=2], Unsafe),
+        ("backtrace_locations", m_backtrace_locations, [0..=2], Unsafe),
         ("pending_interrupt?", m_pending_interrupt_p, [0..=1], Unsafe),
         ("inspect", m_inspect, [0], Unsafe),
         ("to_s", m_inspect, [0], Unsafe),
