@@ -310,3 +310,42 @@ test "a thread blocked reading a pipe or waiting for a child lets the others run
   assert_equal 5, ticks
   assert_equal "done\n", shell.value
 end
+
+test "Thread#[] is fiber-local; thread variables are not" do
+  Thread.current[:fl] = :root
+  Thread.current.thread_variable_set(:tv, :thread)
+  f = Fiber.new do
+    seen = [Thread.current[:fl], Thread.current.thread_variable_get(:tv)]
+    Thread.current[:fl] = :fiber
+    Fiber.yield seen
+    Thread.current[:fl]
+  end
+  assert_equal [nil, :thread], f.resume
+  assert_equal :root, Thread.current[:fl]
+  assert_equal :fiber, f.resume
+  Thread.current[:fl] = nil
+  Thread.current.thread_variable_set(:tv, nil)
+  t = Thread.new { Thread.current[:x] = 5; sleep }
+  Thread.pass until t.status == "sleep"
+  assert_equal 5, t[:x]
+  assert_equal [:x], t.keys
+  t.kill
+  t.join
+end
+
+test "Thread#backtrace of a sleeping thread; Thread.each_caller_location" do
+  t = Thread.new { sleep }
+  Thread.pass until t.status == "sleep"
+  bt = t.backtrace
+  assert_match(/in .*sleep'\z/, bt.first)
+  assert_match(/thread_test\.rb:\d+:in .block/, bt[1])
+  assert_equal bt.first, t.backtrace_locations(0, 1).first.to_s
+  t.kill
+  t.join
+  assert_nil t.backtrace
+  if Thread.respond_to?(:each_caller_location)
+    locs = []
+    Thread.each_caller_location { |l| locs << l.to_s }
+    assert_equal caller_locations(0).map(&:to_s).drop(1), locs
+  end
+end

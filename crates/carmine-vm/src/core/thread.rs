@@ -459,20 +459,49 @@ fn table_get(table: Value, k: Value) -> Value {
     }
 }
 
+/// The fiber that thread `t` runs now, or None for its root fiber (or when it is not
+/// running).
+fn running_fiber(ctx: &Ctx, t: Value) -> Option<Value> {
+    let (fiber, root) = if ctx.thread_obj == t {
+        (ctx.fiber_obj, ctx.fibers.root)
+    } else {
+        let p = td(t).ctx;
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: a running thread other than this one is outside the giant lock, so its
+        // context does not change while it is read.
+        unsafe { ((*p).fiber_obj, (*p).fibers.root) }
+    };
+    (!fiber.is_nil() && fiber != root).then_some(fiber)
+}
+
+/// The `Thread#[]` table of `t`'s running fiber (nil if it has none yet).
+fn locals_of(ctx: &Ctx, t: Value) -> Value {
+    let d = td(t);
+    match running_fiber(ctx, t) {
+        None => d.locals,
+        Some(f) => d.fiber_locals.iter().find(|e| e.0 == f).map_or(Value::NIL, |e| e.1),
+    }
+}
+
 fn table_set(ctx: &mut Ctx, t: Value, vars: bool, k: Value, v: Value) -> Result<Value> {
     if object::is_frozen(t) {
         let c = ctx.c().frozen_error;
         return Err(ctx.raise(c, "can't modify frozen thread locals"));
     }
-    let d = td(t);
-    let mut table = if vars { d.vars } else { d.locals };
+    let mut table = if vars { td(t).vars } else { locals_of(ctx, t) };
     if table.is_nil() {
         table = hash::new(ctx);
+        let fiber = running_fiber(ctx, t);
         let d = td(t);
-        if vars {
-            d.vars = table;
-        } else {
-            d.locals = table;
+        match (vars, fiber) {
+            (true, _) => d.vars = table,
+            (false, None) => d.locals = table,
+            (false, Some(f)) => {
+                d.fiber_locals.retain(|&(f, _)| crate::fiber::is_alive(f));
+                d.fiber_locals.push((f, table));
+            }
         }
     }
     if v.is_nil() {
@@ -484,8 +513,8 @@ fn table_set(ctx: &mut Ctx, t: Value, vars: bool, k: Value, v: Value) -> Result<
 }
 
 fn m_aref(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let d = thread_arg(ctx, recv)?;
-    let table = d.locals;
+    thread_arg(ctx, recv)?;
+    let table = locals_of(ctx, recv);
     let k = key_of(ctx, args.pos[0])?;
     Ok(table_get(table, k))
 }
@@ -497,8 +526,8 @@ fn m_aset(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn m_key_p(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let d = thread_arg(ctx, recv)?;
-    let table = d.locals;
+    thread_arg(ctx, recv)?;
+    let table = locals_of(ctx, recv);
     let k = key_of(ctx, args.pos[0])?;
     Ok(Value::bool(!table.is_nil() && hash::get(table, k).is_some()))
 }
@@ -509,12 +538,14 @@ fn keys_of(ctx: &mut Ctx, table: Value) -> Value {
 }
 
 fn m_keys(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let table = thread_arg(ctx, recv)?.locals;
+    thread_arg(ctx, recv)?;
+    let table = locals_of(ctx, recv);
     Ok(keys_of(ctx, table))
 }
 
 fn m_fetch(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let table = thread_arg(ctx, recv)?.locals;
+    thread_arg(ctx, recv)?;
+    let table = locals_of(ctx, recv);
     if args.pos.len() == 2 && args.block.is_some() {
         crate::core::warning::emit(ctx, "block supersedes default value argument", None)?;
     }

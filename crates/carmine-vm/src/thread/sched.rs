@@ -95,8 +95,11 @@ pub struct ThreadData {
     pub exception: Value,
     /// Exceptions posted by `Thread#raise`, oldest first.
     pub pending_raise: Vec<Value>,
-    /// `Thread#[]` (fiber-local in CRuby; thread-wide here) and `thread_variable_get`.
+    /// `Thread#[]` of the thread's root fiber (a Hash or nil), and of its other fibers
+    /// (fiber, Hash); entries of finished fibers are dropped when one is added.
     pub locals: Value,
+    pub fiber_locals: Vec<(Value, Value)>,
+    /// `thread_variable_get` / `_set`: thread-wide.
     pub vars: Value,
     /// The creating fiber's storage (`Fiber[]`), copied for the new thread's root fiber.
     pub storage: Value,
@@ -127,6 +130,10 @@ crate::data_obj!(ThreadData, |s, m| {
     m.mark(s.exception);
     m.mark_all(&s.pending_raise);
     m.mark(s.locals);
+    for &(f, h) in &s.fiber_locals {
+        m.mark(f);
+        m.mark(h);
+    }
     m.mark(s.vars);
     m.mark(s.storage);
     m.mark(s.name);
@@ -148,6 +155,7 @@ impl ThreadData {
             exception: Value::NIL,
             pending_raise: Vec::new(),
             locals: Value::NIL,
+            fiber_locals: Vec::new(),
             vars: Value::NIL,
             storage: Value::NIL,
             name: Value::NIL,
