@@ -94,6 +94,7 @@ pub fn mark_thread(ctx: &Ctx, m: &mut Marker<'_>) {
     mark_stacks(&ctx.stacks, m);
     m.mark(ctx.thread_obj);
     m.mark(ctx.fiber_obj);
+    m.mark(ctx.last_status);
     ctx.fibers.mark(m);
     if let Some(d) = ctx.pending_data {
         // SAFETY: set by `new_data` for the duration of one allocation; the box is alive.
@@ -126,6 +127,8 @@ pub fn mark_stacks(st: &Stacks, m: &mut Marker<'_>) {
     }
     m.mark_all(&st.protected);
     m.mark_all(&st.catch_tags);
+    m.mark(st.root_env);
+    m.mark(st.root_svar);
 }
 
 fn mark_frame(f: &Frame, m: &mut Marker<'_>) {

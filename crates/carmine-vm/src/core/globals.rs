@@ -35,6 +35,8 @@ pub fn get(ctx: &mut Ctx, id: SymId) -> Result<Value> {
             return ctx.call(e, sym::BACKTRACE, &[]);
         }
         sym::DOLLAR_DOLLAR => return Ok(Value::fixnum(std::process::id() as i64)),
+        // Per thread (and fiber), as in CRuby.
+        sym::DOLLAR_QUESTION => return Ok(ctx.last_status),
         _ => {}
     }
     let (value, getter) = match ctx.vm().globals.borrow().get(&id) {

@@ -105,7 +105,7 @@ fn shell(ctx: &mut Ctx, cmd: &str, capture: bool) -> Result<(Vec<u8>, i64, i32)>
 fn set_last_status(ctx: &mut Ctx, pid: i64, status: i32) -> Value {
     let klass = status_class(ctx);
     let v = object::new_data(ctx, klass, Box::new(StatusObj { pid, status }));
-    crate::core::globals::define(ctx, crate::symbol::sym::DOLLAR_QUESTION, v);
+    ctx.last_status = v;
     v
 }
 
@@ -465,6 +465,8 @@ fn sig_list(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
 }
 
 pub fn init(ctx: &mut Ctx) {
+    // Listed like any global; its value is per thread (`Ctx::last_status`).
+    crate::core::globals::define(ctx, crate::symbol::sym::DOLLAR_QUESTION, Value::NIL);
     let p = ctx.c().process;
     for (name, v) in [("CLOCK_REALTIME", libc::CLOCK_REALTIME), ("CLOCK_MONOTONIC", libc::CLOCK_MONOTONIC), ("CLOCK_PROCESS_CPUTIME_ID", libc::CLOCK_PROCESS_CPUTIME_ID), ("CLOCK_THREAD_CPUTIME_ID", libc::CLOCK_THREAD_CPUTIME_ID)] {
         let id = ctx.intern(name);

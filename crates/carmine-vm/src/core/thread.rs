@@ -144,6 +144,7 @@ unsafe fn thread_main(vm: *mut Vm, t: Value) {
         Ok(()) => {
             let d = td(t);
             let (p, a) = (d.block, d.args);
+            ctx.stacks.set_root_proc(p);
             let items = array::to_vec(a);
             ctx.call_proc(p, &items, None)
         }

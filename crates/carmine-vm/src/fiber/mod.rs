@@ -658,6 +658,7 @@ fn run_fiber(ctx: &mut Ctx, fiber: Value) -> Leave {
         let args = std::mem::replace(&mut d.start_args, Value::NIL);
         match d.body {
             Body::Proc(p) => {
+                ctx.stacks.set_root_proc(p);
                 let items = if args.is_nil() { Vec::new() } else { array::to_vec(args) };
                 crate::interp::call::call_block(ctx, &Block::Proc(p), &items, None, None, None)
             }

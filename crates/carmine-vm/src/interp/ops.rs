@@ -895,17 +895,54 @@ pub fn caller_ruby_frame(ctx: &Ctx) -> Option<usize> {
 /// heap environment when there is one, so blocks created in the scope share it even after
 /// the scope's frame returned (a block whose home is gone reaches it through its outer
 /// chain); otherwise in the frame.
-fn svar_env(ctx: &Ctx, s: usize) -> Option<Value> {
+fn svar_env(ctx: &Ctx, s: usize) -> SvarHome {
     let f = &ctx.stacks.frames[s];
     if matches!(f.kind, FrameKind::Block | FrameKind::Lambda) {
-        // The home frame is gone: its environment is the outermost of the block's chain.
-        return (!f.outer.is_nil()).then(|| outermost_env(f.outer));
+        // The home frame is gone: its environment is the outermost of the block's chain,
+        // unless that is the scope this thread or fiber started in, whose `$~`/`$_` are
+        // its own.
+        if f.outer.is_nil() {
+            return SvarHome::Frame(s);
+        }
+        let e = outermost_env(f.outer);
+        return if e == ctx.stacks.root_env { SvarHome::Root } else { SvarHome::Env(e) };
     }
-    (!f.env.is_nil()).then_some(f.env)
+    if f.env.is_nil() {
+        SvarHome::Frame(s)
+    } else {
+        SvarHome::Env(f.env)
+    }
+}
+
+/// Where a `$~`/`$_` pair (nil or a 2-element Array) is kept.
+#[derive(Copy, Clone)]
+enum SvarHome {
+    Env(Value),
+    Frame(usize),
+    /// `Stacks::root_svar`.
+    Root,
+}
+
+impl SvarHome {
+    fn get(self, ctx: &Ctx) -> Value {
+        match self {
+            SvarHome::Env(e) => crate::interp::env::env(e).svar,
+            SvarHome::Frame(s) => ctx.stacks.frames[s].svar,
+            SvarHome::Root => ctx.stacks.root_svar,
+        }
+    }
+
+    fn set(self, ctx: &mut Ctx, a: Value) {
+        match self {
+            SvarHome::Env(e) => crate::interp::env::env(e).svar = a,
+            SvarHome::Frame(s) => ctx.stacks.frames[s].svar = a,
+            SvarHome::Root => ctx.stacks.root_svar = a,
+        }
+    }
 }
 
 /// The method-level environment a block's `outer` chain leads to.
-fn outermost_env(mut e: Value) -> Value {
+pub fn outermost_env(mut e: Value) -> Value {
     loop {
         let o = crate::interp::env::env(e).outer;
         if o.is_nil() || crate::object::basic(e).has(crate::interp::env::ENV_SCOPE_ROOT) {
@@ -916,10 +953,7 @@ fn outermost_env(mut e: Value) -> Value {
 }
 
 fn svar_get(ctx: &Ctx, s: usize, i: usize) -> Value {
-    let a = match svar_env(ctx, s) {
-        Some(e) => crate::interp::env::env(e).svar,
-        None => ctx.stacks.frames[s].svar,
-    };
+    let a = svar_env(ctx, s).get(ctx);
     if a.is_nil() {
         Value::NIL
     } else {
@@ -928,20 +962,14 @@ fn svar_get(ctx: &Ctx, s: usize, i: usize) -> Value {
 }
 
 fn svar_set(ctx: &mut Ctx, s: usize, i: usize, v: Value) {
-    let env = svar_env(ctx, s);
-    let mut a = match env {
-        Some(e) => crate::interp::env::env(e).svar,
-        None => ctx.stacks.frames[s].svar,
-    };
+    let home = svar_env(ctx, s);
+    let mut a = home.get(ctx);
     if a.is_nil() {
         if v.is_nil() {
             return;
         }
         a = array::from_slice(ctx, &[Value::NIL, Value::NIL]);
-        match env {
-            Some(e) => crate::interp::env::env(e).svar = a,
-            None => ctx.stacks.frames[s].svar = a,
-        }
+        home.set(ctx, a);
     }
     array::set(a, i, v);
 }

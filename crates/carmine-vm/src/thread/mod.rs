@@ -39,12 +39,17 @@ pub struct Stacks {
     pub protected: Vec<Value>,
     /// Tags of the `catch` blocks currently running, innermost last.
     pub catch_tags: Vec<Value>,
+    /// The method-level environment of the block this thread or fiber was started with
+    /// (nil otherwise): `$~`/`$_` of that scope are this execution's own (`root_svar`), as
+    /// CRuby keeps them per thread and per fiber.
+    pub root_env: Value,
+    pub root_svar: Value,
 }
 
 impl Stacks {
     /// Stacks over `stack`, with room for `max_frames` frames.
     pub fn new(stack: ValueStack, max_frames: usize) -> Stacks {
-        Stacks { stack, sp: 0, frames: Vec::with_capacity(4.min(max_frames)), max_frames, errinfo: Value::NIL, recursion: std::collections::HashSet::new(), exec_depth: 0, protected: Vec::new(), catch_tags: Vec::new() }
+        Stacks { stack, sp: 0, frames: Vec::with_capacity(4.min(max_frames)), max_frames, errinfo: Value::NIL, recursion: std::collections::HashSet::new(), exec_depth: 0, protected: Vec::new(), catch_tags: Vec::new(), root_env: Value::NIL, root_svar: Value::NIL }
     }
 
     /// Empties the state for reuse by another fiber (keeps the value stack and capacities).
@@ -56,6 +61,17 @@ impl Stacks {
         self.exec_depth = 0;
         self.protected.clear();
         self.catch_tags.clear();
+        self.root_env = Value::NIL;
+        self.root_svar = Value::NIL;
+    }
+
+    /// Makes `$~`/`$_` of proc `p`'s method-level scope this execution's own.
+    pub fn set_root_proc(&mut self, p: Value) {
+        if let Some(c) = crate::core::proc::captured(p) {
+            if !c.env.is_nil() {
+                self.root_env = crate::interp::ops::outermost_env(c.env);
+            }
+        }
     }
 
     /// Stacks with no room at all (the placeholder of a fiber that is running or finished).
@@ -96,6 +112,8 @@ pub struct Ctx {
     pub(crate) safe_sp: usize,
     /// This context's identity among the VM's threads (never reused).
     pub serial: usize,
+    /// `$?`: the status of the last child this thread waited for.
+    pub last_status: Value,
 }
 
 impl Ctx {
@@ -125,6 +143,7 @@ impl Ctx {
             pending_values: (std::ptr::null(), 0),
             safe_sp: 0,
             serial,
+            last_status: Value::NIL,
         }
     }
 
