@@ -349,3 +349,17 @@ test "Thread#backtrace of a sleeping thread; Thread.each_caller_location" do
     assert_equal caller_locations(0).map(&:to_s).drop(1), locs
   end
 end
+
+test "$~ and $_ of the starting scope are per thread and per fiber; $? is per thread" do
+  "a" =~ /a/
+  $_ = "main line"
+  seen = Thread.new { "b" =~ /b/; $_ = "thread line"; [$~[0], $_] }.value
+  assert_equal ["b", "thread line"], seen
+  assert_equal "a", $~[0]
+  assert_equal "main line", $_
+  assert_equal "z", Fiber.new { "z" =~ /z/; $~[0] }.resume
+  assert_equal "a", $~[0]
+  `true`
+  assert Thread.new { `false`; $?.success? } .value == false
+  assert $?.success?
+end
