@@ -363,3 +363,16 @@ test "$~ and $_ of the starting scope are per thread and per fiber; $? is per th
   assert Thread.new { `false`; $?.success? } .value == false
   assert $?.success?
 end
+
+test "Thread#kill unwinds the whole thread through a running fiber" do
+  log = []
+  t = Thread.new do
+    Fiber.new { begin; sleep; ensure; log << :fiber_ensure; end }.resume
+    log << :after_fiber
+  end
+  Thread.pass until t.status == "sleep"
+  t.kill
+  t.join
+  assert_equal [:fiber_ensure], log
+  assert_false t.status
+end

@@ -678,7 +678,15 @@ fn run_fiber(ctx: &mut Ctx, fiber: Value) -> Leave {
 /// Turns unwinds that may not leave a fiber into the errors CRuby raises for them.
 fn finish_result(ctx: &mut Ctx, r: Result<Value>) -> Result<Value> {
     match r {
-        Err(Unwind::Throw { tag, .. }) if is_kill_tag(ctx, tag) => Ok(Value::NIL),
+        // A killed thread unwinds through its fibers to its top (`Thread#kill`); a killed
+        // fiber ends there (`Fiber#kill`).
+        Err(Unwind::Throw { tag, value }) if is_kill_tag(ctx, tag) => {
+            if crate::thread::sched::data(ctx.thread_obj).is_some_and(|d| d.killed) {
+                Err(Unwind::Throw { tag, value })
+            } else {
+                Ok(Value::NIL)
+            }
+        }
         Err(Unwind::Break { .. }) => {
             let reason = ctx.intern("break");
             Err(ctx.local_jump_error("break from proc-closure", reason, Value::NIL))
