@@ -268,7 +268,7 @@ impl Builder {
             BranchIfSet(..) | JumpIfLI(..) | AddLocalLI(..) => (0, 0),
             Send(ci) | OptPlus(ci) | OptMinus(ci) | OptMult(ci) | OptDiv(ci) | OptMod(ci) | OptEq(ci) | OptNeq(ci) | OptLt(ci) | OptLe(ci) | OptGt(ci) | OptGe(ci) | OptLtLt(ci) | OptAnd(ci) | OptOr(ci) | OptAref(ci) | OptAset(ci) | OptNot(ci) | OptLength(ci) | OptSize(ci) | OptEmptyP(ci) | OptSucc(ci) | InvokeSuper(ci) => (call(ci) + 1, 1),
             Yield(ci) => (call(ci), 1),
-            Leave | ThrowBreak | ThrowReturn => (1, 0),
+            Leave | ThrowBreak | ThrowReturn | ThrowNext => (1, 0),
             Reraise(_) => (0, 0),
             NewArray(n) => (n as i32, 1),
             SplatArray(_) => (1, 1),

@@ -151,6 +151,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         let recv = n.receiver();
         if recv.is_none() {
             if mid == sym::BLOCK_GIVEN && n.arguments().is_none() && n.block().is_none() {
+                self.mark_uses_block();
                 self.b().emit(Insn::BlockGiven);
                 self.pop_if_unused(used);
                 return;

@@ -96,9 +96,6 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         } else {
             self.b().params.lead = 1;
         }
-        let redo = self.b().new_label();
-        self.b().place(redo);
-        self.scope().block_redo = Some(redo);
         self.b().emit(Insn::GetLocal(0));
         if multi {
             let spread = self.b().new_label();
@@ -116,6 +113,10 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             self.b().place(spread);
         }
         self.compile_target_from_stack(&n.index());
+        // `redo` runs the body again without assigning the loop variable afresh.
+        let redo = self.b().new_label();
+        self.b().place(redo);
+        self.scope().block_redo = Some(redo);
         self.compile_statements(n.statements(), true);
         self.b().emit(Insn::Leave);
         let scope = self.scopes.pop().expect("for scope");
@@ -161,7 +162,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             self.b().depth = d0 + 1;
             return;
         }
-        if self.b().kind == IseqKind::Block {
+        if self.b().kind == IseqKind::Block || self.in_class_body_in_block() {
             self.compile_jump_value(&value);
             self.b().emit(Insn::ThrowBreak);
             self.b().depth += 1;
@@ -197,7 +198,27 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             self.b().depth = d0 + 1;
             return;
         }
+        if self.in_class_body_in_block() {
+            let d0 = self.b().depth;
+            self.compile_jump_value(&value);
+            self.b().emit(Insn::ThrowNext);
+            self.b().depth = d0 + 1;
+            return;
+        }
         self.fail("Invalid next");
+    }
+
+    /// Whether this is a class, module or singleton class body written (possibly inside
+    /// other such bodies) directly in a block: `break` and `next` there act on the block.
+    fn in_class_body_in_block(&self) -> bool {
+        for s in self.scopes.iter().rev() {
+            match s.b.kind {
+                IseqKind::Class if s.loops.is_empty() => continue,
+                IseqKind::Block => return s.loops.is_empty(),
+                _ => return false,
+            }
+        }
+        false
     }
 
     pub fn compile_redo(&mut self) {

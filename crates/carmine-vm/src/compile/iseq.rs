@@ -167,6 +167,8 @@ pub enum Insn {
     ThrowBreak,
     /// `return` from inside a block: returns from the enclosing method or lambda.
     ThrowReturn,
+    /// `next` in a class body inside a block: ends the block's current call.
+    ThrowNext,
     /// Re-raise the unwind stored in local `idx` (end of an ensure/rescue handler).
     Reraise(u32),
 

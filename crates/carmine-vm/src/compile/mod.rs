@@ -492,7 +492,10 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
     /// blocks between it and here: a Proc made from one of them keeps the method's block
     /// for when it runs after the method returned (`proc::record_home`).
     pub fn mark_uses_block(&mut self) {
-        if let Some(m) = self.scopes.iter().rposition(|s| s.is_method) {
+        let m = self.scopes.iter().rposition(|s| s.is_method);
+        // Code evaluated inside a method (`binding.eval`) uses that method's block.
+        let m = m.or_else(|| (self.eval_in_method && self.scopes.first().is_some_and(|s| s.b.kind == IseqKind::Eval)).then_some(0));
+        if let Some(m) = m {
             for s in &mut self.scopes[m..] {
                 s.b.uses_block = true;
             }

@@ -342,9 +342,13 @@ pub fn ancestors(ctx: &Ctx, klass: Value) -> Rc<Vec<Value>> {
     let mut own = Vec::new();
     linearize(klass, &mut own);
     let mut list: Vec<Value> = Vec::with_capacity(own.len() + sup.as_ref().map_or(0, |s| s.len()));
+    // Prepended modules (before `klass` itself) stay even when the superclass has them too,
+    // as in CRuby; an included module the superclass already has is skipped.
+    let mut prepended = true;
     for m in own {
+        prepended &= m != klass;
         let in_super = sup.as_ref().is_some_and(|s| s.contains(&m));
-        if m == klass || !in_super {
+        if m == klass || prepended || !in_super {
             list.push(m);
         }
     }
@@ -441,17 +445,25 @@ pub fn find_method_uncached(ctx: &Ctx, klass: Value, mid: SymId) -> Option<Arc<M
 
 /// The method `mid` found after `owner` in `klass`'s ancestors (for `super`).
 pub fn find_super_method(ctx: &Ctx, klass: Value, owner: Value, mid: SymId) -> Option<Arc<MethodEntry>> {
+    find_super_method_at(ctx, klass, owner, 0, mid).map(|(me, _)| me)
+}
+
+/// The method `super` finds for `mid` above occurrence `skip` (0 = the first) of `owner`
+/// in `klass`'s ancestors, with the occurrence of its own owner it was found at.
+pub fn find_super_method_at(ctx: &Ctx, klass: Value, owner: Value, skip: u32, mid: SymId) -> Option<(Arc<MethodEntry>, u32)> {
     let anc = ancestors(ctx, klass);
-    let start = anc.iter().position(|&m| m == owner)? + 1;
-    for &m in &anc[start..] {
+    let start = anc.iter().enumerate().filter(|(_, &m)| m == owner).nth(skip as usize)?.0 + 1;
+    for (i, &m) in anc.iter().enumerate().skip(start) {
         if let Some(me) = body(m).methods.get(&mid) {
             if me.is_undefined() {
                 return None;
             }
+            // `public :m` in a class: the method itself is further up.
             if matches!(me.body, MethodBody::ZSuper) {
-                return find_super_method(ctx, klass, m, mid);
+                continue;
             }
-            return Some(me.clone());
+            let occurrence = anc[..i].iter().filter(|&&x| x == me.owner).count() as u32;
+            return Some((me.clone(), occurrence));
         }
     }
     None

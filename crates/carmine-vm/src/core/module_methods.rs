@@ -503,7 +503,13 @@ pub fn define_method_impl(ctx: &mut Ctx, target: Value, args: &Args, vis: Visibi
             let oname = class_path(ctx, inner.owner);
             return Err(ctx.type_error(&format!("bind argument must be a subclass of {oname}")));
         }
-        MethodEntry { name, original_name: inner.original_name, owner: target, visibility: vis, body: MethodBody::Alias(inner) }
+        // A copy of the method's definition that belongs to `target`, as in CRuby: `super`
+        // in it searches from `target`'s ancestors (for the original name).
+        let mut def = &inner;
+        while let MethodBody::Alias(i) = &def.body {
+            def = i;
+        }
+        MethodEntry { name, original_name: def.original_name, owner: target, visibility: vis, body: def.body.clone() }
     } else {
         let cname = object::class_name_of(ctx, bodyv);
         return Err(ctx.type_error(&format!("wrong argument type {cname} (expected Proc/Method/UnboundMethod)")));

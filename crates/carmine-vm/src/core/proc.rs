@@ -176,6 +176,7 @@ pub fn dup(ctx: &mut Ctx, p: Value) -> Value {
     let flags = basic(p).aux;
     let n = alloc(ctx, cap, flags);
     basic(n).klass = basic(p).klass;
+    object::copy_ivars(ctx, n, p);
     n
 }
 

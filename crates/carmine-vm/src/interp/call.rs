@@ -101,6 +101,7 @@ fn push_frame(ctx: &mut Ctx, kind: FrameKind) -> &mut Frame {
             iseq_val: Value::NIL,
             block: BlockRef::NONE,
             owner: Value::NIL,
+            owner_skip: 0,
             mid: None,
             serial,
             home_index: 0,
@@ -466,9 +467,9 @@ pub fn push_simple_block_frame(ctx: &mut Ctx, cap: &Captured, argc: usize, ret_s
         *v = Value::NIL;
     }
     let mut locals = stack.as_mut_ptr();
-    let (owner, mid, block) = match ctx.stacks.frames.get(cap.home_index as usize) {
-        Some(h) if h.serial == cap.home_serial => (h.owner, h.mid, h.block),
-        _ => (Value::NIL, None, BlockRef::NONE),
+    let (owner, owner_skip, mid, block) = match ctx.stacks.frames.get(cap.home_index as usize) {
+        Some(h) if h.serial == cap.home_serial => (h.owner, h.owner_skip, h.mid, h.block),
+        _ => (Value::NIL, 0, None, BlockRef::NONE),
     };
     ctx.stacks.sp = bp + nlocals;
     let (mut env, mut sp_base) = (Value::NIL, bp + nlocals);
@@ -491,6 +492,7 @@ pub fn push_simple_block_frame(ctx: &mut Ctx, cap: &Captured, argc: usize, ret_s
     f.home_index = cap.home_index;
     f.home_serial = cap.home_serial;
     f.owner = owner;
+    f.owner_skip = owner_skip;
     f.mid = mid;
     f.block = block;
     f.flags = flags;
@@ -521,9 +523,9 @@ pub fn push_block_frame(ctx: &mut Ctx, cap: &Captured, argc: usize, kw: Option<V
         bind_args(ctx, iseq, bp, argc, kw, block_arg, mode)?
     };
     let (self_, cref) = self_override.unwrap_or((cap.self_, cap.cref));
-    let (owner, mid, block) = match ctx.stacks.frames.get(cap.home_index as usize) {
-        Some(h) if h.serial == cap.home_serial => (h.owner, h.mid, h.block),
-        _ => (Value::NIL, None, BlockRef::NONE),
+    let (owner, owner_skip, mid, block) = match ctx.stacks.frames.get(cap.home_index as usize) {
+        Some(h) if h.serial == cap.home_serial => (h.owner, h.owner_skip, h.mid, h.block),
+        _ => (Value::NIL, 0, None, BlockRef::NONE),
     };
     let f = enter_frame(ctx, if lambda { FrameKind::Lambda } else { FrameKind::Block }, iseq, cap.iseq, bp, pc, ret_sp, cap.env)?;
     f.flags = flags;
@@ -532,6 +534,7 @@ pub fn push_block_frame(ctx: &mut Ctx, cap: &Captured, argc: usize, kw: Option<V
     f.home_index = cap.home_index;
     f.home_serial = cap.home_serial;
     f.owner = owner;
+    f.owner_skip = owner_skip;
     f.mid = mid;
     f.block = block;
     Ok(())
@@ -714,10 +717,12 @@ pub fn call_bmethod(ctx: &mut Ctx, recv: Value, me: &MethodEntry, proc_: Value, 
         ctx.stacks.sp = base;
         return Err(e);
     }
+    // `yield`, `block_given?` and `super()` see the block of the scope the body was written
+    // in, as CRuby's do; the block given to the call only reaches a `&b` parameter.
+    rproc::restore_home(ctx, proc_);
     if let Some(f) = ctx.stacks.frames.last_mut() {
         f.owner = me.owner;
         f.mid = Some(me.name);
-        f.block = BlockRef::from_block(block);
     }
     exec::run(ctx)
 }

@@ -809,6 +809,12 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
                         Some(e) => throw!(e),
                     }
                 }
+                Insn::ThrowNext => {
+                    let v = pop!();
+                    sync!();
+                    let e = ops::next_from_class_body(ctx, fi, v);
+                    throw!(e)
+                }
                 Insn::ThrowReturn => {
                     let v = pop!();
                     sync!();

@@ -127,6 +127,10 @@ pub struct Frame {
     pub block: BlockRef,
     /// The class or module that owns the running method (for `super`), or nil.
     pub owner: Value,
+    /// Which occurrence of `owner` in the receiver's ancestors the method was found at
+    /// (0 = the first): a module prepended both to a class and to its superclass appears
+    /// twice, and `super` must go on from the right one.
+    pub owner_skip: u32,
     pub mid: Option<SymId>,
     /// Arguments as received, for zsuper and backtraces of builtins: (start, count) on the
     /// stack is not stable, so zsuper reads the parameters from locals instead.

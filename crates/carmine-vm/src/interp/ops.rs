@@ -7,7 +7,7 @@
 use std::cell::Cell;
 use std::sync::Arc;
 
-use crate::compile::iseq::{iseq_of, call_flags as cf, CallInfo, Iseq};
+use crate::compile::iseq::{iseq_of, call_flags as cf, CallInfo, Insn, Iseq};
 use crate::core::module::{self, ClassKind, MethodBody, MethodEntry, Visibility};
 use crate::core::{array, hash, object, string};
 use crate::error::Unwind;
@@ -15,7 +15,7 @@ use crate::interp::call::{self, call_builtin, MissingKind};
 use crate::interp::iter;
 use crate::interp::env::{cref, CREF_EVAL};
 use crate::interp::exec::capture_block;
-use crate::interp::frame::{Block, BlockRef, Captured, FrameKind};
+use crate::interp::frame::{Block, BlockRef, Captured, Frame, FrameKind};
 use crate::interp::{class_of, Args};
 use crate::object::{basic, ObjType, RObject};
 use crate::symbol::{sym, SymId};
@@ -510,21 +510,30 @@ fn super_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usi
     } else if !ci.has(cf::BLOCK_ARG) {
         block = ctx.stacks.frames[fi].block(&ctx.stacks.frames);
     }
-    let (owner, mid, self_) = {
+    let (owner, skip, mid, self_) = {
         let f = &ctx.stacks.frames[fi];
-        (f.owner, f.mid, f.self_)
+        (f.owner, f.owner_skip, f.mid, f.self_)
     };
     let Some(mid) = mid.filter(|_| !owner.is_nil()) else {
-        return Err(ctx.runtime_error("super called outside of method"));
+        return Err(ctx.raise(ctx.c().no_method_error, "super called outside of method"));
     };
+    // An alias (or a `define_method` copy) calls super for the method's original name.
+    let mid = module::body(owner).methods.get(&mid).map_or(mid, |me| me.original_name);
     let klass = class_of(ctx, self_);
     let me = if module::is_class_or_module(owner) && module::includes_module(ctx, klass, owner) {
-        module::find_super_method(ctx, klass, owner, mid)
+        module::find_super_method_at(ctx, klass, owner, skip, mid)
     } else {
         None
     };
     match me {
-        Some(me) => invoke(ctx, self_, &me, argc, kw, block, ret_sp),
+        Some((me, occurrence)) => {
+            let depth = ctx.stacks.frames.len();
+            let r = invoke(ctx, self_, &me, argc, kw, block, ret_sp);
+            if occurrence != 0 && matches!(r, Ok(None)) && ctx.stacks.frames.len() > depth {
+                ctx.stacks.frames.last_mut().expect("callee frame").owner_skip = occurrence;
+            }
+            r
+        }
         None => {
             let args = stack_args(ctx, ret_sp, argc);
             let r = call::call_method_missing(ctx, self_, mid, &args, kw, block, MissingKind::Super);
@@ -536,14 +545,55 @@ fn super_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usi
 
 // ---- break / return ----
 
+/// Whether frame `h` is in the middle of the call that was given the block literal
+/// `block_iseq`: only then can a `break` from that block end the call. A proc whose call
+/// has returned (`Proc.new { break }.call`) is an orphan, as in CRuby.
+fn is_calling_with_block(h: &Frame, block_iseq: Value) -> bool {
+    if !h.is_ruby() || h.pc == 0 {
+        return false;
+    }
+    let iseq = h.iseq();
+    match iseq.code.get(h.pc - 1) {
+        Some(Insn::Send(ci) | Insn::InvokeSuper(ci)) => {
+            let c = &iseq.calls[*ci as usize];
+            c.block != u32::MAX && iseq.children[c.block as usize] == block_iseq
+        }
+        _ => false,
+    }
+}
+
+/// The block frame a class body frame was entered from (class bodies run directly above
+/// the frame that defines them).
+fn block_below_class_body(ctx: &Ctx, mut fi: usize) -> usize {
+    while fi > 0 && ctx.stacks.frames[fi].kind == FrameKind::Class {
+        fi -= 1;
+    }
+    fi
+}
+
+/// `next` in a class body inside a block: the block's frame returns the value.
+pub fn next_from_class_body(ctx: &mut Ctx, fi: usize, v: Value) -> Unwind {
+    let b = block_below_class_body(ctx, fi);
+    Unwind::Return { target: ctx.stacks.frames[b].serial, value: v }
+}
+
 /// `Ok(None)`: a `break` that simply leaves the current lambda.
 pub fn break_unwind(ctx: &mut Ctx, fi: usize, v: Value) -> Result<Option<Unwind>> {
     let f = &ctx.stacks.frames[fi];
+    if f.kind == FrameKind::Class {
+        // In a class body inside a block: the break acts on the block (and leaves a lambda
+        // through the class body's frames).
+        let b = block_below_class_body(ctx, fi);
+        return Ok(Some(match break_unwind(ctx, b, v)? {
+            Some(e) => e,
+            None => Unwind::Return { target: ctx.stacks.frames[b].serial, value: v },
+        }));
+    }
     match f.kind {
         FrameKind::Lambda => Ok(None),
         FrameKind::Block => {
             let home = f.home_index as usize;
-            let alive = ctx.stacks.frames.get(home).is_some_and(|h| h.serial == f.home_serial);
+            let alive = ctx.stacks.frames.get(home).is_some_and(|h| h.serial == f.home_serial && is_calling_with_block(h, f.iseq_val));
             if alive {
                 Ok(Some(Unwind::Break { target: f.home_serial, value: v }))
             } else {
@@ -559,6 +609,11 @@ pub fn return_unwind(ctx: &mut Ctx, fi: usize, v: Value) -> Result<Unwind> {
     loop {
         let f = &ctx.stacks.frames[i];
         match f.kind {
+            // A proc made at the top level returns from the script, but not through a lambda
+            // called from the top level (CRuby: "unexpected return").
+            FrameKind::Top if ((i + 1)..fi).any(|j| ctx.stacks.frames[j].kind == FrameKind::Lambda && local_home(&ctx.stacks.frames, j) == i) => {
+                return Err(ctx.local_jump_error("unexpected return", sym::EMPTY, v));
+            }
             FrameKind::Method | FrameKind::Lambda | FrameKind::Top | FrameKind::Eval => {
                 return Ok(Unwind::Return { target: f.serial, value: v });
             }
@@ -573,6 +628,19 @@ pub fn return_unwind(ctx: &mut Ctx, fi: usize, v: Value) -> Result<Unwind> {
             _ => return Err(ctx.local_jump_error("unexpected return", sym::EMPTY, v)),
         }
     }
+}
+
+/// The index of the method-level frame a block frame was created in (following its home
+/// links while they are alive), or the frame itself when it is not a block.
+fn local_home(frames: &[Frame], mut i: usize) -> usize {
+    while matches!(frames[i].kind, FrameKind::Block | FrameKind::Lambda) {
+        let home = frames[i].home_index as usize;
+        if home >= i || frames[home].serial != frames[i].home_serial {
+            break;
+        }
+        i = home;
+    }
+    i
 }
 
 /// Holds a non-exception unwind while an ensure clause runs.
