@@ -326,7 +326,7 @@ pub fn search(ctx: &mut Ctx, re: Value, s: Value, start: usize, reverse: bool) -
 }
 
 fn new_match(ctx: &mut Ctx, re: Value, s: Value, groups: Vec<Option<(usize, usize)>>) -> Value {
-    let frozen = if object::is_frozen(s) { s } else { object::freeze(string::dup_literal(ctx, s)) };
+    let frozen = string::frozen_snapshot(ctx, s);
     let klass = ctx.c().match_data;
     object::new_data(ctx, klass, Box::new(MatchObj { regexp: re, string: frozen, groups }))
 }
@@ -546,17 +546,13 @@ pub fn match_at_start(ctx: &mut Ctx, re: Value, s: Value) -> Result<bool> {
     }
 }
 
-fn byte_to_char(s: Value, byte: usize) -> usize {
-    encoding::char_count(string::encoding(s), &string::bytes(s)[..byte])
-}
-
 pub fn string_index(ctx: &mut Ctx, s: Value, re: Value, bstart: usize) -> Result<Value> {
     let m = match_at(ctx, re, s, bstart)?;
     if m.is_nil() {
         return Ok(Value::NIL);
     }
     let st = m_get(ctx, m)?.groups[0].map_or(0, |g| g.0);
-    Ok(Value::fixnum(byte_to_char(s, st) as i64))
+    Ok(Value::fixnum(string::byte_to_char_index(s, st) as i64))
 }
 
 pub fn string_rindex(ctx: &mut Ctx, s: Value, re: Value, bstart: usize) -> Result<Value> {
@@ -565,7 +561,7 @@ pub fn string_rindex(ctx: &mut Ctx, s: Value, re: Value, bstart: usize) -> Resul
             let st = g[0].map_or(0, |x| x.0);
             let m = new_match(ctx, re, s, g);
             ops::set_last_match(ctx, m);
-            Ok(Value::fixnum(byte_to_char(s, st) as i64))
+            Ok(Value::fixnum(string::byte_to_char_index(s, st) as i64))
         }
         None => {
             ops::set_last_match(ctx, Value::NIL);
@@ -1131,7 +1127,7 @@ fn re_match_op(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Ok(Value::NIL);
     }
     let st = m_get(ctx, m)?.groups[0].map_or(0, |g| g.0);
-    Ok(Value::fixnum(byte_to_char(s, st) as i64))
+    Ok(Value::fixnum(string::byte_to_char_index(s, st) as i64))
 }
 
 fn re_eqq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -1333,7 +1329,7 @@ fn md_begin(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let m = m_get(ctx, recv)?;
     let i = group_index(ctx, m, args.pos[0])?;
     Ok(match m.groups[i] {
-        Some((s, _)) => Value::fixnum(byte_to_char(m.string, s) as i64),
+        Some((s, _)) => Value::fixnum(string::byte_to_char_index(m.string, s) as i64),
         None => Value::NIL,
     })
 }
@@ -1342,7 +1338,7 @@ fn md_end(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let m = m_get(ctx, recv)?;
     let i = group_index(ctx, m, args.pos[0])?;
     Ok(match m.groups[i] {
-        Some((_, e)) => Value::fixnum(byte_to_char(m.string, e) as i64),
+        Some((_, e)) => Value::fixnum(string::byte_to_char_index(m.string, e) as i64),
         None => Value::NIL,
     })
 }

@@ -155,8 +155,11 @@ pub fn bytes<'a>(v: Value) -> &'a [u8] {
     &rstring(v).bytes
 }
 
+/// The content for writing; forgets the cached code range (so the caller must not keep
+/// the reference past its change).
 #[inline]
 pub fn bytes_mut<'a>(v: Value) -> &'a mut Vec<u8> {
+    forget_coderange(v);
     &mut rstring(v).bytes
 }
 
@@ -166,7 +169,72 @@ pub fn encoding(v: Value) -> u8 {
 }
 
 pub fn set_encoding(v: Value, enc: u8) {
-    basic(v).aux = (basic(v).aux & !0xff) | enc as u32;
+    basic(v).aux = (basic(v).aux & !(0xff | CACHE_MASK)) | enc as u32;
+}
+
+// The code range (CRuby's ENC_CODERANGE) is cached in bits 8-9 of `aux`: scanning a long
+// string for validity at every regexp search would make `scan`/`gsub` quadratic. Every
+// change of bytes or encoding goes through this file and clears it.
+const CR_SHIFT: u32 = 8;
+const CR_MASK: u32 = 3 << CR_SHIFT;
+const CR_7BIT: u32 = 1;
+const CR_VALID: u32 = 2;
+const CR_BROKEN: u32 = 3;
+/// Bit 10: the hidden `SNAPSHOT_IVAR` holds a frozen copy of the current content.
+const SNAPSHOT_VALID: u32 = 1 << 10;
+const CACHE_MASK: u32 = CR_MASK | SNAPSHOT_VALID;
+const SNAPSHOT_IVAR: &str = "__snapshot__";
+/// Shorter strings are simply copied for each snapshot.
+const SNAPSHOT_MIN_LEN: usize = 128;
+
+/// Forgets what was cached about the content (code range, snapshot): called by every
+/// change of bytes.
+#[inline]
+fn forget_coderange(v: Value) {
+    basic(v).aux &= !CACHE_MASK;
+}
+
+/// A frozen String with `v`'s current content and encoding, as a MatchData keeps: `v`
+/// itself when frozen, otherwise a copy shared by every caller until `v` changes (so
+/// matching a long string again and again does not copy it each time).
+pub fn frozen_snapshot(ctx: &mut Ctx, v: Value) -> Value {
+    if object::is_frozen(v) {
+        return v;
+    }
+    if len(v) < SNAPSHOT_MIN_LEN {
+        return object::freeze(dup_literal(ctx, v));
+    }
+    let id = ctx.intern(SNAPSHOT_IVAR);
+    if basic(v).aux & SNAPSHOT_VALID != 0 {
+        let snap = object::ivar_get(ctx, v, id);
+        if is_string(snap) {
+            return snap;
+        }
+    }
+    let snap = object::freeze(dup_literal(ctx, v));
+    object::ivar_set_raw(ctx, v, id, snap);
+    basic(v).aux |= SNAPSHOT_VALID;
+    snap
+}
+
+/// The content's code range: 7bit (ASCII only in an ASCII-compatible encoding), valid or
+/// broken, computed once per content.
+#[inline]
+fn coderange(v: Value) -> u32 {
+    let cached = (basic(v).aux & CR_MASK) >> CR_SHIFT;
+    if cached != 0 {
+        return cached;
+    }
+    let (enc, b) = (encoding(v), bytes(v));
+    let cr = if encoding::is_ascii_compatible(enc) && b.is_ascii() {
+        CR_7BIT
+    } else if encoding::valid(enc, b) {
+        CR_VALID
+    } else {
+        CR_BROKEN
+    };
+    basic(v).aux |= cr << CR_SHIFT;
+    cr
 }
 
 pub fn len(v: Value) -> usize {
@@ -188,17 +256,18 @@ pub fn modify(ctx: &mut Ctx, v: Value) -> Result<()> {
 
 /// Replaces the content (callers have called `modify`).
 pub fn set_bytes(v: Value, b: Vec<u8>) {
+    forget_coderange(v);
     rstring(v).bytes = b;
 }
 
 /// Whether the content is valid in its encoding (CRuby's coderange is not BROKEN).
 pub fn is_valid(v: Value) -> bool {
-    encoding::valid(encoding(v), bytes(v))
+    coderange(v) != CR_BROKEN
 }
 
 /// Whether the string is "7bit": ASCII only in an ASCII-compatible encoding.
 pub fn is_7bit(v: Value) -> bool {
-    encoding::is_ascii_compatible(encoding(v)) && bytes(v).is_ascii()
+    coderange(v) == CR_7BIT
 }
 
 // ---- equality and hashing ----
@@ -216,7 +285,7 @@ pub fn eql(a: Value, b: Value) -> bool {
 pub fn hash_bytes(seed: u64, v: Value) -> u64 {
     let b = bytes(v);
     let mut h = crate::core::hash::hash_bytes(seed, b);
-    if !(b.is_ascii() && encoding::is_ascii_compatible(encoding(v))) {
+    if !is_7bit(v) {
         h ^= encoding(v) as u64;
     }
     h
@@ -246,6 +315,7 @@ pub fn check_compatible(ctx: &mut Ctx, a: Value, b: Value) -> Result<u8> {
 
 /// Appends bytes, checking nothing (callers check frozen state).
 pub fn append(v: Value, b: &[u8]) {
+    forget_coderange(v);
     rstring(v).bytes.extend_from_slice(b);
 }
 
@@ -253,6 +323,7 @@ pub fn append(v: Value, b: &[u8]) {
 pub fn append_str(ctx: &mut Ctx, dst: Value, src: Value) -> Result<()> {
     let enc = check_compatible(ctx, dst, src)?;
     set_encoding(dst, enc);
+    forget_coderange(dst);
     if dst == src {
         let copy = bytes(src).to_vec();
         rstring(dst).bytes.extend_from_slice(&copy);
@@ -357,8 +428,11 @@ pub fn to_s(ctx: &mut Ctx, v: Value) -> Result<Value> {
 pub fn char_to_byte(v: Value, idx: usize) -> Option<usize> {
     let b = bytes(v);
     let enc = encoding(v);
-    if encoding::is_single_byte(enc) || (b.is_ascii() && encoding::is_ascii_compatible(enc)) {
+    if encoding::is_single_byte(enc) || is_7bit(v) {
         return (idx <= b.len()).then_some(idx);
+    }
+    if is_valid_utf8(v) {
+        return utf8_char_to_byte(b, idx);
     }
     let mut i = 0;
     let mut n = 0;
@@ -375,11 +449,54 @@ pub fn char_to_byte(v: Value, idx: usize) -> Option<usize> {
 /// Byte offset → number of characters before it.
 pub fn byte_to_char_index(v: Value, byte: usize) -> usize {
     let b = bytes(v);
-    encoding::char_count(encoding(v), &b[..byte.min(b.len())])
+    let head = &b[..byte.min(b.len())];
+    if is_7bit(v) {
+        return head.len();
+    }
+    if is_valid_utf8(v) {
+        return utf8_count(head);
+    }
+    encoding::char_count(encoding(v), head)
 }
 
 pub fn char_length(v: Value) -> usize {
-    encoding::char_count(encoding(v), bytes(v))
+    byte_to_char_index(v, usize::MAX)
+}
+
+/// Valid UTF-8 content, whose characters can be counted by their lead bytes.
+fn is_valid_utf8(v: Value) -> bool {
+    encoding::is_utf8(encoding(v)) && coderange(v) == CR_VALID
+}
+
+/// Characters in valid UTF-8: every byte that is not a continuation byte starts one.
+fn utf8_count(b: &[u8]) -> usize {
+    b.iter().filter(|&&x| (x as i8) >= -0x40).count()
+}
+
+/// The byte offset of character `idx` of valid UTF-8 (None past the end); whole blocks
+/// are skipped by counting their lead bytes.
+fn utf8_char_to_byte(b: &[u8], idx: usize) -> Option<usize> {
+    const BLOCK: usize = 64;
+    let (mut i, mut n) = (0, 0);
+    while i + BLOCK <= b.len() {
+        let c = utf8_count(&b[i..i + BLOCK]);
+        if n + c > idx {
+            break;
+        }
+        n += c;
+        i += BLOCK;
+    }
+    while n < idx {
+        if i >= b.len() {
+            return None;
+        }
+        i += 1;
+        while i < b.len() && (b[i] as i8) < -0x40 {
+            i += 1;
+        }
+        n += 1;
+    }
+    Some(i)
 }
 
 /// Byte range of characters `[start, start + count)` with CRuby's `str[start, len]`
@@ -390,7 +507,7 @@ pub fn char_range(v: Value, start: i64, count: i64) -> Option<(usize, usize)> {
     }
     let enc = encoding(v);
     let b = bytes(v);
-    if encoding::is_single_byte(enc) || (b.is_ascii() && encoding::is_ascii_compatible(enc)) {
+    if encoding::is_single_byte(enc) || is_7bit(v) {
         let n = b.len() as i64;
         let s = if start < 0 { start + n } else { start };
         if s < 0 || s > n {

@@ -1078,7 +1078,7 @@ fn rjust(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn reversed(v: Value) -> Vec<u8> {
     let enc = encoding(v);
     let b = bytes(v);
-    if encoding::is_single_byte(enc) || (b.is_ascii() && encoding::is_ascii_compatible(enc)) {
+    if encoding::is_single_byte(enc) || string::is_7bit(v) {
         let mut out = b.to_vec();
         out.reverse();
         return out;
