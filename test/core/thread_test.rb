@@ -376,3 +376,24 @@ test "Thread#kill unwinds the whole thread through a running fiber" do
   assert_equal [:fiber_ensure], log
   assert_false t.status
 end
+
+test "a thread blocked writing a full pipe lets the others run, and can be killed" do
+  r, w = IO.pipe
+  writer = Thread.new { w.write("a" * 200_000) }
+  assert_equal 200_000, r.read(200_000).size
+  writer.join
+  stuck = Thread.new { w.write("b" * 200_000) }
+  Thread.pass until stuck.status == "sleep"
+  stuck.kill
+  stuck.join
+  assert_false stuck.alive?
+  r.close
+  w.close rescue nil
+end
+
+test "thousands of threads spinning on Thread.pass all finish" do
+  count = 0
+  threads = 2000.times.map { Thread.new { 3.times { Thread.pass }; count += 1 } }
+  threads.each(&:join)
+  assert_equal 2000, count
+end

@@ -41,7 +41,7 @@ impl Unwind {
 
 /// Ends the process when the heap cannot grow (there is no memory to build an exception).
 pub fn fatal_out_of_memory() -> ! {
-    eprintln!("[FATAL] failed to allocate memory");
+    crate::core::io::write_stderr_fd(b"[FATAL] failed to allocate memory\n");
     std::process::exit(1)
 }
 

@@ -183,19 +183,32 @@ impl Runtime {
 }
 
 /// Ends a program (the main script, or the block of a forked child) the way `ruby` does:
-/// reports an uncaught exception, then runs the `at_exit` handlers unless the program
-/// left by `exit!`.
+/// runs the `at_exit` handlers with `$!` set to an uncaught exception, then reports that
+/// exception, unless the program left by `exit!`. A handler that calls `exit` sets the
+/// status; one that raises is reported at once.
 pub(crate) fn finish(ctx: &mut Ctx, r: Result<Value, Unwind>) -> Outcome {
-    let mut outcome = match r {
-        Ok(_) => Outcome::Exit(0),
+    let pending = match r {
+        Ok(_) => None,
         Err(Unwind::Exit(code)) => {
             crate::core::io::flush_stdout(ctx);
+            if crate::thread::sched::others_running(ctx) {
+                // `exit!` runs nothing more: other threads are not stopped but end with the
+                // process, before the VM they run in could be freed under them.
+                std::process::exit(code);
+            }
             return Outcome::Exit(code);
         }
-        Err(e) => report(ctx, e),
+        Err(e) => Some(e),
     };
+    let mut outcome = pending.map_or(Outcome::Exit(0), |e| outcome_of(ctx, e));
+    if let Some(Unwind::Raise(exc)) = pending {
+        ctx.stacks.errinfo = exc;
+    }
     if let Some(o) = run_at_exit(ctx) {
         outcome = o;
+    }
+    if let Some(e) = pending {
+        print_report(ctx, e);
     }
     crate::thread::sched::terminate_all(ctx);
     crate::core::io::flush_stdout(ctx);
@@ -218,7 +231,12 @@ pub(crate) fn run_at_exit(ctx: &mut Ctx) -> Option<Outcome> {
 
 /// Prints an uncaught unwind and returns the exit status it implies.
 pub(crate) fn report(ctx: &mut Ctx, e: Unwind) -> Outcome {
-    crate::core::io::flush_stdout(ctx);
+    print_report(ctx, e);
+    outcome_of(ctx, e)
+}
+
+/// How the process ends for an uncaught unwind.
+fn outcome_of(ctx: &mut Ctx, e: Unwind) -> Outcome {
     match e {
         Unwind::Exit(code) => Outcome::Exit(code),
         Unwind::Raise(exc) => {
@@ -226,33 +244,45 @@ pub(crate) fn report(ctx: &mut Ctx, e: Unwind) -> Outcome {
                 let s = object::ivar_get(ctx, exc, sym::STATUS);
                 return Outcome::Exit(s.as_fixnum().unwrap_or(0) as i32);
             }
-            let signal = crate::core::process::uncaught_signal(ctx, exc);
-            // Only an Interrupt is reported; other signals end the process silently.
-            if signal.is_none() || signal == Some(libc::SIGINT) {
-                let msg = exception::full_message(ctx, exc);
-                let _ = crate::core::io::flush_stdout(ctx);
-                eprintln!("{msg}");
-            }
-            match signal {
+            match crate::core::process::uncaught_signal(ctx, exc) {
                 Some(n) => Outcome::Signal(n),
                 None => Outcome::Exit(1),
             }
         }
-        // The main thread's root fiber was killed (`Fiber#kill`): the thread ends quietly.
         Unwind::Throw { tag, .. } if crate::fiber::is_kill_tag(ctx, tag) => Outcome::Exit(0),
+        Unwind::Return { .. } => Outcome::Exit(0),
+        Unwind::Throw { .. } | Unwind::Break { .. } => Outcome::Exit(1),
+        Unwind::Suspend => Outcome::Exit(70),
+    }
+}
+
+/// Writes the report of an uncaught unwind to `$stderr` (as `ruby` does, a failed write is
+/// ignored: the process is ending anyway).
+fn print_report(ctx: &mut Ctx, e: Unwind) {
+    crate::core::io::flush_stdout(ctx);
+    let text = match e {
+        Unwind::Exit(_) | Unwind::Return { .. } => return,
+        Unwind::Raise(exc) => {
+            if object::is_a(ctx, exc, ctx.c().system_exit) {
+                return;
+            }
+            // Only an Interrupt is reported; other signals end the process silently.
+            let signal = crate::core::process::uncaught_signal(ctx, exc);
+            if signal.is_some() && signal != Some(libc::SIGINT) {
+                return;
+            }
+            exception::full_message(ctx, exc)
+        }
+        // The main thread's root fiber was killed (`Fiber#kill`): the thread ends quietly.
+        Unwind::Throw { tag, .. } if crate::fiber::is_kill_tag(ctx, tag) => return,
         Unwind::Throw { tag, .. } => {
             let s = object::inspect_string(ctx, tag).unwrap_or_default();
-            eprintln!("{}: uncaught throw {s} (UncaughtThrowError)", ctx.vm().script_name.borrow());
-            Outcome::Exit(1)
+            format!("{}: uncaught throw {s} (UncaughtThrowError)", ctx.vm().script_name.borrow())
         }
-        Unwind::Break { .. } => {
-            eprintln!("{}: break from proc-closure (LocalJumpError)", ctx.vm().script_name.borrow());
-            Outcome::Exit(1)
-        }
-        Unwind::Return { .. } => Outcome::Exit(0),
-        Unwind::Suspend => {
-            eprintln!("[BUG] Carmine internal error: a fiber suspension reached the top level");
-            Outcome::Exit(70)
-        }
-    }
+        Unwind::Break { .. } => format!("{}: break from proc-closure (LocalJumpError)", ctx.vm().script_name.borrow()),
+        Unwind::Suspend => "[BUG] Carmine internal error: a fiber suspension reached the top level".to_string(),
+    };
+    let mut bytes = text.into_bytes();
+    bytes.push(b'\n');
+    crate::core::io::write_error_message(ctx, &bytes);
 }

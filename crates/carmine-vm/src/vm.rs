@@ -182,7 +182,7 @@ impl Vm {
 
     /// In the child of a `fork`: only the forking thread exists, and it holds the GL.
     pub(crate) fn reset_threads_after_fork(&mut self, me: Value) {
-        self.gl = crate::thread::gl::GiantLock::held();
+        crate::thread::gl::GiantLock::replace_after_fork(&mut self.gl);
         for e in self.threads.get_mut().iter().filter(|e| e.obj != me) {
             let d = crate::thread::sched::td(e.obj);
             d.status = crate::thread::sched::Status::Dead;

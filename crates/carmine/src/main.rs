@@ -1,9 +1,18 @@
 //! The `carmine` command: runs Ruby programs with `ruby`'s command-line conventions.
 
-use std::io::Read;
+use std::io::{Read, Write as _};
 use std::process::ExitCode;
 
 use carmine_vm::runtime::{Outcome, Runtime, Verbosity};
+
+/// `println!`/`eprintln!` that ignore a failed write: a closed pipe on the other end of
+/// stdout or stderr must not panic.
+macro_rules! say_out {
+    ($($t:tt)*) => {{ let _ = writeln!(std::io::stdout(), $($t)*); }};
+}
+macro_rules! say_err {
+    ($($t:tt)*) => {{ let _ = writeln!(std::io::stderr(), $($t)*); }};
+}
 
 /// Native stack of the thread that runs Ruby (deep recursion through builtins needs room).
 const MAIN_STACK: usize = 512 << 20;
@@ -73,14 +82,14 @@ fn parse_args(argv: Vec<std::ffi::OsString>) -> Result<Options, String> {
 
 fn run(o: Options) -> i32 {
     if o.version_only || o.print_version {
-        println!("{}", carmine_vm::boot::description());
+        say_out!("{}", carmine_vm::boot::description());
         if o.version_only || (o.exprs.is_empty() && o.script.is_none()) {
             return 0;
         }
     }
     if let Some(d) = &o.chdir {
         if let Err(e) = std::env::set_current_dir(d) {
-            eprintln!("carmine: Can't chdir to {d} ({e})");
+            say_err!("carmine: Can't chdir to {d} ({e})");
             return 1;
         }
     }
@@ -95,7 +104,7 @@ fn run(o: Options) -> i32 {
                     std::io::ErrorKind::PermissionDenied => "Permission denied".to_string(),
                     _ => e.to_string(),
                 };
-                eprintln!("carmine: {reason} -- {s} (LoadError)");
+                say_err!("carmine: {reason} -- {s} (LoadError)");
                 return 1;
             }
         }
@@ -117,11 +126,11 @@ fn run(o: Options) -> i32 {
     if o.dump_insns {
         return match rt.dump_insns(&source, &path) {
             Ok(text) => {
-                print!("{text}");
+                let _ = std::io::stdout().write_all(text.as_bytes());
                 0
             }
             Err(msg) => {
-                eprintln!("{msg}");
+                say_err!("{msg}");
                 1
             }
         };
@@ -129,11 +138,11 @@ fn run(o: Options) -> i32 {
     if o.check {
         return match rt.check_syntax(&source, &path) {
             Ok(()) => {
-                println!("Syntax OK");
+                say_out!("Syntax OK");
                 0
             }
             Err(msg) => {
-                eprintln!("{msg}");
+                say_err!("{msg}");
                 1
             }
         };
@@ -160,13 +169,13 @@ fn main() -> ExitCode {
     let opts = match parse_args(argv) {
         Ok(o) => o,
         Err(msg) => {
-            eprintln!("{msg}");
+            say_err!("{msg}");
             return ExitCode::from(1);
         }
     };
     std::panic::set_hook(Box::new(|info| {
-        eprintln!("[BUG] Carmine internal error: {info}");
-        eprintln!("{}", std::backtrace::Backtrace::force_capture());
+        say_err!("[BUG] Carmine internal error: {info}");
+        say_err!("{}", std::backtrace::Backtrace::force_capture());
     }));
     let handle = std::thread::Builder::new().name("carmine-main".into()).stack_size(MAIN_STACK).spawn(move || run(opts));
     let code = match handle {
@@ -175,7 +184,7 @@ fn main() -> ExitCode {
             Err(_) => 70,
         },
         Err(e) => {
-            eprintln!("carmine: cannot start the main thread: {e}");
+            say_err!("carmine: cannot start the main thread: {e}");
             70
         }
     };

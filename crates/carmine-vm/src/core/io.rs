@@ -82,16 +82,59 @@ fn sys_error(ctx: &mut Ctx, e: std::io::Error, detail: &str) -> crate::error::Un
     crate::core::process::errno_error(ctx, code, detail)
 }
 
+/// Writes all of `b` to `fd` from Ruby code. While other threads run, the GL is left for
+/// each write and while the descriptor cannot take more (a full pipe, a slow reader), and
+/// interrupts are taken between waits, as blocking reads do.
+fn write_blocking(ctx: &mut Ctx, fd: i32, mut b: &[u8]) -> std::result::Result<(), std::result::Result<std::io::Error, crate::error::Unwind>> {
+    if !crate::thread::sched::others_running(ctx) {
+        return write_fd(fd, b).map_err(Ok);
+    }
+    // A pipe with room takes PIPE_BUF bytes without blocking; a regular file never waits.
+    let chunk = if is_regular_file(fd) { b.len() } else { libc::PIPE_BUF };
+    while !b.is_empty() {
+        crate::thread::sched::wait_writable(ctx, fd).map_err(Err)?;
+        let part = &b[..b.len().min(chunk)];
+        let n = crate::thread::sched::without_gl(ctx, || {
+            // SAFETY: part is a valid buffer of part.len() bytes.
+            unsafe { libc::write(fd, part.as_ptr() as *const libc::c_void, part.len()) }
+        });
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR | libc::EAGAIN) => continue,
+                _ => return Err(Ok(e)),
+            }
+        }
+        b = &b[n as usize..];
+    }
+    Ok(())
+}
+
+fn is_regular_file(fd: i32) -> bool {
+    // SAFETY: fstat writes into a zeroed stat buffer.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        libc::fstat(fd, &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFREG
+    }
+}
+
 fn flush_obj(ctx: &mut Ctx, io: &mut IoObj) -> Result<()> {
     if io.wbuf.is_empty() {
         return Ok(());
     }
     let buf = std::mem::take(&mut io.wbuf);
-    if let Err(e) = write_fd(io.fd, &buf) {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            return Err(crate::core::process::errno_error(ctx, libc::EPIPE, ""));
+    if let Err(e) = write_blocking(ctx, io.fd, &buf) {
+        let e = e?;
+        let epipe = e.raw_os_error() == Some(libc::EPIPE);
+        let err = sys_error(ctx, e, "");
+        if io.fd <= 2 && epipe {
+            // As CRuby's standard streams do: an uncaught EPIPE on them ends the process
+            // silently by SIGPIPE (`head` closing a pipe is no error worth reporting).
+            if let crate::error::Unwind::Raise(exc) = err {
+                crate::core::process::mark_signal_on_exit(ctx, exc, libc::SIGPIPE);
+            }
         }
-        return Err(sys_error(ctx, e, ""));
+        return Err(err);
     }
     Ok(())
 }
@@ -137,14 +180,37 @@ pub fn flush_if_stdout(_ctx: &mut Ctx, _out: Value) -> Result<()> {
     Ok(())
 }
 
-/// Writes a String to `$stderr`.
+/// Writes a String to `$stderr` the way CRuby's `rb_write_error_str` does: straight to
+/// descriptor 2 while `$stderr` is the process's standard error, ignoring a failed write
+/// (a closed pipe must not turn a warning into an error), otherwise through `$stderr`'s
+/// `write`, whose exceptions propagate.
 pub fn write_to_stderr_object(ctx: &mut Ctx, s: Value) -> Result<()> {
     let err = crate::core::globals::get(ctx, sym::DOLLAR_STDERR)?;
+    if io_ref(err).is_some_and(|io| io.fd == 2 && !io.closed && io.writable) {
+        flush_stdout(ctx);
+        let _ = write_fd(2, string::bytes(s));
+        return Ok(());
+    }
     if io_ref(err).is_some() {
         return io_write(ctx, err, string::bytes(s));
     }
     ctx.call(err, sym::WRITE, &[s])?;
     Ok(())
+}
+
+/// Writes the report of an error that ends a thread or the process to `$stderr`; nothing
+/// that goes wrong while writing it is reported (there is nowhere left to report it).
+pub fn write_error_message(ctx: &mut Ctx, b: &[u8]) {
+    let s = string::new_from_bytes(ctx, b);
+    if write_to_stderr_object(ctx, s).is_err() {
+        write_stderr_fd(b);
+    }
+}
+
+/// Writes bytes to descriptor 2 directly, ignoring errors: for messages printed where no
+/// VM can run Ruby code (the command line, internal errors).
+pub fn write_stderr_fd(b: &[u8]) {
+    let _ = write_fd(2, b);
 }
 
 /// The bytes `puts` writes for `args`.

@@ -258,11 +258,25 @@ fn sigexc_signm(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 
 /// The signal an uncaught SignalException stands for (the process then dies of it).
 pub fn uncaught_signal(ctx: &mut Ctx, e: Value) -> Option<i32> {
-    if !object::is_a(ctx, e, ctx.c().signal_exception) {
+    let name = if object::is_a(ctx, e, ctx.c().signal_exception) {
+        "@signo"
+    } else if object::is_a(ctx, e, ctx.c().system_call_error) {
+        EXIT_SIGNAL_IVAR
+    } else {
         return None;
-    }
-    let id = ctx.intern("@signo");
+    };
+    let id = ctx.intern(name);
     object::ivar_get(ctx, e, id).as_fixnum().map(|n| n as i32)
+}
+
+/// Hidden ivar of a SystemCallError that, uncaught, ends the process by a signal.
+const EXIT_SIGNAL_IVAR: &str = "__signo__";
+
+/// Makes the SystemCallError `e`, if nothing rescues it, end the process silently by
+/// signal `signo` (CRuby's `Errno::EPIPE` on the standard streams).
+pub fn mark_signal_on_exit(ctx: &mut Ctx, e: Value, signo: i32) {
+    let id = ctx.intern(EXIT_SIGNAL_IVAR);
+    object::ivar_set_raw(ctx, e, id, Value::fixnum(signo as i64));
 }
 
 fn st_to_s(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {

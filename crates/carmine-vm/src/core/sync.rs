@@ -174,7 +174,7 @@ fn m_owned_p(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 }
 
 fn m_synchronize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block.clone() else {
+    let Some(b) = args.block else {
         return Err(thread_error(ctx, "must be called with a block"));
     };
     lock(ctx, recv, None)?;

@@ -53,7 +53,7 @@ fn alloc_thread(ctx: &mut Ctx, klass: Value) -> Result<Value> {
 /// `Thread.new(*args) { |*args| … }`: allocates, calls `initialize`, checks it started.
 fn s_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let t = alloc_thread(ctx, recv)?;
-    ctx.call_kw(t, crate::symbol::sym::INITIALIZE, args.pos, args.kw, args.block.clone())?;
+    ctx.call_kw(t, crate::symbol::sym::INITIALIZE, args.pos, args.kw, args.block)?;
     if !td(t).started {
         let name = object::class_name_of(ctx, t);
         return Err(thread_error(ctx, &format!("uninitialized thread - check `{name}#initialize'")));
@@ -154,6 +154,7 @@ unsafe fn thread_main(vm: *mut Vm, t: Value) {
     (*vm).threads.borrow_mut().retain(|e| e.obj != t);
     td(t).ctx = std::ptr::null_mut();
     sched::wake_all(&mut ctx);
+    ctx.return_alloc_cache();
     drop(ctx);
     (*vm).gl.release();
 }
@@ -210,12 +211,8 @@ fn finish(ctx: &mut Ctx, t: Value, r: Result<Value>) {
 fn report(ctx: &mut Ctx, t: Value, e: Value) {
     let head = inspect(ctx, t);
     let msg = crate::core::exception::full_message(ctx, e);
-    crate::core::io::flush_stdout(ctx);
     let text = format!("{head} terminated with exception (report_on_exception is true):\n{msg}\n");
-    let s = string::new_utf8(ctx, &text);
-    if crate::core::io::write_to_stderr_object(ctx, s).is_err() {
-        eprint!("{text}");
-    }
+    crate::core::io::write_error_message(ctx, text.as_bytes());
 }
 
 fn status_word(d: &ThreadData) -> &'static str {
@@ -671,7 +668,7 @@ fn m_native_thread_id(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value>
 /// while the block runs; what was deferred is raised when the block ends.
 fn s_handle_interrupt(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let h = hash::to_hash_arg(ctx, args.pos[0])?;
-    let Some(b) = args.block.clone() else {
+    let Some(b) = args.block else {
         return Err(ctx.arg_error("block is needed."));
     };
     let mut mask = Vec::new();
@@ -801,7 +798,7 @@ fn m_backtrace_locations(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Valu
 
 /// `Thread.each_caller_location { |loc| … }`: the caller's locations, innermost first.
 fn s_each_caller_location(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block.clone() else {
+    let Some(b) = args.block else {
         return Err(ctx.local_jump_error("no block given", crate::symbol::sym::YIELD, Value::NIL));
     };
     // Skip this builtin's frame and its caller's (as caller_locations(1) does).

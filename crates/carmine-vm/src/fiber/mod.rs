@@ -633,7 +633,7 @@ fn leave_stack(ctx: &mut Ctx, fiber: Value, target: Value, msg: Xfer) -> ! {
 
 /// An internal invariant broke where no Ruby exception can be raised.
 pub(crate) fn fatal(msg: &str) -> ! {
-    eprintln!("[BUG] Carmine internal error: {msg}");
+    crate::core::io::write_stderr_fd(format!("[BUG] Carmine internal error: {msg}\n").as_bytes());
     std::process::abort()
 }
 

@@ -106,9 +106,36 @@ impl Heap {
 }
 
 impl HeapInner {
-    /// Hands out one free list (for a thread's allocation cache), if any is ready.
-    pub fn take_free_list(&mut self) -> Option<*mut FreeSlot> {
-        self.ready.pop().map(|(head, _)| head)
+    /// Hands out one free list (for a thread's allocation cache), if any is ready: a whole
+    /// page's, or at most `limit` slots of it (the rest stays ready) so that many threads
+    /// that each allocate a little do not each hold a page of free slots.
+    pub fn take_free_list(&mut self, limit: usize) -> Option<*mut FreeSlot> {
+        let (head, count) = self.ready.pop()?;
+        if count > limit && limit > 0 {
+            let mut last = head;
+            // SAFETY: the list has `count` > `limit` slots, all owned by the heap.
+            unsafe {
+                for _ in 1..limit {
+                    last = (*last).next;
+                }
+                let rest = (*last).next;
+                (*last).next = std::ptr::null_mut();
+                self.ready.push((rest, count - limit));
+            }
+        }
+        Some(head)
+    }
+
+    /// Takes back a free list a thread's cache no longer needs.
+    pub fn give_back(&mut self, head: *mut FreeSlot) {
+        let mut count = 0;
+        let mut p = head;
+        while !p.is_null() {
+            count += 1;
+            // SAFETY: the list's slots are free and owned by the caller until now.
+            p = unsafe { (*p).next };
+        }
+        self.ready.push((head, count));
     }
 
     pub fn page_count(&self) -> usize {

@@ -9,99 +9,257 @@
 //! - The GL is a flag under a mutex, not an OS lock held across Ruby code: whoever set
 //!   `held` owns it, whatever native thread that is (an embedder may drive a VM from
 //!   different threads one after the other).
+//! - Waiters queue in arrival order and the GL is handed directly to the first of them:
+//!   `held` stays set and only that waiter is woken (each waits on its own condition
+//!   variable), so a hand-over costs the same with 5,000 waiting threads as with one.
 //! - With one thread nothing ever waits, so the interpreter's only cost is the interrupt
 //!   word it already polls at safepoints.
-//! - A waiter that has not got the GL after `TIME_SLICE` sets `INTERRUPT_YIELD` in the VM's
-//!   interrupt word; the holder then hands the GL over at its next safepoint (`yield_now`)
-//!   and does not take it back before another thread has had it.
+//! - Waiters sleep without timeouts. While any thread waits, a timer thread (started at
+//!   the first contention, one per VM) sets `INTERRUPT_YIELD` in the VM's interrupt word
+//!   once the holder has had the GL for `TIME_SLICE`; the holder then hands the GL over
+//!   at its next safepoint (`yield_now`) and queues behind the threads already waiting.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use crate::interp::ops::INTERRUPT_YIELD;
 
-/// How long a thread waits for the GL before asking the holder to hand it over (CRuby's
-/// time slice is 100 ms).
+/// How long a thread may hold the GL while others wait before it is asked to hand it over
+/// (CRuby's time slice is 100 ms).
 pub const TIME_SLICE: Duration = Duration::from_millis(50);
 
+/// One thread waiting for the GL: set `granted` and notify to hand it the GL.
 #[derive(Default)]
-struct State {
-    held: bool,
-    /// Threads waiting in `acquire`.
-    waiting: u32,
-    /// Count of acquisitions, so that a yielding thread sees that another one ran.
-    acquisitions: u64,
+struct Waiter {
+    granted: Mutex<bool>,
+    cv: Condvar,
 }
 
-#[derive(Default)]
-pub struct GiantLock {
+impl Waiter {
+    fn grant(&self) {
+        *self.granted.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.cv.notify_one();
+    }
+
+    fn wait(&self) {
+        let mut g = self.granted.lock().unwrap_or_else(|e| e.into_inner());
+        while !*g {
+            g = self.cv.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+struct State {
+    held: bool,
+    /// When the holder got the GL: it is asked to yield only after a whole time slice.
+    held_since: Instant,
+    /// Threads waiting for the GL, first come first served.
+    queue: VecDeque<Arc<Waiter>>,
+    /// The timer thread runs (it is started at the first contention).
+    timer: bool,
+    /// Set when the VM goes away: the timer thread ends.
+    shutdown: bool,
+}
+
+/// What the timer thread shares with the lock.
+struct Shared {
     state: Mutex<State>,
-    cv: Condvar,
+    /// Wakes the timer thread when the queue becomes non-empty (or at shutdown).
+    timer_cv: Condvar,
+}
+
+/// The interrupt word of the VM, for the timer thread.
+#[derive(Clone, Copy)]
+struct InterruptPtr(*const AtomicU32);
+
+// SAFETY: the word is an atomic that outlives the timer thread (`GiantLock::drop` joins
+// the thread before the VM that holds both is freed).
+unsafe impl Send for InterruptPtr {}
+
+pub struct GiantLock {
+    shared: Arc<Shared>,
+    timer_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Default for GiantLock {
+    fn default() -> Self {
+        let state = State { held: false, held_since: Instant::now(), queue: VecDeque::new(), timer: false, shutdown: false };
+        GiantLock { shared: Arc::new(Shared { state: Mutex::new(state), timer_cv: Condvar::new() }), timer_thread: Mutex::new(None) }
+    }
+}
+
+impl Drop for GiantLock {
+    fn drop(&mut self) {
+        self.lock().shutdown = true;
+        self.shared.timer_cv.notify_all();
+        if let Some(h) = self.timer_thread.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = h.join();
+        }
+    }
 }
 
 impl GiantLock {
     /// A lock already held by the thread that creates the VM.
     pub fn held() -> GiantLock {
-        GiantLock { state: Mutex::new(State { held: true, waiting: 0, acquisitions: 1 }), cv: Condvar::new() }
+        let gl = GiantLock::default();
+        gl.lock().held = true;
+        gl
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.shared.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Waits for the GL and takes it.
     pub fn acquire(&self, interrupt: &AtomicU32) {
-        let st = self.lock();
-        drop(self.take(st, interrupt));
-    }
-
-    fn take<'a>(&'a self, mut st: MutexGuard<'a, State>, interrupt: &AtomicU32) -> MutexGuard<'a, State> {
-        if st.held {
-            st.waiting += 1;
-            while st.held {
-                let (g, timeout) = self.cv.wait_timeout(st, TIME_SLICE).unwrap_or_else(|e| e.into_inner());
-                st = g;
-                if st.held && timeout.timed_out() {
-                    interrupt.fetch_or(INTERRUPT_YIELD, Ordering::AcqRel);
-                }
-            }
-            st.waiting -= 1;
-        }
-        st.held = true;
-        st.acquisitions += 1;
-        // A yielding thread waits for this acquisition.
-        self.cv.notify_all();
-        st
-    }
-
-    /// Gives the GL up.
-    pub fn release(&self) {
         let mut st = self.lock();
-        st.held = false;
-        if st.waiting > 0 {
-            self.cv.notify_all();
-        }
-    }
-
-    /// Hands the GL to a waiting thread, if there is one, and waits to get it back after
-    /// that thread has had it.
-    pub fn yield_now(&self, interrupt: &AtomicU32) {
-        let mut st = self.lock();
-        if st.waiting == 0 {
+        if !st.held {
+            st.held = true;
+            st.held_since = Instant::now();
             return;
         }
-        st.held = false;
-        let seen = st.acquisitions;
-        self.cv.notify_all();
-        while st.acquisitions == seen && st.waiting > 0 {
-            st = self.cv.wait(st).unwrap_or_else(|e| e.into_inner());
+        let me = Arc::new(Waiter::default());
+        self.enqueue(&mut st, me.clone(), interrupt);
+        drop(st);
+        me.wait();
+        interrupt.fetch_and(!INTERRUPT_YIELD, Ordering::AcqRel);
+    }
+
+    /// Queues a waiter and makes sure the timer watches the holder's time slice.
+    fn enqueue(&self, st: &mut State, w: Arc<Waiter>, interrupt: &AtomicU32) {
+        st.queue.push_back(w);
+        if st.queue.len() == 1 {
+            if !st.timer {
+                st.timer = true;
+                self.start_timer(interrupt);
+            }
+            self.shared.timer_cv.notify_one();
         }
-        drop(self.take(st, interrupt));
+    }
+
+    fn start_timer(&self, interrupt: &AtomicU32) {
+        let shared = self.shared.clone();
+        let ip = InterruptPtr(interrupt);
+        let spawned = std::thread::Builder::new().name("carmine-gl-timer".into()).spawn(move || {
+            let ip = ip;
+            run_timer(&shared, ip);
+        });
+        // Without a timer a holder that never blocks keeps the GL; threads still run
+        // whenever it blocks or passes.
+        if let Ok(h) = spawned {
+            *self.timer_thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(h);
+        }
+    }
+
+    /// Gives the GL up: to the first waiter, if any.
+    pub fn release(&self) {
+        let mut st = self.lock();
+        match st.queue.pop_front() {
+            Some(next) => {
+                st.held_since = Instant::now();
+                next.grant();
+            }
+            None => st.held = false,
+        }
+    }
+
+    /// Hands the GL to the first waiting thread, if there is one, and waits to get it back
+    /// after the threads already waiting have had it.
+    pub fn yield_now(&self, interrupt: &AtomicU32) {
+        let mut st = self.lock();
+        let Some(next) = st.queue.pop_front() else { return };
+        let me = Arc::new(Waiter::default());
+        st.queue.push_back(me.clone());
+        st.held_since = Instant::now();
+        next.grant();
+        drop(st);
+        me.wait();
+        interrupt.fetch_and(!INTERRUPT_YIELD, Ordering::AcqRel);
     }
 
     /// Whether another thread waits for the GL.
     pub fn contended(&self) -> bool {
-        self.lock().waiting > 0
+        !self.lock().queue.is_empty()
+    }
+
+    /// In the child of a `fork`: the timer thread and every waiter are gone; the lock is
+    /// replaced without being dropped (its mutexes may be held by threads that no longer
+    /// exist, and its timer thread cannot be joined).
+    pub fn replace_after_fork(old: &mut GiantLock) {
+        std::mem::forget(std::mem::replace(old, GiantLock::held()));
+    }
+}
+
+/// The timer: while threads wait, asks the holder to yield each time it has held the GL
+/// for a whole time slice.
+fn run_timer(shared: &Shared, interrupt: InterruptPtr) {
+    let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+    while !st.shutdown {
+        if st.queue.is_empty() {
+            st = shared.timer_cv.wait(st).unwrap_or_else(|e| e.into_inner());
+            continue;
+        }
+        let held = st.held_since.elapsed();
+        let wait = if held >= TIME_SLICE {
+            // SAFETY: see `InterruptPtr`.
+            unsafe { (*interrupt.0).fetch_or(INTERRUPT_YIELD, Ordering::AcqRel) };
+            TIME_SLICE
+        } else {
+            TIME_SLICE - held
+        };
+        st = shared.timer_cv.wait_timeout(st, wait).unwrap_or_else(|e| e.into_inner()).0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hands_over_in_arrival_order() {
+        let gl = Arc::new(GiantLock::held());
+        let interrupt = Arc::new(AtomicU32::new(0));
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut handles = Vec::new();
+        for i in 0..4 {
+            let (g, interrupt, order) = (gl.clone(), interrupt.clone(), order.clone());
+            handles.push(std::thread::spawn(move || {
+                g.acquire(&interrupt);
+                order.lock().unwrap().push(i);
+                g.release();
+            }));
+            // Each thread queues before the next one starts.
+            while gl.lock().queue.len() < i + 1 {
+                std::thread::yield_now();
+            }
+        }
+        gl.release();
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_eq!(*order.lock().unwrap(), vec![0, 1, 2, 3]);
+        assert!(!gl.lock().held);
+    }
+
+    #[test]
+    fn yield_now_runs_the_waiters_first() {
+        let gl = Arc::new(GiantLock::held());
+        let interrupt = Arc::new(AtomicU32::new(0));
+        let ran = Arc::new(Mutex::new(false));
+        let (g2, i2, r2) = (gl.clone(), interrupt.clone(), ran.clone());
+        let h = std::thread::spawn(move || {
+            g2.acquire(&i2);
+            *r2.lock().unwrap() = true;
+            g2.release();
+        });
+        while !gl.contended() {
+            std::thread::yield_now();
+        }
+        gl.yield_now(&interrupt);
+        assert!(*ran.lock().unwrap());
+        assert!(gl.lock().held);
+        h.join().unwrap();
     }
 }

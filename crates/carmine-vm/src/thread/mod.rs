@@ -218,6 +218,8 @@ impl Ctx {
     #[cold]
     #[inline(never)]
     fn alloc_slow(&mut self) -> *mut FreeSlot {
+        /// Slots a thread's cache takes at a time while other threads exist.
+        const SHARED_CACHE_SLOTS: usize = 128;
         let vm = self.vm();
         let disabled = vm.gc_disabled.load(std::sync::atomic::Ordering::Relaxed);
         if vm.gc_stress.load(std::sync::atomic::Ordering::Relaxed) && !disabled {
@@ -227,8 +229,10 @@ impl Ctx {
             if !self.free_list.is_null() {
                 return self.free_list;
             }
+            // With other threads, take a small batch of slots rather than a page's worth.
+            let limit = if self.vm().threads.borrow().len() > 1 { SHARED_CACHE_SLOTS } else { usize::MAX };
             let mut heap = self.vm().heap.lock();
-            if let Some(list) = heap.take_free_list() {
+            if let Some(list) = heap.take_free_list(limit) {
                 drop(heap);
                 self.free_list = list;
                 continue;
@@ -239,7 +243,7 @@ impl Ctx {
                 crate::gc::collect(self);
                 let taken = {
                     let mut heap = self.vm().heap.lock();
-                    let t = heap.take_free_list();
+                    let t = heap.take_free_list(limit);
                     if t.is_none() {
                         heap.grow(4);
                     }
@@ -276,6 +280,14 @@ impl Ctx {
     /// Drops this thread's allocation cache (before a sweep rebuilds all free lists).
     pub(crate) fn drop_alloc_cache(&mut self) {
         self.free_list = std::ptr::null_mut();
+    }
+
+    /// Gives this thread's unused free slots back to the heap (a thread that ends).
+    pub(crate) fn return_alloc_cache(&mut self) {
+        let head = std::mem::replace(&mut self.free_list, std::ptr::null_mut());
+        if !head.is_null() {
+            self.vm().heap.lock().give_back(head);
+        }
     }
 
     // ---- native stack ----

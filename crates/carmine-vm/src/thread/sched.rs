@@ -231,18 +231,40 @@ pub fn without_gl<R>(ctx: &mut Ctx, f: impl FnOnce() -> R) -> R {
     out.unwrap_or_else(|| crate::fiber::fatal("safe region did not run"))
 }
 
+/// Whether threads other than this one exist (then blocking operations leave the GL).
+pub fn others_running(ctx: &Ctx) -> bool {
+    ctx.vm().threads.borrow().len() > 1
+}
+
 /// Waits until `fd` is readable (or has an error or hang-up) without the GL, when other
 /// threads exist; interrupts (`Thread#kill`, `raise`) are taken between 50 ms polls.
 pub fn wait_readable(ctx: &mut Ctx, fd: i32) -> Result<()> {
-    if ctx.vm().threads.borrow().len() <= 1 {
+    if !others_running(ctx) {
         return Ok(());
     }
+    wait_fd(ctx, fd, libc::POLLIN)
+}
+
+/// Waits until `fd` can take more output, as `wait_readable` waits for input.
+pub fn wait_writable(ctx: &mut Ctx, fd: i32) -> Result<()> {
+    if !others_running(ctx) {
+        return Ok(());
+    }
+    wait_fd(ctx, fd, libc::POLLOUT)
+}
+
+fn wait_fd(ctx: &mut Ctx, fd: i32, events: i16) -> Result<()> {
     loop {
+        // A thread blocked on IO reports "sleep", as CRuby's do.
+        let saved = data(ctx.thread_obj).map(|d| std::mem::replace(&mut d.status, Status::Sleep));
         let ready = without_gl(ctx, || {
-            let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+            let mut p = libc::pollfd { fd, events, revents: 0 };
             // SAFETY: one valid pollfd.
             unsafe { libc::poll(&mut p, 1, POLL.as_millis() as i32) }
         });
+        if let (Some(status), Some(d)) = (saved, data(ctx.thread_obj)) {
+            d.status = status;
+        }
         if ready != 0 {
             return Ok(());
         }
