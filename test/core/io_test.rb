@@ -139,3 +139,28 @@ test "IO#dup gives an independent IO on the same file" do
   assert_true o.fileno > 2
   o.close
 end
+
+test "read, readpartial, sysread and read_nonblock fill the caller's buffer" do
+  r, w = IO.pipe
+  w.write "hello world"
+  buf = +"old"
+  assert_same buf, r.read(5, buf)
+  assert_equal "hello", buf
+  assert_equal " wo", r.readpartial(3, buf)
+  assert_equal " wo", buf
+  assert_equal "rld", r.read_nonblock(100, buf)
+  assert_equal :wait_readable, r.read_nonblock(10, exception: false)
+  assert_raise(IO::WaitReadable) { r.read_nonblock(10) }
+  w.write "xyz"
+  assert_equal "xyz", r.sysread(10, buf)
+  assert_equal "xyz", buf
+  w.close
+  assert_raise(EOFError) { r.sysread(1, buf) }
+  assert_equal "", buf
+  assert_raise(EOFError) { r.readpartial(1) }
+  assert_nil r.read_nonblock(5, exception: false)
+  buf = +"zz"
+  assert_nil r.read(3, buf)
+  assert_equal "", buf
+  r.close
+end

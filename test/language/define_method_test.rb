@@ -69,3 +69,16 @@ test "prepending a module the superclass already prepends puts it in both places
   assert_equal [DmPrep, DmPrepB, DmPrep, DmPrepA], DmPrepB.ancestors.take(4)
   assert_equal [:m, :b, :m, :a], DmPrepB.new.m
 end
+
+module DmListed
+  def listed_from_module = 1
+end
+class DmListing
+  prepend DmListed
+  def own = 1
+end
+
+test "instance_methods(false) lists the class's own methods, not a prepended module's" do
+  assert_equal [:own], DmListing.instance_methods(false)
+  assert_equal [:own], DmListing.public_instance_methods(false)
+end

@@ -89,3 +89,21 @@ test "exit! while other threads run ends the process with the status" do
   _out, _err, status = run_carmine("Thread.new { loop {} }; sleep 0.01; exit!(3)")
   assert_equal 3, status.exitstatus
 end
+
+test "an ensure run inline by next, break or return runs once when it raises" do
+  a = []
+  begin; [1].each { begin; next; ensure; a << :next; raise "n"; end }; rescue => e; a << e.message; end
+  begin; while true; begin; break; ensure; a << :while; raise "w"; end; end; rescue => e; a << e.message; end
+  pr = proc { begin; next 1; ensure; a << :proc; raise "p"; end }
+  begin; pr.call; rescue => e; a << e.message; end
+  obj = Object.new
+  def obj.m(a)
+    begin
+      begin; return; ensure; a << :in; raise "x"; end
+    ensure
+      a << :out
+    end
+  end
+  begin; obj.m(a); rescue => e; a << e.message; end
+  assert_equal [:next, "n", :while, "w", :proc, "p", :in, :out, "x"], a
+end

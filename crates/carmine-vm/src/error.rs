@@ -152,7 +152,8 @@ impl Ctx {
 
     /// `FrozenError: can't modify frozen String: "abc"`.
     pub fn frozen_error(&mut self, obj: Value) -> Unwind {
-        let cls = crate::core::object::real_class_of(self, obj);
+        // A class or module is named by its singleton class, as CRuby's CLASS_OF does.
+        let cls = if crate::core::module::is_class_or_module(obj) { crate::object::basic(obj).klass } else { crate::core::object::real_class_of(self, obj) };
         let cname = crate::core::module_methods::class_path(self, cls);
         let shown = match crate::core::object::inspect(self, obj) {
             Ok(s) => crate::core::string::to_rust_string_lossy(s),

@@ -61,6 +61,7 @@ pub fn mark_vm_roots(vm: &Vm, m: &mut Marker<'_>) {
     vm.c.each(&mut |v| m.mark(v));
     for g in vm.globals.borrow().values() {
         m.mark(g.value);
+        m.mark_all(&g.traces);
     }
     m.mark_all(&vm.roots.borrow());
     m.mark_all(&vm.at_exit.borrow());

@@ -232,6 +232,31 @@ pub fn set_data(v: Value, data: Box<dyn DataObj>) {
     d.type_id = type_id;
 }
 
+/// The payload `allocate` gives instances of builtin Data classes (Time, Random, Fiber,
+/// File, Enumerator): no method but `initialize` finds its payload type, so each raises
+/// its "uninitialized ..." error until `initialize` replaces it (`move_data`).
+pub struct Uninitialized;
+crate::data_obj!(Uninitialized);
+
+/// `AllocKind::Data` allocator of an uninitialized instance (see `Uninitialized`).
+pub fn alloc_uninitialized(ctx: &mut crate::thread::Ctx, klass: Value) -> crate::Result<Value> {
+    Ok(crate::core::object::new_data(ctx, klass, Box::new(Uninitialized)))
+}
+
+/// Moves the payload of the Data object `src` (just built by a builtin constructor) into
+/// the Data object `dst` (made by `allocate`): how a builtin `initialize` fills in its
+/// receiver while `new` stays allocate + initialize. `src` keeps `dst`'s old payload.
+pub fn move_data(dst: Value, src: Value) {
+    debug_assert!(is_type(dst, ObjType::Data) && is_type(src, ObjType::Data));
+    // SAFETY: both are Data objects (callers allocate `dst` with a Data allocator and build
+    // `src` with `new_data`); payload and type id move together.
+    unsafe {
+        let (d, s) = (&mut *dst.as_ptr::<RData>(), &mut *src.as_ptr::<RData>());
+        std::mem::swap(&mut d.data, &mut s.data);
+        std::mem::swap(&mut d.type_id, &mut s.type_id);
+    }
+}
+
 const _: () = assert!(std::mem::size_of::<RObject>() <= SLOT_SIZE);
 const _: () = assert!(std::mem::size_of::<RData>() <= SLOT_SIZE);
 

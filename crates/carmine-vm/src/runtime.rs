@@ -93,6 +93,12 @@ impl Runtime {
     }
 
     /// Sets `$0`, `ARGV`, `$VERBOSE` and the load path before running a script.
+    /// `--enable-frozen-string-literal`: string literals of every file and eval without a
+    /// `frozen_string_literal` magic comment are frozen.
+    pub fn set_frozen_string_literals(&mut self, on: bool) {
+        self.ctx.vm().frozen_string_literals.set(on);
+    }
+
     pub fn configure(&mut self, script_name: &str, argv: &[Vec<u8>], load_path: &[String], verbose: Verbosity) {
         let ctx = &mut self.ctx;
         let name = string::new_utf8(ctx, script_name);

@@ -57,6 +57,8 @@ pub struct GlobalEntry {
     pub setter: Option<fn(&mut crate::thread::Ctx, Value) -> crate::Result<()>>,
     /// `alias $new $old` target.
     pub alias_of: Option<SymId>,
+    /// `trace_var` commands (Procs or Strings), newest first, run after each assignment.
+    pub traces: Vec<Value>,
 }
 
 pub struct Vm {
@@ -81,6 +83,9 @@ pub struct Vm {
     pub at_exit: RefCell<Vec<Value>>,
     /// Features already required (absolute paths), mirrored in `$LOADED_FEATURES`.
     pub loaded: RefCell<std::collections::HashSet<String>>,
+    /// Features being required now, by the serial of the thread loading each: another
+    /// thread requiring one waits until it is loaded.
+    pub loading: RefCell<std::collections::HashMap<String, usize>>,
     /// Whether `-w` was given (warnings on), `$VERBOSE` mirrors it.
     pub script_name: RefCell<String>,
     /// Output buffer for `$stdout` when it is the process's standard output.
@@ -135,6 +140,7 @@ impl Vm {
             hash_seed: seed_from_os(),
             at_exit: RefCell::new(Vec::new()),
             loaded: RefCell::new(std::collections::HashSet::new()),
+            loading: RefCell::new(std::collections::HashMap::new()),
             script_name: RefCell::new(String::from("-")),
             stdout_buf: RefCell::new(Vec::with_capacity(8192)),
             interrupt: std::sync::atomic::AtomicU32::new(0),

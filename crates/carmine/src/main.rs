@@ -30,6 +30,7 @@ struct Options {
     verbose: Verbosity,
     dump_insns: bool,
     chdir: Option<String>,
+    frozen_string_literals: bool,
 }
 
 fn usage() -> &'static str {
@@ -37,7 +38,7 @@ fn usage() -> &'static str {
 }
 
 fn parse_args(argv: Vec<std::ffi::OsString>) -> Result<Options, String> {
-    let mut o = Options { exprs: Vec::new(), script: None, args: Vec::new(), check: false, print_version: false, version_only: false, load_path: Vec::new(), requires: Vec::new(), verbose: Verbosity::Medium, dump_insns: false, chdir: None };
+    let mut o = Options { exprs: Vec::new(), script: None, args: Vec::new(), check: false, print_version: false, version_only: false, load_path: Vec::new(), requires: Vec::new(), verbose: Verbosity::Medium, dump_insns: false, chdir: None, frozen_string_literals: false };
     let mut it = argv.into_iter().skip(1);
     while let Some(a) = it.next() {
         let s = a.to_string_lossy().into_owned();
@@ -67,7 +68,9 @@ fn parse_args(argv: Vec<std::ffi::OsString>) -> Result<Options, String> {
             "-I" => o.load_path.push(it.next().ok_or("no directory specified for -I")?.to_string_lossy().into_owned()),
             "-r" => o.requires.push(it.next().ok_or("no library specified for -r")?.to_string_lossy().into_owned()),
             "-C" => o.chdir = Some(it.next().ok_or("no directory specified for -C")?.to_string_lossy().into_owned()),
-            "--disable-gems" | "--disable=gems" | "--enable-frozen-string-literal" | "--disable-frozen-string-literal" | "--yjit" | "-U" | "-E" => {}
+            "--enable-frozen-string-literal" | "--enable=frozen-string-literal" | "--enable=frozen_string_literal" => o.frozen_string_literals = true,
+            "--disable-frozen-string-literal" | "--disable=frozen-string-literal" | "--disable=frozen_string_literal" => o.frozen_string_literals = false,
+            "--disable-gems" | "--disable=gems" | "--yjit" | "-U" | "-E" => {}
             _ if s.starts_with("-e") => o.exprs.push(a.into_encoded_bytes()[2..].to_vec()),
             _ if s.starts_with("-I") => o.load_path.push(s[2..].to_string()),
             _ if s.starts_with("-r") => o.requires.push(s[2..].to_string()),
@@ -123,6 +126,7 @@ fn run(o: Options) -> i32 {
     }
     let mut rt = Runtime::new();
     rt.configure(&path, &args, &o.load_path, o.verbose);
+    rt.set_frozen_string_literals(o.frozen_string_literals);
     if o.dump_insns {
         return match rt.dump_insns(&source, &path) {
             Ok(text) => {

@@ -156,6 +156,10 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                 self.pop_if_unused(used);
                 return;
             }
+            if n.name().as_slice() == b"iterator?" {
+                // The deprecated alias of block_given? looks at this scope's block too.
+                self.mark_uses_block();
+            }
             if mid == sym::BINDING || mid == sym::EVAL || mid == sym::LOCAL_VARIABLES {
                 self.escape_all_scopes();
             }

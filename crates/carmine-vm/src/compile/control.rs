@@ -132,9 +132,13 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
     /// Runs the ensure bodies between the current position and `keep` enclosing ensures.
     fn inline_ensures(&mut self, keep: usize) {
         let saved = std::mem::take(&mut self.scope().ensures);
+        let mut holes = std::mem::take(&mut self.scope().ensure_holes);
         for depth in (keep..saved.len()).rev() {
             // While an ensure body runs, only the ensures outside it are active.
             self.scope().ensures = saved[..depth].iter().map(super::prism_copy).collect();
+            self.scope().ensure_holes = holes[..depth].to_vec();
+            let (from, to) = (self.b().new_label(), self.b().new_label());
+            self.b().place(from);
             match &saved[depth] {
                 EnsureItem::Body(body) => {
                     let body = super::prism_copy(body);
@@ -145,8 +149,28 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                     self.b().emit(Insn::SetErrinfo);
                 }
             }
+            self.b().place(to);
+            // Jumps inside the copy may have made holes in the outer ensures.
+            let inner = std::mem::take(&mut self.scope().ensure_holes);
+            holes[..depth].clone_from_slice(&inner);
+            for h in &mut holes[depth..] {
+                h.push((from, to));
+            }
         }
         self.scope().ensures = saved;
+        self.scope().ensure_holes = holes;
+    }
+
+    /// Pushes an item on `ensures` (with its hole list).
+    fn push_ensure(&mut self, item: EnsureItem<'pr>) {
+        self.scope().ensures.push(item);
+        self.scope().ensure_holes.push(Vec::new());
+    }
+
+    /// Pops the innermost item of `ensures`, returning its holes.
+    fn pop_ensure(&mut self) -> Vec<(super::builder::Label, super::builder::Label)> {
+        self.scope().ensures.pop();
+        self.scope().ensure_holes.pop().unwrap_or_default()
     }
 
     pub fn compile_break(&mut self, node: &Node<'pr>) {
@@ -383,11 +407,11 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                 let err = self.hidden_local();
                 let base = self.b().depth;
                 let (start, end, handler, after) = (self.b().new_label(), self.b().new_label(), self.b().new_label(), self.b().new_label());
-                self.scope().ensures.push(EnsureItem::Body(ens.statements()));
+                self.push_ensure(EnsureItem::Body(ens.statements()));
                 self.b().place(start);
                 self.compile_rescue_part(n, used);
                 self.b().place(end);
-                self.scope().ensures.pop();
+                let holes = self.pop_ensure();
                 self.compile_statements(ens.statements(), false);
                 self.b().jump(after);
                 self.b().place(handler);
@@ -405,7 +429,13 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                 self.b().emit(Insn::Reraise(err));
                 self.b().place(after);
                 self.b().depth = base + used as i32;
-                self.b().catch(CatchKind::Ensure, start, end, handler, base, err);
+                // The protected range, less the inline copies of this body.
+                let mut from = start;
+                for (hole_start, hole_end) in holes {
+                    self.b().catch(CatchKind::Ensure, from, hole_start, handler, base, err);
+                    from = hole_end;
+                }
+                self.b().catch(CatchKind::Ensure, from, end, handler, base, err);
             }
             None => self.compile_rescue_part(n, used),
         }
@@ -486,9 +516,9 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                 self.b().emit(Insn::GetLocal(err));
                 self.compile_target_from_stack(&target);
             }
-            self.scope().ensures.push(EnsureItem::RestoreErrinfo(saved_errinfo));
+            self.push_ensure(EnsureItem::RestoreErrinfo(saved_errinfo));
             self.compile_statements(stmts, used);
-            self.scope().ensures.pop();
+            self.pop_ensure();
             self.b().place(cend);
             self.b().emit(Insn::GetLocal(saved_errinfo));
             self.b().emit(Insn::SetErrinfo);

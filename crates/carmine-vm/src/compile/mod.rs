@@ -84,6 +84,10 @@ pub(crate) struct Scope<'pr> {
     /// What a jump out of the current position must run first (ensure bodies,
     /// restoring `$!` when leaving a rescue clause), innermost last.
     pub ensures: Vec<EnsureItem<'pr>>,
+    /// Parallel to `ensures`: code ranges where a copy of that ensure body (or of one
+    /// inside it) runs inline for a jump, which its own handler must not cover; an
+    /// exception there would run the body a second time.
+    pub ensure_holes: Vec<Vec<(Label, Label)>>,
     /// `retry` targets of enclosing rescue clauses, innermost last.
     pub retries: Vec<Label>,
     /// A block's `redo` target (start of the body).
@@ -365,7 +369,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         // binding sees them (Binding keeps the eval's environment).
         // The main script's locals are TOPLEVEL_BINDING's, so they live on the heap too.
         b.locals_on_heap = kind == IseqKind::Eval || kind == IseqKind::Main;
-        self.scopes.push(Scope { b, transparent: false, loops: Vec::new(), ensures: Vec::new(), retries: Vec::new(), block_redo: None, is_method: kind == IseqKind::Method, hidden: 0 });
+        self.scopes.push(Scope { b, transparent: false, loops: Vec::new(), ensures: Vec::new(), ensure_holes: Vec::new(), retries: Vec::new(), block_redo: None, is_method: kind == IseqKind::Method, hidden: 0 });
     }
 
     /// A hidden local (not visible to `local_variables`).

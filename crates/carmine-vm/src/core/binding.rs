@@ -160,13 +160,29 @@ pub fn eval_in(ctx: &mut Ctx, b: Value, src: Value, file: Option<String>, line: 
     run_eval(ctx, b, src, file, line, self_, cref)
 }
 
-pub fn eval_with_self(ctx: &mut Ctx, b: Value, src: Value, file: Option<String>, line: Option<i32>, self_: Value, cref_class: Option<Value>) -> Result<Value> {
+/// Runs `src` with `self_` in binding `b`; `cref_class` is the class constants resolve in
+/// and `def` defines into (`class_eval`), `EvalScope::Singleton` that of `instance_eval`.
+/// The scope a string eval runs in (see `eval_with_self`).
+#[derive(Clone, Copy)]
+pub enum EvalScope {
+    /// The binding's own scope.
+    Binding,
+    /// `class_eval`: constants and `def` in the class.
+    Class(Value),
+    /// `instance_eval`: constants in the given class, `def` in self's singleton class.
+    Singleton(Value),
+}
+
+pub fn eval_with_self(ctx: &mut Ctx, b: Value, src: Value, file: Option<String>, line: Option<i32>, self_: Value, cref_class: EvalScope) -> Result<Value> {
     let parent = get(ctx, b)?.cref;
     let cref = match cref_class {
-        // A nil class (instance_eval on an Integer) defines nothing and must
-        // stay out of constant lookup, like an eval cref.
-        Some(k) => crate::interp::exec::new_cref(ctx, k, parent, k.is_nil()),
-        None => parent,
+        EvalScope::Class(k) => crate::interp::exec::new_cref(ctx, k, parent, false),
+        EvalScope::Singleton(k) => {
+            let c = crate::interp::exec::new_cref(ctx, k, parent, false);
+            crate::object::basic(c).flags |= crate::interp::env::CREF_SINGLETON;
+            c
+        }
+        EvalScope::Binding => parent,
     };
     run_eval(ctx, b, src, file, line, self_, cref)
 }
@@ -178,7 +194,7 @@ fn run_eval(ctx: &mut Ctx, b: Value, src: Value, file: Option<String>, line: Opt
     };
     let path = file.unwrap_or_else(|| format!("(eval at {bpath}:{bline})"));
     let default_encoding = Some(string::encoding(src));
-    let opts = CompileOptions { path, line: line.unwrap_or(1), kind: IseqKind::Eval, eval_scopes: names.clone(), frozen_string_literal: None, top_label: String::from("<main>"), default_encoding, eval_in_method: mid.is_some() };
+    let opts = CompileOptions { path, line: line.unwrap_or(1), kind: IseqKind::Eval, eval_scopes: names.clone(), frozen_string_literal: ctx.vm().frozen_string_literals.get().then_some(true), top_label: String::from("<main>"), default_encoding, eval_in_method: mid.is_some() };
     let bytes = string::bytes(src).to_vec();
     let iseq = crate::compile::compile(ctx, &bytes, &opts)?;
     let keep = ctx.protect(iseq);

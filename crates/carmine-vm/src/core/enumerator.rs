@@ -56,14 +56,6 @@ pub fn new_enum(ctx: &mut Ctx, klass: Value, e: EnumObj) -> Value {
     object::new_data(ctx, klass, Box::new(e))
 }
 
-/// The payload of an Enumerator made by `allocate` and not yet initialized: every method
-/// but `initialize` finds no `EnumObj` and raises "uninitialized enumerator".
-struct Uninitialized;
-crate::data_obj!(Uninitialized);
-
-fn alloc_enum(ctx: &mut Ctx, klass: Value) -> Result<Value> {
-    Ok(object::new_data(ctx, klass, Box::new(Uninitialized)))
-}
 
 pub fn enum_for(ctx: &mut Ctx, recv: Value, meth: &str, args: &[Value], size_fn: Option<Value>) -> Result<Value> {
     let size = size_fn.map_or(SizeFn::None, SizeFn::Value);
@@ -432,7 +424,7 @@ fn produce_each(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 pub fn init(ctx: &mut Ctx) {
     let c = ctx.c().enumerator;
-    crate::core::module::body(c).alloc = crate::core::module::AllocKind::Data(alloc_enum);
+    crate::core::module::body(c).alloc = crate::core::module::AllocKind::Data(crate::object::alloc_uninitialized);
     crate::methods!(ctx, c, [
         ("initialize", m_initialize, [0..=1], Safe, Private),
         ("produce", s_produce, [0..=1], Safe, Singleton),

@@ -58,7 +58,12 @@ fn check_storage_hash(ctx: &mut Ctx, h: Value) -> Result<()> {
 }
 
 /// `Fiber.new(blocking: false, storage: true) { |*args| … }`.
-fn s_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+/// `Fiber#initialize(blocking: false, storage: true) { ... }`; `Fiber.new` is allocate +
+/// initialize, so subclasses' and reopened `initialize` methods run.
+fn initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    if fiber::data(recv).is_some() {
+        return Err(ctx.runtime_error("cannot initialize twice"));
+    }
     if !args.pos.is_empty() {
         return Err(ctx.arity_error(args.pos.len(), 0, Some(0)));
     }
@@ -92,7 +97,10 @@ fn s_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Err(ctx.type_error(&format!("wrong argument type {cname} (expected Hash)")));
     };
     let p = crate::core::proc::from_block(ctx, &b)?;
-    Ok(fiber::new_fiber(ctx, recv, Body::Proc(p), blocking, storage))
+    let klass = object::real_class_of(ctx, recv);
+    let f = fiber::new_fiber(ctx, klass, Body::Proc(p), blocking, storage);
+    crate::object::move_data(recv, f);
+    Ok(Value::NIL)
 }
 
 /// True when `f` is the builtin behind `Fiber.yield` and `Fiber#resume`, which the dispatch
@@ -414,8 +422,9 @@ pub fn enumerator_feed(ctx: &mut Ctx, e: Value, v: Value) -> Result<Value> {
 
 pub fn init(ctx: &mut Ctx) {
     let c = ctx.c().fiber;
+    crate::core::module::body(c).alloc = crate::core::module::AllocKind::Data(crate::object::alloc_uninitialized);
     crate::methods!(ctx, c, [
-        ("new", s_new, [0..], Unsafe, Singleton, Kw),
+        ("initialize", initialize, [0..], Unsafe, Private, Kw),
         ("yield", switch, [0..], Unsafe, Singleton),
         ("current", s_current, [0], Unsafe, Singleton),
         ("[]", s_aref, [1], Unsafe, Singleton),

@@ -109,25 +109,101 @@ pub fn set(ctx: &mut Ctx, id: SymId, v: Value) -> Result<()> {
     }
     let setter = ctx.vm().globals.borrow().get(&id).and_then(|e| e.setter);
     if let Some(s) = setter {
-        return s(ctx, v);
-    }
-    let mut g = ctx.vm().globals.borrow_mut();
-    match g.get_mut(&id) {
-        Some(e) => e.value = v,
-        None => {
-            g.insert(id, GlobalEntry { value: v, getter: None, setter: None, alias_of: None });
+        s(ctx, v)?;
+    } else {
+        let mut g = ctx.vm().globals.borrow_mut();
+        match g.get_mut(&id) {
+            Some(e) => e.value = v,
+            None => {
+                g.insert(id, GlobalEntry { value: v, getter: None, setter: None, alias_of: None, traces: Vec::new() });
+            }
         }
     }
-    Ok(())
+    run_traces(ctx, id, v)
+}
+
+/// Runs the `trace_var` commands of global `id` after it was set to `v`.
+fn run_traces(ctx: &mut Ctx, id: SymId, v: Value) -> Result<()> {
+    let traces = match ctx.vm().globals.borrow().get(&id) {
+        Some(e) if !e.traces.is_empty() => e.traces.clone(),
+        _ => return Ok(()),
+    };
+    // Kept alive while they run (a command may untrace the others).
+    let list = array::from_vec(ctx, traces.clone());
+    let mark = ctx.protect(list);
+    let mut r = Ok(());
+    for cmd in traces {
+        r = if string::is_string(cmd) {
+            // A String command is evaluated at the top level, as CRuby does.
+            let tb = ctx.intern("TOPLEVEL_BINDING");
+            let b = crate::core::module::body(ctx.c().object).const_get(tb).map_or(Value::NIL, |e| e.value);
+            ctx.call_str(b, "eval", &[cmd]).map(|_| ())
+        } else {
+            ctx.call_str(cmd, "call", &[v]).map(|_| ())
+        };
+        if r.is_err() {
+            break;
+        }
+    }
+    ctx.unprotect(mark);
+    r
+}
+
+/// The global variable name argument of `trace_var`/`untrace_var` (resolving aliases).
+fn gvar_name_arg(ctx: &mut Ctx, v: Value) -> Result<SymId> {
+    let id = crate::core::symbol::to_sym_id(ctx, v)?;
+    Ok(resolve(ctx, id))
+}
+
+/// `trace_var(name, cmd)` / `trace_var(name) { |value| ... }`: runs the command after
+/// each assignment to the global; without either, the same as `untrace_var(name)`.
+pub fn trace_var(ctx: &mut Ctx, args: &crate::interp::Args) -> Result<Value> {
+    let id = gvar_name_arg(ctx, args.pos[0])?;
+    let cmd = match (args.pos.get(1), args.block) {
+        (Some(&c), _) => c,
+        (None, Some(b)) => crate::core::proc::from_block(ctx, &b)?,
+        (None, None) => return untrace_var(ctx, args),
+    };
+    let mut g = ctx.vm().globals.borrow_mut();
+    let e = g.entry(id).or_insert(GlobalEntry { value: Value::UNDEF, getter: None, setter: None, alias_of: None, traces: Vec::new() });
+    e.traces.insert(0, cmd);
+    Ok(Value::NIL)
+}
+
+/// `untrace_var(name, cmd = nil)`: removes that command, or all of them; returns an
+/// Array of the removed ones.
+pub fn untrace_var(ctx: &mut Ctx, args: &crate::interp::Args) -> Result<Value> {
+    let id = gvar_name_arg(ctx, args.pos[0])?;
+    let removed = {
+        let mut g = ctx.vm().globals.borrow_mut();
+        match g.get_mut(&id) {
+            None => None,
+            Some(e) => Some(match args.pos.get(1) {
+                Some(&c) => {
+                    let before = e.traces.len();
+                    e.traces.retain(|&t| t != c);
+                    if e.traces.len() < before { vec![c] } else { Vec::new() }
+                }
+                None => std::mem::take(&mut e.traces),
+            }),
+        }
+    };
+    match removed {
+        Some(list) => Ok(array::from_vec(ctx, list)),
+        None => {
+            let n = ctx.sym_str(id);
+            Err(ctx.name_error(&format!("undefined global variable {n}"), id, Value::NIL))
+        }
+    }
 }
 
 /// Defines a plain global (used at boot).
 pub fn define(ctx: &Ctx, name: SymId, value: Value) {
-    ctx.vm().globals.borrow_mut().insert(name, GlobalEntry { value, getter: None, setter: None, alias_of: None });
+    ctx.vm().globals.borrow_mut().insert(name, GlobalEntry { value, getter: None, setter: None, alias_of: None, traces: Vec::new() });
 }
 
 pub fn define_hooked(ctx: &Ctx, name: SymId, value: Value, getter: Option<fn(&mut Ctx) -> Result<Value>>, setter: Option<fn(&mut Ctx, Value) -> Result<()>>) {
-    ctx.vm().globals.borrow_mut().insert(name, GlobalEntry { value, getter, setter, alias_of: None });
+    ctx.vm().globals.borrow_mut().insert(name, GlobalEntry { value, getter, setter, alias_of: None, traces: Vec::new() });
 }
 
 /// Reads a global's stored value without hooks (for the VM's own use).
@@ -154,7 +230,7 @@ pub fn alias(ctx: &mut Ctx, new: SymId, old: SymId) {
     if target == new {
         return;
     }
-    ctx.vm().globals.borrow_mut().insert(new, GlobalEntry { value: Value::NIL, getter: None, setter: None, alias_of: Some(target) });
+    ctx.vm().globals.borrow_mut().insert(new, GlobalEntry { value: Value::NIL, getter: None, setter: None, alias_of: Some(target), traces: Vec::new() });
 }
 
 /// `$VERBOSE`: nil → 0, false → 1, true → 2.

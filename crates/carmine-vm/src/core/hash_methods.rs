@@ -310,6 +310,8 @@ fn update(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn merge(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let klass = object::real_class_of(ctx, recv);
     let out = hash::dup_with_class(ctx, recv, klass);
+    // A copy, as CRuby's merge is dup + update: a subclass's instance variables come along.
+    object::copy_ivars(ctx, out, recv);
     for &o in args.pos {
         let o = to_hash_arg(ctx, o)?;
         update_one(ctx, out, o, args.block)?;

@@ -581,7 +581,33 @@ fn m_readlines(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(out)
 }
 
+/// The caller's buffer argument of `read(n, buf)` and friends (nil means none).
+fn buffer_arg(ctx: &mut Ctx, v: Option<&Value>) -> Result<Option<Value>> {
+    match v {
+        Some(&b) if !b.is_nil() => {
+            let b = string::to_str_arg(ctx, b)?;
+            ctx.check_frozen(b)?;
+            Ok(Some(b))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Data read into the caller's buffer (its contents replaced, its encoding kept, as
+/// CRuby's byte-counted reads leave it) or, without one, into a new binary String.
+fn into_buffer(ctx: &mut Ctx, buf: Option<Value>, bytes: &[u8]) -> Value {
+    match buf {
+        Some(b) => {
+            string::set_bytes(b, bytes.to_vec());
+            b
+        }
+        None => string::new_binary(ctx, bytes),
+    }
+}
+
+/// `IO#read(length = nil, outbuf = nil)`.
 fn m_read(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let buf = buffer_arg(ctx, args.pos.get(1))?;
     match args.pos.first() {
         Some(&n) if !n.is_nil() => {
             let n = integer::to_i64_arg(ctx, n)?;
@@ -597,17 +623,154 @@ fn m_read(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             }
             let avail = io.rbuf.len() - io.rpos;
             if avail == 0 && n > 0 {
+                into_buffer(ctx, buf, b"");
                 return Ok(Value::NIL);
             }
             let take = avail.min(n as usize);
             let bytes = io.rbuf[io.rpos..io.rpos + take].to_vec();
             io.rpos += take;
-            Ok(string::new_binary(ctx, &bytes))
+            Ok(into_buffer(ctx, buf, &bytes))
         }
         _ => {
             let b = read_all(ctx, recv)?;
-            read_string(ctx, recv, b)
+            let s = read_string(ctx, recv, b)?;
+            match buf {
+                Some(out) => {
+                    string::set_bytes(out, string::bytes(s).to_vec());
+                    string::set_encoding(out, string::encoding(s));
+                    Ok(out)
+                }
+                None => Ok(s),
+            }
         }
+    }
+}
+
+/// The `maxlen` argument of `readpartial`, `sysread` and `read_nonblock`.
+fn maxlen_arg(ctx: &mut Ctx, v: Value) -> Result<usize> {
+    let n = integer::to_i64_arg(ctx, v)?;
+    if n < 0 {
+        return Err(ctx.arg_error(&format!("negative length {n} given")));
+    }
+    Ok(n as usize)
+}
+
+fn eof_error(ctx: &mut Ctx) -> crate::error::Unwind {
+    ctx.raise(ctx.c().eof_error, "end of file reached")
+}
+
+/// Takes up to `n` buffered bytes.
+fn take_buffered(io: &mut IoObj, n: usize) -> Vec<u8> {
+    let take = (io.rbuf.len() - io.rpos).min(n);
+    let out = io.rbuf[io.rpos..io.rpos + take].to_vec();
+    io.rpos += take;
+    out
+}
+
+/// `IO#readpartial(maxlen, outbuf = nil)`: buffered data if there is some, else what one
+/// read(2) returns after waiting for input; EOFError at the end.
+fn m_readpartial(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let n = maxlen_arg(ctx, args.pos[0])?;
+    let buf = buffer_arg(ctx, args.pos.get(1))?;
+    check_readable(ctx, recv)?;
+    if n == 0 {
+        return Ok(into_buffer(ctx, buf, b""));
+    }
+    let io = io_ref(recv).expect("io");
+    if io.rpos >= io.rbuf.len() && !fill(ctx, io)? {
+        into_buffer(ctx, buf, b"");
+        return Err(eof_error(ctx));
+    }
+    let bytes = take_buffered(io, n);
+    Ok(into_buffer(ctx, buf, &bytes))
+}
+
+/// One read(2) of at most `n` bytes into a fresh vector (`Ok(None)` at end of file).
+fn read_once(ctx: &mut Ctx, io: &mut IoObj, n: usize, blocking: bool) -> Result<std::result::Result<Option<Vec<u8>>, i32>> {
+    let mut out = vec![0u8; n];
+    loop {
+        if blocking {
+            crate::thread::sched::wait_readable(ctx, io.fd)?;
+        }
+        // SAFETY: out is a valid writable buffer of n bytes.
+        let r = unsafe { libc::read(io.fd, out.as_mut_ptr() as *mut libc::c_void, n) };
+        if r < 0 {
+            let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+            if errno == libc::EINTR {
+                continue;
+            }
+            return Ok(Err(errno));
+        }
+        if r == 0 {
+            return Ok(Ok(None));
+        }
+        out.truncate(r as usize);
+        return Ok(Ok(Some(out)));
+    }
+}
+
+/// `IO#sysread(maxlen, outbuf = nil)`: one unbuffered read(2).
+fn m_sysread(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let n = maxlen_arg(ctx, args.pos[0])?;
+    let buf = buffer_arg(ctx, args.pos.get(1))?;
+    check_readable(ctx, recv)?;
+    if n == 0 {
+        return Ok(into_buffer(ctx, buf, b""));
+    }
+    let io = io_ref(recv).expect("io");
+    if io.rpos < io.rbuf.len() {
+        return Err(ctx.raise(ctx.c().io_error, "sysread for buffered IO"));
+    }
+    match read_once(ctx, io, n, true)? {
+        Ok(Some(bytes)) => Ok(into_buffer(ctx, buf, &bytes)),
+        Ok(None) => {
+            into_buffer(ctx, buf, b"");
+            Err(eof_error(ctx))
+        }
+        Err(errno) => Err(crate::core::process::errno_error(ctx, errno, "")),
+    }
+}
+
+/// `IO#read_nonblock(maxlen, outbuf = nil, exception: true)`: buffered data, or one read(2)
+/// with O_NONBLOCK set; `IO::EAGAINWaitReadable` (or `:wait_readable`) when nothing is there.
+fn m_read_nonblock(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let n = maxlen_arg(ctx, args.pos[0])?;
+    let buf = buffer_arg(ctx, args.pos.get(1))?;
+    let raise = args.kwarg(ctx, "exception").is_none_or(|v| v.truthy());
+    check_readable(ctx, recv)?;
+    if n == 0 {
+        return Ok(into_buffer(ctx, buf, b""));
+    }
+    let io = io_ref(recv).expect("io");
+    if io.rpos < io.rbuf.len() {
+        let bytes = take_buffered(io, n);
+        return Ok(into_buffer(ctx, buf, &bytes));
+    }
+    // SAFETY: fcntl(2) on a descriptor this object owns.
+    unsafe {
+        let fl = libc::fcntl(io.fd, libc::F_GETFL);
+        if fl >= 0 && fl & libc::O_NONBLOCK == 0 {
+            libc::fcntl(io.fd, libc::F_SETFL, fl | libc::O_NONBLOCK);
+        }
+    }
+    match read_once(ctx, io, n, false)? {
+        Ok(Some(bytes)) => Ok(into_buffer(ctx, buf, &bytes)),
+        Ok(None) if raise => {
+            into_buffer(ctx, buf, b"");
+            Err(eof_error(ctx))
+        }
+        Ok(None) => Ok(Value::NIL),
+        Err(libc::EAGAIN) if !raise => Ok(Value::symbol(ctx.intern("wait_readable"))),
+        Err(libc::EAGAIN) => {
+            let id = ctx.intern("EAGAINWaitReadable");
+            let k = crate::core::module::body(ctx.c().io).const_get(id).map(|e| e.value).expect("IO::EAGAINWaitReadable");
+            let msg = string::new_utf8(ctx, "read would block");
+            let e = object::allocate(ctx, k)?;
+            ctx.call(e, sym::INITIALIZE, &[msg])?;
+            crate::core::exception::capture_backtrace(ctx, e);
+            Err(crate::error::Unwind::Raise(e))
+        }
+        Err(errno) => Err(crate::core::process::errno_error(ctx, errno, "")),
     }
 }
 
@@ -974,7 +1137,25 @@ pub fn open_file(ctx: &mut Ctx, klass: Value, path: &str, mode: &str) -> Result<
     Ok(f)
 }
 
+/// `File.open`: `File.new` (allocate + initialize, so a subclass's `initialize` runs),
+/// then with a block, yields the file and closes it.
 fn f_open(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let f = object::allocate(ctx, recv)?;
+    ctx.call_kw(f, sym::INITIALIZE, args.pos, args.kw, None)?;
+    match args.block {
+        Some(b) => {
+            let r = ctx.yield1(&b, f);
+            let c = close(ctx, f);
+            let v = r?;
+            c?;
+            Ok(v)
+        }
+        None => Ok(f),
+    }
+}
+
+/// `File#initialize(path, mode = "r", **opts)`.
+fn f_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if args.pos.is_empty() {
         return Err(ctx.arity_error(0, 1, Some(3)));
     }
@@ -986,18 +1167,11 @@ fn f_open(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             _ => "r".into(),
         },
     };
-    let f = open_file(ctx, recv, &path, &mode)?;
+    let klass = object::real_class_of(ctx, recv);
+    let f = open_file(ctx, klass, &path, &mode)?;
     apply_encoding_kwargs(ctx, f, args)?;
-    match args.block {
-        Some(b) => {
-            let r = ctx.yield1(&b, f);
-            let c = close(ctx, f);
-            let v = r?;
-            c?;
-            Ok(v)
-        }
-        None => Ok(f),
-    }
+    crate::object::move_data(recv, f);
+    Ok(Value::NIL)
 }
 
 fn f_read(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
@@ -1470,6 +1644,9 @@ pub fn init(ctx: &mut Ctx) {
         ("each_line", m_each_line, [0..=2], Unsafe, Kw),
         ("readlines", m_readlines, [0..=2], Unsafe, Kw),
         ("read", m_read, [0..=2], Unsafe),
+        ("readpartial", m_readpartial, [1..=2], Unsafe),
+        ("sysread", m_sysread, [1..=2], Unsafe),
+        ("read_nonblock", m_read_nonblock, [1..=2], Unsafe, Kw),
         ("eof?", m_eof, [0], Unsafe),
         ("eof", m_eof, [0], Unsafe),
         ("close", m_close, [0], Unsafe),
@@ -1497,6 +1674,7 @@ pub fn init(ctx: &mut Ctx) {
         crate::core::module::body(io).const_set(id, Value::fixnum(v as i64));
     }
     let f = ctx.c().file;
+    crate::core::module::body(f).alloc = crate::core::module::AllocKind::Data(crate::object::alloc_uninitialized);
     for (name, v) in [("SEPARATOR", "/"), ("Separator", "/"), ("PATH_SEPARATOR", ":")] {
         let id = ctx.intern(name);
         let s = string::new_utf8(ctx, v);
@@ -1504,7 +1682,7 @@ pub fn init(ctx: &mut Ctx) {
     }
     crate::methods!(ctx, f, [
         ("open", f_open, [0..], Unsafe, Singleton, Kw),
-        ("new", f_open, [0..], Unsafe, Singleton, Kw),
+        ("initialize", f_initialize, [0..], Unsafe, Private, Kw),
         ("read", f_read, [1..=3], Unsafe, Singleton, Kw),
         ("readlines", f_readlines, [1..=3], Unsafe, Singleton, Kw),
         ("binread", f_binread, [1..=3], Unsafe, Singleton),

@@ -799,7 +799,7 @@ fn k_eval(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 }
 
 /// `instance_eval(string)` / `class_eval(string)`.
-pub fn eval_string_with_self(ctx: &mut Ctx, src: Value, self_: Value, cref_class: Option<Value>, file: Option<Value>, line: Option<Value>) -> Result<Value> {
+pub fn eval_string_with_self(ctx: &mut Ctx, src: Value, self_: Value, cref_class: binding::EvalScope, file: Option<Value>, line: Option<Value>) -> Result<Value> {
     let src = string::to_str_arg(ctx, src)?;
     let file = match file {
         Some(f) => Some(string::str_arg(ctx, f)?),
@@ -824,6 +824,23 @@ fn k_local_variables(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value>
         }
         None => Ok(array::new(ctx)),
     }
+}
+
+/// `set_trace_func(nil)` (no hook installed) is accepted; installing a hook needs the
+/// interpreter's event hooks, which come with TracePoint.
+fn k_set_trace_func(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    if args.pos[0].is_nil() {
+        return Ok(Value::NIL);
+    }
+    Err(ctx.not_implemented("set_trace_func with a hook (event hooks come with TracePoint)"))
+}
+
+fn k_trace_var(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    crate::core::globals::trace_var(ctx, args)
+}
+
+fn k_untrace_var(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    crate::core::globals::untrace_var(ctx, args)
 }
 
 fn k_global_variables(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
@@ -905,6 +922,7 @@ pub fn init(ctx: &mut Ctx) {
         ("catch", k_catch, [0..=1], Safe, ModuleFunction),
         ("throw", k_throw, [1..=2], Safe, ModuleFunction),
         ("block_given?", k_block_given, [0], Safe, ModuleFunction),
+        ("iterator?", k_block_given, [0], Safe, ModuleFunction),
         ("lambda", k_lambda, [0], Safe, ModuleFunction),
         ("proc", k_proc, [0], Safe, ModuleFunction),
         ("exit", k_exit, [0..=1], Safe, ModuleFunction),
@@ -924,6 +942,9 @@ pub fn init(ctx: &mut Ctx) {
         ("eval", k_eval, [1..=4], Unsafe, ModuleFunction),
         ("local_variables", k_local_variables, [0], Safe, ModuleFunction),
         ("global_variables", k_global_variables, [0], Safe, ModuleFunction),
+        ("trace_var", k_trace_var, [1..=2], Unsafe, ModuleFunction),
+        ("set_trace_func", k_set_trace_func, [1], Unsafe, ModuleFunction),
+        ("untrace_var", k_untrace_var, [1..=2], Unsafe, ModuleFunction),
         ("__ENCODING__", k_encoding, [0], Safe, ModuleFunction),
         ("trap", k_trap, [1..=2], Unsafe, ModuleFunction),
     ]);

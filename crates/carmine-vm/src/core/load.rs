@@ -95,6 +95,7 @@ pub fn require(ctx: &mut Ctx, name: &str) -> Result<bool> {
     let Some(abs) = resolve(ctx, name)? else {
         return Err(load_error(ctx, name));
     };
+    wait_for_other_loader(ctx, &abs)?;
     // $LOADED_FEATURES decides: a program may remove an entry to load the
     // file again.
     if ctx.vm().loaded.borrow().contains(&abs) {
@@ -105,7 +106,10 @@ pub fn require(ctx: &mut Ctx, name: &str) -> Result<bool> {
     }
     ctx.vm().loaded.borrow_mut().insert(abs.clone());
     push_feature(ctx, &abs)?;
-    if let Err(e) = load_file(ctx, &abs) {
+    ctx.vm().loading.borrow_mut().insert(abs.clone(), ctx.serial);
+    let r = load_file(ctx, &abs);
+    ctx.vm().loading.borrow_mut().remove(&abs);
+    if let Err(e) = r {
         ctx.vm().loaded.borrow_mut().remove(&abs);
         let lf = crate::core::globals::get(ctx, sym::DOLLAR_LOADED_FEATURES)?;
         if array::is_array(lf) {
@@ -115,6 +119,18 @@ pub fn require(ctx: &mut Ctx, name: &str) -> Result<bool> {
         return Err(e);
     }
     Ok(true)
+}
+
+/// Waits while another thread is loading `path` (a second `require` of a file must not
+/// see it half loaded); polls, so that the loader's end needs no wake-up call.
+fn wait_for_other_loader(ctx: &mut Ctx, path: &str) -> Result<()> {
+    let me = ctx.serial;
+    let busy = |ctx: &mut Ctx| ctx.vm().loading.borrow().get(path).is_some_and(|&t| t != me);
+    while busy(ctx) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(5);
+        crate::thread::sched::wait_until(ctx, Some(deadline), |ctx| Ok(!busy(ctx)))?;
+    }
+    Ok(())
 }
 
 fn in_loaded_features(ctx: &mut Ctx, path: &str) -> Result<bool> {

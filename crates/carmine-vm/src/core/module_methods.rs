@@ -107,7 +107,7 @@ pub fn const_set_checked(ctx: &mut Ctx, target: Value, id: SymId, v: Value) -> R
         }
     }
     if let Some(e) = body(target).const_get(id) {
-        if e.autoload.is_none() || !e.value.is_undef() {
+        if !e.value.is_undef() {
             let verbose = crate::core::globals::verbose_level(ctx);
             if verbose >= 1 {
                 let n = ctx.sym_str(id);
@@ -312,13 +312,20 @@ pub fn copy_class(ctx: &mut Ctx, k: Value) -> Result<Value> {
         let fixed = MethodEntry { name: me.name, original_name: me.original_name, owner: c, visibility: me.visibility, body: me.body.clone() };
         body(c).methods.insert(n, Arc::new(fixed));
     }
-    if body(c).kind != ClassKind::Module {
+    // The copy gets its own singleton class with the original's singleton methods and
+    // extended modules (a class always has one; a module when the original had one).
+    let has_meta = module::is_class_or_module(klass) && body(klass).kind == ClassKind::Singleton;
+    if body(c).kind != ClassKind::Module || has_meta {
         let meta = object::singleton_class(ctx, c)?;
-        if module::is_class_or_module(klass) && body(klass).kind == ClassKind::Singleton {
+        if has_meta {
             let ms: Vec<(SymId, Arc<MethodEntry>)> = body(klass).methods.iter().map(|(n, m)| (*n, m.clone())).collect();
             for (n, me) in ms {
-                body(meta).methods.insert(n, me);
+                let owned = MethodEntry { name: me.name, original_name: me.original_name, owner: meta, visibility: me.visibility, body: me.body.clone() };
+                body(meta).methods.insert(n, Arc::new(owned));
             }
+            body(meta).includes = body(klass).includes.clone();
+            body(meta).consts = body(klass).consts.clone();
+            body(meta).const_index = body(klass).const_index.clone();
         }
     }
     ctx.vm().bump_method_epoch();
@@ -351,9 +358,13 @@ fn note_redefinition(ctx: &Ctx, target: Value, name: SymId) {
         ops::REDEF_ARRAY
     } else if target == c.hash {
         ops::REDEF_HASH
+    } else if target == c.symbol {
+        ops::REDEF_SYMBOL
+    } else if target == c.nil || target == c.true_ || target == c.false_ {
+        if n == b"==" { ops::REDEF_SPECIAL_EQ } else { 0 }
     } else if target == c.object || target == c.basic_object || target == c.kernel {
         if n == b"!" || n == b"==" || n == b"!=" {
-            ops::REDEF_NOT | ops::REDEF_INTEGER | ops::REDEF_FLOAT | ops::REDEF_STRING
+            ops::REDEF_NOT | ops::REDEF_INTEGER | ops::REDEF_FLOAT | ops::REDEF_STRING | ops::REDEF_SYMBOL | ops::REDEF_SPECIAL_EQ
         } else {
             0
         }
@@ -739,15 +750,8 @@ fn m_included_modules(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value>
 
 fn instance_methods_impl(ctx: &mut Ctx, recv: Value, args: &Args, want: fn(Visibility) -> bool) -> Result<Value> {
     let inherit = args.pos.first().is_none_or(|v| v.truthy());
-    let list = if inherit {
-        method_list(ctx, recv, true, want)
-    } else {
-        let mut v = method_list(ctx, recv, false, want);
-        for &p in body(recv).prepends.clone().iter() {
-            v.extend(method_list(ctx, p, false, want));
-        }
-        v
-    };
+    // Without inherited ones, only the class's own table: not its prepended modules'.
+    let list = method_list(ctx, recv, inherit, want);
     Ok(array::from_vec(ctx, list))
 }
 
@@ -1025,7 +1029,7 @@ fn m_class_eval(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             if args.pos.is_empty() {
                 return Err(ctx.arity_error(0, 1, Some(3)));
             }
-            crate::core::kernel::eval_string_with_self(ctx, args.pos[0], recv, Some(recv), args.pos.get(1).copied(), args.pos.get(2).copied())
+            crate::core::kernel::eval_string_with_self(ctx, args.pos[0], recv, crate::core::binding::EvalScope::Class(recv), args.pos.get(1).copied(), args.pos.get(2).copied())
         }
     }
 }
@@ -1053,8 +1057,11 @@ fn m_remove_method(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     for &a in args.pos {
         let name = symbol::to_sym_id(ctx, a)?;
         ctx.check_frozen(recv)?;
-        let removed = body(recv).methods.remove(&name).filter(|m| !m.is_undefined());
-        if removed.is_none() {
+        // An undefined entry stays (the method remains undefined), as in CRuby.
+        let defined = body(recv).methods.get(&name).is_some_and(|m| !m.is_undefined());
+        if defined {
+            body(recv).methods.remove(&name);
+        } else {
             let n = ctx.sym_str(name);
             let cname = class_path(ctx, recv);
             return Err(ctx.name_error(&format!("method '{n}' not defined in {cname}"), name, recv));

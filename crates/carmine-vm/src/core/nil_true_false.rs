@@ -41,9 +41,6 @@ fn bool_to_s(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let s = string::new_us_ascii(ctx, if recv.truthy() { "true" } else { "false" });
     Ok(crate::core::object::freeze(s))
 }
-fn eqq(_ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    Ok(Value::bool(recv == args.pos[0]))
-}
 fn nil_to_r(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     crate::core::rational::from_integer(ctx, Value::fixnum(0))
 }
@@ -66,7 +63,6 @@ pub fn init(ctx: &mut Ctx) {
         ("&", and_m, [1], Safe),
         ("|", or_m, [1], Safe),
         ("^", xor_m, [1], Safe),
-        ("===", eqq, [1], Safe),
     ]);
     for c in [ctx.c().true_, ctx.c().false_] {
         crate::methods!(ctx, c, [
@@ -75,7 +71,6 @@ pub fn init(ctx: &mut Ctx) {
             ("&", and_m, [1], Safe),
             ("|", or_m, [1], Safe),
             ("^", xor_m, [1], Safe),
-            ("===", eqq, [1], Safe),
-        ]);
+            ]);
     }
 }

@@ -507,9 +507,9 @@ fn instance_eval_definee(ctx: &mut Ctx, recv: Value) -> Option<Value> {
 }
 
 fn basic_instance_eval(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let single = instance_eval_definee(ctx, recv);
     match args.block {
         Some(b) => {
+            let single = instance_eval_definee(ctx, recv);
             if !args.pos.is_empty() {
                 return Err(ctx.arity_error(args.pos.len(), 0, Some(0)));
             }
@@ -519,7 +519,11 @@ fn basic_instance_eval(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value>
             if args.pos.is_empty() {
                 return Err(ctx.arity_error(0, 1, Some(3)));
             }
-            crate::core::kernel::eval_string_with_self(ctx, args.pos[0], recv, single, args.pos.get(1).copied(), args.pos.get(2).copied())
+            // Constants resolve in the receiver's class, or its singleton class if it has
+            // one (CRuby's CLASS_OF); `def` makes a singleton method all the same.
+            let scope = if recv.is_heap() { basic(recv).klass } else { real_class_of(ctx, recv) };
+            let scope = crate::core::binding::EvalScope::Singleton(scope);
+            crate::core::kernel::eval_string_with_self(ctx, args.pos[0], recv, scope, args.pos.get(1).copied(), args.pos.get(2).copied())
         }
     }
 }

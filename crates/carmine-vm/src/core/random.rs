@@ -386,9 +386,19 @@ fn seed_value(ctx: &mut Ctx, v: Option<Value>) -> Result<(Value, BigInt)> {
     }
 }
 
-fn r_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+/// `Random.allocate`: a generator seeded from entropy, as CRuby seeds one whose
+/// `initialize` did not run (an `initialize` redefined without `super`).
+fn alloc_random(ctx: &mut Ctx, klass: Value) -> Result<Value> {
+    let (seed, big) = seed_value(ctx, None)?;
+    Ok(object::new_data(ctx, klass, Box::new(RandomObj { mt: Mt::seeded(&big), seed })))
+}
+
+/// `Random#initialize(seed = Random.new_seed)`; `Random.new` is allocate + initialize.
+fn initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let (seed, big) = seed_value(ctx, args.pos.first().copied())?;
-    Ok(object::new_data(ctx, recv, Box::new(RandomObj { mt: Mt::seeded(&big), seed })))
+    let r = get(ctx, recv)?;
+    *r = RandomObj { mt: Mt::seeded(&big), seed };
+    Ok(Value::NIL)
 }
 
 fn r_rand(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -513,8 +523,9 @@ pub fn init(ctx: &mut Ctx) {
     let g = object::new_data(ctx, c, Box::new(RandomObj { mt: Mt::seeded(&seed), seed: seed_v }));
     let id = ctx.intern("__default__");
     crate::core::module::body(c).const_set(id, g);
+    crate::core::module::body(c).alloc = crate::core::module::AllocKind::Data(alloc_random);
     crate::methods!(ctx, c, [
-        ("new", r_new, [0..=1], Unsafe, Singleton),
+        ("initialize", initialize, [0..=1], Unsafe, Private),
         ("rand", s_rand, [0..=1], Unsafe, Singleton),
         ("random_number", s_random_number, [0..=1], Unsafe, Singleton),
         ("new_seed", s_new_seed, [0], Safe, Singleton),

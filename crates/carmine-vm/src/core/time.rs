@@ -788,7 +788,17 @@ fn parse_time_string(ctx: &mut Ctx, recv: Value, s: Value, zone_kw: Option<Value
     make_in_zone(ctx, recv, &f, zone)
 }
 
-fn s_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+/// `Time#initialize`: `Time.new` is allocate + initialize, so an `initialize` defined by
+/// reopening Time or in a subclass runs (and reaches this one with `super`).
+fn initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let klass = object::real_class_of(ctx, recv);
+    let t = build(ctx, klass, args)?;
+    crate::object::move_data(recv, t);
+    Ok(Value::NIL)
+}
+
+/// A new Time of class `recv` from `Time.new`'s arguments.
+fn build(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let zone_kw = in_kwarg(ctx, args);
     if args.pos.is_empty() {
         let (n, d) = now_parts();
@@ -1146,6 +1156,7 @@ fn m_ceil(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 pub fn init(ctx: &mut Ctx) {
     let c = ctx.c().time;
+    crate::core::module::body(c).alloc = crate::core::module::AllocKind::Data(crate::object::alloc_uninitialized);
     crate::methods!(ctx, c, [
         ("now", s_now, [0], Safe, Singleton, Kw),
         ("at", s_at, [1..=3], Safe, Singleton, Kw),
@@ -1153,7 +1164,7 @@ pub fn init(ctx: &mut Ctx) {
         ("gm", s_utc, [1..=10], Safe, Singleton),
         ("local", s_local, [1..=10], Safe, Singleton),
         ("mktime", s_local, [1..=10], Safe, Singleton),
-        ("new", s_new, [0..], Safe, Singleton, Kw),
+        ("initialize", initialize, [0..], Safe, Private, Kw),
         ("year", m_year, [0], Safe),
         ("month", m_month, [0], Safe),
         ("mon", m_month, [0], Safe),

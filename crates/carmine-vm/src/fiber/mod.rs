@@ -746,7 +746,9 @@ pub fn switch_builtin(ctx: &mut Ctx, recv: Value, args: &[Value]) -> Result<Valu
             let d: *mut FiberData = d;
             plan_resume_args(ctx, recv, d, args)?
         }
-        None => plan_yield(ctx, args, true)?,
+        // `Fiber.yield` (the receiver is the class); `resume` of an allocated fiber.
+        None if crate::core::module::is_class(recv) => plan_yield(ctx, args, true)?,
+        None => return Err(fiber_error(ctx, "uninitialized fiber")),
     };
     run_plan(ctx, plan)
 }

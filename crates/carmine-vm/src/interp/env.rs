@@ -11,7 +11,7 @@
 //!   the enclosing cref; the top cref holds Object and has a nil parent.
 
 use crate::heap::Marker;
-use crate::object::{RBasic, FL_USER0, FL_USER1};
+use crate::object::{RBasic, FL_USER0, FL_USER1, FL_USER2};
 use crate::value::Value;
 
 #[repr(C)]
@@ -38,6 +38,11 @@ pub const ENV_SCOPE_ROOT: u32 = FL_USER1;
 /// Set on a cref made by `instance_eval`/`class_eval` with a block: constants still resolve
 /// through the parent (the block's lexical scope) but `def` targets `klass`.
 pub const CREF_EVAL: u32 = FL_USER0;
+
+/// Set on the cref of `instance_eval(string)`: constants resolve in `klass` (the receiver's
+/// class, or its singleton class when it has one, as in CRuby) but `def` defines into the
+/// receiver's singleton class, made when first needed.
+pub const CREF_SINGLETON: u32 = FL_USER2;
 
 #[inline(always)]
 pub fn env<'a>(v: Value) -> &'a mut REnv {

@@ -34,6 +34,8 @@ pub const REDEF_NOT: u32 = 32;
 pub const REDEF_SYMBOL: u32 = 64;
 /// NilClass#to_a (or respond_to?) was redefined: `*nil` must call it.
 pub const REDEF_NIL_TO_A: u32 = 128;
+/// `==` redefined on NilClass, TrueClass or FalseClass (or Object/Kernel/BasicObject).
+pub const REDEF_SPECIAL_EQ: u32 = 256;
 
 // ---- calls ----
 
@@ -778,8 +780,10 @@ pub fn set_cvar(ctx: &mut Ctx, fi: usize, id: SymId, v: Value) -> Result<()> {
 }
 
 pub fn cvar_set(ctx: &mut Ctx, base: Value, id: SymId, v: Value) -> Result<()> {
-    ctx.check_frozen(base)?;
+    // The class that holds the variable (an ancestor of `base`, or `base` for a new one)
+    // is the one modified.
     let owner = find_cvar_owner(ctx, base, id)?.unwrap_or(base);
+    ctx.check_frozen(owner)?;
     let b = module::body(owner);
     if let Some(e) = b.cvars.iter_mut().find(|(n, _)| *n == id) {
         e.1 = v;
@@ -800,6 +804,9 @@ pub fn const_own(ctx: &mut Ctx, klass: Value, id: SymId) -> Result<Option<Value>
             crate::core::load::autoload_now(ctx, klass, id, path)?;
             Ok(module::body(klass).const_get(id).map(|e| e.value).filter(|v| !v.is_undef()))
         }
+        // Being autoloaded by this lookup's own load: not defined yet (so that the loaded
+        // file's `class Foo` defines it).
+        Some(e) if e.value.is_undef() => Ok(None),
         Some(e) => Ok(Some(e.value)),
         None => Ok(None),
     }
@@ -1135,10 +1142,11 @@ pub fn fast_eq(ctx: &Ctx, a: Value, b: Value) -> Option<bool> {
     if a.is_flonum() && b.is_flonum() {
         return Some(a.flonum_unchecked() == b.flonum_unchecked());
     }
-    if a.is_symbol() && b.is_symbol() {
+    let redefined = ctx.vm().redefined.load(std::sync::atomic::Ordering::Relaxed);
+    if a.is_symbol() && b.is_symbol() && redefined & REDEF_SYMBOL == 0 {
         return Some(a == b);
     }
-    if a.is_nil() || a == Value::TRUE || a == Value::FALSE {
+    if (a.is_nil() || a == Value::TRUE || a == Value::FALSE) && redefined & REDEF_SPECIAL_EQ == 0 {
         return Some(a == b);
     }
     if string::is_plain_string(a) && string::is_plain_string(b) && ctx.vm().redefined.load(std::sync::atomic::Ordering::Relaxed) & REDEF_STRING == 0 {
@@ -1218,6 +1226,13 @@ pub fn definee(ctx: &mut Ctx, fi: usize) -> Result<Value> {
     let c = ctx.stacks.frames[fi].cref;
     if c.is_nil() {
         return Ok(ctx.c().object);
+    }
+    if basic(c).has(crate::interp::env::CREF_SINGLETON) {
+        let self_ = ctx.stacks.frames[fi].self_;
+        return match object::singleton_class(ctx, self_) {
+            Ok(s) => Ok(s),
+            Err(_) => Err(ctx.type_error("can't define singleton")),
+        };
     }
     let klass = cref(c).klass;
     if klass.is_nil() {
