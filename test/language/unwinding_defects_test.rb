@@ -107,3 +107,17 @@ test "an ensure run inline by next, break or return runs once when it raises" do
   begin; obj.m(a); rescue => e; a << e.message; end
   assert_equal [:next, "n", :while, "w", :proc, "p", :in, :out, "x"], a
 end
+
+test "return in a singleton class body returns from the enclosing method" do
+  o = Object.new
+  def o.direct
+    class << Object.new; return :inner; end
+    :outer
+  end
+  def o.through_block_and_ensure(log)
+    [1].each { class << self; begin; return :blk; ensure; $unwinding_log << :ensure; end; end }
+    :no
+  end
+  $unwinding_log = []
+  assert_equal [:inner, :blk, [:ensure]], [o.direct, o.through_block_and_ensure(nil), $unwinding_log]
+end

@@ -31,6 +31,8 @@ pub struct Builder {
     pub locals_on_heap: bool,
     /// The method yields, calls super or otherwise uses its block (see `Iseq::uses_block`).
     pub uses_block: bool,
+    /// The method looks at its block only with `block_given?` (see `Iseq::sees_block`).
+    pub checks_block: bool,
     pub depth: i32,
     pub max_depth: i32,
     pub line: u32,
@@ -62,6 +64,7 @@ impl Builder {
             params: Params::default(),
             locals_on_heap: false,
             uses_block: false,
+            checks_block: false,
             depth: 0,
             max_depth: 0,
             line,

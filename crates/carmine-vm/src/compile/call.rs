@@ -151,14 +151,14 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         let recv = n.receiver();
         if recv.is_none() {
             if mid == sym::BLOCK_GIVEN && n.arguments().is_none() && n.block().is_none() {
-                self.mark_uses_block();
+                self.mark_checks_block();
                 self.b().emit(Insn::BlockGiven);
                 self.pop_if_unused(used);
                 return;
             }
             if n.name().as_slice() == b"iterator?" {
                 // The deprecated alias of block_given? looks at this scope's block too.
-                self.mark_uses_block();
+                self.mark_checks_block();
             }
             if mid == sym::BINDING || mid == sym::EVAL || mid == sym::LOCAL_VARIABLES {
                 self.escape_all_scopes();

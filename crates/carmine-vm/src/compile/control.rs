@@ -290,7 +290,9 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         let d0 = self.b().depth;
         self.compile_jump_value(&value);
         match self.b().kind {
-            IseqKind::Block => {
+            // In a class body (inside a method; at the top level it is a syntax error) the
+            // return leaves the method that runs the definition.
+            IseqKind::Block | IseqKind::Class => {
                 self.b().emit(Insn::ThrowReturn);
             }
             _ => {

@@ -417,6 +417,10 @@ pub struct Iseq {
     /// A method that takes `&block`/`...`, yields or calls super: a block passed to any
     /// other Ruby method "may be ignored" (Ruby 3.4's unused-block warning).
     pub uses_block: bool,
+    /// `uses_block`, or the code calls `block_given?`/`iterator?` (which Ruby 3.4 does not
+    /// count as using the block for the warning): a proc of such a block keeps the block of
+    /// the scope it was written in (for `define_method` bodies).
+    pub sees_block: bool,
     /// Maximum operand stack depth.
     pub stack_max: u32,
     /// Inline caches for instance variables: (class, index).

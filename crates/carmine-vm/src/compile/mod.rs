@@ -496,13 +496,26 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
     /// blocks between it and here: a Proc made from one of them keeps the method's block
     /// for when it runs after the method returned (`proc::record_home`).
     pub fn mark_uses_block(&mut self) {
+        for i in self.block_owner_scopes() {
+            self.scopes[i].b.uses_block = true;
+        }
+    }
+
+    /// `block_given?`: like `mark_uses_block` without counting as a use for the warning.
+    pub fn mark_checks_block(&mut self) {
+        for i in self.block_owner_scopes() {
+            self.scopes[i].b.checks_block = true;
+        }
+    }
+
+    /// The scopes from the innermost method scope in: whose block a `yield` here sees.
+    fn block_owner_scopes(&self) -> std::ops::Range<usize> {
         let m = self.scopes.iter().rposition(|s| s.is_method);
         // Code evaluated inside a method (`binding.eval`) uses that method's block.
         let m = m.or_else(|| (self.eval_in_method && self.scopes.first().is_some_and(|s| s.b.kind == IseqKind::Eval)).then_some(0));
-        if let Some(m) = m {
-            for s in &mut self.scopes[m..] {
-                s.b.uses_block = true;
-            }
+        match m {
+            Some(m) => m..self.scopes.len(),
+            None => 0..0,
         }
     }
 
@@ -518,6 +531,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         b.finish();
         peephole::optimize(b);
         let uses_block = b.uses_block || b.params.block;
+        let sees_block = uses_block || b.checks_block;
         let iseq = Iseq {
             kind: b.kind,
             name: std::mem::take(&mut b.name),
@@ -534,6 +548,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             params: std::mem::take(&mut b.params),
             locals_on_heap: b.locals_on_heap,
             uses_block,
+            sees_block,
             stack_max: (b.max_depth.max(0) as u32) + 4,
             ivar_caches: b.ivar_caches(),
             const_caches: b.const_caches(),

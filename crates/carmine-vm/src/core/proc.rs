@@ -93,7 +93,7 @@ fn alloc(ctx: &mut Ctx, cap: Captured, flags: u32) -> Value {
 
 pub fn new_from_captured(ctx: &mut Ctx, cap: &Captured, lambda: bool) -> Value {
     let p = alloc(ctx, *cap, if lambda { LAMBDA } else { 0 });
-    if iseq_of(cap.iseq).uses_block {
+    if iseq_of(cap.iseq).sees_block {
         record_home(ctx, p, cap);
     }
     p

@@ -627,6 +627,9 @@ pub fn return_unwind(ctx: &mut Ctx, fi: usize, v: Value) -> Result<Unwind> {
                 }
                 i = home;
             }
+            // `return` in a class body returns from the method (or block's method) that
+            // runs the class definition.
+            FrameKind::Class if i > 0 => i = block_below_class_body(ctx, i),
             _ => return Err(ctx.local_jump_error("unexpected return", sym::EMPTY, v)),
         }
     }
