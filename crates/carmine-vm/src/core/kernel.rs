@@ -862,7 +862,7 @@ pub fn run_program(ctx: &mut Ctx, source: &[u8], path: &str, main: bool) -> Resu
     if let Some(offset) = data {
         // DATA reads the script file itself (absent for -e and stdin programs).
         if std::path::Path::new(path).is_file() {
-            crate::core::io::define_data(ctx, path, offset)?;
+            crate::core::file::define_data(ctx, path, offset)?;
         }
     }
     let keep = ctx.protect(iseq);

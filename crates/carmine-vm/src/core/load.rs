@@ -43,7 +43,7 @@ pub fn resolve(ctx: &mut Ctx, name: &str) -> Result<Option<String>> {
     let is_path = name.starts_with('/') || name.starts_with("./") || name.starts_with("../") || name.starts_with('~');
     if is_path {
         for c in candidates(name) {
-            let abs = crate::core::io::expand_path(&c, None);
+            let abs = crate::core::file::expand_path(&c, None);
             if std::path::Path::new(&abs).is_file() {
                 return Ok(Some(abs));
             }
@@ -61,7 +61,7 @@ pub fn resolve(ctx: &mut Ctx, name: &str) -> Result<Option<String>> {
     dirs.push(stdlib_dir());
     for d in dirs {
         for c in candidates(name) {
-            let abs = crate::core::io::expand_path(&format!("{d}/{c}"), None);
+            let abs = crate::core::file::expand_path(&format!("{d}/{c}"), None);
             if std::path::Path::new(&abs).is_file() {
                 return Ok(Some(abs));
             }
@@ -177,14 +177,14 @@ fn k_require_relative(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value>
     // A script given as "x.rb" has the empty parent "": it is relative to the cwd.
     let dir = std::path::Path::new(&*path).parent().map(|p| p.to_string_lossy().into_owned()).filter(|d| !d.is_empty()).unwrap_or_else(|| ".".into());
     let full = if name.starts_with('/') { name } else { format!("{dir}/{name}") };
-    let abs = crate::core::io::expand_path(&full, None);
+    let abs = crate::core::file::expand_path(&full, None);
     Ok(Value::bool(require(ctx, &abs)?))
 }
 
 fn k_load(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let name = feature_name(ctx, args.pos[0])?;
     let abs = if std::path::Path::new(&name).is_file() {
-        crate::core::io::expand_path(&name, None)
+        crate::core::file::expand_path(&name, None)
     } else {
         match resolve(ctx, &name)? {
             Some(a) => a,

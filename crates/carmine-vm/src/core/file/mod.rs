@@ -1,0 +1,401 @@
+//! File and FileTest: opening files, path manipulation and file predicates.
+//!
+//! File objects are IO objects (`core::io::IoObj`) with a path; everything about their
+//! descriptors and buffers is in `core::io`.
+
+use crate::core::io::*;
+use crate::core::{array, integer, object, string};
+use crate::interp::Args;
+use crate::symbol::sym;
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::Result;
+
+pub(crate) fn path_arg(ctx: &mut Ctx, v: Value) -> Result<String> {
+    if string::is_string(v) {
+        return Ok(string::to_rust_string_lossy(v));
+    }
+    if v.is_heap() && ctx.respond_to(v, sym::TO_PATH, true) {
+        let p = ctx.call(v, sym::TO_PATH, &[])?;
+        return string::str_arg(ctx, p);
+    }
+    string::str_arg(ctx, v)
+}
+
+/// Opens `path` with a Ruby mode string ("r", "w", "a", "r+", …).
+pub fn open_file(ctx: &mut Ctx, klass: Value, path: &str, mode: &str) -> Result<Value> {
+    let (access, encs) = match mode.split_once(':') {
+        Some((a, e)) => (a, Some(e)),
+        None => (mode, None),
+    };
+    let binary = access.contains('b');
+    let m = access.replace(['b', 't'], "");
+    let (flags, r, w) = match m.as_str() {
+        "r" => (libc::O_RDONLY, true, false),
+        "w" => (libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC, false, true),
+        "a" => (libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND, false, true),
+        "r+" => (libc::O_RDWR, true, true),
+        "w+" => (libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC, true, true),
+        "a+" => (libc::O_RDWR | libc::O_CREAT | libc::O_APPEND, true, true),
+        other => return Err(ctx.arg_error(&format!("invalid access mode {other}"))),
+    };
+    let c = std::ffi::CString::new(path).map_err(|_| ctx.arg_error("path name contains null byte"))?;
+    // SAFETY: c is a valid NUL-terminated path.
+    let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, 0o666) };
+    if fd < 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::EIO), &format!("rb_sysopen - {path}")));
+    }
+    let f = new_io(ctx, klass, fd, r, w, Some(path.to_string()));
+    let (ext, int) = match encs {
+        Some(spec) => parse_encoding_spec(ctx, spec)?,
+        None if binary => (Some(crate::core::encoding::BINARY), None),
+        None => (None, None),
+    };
+    if let Some(io) = io_ref(f) {
+        set_io_encodings(io, ext, int);
+    }
+    Ok(f)
+}
+
+/// `File.open`: `File.new` (allocate + initialize, so a subclass's `initialize` runs),
+/// then with a block, yields the file and closes it.
+fn f_open(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let f = object::allocate(ctx, recv)?;
+    ctx.call_kw(f, sym::INITIALIZE, args.pos, args.kw, None)?;
+    match args.block {
+        Some(b) => {
+            let r = ctx.yield1(&b, f);
+            let c = close(ctx, f);
+            let v = r?;
+            c?;
+            Ok(v)
+        }
+        None => Ok(f),
+    }
+}
+
+/// `File#initialize(path, mode = "r", **opts)`.
+fn f_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    if args.pos.is_empty() {
+        return Err(ctx.arity_error(0, 1, Some(3)));
+    }
+    let path = path_arg(ctx, args.pos[0])?;
+    let mode = match args.pos.get(1) {
+        Some(&m) if string::is_string(m) => string::to_rust_string_lossy(m),
+        _ => match args.kwarg(ctx, "mode") {
+            Some(m) if string::is_string(m) => string::to_rust_string_lossy(m),
+            _ => "r".into(),
+        },
+    };
+    let klass = object::real_class_of(ctx, recv);
+    let f = open_file(ctx, klass, &path, &mode)?;
+    apply_encoding_kwargs(ctx, f, args)?;
+    crate::object::move_data(recv, f);
+    Ok(Value::NIL)
+}
+
+fn f_read(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let path = path_arg(ctx, args.pos[0])?;
+    match std::fs::read(&path) {
+        Ok(b) => Ok(string::new_from_bytes(ctx, &b)),
+        Err(e) => Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), &format!("rb_sysopen - {path}"))),
+    }
+}
+
+/// `File.binread(path, length = nil, offset = 0)`: bytes as a BINARY String.
+fn f_binread(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let path = path_arg(ctx, args.pos[0])?;
+    let len = match args.pos.get(1) {
+        Some(&v) if !v.is_nil() => {
+            let n = integer::to_i64_arg(ctx, v)?;
+            if n < 0 {
+                return Err(ctx.arg_error(&format!("negative length {n} given")));
+            }
+            Some(n as usize)
+        }
+        _ => None,
+    };
+    let off = match args.pos.get(2) {
+        Some(&v) => integer::to_i64_arg(ctx, v)?.max(0) as usize,
+        None => 0,
+    };
+    let data = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) => return Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), &format!("rb_sysopen - {path}"))),
+    };
+    let start = off.min(data.len());
+    let end = len.map_or(data.len(), |n| (start + n).min(data.len()));
+    if len.is_some_and(|n| n > 0) && start >= data.len() {
+        return Ok(Value::NIL);
+    }
+    Ok(string::new_binary(ctx, &data[start..end]))
+}
+
+/// Defines `DATA`: the main script `path` opened for reading, positioned at `offset`
+/// (just after `__END__` and its newline).
+pub fn define_data(ctx: &mut Ctx, path: &str, offset: usize) -> Result<()> {
+    let file = ctx.c().file;
+    let f = open_file(ctx, file, path, "r")?;
+    seek_io(ctx, f, offset as i64, libc::SEEK_SET)?;
+    let obj = ctx.c().object;
+    let id = ctx.intern("DATA");
+    crate::core::module::body(obj).const_set(id, f);
+    Ok(())
+}
+
+fn f_readlines(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let path = path_arg(ctx, args.pos[0])?;
+    let chomp = args.kwarg(ctx, "chomp").is_some_and(|v| v.truthy());
+    let data = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) => return Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), &format!("rb_sysopen - {path}"))),
+    };
+    let out = array::new(ctx);
+    for l in data.split_inclusive(|&b| b == b'\n') {
+        let l = if chomp { chomp_line(l.to_vec(), Some(b"\n")) } else { l.to_vec() };
+        let s = string::new_from_bytes(ctx, &l);
+        array::push(ctx, out, s);
+    }
+    Ok(out)
+}
+
+fn f_write(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let path = path_arg(ctx, args.pos[0])?;
+    let s = string::to_s(ctx, args.pos[1])?;
+    let data = string::bytes(s).to_vec();
+    match std::fs::write(&path, &data) {
+        Ok(()) => Ok(Value::fixnum(data.len() as i64)),
+        Err(e) => Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::EIO), &format!("rb_sysopen - {path}"))),
+    }
+}
+
+fn f_exist(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    Ok(Value::bool(std::path::Path::new(&p).exists()))
+}
+
+fn f_file_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    Ok(Value::bool(std::path::Path::new(&p).is_file()))
+}
+
+fn f_symlink_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    Ok(Value::bool(std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink())))
+}
+
+fn f_directory_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    Ok(Value::bool(std::path::Path::new(&p).is_dir()))
+}
+
+fn f_size(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    match std::fs::metadata(&p) {
+        Ok(m) => Ok(Value::fixnum(m.len() as i64)),
+        Err(e) => Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), &format!("rb_file_s_size - {p}"))),
+    }
+}
+
+fn f_delete(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    for &a in args.pos {
+        let p = path_arg(ctx, a)?;
+        if let Err(e) = std::fs::remove_file(&p) {
+            return Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), &format!("rb_file_s_unlink - {p}")));
+        }
+    }
+    Ok(Value::fixnum(args.pos.len() as i64))
+}
+
+/// `File.expand_path(path, dir = nil)`.
+pub fn expand_path(path: &str, dir: Option<&str>) -> String {
+    let home = std::env::var("HOME").unwrap_or_else(|_| "/".into());
+    let path = if path == "~" {
+        home.clone()
+    } else if let Some(r) = path.strip_prefix("~/") {
+        format!("{home}/{r}")
+    } else {
+        path.to_string()
+    };
+    let base = if path.starts_with('/') {
+        String::new()
+    } else {
+        let d = match dir {
+            Some(d) => expand_path(d, None),
+            None => std::env::current_dir().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| "/".into()),
+        };
+        d
+    };
+    let joined = if base.is_empty() { path } else { format!("{base}/{path}") };
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in joined.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            s => parts.push(s),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+fn f_expand_path(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    let d = match args.pos.get(1) {
+        Some(&d) if !d.is_nil() => Some(path_arg(ctx, d)?),
+        _ => None,
+    };
+    Ok(string::new_utf8(ctx, &expand_path(&p, d.as_deref())))
+}
+
+fn f_join(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let mut parts: Vec<String> = Vec::new();
+    // `open` holds the arrays being walked (all reachable from the arguments): an array
+    // that contains itself is CRuby's "recursive array", and deep nesting is bounded by
+    // the native stack check.
+    fn collect(ctx: &mut Ctx, v: Value, parts: &mut Vec<String>, open: &mut Vec<Value>) -> Result<()> {
+        if array::is_array(v) {
+            if open.contains(&v) {
+                return Err(ctx.arg_error("recursive array"));
+            }
+            if ctx.native_stack_exhausted() {
+                return Err(crate::interp::call::stack_overflow(ctx));
+            }
+            open.push(v);
+            let mut i = 0;
+            while i < array::len(v) {
+                collect(ctx, array::get(v, i), parts, open)?;
+                i += 1;
+            }
+            open.pop();
+            return Ok(());
+        }
+        parts.push(path_arg(ctx, v)?);
+        Ok(())
+    }
+    let mut open = Vec::new();
+    for &a in args.pos {
+        collect(ctx, a, &mut parts, &mut open)?;
+    }
+    let mut out = String::new();
+    for (i, p) in parts.iter().enumerate() {
+        if i == 0 {
+            out.push_str(p);
+            continue;
+        }
+        match (out.ends_with('/'), p.starts_with('/')) {
+            (true, true) => out.push_str(&p[1..]),
+            (false, false) => {
+                out.push('/');
+                out.push_str(p);
+            }
+            _ => out.push_str(p),
+        }
+    }
+    Ok(string::new_utf8(ctx, &out))
+}
+
+fn f_basename(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    let trimmed = p.trim_end_matches('/');
+    let mut base = if trimmed.is_empty() && p.starts_with('/') { "/".to_string() } else { trimmed.rsplit('/').next().unwrap_or("").to_string() };
+    if let Some(&suffix) = args.pos.get(1) {
+        let sfx = string::str_arg(ctx, suffix)?;
+        if sfx == ".*" {
+            if let Some(dot) = base.rfind('.') {
+                if dot > 0 {
+                    base.truncate(dot);
+                }
+            }
+        } else if base.ends_with(&sfx) && base != sfx {
+            base.truncate(base.len() - sfx.len());
+        }
+    }
+    Ok(string::new_utf8(ctx, &base))
+}
+
+fn f_dirname(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    let trimmed = p.trim_end_matches('/');
+    let d = match trimmed.rfind('/') {
+        Some(0) => "/".to_string(),
+        Some(i) => trimmed[..i].trim_end_matches('/').to_string(),
+        None => if p.starts_with('/') { "/".to_string() } else { ".".to_string() },
+    };
+    let d = if d.is_empty() { "/".to_string() } else { d };
+    Ok(string::new_utf8(ctx, &d))
+}
+
+fn f_extname(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    let base = p.rsplit('/').next().unwrap_or("");
+    let ext = match base.rfind('.') {
+        Some(i) if i > 0 && i + 1 < base.len() => &base[i..],
+        _ => "",
+    };
+    Ok(string::new_utf8(ctx, ext))
+}
+
+fn f_realpath(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    // A relative path is taken from the directory given as second argument.
+    let p = match args.pos.get(1) {
+        Some(&d) if !d.is_nil() && !p.starts_with('/') => {
+            let d = path_arg(ctx, d)?;
+            format!("{}/{p}", d.trim_end_matches('/'))
+        }
+        _ => p,
+    };
+    match std::fs::canonicalize(&p) {
+        Ok(r) => Ok(string::new_utf8(ctx, &r.to_string_lossy())),
+        Err(e) => Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), &format!("rb_check_realpath_internal - {p}"))),
+    }
+}
+
+fn f_absolute_path_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    Ok(Value::bool(p.starts_with('/')))
+}
+
+
+pub fn init(ctx: &mut Ctx) {
+    let f = ctx.c().file;
+    crate::core::module::body(f).alloc = crate::core::module::AllocKind::Data(crate::object::alloc_uninitialized);
+    for (name, v) in [("SEPARATOR", "/"), ("Separator", "/"), ("PATH_SEPARATOR", ":")] {
+        let id = ctx.intern(name);
+        let s = string::new_utf8(ctx, v);
+        crate::core::module::body(f).const_set(id, s);
+    }
+    crate::methods!(ctx, f, [
+        ("open", f_open, [0..], Unsafe, Singleton, Kw),
+        ("initialize", f_initialize, [0..], Unsafe, Private, Kw),
+        ("read", f_read, [1..=3], Unsafe, Singleton, Kw),
+        ("readlines", f_readlines, [1..=3], Unsafe, Singleton, Kw),
+        ("binread", f_binread, [1..=3], Unsafe, Singleton),
+        ("write", f_write, [2..=3], Unsafe, Singleton, Kw),
+        ("exist?", f_exist, [1], Unsafe, Singleton),
+        ("file?", f_file_p, [1], Unsafe, Singleton),
+        ("symlink?", f_symlink_p, [1], Unsafe, Singleton),
+        ("directory?", f_directory_p, [1], Unsafe, Singleton),
+        ("size", f_size, [1], Unsafe, Singleton),
+        ("delete", f_delete, [0..], Unsafe, Singleton),
+        ("unlink", f_delete, [0..], Unsafe, Singleton),
+        ("expand_path", f_expand_path, [1..=2], Unsafe, Singleton),
+        ("absolute_path", f_expand_path, [1..=2], Unsafe, Singleton),
+        ("join", f_join, [0..], Safe, Singleton),
+        ("basename", f_basename, [1..=2], Safe, Singleton),
+        ("dirname", f_dirname, [1..=2], Safe, Singleton),
+        ("extname", f_extname, [1], Safe, Singleton),
+        ("realpath", f_realpath, [1..=2], Unsafe, Singleton),
+        ("absolute_path?", f_absolute_path_p, [1], Safe, Singleton),
+    ]);
+    let ft = ctx.c().file_test;
+    crate::methods!(ctx, ft, [
+        ("exist?", f_exist, [1], Unsafe, ModuleFunction),
+        ("file?", f_file_p, [1], Unsafe, ModuleFunction),
+        ("symlink?", f_symlink_p, [1], Unsafe, ModuleFunction),
+        ("directory?", f_directory_p, [1], Unsafe, ModuleFunction),
+    ]);
+}
