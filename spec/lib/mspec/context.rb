@@ -12,7 +12,8 @@
 # - For an example, before(:each) hooks run outermost first, after(:each)
 #   innermost first; mocks are verified and then reset after the after hooks.
 # - `it_behaves_like :name, meth, obj` evaluates the shared block inside an
-#   unnamed child context whose before(:all) sets @method and @object.
+#   unnamed child context whose before(:all) sets @method and @object;
+#   `it_should_behave_like :name` does the same without touching them.
 
 # The class of the object examples run on (specs name it in messages).
 class MSpecEnv
@@ -231,15 +232,19 @@ module MSpec
     current!(kind.to_s).hooks[:"#{kind}_#{which}"] << block
   end
 
-  def self.behaves_like(name, meth, obj)
+  # `set_vars` is false for it_should_behave_like, which keeps the @method and
+  # @object of the enclosing shared describe.
+  def self.behaves_like(name, meth, obj, set_vars = true)
     block = @shared[name] || @shared[name.to_s]
     raise ArgumentError, "Unable to find shared describe for #{name}" unless block
     parent = current!('it_behaves_like')
     ctx = Context.new(nil, parent)
     parent.items << ctx
-    ctx.hooks[:before_all] << proc do
-      @method = meth
-      @object = obj
+    if set_vars
+      ctx.hooks[:before_all] << proc do
+        @method = meth
+        @object = obj
+      end
     end
     evaluate(ctx, block)
   end
@@ -359,7 +364,7 @@ class Object
   end
 
   def it_should_behave_like(name)
-    MSpec.behaves_like(name, nil, nil)
+    MSpec.behaves_like(name, nil, nil, false)
   end
 
   # An example that evaluates `source` (typically method definitions) and then

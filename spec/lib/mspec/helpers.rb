@@ -214,6 +214,31 @@ class Object
     File.open(dest, 'wb') { |d| d.write(MSpec.read_file(source)) }
   end
 
+  # ARGV replaced by `args` for the block (or, without one, until the process ends).
+  def argv(args)
+    saved = ARGV.dup
+    ARGV.replace(args)
+    return unless block_given?
+    begin
+      yield
+    ensure
+      ARGV.replace(saved)
+    end
+  end
+
+  # `@argf`: a fresh ARGF over `args` (file names) for the block, closed afterwards.
+  def argf(args)
+    argv(args) do
+      @argf = ARGF.class.new(*args)
+      begin
+        yield
+      ensure
+        @argf.close unless @argf.closed?
+        @argf = nil
+      end
+    end
+  end
+
   def dev_null
     '/dev/null'
   end
