@@ -15,6 +15,11 @@ use crate::Result;
 /// Features provided by the VM itself.
 const BUILTIN_FEATURES: &[&str] = &["set", "enumerator", "rational", "complex", "thread", "fiber", "ruby2_keywords", "continuation"];
 
+/// Features implemented in Rust that define their classes when first required (CRuby's
+/// extension libraries): `require "name"` runs the function once and records "name.so".
+/// Ruby parts of such a library, if any, live in `lib/` and are loaded by the function.
+const NATIVE_FEATURES: &[(&str, fn(&mut Ctx) -> Result<()>)] = &[];
+
 /// The directory of the Ruby files shipped with Carmine.
 pub fn stdlib_dir() -> String {
     std::env::var("CARMINE_LIB").unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../lib").to_string())
@@ -89,6 +94,19 @@ pub fn require(ctx: &mut Ctx, name: &str) -> Result<bool> {
             return Ok(false);
         }
         ctx.vm().loaded.borrow_mut().insert(key.clone());
+        push_feature(ctx, &key)?;
+        return Ok(true);
+    }
+    if let Some(&(_, init)) = NATIVE_FEATURES.iter().find(|(n, _)| *n == base) {
+        let key = format!("{base}.so");
+        if ctx.vm().loaded.borrow().contains(&key) {
+            return Ok(false);
+        }
+        ctx.vm().loaded.borrow_mut().insert(key.clone());
+        if let Err(e) = init(ctx) {
+            ctx.vm().loaded.borrow_mut().remove(&key);
+            return Err(e);
+        }
         push_feature(ctx, &key)?;
         return Ok(true);
     }
