@@ -150,36 +150,6 @@ fn k_open(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     ctx.call_kw(target, mid, &pos, args.kw, args.block)
 }
 
-fn access_test(ctx: &mut Ctx, args: &Args, mode: i32, real: bool) -> Result<Value> {
-    let p = path_of(ctx, args.pos[0])?;
-    Ok(Value::bool(accessible(&p, mode, real)))
-}
-
-fn f_readable_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    access_test(ctx, args, libc::R_OK, false)
-}
-
-fn f_writable_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    access_test(ctx, args, libc::W_OK, false)
-}
-
-fn f_executable_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    access_test(ctx, args, libc::X_OK, false)
-}
-
-fn f_zero_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let p = path_of(ctx, args.pos[0])?;
-    Ok(Value::bool(std::fs::metadata(&p).is_ok_and(|m| m.len() == 0)))
-}
-
-fn f_size_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let p = path_of(ctx, args.pos[0])?;
-    Ok(match std::fs::metadata(&p) {
-        Ok(m) if m.len() > 0 => Value::fixnum(m.len() as i64),
-        _ => Value::NIL,
-    })
-}
-
 fn f_symlink(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let (a, b) = (path_of(ctx, args.pos[0])?, path_of(ctx, args.pos[1])?);
     match std::os::unix::fs::symlink(&a, &b) {
@@ -223,20 +193,6 @@ pub fn init(ctx: &mut Ctx) {
         ("symlink", f_symlink, [2], Unsafe, Singleton),
         ("readlink", f_readlink, [1], Unsafe, Singleton),
         ("rename", f_rename, [2], Unsafe, Singleton),
-        ("readable?", f_readable_p, [1], Unsafe, Singleton),
-        ("writable?", f_writable_p, [1], Unsafe, Singleton),
-        ("executable?", f_executable_p, [1], Unsafe, Singleton),
-        ("zero?", f_zero_p, [1], Unsafe, Singleton),
-        ("empty?", f_zero_p, [1], Unsafe, Singleton),
-        ("size?", f_size_p, [1], Unsafe, Singleton),
-    ]);
-    let ft = ctx.c().file_test;
-    crate::methods!(ctx, ft, [
-        ("readable?", f_readable_p, [1], Unsafe, ModuleFunction),
-        ("writable?", f_writable_p, [1], Unsafe, ModuleFunction),
-        ("executable?", f_executable_p, [1], Unsafe, ModuleFunction),
-        ("zero?", f_zero_p, [1], Unsafe, ModuleFunction),
-        ("size?", f_size_p, [1], Unsafe, ModuleFunction),
     ]);
     let d = ctx.c().dir;
     crate::methods!(ctx, d, [

@@ -3,6 +3,9 @@
 //! File objects are IO objects (`core::io::IoObj`) with a path; everything about their
 //! descriptors and buffers is in `core::io`.
 
+pub mod filetest;
+pub mod stat;
+
 use crate::core::io::*;
 use crate::core::{array, integer, object, string};
 use crate::interp::Args;
@@ -170,34 +173,6 @@ fn f_write(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     }
 }
 
-fn f_exist(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let p = path_arg(ctx, args.pos[0])?;
-    Ok(Value::bool(std::path::Path::new(&p).exists()))
-}
-
-fn f_file_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let p = path_arg(ctx, args.pos[0])?;
-    Ok(Value::bool(std::path::Path::new(&p).is_file()))
-}
-
-fn f_symlink_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let p = path_arg(ctx, args.pos[0])?;
-    Ok(Value::bool(std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink())))
-}
-
-fn f_directory_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let p = path_arg(ctx, args.pos[0])?;
-    Ok(Value::bool(std::path::Path::new(&p).is_dir()))
-}
-
-fn f_size(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let p = path_arg(ctx, args.pos[0])?;
-    match std::fs::metadata(&p) {
-        Ok(m) => Ok(Value::fixnum(m.len() as i64)),
-        Err(e) => Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), &format!("rb_file_s_size - {p}"))),
-    }
-}
-
 fn f_delete(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     for &a in args.pos {
         let p = path_arg(ctx, a)?;
@@ -359,8 +334,9 @@ fn f_absolute_path_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> 
     Ok(Value::bool(p.starts_with('/')))
 }
 
-
 pub fn init(ctx: &mut Ctx) {
+    stat::init(ctx);
+    filetest::init(ctx);
     let f = ctx.c().file;
     crate::core::module::body(f).alloc = crate::core::module::AllocKind::Data(crate::object::alloc_uninitialized);
     for (name, v) in [("SEPARATOR", "/"), ("Separator", "/"), ("PATH_SEPARATOR", ":")] {
@@ -375,11 +351,6 @@ pub fn init(ctx: &mut Ctx) {
         ("readlines", f_readlines, [1..=3], Unsafe, Singleton, Kw),
         ("binread", f_binread, [1..=3], Unsafe, Singleton),
         ("write", f_write, [2..=3], Unsafe, Singleton, Kw),
-        ("exist?", f_exist, [1], Unsafe, Singleton),
-        ("file?", f_file_p, [1], Unsafe, Singleton),
-        ("symlink?", f_symlink_p, [1], Unsafe, Singleton),
-        ("directory?", f_directory_p, [1], Unsafe, Singleton),
-        ("size", f_size, [1], Unsafe, Singleton),
         ("delete", f_delete, [0..], Unsafe, Singleton),
         ("unlink", f_delete, [0..], Unsafe, Singleton),
         ("expand_path", f_expand_path, [1..=2], Unsafe, Singleton),
@@ -390,12 +361,5 @@ pub fn init(ctx: &mut Ctx) {
         ("extname", f_extname, [1], Safe, Singleton),
         ("realpath", f_realpath, [1..=2], Unsafe, Singleton),
         ("absolute_path?", f_absolute_path_p, [1], Safe, Singleton),
-    ]);
-    let ft = ctx.c().file_test;
-    crate::methods!(ctx, ft, [
-        ("exist?", f_exist, [1], Unsafe, ModuleFunction),
-        ("file?", f_file_p, [1], Unsafe, ModuleFunction),
-        ("symlink?", f_symlink_p, [1], Unsafe, ModuleFunction),
-        ("directory?", f_directory_p, [1], Unsafe, ModuleFunction),
     ]);
 }

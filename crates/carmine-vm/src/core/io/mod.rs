@@ -120,6 +120,14 @@ fn is_regular_file(fd: i32) -> bool {
     }
 }
 
+/// Flushes an IO object's buffered output (nothing for a non-IO).
+pub fn flush_value(ctx: &mut Ctx, v: Value) -> Result<()> {
+    match io_ref(v) {
+        Some(io) if !io.closed => flush_obj(ctx, io),
+        _ => Ok(()),
+    }
+}
+
 fn flush_obj(ctx: &mut Ctx, io: &mut IoObj) -> Result<()> {
     if io.wbuf.is_empty() {
         return Ok(());
