@@ -4,6 +4,8 @@
 //! descriptors and buffers is in `core::io`.
 
 pub mod filetest;
+pub mod fnmatch;
+pub mod ops;
 pub mod stat;
 
 use crate::core::io::*;
@@ -337,6 +339,8 @@ fn f_absolute_path_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> 
 pub fn init(ctx: &mut Ctx) {
     stat::init(ctx);
     filetest::init(ctx);
+    fnmatch::init(ctx);
+    ops::init(ctx);
     let f = ctx.c().file;
     crate::core::module::body(f).alloc = crate::core::module::AllocKind::Data(crate::object::alloc_uninitialized);
     for (name, v) in [("SEPARATOR", "/"), ("Separator", "/"), ("PATH_SEPARATOR", ":")] {
