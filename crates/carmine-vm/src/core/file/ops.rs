@@ -60,7 +60,7 @@ fn f_s_chmod(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn f_s_lchmod(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
-    Err(ctx.not_implemented("lchmod() function is unimplemented on this machine"))
+    Err(ctx.raise(ctx.c().not_implemented_error, "lchmod() function is unimplemented on this machine"))
 }
 
 fn f_s_chown(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {

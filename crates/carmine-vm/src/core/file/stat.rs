@@ -284,7 +284,7 @@ fn birthtime_of(ctx: &mut Ctx, v: Value, func: &str) -> Result<Value> {
         return Err(crate::core::process::errno_error(ctx, e, &format!("{func} - {}", r.display())));
     }
     if sx.stx_mask & libc::STATX_BTIME == 0 {
-        return Err(ctx.not_implemented("birthtime is unimplemented on this filesystem"));
+        return Err(ctx.raise(ctx.c().not_implemented_error, "birthtime is unimplemented on this filesystem"));
     }
     Ok(time_at(ctx, sx.stx_btime.tv_sec, sx.stx_btime.tv_nsec as i64))
 }
@@ -392,7 +392,7 @@ fn st_ctime(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 }
 
 fn st_birthtime(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
-    Err(ctx.not_implemented("birthtime() function is unimplemented on this machine"))
+    Err(ctx.raise(ctx.c().not_implemented_error, "birthtime() function is unimplemented on this machine"))
 }
 
 fn st_ftype(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {

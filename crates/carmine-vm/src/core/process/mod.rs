@@ -1,5 +1,7 @@
 //! Process, Signal, and system errors (`Errno::*`), plus running shell commands.
 
+pub mod ids;
+
 use crate::core::{array, module, object, string};
 use crate::error::Unwind;
 use crate::interp::Args;
@@ -479,6 +481,7 @@ fn sig_list(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
 }
 
 pub fn init(ctx: &mut Ctx) {
+    ids::init(ctx);
     // Listed like any global; its value is per thread (`Ctx::last_status`).
     crate::core::globals::define(ctx, crate::symbol::sym::DOLLAR_QUESTION, Value::NIL);
     let p = ctx.c().process;
