@@ -8,6 +8,7 @@ pub mod fnmatch;
 pub mod ops;
 pub mod stat;
 
+use crate::core::io::open_mode;
 use crate::core::io::*;
 use crate::core::{array, integer, object, string};
 use crate::interp::Args;
@@ -29,36 +30,23 @@ pub(crate) fn path_arg(ctx: &mut Ctx, v: Value) -> Result<String> {
 
 /// Opens `path` with a Ruby mode string ("r", "w", "a", "r+", …).
 pub fn open_file(ctx: &mut Ctx, klass: Value, path: &str, mode: &str) -> Result<Value> {
-    let (access, encs) = match mode.split_once(':') {
-        Some((a, e)) => (a, Some(e)),
-        None => (mode, None),
-    };
-    let binary = access.contains('b');
-    let m = access.replace(['b', 't'], "");
-    let (flags, r, w) = match m.as_str() {
-        "r" => (libc::O_RDONLY, true, false),
-        "w" => (libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC, false, true),
-        "a" => (libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND, false, true),
-        "r+" => (libc::O_RDWR, true, true),
-        "w+" => (libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC, true, true),
-        "a+" => (libc::O_RDWR | libc::O_CREAT | libc::O_APPEND, true, true),
-        other => return Err(ctx.arg_error(&format!("invalid access mode {other}"))),
-    };
-    let c = std::ffi::CString::new(path).map_err(|_| ctx.arg_error("path name contains null byte"))?;
-    // SAFETY: c is a valid NUL-terminated path.
-    let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, 0o666) };
+    let m = open_mode::parse_mode_string(ctx, mode)?;
+    let c = std::ffi::CString::new(path).map_err(|_| ctx.arg_error("string contains null byte"))?;
+    open_path(ctx, klass, &c, m, 0o666)
+}
+
+/// open(2) of `path` with an extracted mode and permission, as a new IO of `klass`.
+pub fn open_path(ctx: &mut Ctx, klass: Value, path: &std::ffi::CStr, m: open_mode::OpenMode, perm: u32) -> Result<Value> {
+    // SAFETY: path is a valid NUL-terminated string.
+    let fd = unsafe { libc::open(path.as_ptr(), m.flags | libc::O_CLOEXEC, perm) };
+    let shown = String::from_utf8_lossy(path.to_bytes()).into_owned();
     if fd < 0 {
         let e = std::io::Error::last_os_error();
-        return Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::EIO), &format!("rb_sysopen - {path}")));
+        return Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::EIO), &format!("rb_sysopen - {shown}")));
     }
-    let f = new_io(ctx, klass, fd, r, w, Some(path.to_string()));
-    let (ext, int) = match encs {
-        Some(spec) => parse_encoding_spec(ctx, spec)?,
-        None if binary => (Some(crate::core::encoding::BINARY), None),
-        None => (None, None),
-    };
+    let f = new_io(ctx, klass, fd, m.readable(), m.writable(), Some(shown));
     if let Some(io) = io_ref(f) {
-        set_io_encodings(io, ext, int);
+        set_io_encodings(io, m.ext_enc, m.int_enc);
     }
     Ok(f)
 }
@@ -71,7 +59,7 @@ fn f_open(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     match args.block {
         Some(b) => {
             let r = ctx.yield1(&b, f);
-            let c = close(ctx, f);
+            let c = close_after_block(ctx, f);
             let v = r?;
             c?;
             Ok(v)
@@ -80,24 +68,68 @@ fn f_open(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     }
 }
 
-/// `File#initialize(path, mode = "r", **opts)`.
-fn f_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    if args.pos.is_empty() {
-        return Err(ctx.arity_error(0, 1, Some(3)));
+/// Closes the IO an `open` block was given, through its `close` method (which a subclass
+/// may override); an IOError "closed stream" from it is ignored, as CRuby's io_close does.
+pub fn close_after_block(ctx: &mut Ctx, f: Value) -> Result<()> {
+    if io_ref(f).is_some_and(|io| io.closed) {
+        return Ok(());
     }
-    let path = path_arg(ctx, args.pos[0])?;
-    let mode = match args.pos.get(1) {
-        Some(&m) if string::is_string(m) => string::to_rust_string_lossy(m),
-        _ => match args.kwarg(ctx, "mode") {
-            Some(m) if string::is_string(m) => string::to_rust_string_lossy(m),
-            _ => "r".into(),
-        },
-    };
+    let close = ctx.intern("close");
+    match ctx.call(f, close, &[]) {
+        Ok(_) => Ok(()),
+        Err(crate::error::Unwind::Raise(e)) if object::is_a(ctx, e, ctx.c().io_error) && crate::core::exception::message_string(ctx, e) == "closed stream" => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// `File#initialize(path_or_fd, mode = "r", perm = 0666, **opts)`.
+fn f_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    if args.pos.is_empty() || args.pos.len() > 3 {
+        return Err(ctx.arity_error(args.pos.len(), 1, Some(3)));
+    }
+    if args.block.is_some() {
+        let (path, line) = crate::core::kernel::caller_location(ctx);
+        let cname = object::class_name_of(ctx, recv);
+        crate::core::warning::emit(ctx, &format!("{path}:{line}: warning: {cname}::new() does not take block; use {cname}::open() instead\n"), None)?;
+    }
+    let (m, perm) = open_mode::extract(ctx, args.pos.get(1).copied(), args.pos.get(2).copied(), args)?;
     let klass = object::real_class_of(ctx, recv);
-    let f = open_file(ctx, klass, &path, &mode)?;
+    let f = if let Some(fd) = args.pos[0].as_fixnum() {
+        io_for_fd(ctx, klass, fd as i32, args.pos.get(1).is_some_and(|v| !v.is_nil()).then_some(m))?
+    } else {
+        let c = crate::core::file::stat::cpath_arg(ctx, args.pos[0])?;
+        open_path(ctx, klass, &c, m, perm)?
+    };
     apply_encoding_kwargs(ctx, f, args)?;
     crate::object::move_data(recv, f);
     Ok(Value::NIL)
+}
+
+/// An IO of `klass` over an existing descriptor (EBADF when it is not open); without a
+/// mode, the directions are the descriptor's own.
+pub fn io_for_fd(ctx: &mut Ctx, klass: Value, fd: i32, m: Option<open_mode::OpenMode>) -> Result<Value> {
+    // SAFETY: F_GETFL only queries the descriptor.
+    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if fl < 0 {
+        let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EBADF);
+        return Err(crate::core::process::errno_error(ctx, e, ""));
+    }
+    let m = match m {
+        Some(m) => {
+            let acc = fl & libc::O_ACCMODE;
+            let want = m.flags & libc::O_ACCMODE;
+            if acc != libc::O_RDWR && want != acc {
+                return Err(crate::core::process::errno_error(ctx, libc::EINVAL, ""));
+            }
+            m
+        }
+        None => open_mode::mode_from_flags(fl),
+    };
+    let f = new_io(ctx, klass, fd, m.readable(), m.writable(), None);
+    if let Some(io) = io_ref(f) {
+        set_io_encodings(io, m.ext_enc, m.int_enc);
+    }
+    Ok(f)
 }
 
 fn f_read(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {

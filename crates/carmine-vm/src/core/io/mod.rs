@@ -7,6 +7,7 @@
 //!   `FLUSH_AT`, on `flush`, before reading from the same IO, before writing to stderr
 //!   (so interleaved output keeps its order) and when the VM finishes.
 
+pub mod open_mode;
 pub mod pipe;
 
 use std::io::Write as _;
