@@ -195,6 +195,10 @@ pub fn init_all(ctx: &mut Ctx) {
     time::init(ctx);
     random::init(ctx);
     io::init(ctx);
+    io::class_methods::init(ctx);
+    io::chars::init(ctx);
+    io::sys::init(ctx);
+    io::select::init(ctx);
     io::pipe::init(ctx);
     file::init(ctx);
     dir::init(ctx);

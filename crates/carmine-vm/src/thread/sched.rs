@@ -275,6 +275,44 @@ fn wait_fd(ctx: &mut Ctx, fd: i32, events: i16) -> Result<()> {
     }
 }
 
+/// poll(2) over several descriptors until one is ready or `deadline` passes (the count
+/// of ready descriptors, 0 at the deadline). The GL is left while waiting and interrupts
+/// are taken between 50 ms slices, so `IO.select` is interruptible like other waits.
+pub fn poll_fds(ctx: &mut Ctx, fds: &mut [libc::pollfd], deadline: Option<Instant>) -> Result<i32> {
+    loop {
+        let slice = match deadline {
+            Some(d) => d.saturating_duration_since(Instant::now()).min(POLL),
+            None => POLL,
+        };
+        let saved = data(ctx.thread_obj).map(|d| std::mem::replace(&mut d.status, Status::Sleep));
+        let ptr = fds.as_mut_ptr() as usize;
+        let len = fds.len();
+        let n = without_gl(ctx, || {
+            // SAFETY: `ptr` points at `len` pollfds owned by the caller for this call.
+            unsafe { libc::poll(ptr as *mut libc::pollfd, len as libc::nfds_t, slice.as_millis() as i32) }
+        });
+        if let (Some(status), Some(d)) = (saved, data(ctx.thread_obj)) {
+            d.status = status;
+        }
+        if n > 0 {
+            return Ok(n);
+        }
+        if n < 0 {
+            let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINTR);
+            if e != libc::EINTR {
+                return Err(crate::core::process::errno_error(ctx, e, "select"));
+            }
+        }
+        if ctx.vm().interrupt.load(Ordering::Relaxed) != 0 {
+            crate::interp::ops::handle_interrupt(ctx)?;
+        }
+        check_pending_at(ctx, true)?;
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Ok(0);
+        }
+    }
+}
+
 /// Hands the GL to a thread that has waited for it a whole time slice (at a safepoint).
 pub fn yield_gl(ctx: &mut Ctx) {
     let vm = ctx.vm_ptr();

@@ -10,7 +10,7 @@ pub mod stat;
 
 use crate::core::io::open_mode;
 use crate::core::io::*;
-use crate::core::{array, integer, object, string};
+use crate::core::{array, object, string};
 use crate::interp::Args;
 use crate::symbol::sym;
 use crate::thread::Ctx;
@@ -132,43 +132,6 @@ pub fn io_for_fd(ctx: &mut Ctx, klass: Value, fd: i32, m: Option<open_mode::Open
     Ok(f)
 }
 
-fn f_read(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let path = path_arg(ctx, args.pos[0])?;
-    match std::fs::read(&path) {
-        Ok(b) => Ok(string::new_from_bytes(ctx, &b)),
-        Err(e) => Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), &format!("rb_sysopen - {path}"))),
-    }
-}
-
-/// `File.binread(path, length = nil, offset = 0)`: bytes as a BINARY String.
-fn f_binread(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let path = path_arg(ctx, args.pos[0])?;
-    let len = match args.pos.get(1) {
-        Some(&v) if !v.is_nil() => {
-            let n = integer::to_i64_arg(ctx, v)?;
-            if n < 0 {
-                return Err(ctx.arg_error(&format!("negative length {n} given")));
-            }
-            Some(n as usize)
-        }
-        _ => None,
-    };
-    let off = match args.pos.get(2) {
-        Some(&v) => integer::to_i64_arg(ctx, v)?.max(0) as usize,
-        None => 0,
-    };
-    let data = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) => return Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), &format!("rb_sysopen - {path}"))),
-    };
-    let start = off.min(data.len());
-    let end = len.map_or(data.len(), |n| (start + n).min(data.len()));
-    if len.is_some_and(|n| n > 0) && start >= data.len() {
-        return Ok(Value::NIL);
-    }
-    Ok(string::new_binary(ctx, &data[start..end]))
-}
-
 /// Defines `DATA`: the main script `path` opened for reading, positioned at `offset`
 /// (just after `__END__` and its newline).
 pub fn define_data(ctx: &mut Ctx, path: &str, offset: usize) -> Result<()> {
@@ -179,32 +142,6 @@ pub fn define_data(ctx: &mut Ctx, path: &str, offset: usize) -> Result<()> {
     let id = ctx.intern("DATA");
     crate::core::module::body(obj).const_set(id, f);
     Ok(())
-}
-
-fn f_readlines(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let path = path_arg(ctx, args.pos[0])?;
-    let chomp = args.kwarg(ctx, "chomp").is_some_and(|v| v.truthy());
-    let data = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) => return Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), &format!("rb_sysopen - {path}"))),
-    };
-    let out = array::new(ctx);
-    for l in data.split_inclusive(|&b| b == b'\n') {
-        let l = if chomp { chomp_line(l.to_vec(), Some(b"\n")) } else { l.to_vec() };
-        let s = string::new_from_bytes(ctx, &l);
-        array::push(ctx, out, s);
-    }
-    Ok(out)
-}
-
-fn f_write(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let path = path_arg(ctx, args.pos[0])?;
-    let s = string::to_s(ctx, args.pos[1])?;
-    let data = string::bytes(s).to_vec();
-    match std::fs::write(&path, &data) {
-        Ok(()) => Ok(Value::fixnum(data.len() as i64)),
-        Err(e) => Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::EIO), &format!("rb_sysopen - {path}"))),
-    }
 }
 
 fn f_delete(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
@@ -369,6 +306,8 @@ fn f_absolute_path_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> 
 }
 
 pub fn init(ctx: &mut Ctx) {
+    let io = ctx.c().io;
+    crate::methods!(ctx, io, [("open", f_open, [0..], Unsafe, Singleton, Kw)]);
     stat::init(ctx);
     filetest::init(ctx);
     fnmatch::init(ctx);
@@ -381,12 +320,7 @@ pub fn init(ctx: &mut Ctx) {
         crate::core::module::body(f).const_set(id, s);
     }
     crate::methods!(ctx, f, [
-        ("open", f_open, [0..], Unsafe, Singleton, Kw),
         ("initialize", f_initialize, [0..], Unsafe, Private, Kw),
-        ("read", f_read, [1..=3], Unsafe, Singleton, Kw),
-        ("readlines", f_readlines, [1..=3], Unsafe, Singleton, Kw),
-        ("binread", f_binread, [1..=3], Unsafe, Singleton),
-        ("write", f_write, [2..=3], Unsafe, Singleton, Kw),
         ("delete", f_delete, [0..], Unsafe, Singleton),
         ("unlink", f_delete, [0..], Unsafe, Singleton),
         ("expand_path", f_expand_path, [1..=2], Unsafe, Singleton),

@@ -7,8 +7,12 @@
 //!   `FLUSH_AT`, on `flush`, before reading from the same IO, before writing to stderr
 //!   (so interleaved output keeps its order) and when the VM finishes.
 
+pub mod chars;
+pub mod class_methods;
 pub mod open_mode;
 pub mod pipe;
+pub mod select;
+pub mod sys;
 
 use std::io::Write as _;
 
@@ -37,6 +41,8 @@ pub struct IoObj {
     /// Encodings set by `set_encoding` or the open mode (`"r:ext:int"`); None = defaults.
     pub ext_enc: Option<u8>,
     pub int_enc: Option<u8>,
+    /// Whether dropping the object closes the descriptor (`IO#autoclose=`).
+    pub autoclose: bool,
     /// The child process of an `IO.popen` IO (waited for on close).
     pub child: Option<i32>,
 }
@@ -46,7 +52,7 @@ impl Drop for IoObj {
         if !self.wbuf.is_empty() {
             let _ = write_fd(self.fd, &self.wbuf);
         }
-        if !self.closed && self.fd > 2 {
+        if !self.closed && self.autoclose && self.fd > 2 {
             // SAFETY: the descriptor is owned by this object.
             unsafe { libc::close(self.fd) };
         }
@@ -77,7 +83,7 @@ pub fn io_ref<'a>(v: Value) -> Option<&'a mut IoObj> {
 
 pub fn new_io(ctx: &mut Ctx, klass: Value, fd: i32, readable: bool, writable: bool, path: Option<String>) -> Value {
     let sync = fd == 2;
-    object::new_data(ctx, klass, Box::new(IoObj { fd, wbuf: Vec::new(), rbuf: Vec::new(), rpos: 0, closed: false, sync, eof: false, path, lineno: 0, readable, writable, ext_enc: None, int_enc: None, child: None }))
+    object::new_data(ctx, klass, Box::new(IoObj { fd, wbuf: Vec::new(), rbuf: Vec::new(), rpos: 0, closed: false, sync, eof: false, path, lineno: 0, readable, writable, ext_enc: None, int_enc: None, autoclose: true, child: None }))
 }
 
 pub(crate) fn sys_error(ctx: &mut Ctx, e: std::io::Error, detail: &str) -> crate::error::Unwind {
@@ -304,7 +310,7 @@ pub fn print_to(ctx: &mut Ctx, out: Value, args: &[Value]) -> Result<()> {
 
 // ---- reading ----
 
-fn fill(ctx: &mut Ctx, io: &mut IoObj) -> Result<bool> {
+pub(crate) fn fill(ctx: &mut Ctx, io: &mut IoObj) -> Result<bool> {
     if io.rpos >= io.rbuf.len() {
         io.rbuf.clear();
         io.rpos = 0;
@@ -342,7 +348,7 @@ fn fill(ctx: &mut Ctx, io: &mut IoObj) -> Result<bool> {
     }
 }
 
-fn check_readable(ctx: &mut Ctx, v: Value) -> Result<()> {
+pub(crate) fn check_readable(ctx: &mut Ctx, v: Value) -> Result<()> {
     let Some(io) = io_ref(v) else { return Err(ctx.type_error("not an IO")) };
     if io.closed {
         return Err(ctx.raise(ctx.c().io_error, "closed stream"));
@@ -396,7 +402,7 @@ pub fn read_all(ctx: &mut Ctx, v: Value) -> Result<Vec<u8>> {
 
 // ---- IO methods ----
 
-fn get_io<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a mut IoObj> {
+pub(crate) fn get_io<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a mut IoObj> {
     match io_ref(v) {
         Some(io) => Ok(io),
         None => Err(ctx.raise(ctx.c().io_error, "uninitialized stream")),
@@ -527,13 +533,13 @@ pub(crate) fn chomp_line(mut line: Vec<u8>, sep: Option<&[u8]>) -> Vec<u8> {
 }
 
 /// The encoding text read from `io` is in: its external encoding, else the default.
-fn read_encoding(ctx: &Ctx, io: &IoObj) -> u8 {
+pub(crate) fn read_encoding(ctx: &Ctx, io: &IoObj) -> u8 {
     io.ext_enc.unwrap_or_else(|| crate::core::encoding::default_external(ctx))
 }
 
 /// A String of text read from `recv`, tagged with the read encoding and transcoded to
 /// the internal encoding when one is set.
-fn read_string(ctx: &mut Ctx, recv: Value, bytes: Vec<u8>) -> Result<Value> {
+pub(crate) fn read_string(ctx: &mut Ctx, recv: Value, bytes: Vec<u8>) -> Result<Value> {
     let Some(io) = io_ref(recv) else { return Ok(string::new_with_enc(ctx, bytes, crate::core::encoding::UTF_8)) };
     let (ext, int) = (read_encoding(ctx, io), io.int_enc);
     let s = string::new_with_enc(ctx, bytes, ext);
@@ -593,7 +599,7 @@ fn m_readlines(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 /// The caller's buffer argument of `read(n, buf)` and friends (nil means none).
-fn buffer_arg(ctx: &mut Ctx, v: Option<&Value>) -> Result<Option<Value>> {
+pub(crate) fn buffer_arg(ctx: &mut Ctx, v: Option<&Value>) -> Result<Option<Value>> {
     match v {
         Some(&b) if !b.is_nil() => {
             let b = string::to_str_arg(ctx, b)?;
@@ -606,7 +612,7 @@ fn buffer_arg(ctx: &mut Ctx, v: Option<&Value>) -> Result<Option<Value>> {
 
 /// Data read into the caller's buffer (its contents replaced, its encoding kept, as
 /// CRuby's byte-counted reads leave it) or, without one, into a new binary String.
-fn into_buffer(ctx: &mut Ctx, buf: Option<Value>, bytes: &[u8]) -> Value {
+pub(crate) fn into_buffer(ctx: &mut Ctx, buf: Option<Value>, bytes: &[u8]) -> Value {
     match buf {
         Some(b) => {
             string::set_bytes(b, bytes.to_vec());
@@ -658,7 +664,7 @@ fn m_read(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 /// The `maxlen` argument of `readpartial`, `sysread` and `read_nonblock`.
-fn maxlen_arg(ctx: &mut Ctx, v: Value) -> Result<usize> {
+pub(crate) fn maxlen_arg(ctx: &mut Ctx, v: Value) -> Result<usize> {
     let n = integer::to_i64_arg(ctx, v)?;
     if n < 0 {
         return Err(ctx.arg_error(&format!("negative length {n} given")));
@@ -666,7 +672,7 @@ fn maxlen_arg(ctx: &mut Ctx, v: Value) -> Result<usize> {
     Ok(n as usize)
 }
 
-fn eof_error(ctx: &mut Ctx) -> crate::error::Unwind {
+pub(crate) fn eof_error(ctx: &mut Ctx) -> crate::error::Unwind {
     ctx.raise(ctx.c().eof_error, "end of file reached")
 }
 

@@ -1,0 +1,348 @@
+//! Descriptor-level IO methods that bypass or sidestep the buffers: `syswrite`, `sysseek`,
+//! `pread`, `pwrite`, `write_nonblock`, `fcntl`, `ioctl`, `fsync`, `fdatasync`, `advise`,
+//! `close_on_exec`, `autoclose`, `to_io`, `lineno=`.
+//!
+//! Invariants: `syswrite`/`sysseek` refuse to run over buffered data the way CRuby does
+//! (a warning for pending writes, IOError "sysseek for buffered IO" for unread input);
+//! `pread`/`pwrite` never move the file offset.
+
+use crate::core::io::{check_readable, eof_error, flush_value, get_io, into_buffer, buffer_arg, io_ref, maxlen_arg, IoObj};
+use crate::core::process::errno_error;
+use crate::core::{integer, object, string};
+use crate::interp::Args;
+use crate::symbol::sym;
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::Result;
+
+fn last_errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+}
+
+fn open_io<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a mut IoObj> {
+    let io = get_io(ctx, v)?;
+    if io.closed {
+        return Err(ctx.raise(ctx.c().io_error, "closed stream"));
+    }
+    Ok(io)
+}
+
+fn writable_io<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a mut IoObj> {
+    let io = open_io(ctx, v)?;
+    if !io.writable {
+        return Err(ctx.raise(ctx.c().io_error, "not opened for writing"));
+    }
+    Ok(io)
+}
+
+fn data_arg(ctx: &mut Ctx, v: Value) -> Result<Vec<u8>> {
+    let s = string::to_s(ctx, v)?;
+    Ok(string::bytes(s).to_vec())
+}
+
+/// `IO#syswrite(data)`: one unbuffered write(2), all of it.
+fn m_syswrite(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let data = data_arg(ctx, args.pos[0])?;
+    let io = writable_io(ctx, recv)?;
+    if !io.wbuf.is_empty() {
+        crate::core::warning::emit(ctx, "warning: syswrite for buffered IO\n", None)?;
+    }
+    let fd = io.fd;
+    let mut done = 0;
+    while done < data.len() {
+        crate::thread::sched::wait_writable(ctx, fd)?;
+        // SAFETY: the slice is a valid buffer.
+        let n = unsafe { libc::write(fd, data[done..].as_ptr() as *const libc::c_void, data.len() - done) };
+        if n < 0 {
+            match last_errno() {
+                libc::EINTR | libc::EAGAIN => continue,
+                e => return Err(errno_error(ctx, e, "")),
+            }
+        }
+        done += n as usize;
+    }
+    Ok(Value::fixnum(done as i64))
+}
+
+/// `IO#write_nonblock(data, exception: true)`: what one write(2) with O_NONBLOCK takes;
+/// `IO::EAGAINWaitWritable` (or `:wait_writable`) when nothing can be written.
+fn m_write_nonblock(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let data = data_arg(ctx, args.pos[0])?;
+    let raise = args.kwarg(ctx, "exception").is_none_or(|v| v.truthy());
+    flush_value(ctx, recv)?;
+    let io = writable_io(ctx, recv)?;
+    set_nonblock(io.fd);
+    // SAFETY: data is a valid buffer.
+    let n = unsafe { libc::write(io.fd, data.as_ptr() as *const libc::c_void, data.len()) };
+    if n >= 0 {
+        return Ok(Value::fixnum(n as i64));
+    }
+    match last_errno() {
+        libc::EAGAIN if !raise => Ok(Value::symbol(ctx.intern("wait_writable"))),
+        libc::EAGAIN => Err(wait_error(ctx, "EAGAINWaitWritable", "write would block")?),
+        e => Err(errno_error(ctx, e, "")),
+    }
+}
+
+pub fn set_nonblock(fd: i32) {
+    // SAFETY: fcntl on a descriptor the caller owns.
+    unsafe {
+        let fl = libc::fcntl(fd, libc::F_GETFL);
+        if fl >= 0 && fl & libc::O_NONBLOCK == 0 {
+            libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK);
+        }
+    }
+}
+
+/// An `IO::EAGAINWait…` exception with CRuby's message.
+pub fn wait_error(ctx: &mut Ctx, class: &str, what: &str) -> Result<crate::error::Unwind> {
+    let id = ctx.intern(class);
+    let Some(k) = crate::core::module::body(ctx.c().io).const_get(id).map(|e| e.value) else {
+        return Ok(errno_error(ctx, libc::EAGAIN, what));
+    };
+    let msg = string::new_utf8(ctx, what);
+    let e = object::allocate(ctx, k)?;
+    ctx.call(e, sym::INITIALIZE, &[msg])?;
+    crate::core::exception::capture_backtrace(ctx, e);
+    Ok(crate::error::Unwind::Raise(e))
+}
+
+fn whence(ctx: &mut Ctx, v: Option<&Value>) -> Result<i32> {
+    let Some(&v) = v else { return Ok(libc::SEEK_SET) };
+    if let Some(id) = v.as_symbol() {
+        return match ctx.sym_str(id).as_str() {
+            "SET" => Ok(libc::SEEK_SET),
+            "CUR" => Ok(libc::SEEK_CUR),
+            "END" => Ok(libc::SEEK_END),
+            "DATA" => Ok(libc::SEEK_DATA),
+            "HOLE" => Ok(libc::SEEK_HOLE),
+            other => Err(ctx.arg_error(&format!("unknown whence: {other}"))),
+        };
+    }
+    integer::to_int_arg(ctx, v)
+}
+
+/// `IO#sysseek(offset, whence = SEEK_SET)`: the new offset.
+fn m_sysseek(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let off = integer::to_i64_arg(ctx, args.pos[0])?;
+    let wh = whence(ctx, args.pos.get(1))?;
+    let io = open_io(ctx, recv)?;
+    if io.rpos < io.rbuf.len() {
+        return Err(ctx.raise(ctx.c().io_error, "sysseek for buffered IO"));
+    }
+    if !io.wbuf.is_empty() {
+        crate::core::warning::emit(ctx, "warning: sysseek for buffered IO\n", None)?;
+    }
+    // SAFETY: lseek on an open descriptor.
+    let r = unsafe { libc::lseek(io.fd, off, wh) };
+    if r < 0 {
+        let e = last_errno();
+        return Err(errno_error(ctx, e, ""));
+    }
+    Ok(Value::fixnum(r))
+}
+
+/// `IO#pread(maxlen, offset, outbuf = nil)`.
+fn m_pread(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let n = maxlen_arg(ctx, args.pos[0])?;
+    let off = integer::to_i64_arg(ctx, args.pos[1])?;
+    let buf = buffer_arg(ctx, args.pos.get(2))?;
+    check_readable(ctx, recv)?;
+    if n == 0 {
+        return Ok(into_buffer(ctx, buf, b""));
+    }
+    let fd = io_ref(recv).expect("io").fd;
+    let mut out = vec![0u8; n];
+    let r = loop {
+        // SAFETY: out holds n writable bytes.
+        let r = unsafe { libc::pread(fd, out.as_mut_ptr() as *mut libc::c_void, n, off) };
+        if r < 0 && last_errno() == libc::EINTR {
+            continue;
+        }
+        break r;
+    };
+    if r < 0 {
+        let e = last_errno();
+        return Err(errno_error(ctx, e, ""));
+    }
+    if r == 0 {
+        return Err(eof_error(ctx));
+    }
+    out.truncate(r as usize);
+    Ok(into_buffer(ctx, buf, &out))
+}
+
+/// `IO#pwrite(data, offset)`: bytes written.
+fn m_pwrite(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let data = data_arg(ctx, args.pos[0])?;
+    let off = integer::to_i64_arg(ctx, args.pos[1])?;
+    flush_value(ctx, recv)?;
+    let io = writable_io(ctx, recv)?;
+    // SAFETY: data is a valid buffer.
+    let r = unsafe { libc::pwrite(io.fd, data.as_ptr() as *const libc::c_void, data.len(), off) };
+    if r < 0 {
+        let e = last_errno();
+        return Err(errno_error(ctx, e, ""));
+    }
+    Ok(Value::fixnum(r as i64))
+}
+
+/// `IO#fcntl(cmd, arg = 0)`: an Integer argument is passed as is; a String as a buffer
+/// the call may fill.
+fn m_fcntl(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let cmd = integer::to_int_arg(ctx, args.pos[0])?;
+    let arg = match args.pos.get(1) {
+        None => 0,
+        Some(&v) if v.is_nil() || v == Value::FALSE => 0,
+        Some(&v) if v == Value::TRUE => 1,
+        Some(&v) if string::is_string(v) => return Err(ctx.not_implemented("IO#fcntl with a String argument")),
+        Some(&v) => integer::to_i64_arg(ctx, v)?,
+    };
+    let io = open_io(ctx, recv)?;
+    // SAFETY: an integer-argument fcntl on an open descriptor.
+    let r = unsafe { libc::fcntl(io.fd, cmd, arg as libc::c_long) };
+    if r < 0 {
+        let e = last_errno();
+        return Err(errno_error(ctx, e, ""));
+    }
+    Ok(Value::fixnum(r as i64))
+}
+
+/// `IO#ioctl(cmd, arg = 0)` with an Integer argument.
+fn m_ioctl(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let cmd = integer::to_i64_arg(ctx, args.pos[0])?;
+    let arg = match args.pos.get(1) {
+        Some(&v) if string::is_string(v) => return Err(ctx.not_implemented("IO#ioctl with a String argument")),
+        Some(&v) if !v.is_nil() => integer::to_i64_arg(ctx, v)?,
+        _ => 0,
+    };
+    let io = open_io(ctx, recv)?;
+    // SAFETY: an integer-argument ioctl on an open descriptor.
+    let r = unsafe { libc::ioctl(io.fd, cmd as libc::c_ulong, arg as libc::c_long) };
+    if r < 0 {
+        let e = last_errno();
+        return Err(errno_error(ctx, e, ""));
+    }
+    Ok(Value::fixnum(r as i64))
+}
+
+fn sync_common(ctx: &mut Ctx, recv: Value, data_only: bool) -> Result<Value> {
+    flush_value(ctx, recv)?;
+    let io = open_io(ctx, recv)?;
+    let fd = io.fd;
+    // SAFETY: fsync/fdatasync on an open descriptor.
+    let r = crate::thread::sched::without_gl(ctx, || unsafe { if data_only { libc::fdatasync(fd) } else { libc::fsync(fd) } });
+    if r < 0 {
+        let e = last_errno();
+        return Err(errno_error(ctx, e, ""));
+    }
+    Ok(Value::fixnum(0))
+}
+
+fn m_fsync(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    sync_common(ctx, recv, false)
+}
+
+fn m_fdatasync(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    sync_common(ctx, recv, true)
+}
+
+/// `IO#advise(advice, offset = 0, len = 0)`: posix_fadvise with a Symbol advice.
+fn m_advise(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let a = args.pos[0];
+    let Some(id) = a.as_symbol() else {
+        let cname = object::class_name_of(ctx, a);
+        return Err(ctx.type_error(&format!("no implicit conversion of {cname} into Symbol")));
+    };
+    let advice = match ctx.sym_str(id).as_str() {
+        "normal" => libc::POSIX_FADV_NORMAL,
+        "sequential" => libc::POSIX_FADV_SEQUENTIAL,
+        "random" => libc::POSIX_FADV_RANDOM,
+        "willneed" => libc::POSIX_FADV_WILLNEED,
+        "dontneed" => libc::POSIX_FADV_DONTNEED,
+        "noreuse" => libc::POSIX_FADV_NOREUSE,
+        other => return Err(ctx.raise(ctx.c().not_implemented_error, &format!("Unsupported advice: :{other}"))),
+    };
+    let off = match args.pos.get(1) {
+        Some(&v) => integer::to_i64_arg(ctx, v)?,
+        None => 0,
+    };
+    let len = match args.pos.get(2) {
+        Some(&v) => integer::to_i64_arg(ctx, v)?,
+        None => 0,
+    };
+    let io = open_io(ctx, recv)?;
+    // SAFETY: posix_fadvise on an open descriptor.
+    let r = unsafe { libc::posix_fadvise(io.fd, off, len, advice) };
+    if r != 0 && r != libc::ESPIPE {
+        return Err(errno_error(ctx, r, ""));
+    }
+    Ok(Value::NIL)
+}
+
+fn m_close_on_exec_p(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let io = open_io(ctx, recv)?;
+    // SAFETY: F_GETFD on an open descriptor.
+    let fl = unsafe { libc::fcntl(io.fd, libc::F_GETFD) };
+    Ok(Value::bool(fl >= 0 && fl & libc::FD_CLOEXEC != 0))
+}
+
+fn m_set_close_on_exec(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let on = args.pos[0].truthy();
+    let io = open_io(ctx, recv)?;
+    // SAFETY: F_GETFD/F_SETFD on an open descriptor.
+    unsafe {
+        let fl = libc::fcntl(io.fd, libc::F_GETFD);
+        if fl >= 0 {
+            libc::fcntl(io.fd, libc::F_SETFD, if on { fl | libc::FD_CLOEXEC } else { fl & !libc::FD_CLOEXEC });
+        }
+    }
+    Ok(args.pos[0])
+}
+
+fn m_autoclose_p(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let io = open_io(ctx, recv)?;
+    Ok(Value::bool(io.autoclose))
+}
+
+fn m_set_autoclose(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let io = open_io(ctx, recv)?;
+    io.autoclose = args.pos[0].truthy();
+    Ok(args.pos[0])
+}
+
+fn m_to_io(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(recv)
+}
+
+fn m_set_lineno(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let n = integer::to_int_arg(ctx, args.pos[0])?;
+    let io = open_io(ctx, recv)?;
+    if !io.readable {
+        return Err(ctx.raise(ctx.c().io_error, "not opened for reading"));
+    }
+    io.lineno = n as i64;
+    Ok(args.pos[0])
+}
+
+pub fn init(ctx: &mut Ctx) {
+    let io = ctx.c().io;
+    crate::methods!(ctx, io, [
+        ("syswrite", m_syswrite, [1], Unsafe),
+        ("write_nonblock", m_write_nonblock, [1], Unsafe, Kw),
+        ("sysseek", m_sysseek, [1..=2], Unsafe),
+        ("pread", m_pread, [2..=3], Unsafe),
+        ("pwrite", m_pwrite, [2], Unsafe),
+        ("fcntl", m_fcntl, [1..=2], Unsafe),
+        ("ioctl", m_ioctl, [1..=2], Unsafe),
+        ("fsync", m_fsync, [0], Unsafe),
+        ("fdatasync", m_fdatasync, [0], Unsafe),
+        ("advise", m_advise, [1..=3], Unsafe),
+        ("close_on_exec?", m_close_on_exec_p, [0], Unsafe),
+        ("close_on_exec=", m_set_close_on_exec, [1], Unsafe),
+        ("autoclose?", m_autoclose_p, [0], Unsafe),
+        ("autoclose=", m_set_autoclose, [1], Unsafe),
+        ("to_io", m_to_io, [0], Safe),
+        ("lineno=", m_set_lineno, [1], Unsafe),
+    ]);
+}
