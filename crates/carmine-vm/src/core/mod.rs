@@ -199,6 +199,7 @@ pub fn init_all(ctx: &mut Ctx) {
     io::chars::init(ctx);
     io::sys::init(ctx);
     io::select::init(ctx);
+    io::copy_stream::init(ctx);
     io::pipe::init(ctx);
     file::init(ctx);
     dir::init(ctx);

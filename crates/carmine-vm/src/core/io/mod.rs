@@ -9,6 +9,7 @@
 
 pub mod chars;
 pub mod class_methods;
+pub mod copy_stream;
 pub mod open_mode;
 pub mod pipe;
 pub mod select;
