@@ -1,5 +1,5 @@
 //! File-system operations beyond opening files (io.rs): `Kernel#test`, `Kernel#open`,
-//! `File.symlink`/`rename`/`readlink`, `Dir.rmdir`.
+//! `File.symlink`/`rename`/`readlink`.
 //!
 //! Errors are `Errno::*` exceptions named after the CRuby function that failed, as
 //! `process::errno_error` formats them ("No such file or directory @ rb_file_s_rename - a").
@@ -174,13 +174,6 @@ fn f_rename(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     }
 }
 
-fn d_rmdir(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let p = path_of(ctx, args.pos[0])?;
-    match std::fs::remove_dir(&p) {
-        Ok(()) => Ok(Value::fixnum(0)),
-        Err(e) => Err(sys_err(ctx, e, "dir_s_rmdir", &p)),
-    }
-}
 
 pub fn init(ctx: &mut Ctx) {
     let k = ctx.c().kernel;
@@ -193,11 +186,5 @@ pub fn init(ctx: &mut Ctx) {
         ("symlink", f_symlink, [2], Unsafe, Singleton),
         ("readlink", f_readlink, [1], Unsafe, Singleton),
         ("rename", f_rename, [2], Unsafe, Singleton),
-    ]);
-    let d = ctx.c().dir;
-    crate::methods!(ctx, d, [
-        ("rmdir", d_rmdir, [1], Unsafe, Singleton),
-        ("delete", d_rmdir, [1], Unsafe, Singleton),
-        ("unlink", d_rmdir, [1], Unsafe, Singleton),
     ]);
 }

@@ -154,6 +154,28 @@ fn f_delete(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     Ok(Value::fixnum(args.pos.len() as i64))
 }
 
+/// A user's home directory from the password database (the current user's for None).
+pub fn user_home(user: Option<&str>) -> Option<String> {
+    let mut buf = vec![0 as libc::c_char; 16384];
+    // SAFETY: an all-zero passwd is a valid out-value.
+    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut res: *mut libc::passwd = std::ptr::null_mut();
+    let rc = match user {
+        Some(u) => {
+            let c = std::ffi::CString::new(u).ok()?;
+            // SAFETY: all pointers are valid for the call; buf outlives the result's use.
+            unsafe { libc::getpwnam_r(c.as_ptr(), &mut pw, buf.as_mut_ptr(), buf.len(), &mut res) }
+        }
+        // SAFETY: as above.
+        None => unsafe { libc::getpwuid_r(libc::getuid(), &mut pw, buf.as_mut_ptr(), buf.len(), &mut res) },
+    };
+    if rc != 0 || res.is_null() || pw.pw_dir.is_null() {
+        return None;
+    }
+    // SAFETY: pw_dir points into buf, NUL-terminated.
+    Some(unsafe { std::ffi::CStr::from_ptr(pw.pw_dir) }.to_string_lossy().into_owned())
+}
+
 /// `File.expand_path(path, dir = nil)`.
 pub fn expand_path(path: &str, dir: Option<&str>) -> String {
     let home = std::env::var("HOME").unwrap_or_else(|_| "/".into());
@@ -161,6 +183,13 @@ pub fn expand_path(path: &str, dir: Option<&str>) -> String {
         home.clone()
     } else if let Some(r) = path.strip_prefix("~/") {
         format!("{home}/{r}")
+    } else if let Some(user_path) = path.strip_prefix('~') {
+        let (user, rest) = user_path.split_once('/').unwrap_or((user_path, ""));
+        match user_home(Some(user)) {
+            Some(h) if rest.is_empty() => h,
+            Some(h) => format!("{h}/{rest}"),
+            None => path.to_string(),
+        }
     } else {
         path.to_string()
     };
