@@ -95,6 +95,13 @@ impl Runtime {
     /// Sets `$0`, `ARGV`, `$VERBOSE` and the load path before running a script.
     /// `--enable-frozen-string-literal`: string literals of every file and eval without a
     /// `frozen_string_literal` magic comment are frozen.
+    /// Catches the signals that Ruby turns into exceptions (SIGINT → Interrupt, SIGTERM …
+    /// → SignalException), as the `ruby` command does; an embedding application may leave
+    /// the process's handlers alone by not calling this.
+    pub fn install_signal_handlers(&mut self) {
+        crate::core::signal::install_ruby_defaults(self.ctx());
+    }
+
     pub fn set_frozen_string_literals(&mut self, on: bool) {
         self.ctx.vm().frozen_string_literals.set(on);
     }
@@ -225,6 +232,12 @@ pub(crate) fn finish(ctx: &mut Ctx, r: Result<Value, Unwind>) -> Outcome {
 /// and its status becomes the outcome.
 pub(crate) fn run_at_exit(ctx: &mut Ctx) -> Option<Outcome> {
     let mut outcome = None;
+    // `trap("EXIT")` runs first (it is registered as the last of the exit handlers).
+    if let Some(h) = crate::core::signal::exit_handler(ctx) {
+        if let Err(e) = ctx.call_str(h, "call", &[Value::fixnum(0)]) {
+            outcome = Some(report(ctx, e));
+        }
+    }
     loop {
         let next = ctx.vm().at_exit.borrow_mut().pop();
         let Some(p) = next else { break };

@@ -119,6 +119,10 @@ pub struct Vm {
     pub ignore_deadlock: Cell<bool>,
     /// Identity of the next thread context (fibers record their thread's).
     pub next_thread_serial: std::sync::atomic::AtomicUsize,
+    /// Signals received for this VM, not yet handled (see `thread::signal`).
+    pub signals: std::sync::Arc<crate::thread::signal::Inbox>,
+    /// `Signal.trap` handlers: a Hash from signal number to Proc or command (a root).
+    pub traps: Cell<Value>,
 }
 
 impl Vm {
@@ -161,6 +165,8 @@ impl Vm {
             abort_on_exception: Cell::new(false),
             ignore_deadlock: Cell::new(false),
             next_thread_serial: std::sync::atomic::AtomicUsize::new(1),
+            signals: std::sync::Arc::new(crate::thread::signal::Inbox::default()),
+            traps: Cell::new(Value::NIL),
         }
     }
 

@@ -127,6 +127,7 @@ fn run(o: Options) -> i32 {
     let mut rt = Runtime::new();
     rt.configure(&path, &args, &o.load_path, o.verbose);
     rt.set_frozen_string_literals(o.frozen_string_literals);
+    rt.install_signal_handlers();
     if o.dump_insns {
         return match rt.dump_insns(&source, &path) {
             Ok(text) => {

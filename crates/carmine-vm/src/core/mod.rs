@@ -49,6 +49,7 @@ pub mod rational;
 pub mod regexp;
 pub mod regexp_syntax;
 pub mod set;
+pub mod signal;
 pub mod string;
 pub mod string_case;
 pub mod string_conv;

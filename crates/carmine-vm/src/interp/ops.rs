@@ -1106,25 +1106,26 @@ pub fn get_caller_last_line(ctx: &Ctx) -> Value {
 // ---- safepoints ----
 
 /// Interrupt bits.
-pub const INTERRUPT_SIGINT: u32 = 1;
+/// A signal is waiting in the VM's inbox (`thread::signal`).
+pub const INTERRUPT_SIGNAL: u32 = 1;
 /// Another thread has waited a whole time slice for the giant lock.
 pub const INTERRUPT_YIELD: u32 = 2;
 
-/// Handles the VM's interrupt word at a safepoint: a SIGINT (raised as Interrupt in the
-/// main thread, forwarded to it from others), a request to hand the giant lock over, and
+/// Handles the VM's interrupt word at a safepoint: a signal (its handler run in the main
+/// thread, forwarded to it from others), a request to hand the giant lock over, and
 /// then what other threads posted to this one.
 #[cold]
 #[inline(never)]
 pub fn handle_interrupt(ctx: &mut Ctx) -> Result<()> {
     use crate::thread::sched;
     let bits = ctx.vm().interrupt.swap(0, std::sync::atomic::Ordering::AcqRel);
-    if bits & INTERRUPT_SIGINT != 0 {
+    if bits & INTERRUPT_SIGNAL != 0 {
         if sched::is_main(ctx) {
-            let e = ctx.new_error(ctx.c().interrupt, "");
-            return Err(Unwind::Raise(e));
+            crate::core::signal::run_handlers(ctx)?;
+        } else {
+            let main = ctx.vm().main_thread.get();
+            sched::post(ctx, main, sched::PENDING_SIGNAL);
         }
-        let main = ctx.vm().main_thread.get();
-        sched::post(ctx, main, sched::PENDING_SIGINT);
     }
     if bits & INTERRUPT_YIELD != 0 {
         sched::yield_gl(ctx);

@@ -11,6 +11,7 @@
 
 pub mod gl;
 pub mod sched;
+pub mod signal;
 
 use crate::fiber::stack::ValueStack;
 use crate::fiber::ThreadFibers;

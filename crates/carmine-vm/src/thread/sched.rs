@@ -27,7 +27,9 @@ use crate::Result;
 /// `ThreadShared::pending` bits.
 pub const PENDING_KILL: u32 = 1;
 pub const PENDING_RAISE: u32 = 2;
-pub const PENDING_SIGINT: u32 = 4;
+/// Signals wait in the VM's inbox for the main thread (posted by another thread that saw
+/// the VM's `INTERRUPT_SIGNAL`).
+pub const PENDING_SIGNAL: u32 = 4;
 pub const PENDING_DEADLOCK: u32 = 8;
 
 /// The longest a blocked thread sleeps before it looks at the VM's interrupt word again
@@ -375,12 +377,10 @@ fn take_pending(ctx: &mut Ctx, t: Value, bits: u32, blocking: bool) -> std::resu
         let fatal = ctx.c().fatal;
         return Err((keep | (rest & !PENDING_DEADLOCK), ctx.raise(fatal, "No live threads left. Deadlock?")));
     }
-    if rest & PENDING_SIGINT != 0 {
-        let e = ctx.new_error(ctx.c().interrupt, "");
-        if deliverable(ctx, t, e, blocking) {
-            return Err((keep | (rest & !PENDING_SIGINT), Unwind::Raise(e)));
+    if rest & PENDING_SIGNAL != 0 {
+        if let Err(e) = crate::core::signal::run_handlers(ctx) {
+            return Err((keep | (rest & !PENDING_SIGNAL), e));
         }
-        keep |= PENDING_SIGINT;
     }
     if rest & PENDING_RAISE != 0 {
         let list = td(t).pending_raise.clone();
@@ -513,7 +513,7 @@ fn park(shared: &ThreadShared, interrupt: &AtomicU32, main: bool, deadline: Opti
         if shared.wake.swap(false, Ordering::AcqRel) || shared.pending.load(Ordering::Acquire) != 0 {
             return;
         }
-        if main && interrupt.load(Ordering::Relaxed) & crate::interp::ops::INTERRUPT_SIGINT != 0 {
+        if main && interrupt.load(Ordering::Relaxed) & crate::interp::ops::INTERRUPT_SIGNAL != 0 {
             return;
         }
         let mut slice = POLL;

@@ -184,7 +184,7 @@ fn st_describe(st: &StatusObj) -> String {
     }
 }
 
-fn signal_name(sig: i32) -> Option<&'static str> {
+pub(crate) fn signal_name(sig: i32) -> Option<&'static str> {
     SIGNALS.iter().find(|(_, n)| *n == sig).map(|(name, _)| *name)
 }
 
@@ -426,7 +426,7 @@ fn p_waitall(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
 
 /// A signal argument of `Process.kill`: a number, or a name with or without `SIG`
 /// (a leading `-` signals the process group).
-fn signal_arg(ctx: &mut Ctx, v: Value) -> Result<(i32, bool)> {
+pub(crate) fn signal_arg(ctx: &mut Ctx, v: Value) -> Result<(i32, bool)> {
     if let Some(n) = v.as_fixnum() {
         return Ok((n as i32, false));
     }
@@ -454,14 +454,21 @@ fn p_kill(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         return Err(ctx.arity_error(args.pos.len(), 2, None));
     }
     let (sig, group) = signal_arg(ctx, args.pos[0])?;
+    // SAFETY: getpid/getpgrp have no preconditions.
+    let (me, my_group) = unsafe { (libc::getpid(), libc::getpgrp()) };
+    let mut to_self = false;
     for &p in &args.pos[1..] {
         let pid = crate::core::integer::to_i64_arg(ctx, p)? as libc::pid_t;
         let target = if group { -pid } else { pid };
+        to_self |= target == me || target == 0 || target == -my_group;
         // SAFETY: kill(2) has no memory-safety requirements.
         if unsafe { libc::kill(target, sig) } < 0 {
             let code = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::ESRCH);
             return Err(errno_error(ctx, code, ""));
         }
+    }
+    if to_self && sig != 0 {
+        crate::core::signal::after_self_kill(ctx)?;
     }
     Ok(Value::fixnum(args.pos.len() as i64 - 1))
 }
@@ -516,6 +523,7 @@ pub fn init(ctx: &mut Ctx) {
     ]);
     let s = ctx.c().signal;
     crate::methods!(ctx, s, [("list", sig_list, [0], Safe, ModuleFunction)]);
+    crate::core::signal::init(ctx);
     let se = ctx.c().signal_exception;
     crate::methods!(ctx, se, [
         ("initialize", sigexc_initialize, [0..], Safe, Private),
