@@ -62,7 +62,11 @@ pub fn install_ruby_defaults(ctx: &mut Ctx) {
 /// The signal number of a trap argument, with CRuby's errors for reserved and
 /// untrappable signals.
 fn trap_signal(ctx: &mut Ctx, v: Value) -> Result<i32> {
-    let (n, _) = signal_arg(ctx, v)?;
+    let (n, negative) = signal_arg(ctx, v)?;
+    if negative {
+        let name = signal_name(n).unwrap_or("?");
+        return Err(ctx.arg_error(&format!("negative signal name: -{name}")));
+    }
     if !(0..65).contains(&n) {
         return Err(ctx.arg_error(&format!("invalid signal number ({n})")));
     }

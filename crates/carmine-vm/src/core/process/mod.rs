@@ -192,7 +192,7 @@ const SIGNALS: &[(&str, i32)] = &[
     ("EXIT", 0), ("HUP", libc::SIGHUP), ("INT", libc::SIGINT), ("QUIT", libc::SIGQUIT), ("ILL", libc::SIGILL), ("TRAP", libc::SIGTRAP),
     ("ABRT", libc::SIGABRT), ("IOT", libc::SIGIOT), ("BUS", libc::SIGBUS), ("FPE", libc::SIGFPE), ("KILL", libc::SIGKILL), ("USR1", libc::SIGUSR1),
     ("SEGV", libc::SIGSEGV), ("USR2", libc::SIGUSR2), ("PIPE", libc::SIGPIPE), ("ALRM", libc::SIGALRM), ("TERM", libc::SIGTERM),
-    ("STKFLT", libc::SIGSTKFLT), ("CHLD", libc::SIGCHLD), ("CLD", libc::SIGCHLD), ("CONT", libc::SIGCONT), ("STOP", libc::SIGSTOP),
+("CHLD", libc::SIGCHLD), ("CLD", libc::SIGCHLD), ("CONT", libc::SIGCONT), ("STOP", libc::SIGSTOP),
     ("TSTP", libc::SIGTSTP), ("TTIN", libc::SIGTTIN), ("TTOU", libc::SIGTTOU), ("URG", libc::SIGURG), ("XCPU", libc::SIGXCPU),
     ("XFSZ", libc::SIGXFSZ), ("VTALRM", libc::SIGVTALRM), ("PROF", libc::SIGPROF), ("WINCH", libc::SIGWINCH), ("IO", libc::SIGIO),
     ("POLL", libc::SIGPOLL), ("PWR", libc::SIGPWR), ("SYS", libc::SIGSYS),
@@ -432,11 +432,12 @@ pub(crate) fn signal_arg(ctx: &mut Ctx, v: Value) -> Result<(i32, bool)> {
     }
     let name = if let Some(s) = v.as_symbol() {
         ctx.sym_str(s).to_string()
-    } else if string::is_string(v) {
-        string::str_arg(ctx, v)?
+    } else if string::is_string(v) || (v.is_heap() && ctx.respond_to(v, crate::symbol::sym::TO_STR, true)) {
+        let s = string::to_str_arg(ctx, v)?;
+        string::to_rust_string_lossy(s)
     } else {
-        let s = object::inspect_string(ctx, v)?;
-        return Err(ctx.arg_error(&format!("bad signal type {}", s.trim_start_matches('#'))));
+        let cname = object::class_name_of(ctx, v);
+        return Err(ctx.arg_error(&format!("bad signal type {cname}")));
     };
     let (neg, bare) = match name.strip_prefix('-') {
         Some(rest) => (true, rest),
