@@ -344,5 +344,87 @@ pub fn init(ctx: &mut Ctx) {
         ("autoclose=", m_set_autoclose, [1], Unsafe),
         ("to_io", m_to_io, [0], Safe),
         ("lineno=", m_set_lineno, [1], Unsafe),
+        ("reopen", m_reopen, [0..], Unsafe, Kw),
     ]);
+}
+
+/// `IO#reopen(other_io)` / `reopen(path, mode = nil, **opts)`: this IO's descriptor is
+/// made a copy of the other one (dup2, so its number does not change), buffers dropped.
+fn m_reopen(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    if args.pos.is_empty() || args.pos.len() > 2 {
+        return Err(ctx.arity_error(args.pos.len(), 1, Some(2)));
+    }
+    let target = args.pos[0];
+    let other = if io_ref(target).is_some() {
+        Some(target)
+    } else {
+        let to_io = ctx.intern("to_io");
+        if !string::is_string(target) && target.is_heap() && ctx.respond_to(target, to_io, true) { Some(ctx.call(target, to_io, &[])?) } else { None }
+    };
+    flush_value(ctx, recv)?;
+    let me = get_io(ctx, recv)?;
+    if let Some(o) = other {
+        flush_value(ctx, o)?;
+        let src = open_io(ctx, o)?;
+        let (fd, r, w, path) = (src.fd, src.readable, src.writable, src.path.clone());
+        let me = get_io(ctx, recv)?;
+        if me.closed {
+            // A closed IO gets a fresh descriptor number.
+            // SAFETY: dup of an open descriptor.
+            me.fd = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
+            me.closed = false;
+        } else if me.fd != fd {
+            // SAFETY: both descriptors are open.
+            if unsafe { libc::dup2(fd, me.fd) } < 0 {
+                let e = last_errno();
+                return Err(errno_error(ctx, e, ""));
+            }
+        }
+        let me = get_io(ctx, recv)?;
+        me.readable = r;
+        me.writable = w;
+        me.path = path;
+        me.rbuf.clear();
+        me.rpos = 0;
+        me.eof = false;
+        return Ok(recv);
+    }
+    let c = crate::core::file::stat::cpath_arg(ctx, target)?;
+    let m = match args.pos.get(1) {
+        Some(&mv) => crate::core::io::open_mode::mode_arg(ctx, mv)?,
+        None if me.closed => crate::core::io::open_mode::mode_from_flags(libc::O_RDONLY),
+        None => {
+            // The mode the IO already has (a write stream reopens for writing).
+            let flags = match (me.readable, me.writable) {
+                (true, true) => libc::O_RDWR,
+                (false, true) => libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC,
+                _ => libc::O_RDONLY,
+            };
+            crate::core::io::open_mode::mode_from_flags(flags)
+        }
+    };
+    // SAFETY: c is NUL-terminated.
+    let fd = unsafe { libc::open(c.as_ptr(), m.flags | libc::O_CLOEXEC, 0o666) };
+    if fd < 0 {
+        let e = last_errno();
+        return Err(errno_error(ctx, e, &format!("rb_sysopen - {}", String::from_utf8_lossy(c.as_bytes()))));
+    }
+    let me = get_io(ctx, recv)?;
+    if me.closed {
+        me.fd = fd;
+        me.closed = false;
+    } else {
+        // SAFETY: both descriptors are open; the temporary one is closed after.
+        unsafe {
+            libc::dup2(fd, me.fd);
+            libc::close(fd);
+        }
+    }
+    me.readable = m.readable();
+    me.writable = m.writable();
+    me.path = Some(String::from_utf8_lossy(c.as_bytes()).into_owned());
+    me.rbuf.clear();
+    me.rpos = 0;
+    me.eof = false;
+    Ok(recv)
 }

@@ -1,6 +1,7 @@
 //! Process, Signal, and system errors (`Errno::*`), plus running shell commands.
 
 pub mod ids;
+pub mod spawn;
 
 use crate::core::{array, module, object, string};
 use crate::error::Unwind;
@@ -104,7 +105,7 @@ fn shell(ctx: &mut Ctx, cmd: &str, capture: bool) -> Result<(Vec<u8>, i64, i32)>
 }
 
 /// Sets `$?` to a new Process::Status and returns it.
-fn set_last_status(ctx: &mut Ctx, pid: i64, status: i32) -> Value {
+pub(crate) fn set_last_status(ctx: &mut Ctx, pid: i64, status: i32) -> Value {
     let klass = status_class(ctx);
     let v = object::new_data(ctx, klass, Box::new(StatusObj { pid, status }));
     ctx.last_status = v;
@@ -298,21 +299,6 @@ fn k_backtick(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     Ok(string::new_from_bytes(ctx, &out))
 }
 
-fn k_system(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let mut parts = Vec::new();
-    for &a in args.pos {
-        if crate::core::hash::is_hash(a) {
-            continue;
-        }
-        parts.push(string::str_arg(ctx, a)?);
-    }
-    let cmd = parts.join(" ");
-    let (_, pid, status) = shell(ctx, &cmd, false)?;
-    set_last_status(ctx, pid, status);
-    let exited = libc::WIFEXITED(status);
-    let code = libc::WEXITSTATUS(status);
-    Ok(if exited && code == 127 { Value::NIL } else { Value::bool(exited && code == 0) })
-}
 
 /// `fork` / `Process.fork`: a child process running this program from here. With a block,
 /// the child runs the block and then ends as a program does (`at_exit` handlers, status
@@ -499,6 +485,8 @@ pub fn init(ctx: &mut Ctx) {
     }
     crate::methods!(ctx, p, [
         ("pid", p_pid, [0], Safe, ModuleFunction),
+        ("spawn", spawn::p_spawn, [1..], Unsafe, ModuleFunction, Kw),
+        ("exec", spawn::k_exec, [1..], Unsafe, ModuleFunction, Kw),
         ("clock_gettime", p_clock_gettime, [1..=2], Safe, ModuleFunction),
         ("ppid", p_ppid, [0], Safe, ModuleFunction),
         ("fork", k_fork, [0], Unsafe, ModuleFunction),
@@ -519,7 +507,9 @@ pub fn init(ctx: &mut Ctx) {
     let k = ctx.c().kernel;
     crate::methods!(ctx, k, [
         ("`", k_backtick, [1], Unsafe, ModuleFunction),
-        ("system", k_system, [1..], Unsafe, ModuleFunction),
+        ("system", spawn::k_system, [1..], Unsafe, ModuleFunction, Kw),
+        ("spawn", spawn::p_spawn, [1..], Unsafe, ModuleFunction, Kw),
+        ("exec", spawn::k_exec, [1..], Unsafe, ModuleFunction, Kw),
         ("fork", k_fork, [0], Unsafe, ModuleFunction),
     ]);
     let s = ctx.c().signal;

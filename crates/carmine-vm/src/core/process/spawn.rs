@@ -1,0 +1,518 @@
+//! Starting programs: `Process.spawn`/`Kernel#spawn`, `exec` and `system`, with CRuby's
+//! command forms (a shell command line, a program and arguments, `[program, argv0]`), an
+//! environment Hash, and the options (redirections, `chdir:`, `umask:`, `pgroup:`,
+//! `unsetenv_others:`, `close_others:`, `rlimit_*:`).
+//!
+//! Invariants:
+//! - Everything the child needs (paths, argv, environment, the redirection plan) is made
+//!   before fork(2); between fork and exec the child makes only system calls, because other
+//!   threads of the parent may hold locks the child would inherit.
+//! - A child that cannot exec writes its errno to a close-on-exec pipe and exits 127; the
+//!   parent reads the pipe and raises `Errno::*` with the command in the message, as CRuby.
+
+use std::ffi::CString;
+
+use crate::core::process::errno_error;
+use crate::core::{array, hash, integer, io, object, string};
+use crate::interp::Args;
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::Result;
+
+/// One redirection in the child: make `child_fd` a copy of `source`.
+enum Source {
+    Fd(i32),
+    /// Open a file (path, flags, perm) in the child.
+    Path(CString, i32, u32),
+    Close,
+}
+
+struct Plan {
+    /// The program to execute (already searched in PATH) and its argv.
+    prog: CString,
+    argv: Vec<CString>,
+    env: Option<Vec<CString>>,
+    redirects: Vec<(i32, Source)>,
+    chdir: Option<CString>,
+    umask: Option<libc::mode_t>,
+    pgroup: Option<libc::pid_t>,
+    rlimits: Vec<(i32, libc::rlimit)>,
+    close_others: bool,
+    /// What error messages name ("ls", or the whole command line).
+    shown: String,
+}
+
+const SHELL_META: &[u8] = b"*?{}[]<>()~&|\\$;'`\"\n#=%";
+
+fn cstring(ctx: &mut Ctx, b: &[u8]) -> Result<CString> {
+    CString::new(b.to_vec()).map_err(|_| ctx.arg_error("string contains null byte"))
+}
+
+fn str_bytes(ctx: &mut Ctx, v: Value) -> Result<Vec<u8>> {
+    let s = string::to_str_arg(ctx, v)?;
+    Ok(string::bytes(s).to_vec())
+}
+
+/// Searches PATH for a program name without a slash (None: not found).
+fn search_path(name: &[u8], env_path: Option<&[u8]>) -> Option<Vec<u8>> {
+    if name.contains(&b'/') {
+        return Some(name.to_vec());
+    }
+    let path = env_path.map(|p| p.to_vec()).or_else(|| std::env::var_os("PATH").map(|p| p.into_encoded_bytes())).unwrap_or_else(|| b"/usr/local/bin:/usr/bin:/bin".to_vec());
+    for dir in path.split(|&b| b == b':') {
+        let dir = if dir.is_empty() { b".".as_slice() } else { dir };
+        let mut full = dir.to_vec();
+        full.push(b'/');
+        full.extend_from_slice(name);
+        if let Ok(c) = CString::new(full.clone()) {
+            // SAFETY: c is NUL-terminated.
+            if unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0 {
+                use std::os::unix::ffi::OsStrExt;
+                let is_dir = std::fs::metadata(std::ffi::OsStr::from_bytes(&full)).is_ok_and(|m| m.is_dir());
+                if !is_dir {
+                    return Some(full);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// A redirection target key: `:in`/`:out`/`:err`, an Integer, or an IO.
+fn fd_key(ctx: &mut Ctx, k: Value) -> Result<Option<i32>> {
+    if let Some(id) = k.as_symbol() {
+        return Ok(match ctx.sym_str(id).as_str() {
+            "in" => Some(0),
+            "out" => Some(1),
+            "err" => Some(2),
+            _ => None,
+        });
+    }
+    if let Some(n) = k.as_fixnum() {
+        return Ok(Some(n as i32));
+    }
+    if let Some(o) = io::io_ref(k) {
+        return Ok(Some(o.fd));
+    }
+    Ok(None)
+}
+
+/// A redirection source for child descriptor `child`.
+fn source(ctx: &mut Ctx, child: i32, v: Value) -> Result<Source> {
+    if let Some(id) = v.as_symbol() {
+        return Ok(match ctx.sym_str(id).as_str() {
+            "close" => Source::Close,
+            "in" => Source::Fd(0),
+            "out" => Source::Fd(1),
+            "err" => Source::Fd(2),
+            other => return Err(ctx.arg_error(&format!("wrong exec redirect symbol: {other}"))),
+        });
+    }
+    if let Some(n) = v.as_fixnum() {
+        return Ok(Source::Fd(n as i32));
+    }
+    if let Some(o) = io::io_ref(v) {
+        io::flush_value(ctx, v)?;
+        return Ok(Source::Fd(o.fd));
+    }
+    let default_flags = if child == 0 { libc::O_RDONLY } else { libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC };
+    if array::is_array(v) {
+        let items = array::to_vec(v);
+        if items.first().and_then(|f| f.as_symbol()).is_some_and(|id| ctx.sym_str(id) == "child") {
+            let fd = match items.get(1) {
+                Some(&t) => fd_key(ctx, t)?.unwrap_or(-1),
+                None => -1,
+            };
+            return Ok(Source::Fd(fd));
+        }
+        let path = match items.first() {
+            Some(&p) => crate::core::file::stat::cpath_arg(ctx, p)?,
+            None => return Err(ctx.arg_error("wrong exec redirect action")),
+        };
+        let flags = match items.get(1) {
+            Some(&m) => crate::core::io::open_mode::mode_arg(ctx, m)?.flags,
+            None => libc::O_RDONLY,
+        };
+        let perm = match items.get(2) {
+            Some(&p) => integer::to_int_arg(ctx, p)? as u32,
+            None => 0o644,
+        };
+        return Ok(Source::Path(path, flags, perm));
+    }
+    let path = crate::core::file::stat::cpath_arg(ctx, v)?;
+    Ok(Source::Path(path, default_flags, 0o644))
+}
+
+fn parse_options(ctx: &mut Ctx, opts: Value, plan: &mut Plan, env: &mut Vec<(Vec<u8>, Option<Vec<u8>>)>, unsetenv: &mut bool) -> Result<()> {
+    for (k, v) in hash::pairs(opts) {
+        if let Some(fd) = fd_key(ctx, k)? {
+            let src = source(ctx, fd, v)?;
+            plan.redirects.push((fd, src));
+            continue;
+        }
+        if array::is_array(k) {
+            let src = source(ctx, 1, v)?;
+            for t in array::to_vec(k) {
+                if let Some(fd) = fd_key(ctx, t)? {
+                    let s = match &src {
+                        Source::Fd(n) => Source::Fd(*n),
+                        Source::Close => Source::Close,
+                        Source::Path(p, f, m) => Source::Path(p.clone(), *f, *m),
+                    };
+                    plan.redirects.push((fd, s));
+                }
+            }
+            continue;
+        }
+        let Some(id) = k.as_symbol() else {
+            let shown = object::inspect_string(ctx, k)?;
+            return Err(ctx.arg_error(&format!("wrong exec option: {shown}")));
+        };
+        let name = ctx.sym_str(id);
+        match name.as_str() {
+            "chdir" => plan.chdir = Some(crate::core::file::stat::cpath_arg(ctx, v)?),
+            "umask" => plan.umask = Some(integer::to_int_arg(ctx, v)? as libc::mode_t),
+            "pgroup" => {
+                plan.pgroup = if v == Value::TRUE {
+                    Some(0)
+                } else if v.is_nil() || v == Value::FALSE {
+                    None
+                } else {
+                    let n = integer::to_int_arg(ctx, v)?;
+                    if n < 0 {
+                        return Err(ctx.arg_error(&format!("negative process group ID : {n}")));
+                    }
+                    Some(n)
+                }
+            }
+            "unsetenv_others" => *unsetenv = v.truthy(),
+            "close_others" => plan.close_others = v.truthy(),
+            "new_pgroup" => return Err(ctx.arg_error("new_pgroup option specified for non-Windows")),
+            "exception" => {}
+            r if r.starts_with("rlimit_") => {
+                let res_name = string::new_utf8(ctx, &r["rlimit_".len()..].to_uppercase());
+                let res = crate::core::process::ids::rlimit_resource(ctx, res_name)?;
+                let (cur, max) = if array::is_array(v) {
+                    let items = array::to_vec(v);
+                    let cur = integer::to_i64_arg(ctx, items.first().copied().unwrap_or(Value::fixnum(0)))? as u64;
+                    let max = match items.get(1) {
+                        Some(&m) => integer::to_i64_arg(ctx, m)? as u64,
+                        None => cur,
+                    };
+                    (cur, max)
+                } else {
+                    let n = integer::to_i64_arg(ctx, v)? as u64;
+                    (n, n)
+                };
+                plan.rlimits.push((res, libc::rlimit { rlim_cur: cur, rlim_max: max }));
+            }
+            _ => {
+                let shown = object::inspect_string(ctx, k)?;
+                return Err(ctx.arg_error(&format!("wrong exec option symbol: {}", shown.trim_start_matches(':'))));
+            }
+        }
+        let _ = env;
+    }
+    Ok(())
+}
+
+/// Builds the child's plan from spawn/exec/system arguments.
+fn plan_of(ctx: &mut Ctx, args: &Args) -> Result<Plan> {
+    let mut pos: Vec<Value> = args.pos.to_vec();
+    let mut opts = args.kw;
+    if opts.is_none() && pos.last().is_some_and(|&v| hash::is_hash(v)) && pos.len() > 1 {
+        opts = pos.pop();
+    }
+    let mut env_pairs: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::new();
+    if let Some(&first) = pos.first() {
+        if hash::is_hash(first) {
+            for (k, v) in hash::pairs(first) {
+                let name = str_bytes(ctx, k)?;
+                if name.contains(&b'=') {
+                    return Err(ctx.arg_error(&format!("environment name contains a equal : {}", String::from_utf8_lossy(&name))));
+                }
+                let value = if v.is_nil() { None } else { Some(str_bytes(ctx, v)?) };
+                env_pairs.push((name, value));
+            }
+            pos.remove(0);
+        }
+    }
+    if pos.is_empty() {
+        return Err(ctx.arity_error(0, 1, None));
+    }
+    let mut plan = Plan { prog: CString::default(), argv: Vec::new(), env: None, redirects: Vec::new(), chdir: None, umask: None, pgroup: None, rlimits: Vec::new(), close_others: false, shown: String::new() };
+    let mut unsetenv = false;
+    if let Some(o) = opts {
+        parse_options(ctx, o, &mut plan, &mut env_pairs, &mut unsetenv)?;
+    }
+    // The environment the child gets.
+    if !env_pairs.is_empty() || unsetenv {
+        let mut vars: Vec<(Vec<u8>, Vec<u8>)> = if unsetenv { Vec::new() } else { std::env::vars_os().map(|(k, v)| (k.into_encoded_bytes(), v.into_encoded_bytes())).collect() };
+        for (k, v) in &env_pairs {
+            vars.retain(|(n, _)| n != k);
+            if let Some(v) = v {
+                vars.push((k.clone(), v.clone()));
+            }
+        }
+        let mut list = Vec::new();
+        for (k, v) in vars {
+            let mut e = k;
+            e.push(b'=');
+            e.extend_from_slice(&v);
+            list.push(cstring(ctx, &e)?);
+        }
+        plan.env = Some(list);
+    }
+    let env_path = env_pairs.iter().find(|(k, _)| k == b"PATH").and_then(|(_, v)| v.clone());
+    // The program: [prog, argv0] or a name, then arguments; one String alone is a command
+    // line, run by the shell when it needs one.
+    let (prog, argv0) = if array::is_array(pos[0]) {
+        let pair = array::to_vec(pos[0]);
+        if pair.len() != 2 {
+            return Err(ctx.arg_error("wrong first argument"));
+        }
+        (str_bytes(ctx, pair[0])?, Some(str_bytes(ctx, pair[1])?))
+    } else {
+        (str_bytes(ctx, pos[0])?, None)
+    };
+    let mut argv: Vec<Vec<u8>> = Vec::new();
+    let prog = if pos.len() == 1 && argv0.is_none() {
+        plan.shown = String::from_utf8_lossy(&prog).into_owned();
+        let needs_shell = prog.iter().any(|b| SHELL_META.contains(b)) || prog.split(|b| b.is_ascii_whitespace()).next().is_some_and(|w| matches!(w, b"exit" | b"exec" | b"cd" | b"export" | b"set" | b"." | b"source" | b"ulimit" | b"umask" | b"wait" | b"alias" | b"unset"));
+        if needs_shell {
+            argv = vec![b"sh".to_vec(), b"-c".to_vec(), prog.clone()];
+            b"/bin/sh".to_vec()
+        } else {
+            argv = prog.split(|b| b.is_ascii_whitespace()).filter(|w| !w.is_empty()).map(|w| w.to_vec()).collect();
+            if argv.is_empty() {
+                return Err(errno_error(ctx, libc::ENOENT, &plan.shown));
+            }
+            argv[0].clone()
+        }
+    } else {
+        plan.shown = String::from_utf8_lossy(&prog).into_owned();
+        argv.push(argv0.unwrap_or_else(|| prog.clone()));
+        for &a in &pos[1..] {
+            argv.push(str_bytes(ctx, a)?);
+        }
+        prog
+    };
+    let resolved = match search_path(&prog, env_path.as_deref()) {
+        Some(p) => p,
+        None => return Err(errno_error(ctx, libc::ENOENT, &plan.shown)),
+    };
+    plan.prog = cstring(ctx, &resolved)?;
+    for a in argv {
+        let c = cstring(ctx, &a)?;
+        plan.argv.push(c);
+    }
+    Ok(plan)
+}
+
+/// In the child: applies the plan and execs; on failure writes errno to `err_fd` and exits.
+/// Only system calls here (see the module invariants).
+unsafe fn child_exec(plan: &Plan, argv: &[*const libc::c_char], envp: Option<&[*const libc::c_char]>, err_fd: i32) -> ! {
+    let fail = |e: i32| -> ! {
+        let b = e.to_ne_bytes();
+        libc::write(err_fd, b.as_ptr() as *const libc::c_void, 4);
+        libc::_exit(127)
+    };
+    // Signals the parent caught are default again in the program.
+    for s in 1..32 {
+        if s != libc::SIGKILL && s != libc::SIGSTOP {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(s, std::ptr::null(), &mut old);
+            if old.sa_sigaction != libc::SIG_IGN && old.sa_sigaction != libc::SIG_DFL {
+                libc::signal(s, libc::SIG_DFL);
+            }
+        }
+    }
+    let mut set: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut set);
+    libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+    if let Some(pg) = plan.pgroup {
+        if libc::setpgid(0, pg) != 0 {
+            fail(*libc::__errno_location());
+        }
+    }
+    for (res, lim) in &plan.rlimits {
+        if libc::setrlimit(*res as libc::__rlimit_resource_t, lim) != 0 {
+            fail(*libc::__errno_location());
+        }
+    }
+    if let Some(m) = plan.umask {
+        libc::umask(m);
+    }
+    // Sources are first copied above all child descriptors, so that a plan like
+    // {out: :err, err: :out} swaps rather than overwrites.
+    let mut staged: Vec<(i32, i32)> = Vec::new();
+    for (child, src) in &plan.redirects {
+        match src {
+            Source::Fd(fd) => {
+                let copy = libc::fcntl(*fd, libc::F_DUPFD_CLOEXEC, 256);
+                if copy < 0 {
+                    fail(*libc::__errno_location());
+                }
+                staged.push((*child, copy));
+            }
+            Source::Path(p, flags, perm) => {
+                let fd = libc::open(p.as_ptr(), *flags | libc::O_CLOEXEC, *perm);
+                if fd < 0 {
+                    fail(*libc::__errno_location());
+                }
+                staged.push((*child, fd));
+            }
+            Source::Close => staged.push((*child, -1)),
+        }
+    }
+    for (child, fd) in staged {
+        if fd < 0 {
+            libc::close(child);
+        } else if libc::dup2(fd, child) < 0 {
+            fail(*libc::__errno_location());
+        }
+    }
+    if let Some(dir) = &plan.chdir {
+        if libc::chdir(dir.as_ptr()) != 0 {
+            fail(*libc::__errno_location());
+        }
+    }
+    if plan.close_others {
+        for fd in 3..1024 {
+            if fd != err_fd && !plan.redirects.iter().any(|(c, _)| *c == fd) {
+                libc::close(fd);
+            }
+        }
+    }
+    // Descriptors 0-2 and redirect targets must survive exec.
+    for fd in 0..3 {
+        let fl = libc::fcntl(fd, libc::F_GETFD);
+        if fl >= 0 && fl & libc::FD_CLOEXEC != 0 {
+            libc::fcntl(fd, libc::F_SETFD, fl & !libc::FD_CLOEXEC);
+        }
+    }
+    for (child, _) in &plan.redirects {
+        let fl = libc::fcntl(*child, libc::F_GETFD);
+        if fl >= 0 {
+            libc::fcntl(*child, libc::F_SETFD, fl & !libc::FD_CLOEXEC);
+        }
+    }
+    match envp {
+        Some(e) => libc::execve(plan.prog.as_ptr(), argv.as_ptr(), e.as_ptr()),
+        None => libc::execv(plan.prog.as_ptr(), argv.as_ptr()),
+    };
+    fail(*libc::__errno_location())
+}
+
+/// Forks and execs a plan; the child's pid, or the exec failure raised as `Errno::*`.
+fn start(ctx: &mut Ctx, plan: &Plan) -> Result<libc::pid_t> {
+    crate::core::io::flush_stdout(ctx);
+    let argv: Vec<*const libc::c_char> = plan.argv.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
+    let envp: Option<Vec<*const libc::c_char>> = plan.env.as_ref().map(|e| e.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect());
+    let mut fds = [0; 2];
+    // SAFETY: fds has room for two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EMFILE);
+        return Err(errno_error(ctx, e, "pipe"));
+    }
+    // SAFETY: the child runs only `child_exec`, which makes system calls and never returns.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        // SAFETY: in the child; see above.
+        unsafe {
+            libc::close(fds[0]);
+            child_exec(plan, &argv, envp.as_deref(), fds[1]);
+        }
+    }
+    // SAFETY: closing our copy of the write end.
+    unsafe { libc::close(fds[1]) };
+    if pid < 0 {
+        // SAFETY: closing the read end.
+        unsafe { libc::close(fds[0]) };
+        let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EAGAIN);
+        return Err(errno_error(ctx, e, "fork(2)"));
+    }
+    let mut buf = [0u8; 4];
+    let n = crate::thread::sched::without_gl(ctx, || loop {
+        // SAFETY: buf is valid for 4 bytes.
+        let n = unsafe { libc::read(fds[0], buf.as_mut_ptr() as *mut libc::c_void, 4) };
+        if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        break n;
+    });
+    // SAFETY: closing the read end.
+    unsafe { libc::close(fds[0]) };
+    if n == 4 {
+        let mut status = 0;
+        // SAFETY: reaping the child that failed to exec.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        let e = i32::from_ne_bytes(buf);
+        return Err(errno_error(ctx, e, &plan.shown));
+    }
+    Ok(pid)
+}
+
+/// `Process.spawn` / `Kernel#spawn`: the child's pid.
+pub fn p_spawn(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let plan = plan_of(ctx, args)?;
+    let pid = start(ctx, &plan)?;
+    Ok(Value::fixnum(pid as i64))
+}
+
+/// `Kernel#system`: true/false by the exit status, nil when the command could not run
+/// (or raises with `exception: true`); `$?` is set.
+pub fn k_system(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let raise = match args.kw {
+        Some(k) => {
+            let key = Value::symbol(ctx.intern("exception"));
+            hash::get(k, key).is_some_and(|v| v.truthy())
+        }
+        None => false,
+    };
+    let started = plan_of(ctx, args).and_then(|plan| start(ctx, &plan).map(|pid| (pid, plan.shown)));
+    let (pid, shown) = match started {
+        Ok(x) => x,
+        Err(e) if raise => return Err(e),
+        Err(crate::error::Unwind::Raise(e)) if object::is_a(ctx, e, ctx.c().system_call_error) => {
+            crate::core::process::set_last_status(ctx, -1, 127 << 8);
+            return Ok(Value::NIL);
+        }
+        Err(e) => return Err(e),
+    };
+    let st = crate::core::process::wait_for(ctx, pid)?;
+    let status = crate::object::data_ref::<crate::core::process::StatusObj>(st).map_or(0, |s| s.status);
+    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    if !ok && raise {
+        let msg = if libc::WIFEXITED(status) { format!("Command failed with exit {}: {shown}", libc::WEXITSTATUS(status)) } else { format!("Command failed with signal {}: {shown}", libc::WTERMSIG(status)) };
+        return Err(ctx.raise(ctx.c().runtime_error, &msg));
+    }
+    Ok(Value::bool(ok))
+}
+
+/// `Kernel#exec` / `Process.exec`: replaces this process; returns only by raising.
+pub fn k_exec(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let plan = plan_of(ctx, args)?;
+    crate::core::io::flush_stdout(ctx);
+    let argv: Vec<*const libc::c_char> = plan.argv.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
+    let envp: Option<Vec<*const libc::c_char>> = plan.env.as_ref().map(|e| e.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect());
+    // `child_exec` never returns (on failure it exits 127), so what can be checked here
+    // is checked first and raised as CRuby does.
+    if let Some(dir) = &plan.chdir {
+        // SAFETY: dir is NUL-terminated.
+        if unsafe { libc::access(dir.as_ptr(), libc::X_OK) } != 0 {
+            let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::ENOENT);
+            return Err(errno_error(ctx, e, &String::from_utf8_lossy(dir.as_bytes())));
+        }
+    }
+    // SAFETY: prog is NUL-terminated.
+    if unsafe { libc::access(plan.prog.as_ptr(), libc::X_OK) } != 0 {
+        let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::ENOENT);
+        return Err(errno_error(ctx, e, &plan.shown));
+    }
+    let mut efd = [0; 2];
+    // SAFETY: efd has room for two descriptors.
+    unsafe { libc::pipe2(efd.as_mut_ptr(), libc::O_CLOEXEC) };
+    // SAFETY: replaces the process image (or exits 127 after reporting the errno).
+    unsafe { child_exec(&plan, &argv, envp.as_deref(), efd[1]) }
+}
