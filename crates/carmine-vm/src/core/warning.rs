@@ -136,6 +136,15 @@ pub fn deprecated(ctx: &mut Ctx, what: &str) -> Result<()> {
     emit(ctx, &format!("{path}:{line}: warning: {what} is deprecated\n"), Some("deprecated"))
 }
 
+/// A deprecation warning with CRuby's "will be removed" wording and a hint, if enabled.
+pub fn deprecated_with(ctx: &mut Ctx, what: &str, hint: &str) -> Result<()> {
+    if !enabled(ctx, "deprecated") {
+        return Ok(());
+    }
+    let (path, line) = crate::core::kernel::caller_location(ctx);
+    emit(ctx, &format!("{path}:{line}: warning: {what} is deprecated and will be removed in Ruby 3.5; {hint}\n"), Some("deprecated"))
+}
+
 fn w_aref(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let id = category_ivar(ctx, args.pos[0])?;
     Ok(Value::bool(object::ivar_get(ctx, recv, id).truthy()))

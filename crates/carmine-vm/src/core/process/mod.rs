@@ -1,5 +1,6 @@
 //! Process, Signal, and system errors (`Errno::*`), plus running shell commands.
 
+pub mod clock;
 pub mod ids;
 pub mod spawn;
 
@@ -43,25 +44,6 @@ fn p_pid(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::fixnum(std::process::id() as i64))
 }
 
-fn p_clock_gettime(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let clock = args.pos.first().and_then(|v| v.as_fixnum()).unwrap_or(libc::CLOCK_MONOTONIC as i64) as libc::clockid_t;
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: ts is a valid timespec.
-    if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
-        return Err(errno_error(ctx, libc::EINVAL, "clock_gettime"));
-    }
-    let unit = args.pos.get(1).and_then(|v| v.as_symbol()).map(|s| ctx.sym_str(s));
-    let ns = ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128;
-    Ok(match unit.as_deref() {
-        Some("nanosecond") => crate::core::bignum::from_i128(ctx, ns),
-        Some("microsecond") => crate::core::bignum::from_i128(ctx, ns / 1000),
-        Some("millisecond") => crate::core::bignum::from_i128(ctx, ns / 1_000_000),
-        Some("second") => crate::core::bignum::from_i128(ctx, ns / 1_000_000_000),
-        Some("float_millisecond") => crate::core::float::new(ctx, ns as f64 / 1e6),
-        Some("float_microsecond") => crate::core::float::new(ctx, ns as f64 / 1e3),
-        _ => crate::core::float::new(ctx, ns as f64 / 1e9),
-    })
-}
 
 /// A finished child: `Process::Status` (`$?`). `status` is the raw wait(2)
 /// status word.
@@ -474,20 +456,115 @@ fn sig_list(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     Ok(h)
 }
 
+/// `Process::Status#&` (deprecated in 3.3): the raw status masked.
+fn st_and(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let st = status_of(ctx, recv)?.status as i64;
+    let mask = crate::core::integer::to_i64_arg(ctx, args.pos[0])?;
+    crate::core::warning::deprecated_with(ctx, "Process::Status#&", "use other Process::Status predicates instead")?;
+    if mask < 0 {
+        return Err(ctx.arg_error(&format!("negative mask value: {mask}")));
+    }
+    Ok(Value::fixnum(st & mask))
+}
+
+/// `Process::Status#>>` (deprecated in 3.3): the raw status shifted.
+fn st_shr(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let st = status_of(ctx, recv)?.status as i64;
+    let n = crate::core::integer::to_i64_arg(ctx, args.pos[0])?;
+    crate::core::warning::deprecated_with(ctx, "Process::Status#>>", "use other Process::Status attributes instead")?;
+    if n < 0 {
+        return Err(ctx.arg_error(&format!("negative shift value: {n}")));
+    }
+    Ok(Value::fixnum(if n >= 63 { 0 } else { st >> n }))
+}
+
+fn st_stopsig(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let st = status_of(ctx, recv)?.status;
+    Ok(if libc::WIFSTOPPED(st) { Value::fixnum(libc::WSTOPSIG(st) as i64) } else { Value::NIL })
+}
+
+fn st_coredump(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let st = status_of(ctx, recv)?.status;
+    Ok(Value::bool(libc::WIFSIGNALED(st) && libc::WCOREDUMP(st)))
+}
+
+/// `Process::Status.wait(pid = -1, flags = 0)`: like `Process.wait2`'s status, without
+/// touching `$?`; pid -1 with no children gives a status with pid -1.
+fn st_s_wait(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let saved = ctx.last_status;
+    let r = wait_child(ctx, args);
+    let now = ctx.last_status;
+    ctx.last_status = saved;
+    match r {
+        Ok(Some(_)) => Ok(now),
+        Ok(None) => Ok(Value::NIL),
+        Err(crate::error::Unwind::Raise(e)) if object::is_a(ctx, e, ctx.c().system_call_error) => {
+            let klass = status_class(ctx);
+            Ok(object::new_data(ctx, klass, Box::new(StatusObj { pid: -1, status: 0 })))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn p_last_status(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(ctx.last_status)
+}
+
+/// `Process.detach(pid)`: a thread that waits for the child; its value is the status and
+/// it answers `pid`.
+fn p_detach(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let pid = crate::core::integer::to_i64_arg(ctx, args.pos[0])?;
+    let src = string::new_utf8(ctx, "->(pid) { t = Thread.new { Thread.current[:pid] = pid; (Process.wait2(pid)[1] rescue nil) }; t.define_singleton_method(:pid) { pid }; t }");
+    let maker = ctx.call_str(ctx.vm().main_obj.get(), "eval", &[src])?;
+    ctx.call_str(maker, "call", &[Value::fixnum(pid)])
+}
+
+/// `Process.argv0`: the script name as the program started, frozen.
+fn p_argv0(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    let id = ctx.intern("__carmine_argv0");
+    let p = ctx.c().process;
+    if let Some(e) = module::body(p).const_get(id) {
+        return Ok(e.value);
+    }
+    let name = ctx.vm().script_name.borrow().clone();
+    let s = string::new_utf8(ctx, &name);
+    object::freeze(s);
+    module::body(p).const_set(id, s);
+    Ok(s)
+}
+
+/// `Process.setproctitle(title)`: the name shown by ps (prctl on Linux, 15 bytes).
+fn p_setproctitle(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let s = string::to_str_arg(ctx, args.pos[0])?;
+    if let Ok(c) = std::ffi::CString::new(string::bytes(s).to_vec()) {
+        // SAFETY: PR_SET_NAME reads a NUL-terminated string (truncated to 16 bytes).
+        unsafe { libc::prctl(libc::PR_SET_NAME, c.as_ptr()) };
+    }
+    Ok(s)
+}
+
+/// `Process.warmup`: a full collection, as CRuby's does before forking servers.
+fn p_warmup(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    let gc = ctx.c().gc;
+    ctx.call_str(gc, "start", &[])?;
+    Ok(Value::TRUE)
+}
+
 pub fn init(ctx: &mut Ctx) {
     ids::init(ctx);
+    clock::init(ctx);
     // Listed like any global; its value is per thread (`Ctx::last_status`).
     crate::core::globals::define(ctx, crate::symbol::sym::DOLLAR_QUESTION, Value::NIL);
     let p = ctx.c().process;
-    for (name, v) in [("CLOCK_REALTIME", libc::CLOCK_REALTIME), ("CLOCK_MONOTONIC", libc::CLOCK_MONOTONIC), ("CLOCK_PROCESS_CPUTIME_ID", libc::CLOCK_PROCESS_CPUTIME_ID), ("CLOCK_THREAD_CPUTIME_ID", libc::CLOCK_THREAD_CPUTIME_ID)] {
-        let id = ctx.intern(name);
-        module::body(p).const_set(id, Value::fixnum(v as i64));
-    }
     crate::methods!(ctx, p, [
         ("pid", p_pid, [0], Safe, ModuleFunction),
+        ("last_status", p_last_status, [0], Safe, ModuleFunction),
+        ("detach", p_detach, [1], Unsafe, ModuleFunction),
+        ("argv0", p_argv0, [0], Unsafe, ModuleFunction),
+        ("setproctitle", p_setproctitle, [1], Unsafe, ModuleFunction),
+        ("warmup", p_warmup, [0], Unsafe, ModuleFunction),
         ("spawn", spawn::p_spawn, [1..], Unsafe, ModuleFunction, Kw),
         ("exec", spawn::k_exec, [1..], Unsafe, ModuleFunction, Kw),
-        ("clock_gettime", p_clock_gettime, [1..=2], Safe, ModuleFunction),
         ("ppid", p_ppid, [0], Safe, ModuleFunction),
         ("fork", k_fork, [0], Unsafe, ModuleFunction),
         ("wait", p_wait, [0..=2], Unsafe, ModuleFunction),
@@ -538,6 +615,11 @@ pub fn init(ctx: &mut Ctx) {
         ("==", st_eq, [1], Safe),
         ("to_s", st_to_s, [0], Safe),
         ("inspect", st_inspect, [0], Safe),
+        ("&", st_and, [1], Unsafe),
+        (">>", st_shr, [1], Unsafe),
+        ("stopsig", st_stopsig, [0], Safe),
+        ("coredump?", st_coredump, [0], Safe),
+        ("wait", st_s_wait, [0..=2], Unsafe, Singleton),
     ]);
     // Errno classes; names for the same errno share one class (EWOULDBLOCK is EAGAIN).
     let errno = ctx.c().errno;

@@ -50,7 +50,11 @@ fn cstring(ctx: &mut Ctx, b: &[u8]) -> Result<CString> {
 
 fn str_bytes(ctx: &mut Ctx, v: Value) -> Result<Vec<u8>> {
     let s = string::to_str_arg(ctx, v)?;
-    Ok(string::bytes(s).to_vec())
+    let b = string::bytes(s);
+    if b.contains(&0) {
+        return Err(ctx.arg_error("string contains null byte"));
+    }
+    Ok(b.to_vec())
 }
 
 /// Searches PATH for a program name without a slash (None: not found).
@@ -508,6 +512,22 @@ pub fn k_exec(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     // SAFETY: prog is NUL-terminated.
     if unsafe { libc::access(plan.prog.as_ptr(), libc::X_OK) } != 0 {
         let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::ENOENT);
+        return Err(errno_error(ctx, e, &plan.shown));
+    }
+    use std::os::unix::ffi::OsStrExt;
+    if std::fs::metadata(std::ffi::OsStr::from_bytes(plan.prog.as_bytes())).is_ok_and(|m| m.is_dir()) {
+        return Err(errno_error(ctx, libc::EACCES, &plan.shown));
+    }
+    let simple = plan.redirects.is_empty() && plan.chdir.is_none() && plan.umask.is_none() && plan.pgroup.is_none() && plan.rlimits.is_empty() && !plan.close_others;
+    if simple {
+        // SAFETY: argv and envp are NULL-terminated arrays of C strings that outlive the call.
+        unsafe {
+            match &envp {
+                Some(e) => libc::execve(plan.prog.as_ptr(), argv.as_ptr(), e.as_ptr()),
+                None => libc::execv(plan.prog.as_ptr(), argv.as_ptr()),
+            };
+        }
+        let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::ENOEXEC);
         return Err(errno_error(ctx, e, &plan.shown));
     }
     let mut efd = [0; 2];
