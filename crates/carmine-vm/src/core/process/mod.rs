@@ -550,6 +550,45 @@ fn p_warmup(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::TRUE)
 }
 
+/// `Process.daemon(nochdir = false, noclose = false)`: detaches from the terminal as
+/// daemon(3) does (the parent exits at once, without exit handlers); 0 in the daemon.
+fn p_daemon(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let nochdir = args.pos.first().is_some_and(|v| v.truthy());
+    let noclose = args.pos.get(1).is_some_and(|v| v.truthy());
+    crate::core::io::flush_stdout(ctx);
+    // SAFETY: as `fork`: this thread holds the GL; the parent only calls _exit.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EAGAIN);
+        return Err(errno_error(ctx, e, "daemon"));
+    }
+    if pid > 0 {
+        // SAFETY: the parent ends without running anything else.
+        unsafe { libc::_exit(0) };
+    }
+    let me = ctx.thread_obj;
+    ctx.vm_mut().reset_threads_after_fork(me);
+    // SAFETY: plain system calls in the new daemon process.
+    unsafe {
+        libc::setsid();
+        if !nochdir {
+            libc::chdir(c"/".as_ptr());
+        }
+        if !noclose {
+            let fd = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+            if fd >= 0 {
+                for target in 0..3 {
+                    libc::dup2(fd, target);
+                }
+                if fd > 2 {
+                    libc::close(fd);
+                }
+            }
+        }
+    }
+    Ok(Value::fixnum(0))
+}
+
 pub fn init(ctx: &mut Ctx) {
     ids::init(ctx);
     clock::init(ctx);
@@ -563,6 +602,7 @@ pub fn init(ctx: &mut Ctx) {
         ("argv0", p_argv0, [0], Unsafe, ModuleFunction),
         ("setproctitle", p_setproctitle, [1], Unsafe, ModuleFunction),
         ("warmup", p_warmup, [0], Unsafe, ModuleFunction),
+        ("daemon", p_daemon, [0..=2], Unsafe, ModuleFunction),
         ("spawn", spawn::p_spawn, [1..], Unsafe, ModuleFunction, Kw),
         ("exec", spawn::k_exec, [1..], Unsafe, ModuleFunction, Kw),
         ("ppid", p_ppid, [0], Safe, ModuleFunction),
