@@ -14,6 +14,7 @@ pub mod heap;
 pub mod interp;
 pub mod object;
 pub mod runtime;
+pub mod socket;
 pub mod symbol;
 pub mod thread;
 pub mod value;

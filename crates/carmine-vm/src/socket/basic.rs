@@ -1,0 +1,352 @@
+//! BasicSocket: what every socket answers — `send`, `recv`, `recv_nonblock`, `shutdown`,
+//! `setsockopt`/`getsockopt` (with `Socket::Option`), `getsockname`, `getpeername`,
+//! `close_read`/`close_write` by shutdown, and the `do_not_reverse_lookup` switch.
+//!
+//! Invariants: see `socket` (blocking calls wait through the scheduler funnel first).
+
+use super::{class, fd_of, last_errno, sys_error};
+use crate::core::{integer, io, string};
+use crate::interp::Args;
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::Result;
+
+fn flags_arg(ctx: &mut Ctx, v: Option<&Value>) -> Result<i32> {
+    match v {
+        Some(&f) if !f.is_nil() => integer::to_int_arg(ctx, f),
+        _ => Ok(0),
+    }
+}
+
+/// Sends all of `data` (or what one non-blocking send takes) on `fd`, to `dest` if given.
+pub fn send_bytes(ctx: &mut Ctx, fd: i32, data: &[u8], flags: i32, dest: Option<&[u8]>) -> Result<usize> {
+    loop {
+        crate::thread::sched::wait_writable(ctx, fd)?;
+        // SAFETY: data and dest are valid buffers for the call.
+        let n = unsafe {
+            match dest {
+                Some(d) => libc::sendto(fd, data.as_ptr() as *const libc::c_void, data.len(), flags | libc::MSG_NOSIGNAL, d.as_ptr() as *const libc::sockaddr, d.len() as libc::socklen_t),
+                None => libc::send(fd, data.as_ptr() as *const libc::c_void, data.len(), flags | libc::MSG_NOSIGNAL),
+            }
+        };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        match last_errno() {
+            libc::EINTR => continue,
+            libc::EAGAIN if flags & libc::MSG_DONTWAIT == 0 => continue,
+            e => return Err(sys_error(ctx, e, if dest.is_some() { "sendto(2)" } else { "send(2)" })),
+        }
+    }
+}
+
+/// One recvfrom(2) of at most `n` bytes; the data and the sender's packed address.
+pub fn recv_bytes(ctx: &mut Ctx, fd: i32, n: usize, flags: i32, blocking: bool) -> Result<std::result::Result<(Vec<u8>, Vec<u8>), i32>> {
+    let mut buf = vec![0u8; n.max(1)];
+    loop {
+        if blocking {
+            crate::thread::sched::wait_readable(ctx, fd)?;
+        }
+        // SAFETY: an all-zero sockaddr_storage is valid; buf holds n bytes.
+        let mut addr: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        // SAFETY: as above.
+        let r = unsafe { libc::recvfrom(fd, buf.as_mut_ptr() as *mut libc::c_void, n, flags | if blocking { 0 } else { libc::MSG_DONTWAIT }, &mut addr as *mut _ as *mut libc::sockaddr, &mut len) };
+        if r < 0 {
+            let e = last_errno();
+            if e == libc::EINTR {
+                continue;
+            }
+            return Ok(Err(e));
+        }
+        buf.truncate(r as usize);
+        // SAFETY: the kernel filled `len` bytes of addr.
+        let packed = unsafe { std::slice::from_raw_parts(&addr as *const _ as *const u8, (len as usize).min(std::mem::size_of::<libc::sockaddr_storage>())) }.to_vec();
+        return Ok(Ok((buf, packed)));
+    }
+}
+
+/// `BasicSocket#send(mesg, flags, dest_sockaddr = nil)`.
+fn bs_send(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let s = string::to_str_arg(ctx, args.pos[0])?;
+    let data = string::bytes(s).to_vec();
+    let flags = flags_arg(ctx, args.pos.get(1))?;
+    let dest = match args.pos.get(2) {
+        Some(&d) if !d.is_nil() => {
+            let d = string::to_str_arg(ctx, d)?;
+            Some(string::bytes(d).to_vec())
+        }
+        _ => None,
+    };
+    let fd = fd_of(ctx, recv)?;
+    let n = send_bytes(ctx, fd, &data, flags, dest.as_deref())?;
+    Ok(Value::fixnum(n as i64))
+}
+
+/// `BasicSocket#recv(maxlen, flags = 0, outbuf = nil)`: "" at the end of a stream.
+fn bs_recv(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let n = integer::to_i64_arg(ctx, args.pos[0])?;
+    if n < 0 {
+        return Err(ctx.arg_error(&format!("negative length {n} given")));
+    }
+    let flags = flags_arg(ctx, args.pos.get(1))?;
+    let buf = io::buffer_arg(ctx, args.pos.get(2))?;
+    let fd = fd_of(ctx, recv)?;
+    if let Some(o) = io::io_ref(recv) {
+        if o.rpos < o.rbuf.len() {
+            let take = (o.rbuf.len() - o.rpos).min(n as usize);
+            let bytes = o.rbuf[o.rpos..o.rpos + take].to_vec();
+            o.rpos += take;
+            return Ok(io::into_buffer(ctx, buf, &bytes));
+        }
+    }
+    match recv_bytes(ctx, fd, n as usize, flags, true)? {
+        Ok((data, _)) => Ok(io::into_buffer(ctx, buf, &data)),
+        Err(e) => Err(sys_error(ctx, e, "recvfrom(2)")),
+    }
+}
+
+/// `BasicSocket#recv_nonblock(maxlen, flags = 0, buf = nil, exception: true)`.
+fn bs_recv_nonblock(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let n = integer::to_i64_arg(ctx, args.pos[0])?.max(0) as usize;
+    let flags = flags_arg(ctx, args.pos.get(1))?;
+    let buf = io::buffer_arg(ctx, args.pos.get(2))?;
+    let raise = args.kwarg(ctx, "exception").is_none_or(|v| v.truthy());
+    let fd = fd_of(ctx, recv)?;
+    match recv_bytes(ctx, fd, n, flags, false)? {
+        Ok((data, _)) if data.is_empty() && n > 0 && !raise => Ok(Value::NIL),
+        Ok((data, _)) => Ok(io::into_buffer(ctx, buf, &data)),
+        Err(libc::EAGAIN) if !raise => Ok(Value::symbol(ctx.intern("wait_readable"))),
+        Err(libc::EAGAIN) => Err(io::sys::wait_error(ctx, "EAGAINWaitReadable", "recvfrom(2) would block")?),
+        Err(e) => Err(sys_error(ctx, e, "recvfrom(2)")),
+    }
+}
+
+fn how_arg(ctx: &mut Ctx, v: Option<&Value>) -> Result<i32> {
+    let Some(&v) = v else { return Ok(libc::SHUT_RDWR) };
+    if let Some(id) = v.as_symbol() {
+        return match ctx.sym_str(id).trim_start_matches("SHUT_") {
+            "RD" => Ok(libc::SHUT_RD),
+            "WR" => Ok(libc::SHUT_WR),
+            "RDWR" => Ok(libc::SHUT_RDWR),
+            other => Err(super::socket_error(ctx, &format!("unknown shutdown argument: {other}"), false)),
+        };
+    }
+    let n = integer::to_int_arg(ctx, v)?;
+    if !(0..=2).contains(&n) {
+        return Err(ctx.arg_error(&format!("invalid shutdown mode: {n}")));
+    }
+    Ok(n)
+}
+
+fn bs_shutdown(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let how = how_arg(ctx, args.pos.first())?;
+    let fd = fd_of(ctx, recv)?;
+    // SAFETY: shutdown on an open socket.
+    if unsafe { libc::shutdown(fd, how) } != 0 {
+        let e = last_errno();
+        return Err(sys_error(ctx, e, "shutdown(2)"));
+    }
+    Ok(Value::fixnum(0))
+}
+
+/// `close_read`/`close_write` on a socket shut the direction down, and close the socket
+/// when both are closed (as CRuby's).
+fn half_close(ctx: &mut Ctx, recv: Value, read: bool) -> Result<Value> {
+    let fd = fd_of(ctx, recv)?;
+    if !read {
+        io::flush_value(ctx, recv)?;
+    }
+    // SAFETY: shutdown on an open socket.
+    unsafe { libc::shutdown(fd, if read { libc::SHUT_RD } else { libc::SHUT_WR }) };
+    let o = io::io_ref(recv).expect("io");
+    if read {
+        o.readable = false;
+    } else {
+        o.writable = false;
+    }
+    if !o.readable && !o.writable {
+        io::close(ctx, recv)?;
+    }
+    Ok(Value::NIL)
+}
+
+fn bs_close_read(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    half_close(ctx, recv, true)
+}
+
+fn bs_close_write(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    half_close(ctx, recv, false)
+}
+
+/// A level or option name: an Integer, or a Symbol/String naming a constant (`:SOCKET`,
+/// `"SOL_SOCKET"`, `:REUSEADDR`, `:SO_REUSEADDR`).
+fn const_arg(ctx: &mut Ctx, v: Value, prefixes: &[&str]) -> Result<i32> {
+    let name = if let Some(id) = v.as_symbol() {
+        ctx.sym_str(id)
+    } else if string::is_string(v) {
+        string::to_rust_string_lossy(v)
+    } else {
+        return integer::to_int_arg(ctx, v);
+    };
+    if name == "SOCKET" {
+        return Ok(libc::SOL_SOCKET);
+    }
+    for p in std::iter::once(&"").chain(prefixes) {
+        let full = format!("{p}{name}");
+        if let Some(&(_, n)) = super::CONSTANTS.iter().find(|(c, _)| *c == full) {
+            return Ok(n as i32);
+        }
+    }
+    Err(super::socket_error(ctx, &format!("unknown socket level or option: {name}"), false))
+}
+
+/// `setsockopt(level, optname, optval)` or `setsockopt(Socket::Option)`: an Integer,
+/// true/false (as an int) or a packed String value.
+fn bs_setsockopt(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let (level, name, val) = if args.pos.len() == 1 {
+        let o = args.pos[0];
+        let (l, n, d) = (ctx.call_str(o, "level", &[])?, ctx.call_str(o, "optname", &[])?, ctx.call_str(o, "data", &[])?);
+        (l, n, d)
+    } else if args.pos.len() == 3 {
+        (args.pos[0], args.pos[1], args.pos[2])
+    } else {
+        return Err(ctx.arity_error(args.pos.len(), 3, Some(3)));
+    };
+    let level = const_arg(ctx, level, &["SOL_", "IPPROTO_"])?;
+    let name = const_arg(ctx, name, &["SO_", "TCP_", "IPV6_", "IP_"])?;
+    let bytes = if val == Value::TRUE || val == Value::FALSE {
+        (val.truthy() as i32).to_ne_bytes().to_vec()
+    } else if string::is_string(val) {
+        string::bytes(val).to_vec()
+    } else {
+        integer::to_int_arg(ctx, val)?.to_ne_bytes().to_vec()
+    };
+    let fd = fd_of(ctx, recv)?;
+    // SAFETY: bytes is a valid buffer of its length.
+    if unsafe { libc::setsockopt(fd, level, name, bytes.as_ptr() as *const libc::c_void, bytes.len() as libc::socklen_t) } != 0 {
+        let e = last_errno();
+        return Err(sys_error(ctx, e, "setsockopt(2)"));
+    }
+    Ok(Value::fixnum(0))
+}
+
+/// `getsockopt(level, optname)`: a `Socket::Option`.
+fn bs_getsockopt(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let level = const_arg(ctx, args.pos[0], &["SOL_", "IPPROTO_"])?;
+    let name = const_arg(ctx, args.pos[1], &["SO_", "TCP_", "IPV6_", "IP_"])?;
+    let fd = fd_of(ctx, recv)?;
+    let mut buf = [0u8; 256];
+    let mut len = buf.len() as libc::socklen_t;
+    // SAFETY: buf holds len bytes.
+    if unsafe { libc::getsockopt(fd, level, name, buf.as_mut_ptr() as *mut libc::c_void, &mut len) } != 0 {
+        let e = last_errno();
+        return Err(sys_error(ctx, e, "getsockopt(2)"));
+    }
+    let family = socket_family(fd);
+    let data = string::new_binary(ctx, &buf[..len as usize]);
+    let sock = class(ctx, "Socket");
+    let opt = ctx.call_str(sock, "const_get", &[Value::symbol(ctx.intern("Option"))])?;
+    ctx.call_str(opt, "new", &[Value::fixnum(family as i64), Value::fixnum(level as i64), Value::fixnum(name as i64), data])
+}
+
+pub fn socket_family(fd: i32) -> i32 {
+    // SAFETY: an all-zero sockaddr_storage is valid; getsockname fills at most len bytes.
+    let mut addr: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    // SAFETY: as above.
+    unsafe { libc::getsockname(fd, &mut addr as *mut _ as *mut libc::sockaddr, &mut len) };
+    addr.ss_family as i32
+}
+
+/// getsockname(2) (`peer` false) or getpeername(2) as the packed sockaddr bytes.
+pub fn sockname(ctx: &mut Ctx, fd: i32, peer: bool) -> Result<Vec<u8>> {
+    // SAFETY: an all-zero sockaddr_storage is valid.
+    let mut addr: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    // SAFETY: the call fills at most len bytes of addr.
+    let rc = unsafe { if peer { libc::getpeername(fd, &mut addr as *mut _ as *mut libc::sockaddr, &mut len) } else { libc::getsockname(fd, &mut addr as *mut _ as *mut libc::sockaddr, &mut len) } };
+    if rc != 0 {
+        let e = last_errno();
+        return Err(sys_error(ctx, e, if peer { "getpeername(2)" } else { "getsockname(2)" }));
+    }
+    // SAFETY: the kernel filled `len` bytes.
+    Ok(unsafe { std::slice::from_raw_parts(&addr as *const _ as *const u8, (len as usize).min(std::mem::size_of::<libc::sockaddr_storage>())) }.to_vec())
+}
+
+fn bs_getsockname(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let fd = fd_of(ctx, recv)?;
+    let b = sockname(ctx, fd, false)?;
+    Ok(string::new_binary(ctx, &b))
+}
+
+fn bs_getpeername(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let fd = fd_of(ctx, recv)?;
+    let b = sockname(ctx, fd, true)?;
+    Ok(string::new_binary(ctx, &b))
+}
+
+fn bs_do_not_reverse_lookup(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let id = ctx.intern("@do_not_reverse_lookup");
+    let v = crate::core::object::ivar_get(ctx, recv, id);
+    Ok(if v.is_nil() { Value::TRUE } else { v })
+}
+
+fn bs_set_do_not_reverse_lookup(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let id = ctx.intern("@do_not_reverse_lookup");
+    crate::core::object::ivar_set_raw(ctx, recv, id, Value::bool(args.pos[0].truthy()));
+    Ok(args.pos[0])
+}
+
+/// `BasicSocket.for_fd(fd)`.
+fn bs_for_fd(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let fd = integer::to_int_arg(ctx, args.pos[0])?;
+    Ok(super::new_socket(ctx, recv, fd))
+}
+
+/// Socket::Option, written in Ruby: a value holder with CRuby's accessors.
+const OPTION_RB: &str = r##"
+class Socket::Option
+  attr_reader :family, :level, :optname, :data
+  def initialize(family, level, optname, data)
+    @family, @level, @optname, @data = family, level, optname, data.to_str.b
+  end
+  def self.int(family, level, optname, i) = new(family, level, optname, [i].pack("i"))
+  def self.bool(family, level, optname, b) = new(family, level, optname, [b ? 1 : 0].pack("i"))
+  def self.linger(onoff, secs) = new(:UNSPEC, :SOCKET, :LINGER, [onoff ? 1 : 0, secs].pack("ii"))
+  def int = @data.unpack1("i")
+  def bool
+    raise TypeError, "size differ.  expected as sizeof(int)=4 but #{@data.bytesize}" unless [1, 4].include?(@data.bytesize)
+    @data.bytesize == 1 ? @data.getbyte(0) != 0 : int != 0
+  end
+  def linger
+    onoff, secs = @data.unpack("ii")
+    [onoff != 0, secs]
+  end
+  def unpack(fmt) = @data.unpack(fmt)
+  def to_s = @data
+  def inspect = "#<Socket::Option: #{@level} #{@optname} #{@data.inspect}>"
+end
+"##;
+
+pub fn init(ctx: &mut Ctx) {
+    let b = class(ctx, "BasicSocket");
+    crate::methods!(ctx, b, [
+        ("send", bs_send, [2..=3], Unsafe),
+        ("recv", bs_recv, [1..=3], Unsafe),
+        ("recv_nonblock", bs_recv_nonblock, [1..=3], Unsafe, Kw),
+        ("shutdown", bs_shutdown, [0..=1], Unsafe),
+        ("close_read", bs_close_read, [0], Unsafe),
+        ("close_write", bs_close_write, [0], Unsafe),
+        ("setsockopt", bs_setsockopt, [1..=3], Unsafe),
+        ("getsockopt", bs_getsockopt, [2], Unsafe),
+        ("getsockname", bs_getsockname, [0], Unsafe),
+        ("getpeername", bs_getpeername, [0], Unsafe),
+        ("do_not_reverse_lookup", bs_do_not_reverse_lookup, [0], Unsafe),
+        ("do_not_reverse_lookup=", bs_set_do_not_reverse_lookup, [1], Unsafe),
+        ("for_fd", bs_for_fd, [1], Unsafe, Singleton),
+    ]);
+    let src = string::new_utf8(ctx, OPTION_RB);
+    let main = ctx.vm().main_obj.get();
+    let _ = ctx.call_str(main, "eval", &[src]);
+}
