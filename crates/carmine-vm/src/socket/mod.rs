@@ -11,6 +11,7 @@
 //! - The classes are defined on the first `require "socket"` (a native feature, see
 //!   `core::load`); this module holds no process-global state.
 
+pub mod addrinfo;
 pub mod basic;
 pub mod inet;
 pub mod unix;
@@ -153,5 +154,6 @@ pub fn init(ctx: &mut Ctx) -> Result<()> {
     basic::init(ctx);
     inet::init(ctx);
     unix::init(ctx);
+    addrinfo::init(ctx);
     Ok(())
 }

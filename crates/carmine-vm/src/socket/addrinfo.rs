@@ -1,0 +1,600 @@
+//! Addrinfo: a socket address with its protocol family, socket type and protocol, and the
+//! `Socket` class functions that pack and unpack addresses (`sockaddr_in`,
+//! `unpack_sockaddr_in`, `sockaddr_un`, `getaddrinfo`), plus `BasicSocket#local_address`,
+//! `remote_address` and `connect_address`.
+//!
+//! Invariants: an Addrinfo holds the packed sockaddr bytes exactly as the system uses
+//! them; every accessor derives from those bytes, so `to_sockaddr` round-trips.
+
+use super::inet::{numeric, resolve};
+use super::unix::{sockaddr_un, unpack_path};
+use super::{class, fd_of, last_errno, new_socket, socket_error, sys_error};
+use crate::core::{array, integer, object, string};
+use crate::interp::Args;
+use crate::object::data_ref;
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::Result;
+
+pub struct AddrinfoObj {
+    pub addr: Vec<u8>,
+    pub pfamily: i32,
+    pub socktype: i32,
+    pub protocol: i32,
+    pub canonname: Option<String>,
+}
+
+crate::data_obj!(AddrinfoObj);
+
+fn family_of(addr: &[u8]) -> i32 {
+    if addr.len() < 2 {
+        return libc::AF_UNSPEC;
+    }
+    u16::from_ne_bytes([addr[0], addr[1]]) as i32
+}
+
+pub fn new_addrinfo(ctx: &mut Ctx, addr: Vec<u8>, socktype: i32, protocol: i32) -> Value {
+    let k = class(ctx, "Addrinfo");
+    let pfamily = family_of(&addr);
+    object::new_data(ctx, k, Box::new(AddrinfoObj { addr, pfamily, socktype, protocol, canonname: None }))
+}
+
+fn get<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a mut AddrinfoObj> {
+    match data_ref::<AddrinfoObj>(v) {
+        Some(a) => Ok(a),
+        None => Err(ctx.type_error("uninitialized Addrinfo")),
+    }
+}
+
+/// A packed sockaddr_in/in6 for a numeric or resolved host and a port.
+fn pack_inet(ctx: &mut Ctx, host: Option<&str>, port: Option<&str>, socktype: i32, flags: i32) -> Result<Vec<u8>> {
+    let list = resolve(ctx, host, port, libc::AF_UNSPEC, socktype, flags)?;
+    match list.into_iter().next() {
+        Some(r) => Ok(r.addr),
+        None => Err(socket_error(ctx, "getaddrinfo: Name or service not known", true)),
+    }
+}
+
+fn opt_str(ctx: &mut Ctx, v: Option<&Value>) -> Result<Option<String>> {
+    match v {
+        Some(&s) if !s.is_nil() => {
+            if let Some(n) = s.as_fixnum() {
+                return Ok(Some(n.to_string()));
+            }
+            let s = string::to_str_arg(ctx, s)?;
+            Ok(Some(string::to_rust_string_lossy(s)))
+        }
+        _ => Ok(None),
+    }
+}
+
+fn inet_addrinfo(ctx: &mut Ctx, args: &Args, socktype: i32, protocol: i32) -> Result<Value> {
+    let host = opt_str(ctx, args.pos.first())?;
+    let port = opt_str(ctx, args.pos.get(1))?;
+    let host = host.map(|h| if h.is_empty() { "0.0.0.0".to_string() } else { h });
+    let list = resolve(ctx, host.as_deref(), port.as_deref().or(Some("0")), libc::AF_UNSPEC, if socktype == 0 { libc::SOCK_STREAM } else { socktype }, 0)?;
+    let Some(r) = list.into_iter().next() else { return Err(socket_error(ctx, "getaddrinfo: Name or service not known", true)) };
+    Ok(new_addrinfo(ctx, r.addr, socktype, protocol))
+}
+
+fn ai_s_tcp(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    inet_addrinfo(ctx, args, libc::SOCK_STREAM, libc::IPPROTO_TCP)
+}
+
+fn ai_s_udp(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    inet_addrinfo(ctx, args, libc::SOCK_DGRAM, libc::IPPROTO_UDP)
+}
+
+fn ai_s_ip(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let a = inet_addrinfo(ctx, args, 0, 0)?;
+    Ok(a)
+}
+
+fn socktype_arg(ctx: &mut Ctx, v: Option<&Value>) -> Result<i32> {
+    match v {
+        Some(&t) if t.as_symbol().is_some() || string::is_string(t) => {
+            let name = if let Some(id) = t.as_symbol() { ctx.sym_str(id) } else { string::to_rust_string_lossy(t) };
+            match name.trim_start_matches("SOCK_") {
+                "STREAM" => Ok(libc::SOCK_STREAM),
+                "DGRAM" => Ok(libc::SOCK_DGRAM),
+                "SEQPACKET" => Ok(libc::SOCK_SEQPACKET),
+                "RAW" => Ok(libc::SOCK_RAW),
+                other => Err(socket_error(ctx, &format!("unknown socket type: {other}"), false)),
+            }
+        }
+        Some(&t) if !t.is_nil() => integer::to_int_arg(ctx, t),
+        _ => Ok(0),
+    }
+}
+
+fn family_arg(ctx: &mut Ctx, v: Option<&Value>) -> Result<i32> {
+    match v {
+        Some(&f) if f.as_symbol().is_some() || string::is_string(f) => {
+            let name = if let Some(id) = f.as_symbol() { ctx.sym_str(id) } else { string::to_rust_string_lossy(f) };
+            match name.trim_start_matches("AF_").trim_start_matches("PF_") {
+                "INET" => Ok(libc::AF_INET),
+                "INET6" => Ok(libc::AF_INET6),
+                "UNIX" | "LOCAL" => Ok(libc::AF_UNIX),
+                "UNSPEC" => Ok(libc::AF_UNSPEC),
+                other => Err(socket_error(ctx, &format!("unknown socket domain: {other}"), false)),
+            }
+        }
+        Some(&f) if !f.is_nil() => integer::to_int_arg(ctx, f),
+        _ => Ok(libc::AF_UNSPEC),
+    }
+}
+
+fn ai_s_unix(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let c = crate::core::file::stat::cpath_arg(ctx, args.pos[0])?;
+    let st = match args.pos.get(1) {
+        Some(_) => socktype_arg(ctx, args.pos.get(1))?,
+        None => libc::SOCK_STREAM,
+    };
+    let addr = sockaddr_un(ctx, c.as_bytes())?;
+    Ok(new_addrinfo(ctx, addr, st, 0))
+}
+
+/// `Addrinfo.new(sockaddr, family = nil, socktype = 0, protocol = 0)`.
+fn ai_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let sa = args.pos[0];
+    let addr = if array::is_array(sa) {
+        let items = array::to_vec(sa);
+        let fam = family_arg(ctx, items.first())?;
+        if fam == libc::AF_UNIX {
+            let p = opt_str(ctx, items.get(1))?.unwrap_or_default();
+            sockaddr_un(ctx, p.as_bytes())?
+        } else {
+            let port = opt_str(ctx, items.get(1))?;
+            let host = opt_str(ctx, items.get(3))?.or(opt_str(ctx, items.get(2))?);
+            pack_inet(ctx, host.as_deref(), port.as_deref(), libc::SOCK_STREAM, libc::AI_NUMERICHOST)?
+        }
+    } else {
+        let s = string::to_str_arg(ctx, sa)?;
+        string::bytes(s).to_vec()
+    };
+    let st = socktype_arg(ctx, args.pos.get(2))?;
+    let proto = match args.pos.get(3) {
+        Some(&p) if !p.is_nil() => integer::to_int_arg(ctx, p)?,
+        _ => 0,
+    };
+    let fresh = new_addrinfo(ctx, addr, st, proto);
+    if args.pos.get(1).is_some_and(|f| !f.is_nil()) {
+        let pf = family_arg(ctx, args.pos.get(1))?;
+        if let Some(o) = data_ref::<AddrinfoObj>(fresh) {
+            o.pfamily = pf;
+        }
+    }
+    crate::object::move_data(recv, fresh);
+    Ok(Value::NIL)
+}
+
+/// `Addrinfo.getaddrinfo(node, service, family = nil, socktype = nil, protocol = nil, flags = nil)`.
+fn ai_s_getaddrinfo(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let node = opt_str(ctx, args.pos.first())?;
+    let service = opt_str(ctx, args.pos.get(1))?;
+    let fam = family_arg(ctx, args.pos.get(2))?;
+    let st = socktype_arg(ctx, args.pos.get(3))?;
+    let flags = match args.pos.get(5) {
+        Some(&f) if !f.is_nil() => integer::to_int_arg(ctx, f)?,
+        _ => 0,
+    };
+    let list = resolve(ctx, node.as_deref(), service.as_deref(), fam, st, flags)?;
+    let items = list.into_iter().map(|r| new_addrinfo(ctx, r.addr, if st == 0 { libc::SOCK_STREAM } else { st }, 0)).collect();
+    Ok(array::from_vec(ctx, items))
+}
+
+fn ai_afamily(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::fixnum(family_of(&get(ctx, recv)?.addr) as i64))
+}
+
+fn ai_pfamily(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::fixnum(get(ctx, recv)?.pfamily as i64))
+}
+
+fn ai_socktype(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::fixnum(get(ctx, recv)?.socktype as i64))
+}
+
+fn ai_protocol(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::fixnum(get(ctx, recv)?.protocol as i64))
+}
+
+fn ai_to_sockaddr(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let a = get(ctx, recv)?.addr.clone();
+    Ok(string::new_binary(ctx, &a))
+}
+
+fn ai_canonname(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let c = get(ctx, recv)?.canonname.clone();
+    Ok(c.map_or(Value::NIL, |c| string::new_utf8(ctx, &c)))
+}
+
+fn fam(ctx: &mut Ctx, recv: Value) -> Result<i32> {
+    Ok(family_of(&get(ctx, recv)?.addr))
+}
+
+fn ai_ip_p(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let f = fam(ctx, recv)?;
+    Ok(Value::bool(f == libc::AF_INET || f == libc::AF_INET6))
+}
+
+fn ai_ipv4_p(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(fam(ctx, recv)? == libc::AF_INET))
+}
+
+fn ai_ipv6_p(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(fam(ctx, recv)? == libc::AF_INET6))
+}
+
+fn ai_unix_p(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(fam(ctx, recv)? == libc::AF_UNIX))
+}
+
+fn need_ip(ctx: &mut Ctx, recv: Value) -> Result<(String, u16)> {
+    let a = get(ctx, recv)?;
+    let f = family_of(&a.addr);
+    if f != libc::AF_INET && f != libc::AF_INET6 {
+        return Err(socket_error(ctx, "need IPv4 or IPv6 address", false));
+    }
+    let (ip, port, _) = numeric(&a.addr);
+    Ok((ip, port))
+}
+
+fn ai_ip_address(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let (ip, _) = need_ip(ctx, recv)?;
+    Ok(string::new_utf8(ctx, &ip))
+}
+
+fn ai_ip_port(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let (_, port) = need_ip(ctx, recv)?;
+    Ok(Value::fixnum(port as i64))
+}
+
+fn ai_ip_unpack(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let (ip, port) = need_ip(ctx, recv)?;
+    let s = string::new_utf8(ctx, &ip);
+    Ok(array::from_vec(ctx, vec![s, Value::fixnum(port as i64)]))
+}
+
+fn ai_unix_path(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let a = get(ctx, recv)?;
+    if family_of(&a.addr) != libc::AF_UNIX {
+        return Err(socket_error(ctx, "need AF_UNIX address", false));
+    }
+    let p = unpack_path(&a.addr);
+    Ok(string::new_from_bytes(ctx, &p))
+}
+
+fn v4_octets(a: &AddrinfoObj) -> Option<[u8; 4]> {
+    (family_of(&a.addr) == libc::AF_INET && a.addr.len() >= 8).then(|| [a.addr[4], a.addr[5], a.addr[6], a.addr[7]])
+}
+
+fn v6_addr(a: &AddrinfoObj) -> Option<std::net::Ipv6Addr> {
+    (family_of(&a.addr) == libc::AF_INET6 && a.addr.len() >= 24).then(|| {
+        let mut o = [0u8; 16];
+        o.copy_from_slice(&a.addr[8..24]);
+        std::net::Ipv6Addr::from(o)
+    })
+}
+
+macro_rules! ip_predicates {
+    ($($fname:ident => |$a:ident| $e:expr;)*) => {
+        $(fn $fname(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+            let $a = get(ctx, recv)?;
+            Ok(Value::bool($e))
+        })*
+    };
+}
+
+ip_predicates! {
+    ai_ipv4_loopback => |a| v4_octets(a).is_some_and(|o| o[0] == 127);
+    ai_ipv4_private => |a| v4_octets(a).is_some_and(|o| o[0] == 10 || (o[0] == 172 && (16..32).contains(&o[1])) || (o[0] == 192 && o[1] == 168));
+    ai_ipv4_multicast => |a| v4_octets(a).is_some_and(|o| (224..240).contains(&o[0]));
+    ai_ipv6_loopback => |a| v6_addr(a).is_some_and(|v| v.is_loopback());
+    ai_ipv6_unspecified => |a| v6_addr(a).is_some_and(|v| v.is_unspecified());
+    ai_ipv6_multicast => |a| v6_addr(a).is_some_and(|v| v.is_multicast());
+    ai_ipv6_linklocal => |a| v6_addr(a).is_some_and(|v| v.segments()[0] & 0xffc0 == 0xfe80);
+    ai_ipv6_sitelocal => |a| v6_addr(a).is_some_and(|v| v.segments()[0] & 0xffc0 == 0xfec0);
+    ai_ipv6_unique_local => |a| v6_addr(a).is_some_and(|v| v.segments()[0] & 0xfe00 == 0xfc00);
+    ai_ipv6_v4mapped => |a| v6_addr(a).is_some_and(|v| v.to_ipv4_mapped().is_some());
+    ai_ipv6_v4compat => |a| v6_addr(a).is_some_and(|v| { let s = v.segments(); s[..6] == [0; 6] && !(s[6] == 0 && s[7] <= 1) });
+}
+
+/// The address part of `inspect`: "1.2.3.4:80", "[::1]:80", "/path", "1.2.3.4".
+fn sockaddr_text(a: &AddrinfoObj) -> String {
+    match family_of(&a.addr) {
+        libc::AF_INET | libc::AF_INET6 => {
+            let (ip, port, f) = numeric(&a.addr);
+            let host = if f == libc::AF_INET6 { format!("[{ip}]") } else { ip.clone() };
+            if port == 0 { if f == libc::AF_INET6 { ip } else { host } } else { format!("{host}:{port}") }
+        }
+        libc::AF_UNIX => {
+            let p = unpack_path(&a.addr);
+            if p.is_empty() { "empty-path".into() } else { String::from_utf8_lossy(&p).into_owned() }
+        }
+        f => format!("unknown address family {f}"),
+    }
+}
+
+fn ai_inspect_sockaddr(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let t = sockaddr_text(get(ctx, recv)?);
+    Ok(string::new_utf8(ctx, &t))
+}
+
+fn ai_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let a = get(ctx, recv)?;
+    let mut s = format!("#<Addrinfo: {}", sockaddr_text(a));
+    let f = family_of(&a.addr);
+    let proto = match (a.socktype, a.protocol) {
+        (libc::SOCK_STREAM, p) if p == 0 || p == libc::IPPROTO_TCP => if f == libc::AF_UNIX { " SOCK_STREAM" } else { " TCP" },
+        (libc::SOCK_DGRAM, p) if p == 0 || p == libc::IPPROTO_UDP => if f == libc::AF_UNIX { " SOCK_DGRAM" } else { " UDP" },
+        (libc::SOCK_SEQPACKET, _) => " SOCK_SEQPACKET",
+        (libc::SOCK_RAW, _) => " SOCK_RAW",
+        _ => "",
+    };
+    s.push_str(proto);
+    if let Some(c) = &a.canonname {
+        s.push_str(&format!(" ({c})"));
+    }
+    s.push('>');
+    Ok(string::new_utf8(ctx, &s))
+}
+
+fn new_socket_for(ctx: &mut Ctx, a: &AddrinfoObj) -> Result<i32> {
+    let st = if a.socktype == 0 { libc::SOCK_STREAM } else { a.socktype };
+    // SAFETY: socket(2) has no memory preconditions.
+    let fd = unsafe { libc::socket(family_of(&a.addr), st | libc::SOCK_CLOEXEC, a.protocol) };
+    if fd < 0 {
+        let e = last_errno();
+        return Err(sys_error(ctx, e, "socket(2)"));
+    }
+    Ok(fd)
+}
+
+fn ai_connect(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let a = get(ctx, recv)?;
+    let addr = a.addr.clone();
+    let fd = new_socket_for(ctx, a)?;
+    if let Err(e) = super::inet::connect_fd(ctx, fd, &addr) {
+        // SAFETY: closing the descriptor made above.
+        unsafe { libc::close(fd) };
+        let shown = sockaddr_text(get(ctx, recv)?);
+        return Err(sys_error(ctx, e, &format!("connect(2) for {shown}")));
+    }
+    let k = class(ctx, "Socket");
+    let s = new_socket(ctx, k, fd);
+    if let Some(b) = args.block {
+        let r = ctx.yield1(&b, s);
+        let _ = crate::core::io::close(ctx, s);
+        return r;
+    }
+    Ok(s)
+}
+
+fn ai_bind(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let a = get(ctx, recv)?;
+    let addr = a.addr.clone();
+    let fd = new_socket_for(ctx, a)?;
+    let one: i32 = 1;
+    // SAFETY: a valid int option; bind with a packed sockaddr of its length.
+    let rc = unsafe {
+        libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, &one as *const i32 as *const libc::c_void, 4);
+        libc::bind(fd, addr.as_ptr() as *const libc::sockaddr, addr.len() as libc::socklen_t)
+    };
+    if rc != 0 {
+        let e = last_errno();
+        // SAFETY: closing the descriptor made above.
+        unsafe { libc::close(fd) };
+        return Err(sys_error(ctx, e, "bind(2)"));
+    }
+    let k = class(ctx, "Socket");
+    let s = new_socket(ctx, k, fd);
+    if let Some(b) = args.block {
+        let r = ctx.yield1(&b, s);
+        let _ = crate::core::io::close(ctx, s);
+        return r;
+    }
+    Ok(s)
+}
+
+fn ai_listen(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let backlog = match args.pos.first() {
+        Some(&b) => integer::to_int_arg(ctx, b)?,
+        None => libc::SOMAXCONN,
+    };
+    let s = ai_bind(ctx, recv, &Args::new(&[]))?;
+    let fd = fd_of(ctx, s)?;
+    // SAFETY: listen on a bound socket.
+    if unsafe { libc::listen(fd, backlog) } != 0 {
+        let e = last_errno();
+        return Err(sys_error(ctx, e, "listen(2)"));
+    }
+    if let Some(b) = args.block {
+        let r = ctx.yield1(&b, s);
+        let _ = crate::core::io::close(ctx, s);
+        return r;
+    }
+    Ok(s)
+}
+
+/// An Addrinfo for a socket's own (`peer` false) or peer address.
+fn socket_address(ctx: &mut Ctx, recv: Value, peer: bool) -> Result<Value> {
+    let fd = fd_of(ctx, recv)?;
+    let addr = super::basic::sockname(ctx, fd, peer)?;
+    let mut st: i32 = 0;
+    let mut len = 4 as libc::socklen_t;
+    // SAFETY: st is a valid int out-value.
+    unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_TYPE, &mut st as *mut i32 as *mut libc::c_void, &mut len) };
+    let proto = match (family_of(&addr), st) {
+        (libc::AF_INET | libc::AF_INET6, libc::SOCK_STREAM) => libc::IPPROTO_TCP,
+        (libc::AF_INET | libc::AF_INET6, libc::SOCK_DGRAM) => libc::IPPROTO_UDP,
+        _ => 0,
+    };
+    Ok(new_addrinfo(ctx, addr, st, proto))
+}
+
+fn bs_local_address(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    socket_address(ctx, recv, false)
+}
+
+fn bs_remote_address(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    socket_address(ctx, recv, true)
+}
+
+/// `connect_address`: the local address, with an unspecified IP replaced by the loopback
+/// one (what a client on this host connects to).
+fn bs_connect_address(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let a = socket_address(ctx, recv, false)?;
+    let o = get(ctx, a)?;
+    match family_of(&o.addr) {
+        libc::AF_INET if o.addr[4..8] == [0, 0, 0, 0] => o.addr[4..8].copy_from_slice(&[127, 0, 0, 1]),
+        libc::AF_INET6 if o.addr[8..24].iter().all(|&b| b == 0) => o.addr[23] = 1,
+        libc::AF_UNIX if unpack_path(&o.addr).is_empty() => return Err(socket_error(ctx, "unbound Unix socket", false)),
+        _ => {}
+    }
+    Ok(a)
+}
+
+// ---- Socket class functions over addresses ----
+
+/// `Socket.sockaddr_in(port, host)` / `pack_sockaddr_in`.
+fn s_sockaddr_in(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let port = opt_str(ctx, args.pos.first())?;
+    let host = opt_str(ctx, args.pos.get(1))?.map(|h| if h.is_empty() { "0.0.0.0".to_string() } else { h });
+    let a = pack_inet(ctx, host.as_deref(), port.as_deref(), libc::SOCK_STREAM, 0)?;
+    Ok(string::new_binary(ctx, &a))
+}
+
+/// `Socket.unpack_sockaddr_in(sockaddr)`: `[port, ip]`.
+fn s_unpack_sockaddr_in(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let b = if let Some(a) = data_ref::<AddrinfoObj>(args.pos[0]) {
+        a.addr.clone()
+    } else {
+        let s = string::to_str_arg(ctx, args.pos[0])?;
+        string::bytes(s).to_vec()
+    };
+    let f = family_of(&b);
+    if f != libc::AF_INET && f != libc::AF_INET6 {
+        return Err(ctx.arg_error("not an AF_INET/AF_INET6 sockaddr"));
+    }
+    let (ip, port, _) = numeric(&b);
+    let s = string::new_utf8(ctx, &ip);
+    Ok(array::from_vec(ctx, vec![Value::fixnum(port as i64), s]))
+}
+
+fn s_sockaddr_un(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let c = crate::core::file::stat::cpath_arg(ctx, args.pos[0])?;
+    let mut a = sockaddr_un(ctx, c.as_bytes())?;
+    // CRuby returns the whole sockaddr_un (110 bytes), zero-padded.
+    a.resize(std::mem::size_of::<libc::sockaddr_un>(), 0);
+    Ok(string::new_binary(ctx, &a))
+}
+
+fn s_unpack_sockaddr_un(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let b = if let Some(a) = data_ref::<AddrinfoObj>(args.pos[0]) {
+        a.addr.clone()
+    } else {
+        let s = string::to_str_arg(ctx, args.pos[0])?;
+        string::bytes(s).to_vec()
+    };
+    if family_of(&b) != libc::AF_UNIX {
+        return Err(ctx.arg_error("not an AF_UNIX sockaddr"));
+    }
+    Ok(string::new_from_bytes(ctx, &unpack_path(&b)))
+}
+
+/// `Socket.getaddrinfo(host, port, family = nil, socktype = nil, protocol = nil, flags = nil)`:
+/// arrays `[afamily, port, host, ip, family, socktype, protocol]`.
+fn s_getaddrinfo(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let node = opt_str(ctx, args.pos.first())?;
+    let service = opt_str(ctx, args.pos.get(1))?;
+    let fam = family_arg(ctx, args.pos.get(2))?;
+    let st = socktype_arg(ctx, args.pos.get(3))?;
+    let flags = match args.pos.get(5) {
+        Some(&f) if !f.is_nil() => integer::to_int_arg(ctx, f)?,
+        _ => 0,
+    };
+    let socktypes: Vec<i32> = if st == 0 { vec![libc::SOCK_STREAM, libc::SOCK_DGRAM, libc::SOCK_RAW] } else { vec![st] };
+    let mut out = Vec::new();
+    for t in socktypes {
+        let Ok(list) = resolve(ctx, node.as_deref(), service.as_deref(), fam, t, flags) else {
+            if out.is_empty() && t == libc::SOCK_STREAM {
+                resolve(ctx, node.as_deref(), service.as_deref(), fam, t, flags)?;
+            }
+            continue;
+        };
+        for r in list {
+            let (ip, port, f) = numeric(&r.addr);
+            let proto = match t {
+                libc::SOCK_STREAM => libc::IPPROTO_TCP,
+                libc::SOCK_DGRAM => libc::IPPROTO_UDP,
+                _ => 0,
+            };
+            let name = if f == libc::AF_INET6 { "AF_INET6" } else { "AF_INET" };
+            let items = vec![string::new_utf8(ctx, name), Value::fixnum(port as i64), string::new_utf8(ctx, &ip), string::new_utf8(ctx, &ip), Value::fixnum(f as i64), Value::fixnum(t as i64), Value::fixnum(proto as i64)];
+            out.push(array::from_vec(ctx, items));
+        }
+    }
+    Ok(array::from_vec(ctx, out))
+}
+
+pub fn init(ctx: &mut Ctx) {
+    let obj = ctx.c().object;
+    let ai = crate::core::module_methods::define_class_under(ctx, obj, "Addrinfo", obj);
+    crate::core::module::body(ai).alloc = crate::core::module::AllocKind::Data(crate::object::alloc_uninitialized);
+    crate::methods!(ctx, ai, [
+        ("initialize", ai_initialize, [1..=4], Unsafe, Private),
+        ("tcp", ai_s_tcp, [2], Unsafe, Singleton),
+        ("udp", ai_s_udp, [2], Unsafe, Singleton),
+        ("ip", ai_s_ip, [1], Unsafe, Singleton),
+        ("unix", ai_s_unix, [1..=2], Unsafe, Singleton),
+        ("getaddrinfo", ai_s_getaddrinfo, [2..=6], Unsafe, Singleton),
+        ("afamily", ai_afamily, [0], Unsafe),
+        ("pfamily", ai_pfamily, [0], Unsafe),
+        ("socktype", ai_socktype, [0], Unsafe),
+        ("protocol", ai_protocol, [0], Unsafe),
+        ("to_sockaddr", ai_to_sockaddr, [0], Unsafe),
+        ("to_s", ai_to_sockaddr, [0], Unsafe),
+        ("canonname", ai_canonname, [0], Unsafe),
+        ("ip?", ai_ip_p, [0], Unsafe),
+        ("ipv4?", ai_ipv4_p, [0], Unsafe),
+        ("ipv6?", ai_ipv6_p, [0], Unsafe),
+        ("unix?", ai_unix_p, [0], Unsafe),
+        ("ip_address", ai_ip_address, [0], Unsafe),
+        ("ip_port", ai_ip_port, [0], Unsafe),
+        ("ip_unpack", ai_ip_unpack, [0], Unsafe),
+        ("unix_path", ai_unix_path, [0], Unsafe),
+        ("ipv4_loopback?", ai_ipv4_loopback, [0], Unsafe),
+        ("ipv4_private?", ai_ipv4_private, [0], Unsafe),
+        ("ipv4_multicast?", ai_ipv4_multicast, [0], Unsafe),
+        ("ipv6_loopback?", ai_ipv6_loopback, [0], Unsafe),
+        ("ipv6_unspecified?", ai_ipv6_unspecified, [0], Unsafe),
+        ("ipv6_multicast?", ai_ipv6_multicast, [0], Unsafe),
+        ("ipv6_linklocal?", ai_ipv6_linklocal, [0], Unsafe),
+        ("ipv6_sitelocal?", ai_ipv6_sitelocal, [0], Unsafe),
+        ("ipv6_unique_local?", ai_ipv6_unique_local, [0], Unsafe),
+        ("ipv6_v4mapped?", ai_ipv6_v4mapped, [0], Unsafe),
+        ("ipv6_v4compat?", ai_ipv6_v4compat, [0], Unsafe),
+        ("inspect_sockaddr", ai_inspect_sockaddr, [0], Unsafe),
+        ("inspect", ai_inspect, [0], Unsafe),
+        ("connect", ai_connect, [0..], Unsafe, Kw),
+        ("bind", ai_bind, [0], Unsafe),
+        ("listen", ai_listen, [0..=1], Unsafe),
+    ]);
+    let b = class(ctx, "BasicSocket");
+    crate::methods!(ctx, b, [
+        ("local_address", bs_local_address, [0], Unsafe),
+        ("remote_address", bs_remote_address, [0], Unsafe),
+        ("connect_address", bs_connect_address, [0], Unsafe),
+    ]);
+    let s = class(ctx, "Socket");
+    crate::methods!(ctx, s, [
+        ("sockaddr_in", s_sockaddr_in, [2], Unsafe, Singleton),
+        ("pack_sockaddr_in", s_sockaddr_in, [2], Unsafe, Singleton),
+        ("unpack_sockaddr_in", s_unpack_sockaddr_in, [1], Unsafe, Singleton),
+        ("sockaddr_un", s_sockaddr_un, [1], Unsafe, Singleton),
+        ("pack_sockaddr_un", s_sockaddr_un, [1], Unsafe, Singleton),
+        ("unpack_sockaddr_un", s_unpack_sockaddr_un, [1], Unsafe, Singleton),
+        ("getaddrinfo", s_getaddrinfo, [2..=7], Unsafe, Singleton),
+    ]);
+}
