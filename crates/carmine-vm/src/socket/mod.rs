@@ -14,6 +14,7 @@
 pub mod addrinfo;
 pub mod basic;
 pub mod inet;
+pub mod socket;
 pub mod unix;
 
 use crate::core::module_methods::{define_class_under, define_module_under};
@@ -155,5 +156,6 @@ pub fn init(ctx: &mut Ctx) -> Result<()> {
     inet::init(ctx);
     unix::init(ctx);
     addrinfo::init(ctx);
+    socket::init(ctx);
     Ok(())
 }
