@@ -216,10 +216,55 @@ pub fn expand_path(path: &str, dir: Option<&str>) -> String {
     format!("/{}", parts.join("/"))
 }
 
+/// Replaces a leading `~` (ENV["HOME"], as Ruby code last set it) or `~user` (the password
+/// database) of a path, raising ArgumentError as CRuby does for an unknown user or a
+/// relative or empty home.
+fn expand_tilde(ctx: &mut Ctx, p: String) -> Result<String> {
+    let Some(rest) = p.strip_prefix('~') else { return Ok(p) };
+    let (user, tail) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, ""),
+    };
+    let home = if user.is_empty() {
+        let env_id = ctx.intern("ENV");
+        let obj = ctx.c().object;
+        let env = crate::core::module::body(obj).const_get(env_id).map(|e| e.value);
+        let home = match env {
+            Some(env) => {
+                let key = string::new_utf8(ctx, "HOME");
+                let aref = ctx.intern("[]");
+                let h = ctx.call(env, aref, &[key])?;
+                if h.is_nil() { None } else { Some(string::to_rust_string_lossy(h)) }
+            }
+            None => std::env::var("HOME").ok(),
+        };
+        match home {
+            Some(h) => h,
+            None => match user_home(None) {
+                Some(h) => h,
+                None => return Err(ctx.arg_error("couldn't find login name -- expanding '~'")),
+            },
+        }
+    } else {
+        match user_home(Some(user)) {
+            Some(h) => h,
+            None => return Err(ctx.arg_error(&format!("user {user} doesn't exist"))),
+        }
+    };
+    if !home.starts_with('/') {
+        return Err(ctx.arg_error("non-absolute home"));
+    }
+    Ok(format!("{home}{tail}"))
+}
+
 fn f_expand_path(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let p = path_arg(ctx, args.pos[0])?;
+    let p = expand_tilde(ctx, p)?;
     let d = match args.pos.get(1) {
-        Some(&d) if !d.is_nil() => Some(path_arg(ctx, d)?),
+        Some(&d) if !d.is_nil() => {
+            let d = path_arg(ctx, d)?;
+            Some(expand_tilde(ctx, d)?)
+        }
         _ => None,
     };
     Ok(string::new_utf8(ctx, &expand_path(&p, d.as_deref())))
