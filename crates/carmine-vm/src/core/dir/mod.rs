@@ -165,12 +165,23 @@ fn dir_each_child(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     each_entry(ctx, recv, args, true, "each_child")
 }
 
+/// An Array of file names as Strings in `enc`. Each String goes into the array as soon as
+/// it is made: a Rust Vec of fresh Values is not a GC root, so the next allocation could
+/// free the earlier ones.
+fn names_array<'a>(ctx: &mut Ctx, names: impl Iterator<Item = &'a [u8]>, enc: u8) -> Value {
+    let out = array::new(ctx);
+    for n in names {
+        let v = name_value(ctx, n, enc);
+        array::push(ctx, out, v);
+    }
+    out
+}
+
 fn dir_children(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let d = get(ctx, recv)?;
     let (names, enc): (Vec<Vec<u8>>, u8) = (d.entries[d.pos.min(d.entries.len())..].iter().filter(|n| !matches!(n.as_slice(), b"." | b"..")).cloned().collect(), d.enc);
     d.pos = d.entries.len();
-    let items = names.iter().map(|n| name_value(ctx, n, enc)).collect();
-    Ok(array::from_vec(ctx, items))
+    Ok(names_array(ctx, names.iter().map(|n| n.as_slice()), enc))
 }
 
 fn dir_close(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -237,8 +248,7 @@ fn s_entries(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let (dir, entries) = read_entries(ctx, &c, "rb_dir_initialize")?;
     // SAFETY: opened just above and not shared.
     unsafe { libc::closedir(dir) };
-    let items = entries.iter().map(|n| name_value(ctx, n, enc)).collect();
-    Ok(array::from_vec(ctx, items))
+    Ok(names_array(ctx, entries.iter().map(|n| n.as_slice()), enc))
 }
 
 fn s_children(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -462,14 +472,16 @@ fn s_glob(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         g.pattern(p);
     }
     let enc = encoding::default_external(ctx);
-    let items: Vec<Value> = g.out.into_iter().map(|s| string::new_with_enc(ctx, s.into_bytes(), enc)).collect();
+    let items = names_array(ctx, g.out.iter().map(|s| s.as_bytes()), enc);
     if let Some(b) = args.block {
-        for s in items {
-            ctx.yield1(&b, s)?;
+        let mut i = 0;
+        while i < array::len(items) {
+            ctx.yield1(&b, array::get(items, i))?;
+            i += 1;
         }
         return Ok(Value::NIL);
     }
-    Ok(array::from_vec(ctx, items))
+    Ok(items)
 }
 
 /// `Dir[*patterns, base: nil, sort: true]`.
