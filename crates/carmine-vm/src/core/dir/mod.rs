@@ -97,7 +97,7 @@ fn get<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a mut DirObj> {
 fn dir_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let c = cpath_arg(ctx, args.pos[0])?;
     let enc = enc_kw(ctx, args)?;
-    let (dir, entries) = read_entries(ctx, &c, "rb_dir_initialize")?;
+    let (dir, entries) = read_entries(ctx, &c, "dir_initialize")?;
     let path = if string::is_string(args.pos[0]) { string::dup_literal(ctx, args.pos[0]) } else { string::new_with_enc(ctx, c.to_bytes().to_vec(), enc) };
     let k = object::real_class_of(ctx, recv);
     let fresh = object::new_data(ctx, k, Box::new(DirObj { dir, path, entries, pos: 0, enc }));
@@ -245,7 +245,7 @@ fn dir_chdir(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn s_entries(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let c = cpath_arg(ctx, args.pos[0])?;
     let enc = enc_kw(ctx, args)?;
-    let (dir, entries) = read_entries(ctx, &c, "rb_dir_initialize")?;
+    let (dir, entries) = read_entries(ctx, &c, "dir_initialize")?;
     // SAFETY: opened just above and not shared.
     unsafe { libc::closedir(dir) };
     Ok(names_array(ctx, entries.iter().map(|n| n.as_slice()), enc))
@@ -323,7 +323,7 @@ fn s_mkdir(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     // SAFETY: c is NUL-terminated.
     if unsafe { libc::mkdir(c.as_ptr(), mode) } != 0 {
         let e = last_errno();
-        return Err(errno_error(ctx, e, &format!("rb_dir_s_mkdir - {}", shown(&c))));
+        return Err(errno_error(ctx, e, &format!("dir_s_mkdir - {}", shown(&c))));
     }
     Ok(Value::fixnum(0))
 }
