@@ -135,3 +135,12 @@ test "opening and dropping many files does not leak descriptors" do
   GC.start
   assert(open_fds <= before + 2, "descriptors grew from #{before} to #{open_fds}")
 end
+
+test "opening both ends of a FIFO from two threads does not deadlock" do
+  fifo = "#{DIR}/fifo2"
+  File.mkfifo(fifo)
+  writer = Thread.new { File.open(fifo, "w") { |f| f.syswrite("hello") } }
+  reader = Thread.new { File.open(fifo, "r") { |f| f.sysread(5) } }
+  assert_equal 5, writer.value
+  assert_equal "hello", reader.value
+end

@@ -37,12 +37,19 @@ pub fn open_file(ctx: &mut Ctx, klass: Value, path: &str, mode: &str) -> Result<
 
 /// open(2) of `path` with an extracted mode and permission, as a new IO of `klass`.
 pub fn open_path(ctx: &mut Ctx, klass: Value, path: &std::ffi::CStr, m: open_mode::OpenMode, perm: u32) -> Result<Value> {
-    // SAFETY: path is a valid NUL-terminated string.
-    let fd = unsafe { libc::open(path.as_ptr(), m.flags | libc::O_CLOEXEC, perm) };
+    // open(2) of a FIFO blocks until the other end opens it, maybe from another Ruby
+    // thread: with other threads about, the call is made outside the giant lock.
+    let flags = m.flags | libc::O_CLOEXEC;
+    // SAFETY: path is a valid NUL-terminated string that outlives the call.
+    // errno is read before the giant lock is taken again (taking it may change errno).
+    let open = || {
+        let fd = unsafe { libc::open(path.as_ptr(), flags, perm) };
+        (fd, if fd < 0 { std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) } else { 0 })
+    };
+    let (fd, err) = if crate::thread::sched::others_running(ctx) { crate::thread::sched::without_gl(ctx, open) } else { open() };
     let shown = String::from_utf8_lossy(path.to_bytes()).into_owned();
     if fd < 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::EIO), &format!("rb_sysopen - {shown}")));
+        return Err(crate::core::process::errno_error(ctx, err, &format!("rb_sysopen - {shown}")));
     }
     let f = new_io(ctx, klass, fd, m.readable(), m.writable(), Some(shown));
     if let Some(io) = io_ref(f) {
