@@ -144,3 +144,11 @@ test "opening both ends of a FIFO from two threads does not deadlock" do
   assert_equal 5, writer.value
   assert_equal "hello", reader.value
 end
+
+test "dirname with a level" do
+  assert_equal "/a", File.dirname("/a/b/c", 2)
+  assert_equal "/", File.dirname("/a/b/c", 9)
+  assert_equal "a/b", File.dirname("a/b", 0)
+  assert_equal "/foo", File.dirname("/////foo/bar/")
+  assert_raise(ArgumentError, "negative level: -1") { File.dirname("/a", -1) }
+end

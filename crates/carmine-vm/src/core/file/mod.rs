@@ -343,16 +343,51 @@ fn f_basename(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     Ok(string::new_utf8(ctx, &base))
 }
 
+/// One step of `dirname`: the path without its last component and trailing slashes;
+/// repeated leading slashes count as one.
+fn dirname_once(p: &str) -> String {
+    let t = p.trim_end_matches('/');
+    if t.is_empty() {
+        return if p.is_empty() { ".".into() } else { "/".into() };
+    }
+    match t.rfind('/') {
+        None => ".".into(),
+        Some(i) => {
+            let d = t[..i].trim_end_matches('/');
+            if d.is_empty() {
+                "/".into()
+            } else if d.starts_with("//") {
+                format!("/{}", d.trim_start_matches('/'))
+            } else {
+                d.to_string()
+            }
+        }
+    }
+}
+
+/// `File.dirname(path, level = 1)`: `level` components removed; the result keeps the
+/// path's encoding.
 fn f_dirname(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let p = path_arg(ctx, args.pos[0])?;
-    let trimmed = p.trim_end_matches('/');
-    let d = match trimmed.rfind('/') {
-        Some(0) => "/".to_string(),
-        Some(i) => trimmed[..i].trim_end_matches('/').to_string(),
-        None => if p.starts_with('/') { "/".to_string() } else { ".".to_string() },
+    let pv = args.pos[0];
+    let p = path_arg(ctx, pv)?;
+    let level = match args.pos.get(1) {
+        Some(&l) => crate::core::integer::to_i64_arg(ctx, l)?,
+        None => 1,
     };
-    let d = if d.is_empty() { "/".to_string() } else { d };
-    Ok(string::new_utf8(ctx, &d))
+    if level < 0 {
+        return Err(ctx.arg_error(&format!("negative level: {level}")));
+    }
+    let mut d = p;
+    for _ in 0..level {
+        let next = dirname_once(&d);
+        let done = next == d;
+        d = next;
+        if done {
+            break;
+        }
+    }
+    let enc = if string::is_string(pv) { string::encoding(pv) } else { crate::core::encoding::UTF_8 };
+    Ok(string::new_with_enc(ctx, d.into_bytes(), enc))
 }
 
 fn f_extname(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
