@@ -152,3 +152,12 @@ test "dirname with a level" do
   assert_equal "/foo", File.dirname("/////foo/bar/")
   assert_raise(ArgumentError, "negative level: -1") { File.dirname("/a", -1) }
 end
+
+test "absolute_path leaves ~ alone" do
+  Dir.chdir(DIR) do
+    real = Dir.pwd
+    assert_equal "#{real}/~", File.absolute_path("~")
+    assert_equal "/b/~x", File.absolute_path("~x", "/b")
+    assert_equal "/y", File.absolute_path("/x/../y")
+  end
+end

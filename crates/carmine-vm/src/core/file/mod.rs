@@ -264,6 +264,23 @@ fn expand_tilde(ctx: &mut Ctx, p: String) -> Result<String> {
     Ok(format!("{home}{tail}"))
 }
 
+/// `File.absolute_path(path, dir = nil)`: like `expand_path` but a `~` is an ordinary
+/// file name.
+fn f_absolute_path(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    let cwd = || std::env::current_dir().map(|d| d.to_string_lossy().into_owned()).unwrap_or_else(|_| "/".into());
+    let base = match args.pos.get(1) {
+        Some(&d) if !d.is_nil() => {
+            let d = path_arg(ctx, d)?;
+            if d.starts_with('/') { d } else { format!("{}/{d}", cwd()) }
+        }
+        _ => cwd(),
+    };
+    // An absolute path never reaches expand_path's `~` handling.
+    let full = if p.starts_with('/') { p } else { format!("{base}/{p}") };
+    Ok(string::new_utf8(ctx, &expand_path(&full, None)))
+}
+
 fn f_expand_path(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let p = path_arg(ctx, args.pos[0])?;
     let p = expand_tilde(ctx, p)?;
@@ -440,7 +457,7 @@ pub fn init(ctx: &mut Ctx) {
         ("delete", f_delete, [0..], Unsafe, Singleton),
         ("unlink", f_delete, [0..], Unsafe, Singleton),
         ("expand_path", f_expand_path, [1..=2], Unsafe, Singleton),
-        ("absolute_path", f_expand_path, [1..=2], Unsafe, Singleton),
+        ("absolute_path", f_absolute_path, [1..=2], Unsafe, Singleton),
         ("join", f_join, [0..], Safe, Singleton),
         ("basename", f_basename, [1..=2], Safe, Singleton),
         ("dirname", f_dirname, [1..=2], Safe, Singleton),
