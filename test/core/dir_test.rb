@@ -83,3 +83,13 @@ test "Dir.mktmpdir makes and removes a private directory" do
   end
   assert_false File.exist?(kept)
 end
+
+test "each, each_child and children start from the first entry" do
+  d = Dir.new(ROOT)
+  3.times { d.read }
+  assert_equal Dir.entries(ROOT).sort, d.each.to_a.sort
+  2.times { d.read }
+  assert_equal Dir.children(ROOT).sort, d.children.sort
+  assert_nil d.read
+  d.close
+end

@@ -143,6 +143,8 @@ fn each_entry(ctx: &mut Ctx, recv: Value, args: &Args, children: bool, meth: &st
     let Some(b) = args.block else {
         return crate::core::enumerator::enum_for(ctx, recv, meth, &[], None);
     };
+    // Like CRuby, iteration starts from the first entry whatever was read before.
+    get(ctx, recv)?.pos = 0;
     loop {
         let d = get(ctx, recv)?;
         let Some(name) = d.entries.get(d.pos).cloned() else { break };
@@ -177,9 +179,10 @@ fn names_array<'a>(ctx: &mut Ctx, names: impl Iterator<Item = &'a [u8]>, enc: u8
     out
 }
 
+/// `Dir#children`: every entry but . and .., from the first (the position ends at the end).
 fn dir_children(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let d = get(ctx, recv)?;
-    let (names, enc): (Vec<Vec<u8>>, u8) = (d.entries[d.pos.min(d.entries.len())..].iter().filter(|n| !matches!(n.as_slice(), b"." | b"..")).cloned().collect(), d.enc);
+    let (names, enc): (Vec<Vec<u8>>, u8) = (d.entries.iter().filter(|n| !matches!(n.as_slice(), b"." | b"..")).cloned().collect(), d.enc);
     d.pos = d.entries.len();
     Ok(names_array(ctx, names.iter().map(|n| n.as_slice()), enc))
 }
