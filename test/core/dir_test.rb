@@ -93,3 +93,18 @@ test "each, each_child and children start from the first entry" do
   assert_nil d.read
   d.close
 end
+
+test "Dir.home and Dir.chdir read ENV['HOME']; empty? of a missing directory raises" do
+  home = ENV["HOME"]
+  begin
+    ENV["HOME"] = ROOT
+    assert_equal ROOT, Dir.home
+    here = Dir.pwd
+    Dir.chdir { assert_equal ROOT, Dir.pwd }
+    assert_equal here, Dir.pwd
+  ensure
+    ENV["HOME"] = home
+  end
+  assert_raise(Errno::ENOENT, "No such file or directory @ rb_dir_s_empty_p - #{ROOT}/none") { Dir.empty?("#{ROOT}/none") }
+  assert_false Dir.empty?("#{ROOT}/x.rb")
+end

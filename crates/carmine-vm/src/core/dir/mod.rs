@@ -294,7 +294,7 @@ fn s_empty(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let dir = unsafe { libc::opendir(c.as_ptr()) };
     if dir.is_null() {
         return match last_errno() {
-            libc::ENOTDIR | libc::ENOENT => Ok(Value::FALSE),
+            libc::ENOTDIR => Ok(Value::FALSE),
             e => Err(errno_error(ctx, e, &format!("rb_dir_s_empty_p - {}", shown(&c)))),
         };
     }
@@ -366,10 +366,16 @@ fn chdir_to(ctx: &mut Ctx, c: &std::ffi::CStr) -> Result<()> {
 fn s_chdir(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let pv = match args.pos.first() {
         Some(&p) => p,
-        None => match std::env::var("HOME").or_else(|_| std::env::var("LOGDIR")) {
-            Ok(h) => string::new_utf8(ctx, &h),
-            Err(_) => return Err(ctx.arg_error("HOME/LOGDIR not set")),
-        },
+        None => {
+            let h = match crate::core::file::env_var(ctx, "HOME")? {
+                Some(h) => Some(h),
+                None => crate::core::file::env_var(ctx, "LOGDIR")?,
+            };
+            match h {
+                Some(h) => string::new_utf8(ctx, &h),
+                None => return Err(ctx.arg_error("HOME/LOGDIR not set")),
+            }
+        }
     };
     let c = cpath_arg(ctx, pv)?;
     let Some(b) = args.block else {
@@ -424,9 +430,9 @@ fn s_home(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         _ => None,
     };
     let home = match user {
-        None => match std::env::var("HOME") {
-            Ok(h) => h,
-            Err(_) => crate::core::file::user_home(None).ok_or_else(|| ctx.arg_error("couldn't find login name -- expanding '~'"))?,
+        None => match crate::core::file::env_var(ctx, "HOME")? {
+            Some(h) => h,
+            None => crate::core::file::user_home(None).ok_or_else(|| ctx.arg_error("couldn't find login name -- expanding '~'"))?,
         },
         Some(u) => crate::core::file::user_home(Some(&u)).ok_or_else(|| ctx.arg_error(&format!("user {u} doesn't exist")))?,
     };

@@ -223,6 +223,18 @@ pub fn expand_path(path: &str, dir: Option<&str>) -> String {
     format!("/{}", parts.join("/"))
 }
 
+/// `ENV[name]` as Ruby code last set it (ENV may be changed without the process
+/// environment following).
+pub(crate) fn env_var(ctx: &mut Ctx, name: &str) -> Result<Option<String>> {
+    let env_id = ctx.intern("ENV");
+    let obj = ctx.c().object;
+    let Some(env) = crate::core::module::body(obj).const_get(env_id).map(|e| e.value) else { return Ok(std::env::var(name).ok()) };
+    let key = string::new_utf8(ctx, name);
+    let aref = ctx.intern("[]");
+    let v = ctx.call(env, aref, &[key])?;
+    Ok(if v.is_nil() { None } else { Some(string::to_rust_string_lossy(v)) })
+}
+
 /// Replaces a leading `~` (ENV["HOME"], as Ruby code last set it) or `~user` (the password
 /// database) of a path, raising ArgumentError as CRuby does for an unknown user or a
 /// relative or empty home.
@@ -233,19 +245,7 @@ fn expand_tilde(ctx: &mut Ctx, p: String) -> Result<String> {
         None => (rest, ""),
     };
     let home = if user.is_empty() {
-        let env_id = ctx.intern("ENV");
-        let obj = ctx.c().object;
-        let env = crate::core::module::body(obj).const_get(env_id).map(|e| e.value);
-        let home = match env {
-            Some(env) => {
-                let key = string::new_utf8(ctx, "HOME");
-                let aref = ctx.intern("[]");
-                let h = ctx.call(env, aref, &[key])?;
-                if h.is_nil() { None } else { Some(string::to_rust_string_lossy(h)) }
-            }
-            None => std::env::var("HOME").ok(),
-        };
-        match home {
+        match env_var(ctx, "HOME")? {
             Some(h) => h,
             None => match user_home(None) {
                 Some(h) => h,
