@@ -97,7 +97,7 @@ fn get<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a mut DirObj> {
 fn dir_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let c = cpath_arg(ctx, args.pos[0])?;
     let enc = enc_kw(ctx, args)?;
-    let (dir, entries) = read_entries(ctx, &c, "rb_dir_initialize")?;
+    let (dir, entries) = read_entries(ctx, &c, "dir_initialize")?;
     let path = if string::is_string(args.pos[0]) { string::dup_literal(ctx, args.pos[0]) } else { string::new_with_enc(ctx, c.to_bytes().to_vec(), enc) };
     let k = object::real_class_of(ctx, recv);
     let fresh = object::new_data(ctx, k, Box::new(DirObj { dir, path, entries, pos: 0, enc }));
@@ -143,6 +143,8 @@ fn each_entry(ctx: &mut Ctx, recv: Value, args: &Args, children: bool, meth: &st
     let Some(b) = args.block else {
         return crate::core::enumerator::enum_for(ctx, recv, meth, &[], None);
     };
+    // Like CRuby, iteration starts from the first entry whatever was read before.
+    get(ctx, recv)?.pos = 0;
     loop {
         let d = get(ctx, recv)?;
         let Some(name) = d.entries.get(d.pos).cloned() else { break };
@@ -165,12 +167,24 @@ fn dir_each_child(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     each_entry(ctx, recv, args, true, "each_child")
 }
 
+/// An Array of file names as Strings in `enc`. Each String goes into the array as soon as
+/// it is made: a Rust Vec of fresh Values is not a GC root, so the next allocation could
+/// free the earlier ones.
+fn names_array<'a>(ctx: &mut Ctx, names: impl Iterator<Item = &'a [u8]>, enc: u8) -> Value {
+    let out = array::new(ctx);
+    for n in names {
+        let v = name_value(ctx, n, enc);
+        array::push(ctx, out, v);
+    }
+    out
+}
+
+/// `Dir#children`: every entry but . and .., from the first (the position ends at the end).
 fn dir_children(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let d = get(ctx, recv)?;
-    let (names, enc): (Vec<Vec<u8>>, u8) = (d.entries[d.pos.min(d.entries.len())..].iter().filter(|n| !matches!(n.as_slice(), b"." | b"..")).cloned().collect(), d.enc);
+    let (names, enc): (Vec<Vec<u8>>, u8) = (d.entries.iter().filter(|n| !matches!(n.as_slice(), b"." | b"..")).cloned().collect(), d.enc);
     d.pos = d.entries.len();
-    let items = names.iter().map(|n| name_value(ctx, n, enc)).collect();
-    Ok(array::from_vec(ctx, items))
+    Ok(names_array(ctx, names.iter().map(|n| n.as_slice()), enc))
 }
 
 fn dir_close(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -234,11 +248,10 @@ fn dir_chdir(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn s_entries(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let c = cpath_arg(ctx, args.pos[0])?;
     let enc = enc_kw(ctx, args)?;
-    let (dir, entries) = read_entries(ctx, &c, "rb_dir_initialize")?;
+    let (dir, entries) = read_entries(ctx, &c, "dir_initialize")?;
     // SAFETY: opened just above and not shared.
     unsafe { libc::closedir(dir) };
-    let items = entries.iter().map(|n| name_value(ctx, n, enc)).collect();
-    Ok(array::from_vec(ctx, items))
+    Ok(names_array(ctx, entries.iter().map(|n| n.as_slice()), enc))
 }
 
 fn s_children(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -281,7 +294,7 @@ fn s_empty(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let dir = unsafe { libc::opendir(c.as_ptr()) };
     if dir.is_null() {
         return match last_errno() {
-            libc::ENOTDIR | libc::ENOENT => Ok(Value::FALSE),
+            libc::ENOTDIR => Ok(Value::FALSE),
             e => Err(errno_error(ctx, e, &format!("rb_dir_s_empty_p - {}", shown(&c)))),
         };
     }
@@ -313,7 +326,7 @@ fn s_mkdir(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     // SAFETY: c is NUL-terminated.
     if unsafe { libc::mkdir(c.as_ptr(), mode) } != 0 {
         let e = last_errno();
-        return Err(errno_error(ctx, e, &format!("rb_dir_s_mkdir - {}", shown(&c))));
+        return Err(errno_error(ctx, e, &format!("dir_s_mkdir - {}", shown(&c))));
     }
     Ok(Value::fixnum(0))
 }
@@ -353,10 +366,16 @@ fn chdir_to(ctx: &mut Ctx, c: &std::ffi::CStr) -> Result<()> {
 fn s_chdir(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let pv = match args.pos.first() {
         Some(&p) => p,
-        None => match std::env::var("HOME").or_else(|_| std::env::var("LOGDIR")) {
-            Ok(h) => string::new_utf8(ctx, &h),
-            Err(_) => return Err(ctx.arg_error("HOME/LOGDIR not set")),
-        },
+        None => {
+            let h = match crate::core::file::env_var(ctx, "HOME")? {
+                Some(h) => Some(h),
+                None => crate::core::file::env_var(ctx, "LOGDIR")?,
+            };
+            match h {
+                Some(h) => string::new_utf8(ctx, &h),
+                None => return Err(ctx.arg_error("HOME/LOGDIR not set")),
+            }
+        }
     };
     let c = cpath_arg(ctx, pv)?;
     let Some(b) = args.block else {
@@ -411,9 +430,9 @@ fn s_home(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         _ => None,
     };
     let home = match user {
-        None => match std::env::var("HOME") {
-            Ok(h) => h,
-            Err(_) => crate::core::file::user_home(None).ok_or_else(|| ctx.arg_error("couldn't find login name -- expanding '~'"))?,
+        None => match crate::core::file::env_var(ctx, "HOME")? {
+            Some(h) => h,
+            None => crate::core::file::user_home(None).ok_or_else(|| ctx.arg_error("couldn't find login name -- expanding '~'"))?,
         },
         Some(u) => crate::core::file::user_home(Some(&u)).ok_or_else(|| ctx.arg_error(&format!("user {u} doesn't exist")))?,
     };
@@ -462,14 +481,16 @@ fn s_glob(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         g.pattern(p);
     }
     let enc = encoding::default_external(ctx);
-    let items: Vec<Value> = g.out.into_iter().map(|s| string::new_with_enc(ctx, s.into_bytes(), enc)).collect();
+    let items = names_array(ctx, g.out.iter().map(|s| s.as_bytes()), enc);
     if let Some(b) = args.block {
-        for s in items {
-            ctx.yield1(&b, s)?;
+        let mut i = 0;
+        while i < array::len(items) {
+            ctx.yield1(&b, array::get(items, i))?;
+            i += 1;
         }
         return Ok(Value::NIL);
     }
-    Ok(array::from_vec(ctx, items))
+    Ok(items)
 }
 
 /// `Dir[*patterns, base: nil, sort: true]`.

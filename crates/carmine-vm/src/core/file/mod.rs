@@ -37,12 +37,19 @@ pub fn open_file(ctx: &mut Ctx, klass: Value, path: &str, mode: &str) -> Result<
 
 /// open(2) of `path` with an extracted mode and permission, as a new IO of `klass`.
 pub fn open_path(ctx: &mut Ctx, klass: Value, path: &std::ffi::CStr, m: open_mode::OpenMode, perm: u32) -> Result<Value> {
-    // SAFETY: path is a valid NUL-terminated string.
-    let fd = unsafe { libc::open(path.as_ptr(), m.flags | libc::O_CLOEXEC, perm) };
+    // open(2) of a FIFO blocks until the other end opens it, maybe from another Ruby
+    // thread: with other threads about, the call is made outside the giant lock.
+    let flags = m.flags | libc::O_CLOEXEC;
+    // SAFETY: path is a valid NUL-terminated string that outlives the call.
+    // errno is read before the giant lock is taken again (taking it may change errno).
+    let open = || {
+        let fd = unsafe { libc::open(path.as_ptr(), flags, perm) };
+        (fd, if fd < 0 { std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) } else { 0 })
+    };
+    let (fd, err) = if crate::thread::sched::others_running(ctx) { crate::thread::sched::without_gl(ctx, open) } else { open() };
     let shown = String::from_utf8_lossy(path.to_bytes()).into_owned();
     if fd < 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::EIO), &format!("rb_sysopen - {shown}")));
+        return Err(crate::core::process::errno_error(ctx, err, &format!("rb_sysopen - {shown}")));
     }
     let f = new_io(ctx, klass, fd, m.readable(), m.writable(), Some(shown));
     if let Some(io) = io_ref(f) {
@@ -216,10 +223,72 @@ pub fn expand_path(path: &str, dir: Option<&str>) -> String {
     format!("/{}", parts.join("/"))
 }
 
+/// `ENV[name]` as Ruby code last set it (ENV may be changed without the process
+/// environment following).
+pub(crate) fn env_var(ctx: &mut Ctx, name: &str) -> Result<Option<String>> {
+    let env_id = ctx.intern("ENV");
+    let obj = ctx.c().object;
+    let Some(env) = crate::core::module::body(obj).const_get(env_id).map(|e| e.value) else { return Ok(std::env::var(name).ok()) };
+    let key = string::new_utf8(ctx, name);
+    let aref = ctx.intern("[]");
+    let v = ctx.call(env, aref, &[key])?;
+    Ok(if v.is_nil() { None } else { Some(string::to_rust_string_lossy(v)) })
+}
+
+/// Replaces a leading `~` (ENV["HOME"], as Ruby code last set it) or `~user` (the password
+/// database) of a path, raising ArgumentError as CRuby does for an unknown user or a
+/// relative or empty home.
+fn expand_tilde(ctx: &mut Ctx, p: String) -> Result<String> {
+    let Some(rest) = p.strip_prefix('~') else { return Ok(p) };
+    let (user, tail) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, ""),
+    };
+    let home = if user.is_empty() {
+        match env_var(ctx, "HOME")? {
+            Some(h) => h,
+            None => match user_home(None) {
+                Some(h) => h,
+                None => return Err(ctx.arg_error("couldn't find login name -- expanding '~'")),
+            },
+        }
+    } else {
+        match user_home(Some(user)) {
+            Some(h) => h,
+            None => return Err(ctx.arg_error(&format!("user {user} doesn't exist"))),
+        }
+    };
+    if !home.starts_with('/') {
+        return Err(ctx.arg_error("non-absolute home"));
+    }
+    Ok(format!("{home}{tail}"))
+}
+
+/// `File.absolute_path(path, dir = nil)`: like `expand_path` but a `~` is an ordinary
+/// file name.
+fn f_absolute_path(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let p = path_arg(ctx, args.pos[0])?;
+    let cwd = || std::env::current_dir().map(|d| d.to_string_lossy().into_owned()).unwrap_or_else(|_| "/".into());
+    let base = match args.pos.get(1) {
+        Some(&d) if !d.is_nil() => {
+            let d = path_arg(ctx, d)?;
+            if d.starts_with('/') { d } else { format!("{}/{d}", cwd()) }
+        }
+        _ => cwd(),
+    };
+    // An absolute path never reaches expand_path's `~` handling.
+    let full = if p.starts_with('/') { p } else { format!("{base}/{p}") };
+    Ok(string::new_utf8(ctx, &expand_path(&full, None)))
+}
+
 fn f_expand_path(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let p = path_arg(ctx, args.pos[0])?;
+    let p = expand_tilde(ctx, p)?;
     let d = match args.pos.get(1) {
-        Some(&d) if !d.is_nil() => Some(path_arg(ctx, d)?),
+        Some(&d) if !d.is_nil() => {
+            let d = path_arg(ctx, d)?;
+            Some(expand_tilde(ctx, d)?)
+        }
         _ => None,
     };
     Ok(string::new_utf8(ctx, &expand_path(&p, d.as_deref())))
@@ -291,16 +360,51 @@ fn f_basename(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     Ok(string::new_utf8(ctx, &base))
 }
 
+/// One step of `dirname`: the path without its last component and trailing slashes;
+/// repeated leading slashes count as one.
+fn dirname_once(p: &str) -> String {
+    let t = p.trim_end_matches('/');
+    if t.is_empty() {
+        return if p.is_empty() { ".".into() } else { "/".into() };
+    }
+    match t.rfind('/') {
+        None => ".".into(),
+        Some(i) => {
+            let d = t[..i].trim_end_matches('/');
+            if d.is_empty() {
+                "/".into()
+            } else if d.starts_with("//") {
+                format!("/{}", d.trim_start_matches('/'))
+            } else {
+                d.to_string()
+            }
+        }
+    }
+}
+
+/// `File.dirname(path, level = 1)`: `level` components removed; the result keeps the
+/// path's encoding.
 fn f_dirname(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let p = path_arg(ctx, args.pos[0])?;
-    let trimmed = p.trim_end_matches('/');
-    let d = match trimmed.rfind('/') {
-        Some(0) => "/".to_string(),
-        Some(i) => trimmed[..i].trim_end_matches('/').to_string(),
-        None => if p.starts_with('/') { "/".to_string() } else { ".".to_string() },
+    let pv = args.pos[0];
+    let p = path_arg(ctx, pv)?;
+    let level = match args.pos.get(1) {
+        Some(&l) => crate::core::integer::to_i64_arg(ctx, l)?,
+        None => 1,
     };
-    let d = if d.is_empty() { "/".to_string() } else { d };
-    Ok(string::new_utf8(ctx, &d))
+    if level < 0 {
+        return Err(ctx.arg_error(&format!("negative level: {level}")));
+    }
+    let mut d = p;
+    for _ in 0..level {
+        let next = dirname_once(&d);
+        let done = next == d;
+        d = next;
+        if done {
+            break;
+        }
+    }
+    let enc = if string::is_string(pv) { string::encoding(pv) } else { crate::core::encoding::UTF_8 };
+    Ok(string::new_with_enc(ctx, d.into_bytes(), enc))
 }
 
 fn f_extname(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
@@ -353,7 +457,7 @@ pub fn init(ctx: &mut Ctx) {
         ("delete", f_delete, [0..], Unsafe, Singleton),
         ("unlink", f_delete, [0..], Unsafe, Singleton),
         ("expand_path", f_expand_path, [1..=2], Unsafe, Singleton),
-        ("absolute_path", f_expand_path, [1..=2], Unsafe, Singleton),
+        ("absolute_path", f_absolute_path, [1..=2], Unsafe, Singleton),
         ("join", f_join, [0..], Safe, Singleton),
         ("basename", f_basename, [1..=2], Safe, Singleton),
         ("dirname", f_dirname, [1..=2], Safe, Singleton),

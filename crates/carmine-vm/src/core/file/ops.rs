@@ -255,19 +255,26 @@ fn f_truncate(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(Value::fixnum(0))
 }
 
-/// `File#flock(op)`: false when `LOCK_NB` is given and the lock is held elsewhere.
+/// `File#flock(op)`: false when `LOCK_NB` is given and the lock is held elsewhere; a
+/// blocking request waits, polling every 10 ms.
 fn f_flock(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let op = integer::to_int_arg(ctx, args.pos[0])?;
     let fd = open_fd(ctx, recv)?;
     crate::core::io::flush_value(ctx, recv)?;
     loop {
-        // SAFETY: flock on an open descriptor.
-        let rc = if op & libc::LOCK_NB != 0 { unsafe { libc::flock(fd, op) } } else { crate::thread::sched::without_gl(ctx, || unsafe { libc::flock(fd, op) }) };
+        // SAFETY: flock on an open descriptor. A blocking request is made as repeated
+        // non-blocking attempts with sleeps between them, so the thread sleeps like any
+        // blocked thread (status "sleep", Thread#kill and #raise reach it).
+        let rc = unsafe { libc::flock(fd, op | libc::LOCK_NB) };
         if rc == 0 {
             return Ok(Value::fixnum(0));
         }
         match last_errno() {
             libc::EWOULDBLOCK if op & libc::LOCK_NB != 0 => return Ok(Value::FALSE),
+            libc::EWOULDBLOCK => {
+                let deadline = std::time::Instant::now() + std::time::Duration::from_millis(10);
+                crate::thread::sched::wait_until(ctx, Some(deadline), |_| Ok(false))?;
+            }
             libc::EINTR => crate::thread::sched::check_pending(ctx)?,
             e => {
                 let p = opened_path(ctx, recv)?;
