@@ -79,3 +79,93 @@ test "__callee__ is the name a method was called by" do
   assert_equal [:in_block], CalleeProbe.new.in_block
   assert_nil __callee__
 end
+
+test "spawn runs argv without a shell, a string with metacharacters through the shell" do
+  r, w = IO.pipe
+  pid = spawn("echo", "a  *", out: w)
+  Process.wait(pid)
+  pid = spawn("echo $((1 + 2))", out: w)
+  Process.wait(pid)
+  w.close
+  assert_equal "a  *\n3\n", r.read
+  r.close
+end
+
+test "spawn: env Hash with nil, unsetenv_others, chdir, [cmd, argv0], umask, file redirects" do
+  ENV["CARMINE_SPAWN_TEST"] = "parent"
+  path = "/tmp/carmine_spawn_test_#{Process.pid}"
+  Process.wait spawn({"A" => "1", "CARMINE_SPAWN_TEST" => nil}, "echo ${A}-${CARMINE_SPAWN_TEST}-", out: path)
+  assert_equal "1--\n", File.read(path)
+  Process.wait spawn({"B" => "2"}, "/usr/bin/env", unsetenv_others: true, out: [path, "w"])
+  assert_equal "B=2\n", File.read(path)
+  Process.wait spawn("pwd", chdir: "/", out: [path, File::WRONLY | File::TRUNC])
+  assert_equal "/\n", File.read(path)
+  Process.wait spawn(["sh", "named"], "-c", "echo $0; umask", umask: 0o027, out: path)
+  assert_equal "named\n0027\n", File.read(path)
+  Process.wait spawn("ls /carmine-nope", [:out, :err] => [path, "w"])
+  assert_match(/carmine-nope/, File.read(path))
+  Process.wait spawn("echo appended", out: [path, "a"])
+  assert_match(/appended\n\z/, File.read(path))
+ensure
+  ENV.delete("CARMINE_SPAWN_TEST")
+  File.delete(path) if path && File.exist?(path)
+end
+
+test "spawn: [:child, fd], :close and close_others" do
+  r, w = IO.pipe
+  Process.wait spawn("echo to-err >&2", err: [:child, :out], out: w)
+  Process.wait spawn("echo closed >&2 || echo failed", err: :close, out: w)
+  w.close
+  assert_equal "to-err\nfailed\n", r.read
+  r.close
+end
+
+test "spawn, system and exec errors" do
+  assert_raise(Errno::ENOENT, "No such file or directory - carmine-no-such-command") { spawn("carmine-no-such-command") }
+  assert_equal 127, $?.exitstatus
+  assert_raise(Errno::ENOENT, "No such file or directory - ") { spawn("") }
+  assert_raise(Errno::ENOENT, "No such file or directory - /carmine-nodir") { spawn("true", chdir: "/carmine-nodir") }
+  assert_raise(ArgumentError, "string contains null byte") { spawn("a\0b") }
+  assert_raise(ArgumentError, "expected true or false as unsetenv_others: 1") { spawn("true", unsetenv_others: 1) }
+  assert_equal nil, system("carmine-no-such-command")
+  assert_equal false, system("exit 3")
+  assert_equal 3, $?.exitstatus
+  assert_equal true, system("true")
+  assert_raise(RuntimeError, "Command failed with exit 3: exit 3") { system("exit 3", exception: true) }
+  assert_raise(Errno::ENOENT) { system("carmine-no-such-command", exception: true) }
+  assert_raise(Errno::ENOENT, "No such file or directory - carmine-no-such-command") { exec("carmine-no-such-command") }
+end
+
+test "Process.detach reaps the child in a thread whose value is its Status" do
+  pid = spawn("exit 3")
+  t = Process.detach(pid)
+  assert_equal pid, t.pid
+  assert_equal pid, t[:pid]
+  assert_equal 3, t.value.exitstatus
+  assert_equal pid, t.value.pid
+  assert_raise(Errno::ECHILD) { Process.waitpid(pid) }
+  assert_equal nil, Process.detach(2**30).value
+end
+
+test "Process::Status.wait leaves $? alone; no child gives pid -1; last_status is $?" do
+  system("exit 2")
+  before = $?
+  assert_same before, Process.last_status
+  pid = spawn("exit 5")
+  st = Process::Status.wait(pid)
+  assert_equal 5, st.exitstatus
+  assert_same before, $?
+  assert_equal(-1, Process::Status.wait.pid)
+end
+
+test "clock_getres and clock_gettime units; Process.times" do
+  assert_equal 1, Process.clock_getres(Process::CLOCK_MONOTONIC, :nanosecond)
+  assert_kind_of Float, Process.clock_getres(Process::CLOCK_REALTIME)
+  assert_kind_of Integer, Process.clock_gettime(Process::CLOCK_MONOTONIC, :millisecond)
+  assert_raise(ArgumentError, "unexpected unit: bogus") { Process.clock_gettime(Process::CLOCK_MONOTONIC, :bogus) }
+  assert_raise(Errno::EINVAL) { Process.clock_gettime(12345) }
+  t = Process.times
+  assert_kind_of Process::Tms, t
+  assert_kind_of Float, t.utime
+  assert_equal [:utime, :stime, :cutime, :cstime], Process::Tms.members
+end

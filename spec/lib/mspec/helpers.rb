@@ -391,6 +391,13 @@ class Object
     if status.respond_to?(:signaled?) && status.signaled?
       actual = :"signal #{status.termsig}"
     end
+    # A signal name: the child died of it (seen directly, or as the shell's 128+n).
+    if expected_status.is_a?(Symbol) && expected_status != :success
+      signo = Signal.list[expected_status.to_s.sub(/\ASIG/, "")]
+      if signo && (actual == :"signal #{signo}" || actual == 128 + signo)
+        actual = expected_status
+      end
+    end
     if expected_status != :success && actual != expected_status
       SpecExpectation.fail_with(
         "Expected exit status is #{MSpec.inspect_value(expected_status)} but actual is #{MSpec.inspect_value(actual)}",

@@ -104,6 +104,17 @@ fn command(ctx: &mut Ctx, signo: i32, cmd: Value) -> Result<(Disposition, Value)
     })
 }
 
+/// What `trap` reports for a signal Ruby never trapped: "DEFAULT" for those Ruby handles
+/// (and CHLD), nil for EXIT, PIPE and SYS (which the VM sets up itself), else
+/// "SYSTEM_DEFAULT".
+fn initial(ctx: &mut Ctx, signo: i32) -> Value {
+    if signo == 0 || signo == libc::SIGPIPE || signo == libc::SIGSYS {
+        return Value::NIL;
+    }
+    let ruby = RUBY_DEFAULT.contains(&signo) || signo == libc::SIGCHLD;
+    string::new_utf8(ctx, if ruby { "DEFAULT" } else { "SYSTEM_DEFAULT" })
+}
+
 /// `Signal.trap(signal, command = nil) { |signo| }`: the previous handler.
 fn s_trap(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let signo = trap_signal(ctx, args.pos[0])?;
@@ -117,10 +128,7 @@ fn s_trap(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let key = Value::fixnum(signo as i64);
     let previous = match hash::get(table, key) {
         Some(v) => v,
-        None if signo == 0 => Value::NIL,
-        None => {
-            string::new_utf8(ctx, "DEFAULT")
-        }
+        None => initial(ctx, signo),
     };
     hash::aset(ctx, table, key, recorded)?;
     if signo != 0 {

@@ -179,8 +179,13 @@ fn ai_s_getaddrinfo(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         _ => 0,
     };
     let list = resolve(ctx, node.as_deref(), service.as_deref(), fam, st, flags)?;
-    let items = list.into_iter().map(|r| new_addrinfo(ctx, r.addr, if st == 0 { libc::SOCK_STREAM } else { st }, 0)).collect();
-    Ok(array::from_vec(ctx, items))
+    // Built as it goes: a Rust Vec of fresh objects is no GC root.
+    let out = array::new(ctx);
+    for r in list {
+        let ai = new_addrinfo(ctx, r.addr, if st == 0 { libc::SOCK_STREAM } else { st }, 0);
+        array::push(ctx, out, ai);
+    }
+    Ok(out)
 }
 
 fn ai_afamily(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -515,10 +520,10 @@ fn s_getaddrinfo(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         _ => 0,
     };
     let socktypes: Vec<i32> = if st == 0 { vec![libc::SOCK_STREAM, libc::SOCK_DGRAM, libc::SOCK_RAW] } else { vec![st] };
-    let mut out = Vec::new();
+    let out = array::new(ctx);
     for t in socktypes {
         let Ok(list) = resolve(ctx, node.as_deref(), service.as_deref(), fam, t, flags) else {
-            if out.is_empty() && t == libc::SOCK_STREAM {
+            if array::len(out) == 0 && t == libc::SOCK_STREAM {
                 resolve(ctx, node.as_deref(), service.as_deref(), fam, t, flags)?;
             }
             continue;
@@ -531,11 +536,21 @@ fn s_getaddrinfo(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
                 _ => 0,
             };
             let name = if f == libc::AF_INET6 { "AF_INET6" } else { "AF_INET" };
-            let items = vec![string::new_utf8(ctx, name), Value::fixnum(port as i64), string::new_utf8(ctx, &ip), string::new_utf8(ctx, &ip), Value::fixnum(f as i64), Value::fixnum(t as i64), Value::fixnum(proto as i64)];
-            out.push(array::from_vec(ctx, items));
+            let entry = array::new(ctx);
+            array::push(ctx, out, entry);
+            for item in [Some(name.to_string()), None, Some(ip.clone()), Some(ip.clone())] {
+                let v = match item {
+                    Some(text) => string::new_utf8(ctx, &text),
+                    None => Value::fixnum(port as i64),
+                };
+                array::push(ctx, entry, v);
+            }
+            for n in [f, t, proto] {
+                array::push(ctx, entry, Value::fixnum(n as i64));
+            }
         }
     }
-    Ok(array::from_vec(ctx, out))
+    Ok(out)
 }
 
 pub fn init(ctx: &mut Ctx) {

@@ -514,9 +514,16 @@ fn p_last_status(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
 /// it answers `pid`.
 fn p_detach(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let pid = crate::core::integer::to_i64_arg(ctx, args.pos[0])?;
-    let src = string::new_utf8(ctx, "->(pid) { t = Thread.new { Thread.current[:pid] = pid; (Process.wait2(pid)[1] rescue nil) }; t.define_singleton_method(:pid) { pid }; t }");
-    let maker = ctx.call_str(ctx.vm().main_obj.get(), "eval", &[src])?;
-    ctx.call_str(maker, "call", &[Value::fixnum(pid)])
+    let p = ctx.c().process;
+    let id = ctx.intern("__detacher");
+    let mut f = object::ivar_get(ctx, p, id);
+    if f.is_nil() {
+        let src = string::new_utf8(ctx, "->(pid) {\n  t = Thread.new { begin; Process.waitpid(pid); $?; rescue Errno::ECHILD; nil; end }\n  t[:pid] = pid\n  t.define_singleton_method(:pid) { pid }\n  t\n}");
+        let scope = crate::core::binding::EvalScope::Singleton(p);
+        f = crate::core::kernel::eval_string_with_self(ctx, src, p, scope, None, None)?;
+        object::ivar_set_raw(ctx, p, id, f);
+    }
+    ctx.call_proc(f, &[Value::fixnum(pid)], None)
 }
 
 /// `Process.argv0`: the script name as the program started, frozen.

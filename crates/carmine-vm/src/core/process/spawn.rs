@@ -22,6 +22,8 @@ use crate::Result;
 /// One redirection in the child: make `child_fd` a copy of `source`.
 enum Source {
     Fd(i32),
+    /// `[:child, fd]`: the child's descriptor after the other redirections.
+    Child(i32),
     /// Open a file (path, flags, perm) in the child.
     Path(CString, i32, u32),
     Close,
@@ -127,7 +129,7 @@ fn source(ctx: &mut Ctx, child: i32, v: Value) -> Result<Source> {
                 Some(&t) => fd_key(ctx, t)?.unwrap_or(-1),
                 None => -1,
             };
-            return Ok(Source::Fd(fd));
+            return Ok(Source::Child(fd));
         }
         let path = match items.first() {
             Some(&p) => crate::core::file::stat::cpath_arg(ctx, p)?,
@@ -160,6 +162,7 @@ fn parse_options(ctx: &mut Ctx, opts: Value, plan: &mut Plan, env: &mut Vec<(Vec
                 if let Some(fd) = fd_key(ctx, t)? {
                     let s = match &src {
                         Source::Fd(n) => Source::Fd(*n),
+                        Source::Child(n) => Source::Child(*n),
                         Source::Close => Source::Close,
                         Source::Path(p, f, m) => Source::Path(p.clone(), *f, *m),
                     };
@@ -303,7 +306,11 @@ fn plan_of(ctx: &mut Ctx, args: &Args) -> Result<Plan> {
     };
     let resolved = match search_path(&prog, env_path.as_deref()) {
         Some(p) => p,
-        None => return Err(errno_error(ctx, libc::ENOENT, &plan.shown)),
+        None => {
+            // As if a child had failed to exec: `$?` says 127.
+            crate::core::process::set_last_status(ctx, -1, 127 << 8);
+            return Err(errno_error(ctx, libc::ENOENT, &plan.shown));
+        }
     };
     plan.prog = cstring(ctx, &resolved)?;
     for a in argv {
@@ -367,6 +374,7 @@ unsafe fn child_exec(plan: &Plan, argv: &[*const libc::c_char], envp: Option<&[*
                 staged.push((*child, fd));
             }
             Source::Close => staged.push((*child, -1)),
+            Source::Child(_) => {}
         }
     }
     for (child, fd) in staged {
@@ -374,6 +382,13 @@ unsafe fn child_exec(plan: &Plan, argv: &[*const libc::c_char], envp: Option<&[*
             libc::close(child);
         } else if libc::dup2(fd, child) < 0 {
             fail(*libc::__errno_location());
+        }
+    }
+    for (child, src) in &plan.redirects {
+        if let Source::Child(from) = src {
+            if libc::dup2(*from, *child) < 0 {
+                fail(*libc::__errno_location());
+            }
         }
     }
     if let Some(dir) = &plan.chdir {
@@ -451,6 +466,7 @@ fn start(ctx: &mut Ctx, plan: &Plan) -> Result<libc::pid_t> {
         let mut status = 0;
         // SAFETY: reaping the child that failed to exec.
         unsafe { libc::waitpid(pid, &mut status, 0) };
+        crate::core::process::set_last_status(ctx, pid as i64, status);
         let e = i32::from_ne_bytes(buf);
         return Err(errno_error(ctx, e, &plan.shown));
     }
