@@ -18,12 +18,18 @@ pub fn errno_error(ctx: &mut Ctx, code: i32, detail: &str) -> Unwind {
         Some((f, rest)) if !f.is_empty() && f.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') => (Some(f), rest),
         _ => (None, detail),
     };
-    let klass = crate::core::exception::errno_class(ctx, code);
     let d = if detail.is_empty() { Value::NIL } else { string::new_utf8(ctx, detail) };
     let f = match func {
         Some(f) => string::new_utf8(ctx, f),
         None => Value::NIL,
     };
+    errno_new(ctx, code, d, f)
+}
+
+/// An `Errno::EXXX` exception for `code` with a detail String (nil for none; "" gives
+/// CRuby's "… - " with an empty detail) and the failing function (or nil).
+pub fn errno_new(ctx: &mut Ctx, code: i32, d: Value, f: Value) -> Unwind {
+    let klass = crate::core::exception::errno_class(ctx, code);
     let r = match klass {
         Some(k) => object::allocate(ctx, k).and_then(|e| ctx.call(e, crate::symbol::sym::INITIALIZE, &[d, f]).map(|_| e)),
         None => {

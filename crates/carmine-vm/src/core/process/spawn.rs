@@ -149,6 +149,15 @@ fn source(ctx: &mut Ctx, child: i32, v: Value) -> Result<Source> {
     Ok(Source::Path(path, default_flags, 0o644))
 }
 
+/// A boolean spawn option: true, false or nil, else CRuby's ArgumentError.
+fn bool_option(ctx: &mut Ctx, name: &str, v: Value) -> Result<bool> {
+    if v == Value::TRUE || v == Value::FALSE || v.is_nil() {
+        return Ok(v.truthy());
+    }
+    let shown = object::inspect_string(ctx, v)?;
+    Err(ctx.arg_error(&format!("expected true or false as {name}: {shown}")))
+}
+
 fn parse_options(ctx: &mut Ctx, opts: Value, plan: &mut Plan, env: &mut Vec<(Vec<u8>, Option<Vec<u8>>)>, unsetenv: &mut bool) -> Result<()> {
     for (k, v) in hash::pairs(opts) {
         if let Some(fd) = fd_key(ctx, k)? {
@@ -192,8 +201,8 @@ fn parse_options(ctx: &mut Ctx, opts: Value, plan: &mut Plan, env: &mut Vec<(Vec
                     Some(n)
                 }
             }
-            "unsetenv_others" => *unsetenv = v.truthy(),
-            "close_others" => plan.close_others = v.truthy(),
+            "unsetenv_others" => *unsetenv = bool_option(ctx, "unsetenv_others", v)?,
+            "close_others" => plan.close_others = bool_option(ctx, "close_others", v)?,
             "new_pgroup" => return Err(ctx.arg_error("new_pgroup option specified for non-Windows")),
             "exception" => {}
             r if r.starts_with("rlimit_") => {
@@ -292,7 +301,9 @@ fn plan_of(ctx: &mut Ctx, args: &Args) -> Result<Plan> {
         } else {
             argv = prog.split(|b| b.is_ascii_whitespace()).filter(|w| !w.is_empty()).map(|w| w.to_vec()).collect();
             if argv.is_empty() {
-                return Err(errno_error(ctx, libc::ENOENT, &plan.shown));
+                crate::core::process::set_last_status(ctx, -1, 127 << 8);
+                let empty = string::new_utf8(ctx, "");
+                return Err(crate::core::process::errno_new(ctx, libc::ENOENT, empty, Value::NIL));
             }
             argv[0].clone()
         }
@@ -323,11 +334,14 @@ fn plan_of(ctx: &mut Ctx, args: &Args) -> Result<Plan> {
 /// In the child: applies the plan and execs; on failure writes errno to `err_fd` and exits.
 /// Only system calls here (see the module invariants).
 unsafe fn child_exec(plan: &Plan, argv: &[*const libc::c_char], envp: Option<&[*const libc::c_char]>, err_fd: i32) -> ! {
-    let fail = |e: i32| -> ! {
+    // errno, then the step that failed (1 = chdir), for the parent's message.
+    let fail_at = |e: i32, step: u8| -> ! {
         let b = e.to_ne_bytes();
-        libc::write(err_fd, b.as_ptr() as *const libc::c_void, 4);
+        let msg = [b[0], b[1], b[2], b[3], step];
+        libc::write(err_fd, msg.as_ptr() as *const libc::c_void, 5);
         libc::_exit(127)
     };
+    let fail = |e: i32| -> ! { fail_at(e, 0) };
     // Signals the parent caught are default again in the program.
     for s in 1..32 {
         if s != libc::SIGKILL && s != libc::SIGSTOP {
@@ -393,7 +407,7 @@ unsafe fn child_exec(plan: &Plan, argv: &[*const libc::c_char], envp: Option<&[*
     }
     if let Some(dir) = &plan.chdir {
         if libc::chdir(dir.as_ptr()) != 0 {
-            fail(*libc::__errno_location());
+            fail_at(*libc::__errno_location(), 1);
         }
     }
     if plan.close_others {
@@ -451,10 +465,10 @@ fn start(ctx: &mut Ctx, plan: &Plan) -> Result<libc::pid_t> {
         let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EAGAIN);
         return Err(errno_error(ctx, e, "fork(2)"));
     }
-    let mut buf = [0u8; 4];
+    let mut buf = [0u8; 5];
     let n = crate::thread::sched::without_gl(ctx, || loop {
-        // SAFETY: buf is valid for 4 bytes.
-        let n = unsafe { libc::read(fds[0], buf.as_mut_ptr() as *mut libc::c_void, 4) };
+        // SAFETY: buf is valid for 5 bytes.
+        let n = unsafe { libc::read(fds[0], buf.as_mut_ptr() as *mut libc::c_void, 5) };
         if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
             continue;
         }
@@ -462,13 +476,17 @@ fn start(ctx: &mut Ctx, plan: &Plan) -> Result<libc::pid_t> {
     });
     // SAFETY: closing the read end.
     unsafe { libc::close(fds[0]) };
-    if n == 4 {
+    if n == 5 {
         let mut status = 0;
         // SAFETY: reaping the child that failed to exec.
         unsafe { libc::waitpid(pid, &mut status, 0) };
         crate::core::process::set_last_status(ctx, pid as i64, status);
-        let e = i32::from_ne_bytes(buf);
-        return Err(errno_error(ctx, e, &plan.shown));
+        let e = i32::from_ne_bytes([buf[0], buf[1], buf[2], buf[3]]);
+        let shown = match (buf[4], &plan.chdir) {
+            (1, Some(dir)) => String::from_utf8_lossy(dir.as_bytes()).into_owned(),
+            _ => plan.shown.clone(),
+        };
+        return Err(errno_error(ctx, e, &shown));
     }
     Ok(pid)
 }
