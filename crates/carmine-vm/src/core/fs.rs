@@ -8,21 +8,10 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
 use crate::core::string;
 use crate::interp::Args;
-use crate::symbol::sym;
 use crate::thread::Ctx;
 use crate::value::Value;
 use crate::Result;
 
-fn path_of(ctx: &mut Ctx, v: Value) -> Result<String> {
-    if string::is_string(v) {
-        return Ok(string::to_rust_string_lossy(v));
-    }
-    if v.is_heap() && ctx.respond_to(v, sym::TO_PATH, true) {
-        let p = ctx.call(v, sym::TO_PATH, &[])?;
-        return string::str_arg(ctx, p);
-    }
-    string::str_arg(ctx, v)
-}
 
 fn sys_err(ctx: &mut Ctx, e: std::io::Error, func: &str, detail: &str) -> crate::error::Unwind {
     crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), &format!("{func} - {detail}"))
@@ -56,13 +45,13 @@ fn k_test(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     if args.pos.len() < 2 {
         return Err(ctx.arity_error(args.pos.len(), 2, Some(3)));
     }
-    let p = path_of(ctx, args.pos[1])?;
+    let p = crate::core::file::path_arg(ctx, args.pos[1])?;
     let meta = std::fs::metadata(&p);
     let lmeta = std::fs::symlink_metadata(&p);
     let two = matches!(c, '=' | '<' | '>' | '-');
     if two {
         let Some(&other) = args.pos.get(2) else { return Err(ctx.arity_error(2, 3, Some(3))) };
-        let q = path_of(ctx, other)?;
+        let q = crate::core::file::path_arg(ctx, other)?;
         let (a, b) = match (std::fs::metadata(&p), std::fs::metadata(&q)) {
             (Ok(a), Ok(b)) => (a, b),
             (Err(e), _) => return Err(sys_err(ctx, e, "rb_f_test", &p)),
@@ -138,7 +127,7 @@ fn k_open(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
             None => Ok(r),
         };
     }
-    let path = path_of(ctx, first)?;
+    let path = crate::core::file::path_arg(ctx, first)?;
     let (target, mid, mut pos) = match path.strip_prefix('|') {
         Some(cmd) => {
             let c = string::new_utf8(ctx, cmd);
@@ -151,7 +140,7 @@ fn k_open(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn f_symlink(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let (a, b) = (path_of(ctx, args.pos[0])?, path_of(ctx, args.pos[1])?);
+    let (a, b) = (crate::core::file::path_arg(ctx, args.pos[0])?, crate::core::file::path_arg(ctx, args.pos[1])?);
     match std::os::unix::fs::symlink(&a, &b) {
         Ok(()) => Ok(Value::fixnum(0)),
         Err(e) => Err(sys_err(ctx, e, "rb_file_s_symlink", &format!("({a}, {b})"))),
@@ -159,7 +148,7 @@ fn f_symlink(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn f_readlink(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let p = path_of(ctx, args.pos[0])?;
+    let p = crate::core::file::path_arg(ctx, args.pos[0])?;
     match std::fs::read_link(&p) {
         Ok(t) => Ok(string::new_utf8(ctx, &t.to_string_lossy())),
         Err(e) => Err(sys_err(ctx, e, "rb_readlink", &p)),
@@ -167,7 +156,7 @@ fn f_readlink(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn f_rename(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let (a, b) = (path_of(ctx, args.pos[0])?, path_of(ctx, args.pos[1])?);
+    let (a, b) = (crate::core::file::path_arg(ctx, args.pos[0])?, crate::core::file::path_arg(ctx, args.pos[1])?);
     match std::fs::rename(&a, &b) {
         Ok(()) => Ok(Value::fixnum(0)),
         Err(e) => Err(sys_err(ctx, e, "rb_file_s_rename", &format!("({a}, {b})"))),

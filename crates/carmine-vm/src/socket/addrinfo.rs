@@ -356,6 +356,15 @@ fn new_socket_for(ctx: &mut Ctx, a: &AddrinfoObj) -> Result<i32> {
     Ok(fd)
 }
 
+/// With a block: yields the new socket and closes it afterwards (the block's value);
+/// without one, the socket.
+fn yield_and_close(ctx: &mut Ctx, s: Value, args: &Args) -> Result<Value> {
+    let Some(b) = args.block else { return Ok(s) };
+    let r = ctx.yield1(&b, s);
+    let _ = crate::core::io::close(ctx, s);
+    r
+}
+
 fn ai_connect(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let a = get(ctx, recv)?;
     let addr = a.addr.clone();
@@ -368,12 +377,7 @@ fn ai_connect(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     }
     let k = class(ctx, "Socket");
     let s = new_socket(ctx, k, fd);
-    if let Some(b) = args.block {
-        let r = ctx.yield1(&b, s);
-        let _ = crate::core::io::close(ctx, s);
-        return r;
-    }
-    Ok(s)
+    yield_and_close(ctx, s, args)
 }
 
 fn ai_bind(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -394,12 +398,7 @@ fn ai_bind(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     }
     let k = class(ctx, "Socket");
     let s = new_socket(ctx, k, fd);
-    if let Some(b) = args.block {
-        let r = ctx.yield1(&b, s);
-        let _ = crate::core::io::close(ctx, s);
-        return r;
-    }
-    Ok(s)
+    yield_and_close(ctx, s, args)
 }
 
 fn ai_listen(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -414,12 +413,7 @@ fn ai_listen(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         let e = last_errno();
         return Err(sys_error(ctx, e, "listen(2)"));
     }
-    if let Some(b) = args.block {
-        let r = ctx.yield1(&b, s);
-        let _ = crate::core::io::close(ctx, s);
-        return r;
-    }
-    Ok(s)
+    yield_and_close(ctx, s, args)
 }
 
 /// An Addrinfo for a socket's own (`peer` false) or peer address.
@@ -472,12 +466,7 @@ fn s_sockaddr_in(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 
 /// `Socket.unpack_sockaddr_in(sockaddr)`: `[port, ip]`.
 fn s_unpack_sockaddr_in(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let b = if let Some(a) = data_ref::<AddrinfoObj>(args.pos[0]) {
-        a.addr.clone()
-    } else {
-        let s = string::to_str_arg(ctx, args.pos[0])?;
-        string::bytes(s).to_vec()
-    };
+    let b = super::socket::addr_bytes(ctx, args.pos[0])?;
     let f = family_of(&b);
     if f != libc::AF_INET && f != libc::AF_INET6 {
         return Err(ctx.arg_error("not an AF_INET/AF_INET6 sockaddr"));
@@ -496,12 +485,7 @@ fn s_sockaddr_un(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn s_unpack_sockaddr_un(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let b = if let Some(a) = data_ref::<AddrinfoObj>(args.pos[0]) {
-        a.addr.clone()
-    } else {
-        let s = string::to_str_arg(ctx, args.pos[0])?;
-        string::bytes(s).to_vec()
-    };
+    let b = super::socket::addr_bytes(ctx, args.pos[0])?;
     if family_of(&b) != libc::AF_UNIX {
         return Err(ctx.arg_error("not an AF_UNIX sockaddr"));
     }

@@ -286,6 +286,7 @@ fn bs_getpeername(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(string::new_binary(ctx, &b))
 }
 
+/// `do_not_reverse_lookup` of a socket or of BasicSocket itself (true unless set).
 fn bs_do_not_reverse_lookup(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let id = ctx.intern("@do_not_reverse_lookup");
     let v = crate::core::object::ivar_get(ctx, recv, id);
@@ -344,6 +345,8 @@ pub fn init(ctx: &mut Ctx) {
         ("getpeername", bs_getpeername, [0], Unsafe),
         ("do_not_reverse_lookup", bs_do_not_reverse_lookup, [0], Unsafe),
         ("do_not_reverse_lookup=", bs_set_do_not_reverse_lookup, [1], Unsafe),
+        ("do_not_reverse_lookup", bs_do_not_reverse_lookup, [0], Unsafe, Singleton),
+        ("do_not_reverse_lookup=", bs_set_do_not_reverse_lookup, [1], Unsafe, Singleton),
         ("for_fd", bs_for_fd, [1], Unsafe, Singleton),
     ]);
     let src = string::new_utf8(ctx, OPTION_RB);

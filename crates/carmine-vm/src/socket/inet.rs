@@ -267,15 +267,20 @@ pub fn accept_fd(ctx: &mut Ctx, fd: i32, blocking: bool) -> Result<std::result::
     }
 }
 
-fn tcps_accept(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+/// `accept`: the connection as a socket of class `klass`.
+pub fn accept_as(ctx: &mut Ctx, recv: Value, klass: &str) -> Result<Value> {
     let fd = fd_of(ctx, recv)?;
     match accept_fd(ctx, fd, true)? {
         Ok(c) => {
-            let k = class(ctx, "TCPSocket");
+            let k = class(ctx, klass);
             Ok(new_socket(ctx, k, c))
         }
         Err(e) => Err(sys_error(ctx, e, "accept(2)")),
     }
+}
+
+fn tcps_accept(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    accept_as(ctx, recv, "TCPSocket")
 }
 
 /// `accept_nonblock(exception: true)`.

@@ -35,7 +35,8 @@ fn named_const(ctx: &mut Ctx, v: Value, prefixes: &[&str], what: &str) -> Result
     Err(socket_error(ctx, &format!("unknown socket {what}: {name}"), false))
 }
 
-fn addr_bytes(ctx: &mut Ctx, v: Value) -> Result<Vec<u8>> {
+/// A packed sockaddr from a String or an Addrinfo.
+pub fn addr_bytes(ctx: &mut Ctx, v: Value) -> Result<Vec<u8>> {
     if let Some(a) = data_ref::<AddrinfoObj>(v) {
         return Ok(a.addr.clone());
     }
@@ -194,34 +195,20 @@ fn s_pair(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(array::from_vec(ctx, vec![a, b]))
 }
 
-/// `BasicSocket.do_not_reverse_lookup` (true unless changed) and its setter.
-fn bs_s_dnrl(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let id = ctx.intern("@do_not_reverse_lookup");
-    let v = crate::core::object::ivar_get(ctx, recv, id);
-    Ok(if v.is_nil() { Value::TRUE } else { v })
-}
-
-fn bs_s_set_dnrl(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let id = ctx.intern("@do_not_reverse_lookup");
-    crate::core::object::ivar_set_raw(ctx, recv, id, Value::bool(args.pos[0].truthy()));
-    Ok(args.pos[0])
-}
 
 /// Helpers CRuby writes in Ruby (socket.rb), written in Ruby here too.
 const HELPERS_RB: &str = r##"
 class Socket
-  def self.tcp(host, port, local_host = nil, local_port = nil, connect_timeout: nil, resolv_timeout: nil)
-    sock = TCPSocket.new(host, port, local_host, local_port)
-    return sock unless block_given?
-    begin
-      yield sock
-    ensure
-      sock.close unless sock.closed?
-    end
+  def self.tcp(host, port, local_host = nil, local_port = nil, connect_timeout: nil, resolv_timeout: nil, &block)
+    yield_closing(TCPSocket.new(host, port, local_host, local_port), &block)
   end
 
-  def self.unix(path)
-    sock = UNIXSocket.new(path)
+  def self.unix(path, &block)
+    yield_closing(UNIXSocket.new(path), &block)
+  end
+
+  # With a block: the block's value, the socket closed afterwards; else the socket.
+  def self.yield_closing(sock)
     return sock unless block_given?
     begin
       yield sock
@@ -229,6 +216,7 @@ class Socket
       sock.close unless sock.closed?
     end
   end
+  private_class_method :yield_closing
 
   def self.unix_server_socket(path)
     sock = UNIXServer.new(path)
@@ -274,11 +262,6 @@ pub fn init(ctx: &mut Ctx) {
     ]);
     let udp = class(ctx, "UDPSocket");
     crate::methods!(ctx, udp, [("recvfrom_nonblock_raw", udp_recvfrom_raw, [3], Unsafe, Private)]);
-    let b = class(ctx, "BasicSocket");
-    crate::methods!(ctx, b, [
-        ("do_not_reverse_lookup", bs_s_dnrl, [0], Unsafe, Singleton),
-        ("do_not_reverse_lookup=", bs_s_set_dnrl, [1], Unsafe, Singleton),
-    ]);
     let src = string::new_utf8(ctx, HELPERS_RB);
     let main = ctx.vm().main_obj.get();
     let _ = ctx.call_str(main, "eval", &[src]);

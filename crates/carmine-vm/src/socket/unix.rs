@@ -142,14 +142,7 @@ fn us_peeraddr(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 }
 
 fn usrv_accept(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let fd = fd_of(ctx, recv)?;
-    match accept_fd(ctx, fd, true)? {
-        Ok(c) => {
-            let k = class(ctx, "UNIXSocket");
-            Ok(new_socket(ctx, k, c))
-        }
-        Err(e) => Err(sys_error(ctx, e, "accept(2)")),
-    }
+    super::inet::accept_as(ctx, recv, "UNIXSocket")
 }
 
 fn usrv_accept_nonblock(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
