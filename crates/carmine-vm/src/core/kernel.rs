@@ -896,10 +896,6 @@ fn k_frozen_literal_stub(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<V
     Ok(Value::NIL)
 }
 
-fn k_trap(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
-    Err(ctx.not_implemented("Signal.trap"))
-}
-
 pub fn init(ctx: &mut Ctx) {
     let k = ctx.c().kernel;
     crate::methods!(ctx, k, [
@@ -946,7 +942,6 @@ pub fn init(ctx: &mut Ctx) {
         ("set_trace_func", k_set_trace_func, [1], Unsafe, ModuleFunction),
         ("untrace_var", k_untrace_var, [1..=2], Unsafe, ModuleFunction),
         ("__ENCODING__", k_encoding, [0], Safe, ModuleFunction),
-        ("trap", k_trap, [1..=2], Unsafe, ModuleFunction),
     ]);
     let _ = k_frozen_literal_stub;
     let _ = IseqKind::Eval;
