@@ -93,3 +93,24 @@ test "reopen redirects a stream to a file" do
   assert_equal true, status.success?
   File.delete(path)
 end
+
+test "io/wait and io/nonblock: wait_readable, wait_writable, wait, ready?, nonblock" do
+  require "io/wait"
+  require "io/nonblock"
+  r, w = IO.pipe
+  assert_nil r.wait_readable(0.01)
+  assert_equal false, r.ready?
+  assert_same w, w.wait_writable(0)
+  assert_equal IO::WRITABLE, w.wait(IO::WRITABLE, 0)
+  assert_raise(ArgumentError, "Events must be positive integer!") { w.wait(0, 0) }
+  w << "x"
+  assert_same r, r.wait_readable(1)
+  assert_same r, r.wait(0, :read)
+  r.nonblock = true
+  assert_equal true, r.nonblock?
+  r.nonblock(false) { assert_equal false, r.nonblock? }
+  assert_equal true, r.nonblock?
+  r.close
+  assert_raise(IOError, "closed stream") { r.wait_readable(0) }
+  w.close
+end

@@ -13,7 +13,7 @@ use crate::value::Value;
 use crate::Result;
 
 /// Features provided by the VM itself.
-const BUILTIN_FEATURES: &[&str] = &["set", "enumerator", "rational", "complex", "thread", "fiber", "ruby2_keywords", "continuation"];
+const BUILTIN_FEATURES: &[&str] = &["set", "enumerator", "rational", "complex", "thread", "fiber", "ruby2_keywords", "continuation", "io/wait", "io/nonblock"];
 
 /// Features implemented in Rust that define their classes when first required (CRuby's
 /// extension libraries): `require "name"` runs the function once and records "name.so".

@@ -14,6 +14,7 @@ pub mod open_mode;
 pub mod pipe;
 pub mod select;
 pub mod sys;
+pub mod wait;
 
 use std::io::Write as _;
 
