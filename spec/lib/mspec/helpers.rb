@@ -231,6 +231,8 @@ class Object
     argv(args) do
       @argf = ARGF.class.new(*args)
       begin
+        # As mspec's helper: the first file is opened before the block runs.
+        @__mspec_saved_argf_file__ = @argf.file
         yield
       ensure
         @argf.close unless @argf.closed?

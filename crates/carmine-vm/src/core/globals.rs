@@ -353,7 +353,6 @@ pub fn init(ctx: &mut Ctx) {
     let lf = array::new(ctx);
     define(ctx, sym::DOLLAR_LOADED_FEATURES, lf);
     alias(ctx, sym::DOLLAR_DQUOTE, sym::DOLLAR_LOADED_FEATURES);
-    define(ctx, sym::DOLLAR_FILENAME, Value::NIL);
     for name in ["$-a", "$-l", "$-p"] {
         let id = ctx.intern(name);
         define(ctx, id, Value::FALSE);

@@ -572,13 +572,6 @@ fn k_sleep(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     Ok(Value::fixnum(start.elapsed().as_secs_f64().round() as i64))
 }
 
-fn k_gets(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let input = crate::core::globals::get(ctx, sym::DOLLAR_STDIN)?;
-    let gets = ctx.intern("gets");
-    let line = ctx.call_kw(input, gets, args.pos, args.kw, None)?;
-    ops::set_caller_last_line(ctx, line);
-    Ok(line)
-}
 
 fn k_method_name(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     let Some(fi) = ops::caller_ruby_frame(ctx) else { return Ok(Value::NIL) };
@@ -928,7 +921,6 @@ pub fn init(ctx: &mut Ctx) {
         ("__register_end_block__", k_register_end_block, [0], Unsafe, ModuleFunction),
         ("warn", k_warn, [0..], Unsafe, ModuleFunction, Kw),
         ("sleep", k_sleep, [0..=1], Safe, ModuleFunction),
-        ("gets", k_gets, [0..=2], Unsafe, ModuleFunction, Kw),
         ("__method__", k_method_name, [0], Safe, ModuleFunction),
         ("__callee__", k_callee, [0], Safe, ModuleFunction),
         ("__dir__", k_dir, [0], Safe, ModuleFunction),

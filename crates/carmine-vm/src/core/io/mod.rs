@@ -7,6 +7,7 @@
 //!   `FLUSH_AT`, on `flush`, before reading from the same IO, before writing to stderr
 //!   (so interleaved output keeps its order) and when the VM finishes.
 
+pub mod argf;
 pub mod chars;
 pub mod class_methods;
 pub mod copy_stream;
