@@ -199,7 +199,7 @@ fn s_try_convert(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let r = ctx.call(v, to_io, &[])?;
     if !r.is_nil() && io_ref(r).is_none() {
         let (c, rc) = (object::class_name_of(ctx, v), object::class_name_of(ctx, r));
-        return Err(ctx.type_error(&format!("can't convert {c} to IO ({c}#to_io gives {rc})")));
+        return Err(ctx.type_error(&format!("can't convert {c} into IO ({c}#to_io gives {rc})")));
     }
     Ok(r)
 }

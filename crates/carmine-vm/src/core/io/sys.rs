@@ -47,20 +47,21 @@ fn m_syswrite(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if !io.wbuf.is_empty() {
         crate::core::warning::emit(ctx, "warning: syswrite for buffered IO\n", None)?;
     }
+    // One write(2), as CRuby's syswrite: a non-blocking descriptor may take part of it.
     let fd = io.fd;
-    let mut done = 0;
-    while done < data.len() {
+    let done = loop {
         crate::thread::sched::wait_writable(ctx, fd)?;
-        // SAFETY: the slice is a valid buffer.
-        let n = unsafe { libc::write(fd, data[done..].as_ptr() as *const libc::c_void, data.len() - done) };
-        if n < 0 {
-            match last_errno() {
-                libc::EINTR | libc::EAGAIN => continue,
-                e => return Err(errno_error(ctx, e, "")),
-            }
+        // SAFETY: data is a valid buffer.
+        let n = unsafe { libc::write(fd, data.as_ptr() as *const libc::c_void, data.len()) };
+        if n >= 0 {
+            break n as usize;
         }
-        done += n as usize;
-    }
+        match last_errno() {
+            libc::EINTR => continue,
+            libc::EAGAIN => return Err(wait_error(ctx, "EAGAINWaitWritable", "write would block")?),
+            e => return Err(errno_error(ctx, e, "")),
+        }
+    };
     Ok(Value::fixnum(done as i64))
 }
 
