@@ -18,8 +18,9 @@ pub mod socket;
 pub mod unix;
 
 use crate::core::module_methods::{define_class_under, define_module_under};
+pub use crate::core::process::last_errno;
 use crate::core::process::errno_error;
-use crate::core::{io, module, object};
+use crate::core::{io, module};
 use crate::thread::Ctx;
 use crate::value::Value;
 use crate::Result;
@@ -28,10 +29,6 @@ use crate::Result;
 pub fn class(ctx: &mut Ctx, name: &str) -> Value {
     let id = ctx.intern(name);
     module::body(ctx.c().object).const_get(id).map_or(Value::NIL, |e| e.value)
-}
-
-pub fn last_errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
 }
 
 /// A socket object of `klass` owning `fd`.
@@ -151,7 +148,6 @@ pub fn init(ctx: &mut Ctx) -> Result<()> {
         module::body(consts).const_set(id, Value::fixnum(v));
         module::body(socket).const_set(id, Value::fixnum(v));
     }
-    let _ = object::class_name_of;
     basic::init(ctx);
     inet::init(ctx);
     unix::init(ctx);

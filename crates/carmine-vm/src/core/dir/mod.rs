@@ -12,7 +12,7 @@
 pub mod glob;
 
 use crate::core::file::stat::cpath_arg;
-use crate::core::process::errno_error;
+use crate::core::process::{errno_error, last_errno};
 use crate::core::{array, encoding, integer, object, string};
 use crate::interp::Args;
 use crate::object::data_ref;
@@ -41,10 +41,6 @@ impl Drop for DirObj {
 unsafe impl Send for DirObj {}
 
 crate::data_obj!(DirObj, |d, m| { m.mark(d.path); });
-
-fn last_errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
-}
 
 fn shown(c: &std::ffi::CStr) -> String {
     String::from_utf8_lossy(c.to_bytes()).into_owned()

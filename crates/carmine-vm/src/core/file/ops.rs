@@ -9,17 +9,13 @@
 use std::ffi::CString;
 
 use super::stat::{cpath_arg, opened_path};
-use crate::core::process::errno_error;
+use crate::core::process::{errno_error, last_errno};
 use crate::core::{array, integer, numeric, string};
 use crate::interp::Args;
 use crate::symbol::sym;
 use crate::thread::Ctx;
 use crate::value::Value;
 use crate::Result;
-
-fn last_errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
-}
 
 fn shown(c: &CString) -> String {
     String::from_utf8_lossy(c.as_bytes()).into_owned()

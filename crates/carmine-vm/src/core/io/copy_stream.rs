@@ -10,7 +10,7 @@
 //! - With `src_offset` the source is read with pread and its position does not move.
 
 use crate::core::io::{check_readable, close, flush_value, io_ref, IoObj};
-use crate::core::process::errno_error;
+use crate::core::process::{errno_error, last_errno};
 use crate::core::{integer, object, string};
 use crate::interp::Args;
 use crate::thread::Ctx;
@@ -56,10 +56,6 @@ fn opt_int(ctx: &mut Ctx, v: Option<&Value>) -> Result<Option<i64>> {
         Some(&v) if !v.is_nil() => Ok(Some(integer::to_i64_arg(ctx, v)?)),
         _ => Ok(None),
     }
-}
-
-fn last_errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
 }
 
 /// Writes all of `b` to a destination.

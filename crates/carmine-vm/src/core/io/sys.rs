@@ -7,17 +7,13 @@
 //! `pread`/`pwrite` never move the file offset.
 
 use crate::core::io::{check_readable, eof_error, flush_value, get_io, into_buffer, buffer_arg, io_ref, maxlen_arg, IoObj};
-use crate::core::process::errno_error;
+use crate::core::process::{errno_error, last_errno};
 use crate::core::{integer, object, string};
 use crate::interp::Args;
 use crate::symbol::sym;
 use crate::thread::Ctx;
 use crate::value::Value;
 use crate::Result;
-
-fn last_errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
-}
 
 fn open_io<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a mut IoObj> {
     let io = get_io(ctx, v)?;

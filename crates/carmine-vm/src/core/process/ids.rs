@@ -5,16 +5,12 @@
 //! CRuby returns (the id set, or nil for the `Process::Sys` setters); ids are read fresh on
 //! every call, never cached, since a setter or `fork` may change them.
 
-use crate::core::process::errno_error;
+use crate::core::process::{errno_error, last_errno};
 use crate::core::{array, integer, string};
 use crate::interp::Args;
 use crate::thread::Ctx;
 use crate::value::Value;
 use crate::Result;
-
-fn last_errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EPERM)
-}
 
 /// A system call's result: the errno as `Errno::*` when it is -1.
 fn check(ctx: &mut Ctx, rc: i64, func: &str) -> Result<i64> {

@@ -11,6 +11,11 @@ use crate::thread::Ctx;
 use crate::value::Value;
 use crate::Result;
 
+/// The errno of the system call that just failed.
+pub fn last_errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+}
+
 /// An `Errno::EXXX` exception for `code`, with `detail` appended to its message.
 pub fn errno_error(ctx: &mut Ctx, code: i32, detail: &str) -> Unwind {
     // "func - detail" names the failing function: "strerror @ func - detail".
