@@ -10,7 +10,7 @@ use std::ffi::CString;
 
 use super::basic::{recv_bytes, send_bytes, sockname};
 use super::{class, fd_of, last_errno, new_socket, socket_error, sys_error};
-use crate::core::{array, integer, object, string};
+use crate::core::{array, integer, string};
 use crate::interp::Args;
 use crate::thread::Ctx;
 use crate::value::Value;
@@ -468,5 +468,4 @@ pub fn init(ctx: &mut Ctx) {
     ]);
     let sock = class(ctx, "Socket");
     crate::methods!(ctx, sock, [("gethostname", s_gethostname, [0], Unsafe, Singleton)]);
-    let _ = object::class_name_of;
 }

@@ -57,8 +57,7 @@ fn next_file(ctx: &mut Ctx, recv: Value) -> Result<bool> {
         return Ok(true);
     }
     let argv = argv_of(ctx, a);
-    let have_files = array::is_array(argv) && array::len(argv) > 0;
-    if !have_files {
+    if no_more_files(argv) {
         if a.started {
             return Ok(false);
         }
@@ -69,10 +68,7 @@ fn next_file(ctx: &mut Ctx, recv: Value) -> Result<bool> {
         a.filename = string::new_utf8(ctx, "-");
         return Ok(true);
     }
-    let first = array::to_vec(argv)[0];
-    let rest = array::to_vec(argv)[1..].to_vec();
-    array::rarray(argv).items = rest;
-    let name = first;
+    let name = array::rarray(argv).items.remove(0);
     let a = get(ctx, recv)?;
     a.started = true;
     let fname = string::to_str_arg(ctx, name)?;
@@ -97,7 +93,7 @@ fn next_file(ctx: &mut Ctx, recv: Value) -> Result<bool> {
 fn advance(ctx: &mut Ctx, recv: Value) -> Result<bool> {
     let a = get(ctx, recv)?;
     let argv = argv_of(ctx, a);
-    if argv.is_nil_or_empty() {
+    if no_more_files(argv) {
         return Ok(false);
     }
     finish_file(ctx, recv)?;
@@ -141,14 +137,9 @@ fn read_line(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     }
 }
 
-trait NilOrEmpty {
-    fn is_nil_or_empty(self) -> bool;
-}
-
-impl NilOrEmpty for Value {
-    fn is_nil_or_empty(self) -> bool {
-        self.is_nil() || (array::is_array(self) && array::len(self) == 0)
-    }
+/// No more file names: the list is nil or empty.
+fn no_more_files(argv: Value) -> bool {
+    argv.is_nil() || (array::is_array(argv) && array::len(argv) == 0)
 }
 
 fn gets_id(ctx: &Ctx) -> crate::symbol::SymId {

@@ -781,15 +781,7 @@ fn m_read_nonblock(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         }
         Ok(None) => Ok(Value::NIL),
         Err(libc::EAGAIN) if !raise => Ok(Value::symbol(ctx.intern("wait_readable"))),
-        Err(libc::EAGAIN) => {
-            let id = ctx.intern("EAGAINWaitReadable");
-            let k = crate::core::module::body(ctx.c().io).const_get(id).map(|e| e.value).expect("IO::EAGAINWaitReadable");
-            let msg = string::new_utf8(ctx, "read would block");
-            let e = object::allocate(ctx, k)?;
-            ctx.call(e, sym::INITIALIZE, &[msg])?;
-            crate::core::exception::capture_backtrace(ctx, e);
-            Err(crate::error::Unwind::Raise(e))
-        }
+        Err(libc::EAGAIN) => Err(sys::wait_error(ctx, "EAGAINWaitReadable", "read would block")?),
         Err(errno) => Err(crate::core::process::errno_error(ctx, errno, "")),
     }
 }

@@ -64,36 +64,23 @@ pub struct StatusObj {
 }
 crate::data_obj!(StatusObj);
 
-/// Runs a shell command, returning (output, pid, raw wait status).
-fn shell(ctx: &mut Ctx, cmd: &str, capture: bool) -> Result<(Vec<u8>, i64, i32)> {
+/// Runs a shell command with its standard output captured (for the backtick), returning
+/// (output, pid, raw wait status).
+fn shell_output(ctx: &mut Ctx, cmd: &str) -> Result<(Vec<u8>, i64, i32)> {
     use std::os::unix::process::ExitStatusExt;
     crate::core::io::flush_stdout(ctx);
     let mut c = std::process::Command::new("/bin/sh");
     c.arg("-c").arg(cmd);
-    if capture {
-        c.stdin(std::process::Stdio::inherit()).stderr(std::process::Stdio::inherit());
-        let child = c.stdout(std::process::Stdio::piped()).spawn();
-        match child {
-            Ok(ch) => {
-                let pid = ch.id() as i64;
-                match crate::thread::sched::without_gl(ctx, || ch.wait_with_output()) {
-                    Ok(o) => Ok((o.stdout, pid, o.status.into_raw())),
-                    Err(e) => Err(errno_error(ctx, e.raw_os_error().unwrap_or(libc::ECHILD), cmd)),
-                }
+    c.stdin(std::process::Stdio::inherit()).stderr(std::process::Stdio::inherit());
+    match c.stdout(std::process::Stdio::piped()).spawn() {
+        Ok(ch) => {
+            let pid = ch.id() as i64;
+            match crate::thread::sched::without_gl(ctx, || ch.wait_with_output()) {
+                Ok(o) => Ok((o.stdout, pid, o.status.into_raw())),
+                Err(e) => Err(errno_error(ctx, e.raw_os_error().unwrap_or(libc::ECHILD), cmd)),
             }
-            Err(e) => Err(errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), cmd)),
         }
-    } else {
-        match c.spawn() {
-            Ok(mut ch) => {
-                let pid = ch.id() as i64;
-                match crate::thread::sched::without_gl(ctx, || ch.wait()) {
-                    Ok(st) => Ok((Vec::new(), pid, st.into_raw())),
-                    Err(e) => Err(errno_error(ctx, e.raw_os_error().unwrap_or(libc::ECHILD), cmd)),
-                }
-            }
-            Err(e) => Err(errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), cmd)),
-        }
+        Err(e) => Err(errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), cmd)),
     }
 }
 
@@ -287,7 +274,7 @@ fn st_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 
 fn k_backtick(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let cmd = string::str_arg(ctx, args.pos[0])?;
-    let (out, pid, status) = shell(ctx, &cmd, true)?;
+    let (out, pid, status) = shell_output(ctx, &cmd)?;
     set_last_status(ctx, pid, status);
     Ok(string::new_from_bytes(ctx, &out))
 }

@@ -158,7 +158,7 @@ fn bool_option(ctx: &mut Ctx, name: &str, v: Value) -> Result<bool> {
     Err(ctx.arg_error(&format!("expected true or false as {name}: {shown}")))
 }
 
-fn parse_options(ctx: &mut Ctx, opts: Value, plan: &mut Plan, env: &mut Vec<(Vec<u8>, Option<Vec<u8>>)>, unsetenv: &mut bool) -> Result<()> {
+fn parse_options(ctx: &mut Ctx, opts: Value, plan: &mut Plan, unsetenv: &mut bool) -> Result<()> {
     for (k, v) in hash::pairs(opts) {
         if let Some(fd) = fd_key(ctx, k)? {
             let src = source(ctx, fd, v)?;
@@ -227,7 +227,6 @@ fn parse_options(ctx: &mut Ctx, opts: Value, plan: &mut Plan, env: &mut Vec<(Vec
                 return Err(ctx.arg_error(&format!("wrong exec option symbol: {}", shown.trim_start_matches(':'))));
             }
         }
-        let _ = env;
     }
     Ok(())
 }
@@ -259,7 +258,7 @@ fn plan_of(ctx: &mut Ctx, args: &Args) -> Result<Plan> {
     let mut plan = Plan { prog: CString::default(), argv: Vec::new(), env: None, redirects: Vec::new(), chdir: None, umask: None, pgroup: None, rlimits: Vec::new(), close_others: false, shown: String::new() };
     let mut unsetenv = false;
     if let Some(o) = opts {
-        parse_options(ctx, o, &mut plan, &mut env_pairs, &mut unsetenv)?;
+        parse_options(ctx, o, &mut plan, &mut unsetenv)?;
     }
     // The environment the child gets.
     if !env_pairs.is_empty() || unsetenv {
