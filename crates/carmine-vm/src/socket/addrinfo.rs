@@ -168,8 +168,10 @@ fn ai_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(Value::NIL)
 }
 
-/// `Addrinfo.getaddrinfo(node, service, family = nil, socktype = nil, protocol = nil, flags = nil)`.
-fn ai_s_getaddrinfo(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+/// The arguments `(node, service, family = nil, socktype = nil, protocol = nil, flags = nil)`
+/// of `Addrinfo.getaddrinfo` and `Socket.getaddrinfo`.
+#[allow(clippy::type_complexity)]
+fn getaddrinfo_args(ctx: &mut Ctx, args: &Args) -> Result<(Option<String>, Option<String>, i32, i32, i32)> {
     let node = opt_str(ctx, args.pos.first())?;
     let service = opt_str(ctx, args.pos.get(1))?;
     let fam = family_arg(ctx, args.pos.get(2))?;
@@ -178,6 +180,12 @@ fn ai_s_getaddrinfo(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         Some(&f) if !f.is_nil() => integer::to_int_arg(ctx, f)?,
         _ => 0,
     };
+    Ok((node, service, fam, st, flags))
+}
+
+/// `Addrinfo.getaddrinfo(node, service, family = nil, socktype = nil, protocol = nil, flags = nil)`.
+fn ai_s_getaddrinfo(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let (node, service, fam, st, flags) = getaddrinfo_args(ctx, args)?;
     let list = resolve(ctx, node.as_deref(), service.as_deref(), fam, st, flags)?;
     // Built as it goes: a Rust Vec of fresh objects is no GC root.
     let out = array::new(ctx);
@@ -495,14 +503,7 @@ fn s_unpack_sockaddr_un(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Valu
 /// `Socket.getaddrinfo(host, port, family = nil, socktype = nil, protocol = nil, flags = nil)`:
 /// arrays `[afamily, port, host, ip, family, socktype, protocol]`.
 fn s_getaddrinfo(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let node = opt_str(ctx, args.pos.first())?;
-    let service = opt_str(ctx, args.pos.get(1))?;
-    let fam = family_arg(ctx, args.pos.get(2))?;
-    let st = socktype_arg(ctx, args.pos.get(3))?;
-    let flags = match args.pos.get(5) {
-        Some(&f) if !f.is_nil() => integer::to_int_arg(ctx, f)?,
-        _ => 0,
-    };
+    let (node, service, fam, st, flags) = getaddrinfo_args(ctx, args)?;
     let socktypes: Vec<i32> = if st == 0 { vec![libc::SOCK_STREAM, libc::SOCK_DGRAM, libc::SOCK_RAW] } else { vec![st] };
     let out = array::new(ctx);
     for t in socktypes {
