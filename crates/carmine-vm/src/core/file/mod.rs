@@ -44,7 +44,7 @@ pub fn open_path(ctx: &mut Ctx, klass: Value, path: &std::ffi::CStr, m: open_mod
     // errno is read before the giant lock is taken again (taking it may change errno).
     let open = || {
         let fd = unsafe { libc::open(path.as_ptr(), flags, perm) };
-        (fd, if fd < 0 { std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) } else { 0 })
+        (fd, if fd < 0 { crate::core::process::last_errno() } else { 0 })
     };
     let (fd, err) = if crate::thread::sched::others_running(ctx) { crate::thread::sched::without_gl(ctx, open) } else { open() };
     let shown = String::from_utf8_lossy(path.to_bytes()).into_owned();
@@ -118,7 +118,7 @@ pub fn io_for_fd(ctx: &mut Ctx, klass: Value, fd: i32, m: Option<open_mode::Open
     // SAFETY: F_GETFL only queries the descriptor.
     let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
     if fl < 0 {
-        let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EBADF);
+        let e = crate::core::process::last_errno();
         return Err(crate::core::process::errno_error(ctx, e, ""));
     }
     let m = match m {

@@ -78,7 +78,7 @@ pub fn stat_ref(r: &FileRef, follow: bool) -> std::result::Result<libc::stat, i3
     if rc == 0 {
         Ok(st)
     } else {
-        Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::ENOENT))
+        Err(crate::core::process::last_errno())
     }
 }
 
@@ -280,7 +280,7 @@ fn birthtime_of(ctx: &mut Ctx, v: Value, func: &str) -> Result<Value> {
         }
     };
     if rc != 0 {
-        let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::ENOENT);
+        let e = crate::core::process::last_errno();
         return Err(crate::core::process::errno_error(ctx, e, &format!("{func} - {}", r.display())));
     }
     if sx.stx_mask & libc::STATX_BTIME == 0 {

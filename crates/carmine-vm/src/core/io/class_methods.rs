@@ -180,7 +180,7 @@ fn s_sysopen(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     // SAFETY: c is NUL-terminated.
     let fd = unsafe { libc::open(c.as_ptr(), m.flags | libc::O_CLOEXEC, perm) };
     if fd < 0 {
-        let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+        let e = crate::core::process::last_errno();
         return Err(crate::core::process::errno_error(ctx, e, &format!("rb_sysopen - {}", String::from_utf8_lossy(c.as_bytes()))));
     }
     Ok(Value::fixnum(fd as i64))

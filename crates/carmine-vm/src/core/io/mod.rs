@@ -715,7 +715,7 @@ fn read_once(ctx: &mut Ctx, io: &mut IoObj, n: usize, blocking: bool) -> Result<
         // SAFETY: out is a valid writable buffer of n bytes.
         let r = unsafe { libc::read(io.fd, out.as_mut_ptr() as *mut libc::c_void, n) };
         if r < 0 {
-            let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+            let errno = crate::core::process::last_errno();
             if errno == libc::EINTR {
                 continue;
             }

@@ -50,7 +50,7 @@ fn read_clock(ctx: &mut Ctx, clock: Value, res: bool) -> Result<i128> {
     // SAFETY: ts is a valid out-pointer.
     let rc = unsafe { if res { libc::clock_getres(id, &mut ts) } else { libc::clock_gettime(id, &mut ts) } };
     if rc != 0 {
-        let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL);
+        let e = crate::core::process::last_errno();
         return Err(errno_error(ctx, e, if res { "clock_getres" } else { "clock_gettime" }));
     }
     Ok(ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128)

@@ -290,7 +290,7 @@ fn k_fork(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     // this thread (`reset_threads_after_fork`).
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        let code = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EAGAIN);
+        let code = last_errno();
         return Err(errno_error(ctx, code, "fork(2)"));
     }
     if pid > 0 {
@@ -332,7 +332,7 @@ fn wait_child(ctx: &mut Ctx, args: &Args) -> Result<Option<(i64, Value)>> {
         break r;
     };
     if r < 0 {
-        let code = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::ECHILD);
+        let code = last_errno();
         return Err(errno_error(ctx, code, ""));
     }
     if r == 0 {
@@ -430,7 +430,7 @@ fn p_kill(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         to_self |= target == me || target == 0 || target == -my_group;
         // SAFETY: kill(2) has no memory-safety requirements.
         if unsafe { libc::kill(target, sig) } < 0 {
-            let code = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::ESRCH);
+            let code = last_errno();
             return Err(errno_error(ctx, code, ""));
         }
     }
@@ -564,7 +564,7 @@ fn p_daemon(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     // SAFETY: as `fork`: this thread holds the GL; the parent only calls _exit.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EAGAIN);
+        let e = last_errno();
         return Err(errno_error(ctx, e, "daemon"));
     }
     if pid > 0 {

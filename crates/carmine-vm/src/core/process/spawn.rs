@@ -444,7 +444,7 @@ fn start(ctx: &mut Ctx, plan: &Plan) -> Result<libc::pid_t> {
     let mut fds = [0; 2];
     // SAFETY: fds has room for two descriptors.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EMFILE);
+        let e = crate::core::process::last_errno();
         return Err(errno_error(ctx, e, "pipe"));
     }
     // SAFETY: the child runs only `child_exec`, which makes system calls and never returns.
@@ -461,7 +461,7 @@ fn start(ctx: &mut Ctx, plan: &Plan) -> Result<libc::pid_t> {
     if pid < 0 {
         // SAFETY: closing the read end.
         unsafe { libc::close(fds[0]) };
-        let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EAGAIN);
+        let e = crate::core::process::last_errno();
         return Err(errno_error(ctx, e, "fork(2)"));
     }
     let mut buf = [0u8; 5];
@@ -538,13 +538,13 @@ pub fn k_exec(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     if let Some(dir) = &plan.chdir {
         // SAFETY: dir is NUL-terminated.
         if unsafe { libc::access(dir.as_ptr(), libc::X_OK) } != 0 {
-            let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::ENOENT);
+            let e = crate::core::process::last_errno();
             return Err(errno_error(ctx, e, &String::from_utf8_lossy(dir.as_bytes())));
         }
     }
     // SAFETY: prog is NUL-terminated.
     if unsafe { libc::access(plan.prog.as_ptr(), libc::X_OK) } != 0 {
-        let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::ENOENT);
+        let e = crate::core::process::last_errno();
         return Err(errno_error(ctx, e, &plan.shown));
     }
     use std::os::unix::ffi::OsStrExt;
@@ -560,7 +560,7 @@ pub fn k_exec(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
                 None => libc::execv(plan.prog.as_ptr(), argv.as_ptr()),
             };
         }
-        let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::ENOEXEC);
+        let e = crate::core::process::last_errno();
         return Err(errno_error(ctx, e, &plan.shown));
     }
     let mut efd = [0; 2];
