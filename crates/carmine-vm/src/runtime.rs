@@ -26,6 +26,8 @@ pub enum Verbosity {
 pub struct Runtime {
     ctx: Box<Ctx>,
     vm: Box<Vm>,
+    /// `-n`/`-p`/`-a`/`-l`: how the main program is wrapped.
+    command_line: crate::compile::CommandLine,
 }
 
 /// How a program ended.
@@ -76,7 +78,7 @@ impl Runtime {
         // SAFETY: the VM is boxed (stable address) and outlives the context, which is
         // dropped first (field order) and used only on this thread.
         let ctx = Box::new(unsafe { Ctx::new(vm_ptr, ROOT_STACK_SLOTS, MAX_FRAMES) });
-        let mut rt = Runtime { ctx, vm };
+        let mut rt = Runtime { ctx, vm, command_line: crate::compile::CommandLine::default() };
         crate::boot::boot(&mut rt.ctx);
         if std::env::var_os("CARMINE_GC_STRESS").is_some_and(|v| v == "1") {
             rt.ctx.set_gc_stress(true);
@@ -100,6 +102,40 @@ impl Runtime {
     /// the process's handlers alone by not calling this.
     pub fn install_signal_handlers(&mut self) {
         crate::core::signal::install_ruby_defaults(self.ctx());
+    }
+
+    /// The `-n`, `-p`, `-a` and `-l` switches (also shown by `$-p`, `$-a`, `$-l`).
+    pub fn set_command_line(&mut self, l: crate::compile::CommandLine, line_mode: bool) {
+        self.command_line = l;
+        for (name, on) in [("$-p", l.print), ("$-a", l.split), ("$-l", line_mode)] {
+            let id = self.ctx.intern(name);
+            crate::core::globals::set_raw(&self.ctx, id, Value::bool(on));
+        }
+    }
+
+    /// `$/` (`-0`) or `$\` (`-l`): a separator String, or nil.
+    pub fn set_record_separator(&mut self, output: bool, sep: Option<&[u8]>) -> Result<(), Outcome> {
+        let v = match sep {
+            Some(b) => string::new_binary(&mut self.ctx, b),
+            None => Value::NIL,
+        };
+        let id = if output { sym::DOLLAR_BACKSLASH } else { sym::DOLLAR_SLASH };
+        crate::core::globals::set(&mut self.ctx, id, v).map_err(|e| self.report(e))
+    }
+
+    /// `-Fpattern`: `$;` becomes the Regexp of the pattern.
+    pub fn set_field_separator(&mut self, pattern: &[u8]) -> Result<(), Outcome> {
+        let ctx = &mut *self.ctx;
+        let src = string::new_from_bytes(ctx, pattern);
+        let regexp = ctx.c().regexp;
+        let r = ctx.call_str(regexp, "new", &[src]).and_then(|re| crate::core::globals::set(ctx, sym::DOLLAR_SEMICOLON, re));
+        r.map_err(|e| self.report(e))
+    }
+
+    /// `-i[ext]`: ARGF edits the files it reads in place, keeping backups named with
+    /// `ext` appended (none when it is empty).
+    pub fn set_inplace_mode(&mut self, ext: &[u8]) -> Result<(), Outcome> {
+        crate::core::io::argf::set_inplace_mode(&mut self.ctx, ext).map_err(|e| self.report(e))
     }
 
     pub fn set_frozen_string_literals(&mut self, on: bool) {
@@ -152,7 +188,7 @@ impl Runtime {
     /// The bytecode of a program, as text (for `--dump=insns`).
     pub fn dump_insns(&mut self, source: &[u8], path: &str) -> Result<String, String> {
         let opts = crate::compile::CompileOptions::main(path);
-        match crate::compile::compile(&mut self.ctx, source, &opts) {
+        match crate::compile::compile_program_with(&mut self.ctx, source, &opts, self.command_line).map(|(iseq, _)| iseq) {
             Ok(iseq) => Ok(crate::compile::iseq::disasm(&self.ctx, iseq)),
             Err(Unwind::Raise(e)) => Err(exception::message_string(&mut self.ctx, e)),
             Err(_) => Err(String::from("compilation failed")),
@@ -162,7 +198,7 @@ impl Runtime {
     /// Compiles only (for `-c`); returns the error report if the syntax is invalid.
     pub fn check_syntax(&mut self, source: &[u8], path: &str) -> Result<(), String> {
         let opts = crate::compile::CompileOptions::main(path);
-        match crate::compile::compile(&mut self.ctx, source, &opts) {
+        match crate::compile::compile_program_with(&mut self.ctx, source, &opts, self.command_line).map(|(iseq, _)| iseq) {
             Ok(_) => Ok(()),
             Err(Unwind::Raise(e)) => Err(exception::message_string(&mut self.ctx, e)),
             Err(_) => Err(String::from("syntax check failed")),
@@ -172,7 +208,7 @@ impl Runtime {
     /// Runs a program as the main script, then `at_exit` handlers; reports an uncaught
     /// exception on stderr in CRuby's format.
     pub fn run_main(&mut self, source: &[u8], path: &str) -> Outcome {
-        let r = crate::core::kernel::run_program(&mut self.ctx, source, path, true);
+        let r = crate::core::kernel::run_program_with(&mut self.ctx, source, path, true, self.command_line);
         finish(&mut self.ctx, r)
     }
 

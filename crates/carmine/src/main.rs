@@ -3,6 +3,7 @@
 use std::io::{Read, Write as _};
 use std::process::ExitCode;
 
+use carmine_vm::compile::CommandLine;
 use carmine_vm::runtime::{Outcome, Runtime, Verbosity};
 
 /// `println!`/`eprintln!` that ignore a failed write: a closed pipe on the other end of
@@ -31,59 +32,157 @@ struct Options {
     dump_insns: bool,
     chdir: Option<String>,
     frozen_string_literals: bool,
+    /// `-n`, `-p`, `-a`, `-l`.
+    command_line: CommandLine,
+    /// `-l` was given (`$-l`), with or without `-n`/`-p`.
+    line_mode: bool,
+    /// `$/` set by `-0` (the inner None: nil, from `-0777`).
+    input_separator: Option<Option<Vec<u8>>>,
+    /// `$\` set by `-l`: `$/` as it was when `-l` came.
+    output_separator: Option<Option<Vec<u8>>>,
+    /// `-Fpattern`.
+    field_separator: Option<Vec<u8>>,
+    /// `-i[ext]`: the backup extension, empty for none.
+    inplace: Option<Vec<u8>>,
 }
 
 fn usage() -> &'static str {
-    "Usage: carmine [switches] [--] [programfile] [arguments]\n  -c              check syntax only\n  -Cdirectory     cd to directory before executing your script\n  -e 'command'    one line of script. Several -e's allowed. Omit [programfile]\n  -Idirectory     specify $LOAD_PATH directory (may be used more than once)\n  -rlibrary       require the library before executing your script\n  -v              print the version number, then turn on verbose mode\n  -w              turn warnings on for your script\n  -W[level=2]     set warning level; 0=silence, 1=medium, 2=verbose\n  --dump=insns    print the compiled bytecode instead of running\n  --version       print the version number, then exit\n  -h, --help      show this message"
+    "Usage: carmine [switches] [--] [programfile] [arguments]\n  -0[octal]       specify record separator (\\0, if no argument)\n  -a              autosplit mode with -n or -p (splits $_ into $F)\n  -c              check syntax only\n  -Cdirectory     cd to directory before executing your script\n  -e 'command'    one line of script. Several -e's allowed. Omit [programfile]\n  -Fpattern       split() pattern for autosplit (-a)\n  -i[extension]   edit ARGV files in place (make backup if extension supplied)\n  -Idirectory     specify $LOAD_PATH directory (may be used more than once)\n  -l              enable line ending processing\n  -n              assume 'while gets(); ... end' loop around your script\n  -p              assume loop like -n but print line also like sed\n  -rlibrary       require the library before executing your script\n  -v              print the version number, then turn on verbose mode\n  -w              turn warnings on for your script\n  -W[level=2]     set warning level; 0=silence, 1=medium, 2=verbose\n  --dump=insns    print the compiled bytecode instead of running\n  --version       print the version number, then exit\n  -h, --help      show this message"
+}
+
+/// `-0[octal]`: the digits after the switch (at most three, after the `0`) read as an
+/// octal character code; `-00` is paragraph mode (""), a code above 0377 means nil.
+fn record_separator(digits: &[u8]) -> (Option<Vec<u8>>, usize) {
+    let n = digits.iter().take(4).take_while(|c| (b'0'..=b'7').contains(c)).count();
+    let v = digits[..n].iter().fold(0u32, |v, c| v * 8 + (c - b'0') as u32);
+    let sep = if v > 0o377 {
+        None
+    } else if v == 0 && n >= 2 {
+        Some(Vec::new())
+    } else {
+        Some(vec![v as u8])
+    };
+    (sep, n)
+}
+
+fn long_option(o: &mut Options, s: &str) -> Result<(), String> {
+    match s {
+        "--version" => o.version_only = true,
+        "--dump=insns" => o.dump_insns = true,
+        "--help" => return Err(usage().to_string()),
+        "--enable-frozen-string-literal" | "--enable=frozen-string-literal" | "--enable=frozen_string_literal" => o.frozen_string_literals = true,
+        "--disable-frozen-string-literal" | "--disable=frozen-string-literal" | "--disable=frozen_string_literal" => o.frozen_string_literals = false,
+        "--disable-gems" | "--disable=gems" | "--yjit" => {}
+        _ if s.starts_with("--disable") || s.starts_with("--enable") || s.starts_with("--encoding") => {}
+        _ => return Err(format!("carmine: invalid option {s}  (-h will show valid options) (RuntimeError)")),
+    }
+    Ok(())
 }
 
 fn parse_args(argv: Vec<std::ffi::OsString>) -> Result<Options, String> {
-    let mut o = Options { exprs: Vec::new(), script: None, args: Vec::new(), check: false, print_version: false, version_only: false, load_path: Vec::new(), requires: Vec::new(), verbose: Verbosity::Medium, dump_insns: false, chdir: None, frozen_string_literals: false };
+    let mut o = Options { exprs: Vec::new(), script: None, args: Vec::new(), check: false, print_version: false, version_only: false, load_path: Vec::new(), requires: Vec::new(), verbose: Verbosity::Medium, dump_insns: false, chdir: None, frozen_string_literals: false, command_line: CommandLine::default(), line_mode: false, input_separator: None, output_separator: None, field_separator: None, inplace: None };
     let mut it = argv.into_iter().skip(1);
     while let Some(a) = it.next() {
-        let s = a.to_string_lossy().into_owned();
-        if s == "--" {
+        let bytes = a.clone().into_encoded_bytes();
+        if bytes == b"--" {
             break;
         }
-        if !s.starts_with('-') || s == "-" {
-            if s != "-" {
-                o.script = Some(s);
+        if bytes.first() != Some(&b'-') || bytes == b"-" {
+            if bytes != b"-" {
+                o.script = Some(a.to_string_lossy().into_owned());
             }
             o.args.extend(it.by_ref().map(|x| x.into_encoded_bytes()));
             return Ok(o);
         }
-        match s.as_str() {
-            "-e" => o.exprs.push(it.next().ok_or("no code specified for -e (RuntimeError)")?.into_encoded_bytes()),
-            "-c" => o.check = true,
-            "-v" => {
-                o.print_version = true;
-                o.verbose = Verbosity::Verbose;
+        if bytes.starts_with(b"--") {
+            long_option(&mut o, &a.to_string_lossy())?;
+            continue;
+        }
+        // A cluster of one-letter switches (`-lane`, `-pi.bak`); a switch that takes a
+        // value ends the cluster with the rest of the word, or takes the next word.
+        let mut i = 1;
+        while i < bytes.len() {
+            let c = bytes[i];
+            i += 1;
+            let rest = &bytes[i..];
+            match c {
+                b'n' => o.command_line.each_line = true,
+                b'p' => o.command_line.print = true,
+                b'a' => o.command_line.split = true,
+                b'c' => o.check = true,
+                b'l' => {
+                    o.command_line.chomp = true;
+                    o.line_mode = true;
+                    o.output_separator = Some(o.input_separator.clone().unwrap_or_else(|| Some(b"\n".to_vec())));
+                }
+                b'0' => {
+                    let (sep, n) = record_separator(&bytes[i - 1..]);
+                    o.input_separator = Some(sep);
+                    i += n.saturating_sub(1);
+                }
+                b'v' => {
+                    o.print_version = true;
+                    o.verbose = Verbosity::Verbose;
+                }
+                b'w' => o.verbose = Verbosity::Verbose,
+                b'W' => {
+                    match rest.first() {
+                        Some(b'0') => o.verbose = Verbosity::Silent,
+                        Some(b'1') => o.verbose = Verbosity::Medium,
+                        Some(b':') => {}
+                        _ => o.verbose = Verbosity::Verbose,
+                    }
+                    match rest.first() {
+                        Some(b'0'..=b'2') => i += 1,
+                        Some(b':') => i = bytes.len(),
+                        _ => {}
+                    }
+                }
+                b'h' => return Err(usage().to_string()),
+                b'U' | b'y' => {}
+                b'e' | b'I' | b'r' | b'C' | b'E' => {
+                    let value = if rest.is_empty() {
+                        let what = match c {
+                            b'e' => "no code specified for -e (RuntimeError)",
+                            b'I' => "no directory specified for -I",
+                            b'r' => "no library specified for -r",
+                            b'C' => "no directory specified for -C",
+                            _ => "missing argument for -E",
+                        };
+                        it.next().ok_or(what)?.into_encoded_bytes()
+                    } else {
+                        rest.to_vec()
+                    };
+                    let text = String::from_utf8_lossy(&value).into_owned();
+                    match c {
+                        b'e' => o.exprs.push(value),
+                        b'I' => o.load_path.push(text),
+                        b'r' => o.requires.push(text),
+                        b'C' => o.chdir = Some(text),
+                        _ => {}
+                    }
+                    i = bytes.len();
+                }
+                b'K' => i += 1,
+                b'F' => {
+                    if !rest.is_empty() {
+                        o.field_separator = Some(rest.to_vec());
+                    }
+                    i = bytes.len();
+                }
+                b'i' => {
+                    o.inplace = Some(rest.to_vec());
+                    i = bytes.len();
+                }
+                _ => return Err(format!("carmine: invalid option -{}  (-h will show valid options) (RuntimeError)", c as char)),
             }
-            "--version" => o.version_only = true,
-            "-w" | "-W" | "-W2" => o.verbose = Verbosity::Verbose,
-            "-W0" => o.verbose = Verbosity::Silent,
-            "-W1" => o.verbose = Verbosity::Medium,
-            "--dump=insns" => o.dump_insns = true,
-            "-h" | "--help" => return Err(usage().to_string()),
-            "-I" => o.load_path.push(it.next().ok_or("no directory specified for -I")?.to_string_lossy().into_owned()),
-            "-r" => o.requires.push(it.next().ok_or("no library specified for -r")?.to_string_lossy().into_owned()),
-            "-C" => o.chdir = Some(it.next().ok_or("no directory specified for -C")?.to_string_lossy().into_owned()),
-            "--enable-frozen-string-literal" | "--enable=frozen-string-literal" | "--enable=frozen_string_literal" => o.frozen_string_literals = true,
-            "--disable-frozen-string-literal" | "--disable=frozen-string-literal" | "--disable=frozen_string_literal" => o.frozen_string_literals = false,
-            "--disable-gems" | "--disable=gems" | "--yjit" | "-U" | "-E" => {}
-            _ if s.starts_with("-e") => o.exprs.push(a.into_encoded_bytes()[2..].to_vec()),
-            _ if s.starts_with("-I") => o.load_path.push(s[2..].to_string()),
-            _ if s.starts_with("-r") => o.requires.push(s[2..].to_string()),
-            _ if s.starts_with("-C") => o.chdir = Some(s[2..].to_string()),
-            _ if s.starts_with("--disable") || s.starts_with("--enable") || s.starts_with("--encoding") || s.starts_with("-E") || s.starts_with("-K") => {}
-            _ => return Err(format!("carmine: invalid option {s}  (-h will show valid options) (RuntimeError)")),
         }
     }
     o.args.extend(it.map(|x| x.into_encoded_bytes()));
     Ok(o)
 }
 
-fn run(o: Options) -> i32 {
+fn run(mut o: Options) -> i32 {
     if o.version_only || o.print_version {
         say_out!("{}", carmine_vm::boot::description());
         if o.version_only || (o.exprs.is_empty() && o.script.is_none()) {
@@ -118,15 +217,20 @@ fn run(o: Options) -> i32 {
         }
         (b, "-".to_string())
     };
-    let mut args = o.args;
+    let mut args = std::mem::take(&mut o.args);
     if !o.exprs.is_empty() {
-        if let Some(s) = o.script {
+        if let Some(s) = o.script.take() {
             args.insert(0, s.into_bytes());
         }
     }
     let mut rt = Runtime::new();
     rt.configure(&path, &args, &o.load_path, o.verbose);
     rt.set_frozen_string_literals(o.frozen_string_literals);
+    let command_line = CommandLine { inline_program: !o.exprs.is_empty(), ..o.command_line };
+    rt.set_command_line(command_line, o.line_mode);
+    if let Err(e) = apply_switches(&mut rt, &o) {
+        return exit_status(e);
+    }
     rt.install_signal_handlers();
     if o.dump_insns {
         return match rt.dump_insns(&source, &path) {
@@ -158,6 +262,23 @@ fn run(o: Options) -> i32 {
         }
     }
     exit_status(rt.run_main(&source, &path))
+}
+
+/// The global state that `-0`, `-l`, `-F` and `-i` set before the program runs.
+fn apply_switches(rt: &mut Runtime, o: &Options) -> Result<(), Outcome> {
+    if let Some(sep) = &o.input_separator {
+        rt.set_record_separator(false, sep.as_deref())?;
+    }
+    if let Some(sep) = &o.output_separator {
+        rt.set_record_separator(true, sep.as_deref())?;
+    }
+    if let Some(pattern) = &o.field_separator {
+        rt.set_field_separator(pattern)?;
+    }
+    if let Some(ext) = &o.inplace {
+        rt.set_inplace_mode(ext)?;
+    }
+    Ok(())
 }
 
 /// The process status for an outcome; an uncaught SignalException ends the process by

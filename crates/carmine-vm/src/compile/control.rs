@@ -63,6 +63,13 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         self.b().place(body);
         let ensure_len = self.scope().ensures.len();
         self.scope().loops.push(LoopCtx { brk: end, next: cond, redo: body, depth: base, ensure_len });
+        if std::mem::take(&mut self.chomp_loop_body) {
+            let (last_line, chomp) = (self.intern(b"$_"), self.intern(b"chomp!"));
+            self.b().emit(Insn::GetGlobal(last_line));
+            let ci = self.b().call_info(chomp, 0, 0, None);
+            self.b().emit(Insn::Send(ci));
+            self.b().emit(Insn::Pop);
+        }
         self.compile_statements(stmts, false);
         self.scope().loops.pop();
         self.b().place(cond);

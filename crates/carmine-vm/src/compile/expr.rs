@@ -1055,6 +1055,18 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         self.keep(iseq)
     }
 
+    /// One end of a flip-flop; an Integer literal there means `n == $.` (as `-n` uses it).
+    fn compile_flip_flop_end(&mut self, end: Option<Node<'pr>>) {
+        let is_int = matches!(end, Some(Node::IntegerNode { .. }));
+        self.compile_opt(end, true);
+        if is_int {
+            let lineno = self.intern(b"$.");
+            self.b().emit(Insn::GetGlobal(lineno));
+            let ci = self.b().call_info(sym::EQ, 1, 0, None);
+            self.b().emit(Insn::OptEq(ci));
+        }
+    }
+
     fn compile_flip_flop(&mut self, node: &Node<'pr>, used: bool) {
         // State lives in a hidden local of the method-level scope.
         let n = node.as_flip_flop_node().expect("flip-flop");
@@ -1063,7 +1075,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         let (on, off, end) = (self.b().new_label(), self.b().new_label(), self.b().new_label());
         self.b().emit(get);
         self.b().branch_if(on);
-        self.compile_opt(n.left(), true);
+        self.compile_flip_flop_end(n.left());
         self.b().branch_unless(off);
         self.b().emit(Insn::PutTrue);
         self.b().emit(set);
@@ -1072,7 +1084,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             self.b().jump(end);
         }
         self.b().place(on);
-        self.compile_opt(n.right(), true);
+        self.compile_flip_flop_end(n.right());
         let still = self.b().new_label();
         self.b().branch_unless(still);
         self.b().emit(Insn::PutFalse);

@@ -50,6 +50,44 @@ pub struct CompileOptions {
     pub eval_in_method: bool,
 }
 
+/// Switches of the `ruby` command that change how the main program parses: `-n` runs
+/// it once for each line that `gets` reads, `-p` prints `$_` after each, `-a` sets
+/// `$F = $_.split($;)` first (Prism rewrites the tree as CRuby's parser does) and `-l`
+/// chomps each line first (`chomp_loop_body`); a program given with `-e` gets none of the warnings
+/// meant for script files (a literal in a condition).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CommandLine {
+    pub each_line: bool,
+    pub print: bool,
+    pub split: bool,
+    pub chomp: bool,
+    pub inline_program: bool,
+}
+
+impl CommandLine {
+    fn loops(self) -> bool {
+        self.each_line || self.print
+    }
+
+    fn prism_flags(self) -> Vec<ruby_prism::CommandLineFlag> {
+        use ruby_prism::CommandLineFlag as F;
+        let mut v = Vec::new();
+        if self.loops() {
+            v.push(F::N);
+        }
+        if self.print {
+            v.push(F::P);
+        }
+        if self.split {
+            v.push(F::A);
+        }
+        if self.inline_program {
+            v.push(F::E);
+        }
+        v
+    }
+}
+
 impl CompileOptions {
     pub fn main(path: &str) -> CompileOptions {
         CompileOptions { path: path.to_string(), line: 1, kind: IseqKind::Main, eval_scopes: Vec::new(), frozen_string_literal: None, top_label: "<main>".into(), default_encoding: None, eval_in_method: false }
@@ -117,6 +155,9 @@ pub(crate) struct Compiler<'c, 'pr> {
     pub deconstruct_cache: Option<u32>,
     /// See `CompileOptions::eval_in_method`.
     pub eval_in_method: bool,
+    /// `-l` with `-n`/`-p`: the next `while` compiled is the line loop, whose body starts
+    /// with `$_.chomp!` (as CRuby's parser adds it).
+    pub chomp_loop_body: bool,
 }
 
 /// Parses and compiles a program; a syntax error becomes a `SyntaxError`.
@@ -127,12 +168,20 @@ pub fn compile(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions) -> Result<Va
 /// `compile`, also returning where the data after `__END__` starts (its line's newline
 /// excluded), if the source has one.
 pub fn compile_program(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions) -> Result<(Value, Option<usize>)> {
+    compile_program_with(ctx, source, opts, CommandLine::default())
+}
+
+/// `compile_program` for the main script run under `-n`/`-p` (see `CommandLine`).
+pub fn compile_program_with(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions, command_line: CommandLine) -> Result<(Value, Option<usize>)> {
     let mut po = ruby_prism::Options::default().filepath(&opts.path).line(opts.line).version(ruby_prism::Version::CRuby3_4);
     if let Some(f) = opts.frozen_string_literal {
         po = po.frozen_string_literal(Some(f));
     }
     if opts.kind == IseqKind::Main {
         po = po.main_script(true);
+        if command_line != CommandLine::default() {
+            po = po.command_line(command_line.prism_flags());
+        }
     }
     for names in opts.eval_scopes.iter().rev() {
         let locals: Vec<Vec<u8>> = names.iter().map(|&s| ctx.sym_name(s).to_vec()).filter(|n| is_plain_local_name(n)).collect();
@@ -185,6 +234,7 @@ pub fn compile_program(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions) -> R
         source_encoding: source_encoding(source, &result, opts.default_encoding.unwrap_or(crate::core::encoding::UTF_8)),
         deconstruct_cache: None,
         eval_in_method: opts.eval_in_method,
+        chomp_loop_body: false,
     };
     let kind = opts.kind;
     let label = match kind {
@@ -198,7 +248,14 @@ pub fn compile_program(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions) -> R
     }
     // BEGIN blocks run first.
     let stmts = program.statements();
-    for n in stmts.body().iter() {
+    let mut top: Vec<Node> = stmts.body().iter().collect();
+    if opts.kind == IseqKind::Main && command_line.loops() {
+        // Under -n/-p the program is the body of the `while gets` loop; its BEGIN
+        // blocks still run once, before the loop.
+        let body = top.iter().find_map(|n| n.as_while_node()).and_then(|w| w.statements());
+        top.extend(body.iter().flat_map(|b| b.body().iter()));
+    }
+    for n in top {
         if let Node::PreExecutionNode { .. } = n {
             let pre = n.as_pre_execution_node().expect("pre-execution");
             if let Some(s) = pre.statements() {
@@ -206,6 +263,7 @@ pub fn compile_program(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions) -> R
             }
         }
     }
+    c.chomp_loop_body = opts.kind == IseqKind::Main && command_line.loops() && command_line.chomp;
     c.compile_statements(Some(stmts), true);
     c.b().emit(Insn::Leave);
     if let Some(e) = c.error.take() {

@@ -842,9 +842,14 @@ fn k_global_variables(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value
 
 /// Compiles and runs a whole program as the main script or a required file.
 pub fn run_program(ctx: &mut Ctx, source: &[u8], path: &str, main: bool) -> Result<Value> {
+    run_program_with(ctx, source, path, main, crate::compile::CommandLine::default())
+}
+
+/// `run_program`, the main program wrapped in a `gets` loop by `-n`/`-p`.
+pub fn run_program_with(ctx: &mut Ctx, source: &[u8], path: &str, main: bool, command_line: crate::compile::CommandLine) -> Result<Value> {
     let opts = if main { CompileOptions::main(path) } else { CompileOptions::required(path) };
     let opts = CompileOptions { frozen_string_literal: ctx.vm().frozen_string_literals.get().then_some(true), ..opts };
-    let (iseq, data) = crate::compile::compile_program(ctx, source, &opts)?;
+    let (iseq, data) = crate::compile::compile_program_with(ctx, source, &opts, command_line)?;
     let main_obj = ctx.vm().main_obj.get();
     let cref = ctx.vm().top_cref.get();
     if !main {

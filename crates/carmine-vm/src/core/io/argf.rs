@@ -9,6 +9,10 @@
 //!   `chomp:` and encodings behave as on an IO); at a file's end it is closed (unless it is
 //!   standard input) and the next one opened, until the Array is empty.
 //! - `lineno` counts lines across all files and is mirrored in `$.`.
+//! - In-place editing (`-i`, `inplace_mode=`, `$-i`): opening a file moves it aside (to
+//!   its backup name, or unlinks it), reads the old contents and makes a new file of the
+//!   same name and mode the process's `$stdout`; opening the next one closes that output
+//!   first. Standard input is never edited in place.
 
 use crate::core::{array, object, string};
 use crate::interp::Args;
@@ -27,12 +31,17 @@ pub struct ArgfObj {
     /// Whether a file (or standard input) has been opened yet.
     started: bool,
     binmode: bool,
+    /// In-place editing: the backup extension (empty for no backup); None when off.
+    inplace: Option<Vec<u8>>,
+    /// The new file that the file being edited in place is written to (else nil).
+    write_io: Value,
 }
 
 crate::data_obj!(ArgfObj, |a, m| {
     m.mark(a.argv);
     m.mark(a.current);
     m.mark(a.filename);
+    m.mark(a.write_io);
 });
 
 fn get<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a mut ArgfObj> {
@@ -54,37 +63,204 @@ fn argv_of(ctx: &mut Ctx, a: &ArgfObj) -> Value {
 fn next_file(ctx: &mut Ctx, recv: Value) -> Result<bool> {
     let a = get(ctx, recv)?;
     if !a.current.is_nil() && crate::core::io::io_ref(a.current).is_some_and(|io| !io.closed) {
+        if a.inplace.is_some() && no_more_files(argv_of(ctx, a)) && string::is_string(a.filename) && string::bytes(a.filename) == b"-" {
+            // As CRuby, every read of standard input in place of files says so again.
+            stdin_not_in_place(ctx)?;
+        }
         return Ok(true);
     }
-    let argv = argv_of(ctx, a);
-    if no_more_files(argv) {
-        if a.started {
+    loop {
+        let a = get(ctx, recv)?;
+        let argv = argv_of(ctx, a);
+        let inplace = a.inplace.clone();
+        if no_more_files(argv) {
+            if a.started {
+                return Ok(false);
+            }
+            a.started = true;
+            let stdin = crate::core::globals::get(ctx, sym::DOLLAR_STDIN)?;
+            let a = get(ctx, recv)?;
+            a.current = stdin;
+            a.filename = string::new_utf8(ctx, "-");
+            if inplace.is_some() {
+                stdin_not_in_place(ctx)?;
+            }
+            return Ok(true);
+        }
+        let name = array::rarray(argv).items.remove(0);
+        get(ctx, recv)?.started = true;
+        let fname = string::to_str_arg(ctx, name)?;
+        let io = if string::bytes(fname) == b"-" {
+            if inplace.is_some() {
+                warn(ctx, "Can't do inplace edit for stdio; skipping");
+                continue;
+            }
+            crate::core::globals::get(ctx, sym::DOLLAR_STDIN)?
+        } else {
+            let file = ctx.c().file;
+            let open = ctx.intern("open");
+            let bin = get(ctx, recv)?.binmode;
+            let mode = string::new_utf8(ctx, if bin { "rb" } else { "r" });
+            let io = ctx.call(file, open, &[fname, mode])?;
+            if let Some(ext) = inplace {
+                if !edit_in_place(ctx, recv, io, fname, &ext)? {
+                    crate::core::io::close(ctx, io)?;
+                    continue;
+                }
+            }
+            io
+        };
+        let a = get(ctx, recv)?;
+        a.current = io;
+        a.filename = fname;
+        return Ok(true);
+    }
+}
+
+/// Reading standard input while editing in place: a warning, and output goes to the
+/// original standard output.
+fn stdin_not_in_place(ctx: &mut Ctx) -> Result<()> {
+    warn(ctx, "Can't do inplace edit for stdio");
+    let orig = crate::core::module::body(ctx.c().object).const_get(ctx.intern("STDOUT")).map_or(Value::NIL, |e| e.value);
+    crate::core::globals::set(ctx, sym::DOLLAR_STDOUT, orig)
+}
+
+/// `warning: …` at the Ruby caller's line (silenced when `$VERBOSE` is nil).
+fn warn(ctx: &mut Ctx, msg: &str) {
+    let (path, line) = crate::core::kernel::caller_location(ctx);
+    crate::core::kernel::write_warning(ctx, &format!("{path}:{line}: warning: {msg}\n"));
+}
+
+/// Starts editing `fname` in place, its old contents open as `input`: moves the file to
+/// its backup name (or unlinks it), creates a new one with the old mode and owner and
+/// makes it `$stdout`. False (after a warning) when the file cannot be moved aside.
+fn edit_in_place(ctx: &mut Ctx, recv: Value, input: Value, fname: Value, ext: &[u8]) -> Result<bool> {
+    use std::os::unix::ffi::OsStrExt;
+    let fd = crate::core::io::io_ref(input).map_or(-1, |io| io.fd);
+    // SAFETY: fstat writes into a zeroed stat buffer.
+    let st = unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        libc::fstat(fd, &mut st);
+        st
+    };
+    // The output of the previous file is finished before the next one starts.
+    let prev = crate::core::globals::get(ctx, sym::DOLLAR_STDOUT)?;
+    let orig = crate::core::module::body(ctx.c().object).const_get(ctx.intern("STDOUT")).map_or(Value::NIL, |e| e.value);
+    if prev != orig && object::is_a(ctx, prev, ctx.c().file) && crate::core::io::io_ref(prev).is_some_and(|io| !io.closed) {
+        crate::core::io::close(ctx, prev)?;
+    }
+    let name = string::bytes(fname).to_vec();
+    let shown = String::from_utf8_lossy(&name).into_owned();
+    let path = std::path::Path::new(std::ffi::OsStr::from_bytes(&name));
+    if !ext.is_empty() {
+        let mut backup = name.clone();
+        backup.extend_from_slice(ext);
+        let backup_path = std::path::Path::new(std::ffi::OsStr::from_bytes(&backup));
+        if let Err(e) = std::fs::rename(path, backup_path) {
+            let why = crate::core::exception::errno_description(e.raw_os_error().unwrap_or(libc::EIO));
+            warn(ctx, &format!("Can't rename {shown} to {}: {why}, skipping file", String::from_utf8_lossy(&backup)));
             return Ok(false);
         }
-        a.started = true;
-        let stdin = crate::core::globals::get(ctx, sym::DOLLAR_STDIN)?;
-        let a = get(ctx, recv)?;
-        a.current = stdin;
-        a.filename = string::new_utf8(ctx, "-");
-        return Ok(true);
+    } else if let Err(e) = std::fs::remove_file(path) {
+        let why = crate::core::exception::errno_description(e.raw_os_error().unwrap_or(libc::EIO));
+        warn(ctx, &format!("Can't remove {shown}: {why}, skipping file"));
+        return Ok(false);
     }
-    let name = array::rarray(argv).items.remove(0);
-    let a = get(ctx, recv)?;
-    a.started = true;
-    let fname = string::to_str_arg(ctx, name)?;
-    let io = if string::bytes(fname) == b"-" {
-        crate::core::globals::get(ctx, sym::DOLLAR_STDIN)?
-    } else {
-        let file = ctx.c().file;
-        let open = ctx.intern("open");
-        let bin = get(ctx, recv)?.binmode;
-        let mode = string::new_utf8(ctx, if bin { "rb" } else { "r" });
-        ctx.call(file, open, &[fname, mode])?
+    let Ok(cpath) = std::ffi::CString::new(name.clone()) else {
+        return Err(ctx.arg_error("string contains null byte"));
     };
-    let a = get(ctx, recv)?;
-    a.current = io;
-    a.filename = fname;
+    // SAFETY: cpath is a NUL-terminated path.
+    let out = unsafe { libc::open(cpath.as_ptr(), libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC, 0o666) };
+    if out < 0 {
+        let e = crate::core::process::last_errno();
+        return Err(crate::core::process::errno_error(ctx, e, &format!("rb_sysopen - {shown}")));
+    }
+    // SAFETY: out is the descriptor just opened; failures leave the defaults (as CRuby).
+    unsafe {
+        libc::fchmod(out, st.st_mode & 0o7777);
+        if st.st_uid != libc::geteuid() || st.st_gid != libc::getegid() {
+            libc::fchown(out, st.st_uid, st.st_gid);
+        }
+    }
+    let file = ctx.c().file;
+    let w = crate::core::io::new_io(ctx, file, out, false, true, Some(shown));
+    get(ctx, recv)?.write_io = w;
+    crate::core::globals::set(ctx, sym::DOLLAR_STDOUT, w)?;
     Ok(true)
+}
+
+fn m_inplace_mode(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(match get(ctx, recv)?.inplace.clone() {
+        Some(ext) => string::new_from_bytes(ctx, &ext),
+        None => Value::NIL,
+    })
+}
+
+/// `inplace_mode = ext`: nil or false turns editing off, "" edits without a backup.
+fn m_set_inplace_mode(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    set_inplace(ctx, recv, args.pos[0])?;
+    Ok(args.pos[0])
+}
+
+fn set_inplace(ctx: &mut Ctx, recv: Value, v: Value) -> Result<()> {
+    let mode = if v.truthy() {
+        let s = string::to_str_arg(ctx, v)?;
+        let b = string::bytes(s).to_vec();
+        if b.contains(&0) {
+            return Err(ctx.arg_error("string contains null byte"));
+        }
+        Some(b)
+    } else {
+        None
+    };
+    get(ctx, recv)?.inplace = mode;
+    Ok(())
+}
+
+fn inplace_getter(ctx: &mut Ctx) -> Result<Value> {
+    let argf = argf_object(ctx);
+    m_inplace_mode(ctx, argf, &Args::new(&[]))
+}
+
+fn inplace_setter(ctx: &mut Ctx, v: Value) -> Result<()> {
+    let argf = argf_object(ctx);
+    set_inplace(ctx, argf, v)
+}
+
+/// Turns in-place editing on for the global ARGF (the `-i[ext]` switch).
+pub fn set_inplace_mode(ctx: &mut Ctx, ext: &[u8]) -> Result<()> {
+    let argf = argf_object(ctx);
+    get(ctx, argf)?.inplace = Some(ext.to_vec());
+    Ok(())
+}
+
+/// Where ARGF's writers go: the new file of the file being edited in place.
+fn m_to_write_io(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let a = get(ctx, recv)?;
+    if a.current.is_nil() {
+        return Err(ctx.raise(ctx.c().io_error, "not opened for writing"));
+    }
+    if !a.write_io.is_nil() {
+        return Ok(a.write_io);
+    }
+    Ok(a.current)
+}
+
+macro_rules! writers {
+    ($($fname:ident => $name:expr;)*) => {
+        $(fn $fname(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+            let w = m_to_write_io(ctx, recv, args)?;
+            ctx.call_str(w, $name, args.pos)
+        })*
+    };
+}
+
+writers! {
+    m_write => "write";
+    m_print => "print";
+    m_puts => "puts";
+    m_printf => "printf";
+    m_putc => "putc";
 }
 
 /// At the end of the current file: moves on (closing it) when more files remain, true;
@@ -104,6 +280,7 @@ fn advance(ctx: &mut Ctx, recv: Value) -> Result<bool> {
 fn finish_file(ctx: &mut Ctx, recv: Value) -> Result<()> {
     let a = get(ctx, recv)?;
     let cur = std::mem::replace(&mut a.current, Value::NIL);
+    a.write_io = Value::NIL;
     let stdin = crate::core::globals::get(ctx, sym::DOLLAR_STDIN)?;
     if !cur.is_nil() && cur != stdin && crate::core::io::io_ref(cur).is_some_and(|io| !io.closed) {
         crate::core::io::close(ctx, cur)?;
@@ -434,6 +611,10 @@ fn partial(ctx: &mut Ctx, recv: Value, args: &Args, name: &str) -> Result<Value>
     };
     let mid = ctx.intern(name);
     if !next_file(ctx, recv)? {
+        // The buffer is emptied even when nothing is left to read.
+        if let Some(&buf) = args.pos.get(1).filter(|b| string::is_string(**b)) {
+            string::set_bytes(buf, Vec::new());
+        }
         return if raise { Err(crate::core::io::eof_error(ctx)) } else { Ok(Value::NIL) };
     }
     let cur = get(ctx, recv)?.current;
@@ -475,7 +656,7 @@ fn m_rewind(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn m_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let list = array::from_vec(ctx, args.pos.to_vec());
     let k = object::real_class_of(ctx, recv);
-    let fresh = object::new_data(ctx, k, Box::new(ArgfObj { argv: list, current: Value::NIL, filename: Value::NIL, lineno: 0, started: false, binmode: false }));
+    let fresh = object::new_data(ctx, k, Box::new(ArgfObj { argv: list, current: Value::NIL, filename: Value::NIL, lineno: 0, started: false, binmode: false, inplace: None, write_io: Value::NIL }));
     crate::object::move_data(recv, fresh);
     Ok(Value::NIL)
 }
@@ -549,15 +730,25 @@ pub fn init(ctx: &mut Ctx) {
         ("external_encoding", m_external_encoding, [0], Unsafe),
         ("internal_encoding", m_internal_encoding, [0], Unsafe),
         ("set_encoding", m_set_encoding, [1..=3], Unsafe),
+        ("inplace_mode", m_inplace_mode, [0], Unsafe),
+        ("inplace_mode=", m_set_inplace_mode, [1], Unsafe),
+        ("to_write_io", m_to_write_io, [0], Unsafe),
+        ("write", m_write, [0..], Unsafe),
+        ("print", m_print, [0..], Unsafe),
+        ("puts", m_puts, [0..], Unsafe),
+        ("printf", m_printf, [1..], Unsafe),
+        ("putc", m_putc, [1], Unsafe),
         ("to_s", m_to_s, [0], Safe),
         ("inspect", m_to_s, [0], Safe),
     ]);
-    let argf = object::new_data(ctx, k, Box::new(ArgfObj { argv: Value::NIL, current: Value::NIL, filename: Value::NIL, lineno: 0, started: false, binmode: false }));
+    let argf = object::new_data(ctx, k, Box::new(ArgfObj { argv: Value::NIL, current: Value::NIL, filename: Value::NIL, lineno: 0, started: false, binmode: false, inplace: None, write_io: Value::NIL }));
     let id = ctx.intern("ARGF");
     crate::core::module::body(obj).const_set(id, argf);
     crate::core::globals::define(ctx, sym::DOLLAR_LT, argf);
     let fname = ctx.intern("$FILENAME");
     crate::core::globals::define_hooked(ctx, fname, Value::NIL, Some(filename_getter), None);
+    let dash_i = ctx.intern("$-i");
+    crate::core::globals::define_hooked(ctx, dash_i, Value::NIL, Some(inplace_getter), Some(inplace_setter));
     let kernel = ctx.c().kernel;
     crate::methods!(ctx, kernel, [
         ("gets", k_gets, [0..=2], Unsafe, ModuleFunction, Kw),

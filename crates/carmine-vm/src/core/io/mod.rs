@@ -176,13 +176,17 @@ pub fn io_write(ctx: &mut Ctx, v: Value, b: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Flushes the process's standard output object of this VM.
+/// Flushes the process's standard output object of this VM, and `$stdout` when it is
+/// another IO (a file being edited in place, a redirection).
 pub fn flush_stdout(ctx: &mut Ctx) {
     let id = ctx.intern("STDOUT");
     let out = crate::core::module::body(ctx.c().object).const_get(id).map(|e| e.value);
-    if let Some(io) = out.and_then(io_ref) {
-        let buf = std::mem::take(&mut io.wbuf);
-        let _ = write_fd(io.fd, &buf);
+    let current = crate::core::globals::raw(ctx, sym::DOLLAR_STDOUT);
+    for v in [out, Some(current)].into_iter().flatten() {
+        if let Some(io) = io_ref(v).filter(|io| !io.closed) {
+            let buf = std::mem::take(&mut io.wbuf);
+            let _ = write_fd(io.fd, &buf);
+        }
     }
 }
 
@@ -365,10 +369,17 @@ pub(crate) fn check_readable(ctx: &mut Ctx, v: Value) -> Result<()> {
     Ok(())
 }
 
-/// Reads one line (with separator `sep`, nil = whole rest); None at EOF.
+/// Reads one line (with separator `sep`, nil = whole rest); None at EOF. An empty
+/// separator is paragraph mode: lines end at a blank line ("\n\n"), and the newlines
+/// before and after a paragraph are skipped.
 pub fn read_line(ctx: &mut Ctx, v: Value, sep: Option<&[u8]>, limit: Option<usize>) -> Result<Option<Vec<u8>>> {
     check_readable(ctx, v)?;
     let io = io_ref(v).expect("io");
+    let paragraph = sep == Some(b"");
+    let sep = if paragraph { Some(&b"\n\n"[..]) } else { sep };
+    if paragraph {
+        skip_newlines(ctx, io)?;
+    }
     loop {
         let avail = &io.rbuf[io.rpos..];
         let found = match sep {
@@ -380,6 +391,9 @@ pub fn read_line(ctx: &mut Ctx, v: Value, sep: Option<&[u8]>, limit: Option<usiz
             let line = avail[..end].to_vec();
             io.rpos += end;
             io.lineno += 1;
+            if paragraph && found.is_some_and(|e| e <= end) {
+                skip_newlines(ctx, io)?;
+            }
             return Ok(Some(line));
         }
         if !fill(ctx, io)? {
@@ -510,8 +524,7 @@ fn line_args(ctx: &mut Ctx, args: &Args) -> Result<(Option<Vec<u8>>, Option<usiz
                 None
             } else {
                 let s = string::to_str_arg(ctx, a)?;
-                let b = string::bytes(s).to_vec();
-                Some(if b.is_empty() { b"\n\n".to_vec() } else { b })
+                Some(string::bytes(s).to_vec())
             };
             let limit = match l {
                 Some(&l) if !l.is_nil() => Some(integer::to_i64_arg(ctx, l)?.max(0) as usize),
@@ -522,7 +535,20 @@ fn line_args(ctx: &mut Ctx, args: &Args) -> Result<(Option<Vec<u8>>, Option<usiz
     }
 }
 
+/// Paragraph mode: past the newlines at the read position.
+fn skip_newlines(ctx: &mut Ctx, io: &mut IoObj) -> Result<()> {
+    loop {
+        let n = io.rbuf[io.rpos..].iter().take_while(|&&c| c == b'\n').count();
+        io.rpos += n;
+        if io.rpos < io.rbuf.len() || !fill(ctx, io)? {
+            return Ok(());
+        }
+    }
+}
+
+/// A line without its separator (paragraph mode's is the blank line).
 pub(crate) fn chomp_line(mut line: Vec<u8>, sep: Option<&[u8]>) -> Vec<u8> {
+    let sep = if sep == Some(b"") { Some(&b"\n\n"[..]) } else { sep };
     match sep {
         Some(s) if line.ends_with(s) => {
             line.truncate(line.len() - s.len());
