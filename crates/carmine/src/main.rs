@@ -88,9 +88,8 @@ fn parse_args(argv: Vec<std::ffi::OsString>) -> Result<Options, String> {
             break;
         }
         if bytes.first() != Some(&b'-') || bytes == b"-" {
-            if bytes != b"-" {
-                o.script = Some(a.to_string_lossy().into_owned());
-            }
+            // "-" is the program read from standard input (or, after -e, an argument).
+            o.script = Some(a.to_string_lossy().into_owned());
             o.args.extend(it.by_ref().map(|x| x.into_encoded_bytes()));
             return Ok(o);
         }
@@ -197,7 +196,7 @@ fn run(mut o: Options) -> i32 {
     }
     let (source, path): (Vec<u8>, String) = if !o.exprs.is_empty() {
         (o.exprs.join(&b'\n'), "-e".to_string())
-    } else if let Some(s) = &o.script {
+    } else if let Some(s) = o.script.as_ref().filter(|s| *s != "-") {
         match std::fs::read(s) {
             Ok(b) => (b, s.clone()),
             Err(e) => {
