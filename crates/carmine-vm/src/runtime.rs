@@ -253,10 +253,11 @@ pub(crate) fn finish(ctx: &mut Ctx, r: Result<Value, Unwind>) -> Outcome {
     if let Some(Unwind::Raise(exc)) = pending {
         ctx.stacks.errinfo = exc;
     }
-    if let Some(o) = run_at_exit(ctx) {
+    let (handlers_outcome, exit_bang) = run_at_exit(ctx);
+    if let Some(o) = handlers_outcome {
         outcome = o;
     }
-    if let Some(e) = pending {
+    if let Some(e) = pending.filter(|_| !exit_bang) {
         print_report(ctx, e);
     }
     crate::thread::sched::terminate_all(ctx);
@@ -265,23 +266,32 @@ pub(crate) fn finish(ctx: &mut Ctx, r: Result<Value, Unwind>) -> Outcome {
 }
 
 /// Runs the `at_exit` handlers, last registered first; an exception in one is reported
-/// and its status becomes the outcome.
-pub(crate) fn run_at_exit(ctx: &mut Ctx) -> Option<Outcome> {
+/// and its status becomes the outcome. A handler calling `exit!` ends it all at once:
+/// no more handlers, and (true in the result) no report of the exception that ended
+/// the program.
+pub(crate) fn run_at_exit(ctx: &mut Ctx) -> (Option<Outcome>, bool) {
     let mut outcome = None;
     // `trap("EXIT")` runs first (it is registered as the last of the exit handlers).
     if let Some(h) = crate::core::signal::exit_handler(ctx) {
-        if let Err(e) = ctx.call_str(h, "call", &[Value::fixnum(0)]) {
-            outcome = Some(report(ctx, e));
+        match ctx.call_str(h, "call", &[Value::fixnum(0)]) {
+            Ok(_) => {}
+            Err(Unwind::Exit(code)) => return (Some(Outcome::Exit(code)), true),
+            Err(e) => outcome = Some(report(ctx, e)),
         }
     }
     loop {
         let next = ctx.vm().at_exit.borrow_mut().pop();
         let Some(p) = next else { break };
-        if let Err(e) = ctx.call_proc(p, &[], None) {
-            outcome = Some(report(ctx, e));
+        match ctx.call_proc(p, &[], None) {
+            Ok(_) => {}
+            Err(Unwind::Exit(code)) => {
+                ctx.vm().at_exit.borrow_mut().clear();
+                return (Some(Outcome::Exit(code)), true);
+            }
+            Err(e) => outcome = Some(report(ctx, e)),
         }
     }
-    outcome
+    (outcome, false)
 }
 
 /// Prints an uncaught unwind and returns the exit status it implies.

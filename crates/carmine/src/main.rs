@@ -302,7 +302,16 @@ fn main() -> ExitCode {
         say_err!("[BUG] Carmine internal error: {info}");
         say_err!("{}", std::backtrace::Backtrace::force_capture());
     }));
-    let handle = std::thread::Builder::new().name("carmine-main".into()).stack_size(MAIN_STACK).spawn(move || run(opts));
+    let parent = std::process::id();
+    let handle = std::thread::Builder::new().name("carmine-main".into()).stack_size(MAIN_STACK).spawn(move || {
+        let code = run(opts);
+        // In a child forked without a block this thread is the process's only thread of
+        // ours (the main one waits in the parent), so it ends the process itself.
+        if std::process::id() != parent {
+            std::process::exit(code & 0xff);
+        }
+        code
+    });
     let code = match handle {
         Ok(h) => match h.join() {
             Ok(code) => code,

@@ -425,8 +425,19 @@ fn k_proc(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     }
 }
 
+/// An exit status argument: true is 0, false 1, else an Integer (`to_int`, a Float
+/// truncated).
+fn exit_status_code(ctx: &mut Ctx, v: Option<Value>) -> Result<i32> {
+    match v {
+        None => Ok(0),
+        Some(v) if v == Value::TRUE => Ok(0),
+        Some(v) if v == Value::FALSE => Ok(1),
+        Some(v) => Ok(integer::to_int_arg(ctx, v)?),
+    }
+}
+
 pub(crate) fn k_exit(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let status = args.pos.first().copied().unwrap_or(Value::TRUE);
+    let status = Value::fixnum(exit_status_code(ctx, args.pos.first().copied())? as i64);
     let e = object::allocate(ctx, ctx.c().system_exit)?;
     let msg = string::new_utf8(ctx, "exit");
     ctx.call(e, sym::INITIALIZE, &[status, msg])?;
@@ -437,9 +448,7 @@ pub(crate) fn k_exit(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> 
 pub(crate) fn k_exit_bang(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let code = match args.pos.first() {
         None => 1,
-        Some(&v) if v == Value::TRUE => 0,
-        Some(&v) if v == Value::FALSE => 1,
-        Some(&v) => integer::to_i64_arg(ctx, v)? as i32,
+        Some(&v) => exit_status_code(ctx, Some(v))?,
     };
     Err(Unwind::Exit(code))
 }

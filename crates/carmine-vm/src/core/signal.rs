@@ -47,6 +47,16 @@ fn register(ctx: &mut Ctx) {
     sig::register(&vm.signals, shared, &vm.interrupt);
 }
 
+/// In a forked child: signals are received again, and go to this thread (the child's
+/// only one, now its main thread).
+pub fn after_fork(ctx: &mut Ctx) {
+    let main = crate::thread::sched::current(ctx);
+    let Some(d) = crate::thread::sched::data(main) else { return };
+    let shared = d.shared.clone();
+    let vm = ctx.vm();
+    sig::restart_after_fork(&vm.signals, shared, &vm.interrupt);
+}
+
 /// Catches the signals whose Ruby default is an exception (the command line does this
 /// at start; an embedding application may choose not to).
 pub fn install_ruby_defaults(ctx: &mut Ctx) {

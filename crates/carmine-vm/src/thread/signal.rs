@@ -9,6 +9,8 @@
 //! - Signal dispositions are process-wide, so they are the one piece of process-global state
 //!   here (`PENDING`, the pipe, the registry); a VM registers its inbox when it installs
 //!   a handler and unregisters when it is dropped (the inbox is held weakly).
+//! - A forked child has no signal thread: `restart_after_fork` makes a new one (and pipe)
+//!   if the parent had one, and points this VM's registration at its new main thread.
 //! - The main thread runs the Ruby-level handlers at its next safepoint (see
 //!   `interp::ops::handle_interrupt` and `core::signal`); a blocked main thread is woken.
 
@@ -22,6 +24,7 @@ const NSIG: usize = 65;
 
 static PENDING: [AtomicU32; NSIG] = [const { AtomicU32::new(0) }; NSIG];
 static PIPE_W: AtomicI32 = AtomicI32::new(-1);
+static PIPE_R: AtomicI32 = AtomicI32::new(-1);
 static START: Once = Once::new();
 static REGISTRY: Mutex<Vec<Registration>> = Mutex::new(Vec::new());
 
@@ -64,10 +67,43 @@ fn start_thread() {
         }
         // SAFETY: F_SETFL on the write end just made.
         unsafe { libc::fcntl(fds[1], libc::F_SETFL, libc::O_NONBLOCK) };
-        PIPE_W.store(fds[1], Ordering::Release);
-        let rfd = fds[0];
-        let _ = std::thread::Builder::new().name("carmine-signal".into()).spawn(move || receive(rfd));
+        spawn_receiver(fds);
     });
+}
+
+fn spawn_receiver(fds: [i32; 2]) {
+    PIPE_R.store(fds[0], Ordering::Release);
+    PIPE_W.store(fds[1], Ordering::Release);
+    let rfd = fds[0];
+    let _ = std::thread::Builder::new().name("carmine-signal".into()).spawn(move || receive(rfd));
+}
+
+/// In the child of a `fork` (only the forking thread exists): a new signal thread, on a
+/// new pipe, when the parent had one; this VM's signals go to `main` from now on.
+pub fn restart_after_fork(inbox: &Arc<Inbox>, main: Arc<ThreadShared>, interrupt: &AtomicU32) {
+    let old_w = PIPE_W.swap(-1, Ordering::AcqRel);
+    if old_w < 0 {
+        return;
+    }
+    // SAFETY: both ends belonged to the parent's signal thread, which does not exist here.
+    unsafe {
+        libc::close(old_w);
+        libc::close(PIPE_R.load(Ordering::Acquire));
+    }
+    let mut fds = [0; 2];
+    // SAFETY: fds has room for two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return;
+    }
+    // SAFETY: F_SETFL on the write end just made.
+    unsafe { libc::fcntl(fds[1], libc::F_SETFL, libc::O_NONBLOCK) };
+    // The parent's signal thread may have held the registry at the fork; then it stays
+    // locked in the child and this VM keeps its old registration.
+    if let Ok(mut reg) = REGISTRY.try_lock() {
+        reg.retain(|r| r.inbox.strong_count() > 0 && r.inbox.as_ptr() != Arc::as_ptr(inbox));
+        reg.push(Registration { inbox: Arc::downgrade(inbox), main, interrupt });
+    }
+    spawn_receiver(fds);
 }
 
 fn receive(rfd: i32) {

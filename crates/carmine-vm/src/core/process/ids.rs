@@ -175,14 +175,38 @@ const RLIMITS: &[(&str, i32)] = &[
     ("STACK", libc::RLIMIT_STACK as i32),
 ];
 
+/// `rb_check_string_type`: `v` itself if a String, else what its `to_str` gives; None
+/// when it has none or it gives nil.
+fn check_string(ctx: &mut Ctx, v: Value) -> Result<Option<Value>> {
+    if string::is_string(v) {
+        return Ok(Some(v));
+    }
+    if !v.is_heap() || v.as_symbol().is_some() {
+        return Ok(None);
+    }
+    match crate::core::convert::check_funcall(ctx, v, crate::symbol::sym::TO_STR, &[])? {
+        None => Ok(None),
+        Some(r) if r.is_nil() => Ok(None),
+        Some(r) if string::is_string(r) => Ok(Some(r)),
+        Some(r) => {
+            let cname = crate::core::object::class_name_of(ctx, v);
+            let rname = crate::core::object::class_name_of(ctx, r);
+            Err(ctx.type_error(&format!("can't convert {cname} to String ({cname}#to_str gives {rname})")))
+        }
+    }
+}
+
+/// The name a Symbol, or something that converts to a String, gives.
+fn limit_name(ctx: &mut Ctx, v: Value) -> Result<Option<String>> {
+    if let Some(id) = v.as_symbol() {
+        return Ok(Some(ctx.sym_str(id).to_string()));
+    }
+    Ok(check_string(ctx, v)?.map(string::to_rust_string_lossy))
+}
+
 /// A resource argument: an Integer, or a Symbol/String naming it (`:NOFILE`, "CORE").
 pub fn rlimit_resource(ctx: &mut Ctx, v: Value) -> Result<i32> {
-    let name = if let Some(id) = v.as_symbol() {
-        ctx.sym_str(id)
-    } else if string::is_string(v) || (v.is_heap() && ctx.respond_to(v, crate::symbol::sym::TO_STR, true)) {
-        let s = string::to_str_arg(ctx, v)?;
-        string::to_rust_string_lossy(s)
-    } else {
+    let Some(name) = limit_name(ctx, v)? else {
         return integer::to_int_arg(ctx, v);
     };
     match RLIMITS.iter().find(|(n, _)| *n == name) {
@@ -191,18 +215,22 @@ pub fn rlimit_resource(ctx: &mut Ctx, v: Value) -> Result<i32> {
     }
 }
 
-/// A limit value: an Integer, or `:INFINITY`/`:SAVED_MAX`/`:SAVED_CUR` (and their Strings).
+/// A limit value: an Integer (as C's `rlim_t`, so RLIM_INFINITY's 2**64-1 fits), or
+/// `:INFINITY`/`:SAVED_MAX`/`:SAVED_CUR` (and their Strings).
 fn rlimit_value(ctx: &mut Ctx, v: Value) -> Result<u64> {
-    let name = if let Some(id) = v.as_symbol() {
-        Some(ctx.sym_str(id))
-    } else if string::is_string(v) || (v.is_heap() && ctx.respond_to(v, crate::symbol::sym::TO_STR, true)) {
-        let s = string::to_str_arg(ctx, v)?;
-        Some(string::to_rust_string_lossy(s))
-    } else {
-        None
-    };
-    match name.as_deref() {
-        None => Ok(integer::to_i64_arg(ctx, v)? as u64),
+    match limit_name(ctx, v)?.as_deref() {
+        None => {
+            let i = integer::to_integer_arg(ctx, v)?;
+            if let Some(n) = i.as_fixnum() {
+                return Ok(n as u64);
+            }
+            use num_traits::ToPrimitive as _;
+            let b = crate::core::bignum::get(i);
+            match b.to_u64().or_else(|| b.to_i64().map(|n| n as u64)) {
+                Some(n) => Ok(n),
+                None => Err(ctx.range_error("bignum out of range of unsigned long long")),
+            }
+        }
         Some("INFINITY" | "SAVED_MAX" | "SAVED_CUR") => Ok(libc::RLIM_INFINITY),
         Some(other) => Err(ctx.arg_error(&format!("invalid resource value: {other}"))),
     }

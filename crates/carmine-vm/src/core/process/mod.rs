@@ -299,6 +299,7 @@ fn k_fork(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     // The child has only this thread.
     let me = ctx.thread_obj;
     ctx.vm_mut().reset_threads_after_fork(me);
+    crate::core::signal::after_fork(ctx);
     match args.block {
         Some(ref b) => {
             let r = ctx.yield_block(b, &[]);
@@ -308,6 +309,64 @@ fn k_fork(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
             }
         }
         None => Ok(Value::NIL),
+    }
+}
+
+/// A pidfd (Linux's descriptor for a process, readable once it ends), closed on drop.
+struct PidFd(i32);
+
+impl PidFd {
+    fn open(pid: libc::pid_t) -> Option<PidFd> {
+        // SAFETY: pidfd_open takes a pid and flags; the result is a new descriptor or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;
+        (fd >= 0).then_some(PidFd(fd))
+    }
+}
+
+impl Drop for PidFd {
+    fn drop(&mut self) {
+        // SAFETY: the descriptor is owned by this value.
+        unsafe { libc::close(self.0) };
+    }
+}
+
+/// waitpid(2) that keeps the thread responsive while the child runs: the wait happens
+/// in short polls outside the GL (on the child's pidfd when waiting for one process's
+/// end, else with a growing pause), so other threads run and trap handlers, `Thread#raise`
+/// and `kill` interrupt it. Returns (pid, raw status), pid 0 with WNOHANG when no child
+/// has changed state.
+pub fn waitpid_interruptible(ctx: &mut Ctx, pid: libc::pid_t, flags: i32) -> Result<(libc::pid_t, i32)> {
+    let once = |status: &mut i32| loop {
+        // SAFETY: status is a valid out-pointer.
+        let r = unsafe { libc::waitpid(pid, status, flags | libc::WNOHANG) };
+        if r < 0 && last_errno() == libc::EINTR {
+            continue;
+        }
+        break r;
+    };
+    let by_end = pid > 0 && flags & (libc::WUNTRACED | libc::WCONTINUED) == 0;
+    let pidfd = if by_end && flags & libc::WNOHANG == 0 { PidFd::open(pid) } else { None };
+    let mut pause = std::time::Duration::from_millis(1);
+    loop {
+        let mut status = 0;
+        let r = once(&mut status);
+        if r < 0 {
+            let code = last_errno();
+            return Err(errno_error(ctx, code, ""));
+        }
+        if r > 0 || flags & libc::WNOHANG != 0 {
+            return Ok((r, status));
+        }
+        match &pidfd {
+            Some(fd) => {
+                let mut fds = [libc::pollfd { fd: fd.0, events: libc::POLLIN, revents: 0 }];
+                crate::thread::sched::poll_fds(ctx, &mut fds, Some(std::time::Instant::now() + std::time::Duration::from_secs(1)))?;
+            }
+            None => {
+                crate::thread::sched::poll_fds(ctx, &mut [], Some(std::time::Instant::now() + pause))?;
+                pause = (pause * 2).min(std::time::Duration::from_millis(50));
+            }
+        }
     }
 }
 
@@ -322,19 +381,7 @@ fn wait_child(ctx: &mut Ctx, args: &Args) -> Result<Option<(i64, Value)>> {
         Some(&v) if !v.is_nil() => crate::core::integer::to_i64_arg(ctx, v)? as i32,
         _ => 0,
     };
-    let mut status = 0;
-    let r = loop {
-        // SAFETY: status is a valid out-pointer.
-        let r = crate::thread::sched::without_gl(ctx, || unsafe { libc::waitpid(pid, &mut status, flags) });
-        if r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-            continue;
-        }
-        break r;
-    };
-    if r < 0 {
-        let code = last_errno();
-        return Err(errno_error(ctx, code, ""));
-    }
+    let (r, status) = waitpid_interruptible(ctx, pid, flags)?;
     if r == 0 {
         return Ok(None);
     }
@@ -353,36 +400,22 @@ fn p_wait2(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     }
 }
 
-/// Waits for child `pid` and sets `$?` (for IO.popen's close).
+/// Waits for child `pid` and sets `$?` (for IO.popen's close and `system`).
 pub fn wait_for(ctx: &mut Ctx, pid: i32) -> Result<Value> {
-    let mut status = 0;
-    loop {
-        // SAFETY: status is a valid out-pointer.
-        let r = crate::thread::sched::without_gl(ctx, || unsafe { libc::waitpid(pid, &mut status, 0) });
-        if r >= 0 {
-            return Ok(set_last_status(ctx, pid as i64, status));
-        }
-        match std::io::Error::last_os_error().raw_os_error() {
-            Some(libc::EINTR) => continue,
-            c => return Err(errno_error(ctx, c.unwrap_or(libc::ECHILD), "")),
-        }
-    }
+    let (_, status) = waitpid_interruptible(ctx, pid, 0)?;
+    Ok(set_last_status(ctx, pid as i64, status))
 }
 
 /// `Process.waitall`: [[pid, status], ...] for every child, in the order they end.
 fn p_waitall(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     let out = array::new(ctx);
+    let echild = crate::core::exception::errno_class(ctx, libc::ECHILD).unwrap_or(Value::NIL);
     loop {
-        let mut status = 0;
-        // SAFETY: status is a valid out-pointer.
-        let r = crate::thread::sched::without_gl(ctx, || unsafe { libc::waitpid(-1, &mut status, 0) });
-        if r < 0 {
-            match std::io::Error::last_os_error().raw_os_error() {
-                Some(libc::EINTR) => continue,
-                Some(libc::ECHILD) => break,
-                c => return Err(errno_error(ctx, c.unwrap_or(libc::ECHILD), "")),
-            }
-        }
+        let (r, status) = match waitpid_interruptible(ctx, -1, 0) {
+            Ok(x) => x,
+            Err(Unwind::Raise(e)) if object::is_a(ctx, e, echild) => break,
+            Err(e) => return Err(e),
+        };
         let st = set_last_status(ctx, r as i64, status);
         let pair = array::from_slice(ctx, &[Value::fixnum(r as i64), st]);
         array::push(ctx, out, pair);
@@ -558,8 +591,18 @@ fn p_warmup(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
 /// `Process.daemon(nochdir = false, noclose = false)`: detaches from the terminal as
 /// daemon(3) does (the parent exits at once, without exit handlers); 0 in the daemon.
 fn p_daemon(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let nochdir = args.pos.first().is_some_and(|v| v.truthy());
-    let noclose = args.pos.get(1).is_some_and(|v| v.truthy());
+    let mut flags = [false; 2];
+    for (i, name) in ["nochdir", "noclose"].into_iter().enumerate() {
+        match args.pos.get(i) {
+            None => {}
+            Some(&v) if v.is_nil() || v == Value::TRUE || v == Value::FALSE => flags[i] = v.truthy(),
+            Some(&v) => {
+                let shown = object::inspect_string(ctx, v)?;
+                return Err(ctx.arg_error(&format!("expected true or false as {name}: {shown}")));
+            }
+        }
+    }
+    let [nochdir, noclose] = flags;
     crate::core::io::flush_stdout(ctx);
     // SAFETY: as `fork`: this thread holds the GL; the parent only calls _exit.
     let pid = unsafe { libc::fork() };
@@ -573,6 +616,7 @@ fn p_daemon(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     }
     let me = ctx.thread_obj;
     ctx.vm_mut().reset_threads_after_fork(me);
+    crate::core::signal::after_fork(ctx);
     // SAFETY: plain system calls in the new daemon process.
     unsafe {
         libc::setsid();
