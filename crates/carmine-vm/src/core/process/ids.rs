@@ -25,6 +25,39 @@ fn id_of(ctx: &mut Ctx, v: Value) -> Result<u32> {
     Ok(integer::to_i64_arg(ctx, v)? as u32)
 }
 
+/// A user id, or the name of a user (looked up in the password database).
+fn uid_of(ctx: &mut Ctx, v: Value) -> Result<u32> {
+    let Some(name) = check_string(ctx, v)? else { return id_of(ctx, v) };
+    let shown = string::to_rust_string_lossy(name);
+    let Ok(c) = std::ffi::CString::new(string::bytes(name).to_vec()) else {
+        return Err(ctx.arg_error("string contains null byte"));
+    };
+    // SAFETY: getpwnam reads a NUL-terminated name; the entry is copied out at once (the
+    // VM's builtins run one at a time under the GL).
+    let pw = unsafe { libc::getpwnam(c.as_ptr()) };
+    if pw.is_null() {
+        return Err(ctx.arg_error(&format!("can't find user for {shown}")));
+    }
+    // SAFETY: pw points at a valid passwd entry.
+    Ok(unsafe { (*pw).pw_uid })
+}
+
+/// A group id, or the name of a group (looked up in the group database).
+fn gid_of(ctx: &mut Ctx, v: Value) -> Result<u32> {
+    let Some(name) = check_string(ctx, v)? else { return id_of(ctx, v) };
+    let shown = string::to_rust_string_lossy(name);
+    let Ok(c) = std::ffi::CString::new(string::bytes(name).to_vec()) else {
+        return Err(ctx.arg_error("string contains null byte"));
+    };
+    // SAFETY: as in `uid_of`, with getgrnam.
+    let gr = unsafe { libc::getgrnam(c.as_ptr()) };
+    if gr.is_null() {
+        return Err(ctx.arg_error(&format!("can't find group for {shown}")));
+    }
+    // SAFETY: gr points at a valid group entry.
+    Ok(unsafe { (*gr).gr_gid })
+}
+
 macro_rules! id_getters {
     ($($fname:ident => $call:ident;)*) => {
         // SAFETY: the id getters have no preconditions.
@@ -42,32 +75,34 @@ id_getters! {
     p_getpgrp => getpgrp;
 }
 
+/// `Process.uid = id` sets the real user id only (setresuid(id, -1, -1), as CRuby),
+/// which a process may do to its effective id without privileges.
 fn p_set_uid(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let id = id_of(ctx, args.pos[0])?;
-    // SAFETY: setuid has no memory preconditions.
-    check(ctx, unsafe { libc::setuid(id) } as i64, "setuid")?;
-    Ok(args.pos[0])
+    let id = uid_of(ctx, args.pos[0])?;
+    // SAFETY: setresuid has no memory preconditions.
+    check(ctx, unsafe { libc::setresuid(id, u32::MAX, u32::MAX) } as i64, "setresuid")?;
+    Ok(Value::fixnum(id as i64))
 }
 
 fn p_set_gid(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let id = id_of(ctx, args.pos[0])?;
-    // SAFETY: setgid has no memory preconditions.
-    check(ctx, unsafe { libc::setgid(id) } as i64, "setgid")?;
-    Ok(args.pos[0])
+    let id = gid_of(ctx, args.pos[0])?;
+    // SAFETY: setresgid has no memory preconditions.
+    check(ctx, unsafe { libc::setresgid(id, u32::MAX, u32::MAX) } as i64, "setresgid")?;
+    Ok(Value::fixnum(id as i64))
 }
 
 fn p_set_euid(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let id = id_of(ctx, args.pos[0])?;
+    let id = uid_of(ctx, args.pos[0])?;
     // SAFETY: seteuid has no memory preconditions.
     check(ctx, unsafe { libc::seteuid(id) } as i64, "seteuid")?;
-    Ok(args.pos[0])
+    Ok(Value::fixnum(id as i64))
 }
 
 fn p_set_egid(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let id = id_of(ctx, args.pos[0])?;
+    let id = gid_of(ctx, args.pos[0])?;
     // SAFETY: setegid has no memory preconditions.
     check(ctx, unsafe { libc::setegid(id) } as i64, "setegid")?;
-    Ok(args.pos[0])
+    Ok(Value::fixnum(id as i64))
 }
 
 fn p_groups(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
@@ -91,10 +126,32 @@ fn p_set_groups(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     p_groups(ctx, Value::NIL, args)
 }
 
-fn p_maxgroups(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+/// The most group ids `Process.groups=` takes (CRuby's cap).
+const MAX_GROUPS: i64 = 65536;
+
+/// `Process.maxgroups`: the system's NGROUPS_MAX, or what `maxgroups=` set (kept on the
+/// Process module, per VM).
+fn p_maxgroups(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    let p = ctx.c().process;
+    let id = ctx.intern("__maxgroups");
+    let set = crate::core::object::ivar_get(ctx, p, id);
+    if set.is_fixnum() {
+        return Ok(set);
+    }
     // SAFETY: sysconf has no preconditions.
-    let n = unsafe { libc::sysconf(libc::_SC_NGROUPS_MAX) };
-    Ok(Value::fixnum(if n > 0 { n } else { 65536 }))
+    let n = unsafe { libc::sysconf(libc::_SC_NGROUPS_MAX) } as i64;
+    Ok(Value::fixnum(if n > 0 { n.min(MAX_GROUPS) } else { MAX_GROUPS }))
+}
+
+fn p_set_maxgroups(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let n = integer::to_int_arg(ctx, args.pos[0])? as i64;
+    if n <= 0 {
+        return Err(ctx.arg_error(&format!("maxgroups {n} should be positive")));
+    }
+    let p = ctx.c().process;
+    let id = ctx.intern("__maxgroups");
+    crate::core::object::ivar_set_raw(ctx, p, id, Value::fixnum(n.min(MAX_GROUPS)));
+    Ok(args.pos[0])
 }
 
 fn p_getpgid(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
@@ -275,6 +332,7 @@ pub fn init(ctx: &mut Ctx) {
         ("egid=", p_set_egid, [1], Unsafe, ModuleFunction),
         ("groups", p_groups, [0], Safe, ModuleFunction),
         ("groups=", p_set_groups, [1], Unsafe, ModuleFunction),
+        ("maxgroups=", p_set_maxgroups, [1], Unsafe, ModuleFunction),
         ("maxgroups", p_maxgroups, [0], Safe, ModuleFunction),
         ("getpgrp", p_getpgrp, [0], Safe, ModuleFunction),
         ("getpgid", p_getpgid, [1], Safe, ModuleFunction),

@@ -71,6 +71,9 @@ fn shell_output(ctx: &mut Ctx, cmd: &str) -> Result<(Vec<u8>, i64, i32)> {
     crate::core::io::flush_stdout(ctx);
     let mut c = std::process::Command::new("/bin/sh");
     c.arg("-c").arg(cmd);
+    use std::os::unix::ffi::OsStrExt;
+    let env = spawn::base_environment(ctx);
+    c.env_clear().envs(env.iter().map(|(k, v)| (std::ffi::OsStr::from_bytes(k), std::ffi::OsStr::from_bytes(v))));
     c.stdin(std::process::Stdio::inherit()).stderr(std::process::Stdio::inherit());
     match c.stdout(std::process::Stdio::piped()).spawn() {
         Ok(ch) => {
@@ -280,10 +283,10 @@ fn k_backtick(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 }
 
 
-/// `fork` / `Process.fork`: a child process running this program from here. With a block,
-/// the child runs the block and then ends as a program does (`at_exit` handlers, status
-/// 0 or that of an uncaught exception), never returning into the caller's frames.
-fn k_fork(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+/// `Process._fork`: fork(2) itself, the pid in the parent and 0 in the child, which
+/// continues with only this thread. `fork` calls it through method dispatch, so a
+/// library can hook every fork by overriding it.
+fn p_underscore_fork(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     crate::core::io::flush_stdout(ctx);
     // SAFETY: this thread holds the giant lock, so no other thread of this VM is inside
     // the heap or a VM table; the child continues with a copy of the whole heap and only
@@ -293,13 +296,23 @@ fn k_fork(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         let code = last_errno();
         return Err(errno_error(ctx, code, "fork(2)"));
     }
-    if pid > 0 {
-        return Ok(Value::fixnum(pid as i64));
+    if pid == 0 {
+        let me = ctx.thread_obj;
+        ctx.vm_mut().reset_threads_after_fork(me);
+        crate::core::signal::after_fork(ctx);
     }
-    // The child has only this thread.
-    let me = ctx.thread_obj;
-    ctx.vm_mut().reset_threads_after_fork(me);
-    crate::core::signal::after_fork(ctx);
+    Ok(Value::fixnum(pid as i64))
+}
+
+/// `fork` / `Process.fork`: a child process running this program from here. With a block,
+/// the child runs the block and then ends as a program does (`at_exit` handlers, status
+/// 0 or that of an uncaught exception), never returning into the caller's frames.
+fn k_fork(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let process = ctx.c().process;
+    let pid = ctx.call_str(process, "_fork", &[])?;
+    if pid != Value::fixnum(0) {
+        return Ok(pid);
+    }
     match args.block {
         Some(ref b) => {
             let r = ctx.yield_block(b, &[]);
@@ -656,6 +669,7 @@ pub fn init(ctx: &mut Ctx) {
         ("exec", spawn::k_exec, [1..], Unsafe, ModuleFunction, Kw),
         ("ppid", p_ppid, [0], Safe, ModuleFunction),
         ("fork", k_fork, [0], Unsafe, ModuleFunction),
+        ("_fork", p_underscore_fork, [0], Unsafe, ModuleFunction),
         ("wait", p_wait, [0..=2], Unsafe, ModuleFunction),
         ("waitpid", p_wait, [0..=2], Unsafe, ModuleFunction),
         ("wait2", p_wait2, [0..=2], Unsafe, ModuleFunction),
@@ -677,6 +691,7 @@ pub fn init(ctx: &mut Ctx) {
         ("spawn", spawn::p_spawn, [1..], Unsafe, ModuleFunction, Kw),
         ("exec", spawn::k_exec, [1..], Unsafe, ModuleFunction, Kw),
         ("fork", k_fork, [0], Unsafe, ModuleFunction),
+        ("_fork", p_underscore_fork, [0], Unsafe, ModuleFunction),
     ]);
     let s = ctx.c().signal;
     crate::methods!(ctx, s, [("list", sig_list, [0], Safe, ModuleFunction)]);

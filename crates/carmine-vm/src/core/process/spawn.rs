@@ -59,6 +59,43 @@ fn str_bytes(ctx: &mut Ctx, v: Value) -> Result<Vec<u8>> {
     Ok(b.to_vec())
 }
 
+/// `rb_check_convert_type`: `v` converted with `conv` (to_hash, to_ary, to_io) when it
+/// answers it, checked with `is`; None when it does not (or gives nil).
+fn check_convert(ctx: &mut Ctx, v: Value, conv: crate::symbol::SymId, target: &str, is: fn(Value) -> bool) -> Result<Option<Value>> {
+    if is(v) {
+        return Ok(Some(v));
+    }
+    if !v.is_heap() || string::is_string(v) {
+        return Ok(None);
+    }
+    match crate::core::convert::check_funcall(ctx, v, conv, &[])? {
+        None => Ok(None),
+        Some(r) if r.is_nil() => Ok(None),
+        Some(r) if is(r) => Ok(Some(r)),
+        Some(r) => {
+            let cname = object::class_name_of(ctx, v);
+            let rname = object::class_name_of(ctx, r);
+            let m = ctx.sym_str(conv);
+            Err(ctx.type_error(&format!("can't convert {cname} to {target} ({cname}#{m} gives {rname})")))
+        }
+    }
+}
+
+fn is_io(v: Value) -> bool {
+    io::io_ref(v).is_some()
+}
+
+/// The environment a child starts from: this VM's `ENV` (each VM keeps its own), or the
+/// process's when `ENV` is not a Hash.
+pub(crate) fn base_environment(ctx: &mut Ctx) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let id = ctx.intern("ENV");
+    let env = crate::core::module::body(ctx.c().object).const_get(id).map_or(Value::NIL, |e| e.value);
+    if !hash::is_hash(env) {
+        return std::env::vars_os().map(|(k, v)| (k.into_encoded_bytes(), v.into_encoded_bytes())).collect();
+    }
+    hash::pairs(env).into_iter().filter(|(k, v)| string::is_string(*k) && string::is_string(*v)).map(|(k, v)| (string::bytes(k).to_vec(), string::bytes(v).to_vec())).collect()
+}
+
 /// Searches PATH for a program name without a slash (None: not found).
 fn search_path(name: &[u8], env_path: Option<&[u8]>) -> Option<Vec<u8>> {
     if name.contains(&b'/') {
@@ -117,6 +154,7 @@ fn source(ctx: &mut Ctx, child: i32, v: Value) -> Result<Source> {
     if let Some(n) = v.as_fixnum() {
         return Ok(Source::Fd(n as i32));
     }
+    let v = if array::is_array(v) { v } else { check_convert(ctx, v, crate::symbol::sym::TO_IO, "IO", is_io)?.unwrap_or(v) };
     if let Some(o) = io::io_ref(v) {
         io::flush_value(ctx, v)?;
         return Ok(Source::Fd(o.fd));
@@ -167,14 +205,18 @@ fn parse_options(ctx: &mut Ctx, opts: Value, plan: &mut Plan, unsetenv: &mut boo
         }
         if array::is_array(k) {
             let src = source(ctx, 1, v)?;
+            // A file is opened once, for the first descriptor; the others share it.
+            let mut first: Option<i32> = None;
             for t in array::to_vec(k) {
                 if let Some(fd) = fd_key(ctx, t)? {
-                    let s = match &src {
-                        Source::Fd(n) => Source::Fd(*n),
-                        Source::Child(n) => Source::Child(*n),
-                        Source::Close => Source::Close,
-                        Source::Path(p, f, m) => Source::Path(p.clone(), *f, *m),
+                    let s = match (&src, first) {
+                        (Source::Path(..), Some(f)) => Source::Child(f),
+                        (Source::Path(p, fl, m), None) => Source::Path(p.clone(), *fl, *m),
+                        (Source::Fd(n), _) => Source::Fd(*n),
+                        (Source::Child(n), _) => Source::Child(*n),
+                        (Source::Close, _) => Source::Close,
                     };
+                    first.get_or_insert(fd);
                     plan.redirects.push((fd, s));
                 }
             }
@@ -235,12 +277,16 @@ fn parse_options(ctx: &mut Ctx, opts: Value, plan: &mut Plan, unsetenv: &mut boo
 fn plan_of(ctx: &mut Ctx, args: &Args) -> Result<Plan> {
     let mut pos: Vec<Value> = args.pos.to_vec();
     let mut opts = args.kw;
-    if opts.is_none() && pos.last().is_some_and(|&v| hash::is_hash(v)) && pos.len() > 1 {
-        opts = pos.pop();
+    if opts.is_none() && pos.len() > 1 {
+        let last = *pos.last().expect("two or more");
+        if let Some(h) = check_convert(ctx, last, crate::symbol::sym::TO_HASH, "Hash", hash::is_hash)? {
+            pos.pop();
+            opts = Some(h);
+        }
     }
     let mut env_pairs: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::new();
     if let Some(&first) = pos.first() {
-        if hash::is_hash(first) {
+        if let Some(first) = check_convert(ctx, first, crate::symbol::sym::TO_HASH, "Hash", hash::is_hash)? {
             for (k, v) in hash::pairs(first) {
                 let name = str_bytes(ctx, k)?;
                 if name.contains(&b'=') {
@@ -261,8 +307,10 @@ fn plan_of(ctx: &mut Ctx, args: &Args) -> Result<Plan> {
         parse_options(ctx, o, &mut plan, &mut unsetenv)?;
     }
     // The environment the child gets.
-    if !env_pairs.is_empty() || unsetenv {
-        let mut vars: Vec<(Vec<u8>, Vec<u8>)> = if unsetenv { Vec::new() } else { std::env::vars_os().map(|(k, v)| (k.into_encoded_bytes(), v.into_encoded_bytes())).collect() };
+    let base_path;
+    {
+        let mut vars: Vec<(Vec<u8>, Vec<u8>)> = if unsetenv { Vec::new() } else { base_environment(ctx) };
+        base_path = vars.iter().find(|(k, _)| k == b"PATH").map(|(_, v)| v.clone());
         for (k, v) in &env_pairs {
             vars.retain(|(n, _)| n != k);
             if let Some(v) = v {
@@ -278,11 +326,12 @@ fn plan_of(ctx: &mut Ctx, args: &Args) -> Result<Plan> {
         }
         plan.env = Some(list);
     }
-    let env_path = env_pairs.iter().find(|(k, _)| k == b"PATH").and_then(|(_, v)| v.clone());
+    let env_path = env_pairs.iter().find(|(k, _)| k == b"PATH").and_then(|(_, v)| v.clone()).or(base_path);
     // The program: [prog, argv0] or a name, then arguments; one String alone is a command
     // line, run by the shell when it needs one.
-    let (prog, argv0) = if array::is_array(pos[0]) {
-        let pair = array::to_vec(pos[0]);
+    let command = check_convert(ctx, pos[0], crate::symbol::sym::TO_ARY, "Array", array::is_array)?;
+    let (prog, argv0) = if let Some(command) = command {
+        let pair = array::to_vec(command);
         if pair.len() != 2 {
             return Err(ctx.arg_error("wrong first argument"));
         }
@@ -533,6 +582,19 @@ pub fn k_exec(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     crate::core::io::flush_stdout(ctx);
     let argv: Vec<*const libc::c_char> = plan.argv.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
     let envp: Option<Vec<*const libc::c_char>> = plan.env.as_ref().map(|e| e.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect());
+    // `fd => fd` keeps a descriptor open across exec; as in CRuby that is done in this
+    // process before anything can fail.
+    for (child, src) in &plan.redirects {
+        if matches!(src, Source::Fd(fd) if fd == child) {
+            // SAFETY: F_GETFD/F_SETFD on a descriptor number; a bad one just fails.
+            unsafe {
+                let fl = libc::fcntl(*child, libc::F_GETFD);
+                if fl >= 0 {
+                    libc::fcntl(*child, libc::F_SETFD, fl & !libc::FD_CLOEXEC);
+                }
+            }
+        }
+    }
     // `child_exec` never returns (on failure it exits 127), so what can be checked here
     // is checked first and raised as CRuby does.
     if let Some(dir) = &plan.chdir {
