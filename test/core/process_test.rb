@@ -169,3 +169,136 @@ test "clock_getres and clock_gettime units; Process.times" do
   assert_kind_of Float, t.utime
   assert_equal [:utime, :stime, :cutime, :cstime], Process::Tms.members
 end
+
+test "Process.wait runs trap handlers while it waits" do
+  pid = fork { sleep 5; exit! 0 }
+  old = trap("USR1") { Process.kill(:KILL, pid) }
+  begin
+    Thread.new { sleep 0.2; Process.kill(:USR1, Process.pid) }
+    started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    assert_equal pid, Process.wait(pid)
+    assert_true $?.signaled?
+    assert Process.clock_gettime(Process::CLOCK_MONOTONIC) - started < 3, "the wait was not interrupted"
+  ensure
+    trap("USR1", old)
+  end
+end
+
+test "Thread#raise interrupts a thread in Process.wait" do
+  pid = fork { sleep 5; exit! 0 }
+  t = Thread.new { Process.wait(pid) rescue $! }
+  sleep 0.1 until t.status == "sleep"
+  t.raise(IOError, "stop")
+  assert_kind_of IOError, t.value
+  Process.kill(:KILL, pid)
+  Process.wait(pid)
+end
+
+test "a forked child runs its own trap handlers" do
+  r, w = IO.pipe
+  pid = fork do
+    r.close
+    trap("TERM") { w.write "trapped"; w.close; exit! 7 }
+    w.write "ready"
+    sleep 5
+    exit! 0
+  end
+  w.close
+  assert_equal "ready", r.read(5)
+  Process.kill(:TERM, pid)
+  Process.wait(pid)
+  assert_equal "trapped", r.read
+  assert_equal 7, $?.exitstatus
+end
+
+test "a child forked without a block ends the process with its status" do
+  out, _err, status = run_carmine("c = fork; exit 3 if c.nil?; Process.wait(c); puts $?.exitstatus")
+  assert_equal ["3\n", 0], [out, status.exitstatus]
+end
+
+test "fork goes through Process._fork" do
+  out, _err, status = run_carmine(<<~RUBY)
+    module Hook
+      def _fork
+        pid = super
+        puts(pid == 0 ? "child" : "parent")
+        $stdout.flush
+        pid
+      end
+    end
+    Process.singleton_class.prepend(Hook)
+    Process.wait(fork { exit!(0) })
+  RUBY
+  assert_equal 0, status.exitstatus
+  assert_equal ["child", "parent"], out.lines.map(&:chomp).sort
+end
+
+test "setrlimit takes RLIM_INFINITY, names and to_int objects" do
+  cur, max = Process.getrlimit(:CORE)
+  assert_nil Process.setrlimit(Process::RLIMIT_CORE, cur, max)
+  assert_nil Process.setrlimit("CORE", cur, max)
+  int = Object.new
+  def int.to_int = Process::RLIMIT_CORE
+  assert_nil Process.setrlimit(int, cur, max)
+  assert_equal [cur, max], Process.getrlimit(Process::RLIMIT_CORE)
+  assert_raise(ArgumentError, /invalid resource name/) { Process.setrlimit(:NOPE, 1) }
+end
+
+test "exit statuses convert as CRuby's" do
+  assert_equal 5, assert_raise(SystemExit) { exit(Struct.new(:to_int).new(5)) }.status
+  assert_equal(-2, assert_raise(SystemExit) { Process.exit(-2.7) }.status)
+  assert_equal 1, assert_raise(SystemExit) { exit(false) }.status
+  assert_raise(TypeError) { exit("0") }
+  assert_raise(TypeError) { exit(nil) }
+end
+
+test "exit! in an at_exit handler ends at once, without the report" do
+  out, err, status = run_carmine(<<~RUBY)
+    $stdout.sync = true
+    at_exit { puts "not run" }
+    at_exit { puts "handler"; exit! 21 }
+    raise "original"
+  RUBY
+  assert_equal ["handler\n", "", 21], [out, err, status.exitstatus]
+end
+
+test "children start from ENV" do
+  ENV["CARMINE_SPAWN_TEST"] = "from ENV"
+  begin
+    r, w = IO.pipe
+    Process.wait spawn("echo $CARMINE_SPAWN_TEST", out: w)
+    w.close
+    assert_equal "from ENV\n", r.read
+    assert_equal "from ENV\n", `echo $CARMINE_SPAWN_TEST`
+  ensure
+    ENV.delete("CARMINE_SPAWN_TEST")
+  end
+end
+
+test "spawn converts its arguments with to_hash, to_ary and to_io; [:out, :err] share a file" do
+  path = "/tmp/carmine_spawn_conv_#{Process.pid}"
+  env = Object.new
+  def env.to_hash = { "CONV" => "yes" }
+  cmd = Object.new
+  def cmd.to_ary = ["/bin/sh", "sh"]
+  File.open(path, "w") do |f|
+    io = Object.new
+    io.define_singleton_method(:to_io) { f }
+    Process.wait spawn(env, cmd, "-c", "echo $CONV", out: io)
+  end
+  assert_equal "yes\n", File.read(path)
+  Process.wait spawn("echo out; echo err >&2", [:out, :err] => path)
+  assert_equal "out\nerr\n", File.read(path)
+ensure
+  File.delete(path) if File.exist?(path)
+end
+
+test "maxgroups= and Process.daemon's argument checks" do
+  n = Process.maxgroups
+  Process.maxgroups = n - 1
+  assert_equal n - 1, Process.maxgroups
+  Process.maxgroups = n
+  assert_raise(ArgumentError, /should be positive/) { Process.maxgroups = 0 }
+  assert_raise(ArgumentError, /expected true or false as nochdir/) { Process.daemon(1) }
+  assert_raise(ArgumentError, /expected true or false as noclose/) { Process.daemon(true, "true") }
+end
