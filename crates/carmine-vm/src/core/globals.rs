@@ -298,6 +298,7 @@ fn set_program_name(ctx: &mut Ctx, v: Value) -> Result<()> {
     let s = string::to_str_arg(ctx, v)?;
     let f = object::freeze(string::dup_literal(ctx, s));
     set_raw(ctx, sym::DOLLAR_ZERO, f);
+    crate::core::process::set_process_title(string::bytes(s).to_vec());
     Ok(())
 }
 

@@ -584,14 +584,55 @@ fn p_argv0(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     Ok(s)
 }
 
-/// `Process.setproctitle(title)`: the name shown by ps (prctl on Linux, 15 bytes).
+unsafe extern "C" {
+    /// glibc's copy of argv[0]: the start of the process's argument strings.
+    static program_invocation_name: *mut libc::c_char;
+}
+
+/// The memory of the process's argument strings (what `ps` and /proc/PID/cmdline show),
+/// as (address, length). It is the one place the kernel reads the command line from, so
+/// it is process-wide by nature; found once, and only trusted when it holds what
+/// /proc/self/cmdline says.
+fn argv_area() -> Option<(usize, usize)> {
+    static AREA: std::sync::OnceLock<Option<(usize, usize)>> = std::sync::OnceLock::new();
+    *AREA.get_or_init(|| {
+        let cmdline = std::fs::read("/proc/self/cmdline").ok()?;
+        // SAFETY: glibc sets program_invocation_name to argv[0] before main.
+        let start = unsafe { program_invocation_name } as *const u8;
+        if start.is_null() || cmdline.is_empty() {
+            return None;
+        }
+        // SAFETY: argv's strings are `cmdline.len()` contiguous bytes from argv[0]; they are
+        // compared before the area is used.
+        let current = unsafe { std::slice::from_raw_parts(start, cmdline.len()) };
+        (current == cmdline.as_slice()).then_some((start as usize, cmdline.len()))
+    })
+}
+
+/// `Process.setproctitle(title)`: the command line `ps` shows becomes `title` (cut to
+/// the length of the original command line), and the thread name (`comm`) too.
 fn p_setproctitle(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let s = string::to_str_arg(ctx, args.pos[0])?;
-    if let Ok(c) = std::ffi::CString::new(string::bytes(s).to_vec()) {
+    set_process_title(string::bytes(s).to_vec());
+    Ok(s)
+}
+
+/// The title `ps` shows for this process (`setproctitle`, and assigning `$0`).
+pub fn set_process_title(title: Vec<u8>) {
+    if let Some((addr, len)) = argv_area() {
+        let n = title.len().min(len - 1);
+        // SAFETY: the argv area is `len` writable bytes of this process (see `argv_area`);
+        // builtins run one at a time under the GL, so nothing reads it while it changes.
+        unsafe {
+            let area = std::slice::from_raw_parts_mut(addr as *mut u8, len);
+            area[..n].copy_from_slice(&title[..n]);
+            area[n..].fill(0);
+        }
+    }
+    if let Ok(c) = std::ffi::CString::new(title) {
         // SAFETY: PR_SET_NAME reads a NUL-terminated string (truncated to 16 bytes).
         unsafe { libc::prctl(libc::PR_SET_NAME, c.as_ptr()) };
     }
-    Ok(s)
 }
 
 /// `Process.warmup`: a full collection, as CRuby's does before forking servers.
