@@ -105,6 +105,13 @@ test "inplace_mode and $-i" do
   assert_equal "x:y\n", File.read("#{DIR}/two.old")
 end
 
+test "a copy of ARGF edits in place too, from its own file list" do
+  out = cli(["-e", "ARGF.inplace_mode = '.bak'; f = ARGF.dup; while line = f.gets; puts line.chomp + '.new'; end; STDOUT.puts ARGV.inspect"], "two")[0]
+  assert_equal "[\"two\"]\n", out
+  assert_equal "x:y.new\n", File.read("#{DIR}/two")
+  assert_equal "x:y\n", File.read("#{DIR}/two.bak")
+end
+
 test "standard input is not edited in place" do
   out, err, = cli(["-i", "-pe", "$_.upcase!"], stdin: "q\n")
   assert_equal "Q\n", out

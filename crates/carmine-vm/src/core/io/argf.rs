@@ -661,6 +661,20 @@ fn m_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(Value::NIL)
 }
 
+/// `dup`/`clone`: the copy reads on from the same point, from its own copy of the file
+/// list.
+fn m_initialize_copy(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let src = get(ctx, args.pos[0])?;
+    let argv = argv_of(ctx, src);
+    let list = if array::is_array(argv) { array::dup(ctx, argv) } else { array::new(ctx) };
+    let src = get(ctx, args.pos[0])?;
+    let copy = ArgfObj { argv: list, current: src.current, filename: src.filename, lineno: src.lineno, started: src.started, binmode: src.binmode, inplace: src.inplace.clone(), write_io: src.write_io };
+    let k = object::real_class_of(ctx, recv);
+    let fresh = object::new_data(ctx, k, Box::new(copy));
+    crate::object::move_data(recv, fresh);
+    Ok(recv)
+}
+
 /// The global ARGF object.
 pub fn argf_object(ctx: &mut Ctx) -> Value {
     let id = ctx.intern("ARGF");
@@ -690,6 +704,7 @@ pub fn init(ctx: &mut Ctx) {
     crate::core::module::body(k).alloc = crate::core::module::AllocKind::Data(crate::object::alloc_uninitialized);
     crate::methods!(ctx, k, [
         ("initialize", m_initialize, [0..], Unsafe, Private),
+        ("initialize_copy", m_initialize_copy, [1], Unsafe, Private),
         ("gets", m_gets, [0..=2], Unsafe, Kw),
         ("readline", m_readline, [0..=2], Unsafe, Kw),
         ("readlines", m_readlines, [0..=2], Unsafe, Kw),
