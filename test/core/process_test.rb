@@ -302,3 +302,14 @@ test "maxgroups= and Process.daemon's argument checks" do
   assert_raise(ArgumentError, /expected true or false as nochdir/) { Process.daemon(1) }
   assert_raise(ArgumentError, /expected true or false as noclose/) { Process.daemon(true, "true") }
 end
+
+test "a negative signal number signals the process group" do
+  out, _err, status = run_carmine(<<~RUBY)
+    $stdout.sync = true
+    Process.setsid
+    trap("USR2") { puts "group signaled"; exit! 0 }
+    Process.kill(-Signal.list["USR2"], Process.getpgrp)
+    sleep 5
+  RUBY
+  assert_equal ["group signaled\n", 0], [out, status.exitstatus]
+end

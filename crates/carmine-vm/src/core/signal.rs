@@ -72,6 +72,9 @@ pub fn install_ruby_defaults(ctx: &mut Ctx) {
 /// The signal number of a trap argument, with CRuby's errors for reserved and
 /// untrappable signals.
 fn trap_signal(ctx: &mut Ctx, v: Value) -> Result<i32> {
+    if let Some(n) = v.as_fixnum().filter(|n| *n < 0) {
+        return Err(ctx.arg_error(&format!("invalid signal number ({n})")));
+    }
     let (n, negative) = signal_arg(ctx, v)?;
     if negative {
         let name = signal_name(n).unwrap_or("?");

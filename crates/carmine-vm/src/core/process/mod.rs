@@ -440,7 +440,7 @@ fn p_waitall(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
 /// (a leading `-` signals the process group).
 pub(crate) fn signal_arg(ctx: &mut Ctx, v: Value) -> Result<(i32, bool)> {
     if let Some(n) = v.as_fixnum() {
-        return Ok((n as i32, false));
+        return Ok(((n as i32).wrapping_abs(), n < 0));
     }
     let name = if let Some(s) = v.as_symbol() {
         ctx.sym_str(s).to_string()
