@@ -656,7 +656,10 @@ fn m_rewind(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn m_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let list = array::from_vec(ctx, args.pos.to_vec());
     let k = object::real_class_of(ctx, recv);
+    // The new list is reachable only from the Box until the object holds it.
+    let keep = ctx.protect(list);
     let fresh = object::new_data(ctx, k, Box::new(ArgfObj { argv: list, current: Value::NIL, filename: Value::NIL, lineno: 0, started: false, binmode: false, inplace: None, write_io: Value::NIL }));
+    ctx.unprotect(keep);
     crate::object::move_data(recv, fresh);
     Ok(Value::NIL)
 }
@@ -670,7 +673,10 @@ fn m_initialize_copy(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let src = get(ctx, args.pos[0])?;
     let copy = ArgfObj { argv: list, current: src.current, filename: src.filename, lineno: src.lineno, started: src.started, binmode: src.binmode, inplace: src.inplace.clone(), write_io: src.write_io };
     let k = object::real_class_of(ctx, recv);
+    // The new list is reachable only from the Box until the object holds it.
+    let keep = ctx.protect(list);
     let fresh = object::new_data(ctx, k, Box::new(copy));
+    ctx.unprotect(keep);
     crate::object::move_data(recv, fresh);
     Ok(recv)
 }

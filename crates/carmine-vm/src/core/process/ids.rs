@@ -302,8 +302,12 @@ fn p_getrlimit(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: `lim` is a valid out-pointer.
     check(ctx, unsafe { libc::getrlimit(r as libc::__rlimit_resource_t, &mut lim) } as i64, "getrlimit")?;
-    let (cur, max) = (limit_value(ctx, lim.rlim_cur), limit_value(ctx, lim.rlim_max));
-    Ok(array::from_vec(ctx, vec![cur, max]))
+    let out = array::new(ctx);
+    let cur = limit_value(ctx, lim.rlim_cur);
+    array::push(ctx, out, cur);
+    let max = limit_value(ctx, lim.rlim_max);
+    array::push(ctx, out, max);
+    Ok(out)
 }
 
 fn p_setrlimit(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
