@@ -127,6 +127,23 @@ test "ARGF's writers need a file being edited" do
   assert_equal "\"not opened for writing\"\n", out
 end
 
+test "-s turns the program's leading -name[=value] arguments into globals" do
+  out = cli(["-s", "-e", "p $n, $_name, $a_b, ARGV", "--", "-n", "--name=x", "-a-b", "rest", "-c"])[0]
+  assert_equal "true\n\"x\"\ntrue\n[\"rest\", \"-c\"]\n", out
+end
+
+test "-x starts the program at its #!ruby line, -d sets $DEBUG, -X changes directory" do
+  embedded = "/tmp/carmine_cli_embedded_#{Process.pid}.txt"
+  File.write(embedded, "not ruby\n#!/usr/bin/ruby\np [:ok, __LINE__]\n")
+  assert_equal "[:ok, 3]\n", cli(["-x", embedded])[0]
+  File.delete(embedded)
+  _, err, status = cli(["-x", "one"])
+  assert_equal 1, status.exitstatus
+  assert_match(/no Ruby script found in input/, err)
+  assert_equal "[true, true]\n", cli(["-d", "-e", "p [$DEBUG, $VERBOSE]"])[0]
+  assert_equal "\"/tmp\"\n", cli(["-X/tmp", "-e", "p Dir.pwd"])[0]
+end
+
 test "switch errors" do
   _, err, status = cli(["-Q"])
   assert_equal 1, status.exitstatus

@@ -132,6 +132,22 @@ impl Runtime {
         r.map_err(|e| self.report(e))
     }
 
+    /// `-d`: `$DEBUG` (and `$-d`).
+    pub fn set_debug(&mut self, on: bool) {
+        crate::core::globals::set_raw(&self.ctx, sym::DOLLAR_DEBUG, Value::bool(on));
+    }
+
+    /// `-s`: a global variable named on the command line (`$name`), a String or true.
+    pub fn set_switch_variable(&mut self, name: &str, value: Option<&[u8]>) {
+        let v = match value {
+            Some(b) => string::new_from_bytes(&mut self.ctx, b),
+            None => Value::TRUE,
+        };
+        let id = self.ctx.intern(name);
+        // A name the VM defines with a check of its own (`-stdout`) keeps its value.
+        let _ = crate::core::globals::set(&mut self.ctx, id, v);
+    }
+
     /// `-i[ext]`: ARGF edits the files it reads in place, keeping backups named with
     /// `ext` appended (none when it is empty).
     pub fn set_inplace_mode(&mut self, ext: &[u8]) -> Result<(), Outcome> {

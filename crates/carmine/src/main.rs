@@ -44,10 +44,14 @@ struct Options {
     field_separator: Option<Vec<u8>>,
     /// `-i[ext]`: the backup extension, empty for none.
     inplace: Option<Vec<u8>>,
+    /// `-d`: `$DEBUG`.
+    debug: bool,
+    /// `-s`: the program's leading `-name[=value]` arguments become global variables.
+    switch_variables: bool,
 }
 
 fn usage() -> &'static str {
-    "Usage: carmine [switches] [--] [programfile] [arguments]\n  -0[octal]       specify record separator (\\0, if no argument)\n  -a              autosplit mode with -n or -p (splits $_ into $F)\n  -c              check syntax only\n  -Cdirectory     cd to directory before executing your script\n  -e 'command'    one line of script. Several -e's allowed. Omit [programfile]\n  -Fpattern       split() pattern for autosplit (-a)\n  -i[extension]   edit ARGV files in place (make backup if extension supplied)\n  -Idirectory     specify $LOAD_PATH directory (may be used more than once)\n  -l              enable line ending processing\n  -n              assume 'while gets(); ... end' loop around your script\n  -p              assume loop like -n but print line also like sed\n  -rlibrary       require the library before executing your script\n  -v              print the version number, then turn on verbose mode\n  -w              turn warnings on for your script\n  -W[level=2]     set warning level; 0=silence, 1=medium, 2=verbose\n  --dump=insns    print the compiled bytecode instead of running\n  --version       print the version number, then exit\n  -h, --help      show this message"
+    "Usage: carmine [switches] [--] [programfile] [arguments]\n  -0[octal]       specify record separator (\\0, if no argument)\n  -a              autosplit mode with -n or -p (splits $_ into $F)\n  -c              check syntax only\n  -Cdirectory     cd to directory before executing your script\n  -d              set debugging flags (set $DEBUG to true)\n  -e 'command'    one line of script. Several -e's allowed. Omit [programfile]\n  -Fpattern       split() pattern for autosplit (-a)\n  -i[extension]   edit ARGV files in place (make backup if extension supplied)\n  -Idirectory     specify $LOAD_PATH directory (may be used more than once)\n  -l              enable line ending processing\n  -n              assume 'while gets(); ... end' loop around your script\n  -p              assume loop like -n but print line also like sed\n  -rlibrary       require the library before executing your script\n  -s              enable some switch parsing for switches after script name\n  -v              print the version number, then turn on verbose mode\n  -w              turn warnings on for your script\n  -W[level=2]     set warning level; 0=silence, 1=medium, 2=verbose\n  -x[directory]   strip off text before #!ruby line and perhaps cd to directory\n  --dump=insns    print the compiled bytecode instead of running\n  --version       print the version number, then exit\n  -h, --help      show this message"
 }
 
 /// `-0[octal]`: the digits after the switch (at most three, after the `0`) read as an
@@ -70,6 +74,10 @@ fn long_option(o: &mut Options, s: &str) -> Result<(), String> {
         "--version" => o.version_only = true,
         "--dump=insns" => o.dump_insns = true,
         "--help" => return Err(usage().to_string()),
+        "--debug" => {
+            o.debug = true;
+            o.verbose = Verbosity::Verbose;
+        }
         "--enable-frozen-string-literal" | "--enable=frozen-string-literal" | "--enable=frozen_string_literal" => o.frozen_string_literals = true,
         "--disable-frozen-string-literal" | "--disable=frozen-string-literal" | "--disable=frozen_string_literal" => o.frozen_string_literals = false,
         "--disable-gems" | "--disable=gems" | "--yjit" => {}
@@ -80,7 +88,7 @@ fn long_option(o: &mut Options, s: &str) -> Result<(), String> {
 }
 
 fn parse_args(argv: Vec<std::ffi::OsString>) -> Result<Options, String> {
-    let mut o = Options { exprs: Vec::new(), script: None, args: Vec::new(), check: false, print_version: false, version_only: false, load_path: Vec::new(), requires: Vec::new(), verbose: Verbosity::Medium, dump_insns: false, chdir: None, frozen_string_literals: false, command_line: CommandLine::default(), line_mode: false, input_separator: None, output_separator: None, field_separator: None, inplace: None };
+    let mut o = Options { exprs: Vec::new(), script: None, args: Vec::new(), check: false, print_version: false, version_only: false, load_path: Vec::new(), requires: Vec::new(), verbose: Verbosity::Medium, dump_insns: false, chdir: None, frozen_string_literals: false, command_line: CommandLine::default(), line_mode: false, input_separator: None, output_separator: None, field_separator: None, inplace: None, debug: false, switch_variables: false };
     let mut it = argv.into_iter().skip(1);
     while let Some(a) = it.next() {
         let bytes = a.clone().into_encoded_bytes();
@@ -139,13 +147,25 @@ fn parse_args(argv: Vec<std::ffi::OsString>) -> Result<Options, String> {
                 }
                 b'h' => return Err(usage().to_string()),
                 b'U' | b'y' => {}
-                b'e' | b'I' | b'r' | b'C' | b'E' => {
+                b'd' => {
+                    o.debug = true;
+                    o.verbose = Verbosity::Verbose;
+                }
+                b's' => o.switch_variables = true,
+                b'x' => {
+                    o.command_line.search_shebang = true;
+                    if !rest.is_empty() {
+                        o.chdir = Some(String::from_utf8_lossy(rest).into_owned());
+                    }
+                    i = bytes.len();
+                }
+                b'e' | b'I' | b'r' | b'C' | b'X' | b'E' => {
                     let value = if rest.is_empty() {
                         let what = match c {
                             b'e' => "no code specified for -e (RuntimeError)",
                             b'I' => "no directory specified for -I",
                             b'r' => "no library specified for -r",
-                            b'C' => "no directory specified for -C",
+                            b'C' | b'X' => "no directory specified for -C",
                             _ => "missing argument for -E",
                         };
                         it.next().ok_or(what)?.into_encoded_bytes()
@@ -157,7 +177,7 @@ fn parse_args(argv: Vec<std::ffi::OsString>) -> Result<Options, String> {
                         b'e' => o.exprs.push(value),
                         b'I' => o.load_path.push(text),
                         b'r' => o.requires.push(text),
-                        b'C' => o.chdir = Some(text),
+                        b'C' | b'X' => o.chdir = Some(text),
                         _ => {}
                     }
                     i = bytes.len();
@@ -216,7 +236,16 @@ fn run(mut o: Options) -> i32 {
         }
         (b, "-".to_string())
     };
+    if o.command_line.search_shebang && !source.split(|&b| b == b'\n').any(|l| l.starts_with(b"#!") && l.windows(4).any(|w| w == b"ruby")) {
+        say_err!("carmine: no Ruby script found in input (LoadError)");
+        return 1;
+    }
     let mut args = std::mem::take(&mut o.args);
+    let switch_variables = if o.switch_variables { take_switch_variables(&mut args) } else { Vec::new() };
+    // RUBYLIB's directories come after those of -I.
+    if let Some(lib) = std::env::var_os("RUBYLIB") {
+        o.load_path.extend(lib.to_string_lossy().split(':').filter(|d| !d.is_empty()).map(str::to_string));
+    }
     if !o.exprs.is_empty() {
         if let Some(s) = o.script.take() {
             args.insert(0, s.into_bytes());
@@ -229,6 +258,9 @@ fn run(mut o: Options) -> i32 {
     rt.set_command_line(command_line, o.line_mode);
     if let Err(e) = apply_switches(&mut rt, &o) {
         return exit_status(e);
+    }
+    for (name, value) in &switch_variables {
+        rt.set_switch_variable(name, value.as_deref());
     }
     rt.install_signal_handlers();
     if o.dump_insns {
@@ -263,6 +295,31 @@ fn run(mut o: Options) -> i32 {
     exit_status(rt.run_main(&source, &path))
 }
 
+/// `-s`: the leading `-name[=value]` arguments of the program, taken out of its
+/// arguments (up to a `--`, which is dropped, or the first other argument) as global
+/// variable names (`-` after the first becomes `_`) with their values (None: true).
+fn take_switch_variables(args: &mut Vec<Vec<u8>>) -> Vec<(String, Option<Vec<u8>>)> {
+    let mut vars = Vec::new();
+    let mut taken = 0;
+    for a in args.iter() {
+        if a.first() != Some(&b'-') || a.len() < 2 {
+            break;
+        }
+        taken += 1;
+        if a == b"--" {
+            break;
+        }
+        let (name, value) = match a.iter().position(|&c| c == b'=') {
+            Some(eq) => (&a[1..eq], Some(a[eq + 1..].to_vec())),
+            None => (&a[1..], None),
+        };
+        let name: String = String::from_utf8_lossy(name).chars().map(|c| if c == '-' { '_' } else { c }).collect();
+        vars.push((format!("${name}"), value));
+    }
+    args.drain(..taken);
+    vars
+}
+
 /// The global state that `-0`, `-l`, `-F` and `-i` set before the program runs.
 fn apply_switches(rt: &mut Runtime, o: &Options) -> Result<(), Outcome> {
     if let Some(sep) = &o.input_separator {
@@ -276,6 +333,9 @@ fn apply_switches(rt: &mut Runtime, o: &Options) -> Result<(), Outcome> {
     }
     if let Some(ext) = &o.inplace {
         rt.set_inplace_mode(ext)?;
+    }
+    if o.debug {
+        rt.set_debug(true);
     }
     Ok(())
 }

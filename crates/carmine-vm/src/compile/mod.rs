@@ -62,6 +62,8 @@ pub struct CommandLine {
     pub split: bool,
     pub chomp: bool,
     pub inline_program: bool,
+    /// `-x`: the program starts after the first `#!` line that mentions ruby.
+    pub search_shebang: bool,
 }
 
 impl CommandLine {
@@ -83,6 +85,9 @@ impl CommandLine {
         }
         if self.inline_program {
             v.push(F::E);
+        }
+        if self.search_shebang {
+            v.push(F::X);
         }
         v
     }
