@@ -313,3 +313,27 @@ test "a negative signal number signals the process group" do
   RUBY
   assert_equal ["group signaled\n", 0], [out, status.exitstatus]
 end
+
+test "the backtick runs a program without the shell when it can; a missing one raises" do
+  assert_equal "hi\n", `echo hi`
+  assert_equal Encoding.default_external, `echo hi`.encoding
+  assert_raise(Errno::ENOENT) { `carmine-no-such-command` }
+  assert_equal 127, $?.exitstatus
+  `exit 3`
+  assert_equal 3, $?.exitstatus
+end
+
+test "a script without #! runs with sh; system checks exception:" do
+  path = "/tmp/carmine_noshebang_#{Process.pid}.cmd"
+  File.write(path, "echo \"script $1\"\n", perm: 0o700)
+  assert_equal "script x\n", `#{path} x`
+  assert_raise(ArgumentError, /expected true or false as exception/) { system("true", exception: 1) }
+ensure
+  File.delete(path) if File.exist?(path)
+end
+
+test "at_exit handlers see the exception of an earlier handler as $!" do
+  out, _err, status = run_carmine('at_exit { puts "$! = #{$!.message}" }; at_exit { raise "foo" }')
+  assert_equal ["$! = foo\n", 1], [out, status.exitstatus]
+  assert_raise(ArgumentError, "called without a block") { at_exit }
+end

@@ -304,7 +304,13 @@ pub(crate) fn run_at_exit(ctx: &mut Ctx) -> (Option<Outcome>, bool) {
                 ctx.vm().at_exit.borrow_mut().clear();
                 return (Some(Outcome::Exit(code)), true);
             }
-            Err(e) => outcome = Some(report(ctx, e)),
+            Err(e) => {
+                // The handlers after it see its exception as `$!`.
+                if let Unwind::Raise(exc) = e {
+                    ctx.stacks.errinfo = exc;
+                }
+                outcome = Some(report(ctx, e));
+            }
         }
     }
     (outcome, false)

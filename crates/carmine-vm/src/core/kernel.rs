@@ -472,7 +472,9 @@ pub(crate) fn k_abort(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value>
 }
 
 fn k_at_exit(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let b = args.need_block(ctx)?;
+    let Some(b) = args.block else {
+        return Err(ctx.arg_error("called without a block"));
+    };
     let p = crate::core::proc::from_block(ctx, &b)?;
     ctx.vm().at_exit.borrow_mut().push(p);
     Ok(p)

@@ -64,29 +64,6 @@ pub struct StatusObj {
 }
 crate::data_obj!(StatusObj);
 
-/// Runs a shell command with its standard output captured (for the backtick), returning
-/// (output, pid, raw wait status).
-fn shell_output(ctx: &mut Ctx, cmd: &str) -> Result<(Vec<u8>, i64, i32)> {
-    use std::os::unix::process::ExitStatusExt;
-    crate::core::io::flush_stdout(ctx);
-    let mut c = std::process::Command::new("/bin/sh");
-    c.arg("-c").arg(cmd);
-    use std::os::unix::ffi::OsStrExt;
-    let env = spawn::base_environment(ctx);
-    c.env_clear().envs(env.iter().map(|(k, v)| (std::ffi::OsStr::from_bytes(k), std::ffi::OsStr::from_bytes(v))));
-    c.stdin(std::process::Stdio::inherit()).stderr(std::process::Stdio::inherit());
-    match c.stdout(std::process::Stdio::piped()).spawn() {
-        Ok(ch) => {
-            let pid = ch.id() as i64;
-            match crate::thread::sched::without_gl(ctx, || ch.wait_with_output()) {
-                Ok(o) => Ok((o.stdout, pid, o.status.into_raw())),
-                Err(e) => Err(errno_error(ctx, e.raw_os_error().unwrap_or(libc::ECHILD), cmd)),
-            }
-        }
-        Err(e) => Err(errno_error(ctx, e.raw_os_error().unwrap_or(libc::ENOENT), cmd)),
-    }
-}
-
 /// Sets `$?` to a new Process::Status and returns it.
 pub(crate) fn set_last_status(ctx: &mut Ctx, pid: i64, status: i32) -> Value {
     let klass = status_class(ctx);
@@ -274,14 +251,6 @@ fn st_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let text = st_describe(status_of(ctx, recv)?);
     Ok(string::new_utf8(ctx, &format!("#<Process::Status: {text}>")))
 }
-
-fn k_backtick(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let cmd = string::str_arg(ctx, args.pos[0])?;
-    let (out, pid, status) = shell_output(ctx, &cmd)?;
-    set_last_status(ctx, pid, status);
-    Ok(string::new_from_bytes(ctx, &out))
-}
-
 
 /// `Process._fork`: fork(2) itself, the pid in the parent and 0 in the child, which
 /// continues with only this thread. `fork` calls it through method dispatch, so a
@@ -727,7 +696,7 @@ pub fn init(ctx: &mut Ctx) {
     }
     let k = ctx.c().kernel;
     crate::methods!(ctx, k, [
-        ("`", k_backtick, [1], Unsafe, ModuleFunction),
+        ("`", spawn::k_backtick, [1], Unsafe, ModuleFunction),
         ("system", spawn::k_system, [1..], Unsafe, ModuleFunction, Kw),
         ("spawn", spawn::p_spawn, [1..], Unsafe, ModuleFunction, Kw),
         ("exec", spawn::k_exec, [1..], Unsafe, ModuleFunction, Kw),

@@ -381,7 +381,7 @@ fn plan_of(ctx: &mut Ctx, args: &Args) -> Result<Plan> {
 
 /// In the child: applies the plan and execs; on failure writes errno to `err_fd` and exits.
 /// Only system calls here (see the module invariants).
-unsafe fn child_exec(plan: &Plan, argv: &[*const libc::c_char], envp: Option<&[*const libc::c_char]>, err_fd: i32) -> ! {
+unsafe fn child_exec(plan: &Plan, argv: &[*const libc::c_char], envp: Option<&[*const libc::c_char]>, sh_argv: &[*const libc::c_char], err_fd: i32) -> ! {
     // errno, then the step that failed (1 = chdir), for the parent's message.
     let fail_at = |e: i32, step: u8| -> ! {
         let b = e.to_ne_bytes();
@@ -478,11 +478,33 @@ unsafe fn child_exec(plan: &Plan, argv: &[*const libc::c_char], envp: Option<&[*
             libc::fcntl(*child, libc::F_SETFD, fl & !libc::FD_CLOEXEC);
         }
     }
+    exec_program(plan, argv, envp, sh_argv);
+    fail(*libc::__errno_location())
+}
+
+/// execve(2) of the plan's program; a file the kernel cannot execute (a script without
+/// `#!`) runs with /bin/sh instead, as execvp(3) and CRuby do. Returns only on failure.
+unsafe fn exec_program(plan: &Plan, argv: &[*const libc::c_char], envp: Option<&[*const libc::c_char]>, sh_argv: &[*const libc::c_char]) {
     match envp {
         Some(e) => libc::execve(plan.prog.as_ptr(), argv.as_ptr(), e.as_ptr()),
         None => libc::execv(plan.prog.as_ptr(), argv.as_ptr()),
     };
-    fail(*libc::__errno_location())
+    if *libc::__errno_location() == libc::ENOEXEC {
+        match envp {
+            Some(e) => libc::execve(c"/bin/sh".as_ptr(), sh_argv.as_ptr(), e.as_ptr()),
+            None => libc::execv(c"/bin/sh".as_ptr(), sh_argv.as_ptr()),
+        };
+        *libc::__errno_location() = libc::ENOEXEC;
+    }
+}
+
+/// The argv of running the plan's program as a shell script: sh, the program, its
+/// arguments (NULL-terminated).
+fn sh_argv(plan: &Plan) -> Vec<*const libc::c_char> {
+    let mut v: Vec<*const libc::c_char> = vec![c"sh".as_ptr(), plan.prog.as_ptr()];
+    v.extend(plan.argv.iter().skip(1).map(|a| a.as_ptr()));
+    v.push(std::ptr::null());
+    v
 }
 
 /// Forks and execs a plan; the child's pid, or the exec failure raised as `Errno::*`.
@@ -490,6 +512,7 @@ fn start(ctx: &mut Ctx, plan: &Plan) -> Result<libc::pid_t> {
     crate::core::io::flush_stdout(ctx);
     let argv: Vec<*const libc::c_char> = plan.argv.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect();
     let envp: Option<Vec<*const libc::c_char>> = plan.env.as_ref().map(|e| e.iter().map(|a| a.as_ptr()).chain(std::iter::once(std::ptr::null())).collect());
+    let sh = sh_argv(plan);
     let mut fds = [0; 2];
     // SAFETY: fds has room for two descriptors.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -502,7 +525,7 @@ fn start(ctx: &mut Ctx, plan: &Plan) -> Result<libc::pid_t> {
         // SAFETY: in the child; see above.
         unsafe {
             libc::close(fds[0]);
-            child_exec(plan, &argv, envp.as_deref(), fds[1]);
+            child_exec(plan, &argv, envp.as_deref(), &sh, fds[1]);
         }
     }
     // SAFETY: closing our copy of the write end.
@@ -546,13 +569,70 @@ pub fn p_spawn(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     Ok(Value::fixnum(pid as i64))
 }
 
+/// `` `command` ``: the command's standard output, in the default external encoding;
+/// run like `system` (through the shell only when the line needs one), so a missing
+/// program raises `Errno::ENOENT`. `$?` is set.
+pub fn k_backtick(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    string::to_str_arg(ctx, args.pos[0])?;
+    let mut plan = plan_of(ctx, &Args::new(&args.pos[..1]))?;
+    let mut fds = [0; 2];
+    // SAFETY: fds has room for two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        let e = crate::core::process::last_errno();
+        return Err(errno_error(ctx, e, "pipe"));
+    }
+    plan.redirects.push((1, Source::Fd(fds[1])));
+    let started = start(ctx, &plan);
+    // SAFETY: the parent's copy of the write end; the child has its own.
+    unsafe { libc::close(fds[1]) };
+    let pid = match started {
+        Ok(pid) => pid,
+        Err(e) => {
+            // SAFETY: closing the read end.
+            unsafe { libc::close(fds[0]) };
+            return Err(e);
+        }
+    };
+    let mut out = Vec::new();
+    let read = read_all_from(ctx, fds[0], &mut out);
+    // SAFETY: closing the read end.
+    unsafe { libc::close(fds[0]) };
+    read?;
+    crate::core::process::wait_for(ctx, pid)?;
+    let enc = crate::core::encoding::default_external(ctx);
+    Ok(string::new_with_enc(ctx, out, enc))
+}
+
+/// Everything until end of file from a pipe, waiting outside the GL.
+fn read_all_from(ctx: &mut Ctx, fd: i32, out: &mut Vec<u8>) -> Result<()> {
+    let mut buf = [0u8; 8192];
+    loop {
+        crate::thread::sched::wait_readable(ctx, fd)?;
+        // SAFETY: buf is a valid writable buffer.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
+        match n {
+            0 => return Ok(()),
+            n if n > 0 => out.extend_from_slice(&buf[..n as usize]),
+            _ => {
+                let e = crate::core::process::last_errno();
+                if e != libc::EINTR && e != libc::EAGAIN {
+                    return Err(errno_error(ctx, e, "read"));
+                }
+            }
+        }
+    }
+}
+
 /// `Kernel#system`: true/false by the exit status, nil when the command could not run
 /// (or raises with `exception: true`); `$?` is set.
 pub fn k_system(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let raise = match args.kw {
         Some(k) => {
             let key = Value::symbol(ctx.intern("exception"));
-            hash::get(k, key).is_some_and(|v| v.truthy())
+            match hash::get(k, key) {
+                Some(v) => bool_option(ctx, "exception", v)?,
+                None => false,
+            }
         }
         None => false,
     };
@@ -614,14 +694,11 @@ pub fn k_exec(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         return Err(errno_error(ctx, libc::EACCES, &plan.shown));
     }
     let simple = plan.redirects.is_empty() && plan.chdir.is_none() && plan.umask.is_none() && plan.pgroup.is_none() && plan.rlimits.is_empty() && !plan.close_others;
+    let sh = sh_argv(&plan);
     if simple {
-        // SAFETY: argv and envp are NULL-terminated arrays of C strings that outlive the call.
-        unsafe {
-            match &envp {
-                Some(e) => libc::execve(plan.prog.as_ptr(), argv.as_ptr(), e.as_ptr()),
-                None => libc::execv(plan.prog.as_ptr(), argv.as_ptr()),
-            };
-        }
+        // SAFETY: argv, envp and sh are NULL-terminated arrays of C strings that outlive
+        // the call.
+        unsafe { exec_program(&plan, &argv, envp.as_deref(), &sh) };
         let e = crate::core::process::last_errno();
         return Err(errno_error(ctx, e, &plan.shown));
     }
@@ -629,5 +706,5 @@ pub fn k_exec(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     // SAFETY: efd has room for two descriptors.
     unsafe { libc::pipe2(efd.as_mut_ptr(), libc::O_CLOEXEC) };
     // SAFETY: replaces the process image (or exits 127 after reporting the errno).
-    unsafe { child_exec(&plan, &argv, envp.as_deref(), efd[1]) }
+    unsafe { child_exec(&plan, &argv, envp.as_deref(), &sh, efd[1]) }
 }
