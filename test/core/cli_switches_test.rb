@@ -144,6 +144,14 @@ test "-x starts the program at its #!ruby line, -d sets $DEBUG, -X changes direc
   assert_equal "\"/tmp\"\n", cli(["-X/tmp", "-e", "p Dir.pwd"])[0]
 end
 
+test "RUBYOPT adds switches after the command line's; RUBYLIB directories follow -I's" do
+  out = `RUBYOPT='-I/opt1 -w' RUBYLIB=/lib1:/lib2 #{Support.carmine_path} -I/cli -e 'p $LOAD_PATH.first(4), $VERBOSE'`
+  assert_equal "[\"/cli\", \"/opt1\", \"/lib1\", \"/lib2\"]\ntrue\n", out
+  assert_equal "true\n", `RUBYOPT=-W0 #{Support.carmine_path} -w -e 'p $VERBOSE'`
+  err = `RUBYOPT=-x #{Support.carmine_path} -e 1 2>&1`
+  assert_match(/invalid switch in RUBYOPT: -x/, err)
+end
+
 test "switch errors" do
   _, err, status = cli(["-Q"])
   assert_equal 1, status.exitstatus

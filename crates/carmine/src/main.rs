@@ -349,9 +349,48 @@ fn exit_status(o: Outcome) -> i32 {
     }
 }
 
+/// RUBYOPT: more switches, taken after the command line's; only those CRuby allows
+/// there (-d -E -I -K -r -T -U -v -w -W and the long --debug/--enable/--disable/
+/// --encoding ones). A word without a leading `-` gets one.
+fn apply_rubyopt(o: &mut Options, value: &[u8]) -> Result<(), String> {
+    let mut words: Vec<std::ffi::OsString> = vec!["carmine".into()];
+    for w in value.split(|b| b.is_ascii_whitespace()).filter(|w| !w.is_empty()) {
+        let w = if w.first() == Some(&b'-') { w.to_vec() } else { [b"-".as_slice(), w].concat() };
+        if !w.starts_with(b"--") {
+            for &c in &w[1..] {
+                if !b"dEIKrTUvwW0123456789:".contains(&c) {
+                    return Err(format!("carmine: invalid switch in RUBYOPT: -{} (RuntimeError)", c as char));
+                }
+                if b"EIKr".contains(&c) {
+                    break;
+                }
+            }
+        }
+        // SAFETY: the bytes come from an OsString (the environment) or are ASCII.
+        words.push(unsafe { std::ffi::OsString::from_encoded_bytes_unchecked(w) });
+    }
+    let env = parse_args(words)?;
+    o.load_path.extend(env.load_path);
+    o.requires.extend(env.requires);
+    o.debug |= env.debug;
+    o.print_version |= env.print_version;
+    // A warning level given on the command line wins.
+    if o.verbose == Verbosity::Medium {
+        o.verbose = env.verbose;
+    }
+    o.frozen_string_literals |= env.frozen_string_literals;
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let opts = match parse_args(argv) {
+    let parsed = parse_args(argv).and_then(|mut o| {
+        if let Some(v) = std::env::var_os("RUBYOPT") {
+            apply_rubyopt(&mut o, v.as_encoded_bytes())?;
+        }
+        Ok(o)
+    });
+    let opts = match parsed {
         Ok(o) => o,
         Err(msg) => {
             say_err!("{msg}");
