@@ -136,6 +136,12 @@ fn start(ctx: &mut Ctx, sp: &Spawn, stdin: Option<OwnedFd>, stdout: Option<Owned
             (c, argv[0].to_string_lossy().into_owned())
         }
     };
+    // The child starts from this VM's ENV, as spawn's children do.
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let base = crate::core::process::spawn::base_environment(ctx);
+        c.env_clear().envs(base.iter().map(|(k, v)| (std::ffi::OsStr::from_bytes(k), std::ffi::OsStr::from_bytes(v))));
+    }
     for (k, v) in &sp.env {
         match v {
             Some(v) => c.env(k, v),
