@@ -207,3 +207,24 @@ test "fibers scheduled from a scheduled fiber all run" do
   end
   assert_equal [:outer, :inner], seen
 end
+
+test "names are resolved through the scheduler's address_resolve" do
+  resolver = Class.new(Carmine::Scheduler) do
+    attr_reader :asked
+    def address_resolve(hostname)
+      (@asked ||= []) << hostname
+      ["127.0.0.1"]
+    end
+  end.new
+  server = TCPServer.new("127.0.0.1", 0)
+  port = server.addr[1]
+  peer = nil
+  with_scheduler(resolver) do
+    Fiber.schedule { c = server.accept; peer = c.gets; c.close }
+    Fiber.schedule { s = TCPSocket.new("carmine.invalid", port); s.puts("hi"); s.close }
+  end
+  assert_equal ["carmine.invalid"], resolver.asked
+  assert_equal "hi\n", peer
+ensure
+  server&.close
+end

@@ -55,6 +55,20 @@ fn port_arg(ctx: &mut Ctx, v: Option<&Value>) -> Result<Option<String>> {
 
 /// getaddrinfo(3) for `host`/`port` with the given hints.
 pub fn resolve(ctx: &mut Ctx, host: Option<&str>, port: Option<&str>, family: i32, socktype: i32, flags: i32) -> Result<Vec<Resolved>> {
+    // A non-blocking fiber resolves names through its scheduler's `address_resolve` (the
+    // addresses it answers are then looked up numerically), as CRuby does.
+    if let Some(h) = host.filter(|h| flags & libc::AI_NUMERICHOST == 0 && h.parse::<std::net::IpAddr>().is_err()) {
+        if let Some(ips) = crate::fiber::scheduler::address_resolve(ctx, h)? {
+            let mut out = Vec::new();
+            for ip in &ips {
+                out.extend(resolve(ctx, Some(ip), port, family, socktype, flags | libc::AI_NUMERICHOST)?);
+            }
+            if out.is_empty() {
+                return Err(socket_error(ctx, &format!("getaddrinfo: {}", gai_message(libc::EAI_NONAME)), true));
+            }
+            return Ok(out);
+        }
+    }
     let chost = host.map(|h| CString::new(h).map_err(|_| ctx.arg_error("string contains null byte"))).transpose()?;
     let cport = port.map(|p| CString::new(p).map_err(|_| ctx.arg_error("string contains null byte"))).transpose()?;
     let (rc, list) = crate::thread::sched::without_gl(ctx, || {
@@ -84,11 +98,15 @@ pub fn resolve(ctx: &mut Ctx, host: Option<&str>, port: Option<&str>, family: i3
         (rc, out)
     });
     if rc != 0 {
-        // SAFETY: gai_strerror returns a static string.
-        let msg = unsafe { std::ffi::CStr::from_ptr(libc::gai_strerror(rc)) }.to_string_lossy().into_owned();
-        return Err(socket_error(ctx, &format!("getaddrinfo: {msg}"), true));
+        return Err(socket_error(ctx, &format!("getaddrinfo: {}", gai_message(rc)), true));
     }
     Ok(list)
+}
+
+/// getaddrinfo's message for an error code.
+fn gai_message(rc: i32) -> String {
+    // SAFETY: gai_strerror returns a static string.
+    unsafe { std::ffi::CStr::from_ptr(libc::gai_strerror(rc)) }.to_string_lossy().into_owned()
 }
 
 /// The numeric host and port of a packed sockaddr.
