@@ -74,7 +74,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "echo_client: no reply for 10 s (%ld of %ld received)\n", received, total);
             return 1;
         }
-        for (int k = 0; k < n; k++) {
+        for (int k = 0; k < n && received < total; k++) {
             int i = evs[k].data.u32;
             ssize_t r = read(fds[i], buf, sizeof buf);
             if (r <= 0) {

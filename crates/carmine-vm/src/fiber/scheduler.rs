@@ -16,7 +16,9 @@
 //!   `unblock`, and each re-checks its condition and blocks again if it must (spurious
 //!   wake-ups are harmless, missed ones impossible).
 //! - Descriptor waits ask poll(2) first: the hook `io_wait` is called only when the
-//!   operation would block, and again after a wake-up that left it not ready.
+//!   operation would block. When it returns an Integer with the awaited events the
+//!   descriptor is taken as ready (the scheduler saw it so); any other return is checked
+//!   with poll(2) and the hook called again if the descriptor is still not ready.
 
 use std::time::Instant;
 
@@ -142,9 +144,12 @@ pub fn wait_fd(ctx: &mut Ctx, s: Value, fd: i32, events: i16) -> Result<()> {
     if let Some(o) = crate::core::io::io_ref(io) {
         o.autoclose = false;
     }
+    let want = events_of(events);
     loop {
-        io_wait(ctx, s, io, events_of(events), Value::NIL)?;
-        if ready_now(fd, events) {
+        let got = io_wait(ctx, s, io, want, Value::NIL)?;
+        // The scheduler reported the events ready: no need to ask poll again. Anything
+        // else (nil, false, a stray wake-up) is checked.
+        if got.as_fixnum().is_some_and(|g| g & want != 0) || ready_now(fd, events) {
             return Ok(());
         }
     }
