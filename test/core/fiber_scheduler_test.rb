@@ -228,3 +228,19 @@ test "names are resolved through the scheduler's address_resolve" do
 ensure
   server&.close
 end
+
+test "backticks and system wait for the child through process_wait" do
+  waits = []
+  s = Class.new(Carmine::Scheduler) do
+    define_method(:process_wait) { |pid, flags| waits << flags; super(pid, flags) }
+  end.new
+  out = nil
+  ok = nil
+  with_scheduler(s) do
+    Fiber.schedule { out = `echo hi` }
+    Fiber.schedule { ok = system("exit 0") }
+  end
+  assert_equal "hi\n", out
+  assert_equal true, ok
+  assert_equal [0, 0], waits
+end

@@ -437,11 +437,12 @@ pub fn read_all(ctx: &mut Ctx, v: Value) -> Result<Vec<u8>> {
     // pages when large, so a gigabyte costs hundreds of page faults, not 262,144), filled by
     // read(2) directly, without the 64 KB staging buffer of `fill`.
     let fd = io.fd;
-    if let Some(rest) = regular_file_rest(fd) {
-        reserve_for_reading(&mut out, rest + 1);
-    }
+    let sized = regular_file_rest(fd).map(|rest| reserve_for_reading(&mut out, rest + 1)).is_some();
     loop {
-        if out.capacity() - out.len() < 65536 {
+        // A sized buffer grows only if the file grew (its last byte of room takes the read
+        // that finds the end); others keep 64 KB of room.
+        let spare = out.capacity() - out.len();
+        if spare == 0 || (!sized && spare < 65536) {
             let grow = out.capacity().max(65536);
             reserve_for_reading(&mut out, grow);
         }

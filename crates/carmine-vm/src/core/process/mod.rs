@@ -273,6 +273,19 @@ fn st_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 }
 
 fn k_backtick(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    if crate::fiber::scheduler::active(ctx).is_some() {
+        // In a non-blocking fiber the output is read and the child waited for through the
+        // fiber scheduler's hooks, as `IO.popen(cmd).read` and `close` do.
+        let cmd = string::str_arg(ctx, args.pos[0])?;
+        let cmd = string::new_from_bytes(ctx, cmd.as_bytes());
+        let io_class = ctx.c().io;
+        let io = ctx.call_str(io_class, "popen", &[cmd])?;
+        let out = ctx.call_str(io, "read", &[]);
+        let closed = ctx.call_str(io, "close", &[]);
+        let out = out?;
+        closed?;
+        return Ok(out);
+    }
     let cmd = string::str_arg(ctx, args.pos[0])?;
     let (out, pid, status) = shell_output(ctx, &cmd)?;
     set_last_status(ctx, pid, status);
