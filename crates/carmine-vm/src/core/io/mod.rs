@@ -11,6 +11,7 @@ pub mod argf;
 pub mod chars;
 pub mod class_methods;
 pub mod copy_stream;
+pub mod lines;
 pub mod open_mode;
 pub mod pipe;
 pub mod select;
@@ -365,35 +366,6 @@ pub(crate) fn check_readable(ctx: &mut Ctx, v: Value) -> Result<()> {
     Ok(())
 }
 
-/// Reads one line (with separator `sep`, nil = whole rest); None at EOF.
-pub fn read_line(ctx: &mut Ctx, v: Value, sep: Option<&[u8]>, limit: Option<usize>) -> Result<Option<Vec<u8>>> {
-    check_readable(ctx, v)?;
-    let io = io_ref(v).expect("io");
-    loop {
-        let avail = &io.rbuf[io.rpos..];
-        let found = match sep {
-            Some(s) if !s.is_empty() => avail.windows(s.len()).position(|w| w == s).map(|p| p + s.len()),
-            _ => None,
-        };
-        let hit_limit = limit.filter(|&l| avail.len() >= l);
-        if let Some(end) = found.map(|e| limit.map_or(e, |l| e.min(l))).or(hit_limit) {
-            let line = avail[..end].to_vec();
-            io.rpos += end;
-            io.lineno += 1;
-            return Ok(Some(line));
-        }
-        if !fill(ctx, io)? {
-            if io.rpos >= io.rbuf.len() {
-                return Ok(None);
-            }
-            let line = io.rbuf[io.rpos..].to_vec();
-            io.rpos = io.rbuf.len();
-            io.lineno += 1;
-            return Ok(Some(line));
-        }
-    }
-}
-
 pub fn read_all(ctx: &mut Ctx, v: Value) -> Result<Vec<u8>> {
     check_readable(ctx, v)?;
     let io = io_ref(v).expect("io");
@@ -492,49 +464,6 @@ fn m_tty(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::bool(unsafe { libc::isatty(io.fd) } == 1))
 }
 
-fn line_args(ctx: &mut Ctx, args: &Args) -> Result<(Option<Vec<u8>>, Option<usize>, bool)> {
-    let chomp = args.kwarg(ctx, "chomp").is_some_and(|v| v.truthy());
-    let default_sep = {
-        let s = crate::core::globals::get(ctx, sym::DOLLAR_SLASH)?;
-        if s.is_nil() {
-            None
-        } else {
-            Some(string::bytes(s).to_vec())
-        }
-    };
-    match (args.pos.first(), args.pos.get(1)) {
-        (None, _) => Ok((default_sep, None, chomp)),
-        (Some(&a), None) if a.is_fixnum() => Ok((default_sep, Some(a.fixnum_unchecked().max(0) as usize), chomp)),
-        (Some(&a), l) => {
-            let sep = if a.is_nil() {
-                None
-            } else {
-                let s = string::to_str_arg(ctx, a)?;
-                let b = string::bytes(s).to_vec();
-                Some(if b.is_empty() { b"\n\n".to_vec() } else { b })
-            };
-            let limit = match l {
-                Some(&l) if !l.is_nil() => Some(integer::to_i64_arg(ctx, l)?.max(0) as usize),
-                _ => None,
-            };
-            Ok((sep, limit, chomp))
-        }
-    }
-}
-
-pub(crate) fn chomp_line(mut line: Vec<u8>, sep: Option<&[u8]>) -> Vec<u8> {
-    match sep {
-        Some(s) if line.ends_with(s) => {
-            line.truncate(line.len() - s.len());
-            if s == b"\n" && line.ends_with(b"\r") {
-                line.pop();
-            }
-            line
-        }
-        _ => line,
-    }
-}
-
 /// The encoding text read from `io` is in: its external encoding, else the default.
 pub(crate) fn read_encoding(ctx: &Ctx, io: &IoObj) -> u8 {
     io.ext_enc.unwrap_or_else(|| crate::core::encoding::default_external(ctx))
@@ -553,52 +482,6 @@ pub(crate) fn read_string(ctx: &mut Ctx, recv: Value, bytes: Vec<u8>) -> Result<
         }
         _ => Ok(s),
     }
-}
-
-fn m_gets(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let (sep, limit, chomp) = line_args(ctx, args)?;
-    let line = read_line(ctx, recv, sep.as_deref(), limit)?;
-    let v = match line {
-        Some(l) => {
-            let l = if chomp { chomp_line(l, sep.as_deref()) } else { l };
-            read_string(ctx, recv, l)?
-        }
-        None => Value::NIL,
-    };
-    crate::interp::ops::set_caller_last_line(ctx, v);
-    Ok(v)
-}
-
-fn m_readline(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let v = m_gets(ctx, recv, args)?;
-    if v.is_nil() {
-        return Err(ctx.raise(ctx.c().eof_error, "end of file reached"));
-    }
-    Ok(v)
-}
-
-fn m_each_line(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else {
-        return crate::core::enumerator::enum_for_kw(ctx, recv, "each_line", args.pos, args.kw, None);
-    };
-    let (sep, limit, chomp) = line_args(ctx, args)?;
-    while let Some(l) = read_line(ctx, recv, sep.as_deref(), limit)? {
-        let l = if chomp { chomp_line(l, sep.as_deref()) } else { l };
-        let s = read_string(ctx, recv, l)?;
-        ctx.yield1(&b, s)?;
-    }
-    Ok(recv)
-}
-
-fn m_readlines(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let (sep, limit, chomp) = line_args(ctx, args)?;
-    let out = array::new(ctx);
-    while let Some(l) = read_line(ctx, recv, sep.as_deref(), limit)? {
-        let l = if chomp { chomp_line(l, sep.as_deref()) } else { l };
-        let s = read_string(ctx, recv, l)?;
-        array::push(ctx, out, s);
-    }
-    Ok(out)
 }
 
 /// The caller's buffer argument of `read(n, buf)` and friends (nil means none).
@@ -1146,10 +1029,6 @@ pub fn init(ctx: &mut Ctx) {
         ("to_i", m_fileno, [0], Unsafe),
         ("tty?", m_tty, [0], Unsafe),
         ("isatty", m_tty, [0], Unsafe),
-        ("gets", m_gets, [0..=2], Unsafe, Kw),
-        ("readline", m_readline, [0..=2], Unsafe, Kw),
-        ("each_line", m_each_line, [0..=2], Unsafe, Kw),
-        ("readlines", m_readlines, [0..=2], Unsafe, Kw),
         ("read", m_read, [0..=2], Unsafe),
         ("readpartial", m_readpartial, [1..=2], Unsafe),
         ("sysread", m_sysread, [1..=2], Unsafe),
@@ -1181,5 +1060,6 @@ pub fn init(ctx: &mut Ctx) {
         crate::core::module::body(io).const_set(id, Value::fixnum(v as i64));
     }
     let _ = hash::new;
+    lines::init(ctx);
     let _ = std::io::stdout().flush();
 }
