@@ -6,7 +6,7 @@
 //! it; binmode and textmode exclude each other; the resulting `OpenMode` is what the IO
 //! records (readable/writable follow the O_ACCMODE bits, never the string alone).
 
-use crate::core::io::parse_encoding_spec;
+use crate::core::io::{parse_encoding_spec, IntEnc};
 use crate::core::{integer, string};
 use crate::interp::Args;
 use crate::thread::Ctx;
@@ -19,7 +19,7 @@ pub struct OpenMode {
     pub binary: bool,
     pub text: bool,
     pub ext_enc: Option<u8>,
-    pub int_enc: Option<u8>,
+    pub int_enc: IntEnc,
     /// "r:BOM|utf-8": the encoding comes from a byte-order mark when there is one.
     pub bom: bool,
 }
@@ -59,13 +59,10 @@ pub fn parse_mode_string(ctx: &mut Ctx, mode: &str) -> Result<OpenMode> {
         }
     }
     if let Some(spec) = encs {
-        m.bom = spec.len() >= 4 && spec[..4].eq_ignore_ascii_case("bom|");
-        if m.bom && !m.binary {
-            return Err(ctx.arg_error("BOM with non-UTF encoding"));
-        }
-        let (e, i) = parse_encoding_spec(ctx, spec)?;
+        let (e, i, bom) = parse_encoding_spec(ctx, spec)?;
         m.ext_enc = e;
         m.int_enc = i;
+        m.bom = bom;
     } else if m.binary {
         m.ext_enc = Some(crate::core::encoding::BINARY);
     }
