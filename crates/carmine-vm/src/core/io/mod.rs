@@ -49,6 +49,8 @@ pub struct IoObj {
     pub autoclose: bool,
     /// Binary mode (`"rb"`, `binmode`): no newline conversion.
     pub binmode: bool,
+    /// What `"\n"` becomes on write (`newline: :crlf` / `:cr`); None = itself.
+    pub newline_out: Option<&'static [u8]>,
     /// The child process of an `IO.popen` IO (waited for on close).
     pub child: Option<i32>,
 }
@@ -90,7 +92,7 @@ pub fn io_ref<'a>(v: Value) -> Option<&'a mut IoObj> {
 pub fn new_io(ctx: &mut Ctx, klass: Value, fd: i32, readable: bool, writable: bool, path: Option<String>) -> Value {
     let sync = fd == 2;
     let (ext_enc, int_enc) = ext_int_to_encs(ctx, None, IntEnc::Default, false);
-    object::new_data(ctx, klass, Box::new(IoObj { fd, wbuf: Vec::new(), rbuf: Vec::new(), rpos: 0, closed: false, sync, eof: false, path, lineno: 0, readable, writable, ext_enc, int_enc, autoclose: true, binmode: false, child: None }))
+    object::new_data(ctx, klass, Box::new(IoObj { fd, wbuf: Vec::new(), rbuf: Vec::new(), rpos: 0, closed: false, sync, eof: false, path, lineno: 0, readable, writable, ext_enc, int_enc, autoclose: true, binmode: false, newline_out: None, child: None }))
 }
 
 pub(crate) fn sys_error(ctx: &mut Ctx, e: std::io::Error, detail: &str) -> crate::error::Unwind {
@@ -173,7 +175,27 @@ pub fn io_write(ctx: &mut Ctx, v: Value, b: &[u8]) -> Result<()> {
         flush_stdout(ctx);
     }
     let io = io_ref(v).expect("io");
-    io.wbuf.extend_from_slice(b);
+    if io.rpos < io.rbuf.len() {
+        // Input read ahead is given back, so the write lands where the reader is.
+        let unread = (io.rbuf.len() - io.rpos) as libc::off_t;
+        // SAFETY: lseek(2) on a descriptor this object owns.
+        if unsafe { libc::lseek(io.fd, -unread, libc::SEEK_CUR) } >= 0 {
+            io.rbuf.clear();
+            io.rpos = 0;
+        }
+    }
+    match io.newline_out {
+        Some(nl) => {
+            for &c in b {
+                if c == b'\n' {
+                    io.wbuf.extend_from_slice(nl);
+                } else {
+                    io.wbuf.push(c);
+                }
+            }
+        }
+        None => io.wbuf.extend_from_slice(b),
+    }
     if io.sync || io.wbuf.len() >= FLUSH_AT {
         flush_obj(ctx, io)?;
     }
@@ -192,7 +214,7 @@ pub fn flush_stdout(ctx: &mut Ctx) {
 
 /// Writes bytes to any output object: IOs directly, others through `write`.
 pub fn write_bytes_to(ctx: &mut Ctx, out: Value, b: &[u8]) -> Result<()> {
-    if io_ref(out).is_some() {
+    if io_ref(out).is_some() && has_builtin_write(ctx, out) {
         return io_write(ctx, out, b);
     }
     let s = string::new_from_bytes(ctx, b);
@@ -275,12 +297,25 @@ fn puts_bytes(ctx: &mut Ctx, args: &[Value], out: &mut Vec<u8>) -> Result<()> {
     Ok(())
 }
 
+/// Whether `v`'s `write` is IO's own (not redefined in a subclass or singleton), so
+/// output may go straight to its buffer.
+fn has_builtin_write(ctx: &Ctx, v: Value) -> bool {
+    let klass = crate::interp::class_of(ctx, v);
+    match crate::core::module::find_method(ctx, klass, sym::WRITE) {
+        Some(m) => m.owner == ctx.c().io && matches!(m.body, crate::core::module::MethodBody::Builtin { .. }),
+        None => false,
+    }
+}
+
 /// `out.puts(*args)`.
 pub fn puts_to(ctx: &mut Ctx, out: Value, args: &[Value]) -> Result<()> {
     if io_ref(out).is_some() {
         let mut b = Vec::new();
         puts_bytes(ctx, args, &mut b)?;
-        return io_write(ctx, out, &b);
+        if b.is_empty() {
+            return Ok(());
+        }
+        return write_bytes_to(ctx, out, &b);
     }
     let puts = ctx.intern("puts");
     ctx.call(out, puts, args)?;
@@ -308,7 +343,7 @@ fn print_bytes(ctx: &mut Ctx, args: &[Value]) -> Result<Vec<u8>> {
 pub fn print_to(ctx: &mut Ctx, out: Value, args: &[Value]) -> Result<()> {
     if io_ref(out).is_some() {
         let b = print_bytes(ctx, args)?;
-        return io_write(ctx, out, &b);
+        return write_bytes_to(ctx, out, &b);
     }
     let print = ctx.intern("print");
     ctx.call(out, print, args)?;
@@ -387,19 +422,44 @@ pub(crate) fn get_io<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a mut IoObj> {
     }
 }
 
+/// The bytes `write` puts out for `s`: converted to the IO's external encoding when one
+/// is set (other than BINARY) and the String is in another.
+fn write_conv(ctx: &mut Ctx, recv: Value, s: Value) -> Result<Value> {
+    let Some(io) = io_ref(recv) else { return Ok(s) };
+    let target = match io.ext_enc {
+        Some(e) if e != crate::core::encoding::BINARY => e,
+        _ => return Ok(s),
+    };
+    let from = string::encoding(s);
+    if from == target || (crate::core::encoding::is_ascii_compatible(target) && string::bytes(s).is_ascii() && crate::core::encoding::is_ascii_compatible(from)) {
+        return Ok(s);
+    }
+    let to = crate::core::encoding::encoding_object(ctx, target);
+    ctx.call_str(s, "encode", &[to])
+}
+
 fn m_write(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let mut total = 0;
     let mut buf = Vec::new();
     for &a in args.pos {
         let s = string::to_s(ctx, a)?;
+        let s = write_conv(ctx, recv, s)?;
         buf.extend_from_slice(string::bytes(s));
-        total += string::len(s);
+        total += string::bytes(s).len();
+    }
+    if buf.is_empty() {
+        check_open(ctx, recv)?;
+        return Ok(Value::fixnum(0));
     }
     io_write(ctx, recv, &buf)?;
     Ok(Value::fixnum(total as i64))
 }
 
 fn m_lshift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    if !has_builtin_write(ctx, recv) {
+        ctx.call(recv, sym::WRITE, args.pos)?;
+        return Ok(recv);
+    }
     m_write(ctx, recv, args)?;
     Ok(recv)
 }
@@ -410,6 +470,11 @@ fn m_puts(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn m_print(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    if args.pos.is_empty() {
+        let line = crate::interp::ops::get_caller_last_line(ctx);
+        print_to(ctx, recv, &[line])?;
+        return Ok(Value::NIL);
+    }
     print_to(ctx, recv, args.pos)?;
     Ok(Value::NIL)
 }
@@ -419,7 +484,7 @@ fn m_printf(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Ok(Value::NIL);
     }
     let s = crate::core::kernel::format_impl(ctx, args.pos[0], &args.pos[1..])?;
-    io_write(ctx, recv, string::bytes(s))?;
+    write_bytes_to(ctx, recv, string::bytes(s))?;
     Ok(Value::NIL)
 }
 
@@ -970,23 +1035,27 @@ fn encoding_value(ctx: &mut Ctx, v: Value) -> Result<u8> {
 }
 
 /// The `newline:` option of `set_encoding` and the open methods.
-fn check_newline_option(ctx: &mut Ctx, io: &IoObj, opts: Option<Value>) -> Result<()> {
-    let Some(opts) = opts else { return Ok(()) };
+/// Answers whether one was given, and what `"\n"` becomes on write.
+fn newline_option(ctx: &mut Ctx, io: &IoObj, opts: Option<Value>) -> Result<Option<Option<&'static [u8]>>> {
+    let Some(opts) = opts else { return Ok(None) };
     let key = Value::symbol(ctx.intern("newline"));
-    let Some(v) = hash::get(opts, key).filter(|v| !v.is_nil()) else { return Ok(()) };
-    match v.as_symbol() {
+    let Some(v) = hash::get(opts, key).filter(|v| !v.is_nil()) else { return Ok(None) };
+    let out: Option<&'static [u8]> = match v.as_symbol() {
         Some(s) => {
             let name = ctx.sym_str(s).to_string();
-            if !matches!(name.as_str(), "universal" | "crlf" | "cr" | "lf") {
-                return Err(ctx.arg_error(&format!("unexpected value for newline option: {name}")));
+            match name.as_str() {
+                "crlf" => Some(b"\r\n"),
+                "cr" => Some(b"\r"),
+                "universal" | "lf" => None,
+                _ => return Err(ctx.arg_error(&format!("unexpected value for newline option: {name}"))),
             }
         }
         None => return Err(ctx.arg_error("unexpected value for newline option")),
-    }
+    };
     if io.binmode {
         return Err(ctx.arg_error("newline decorator with binary mode"));
     }
-    Ok(())
+    Ok(Some(out))
 }
 
 /// CRuby's `validate_enc_binmode`: text read without transcoding must be in an ASCII
@@ -1003,6 +1072,10 @@ pub(crate) fn validate_enc_binmode(ctx: &mut Ctx, io: &IoObj, ext: Option<u8>, i
 /// methods, on top of what the mode string said.
 pub(crate) fn apply_encoding_kwargs(ctx: &mut Ctx, f: Value, args: &Args) -> Result<()> {
     let Some(io) = io_ref(f) else { return Ok(()) };
+    if let Some(nl) = newline_option(ctx, io, args.kw)? {
+        io.newline_out = nl;
+    }
+    let io = io_ref(f).expect("io");
     let enc_kw = args.kwarg(ctx, "encoding").filter(|v| !v.is_nil());
     let ext_kw = args.kwarg(ctx, "external_encoding").filter(|v| !v.is_nil());
     let int_kw = args.kwarg(ctx, "internal_encoding").filter(|v| !v.is_nil());
@@ -1091,8 +1164,12 @@ fn m_set_encoding(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         }
     };
     let io = get_io(ctx, recv)?;
-    check_newline_option(ctx, io, args.kw)?;
+    let nl = newline_option(ctx, io, args.kw)?;
     validate_enc_binmode(ctx, io, ext, int)?;
+    let io = get_io(ctx, recv)?;
+    if let Some(nl) = nl {
+        io.newline_out = nl;
+    }
     io.ext_enc = ext;
     io.int_enc = int;
     Ok(recv)
