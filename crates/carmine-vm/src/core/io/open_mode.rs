@@ -22,6 +22,8 @@ pub struct OpenMode {
     pub int_enc: IntEnc,
     /// "r:BOM|utf-8": the encoding comes from a byte-order mark when there is one.
     pub bom: bool,
+    /// The mode string named encodings.
+    pub has_enc: bool,
 }
 
 impl OpenMode {
@@ -63,6 +65,7 @@ pub fn parse_mode_string(ctx: &mut Ctx, mode: &str) -> Result<OpenMode> {
         m.ext_enc = e;
         m.int_enc = i;
         m.bom = bom;
+        m.has_enc = true;
     } else if m.binary {
         m.ext_enc = Some(crate::core::encoding::BINARY);
     }
@@ -102,6 +105,9 @@ pub fn extract(ctx: &mut Ctx, mode: Option<Value>, perm: Option<Value>, args: &A
         Some(v) => mode_arg(ctx, v)?,
         None => mode_from_flags(libc::O_RDONLY),
     };
+    if m.has_enc && args.kwarg(ctx, "encoding").is_some_and(|v| !v.is_nil()) {
+        return Err(ctx.arg_error("encoding specified twice"));
+    }
     if let Some(f) = args.kwarg(ctx, "flags").filter(|v| !v.is_nil()) {
         m.flags |= integer::to_int_arg(ctx, f)?;
     }
