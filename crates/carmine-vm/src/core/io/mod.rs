@@ -500,16 +500,19 @@ fn m_putc(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn m_flush(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    check_open(ctx, recv)?;
     let io = get_io(ctx, recv)?;
     flush_obj(ctx, io)?;
     Ok(recv)
 }
 
 fn m_sync(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    check_open(ctx, recv)?;
     Ok(Value::bool(get_io(ctx, recv)?.sync))
 }
 
 fn m_set_sync(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    check_open(ctx, recv)?;
     let io = get_io(ctx, recv)?;
     io.sync = args.pos[0].truthy();
     if io.sync {
@@ -1081,6 +1084,11 @@ pub(crate) fn apply_encoding_kwargs(ctx: &mut Ctx, f: Value, args: &Args) -> Res
     let int_kw = args.kwarg(ctx, "internal_encoding").filter(|v| !v.is_nil());
     if enc_kw.is_none() && ext_kw.is_none() && int_kw.is_none() {
         return Ok(());
+    }
+    if let Some(e) = enc_kw.filter(|_| ext_kw.is_some() || int_kw.is_some()) {
+        let shown = if string::is_string(e) { string::to_rust_string_lossy(e) } else { crate::core::object::inspect_string(ctx, e)? };
+        let used = if ext_kw.is_some() { "external_encoding" } else { "internal_encoding" };
+        crate::core::warning::emit(ctx, &format!("warning: Ignoring encoding parameter '{shown}': {used} is used\n"), None)?;
     }
     let (mut ext, mut int, mut bom) = (None, IntEnc::Default, false);
     if let Some(e) = enc_kw.filter(|_| ext_kw.is_none() && int_kw.is_none()) {
