@@ -6,7 +6,7 @@
 //! Invariants: an Addrinfo holds the packed sockaddr bytes exactly as the system uses
 //! them; every accessor derives from those bytes, so `to_sockaddr` round-trips.
 
-use super::inet::{numeric, resolve};
+use super::inet::{numeric, resolve, resolve_hinted};
 use super::unix::{sockaddr_un, unpack_path};
 use super::{class, fd_of, last_errno, new_socket, socket_error, sys_error};
 use crate::core::{array, integer, object, string};
@@ -90,37 +90,20 @@ fn ai_s_ip(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     Ok(a)
 }
 
-fn socktype_arg(ctx: &mut Ctx, v: Option<&Value>) -> Result<i32> {
+/// A socket type: an Integer, or a Symbol/String (`:STREAM`, `"SOCK_DGRAM"`); nil is 0.
+pub fn socktype_arg(ctx: &mut Ctx, v: Option<&Value>) -> Result<i32> {
     match v {
-        Some(&t) if t.as_symbol().is_some() || string::is_string(t) => {
-            let name = if let Some(id) = t.as_symbol() { ctx.sym_str(id) } else { string::to_rust_string_lossy(t) };
-            match name.trim_start_matches("SOCK_") {
-                "STREAM" => Ok(libc::SOCK_STREAM),
-                "DGRAM" => Ok(libc::SOCK_DGRAM),
-                "SEQPACKET" => Ok(libc::SOCK_SEQPACKET),
-                "RAW" => Ok(libc::SOCK_RAW),
-                other => Err(socket_error(ctx, &format!("unknown socket type: {other}"), false)),
-            }
-        }
-        Some(&t) if !t.is_nil() => integer::to_int_arg(ctx, t),
-        _ => Ok(0),
+        Some(&t) => super::named_const(ctx, t, &["SOCK_"], "type"),
+        None => Ok(0),
     }
 }
 
-fn family_arg(ctx: &mut Ctx, v: Option<&Value>) -> Result<i32> {
+/// An address or protocol family: an Integer, or a Symbol/String (`:INET`, `"AF_INET6"`);
+/// nil is AF_UNSPEC.
+pub fn family_arg(ctx: &mut Ctx, v: Option<&Value>) -> Result<i32> {
     match v {
-        Some(&f) if f.as_symbol().is_some() || string::is_string(f) => {
-            let name = if let Some(id) = f.as_symbol() { ctx.sym_str(id) } else { string::to_rust_string_lossy(f) };
-            match name.trim_start_matches("AF_").trim_start_matches("PF_") {
-                "INET" => Ok(libc::AF_INET),
-                "INET6" => Ok(libc::AF_INET6),
-                "UNIX" | "LOCAL" => Ok(libc::AF_UNIX),
-                "UNSPEC" => Ok(libc::AF_UNSPEC),
-                other => Err(socket_error(ctx, &format!("unknown socket domain: {other}"), false)),
-            }
-        }
-        Some(&f) if !f.is_nil() => integer::to_int_arg(ctx, f),
-        _ => Ok(libc::AF_UNSPEC),
+        Some(&f) => super::named_const(ctx, f, &["AF_", "PF_"], "domain"),
+        None => Ok(libc::AF_UNSPEC),
     }
 }
 
@@ -134,35 +117,53 @@ fn ai_s_unix(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     Ok(new_addrinfo(ctx, addr, st, 0))
 }
 
-/// `Addrinfo.new(sockaddr, family = nil, socktype = 0, protocol = 0)`.
+/// `Addrinfo.new(sockaddr, family = nil, socktype = nil, protocol = nil)`: `sockaddr` is a
+/// packed String or an array such as `["AF_INET", 80, "host", "127.0.0.1"]`, whose numeric
+/// address is checked by getaddrinfo(3) against the given family, type and protocol (so an
+/// impossible combination is a SocketError, as in CRuby).
 fn ai_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let sa = args.pos[0];
-    let addr = if array::is_array(sa) {
-        let items = array::to_vec(sa);
-        let fam = family_arg(ctx, items.first())?;
-        if fam == libc::AF_UNIX {
-            let p = opt_str(ctx, items.get(1))?.unwrap_or_default();
-            sockaddr_un(ctx, p.as_bytes())?
-        } else {
-            let port = opt_str(ctx, items.get(1))?;
-            let host = opt_str(ctx, items.get(3))?.or(opt_str(ctx, items.get(2))?);
-            pack_inet(ctx, host.as_deref(), port.as_deref(), libc::SOCK_STREAM, libc::AI_NUMERICHOST)?
-        }
-    } else {
-        let s = string::to_str_arg(ctx, sa)?;
-        string::bytes(s).to_vec()
-    };
+    let pf = family_arg(ctx, args.pos.get(1))?;
     let st = socktype_arg(ctx, args.pos.get(2))?;
     let proto = match args.pos.get(3) {
         Some(&p) if !p.is_nil() => integer::to_int_arg(ctx, p)?,
         _ => 0,
     };
-    let fresh = new_addrinfo(ctx, addr, st, proto);
-    if args.pos.get(1).is_some_and(|f| !f.is_nil()) {
-        let pf = family_arg(ctx, args.pos.get(1))?;
-        if let Some(o) = data_ref::<AddrinfoObj>(fresh) {
-            o.pfamily = pf;
+    let (addr, pfamily) = if array::is_array(sa) {
+        let af_name = array::get(sa, 0);
+        let af_name = string::to_str_arg(ctx, af_name)?;
+        let af = family_arg(ctx, Some(&af_name)).map_err(|_| {
+            let n = string::to_rust_string_lossy(af_name);
+            socket_error(ctx, &format!("unknown address family: {n}"), false)
+        })?;
+        match af {
+            libc::AF_INET | libc::AF_INET6 => {
+                let port = integer::to_int_arg(ctx, array::get(sa, 1))?;
+                let node = array::get(sa, 3);
+                let node = string::to_str_arg(ctx, node)?;
+                let node = string::to_rust_string_lossy(node);
+                let fam = if pf != 0 { pf } else { af };
+                // CRuby's "socktype hack": a numeric port without a type asks for datagrams.
+                let hint_st = if st == 0 { libc::SOCK_DGRAM } else { st };
+                let list = resolve_hinted(ctx, Some(&node), Some(&port.to_string()), fam, hint_st, proto, libc::AI_NUMERICHOST | libc::AI_NUMERICSERV)?;
+                let Some(r) = list.into_iter().next() else { return Err(socket_error(ctx, "getaddrinfo: Name or service not known", true)) };
+                (r.addr, fam)
+            }
+            libc::AF_UNIX => {
+                let path = array::get(sa, 1);
+                let path = string::to_str_arg(ctx, path)?;
+                let bytes = string::bytes(path).to_vec();
+                (sockaddr_un(ctx, &bytes)?, pf)
+            }
+            _ => return Err(socket_error(ctx, "unexpected address family", false)),
         }
+    } else {
+        let s = string::to_str_arg(ctx, sa)?;
+        (string::bytes(s).to_vec(), pf)
+    };
+    let fresh = new_addrinfo(ctx, addr, st, proto);
+    if let Some(o) = data_ref::<AddrinfoObj>(fresh) {
+        o.pfamily = pfamily;
     }
     crate::object::move_data(recv, fresh);
     Ok(Value::NIL)

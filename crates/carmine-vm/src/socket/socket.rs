@@ -8,32 +8,13 @@
 use super::addrinfo::{new_addrinfo, AddrinfoObj};
 use super::basic::recv_bytes;
 use super::inet::{accept_fd, connect_fd};
-use super::{class, fd_of, last_errno, new_socket, socket_error, sys_error};
+use super::{class, fd_of, last_errno, new_socket, sys_error};
 use crate::core::{array, integer, string};
 use crate::interp::Args;
 use crate::object::data_ref;
 use crate::thread::Ctx;
 use crate::value::Value;
 use crate::Result;
-
-fn named_const(ctx: &mut Ctx, v: Value, prefixes: &[&str], what: &str) -> Result<i32> {
-    let name = if let Some(id) = v.as_symbol() {
-        ctx.sym_str(id)
-    } else if string::is_string(v) {
-        string::to_rust_string_lossy(v)
-    } else if v.is_nil() {
-        return Ok(0);
-    } else {
-        return integer::to_int_arg(ctx, v);
-    };
-    for p in std::iter::once(&"").chain(prefixes) {
-        let full = format!("{p}{name}");
-        if let Some(&(_, n)) = super::CONSTANTS.iter().find(|(c, _)| *c == full) {
-            return Ok(n as i32);
-        }
-    }
-    Err(socket_error(ctx, &format!("unknown socket {what}: {name}"), false))
-}
 
 /// A packed sockaddr from a String or an Addrinfo.
 pub fn addr_bytes(ctx: &mut Ctx, v: Value) -> Result<Vec<u8>> {
@@ -49,10 +30,10 @@ fn s_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if args.pos.len() < 2 || args.pos.len() > 3 {
         return Err(ctx.arity_error(args.pos.len(), 2, Some(3)));
     }
-    let domain = named_const(ctx, args.pos[0], &["AF_", "PF_"], "domain")?;
-    let ty = named_const(ctx, args.pos[1], &["SOCK_"], "type")?;
+    let domain = super::named_const(ctx, args.pos[0], &["AF_", "PF_"], "domain")?;
+    let ty = super::named_const(ctx, args.pos[1], &["SOCK_"], "type")?;
     let proto = match args.pos.get(2) {
-        Some(&p) => named_const(ctx, p, &["IPPROTO_"], "protocol")?,
+        Some(&p) => super::named_const(ctx, p, &["IPPROTO_"], "protocol")?,
         None => 0,
     };
     // SAFETY: socket(2) has no memory preconditions.
@@ -178,10 +159,10 @@ fn s_recvfrom_nonblock(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value>
 
 /// `Socket.pair(domain, type, protocol = 0)`.
 fn s_pair(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let domain = named_const(ctx, args.pos[0], &["AF_", "PF_"], "domain")?;
-    let ty = named_const(ctx, args.pos[1], &["SOCK_"], "type")?;
+    let domain = super::named_const(ctx, args.pos[0], &["AF_", "PF_"], "domain")?;
+    let ty = super::named_const(ctx, args.pos[1], &["SOCK_"], "type")?;
     let proto = match args.pos.get(2) {
-        Some(&p) => named_const(ctx, p, &["IPPROTO_"], "protocol")?,
+        Some(&p) => super::named_const(ctx, p, &["IPPROTO_"], "protocol")?,
         None => 0,
     };
     let mut fds = [0; 2];
