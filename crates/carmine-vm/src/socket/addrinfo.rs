@@ -316,6 +316,9 @@ ip_predicates! {
 
 /// The address part of `inspect`: "1.2.3.4:80", "[::1]:80", "/path", "1.2.3.4".
 fn sockaddr_text(a: &AddrinfoObj) -> String {
+    if a.addr.is_empty() {
+        return "empty-sockaddr".into();
+    }
     match family_of(&a.addr) {
         libc::AF_INET | libc::AF_INET6 => {
             let (ip, port, f) = numeric(&a.addr);
@@ -338,15 +341,22 @@ fn ai_inspect_sockaddr(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value
 fn ai_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let a = get(ctx, recv)?;
     let mut s = format!("#<Addrinfo: {}", sockaddr_text(a));
-    let f = family_of(&a.addr);
-    let proto = match (a.socktype, a.protocol) {
-        (libc::SOCK_STREAM, p) if p == 0 || p == libc::IPPROTO_TCP => if f == libc::AF_UNIX { " SOCK_STREAM" } else { " TCP" },
-        (libc::SOCK_DGRAM, p) if p == 0 || p == libc::IPPROTO_UDP => if f == libc::AF_UNIX { " SOCK_DGRAM" } else { " UDP" },
-        (libc::SOCK_SEQPACKET, _) => " SOCK_SEQPACKET",
-        (libc::SOCK_RAW, _) => " SOCK_RAW",
-        _ => "",
-    };
-    s.push_str(proto);
+    let ip = matches!(family_of(&a.addr), libc::AF_INET | libc::AF_INET6);
+    let const_name = |prefix: &str, v: i32| super::CONSTANTS.iter().find(|(n, c)| n.starts_with(prefix) && *c == v as i64).map(|(n, _)| n.to_string());
+    match (a.socktype, a.protocol) {
+        (libc::SOCK_STREAM, p) if ip && (p == 0 || p == libc::IPPROTO_TCP) => s.push_str(" TCP"),
+        (libc::SOCK_DGRAM, p) if ip && (p == 0 || p == libc::IPPROTO_UDP) => s.push_str(" UDP"),
+        (st, p) => {
+            if st != 0 {
+                s.push(' ');
+                s.push_str(&const_name("SOCK_", st).unwrap_or_else(|| format!("UNKNOWN_SOCKTYPE({st})")));
+            }
+            if p != 0 {
+                s.push(' ');
+                s.push_str(&const_name("IPPROTO_", p).filter(|_| ip).unwrap_or_else(|| format!("UNKNOWN_PROTOCOL({p})")));
+            }
+        }
+    }
     if let Some(c) = &a.canonname {
         s.push_str(&format!(" ({c})"));
     }

@@ -12,6 +12,7 @@
 //!   `core::load`); this module holds no process-global state.
 
 pub mod addrinfo;
+pub mod ancdata;
 pub mod basic;
 pub mod constants;
 pub mod inet;
@@ -118,5 +119,6 @@ pub fn init(ctx: &mut Ctx) -> Result<()> {
     unix::init(ctx);
     addrinfo::init(ctx);
     socket::init(ctx);
+    ancdata::init(ctx);
     Ok(())
 }
