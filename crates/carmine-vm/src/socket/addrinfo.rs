@@ -443,12 +443,7 @@ fn socket_address(ctx: &mut Ctx, recv: Value, peer: bool) -> Result<Value> {
     let mut len = 4 as libc::socklen_t;
     // SAFETY: st is a valid int out-value.
     unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_TYPE, &mut st as *mut i32 as *mut libc::c_void, &mut len) };
-    let proto = match (family_of(&addr), st) {
-        (libc::AF_INET | libc::AF_INET6, libc::SOCK_STREAM) => libc::IPPROTO_TCP,
-        (libc::AF_INET | libc::AF_INET6, libc::SOCK_DGRAM) => libc::IPPROTO_UDP,
-        _ => 0,
-    };
-    Ok(new_addrinfo(ctx, addr, st, proto))
+    Ok(new_addrinfo(ctx, addr, st, 0))
 }
 
 fn bs_local_address(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -464,7 +459,12 @@ fn bs_remote_address(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> 
 fn bs_connect_address(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let a = socket_address(ctx, recv, false)?;
     let o = get(ctx, a)?;
-    match family_of(&o.addr) {
+    let f = family_of(&o.addr);
+    if (f == libc::AF_INET || f == libc::AF_INET6) && o.addr.get(2..4) == Some(&[0, 0]) {
+        let v = if f == libc::AF_INET { "IPv4" } else { "IPv6" };
+        return Err(socket_error(ctx, &format!("unbound {v} socket"), false));
+    }
+    match f {
         libc::AF_INET if o.addr[4..8] == [0, 0, 0, 0] => o.addr[4..8].copy_from_slice(&[127, 0, 0, 1]),
         libc::AF_INET6 if o.addr[8..24].iter().all(|&b| b == 0) => o.addr[23] = 1,
         libc::AF_UNIX if unpack_path(&o.addr).is_empty() => return Err(socket_error(ctx, "unbound Unix socket", false)),

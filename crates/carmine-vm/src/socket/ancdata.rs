@@ -9,8 +9,8 @@
 //!   `[mesg, sender_addrinfo, rflags, *controls]`.
 //! - Descriptors received with SCM_RIGHTS become IO objects only with `scm_rights: true`;
 //!   otherwise they are closed at once, as CRuby does.
-//! - A blocking receive waits through the scheduler funnel, then asks the kernel without
-//!   blocking; a blocking send runs outside the giant lock.
+//! - Blocking calls wait through the scheduler funnel (interruptibly), then ask the kernel
+//!   without blocking, so no system call holds the giant lock while it waits.
 
 use super::addrinfo::new_addrinfo;
 use super::{class, fd_of, last_errno, sys_error};
@@ -75,11 +75,18 @@ fn bs_sendmsg_raw(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let mut cbuf = control_buffer(space);
     let mut dest = dest.unwrap_or_default();
     let mut payload = data;
-    let sent = loop {
+    let stream = super::basic::is_stream(fd);
+    // A blocking send on a stream goes on until every byte is out (what a blocking
+    // sendmsg(2) does), waiting interruptibly between partial sends; the control
+    // messages travel with the first part.
+    let mut sent = 0usize;
+    loop {
         if !nonblock {
             crate::thread::sched::wait_writable(ctx, fd)?;
         }
-        let mut iov = libc::iovec { iov_base: payload.as_mut_ptr() as *mut libc::c_void, iov_len: payload.len() };
+        let first = sent == 0;
+        let rest = &mut payload[sent..];
+        let mut iov = libc::iovec { iov_base: rest.as_mut_ptr() as *mut libc::c_void, iov_len: rest.len() };
         // SAFETY: an all-zero msghdr is valid; every pointer set below outlives the call.
         let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
         msg.msg_iov = &mut iov;
@@ -88,7 +95,7 @@ fn bs_sendmsg_raw(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             msg.msg_name = dest.as_mut_ptr() as *mut libc::c_void;
             msg.msg_namelen = dest.len() as libc::socklen_t;
         }
-        if space > 0 {
+        if space > 0 && first {
             msg.msg_control = cbuf.as_mut_ptr() as *mut libc::c_void;
             msg.msg_controllen = space as _;
             // SAFETY: the control buffer holds CMSG_SPACE bytes for every message.
@@ -103,24 +110,23 @@ fn bs_sendmsg_raw(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
                 }
             }
         }
-        let f = flags | libc::MSG_NOSIGNAL | if nonblock { libc::MSG_DONTWAIT } else { 0 };
-        let addr = &msg as *const libc::msghdr as usize;
-        let (n, e) = crate::thread::sched::without_gl(ctx, || {
-            // SAFETY: msg and the buffers it points to live on this frame during the call.
-            let n = unsafe { libc::sendmsg(fd, addr as *const libc::msghdr, f) };
-            (n, if n < 0 { last_errno() } else { 0 })
-        });
+        // SAFETY: msg and the buffers it points to live on this frame during the call.
+        let n = unsafe { libc::sendmsg(fd, &msg, flags | libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
         if n >= 0 {
-            break n;
+            sent += n as usize;
+            if nonblock || !stream || sent >= payload.len() {
+                break;
+            }
+            continue;
         }
-        match e {
+        match last_errno() {
             libc::EINTR => continue,
             libc::EAGAIN if nonblock && !raise => return Ok(Value::symbol(ctx.intern("wait_writable"))),
             libc::EAGAIN if nonblock => return Err(io::sys::wait_error(ctx, "EAGAINWaitWritable", "sendmsg(2) would block")?),
             libc::EAGAIN => continue,
             e => return Err(sys_error(ctx, e, "sendmsg(2)")),
         }
-    };
+    }
     Ok(Value::fixnum(sent as i64))
 }
 
@@ -279,7 +285,10 @@ class Socket::AncillaryData
       return Socket::SOL_SOCKET if name == "SOCKET"
       __constant(level, ["SOL_", "IPPROTO_"], "unknown protocol level")
     else
-      __constant(level, ["SOL_"], "unknown protocol level")
+      name = level.is_a?(Symbol) ? level.to_s : String.try_convert(level)
+      return level.to_int if name.nil?
+      return Socket::SOL_SOCKET if name == "SOCKET" || name == "SOL_SOCKET"
+      raise SocketError, "unknown protocol level: #{name}"
     end
   end
 

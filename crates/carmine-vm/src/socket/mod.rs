@@ -38,7 +38,16 @@ pub fn class(ctx: &mut Ctx, name: &str) -> Value {
 pub fn new_socket(ctx: &mut Ctx, klass: Value, fd: i32) -> Value {
     let s = io::new_io(ctx, klass, fd, true, true, None);
     if let Some(o) = io::io_ref(s) {
+        // Sockets are binary, as CRuby's (ASCII-8BIT, no conversion).
         o.sync = true;
+        o.ext_enc = Some(crate::core::encoding::BINARY);
+    }
+    // A new socket takes `BasicSocket.do_not_reverse_lookup` as it is now.
+    let id = ctx.intern("@do_not_reverse_lookup");
+    let b = class(ctx, "BasicSocket");
+    let global = crate::core::object::ivar_get(ctx, b, id);
+    if !global.is_nil() {
+        crate::core::object::ivar_set_raw(ctx, s, id, global);
     }
     s
 }
@@ -65,19 +74,22 @@ pub fn socket_error(ctx: &mut Ctx, msg: &str, resolution: bool) -> crate::error:
     ctx.raise(k, msg)
 }
 
+/// The name in a Symbol, a String or an object with `to_str`; None for anything else.
+pub fn const_name_arg(ctx: &mut Ctx, v: Value) -> Result<Option<String>> {
+    if let Some(id) = v.as_symbol() {
+        return Ok(Some(ctx.sym_str(id)));
+    }
+    Ok(crate::core::string::try_to_str(ctx, v)?.map(crate::core::string::to_rust_string_lossy))
+}
+
 /// A constant given as an Integer, or as a Symbol/String naming it with or without one of
 /// `prefixes` (`:INET`, `"AF_INET"`); nil is 0. An unknown name is a SocketError
 /// "unknown socket <what>: <name>".
 pub fn named_const(ctx: &mut Ctx, v: Value, prefixes: &[&str], what: &str) -> Result<i32> {
-    let name = if let Some(id) = v.as_symbol() {
-        ctx.sym_str(id)
-    } else if crate::core::string::is_string(v) {
-        crate::core::string::to_rust_string_lossy(v)
-    } else if v.is_nil() {
+    if v.is_nil() {
         return Ok(0);
-    } else {
-        return crate::core::integer::to_int_arg(ctx, v);
-    };
+    }
+    let Some(name) = const_name_arg(ctx, v)? else { return crate::core::integer::to_int_arg(ctx, v) };
     for p in std::iter::once(&"").chain(prefixes) {
         let full = format!("{p}{name}");
         if let Some(&(_, n)) = CONSTANTS.iter().find(|(c, _)| *c == full) {
