@@ -515,6 +515,21 @@ fn s_unpack_sockaddr_un(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Valu
 /// arrays `[afamily, port, host, ip, family, socktype, protocol]`.
 fn s_getaddrinfo(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let (node, service, fam, st, flags) = getaddrinfo_args(ctx, args)?;
+    // The host names are looked up again from the addresses when asked (`reverse_lookup`
+    // true, or nil while `BasicSocket.do_not_reverse_lookup` is false).
+    let reverse = match args.pos.get(6) {
+        Some(&r) if r == Value::TRUE || r == Value::FALSE => r.truthy(),
+        Some(&r) if r.as_symbol().is_some() => match ctx.sym_str(r.as_symbol().unwrap_or_default()).as_str() {
+            "hostname" => true,
+            "numeric" => false,
+            other => return Err(ctx.type_error(&format!("invalid reverse_lookup flag: :{other}"))),
+        },
+        Some(&r) if !r.is_nil() => return Err(ctx.type_error("invalid reverse_lookup flag")),
+        _ => {
+            let b = class(ctx, "BasicSocket");
+            !ctx.call_str(b, "do_not_reverse_lookup", &[])?.truthy()
+        }
+    };
     let socktypes: Vec<i32> = if st == 0 { vec![libc::SOCK_STREAM, libc::SOCK_DGRAM, libc::SOCK_RAW] } else { vec![st] };
     let out = array::new(ctx);
     for t in socktypes {
@@ -532,9 +547,10 @@ fn s_getaddrinfo(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
                 _ => 0,
             };
             let name = if f == libc::AF_INET6 { "AF_INET6" } else { "AF_INET" };
+            let host = if reverse { super::netdb::name_info(ctx, &r.addr, 0).map(|(h, _)| h).unwrap_or_else(|_| ip.clone()) } else { ip.clone() };
             let entry = array::new(ctx);
             array::push(ctx, out, entry);
-            for item in [Some(name.to_string()), None, Some(ip.clone()), Some(ip.clone())] {
+            for item in [Some(name.to_string()), None, Some(host), Some(ip.clone())] {
                 let v = match item {
                     Some(text) => string::new_utf8(ctx, &text),
                     None => Value::fixnum(port as i64),

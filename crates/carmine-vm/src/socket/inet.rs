@@ -20,6 +20,8 @@ use crate::Result;
 pub struct Resolved {
     pub family: i32,
     pub addr: Vec<u8>,
+    /// The canonical name getaddrinfo reported (with AI_CANONNAME, on the first entry).
+    pub canonname: Option<String>,
 }
 
 fn host_arg(ctx: &mut Ctx, v: Option<&Value>) -> Result<Option<String>> {
@@ -92,7 +94,7 @@ fn numeric_resolve(host: &str, port: Option<&str>, family: i32, socktype: i32, p
     let out: Vec<Resolved> = KINDS
         .iter()
         .filter(|&&(st, pr)| (socktype == 0 || socktype == st) && (protocol == 0 || pr == 0 || protocol == pr))
-        .map(|_| Resolved { family: addr.0, addr: addr.1.clone() })
+        .map(|_| Resolved { family: addr.0, addr: addr.1.clone(), canonname: None })
         .collect();
     (!out.is_empty()).then_some(out)
 }
@@ -111,7 +113,7 @@ pub fn resolve_hinted(ctx: &mut Ctx, host: Option<&str>, port: Option<&str>, fam
                 out.extend(resolve_hinted(ctx, Some(ip), port, family, socktype, protocol, flags | libc::AI_NUMERICHOST)?);
             }
             if out.is_empty() {
-                return Err(socket_error(ctx, &format!("getaddrinfo: {}", gai_message(libc::EAI_NONAME)), true));
+                return Err(super::resolution_error(ctx, "getaddrinfo", libc::EAI_NONAME));
             }
             return Ok(out);
         }
@@ -135,7 +137,8 @@ pub fn resolve_hinted(ctx: &mut Ctx, host: Option<&str>, port: Option<&str>, fam
             unsafe {
                 let a = &*p;
                 let bytes = std::slice::from_raw_parts(a.ai_addr as *const u8, a.ai_addrlen as usize).to_vec();
-                out.push(Resolved { family: a.ai_family, addr: bytes });
+                let canonname = (!a.ai_canonname.is_null()).then(|| std::ffi::CStr::from_ptr(a.ai_canonname).to_string_lossy().into_owned());
+                out.push(Resolved { family: a.ai_family, addr: bytes, canonname });
                 p = a.ai_next;
             }
         }
@@ -146,13 +149,13 @@ pub fn resolve_hinted(ctx: &mut Ctx, host: Option<&str>, port: Option<&str>, fam
         (rc, out)
     });
     if rc != 0 {
-        return Err(socket_error(ctx, &format!("getaddrinfo: {}", gai_message(rc)), true));
+        return Err(super::resolution_error(ctx, "getaddrinfo", rc));
     }
     Ok(list)
 }
 
 /// getaddrinfo's message for an error code.
-fn gai_message(rc: i32) -> String {
+pub fn gai_message(rc: i32) -> String {
     // SAFETY: gai_strerror returns a static string.
     unsafe { std::ffi::CStr::from_ptr(libc::gai_strerror(rc)) }.to_string_lossy().into_owned()
 }

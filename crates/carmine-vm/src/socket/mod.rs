@@ -16,6 +16,7 @@ pub mod ancdata;
 pub mod basic;
 pub mod constants;
 pub mod inet;
+pub mod netdb;
 pub mod socket;
 pub mod unix;
 
@@ -82,6 +83,25 @@ pub fn const_name_arg(ctx: &mut Ctx, v: Value) -> Result<Option<String>> {
     Ok(crate::core::string::try_to_str(ctx, v)?.map(crate::core::string::to_rust_string_lossy))
 }
 
+/// `Socket::ResolutionError` for a failed getaddrinfo(3)/getnameinfo(3) (`func`), with the
+/// system's message and `error_code`.
+pub fn resolution_error(ctx: &mut Ctx, func: &str, code: i32) -> crate::error::Unwind {
+    let msg = format!("{func}: {}", inet::gai_message(code));
+    let sock = class(ctx, "Socket");
+    let id = ctx.intern("ResolutionError");
+    let Some(k) = module::body(sock).const_get(id).map(|e| e.value) else { return socket_error(ctx, &msg, true) };
+    let m = crate::core::string::new_utf8(ctx, &msg);
+    match ctx.call_str(k, "new", &[m]) {
+        Ok(e) => {
+            let id = ctx.intern("@error_code");
+            crate::core::object::ivar_set_raw(ctx, e, id, Value::fixnum(code as i64));
+            crate::core::exception::capture_backtrace(ctx, e);
+            crate::error::Unwind::Raise(e)
+        }
+        Err(u) => u,
+    }
+}
+
 /// A constant given as an Integer, or as a Symbol/String naming it with or without one of
 /// `prefixes` (`:INET`, `"AF_INET"`); nil is 0. An unknown name is a SocketError
 /// "unknown socket <what>: <name>".
@@ -132,5 +152,6 @@ pub fn init(ctx: &mut Ctx) -> Result<()> {
     addrinfo::init(ctx);
     socket::init(ctx);
     ancdata::init(ctx);
+    netdb::init(ctx);
     Ok(())
 }
