@@ -113,7 +113,9 @@ fn ai_s_unix(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         Some(_) => socktype_arg(ctx, args.pos.get(1))?,
         None => libc::SOCK_STREAM,
     };
-    let addr = sockaddr_un(ctx, c.as_bytes())?;
+    let mut addr = sockaddr_un(ctx, c.as_bytes())?;
+    // The whole sockaddr_un, zero-padded (what `to_sockaddr` answers in CRuby).
+    addr.resize(std::mem::size_of::<libc::sockaddr_un>(), 0);
     Ok(new_addrinfo(ctx, addr, st, 0))
 }
 
@@ -141,7 +143,11 @@ fn ai_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
                 let port = integer::to_int_arg(ctx, array::get(sa, 1))?;
                 let node = array::get(sa, 3);
                 let node = string::to_str_arg(ctx, node)?;
-                let node = string::to_rust_string_lossy(node);
+                let node = match string::to_rust_string_lossy(node) {
+                    n if n.is_empty() || n == "<any>" => "0.0.0.0".to_string(),
+                    n if n == "<broadcast>" => "255.255.255.255".to_string(),
+                    n => n,
+                };
                 let fam = if pf != 0 { pf } else { af };
                 // CRuby's "socktype hack": a numeric port without a type asks for datagrams.
                 let hint_st = if st == 0 { libc::SOCK_DGRAM } else { st };
@@ -184,14 +190,24 @@ fn getaddrinfo_args(ctx: &mut Ctx, args: &Args) -> Result<(Option<String>, Optio
     Ok((node, service, fam, st, flags))
 }
 
-/// `Addrinfo.getaddrinfo(node, service, family = nil, socktype = nil, protocol = nil, flags = nil)`.
+/// `Addrinfo.getaddrinfo(node, service, family = nil, socktype = nil, protocol = nil, flags = nil)`:
+/// one Addrinfo per entry getaddrinfo(3) answers, with its family, type and protocol.
 fn ai_s_getaddrinfo(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let (node, service, fam, st, flags) = getaddrinfo_args(ctx, args)?;
-    let list = resolve(ctx, node.as_deref(), service.as_deref(), fam, st, flags)?;
+    let proto = match args.pos.get(4) {
+        Some(&p) if !p.is_nil() => integer::to_int_arg(ctx, p)?,
+        _ => 0,
+    };
+    let list = resolve_hinted(ctx, node.as_deref(), service.as_deref(), fam, st, proto, flags)?;
     // Built as it goes: a Rust Vec of fresh objects is no GC root.
     let out = array::new(ctx);
     for r in list {
-        let ai = new_addrinfo(ctx, r.addr, if st == 0 { libc::SOCK_STREAM } else { st }, 0);
+        let family = r.family;
+        let ai = new_addrinfo(ctx, r.addr, r.socktype, r.protocol);
+        if let Some(o) = data_ref::<AddrinfoObj>(ai) {
+            o.pfamily = family;
+            o.canonname = r.canonname;
+        }
         array::push(ctx, out, ai);
     }
     Ok(out)
@@ -315,7 +331,7 @@ ip_predicates! {
 }
 
 /// The address part of `inspect`: "1.2.3.4:80", "[::1]:80", "/path", "1.2.3.4".
-fn sockaddr_text(a: &AddrinfoObj) -> String {
+pub fn sockaddr_text(a: &AddrinfoObj) -> String {
     if a.addr.is_empty() {
         return "empty-sockaddr".into();
     }
@@ -327,7 +343,11 @@ fn sockaddr_text(a: &AddrinfoObj) -> String {
         }
         libc::AF_UNIX => {
             let p = unpack_path(&a.addr);
-            if p.is_empty() { "empty-path".into() } else { String::from_utf8_lossy(&p).into_owned() }
+            match p.first() {
+                None => "empty-path".into(),
+                Some(b'/') => String::from_utf8_lossy(&p).into_owned(),
+                Some(_) => format!("UNIX {}", String::from_utf8_lossy(&p)),
+            }
         }
         f => format!("unknown address family {f}"),
     }
@@ -382,21 +402,6 @@ fn yield_and_close(ctx: &mut Ctx, s: Value, args: &Args) -> Result<Value> {
     let r = ctx.yield1(&b, s);
     let _ = crate::core::io::close(ctx, s);
     r
-}
-
-fn ai_connect(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let a = get(ctx, recv)?;
-    let addr = a.addr.clone();
-    let fd = new_socket_for(ctx, a)?;
-    if let Err(e) = super::inet::connect_fd(ctx, fd, &addr) {
-        // SAFETY: closing the descriptor made above.
-        unsafe { libc::close(fd) };
-        let shown = sockaddr_text(get(ctx, recv)?);
-        return Err(sys_error(ctx, e, &format!("connect(2) for {shown}")));
-    }
-    let k = class(ctx, "Socket");
-    let s = new_socket(ctx, k, fd);
-    yield_and_close(ctx, s, args)
 }
 
 fn ai_bind(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -565,6 +570,131 @@ fn s_getaddrinfo(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     Ok(out)
 }
 
+/// The parts of Addrinfo CRuby writes in Ruby: connecting from/to, family_addrinfo, the
+/// IPv6 multicast scopes, ipv6_to_ipv4, marshal_dump/marshal_load and foreach.
+const ADDRINFO_RB: &str = r##"
+class Addrinfo
+  def self.foreach(nodename, service, family = nil, socktype = nil, protocol = nil, flags = nil, timeout: nil, &block)
+    getaddrinfo(nodename, service, family, socktype, protocol, flags).each(&block)
+  end
+
+  # An Addrinfo of this one's kind for `args` (host and port, or a path), or the given one.
+  def family_addrinfo(*args)
+    raise ArgumentError, "no address specified" if args.empty?
+    if args.first.is_a?(Addrinfo)
+      raise ArgumentError, "too many arguments" unless args.size == 1
+      other = args.first
+      raise ArgumentError, "Addrinfo type mismatch" if pfamily != other.pfamily || socktype != other.socktype
+      return other
+    end
+    if ip?
+      raise ArgumentError, "IP address needs host and port but #{args.size} arguments given" unless args.size == 2
+      Addrinfo.getaddrinfo(args[0], args[1], pfamily, socktype, protocol)[0]
+    elsif unix?
+      raise ArgumentError, "UNIX socket needs single path argument but #{args.size} arguments given" unless args.size == 1
+      Addrinfo.unix(args[0])
+    else
+      raise ArgumentError, "unexpected family"
+    end
+  end
+
+  def connect(timeout: nil, &block)
+    __connect_from(nil, timeout, &block)
+  end
+
+  def connect_from(*args, timeout: nil, &block)
+    __connect_from(family_addrinfo(*args), timeout, &block)
+  end
+
+  def connect_to(*args, timeout: nil, &block)
+    family_addrinfo(*args).__connect_from(self, timeout, &block)
+  end
+
+  # A new socket connected to this address (bound to `local` first when given); with a
+  # block, the block's value, the socket closed afterwards.
+  def __connect_from(local, timeout)
+    sock = Socket.new(pfamily, socktype, protocol)
+    begin
+      sock.setsockopt(:IPV6, :V6ONLY, 1) if ipv6?
+      sock.bind(local) if local
+      if timeout
+        loop do
+          r = sock.connect_nonblock(self, exception: false)
+          break if r == 0
+          raise Errno::ETIMEDOUT, "user specified timeout" unless sock.wait_writable(timeout)
+        end
+      else
+        sock.connect(self)
+      end
+    rescue Exception
+      sock.close
+      raise
+    end
+    return sock unless block_given?
+    begin
+      yield sock
+    ensure
+      sock.close
+    end
+  end
+  protected :__connect_from
+
+  def __multicast_scope
+    ipv6_multicast? ? to_sockaddr.getbyte(9) & 0x0f : nil
+  end
+  private :__multicast_scope
+
+  def ipv6_mc_nodelocal? = __multicast_scope == 1
+  def ipv6_mc_linklocal? = __multicast_scope == 2
+  def ipv6_mc_sitelocal? = __multicast_scope == 5
+  def ipv6_mc_orglocal? = __multicast_scope == 8
+  def ipv6_mc_global? = __multicast_scope == 14
+
+  # The IPv4 address inside an IPv4-mapped or IPv4-compatible IPv6 address, else nil.
+  def ipv6_to_ipv4
+    return nil unless ipv6? && (ipv6_v4mapped? || ipv6_v4compat?)
+    sa = [Socket::AF_INET].pack("S") + to_sockaddr.byteslice(2, 2) + to_sockaddr.byteslice(20, 4) + "\0" * 8
+    Addrinfo.new(sa, Socket::PF_INET, socktype, protocol)
+  end
+
+  def self.__constant_name(prefix, value)
+    name = Socket::Constants.constants.find do |c|
+      c.start_with?(prefix) && !c.end_with?("_LOCAL") && Socket::Constants.const_get(c) == value
+    end
+    name ? name.to_s : value
+  end
+
+  def marshal_dump
+    af = Addrinfo.__constant_name("AF_", afamily)
+    addr = if ip?
+      host, port = getnameinfo(Socket::NI_NUMERICHOST | Socket::NI_NUMERICSERV)
+      [host, port]
+    elsif unix?
+      unix_path
+    else
+      to_sockaddr
+    end
+    proto = ip? ? Addrinfo.__constant_name("IPPROTO_", protocol) : protocol
+    [af, addr, Addrinfo.__constant_name("PF_", pfamily), Addrinfo.__constant_name("SOCK_", socktype), proto, canonname, nil]
+  end
+
+  def marshal_load(ary)
+    af, addr, pf, st, proto, _canonname, _inspectname = ary
+    value = ->(v) { v.is_a?(String) ? Socket::Constants.const_get(v) : v }
+    afamily = value.(af)
+    sockaddr = if afamily == Socket::AF_UNIX
+      Socket.sockaddr_un(addr)
+    elsif afamily == Socket::AF_INET || afamily == Socket::AF_INET6
+      [af, Integer(addr[1]), addr[0], addr[0]]
+    else
+      addr
+    end
+    __send__(:initialize, sockaddr, value.(pf), value.(st), value.(proto))
+    self
+  end
+end
+"##;
+
 pub fn init(ctx: &mut Ctx) {
     let obj = ctx.c().object;
     let ai = crate::core::module_methods::define_class_under(ctx, obj, "Addrinfo", obj);
@@ -575,7 +705,7 @@ pub fn init(ctx: &mut Ctx) {
         ("udp", ai_s_udp, [2], Unsafe, Singleton),
         ("ip", ai_s_ip, [1], Unsafe, Singleton),
         ("unix", ai_s_unix, [1..=2], Unsafe, Singleton),
-        ("getaddrinfo", ai_s_getaddrinfo, [2..=6], Unsafe, Singleton),
+        ("getaddrinfo", ai_s_getaddrinfo, [2..=6], Unsafe, Singleton, Kw),
         ("afamily", ai_afamily, [0], Unsafe),
         ("pfamily", ai_pfamily, [0], Unsafe),
         ("socktype", ai_socktype, [0], Unsafe),
@@ -604,7 +734,6 @@ pub fn init(ctx: &mut Ctx) {
         ("ipv6_v4compat?", ai_ipv6_v4compat, [0], Unsafe),
         ("inspect_sockaddr", ai_inspect_sockaddr, [0], Unsafe),
         ("inspect", ai_inspect, [0], Unsafe),
-        ("connect", ai_connect, [0..], Unsafe, Kw),
         ("bind", ai_bind, [0], Unsafe),
         ("listen", ai_listen, [0..=1], Unsafe),
     ]);
@@ -624,4 +753,7 @@ pub fn init(ctx: &mut Ctx) {
         ("unpack_sockaddr_un", s_unpack_sockaddr_un, [1], Unsafe, Singleton),
         ("getaddrinfo", s_getaddrinfo, [2..=7], Unsafe, Singleton),
     ]);
+    let src = string::new_utf8(ctx, ADDRINFO_RB);
+    let main = ctx.vm().main_obj.get();
+    let _ = ctx.call_str(main, "eval", &[src]);
 }

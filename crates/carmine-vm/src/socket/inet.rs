@@ -22,6 +22,8 @@ pub struct Resolved {
     pub addr: Vec<u8>,
     /// The canonical name getaddrinfo reported (with AI_CANONNAME, on the first entry).
     pub canonname: Option<String>,
+    pub socktype: i32,
+    pub protocol: i32,
 }
 
 fn host_arg(ctx: &mut Ctx, v: Option<&Value>) -> Result<Option<String>> {
@@ -94,7 +96,7 @@ fn numeric_resolve(host: &str, port: Option<&str>, family: i32, socktype: i32, p
     let out: Vec<Resolved> = KINDS
         .iter()
         .filter(|&&(st, pr)| (socktype == 0 || socktype == st) && (protocol == 0 || pr == 0 || protocol == pr))
-        .map(|_| Resolved { family: addr.0, addr: addr.1.clone(), canonname: None })
+        .map(|&(st, pr)| Resolved { family: addr.0, addr: addr.1.clone(), canonname: None, socktype: st, protocol: if protocol != 0 { protocol } else { pr } })
         .collect();
     (!out.is_empty()).then_some(out)
 }
@@ -138,7 +140,7 @@ pub fn resolve_hinted(ctx: &mut Ctx, host: Option<&str>, port: Option<&str>, fam
                 let a = &*p;
                 let bytes = std::slice::from_raw_parts(a.ai_addr as *const u8, a.ai_addrlen as usize).to_vec();
                 let canonname = (!a.ai_canonname.is_null()).then(|| std::ffi::CStr::from_ptr(a.ai_canonname).to_string_lossy().into_owned());
-                out.push(Resolved { family: a.ai_family, addr: bytes, canonname });
+                out.push(Resolved { family: a.ai_family, addr: bytes, canonname, socktype: a.ai_socktype, protocol: a.ai_protocol });
                 p = a.ai_next;
             }
         }

@@ -62,7 +62,11 @@ fn s_connect(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     match connect_fd(ctx, fd, &a) {
         Ok(()) => Ok(Value::fixnum(0)),
         Err(libc::EISCONN) => Ok(Value::fixnum(0)),
-        Err(e) => Err(sys_error(ctx, e, "connect(2)")),
+        Err(e) => {
+            let ai = new_addrinfo(ctx, a, 0, 0);
+            let shown = data_ref::<AddrinfoObj>(ai).map(|o| super::addrinfo::sockaddr_text(o)).unwrap_or_default();
+            Err(sys_error(ctx, e, &format!("connect(2) for {shown}")))
+        }
     }
 }
 
