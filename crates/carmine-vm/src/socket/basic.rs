@@ -257,13 +257,18 @@ fn bs_getsockopt(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     ctx.call_str(opt, "new", &[Value::fixnum(family as i64), Value::fixnum(level as i64), Value::fixnum(name as i64), data])
 }
 
-/// Whether `fd` is a SOCK_STREAM socket (where reading nothing means the end).
-pub fn is_stream(fd: i32) -> bool {
+/// The socket type (SO_TYPE) of `fd`.
+pub fn socktype(fd: i32) -> i32 {
     let mut st: i32 = 0;
     let mut len = 4 as libc::socklen_t;
     // SAFETY: st is a valid int out-value.
     unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_TYPE, &mut st as *mut i32 as *mut libc::c_void, &mut len) };
-    st == libc::SOCK_STREAM
+    st
+}
+
+/// Whether `fd` is a SOCK_STREAM socket (where reading nothing means the end).
+pub fn is_stream(fd: i32) -> bool {
+    socktype(fd) == libc::SOCK_STREAM
 }
 
 pub fn socket_family(fd: i32) -> i32 {
@@ -397,24 +402,75 @@ fn bs_for_fd(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 const OPTION_RB: &str = r##"
 class Socket::Option
   attr_reader :family, :level, :optname, :data
-  def initialize(family, level, optname, data)
-    @family, @level, @optname, @data = family, level, optname, data.to_str.b
+
+  # The option name at `level`, read with that level's prefix (SO_, IP_, IPV6_, TCP_, UDP_).
+  def self.__optname(level, optname)
+    prefix = { Socket::SOL_SOCKET => "SO_", Socket::IPPROTO_IP => "IP_", Socket::IPPROTO_IPV6 => "IPV6_",
+               Socket::IPPROTO_TCP => "TCP_", Socket::IPPROTO_UDP => "UDP_" }[level]
+    return optname.to_int unless prefix
+    Socket::AncillaryData.__constant(optname, [prefix], "unknown socket level or option")
   end
-  def self.int(family, level, optname, i) = new(family, level, optname, [i].pack("i"))
+
+  def initialize(family, level, optname, data)
+    @family = Socket::AncillaryData.__family(family)
+    @level = Socket::AncillaryData.__level(@family, level)
+    @optname = Socket::Option.__optname(@level, optname)
+    @data = data.to_str.b
+  end
+
+  def self.int(family, level, optname, i) = new(family, level, optname, [Integer(i)].pack("i"))
   def self.bool(family, level, optname, b) = new(family, level, optname, [b ? 1 : 0].pack("i"))
-  def self.linger(onoff, secs) = new(:UNSPEC, :SOCKET, :LINGER, [onoff ? 1 : 0, secs].pack("ii"))
-  def int = @data.unpack1("i")
+
+  def self.linger(onoff, secs)
+    on = case onoff
+         when true then 1
+         when false, nil then 0
+         else Integer(onoff)
+         end
+    new(:UNSPEC, :SOCKET, :LINGER, [on, Integer(secs)].pack("ii"))
+  end
+
+  def int
+    raise TypeError, "size differ.  expected as sizeof(int)=4 but #{@data.bytesize}" unless @data.bytesize == 4
+    @data.unpack1("i")
+  end
+
   def bool
     raise TypeError, "size differ.  expected as sizeof(int)=4 but #{@data.bytesize}" unless [1, 4].include?(@data.bytesize)
     @data.bytesize == 1 ? @data.getbyte(0) != 0 : int != 0
   end
+
   def linger
+    unless @level == Socket::SOL_SOCKET && @optname == Socket::SO_LINGER
+      raise TypeError, "linger socket option expected"
+    end
+    raise TypeError, "size differ.  expected as sizeof(struct linger)=8 but #{@data.bytesize}" unless @data.bytesize == 8
     onoff, secs = @data.unpack("ii")
-    [onoff != 0, secs]
+    [onoff == 0 ? false : (onoff == 1 ? true : onoff), secs]
   end
+
   def unpack(fmt) = @data.unpack(fmt)
   def to_s = @data
-  def inspect = "#<Socket::Option: #{@level} #{@optname} #{@data.inspect}>"
+
+  def inspect
+    name = ->(prefix, value) do
+      c = Socket::Constants.constants.find { |n| n.start_with?(prefix) && !n.end_with?("_LOCAL") && Socket::Constants.const_get(n) == value }
+      c ? c.to_s.delete_prefix(prefix) : value.to_s
+    end
+    level = @level == Socket::SOL_SOCKET ? "SOCKET" : name.("IPPROTO_", @level)
+    prefix = { Socket::SOL_SOCKET => "SO_", Socket::IPPROTO_IP => "IP_", Socket::IPPROTO_IPV6 => "IPV6_",
+               Socket::IPPROTO_TCP => "TCP_", Socket::IPPROTO_UDP => "UDP_" }[@level]
+    opt = prefix ? name.(prefix, @optname) : @optname.to_s
+    value = if @level == Socket::SOL_SOCKET && @optname == Socket::SO_LINGER && @data.bytesize == 8
+      onoff, secs = @data.unpack("ii")
+      "#{onoff == 0 ? "off" : "on"} #{secs}sec"
+    elsif @data.bytesize == 4
+      @data.unpack1("i").to_s
+    else
+      @data.inspect
+    end
+    "#<Socket::Option: #{name.("AF_", @family)} #{level} #{opt} #{value}>"
+  end
 end
 "##;
 
