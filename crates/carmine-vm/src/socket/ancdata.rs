@@ -434,6 +434,36 @@ class BasicSocket
     controls.map { |c| Socket::AncillaryData.__control(family, c) }
   end
 end
+
+class UNIXSocket
+  # `[data, ["AF_UNIX", path]]`, the path of the sender ("" when it has none).
+  def recvfrom(maxlen, flags = 0, outbuf = nil)
+    data, from = recvmsg(maxlen, flags)
+    path = from && from.afamily == Socket::AF_UNIX ? from.unix_path : ""
+    data = outbuf.replace(data.force_encoding(outbuf.encoding)) if outbuf && data
+    [data, ["AF_UNIX", path]]
+  end
+
+  # Passes the descriptor of `io` (an IO or an Integer) to the peer.
+  def send_io(io)
+    fd = io.is_a?(Integer) ? io : io.to_io.fileno
+    sendmsg("\0", 0, nil, [Socket::SOL_SOCKET, Socket::SCM_RIGHTS, [fd].pack("i")])
+    nil
+  end
+
+  # A descriptor passed by the peer, as an instance of `klass` (the Integer for nil).
+  def recv_io(klass = IO, mode = nil)
+    _, _, _, *ctls = recvmsg(1, 0, nil, scm_rights: true)
+    ctl = ctls.find { |c| c.level == Socket::SOL_SOCKET && c.type == Socket::SCM_RIGHTS }
+    raise SocketError, "file descriptor was not passed" unless ctl && ctl.unix_rights
+    io = ctl.unix_rights.first
+    return io if klass == IO && mode.nil? && io.instance_of?(IO)
+    io.autoclose = false
+    fd = io.fileno
+    return fd if klass.nil?
+    mode ? klass.for_fd(fd, mode) : klass.for_fd(fd)
+  end
+end
 "##;
 
 pub fn init(ctx: &mut Ctx) {
