@@ -1,19 +1,14 @@
 # The echo server of echo_select.rb written for a fiber scheduler: one Fiber.schedule per
 # connection, plain blocking-style `gets`/`write`; the scheduler does the waiting. Carmine
-# uses its own (require "carmine/scheduler"); other Rubies use select_scheduler.rb.
+# uses its scheduler over epoll, other Rubies the same scheduler over IO.select
+# (scheduler_setup.rb).
 #
 #   ruby echo_scheduler.rb PORT RECURSIVE CONNECTIONS MESSAGES
 #
 # The scheduler's loop runs RECURSIVE blocks deep, as in echo_select.rb.
 require "socket"
 
-begin
-  require "carmine/scheduler"
-  scheduler_class = Carmine::Scheduler
-rescue LoadError
-  require_relative "select_scheduler"
-  scheduler_class = SelectScheduler
-end
+require_relative "scheduler_setup"
 
 port, recursive, connections, messages = ARGV.map { |a| Integer(a) }
 server = TCPServer.new("127.0.0.1", port)
@@ -23,7 +18,7 @@ def nested(depth, &block)
 end
 
 nested(recursive) do
-  Fiber.set_scheduler(scheduler_class.new)
+  Fiber.set_scheduler(new_scheduler)
   echoed = 0
   Fiber.schedule do
     connections.times do

@@ -19,12 +19,16 @@
 #   @timer_ids holds their id.
 # - `unblock` may be called from any thread: @ready is guarded by @lock and a call from
 #   another thread wakes the selector.
+#
+# The selector is Carmine::Selector (epoll) unless another object with the same methods
+# (register, deregister, select, wakeup, waiting?, close) is given; the scheduler itself is
+# plain Ruby and also runs on CRuby (bench/io uses it there with an IO.select selector).
 module Carmine
   class Scheduler
-    def initialize
+    def initialize(selector = Carmine::Selector.new)
       @loop = Fiber.current
       @thread = Thread.current
-      @selector = Carmine::Selector.new
+      @selector = selector
       @timers = []
       @timer_ids = {}
       @next_timer = 0
@@ -128,8 +132,11 @@ module Carmine
     end
 
     # Closes the scheduler as Fiber.set_scheduler(nil) does when it is the current one.
+    # (Rubies before 3.3 call `close` from set_scheduler while the scheduler is still set:
+    # the second call closes.)
     def close
-      if Fiber.scheduler.equal?(self)
+      if Fiber.scheduler.equal?(self) && !@closing
+        @closing = true
         Fiber.set_scheduler(nil)
       else
         scheduler_close
