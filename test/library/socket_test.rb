@@ -117,3 +117,82 @@ test "sockets opened and dropped in a loop do not leak descriptors" do
   GC.start
   assert_equal true, open_fds - before < 50
 end
+
+test "sendmsg/recvmsg carry data, the sender and SCM_RIGHTS descriptors" do
+  a, b = UNIXSocket.pair
+  r, w = IO.pipe
+  assert_equal 2, a.sendmsg("hi", 0, nil, Socket::AncillaryData.unix_rights(w))
+  mesg, from, _flags, ctl = b.recvmsg(scm_rights: true)
+  assert_equal "hi", mesg
+  assert_equal Addrinfo, from.class
+  assert_equal true, ctl.cmsg_is?(:SOCKET, :RIGHTS)
+  passed = ctl.unix_rights[0]
+  passed.write "via fd"
+  passed.close
+  w.close
+  assert_equal "via fd", r.read
+  assert_equal :wait_readable, b.recvmsg_nonblock(exception: false)
+  a.close
+  assert_equal nil, b.recvmsg(10)
+  [b, r].each(&:close)
+  u1 = UDPSocket.new
+  u1.bind("127.0.0.1", 0)
+  u2 = UDPSocket.new
+  u2.sendmsg("dgram", 0, u1.local_address)
+  mesg, from = u1.recvmsg
+  assert_equal ["dgram", u2.local_address.ip_port], [mesg, from.ip_port]
+  assert_raise(Errno::EDESTADDRREQ) { u2.sendmsg("x") }
+  [u1, u2].each(&:close)
+end
+
+test "Socket::AncillaryData and Socket::Option read names with their level's prefix" do
+  d = Socket::AncillaryData.new(:INET, :IP, :RECVTTL, "x")
+  assert_equal [Socket::AF_INET, Socket::IPPROTO_IP, Socket::IP_RECVTTL], [d.family, d.level, d.type]
+  assert_raise(SocketError) { Socket::AncillaryData.new(:UNIX, :IP, :RECVTTL, "") }
+  assert_raise(TypeError, "size differ.  expected as sizeof(int)=4 but 1") { d.int }
+  info = Socket::AncillaryData.ip_pktinfo(Addrinfo.tcp("127.0.0.1", 80), 4).ip_pktinfo
+  assert_equal ["127.0.0.1", 0, 4], [info[0].ip_address, info[0].ip_port, info[1]]
+  assert_equal "#<Socket::Option: UNSPEC SOCKET LINGER on 30sec>", Socket::Option.linger(true, 30).inspect
+  assert_equal Socket::UDP_CORK, Socket::Option.int(:INET, :UDP, :CORK, 1).optname
+  assert_raise(SocketError) { Socket::Option.new(:INET, :SOCKET, :CATS, "") }
+end
+
+test "Addrinfo.new checks family, type and protocol like getaddrinfo" do
+  sa = ["AF_INET", 80, "host", "127.0.0.1"]
+  assert_equal Socket::IPPROTO_UDP, Addrinfo.new(sa, nil, nil, Socket::IPPROTO_UDP).protocol
+  assert_raise(SocketError) { Addrinfo.new(sa, nil, nil, Socket::IPPROTO_TCP) }
+  assert_equal Socket::IPPROTO_AH, Addrinfo.new(sa, nil, :RAW, Socket::IPPROTO_AH).protocol
+  assert_raise(SocketError) { Addrinfo.new(["AF_INET6", 80, "h", "127.0.0.1"]) }
+  assert_equal Socket::PF_UNSPEC, Addrinfo.new(Socket.sockaddr_in(80, "127.0.0.1")).pfamily
+  assert_equal "127.0.0.1", Addrinfo.ip("::ffff:127.0.0.1").ipv6_to_ipv4.ip_address
+  assert_equal true, Addrinfo.ip("ff02::1").ipv6_mc_linklocal?
+  assert_equal ["AF_INET", ["127.0.0.1", "80"], "PF_INET", "SOCK_STREAM", "IPPROTO_TCP", nil, nil], Addrinfo.tcp("127.0.0.1", 80).marshal_dump
+end
+
+test "name services: getnameinfo, getservbyname/port, gethostbyname, getifaddrs" do
+  flags = Socket::NI_NUMERICHOST | Socket::NI_NUMERICSERV
+  assert_equal ["127.0.0.1", "3333"], Socket.getnameinfo(Socket.sockaddr_in(3333, "127.0.0.1"), flags)
+  assert_equal ["127.0.0.1", "21"], Socket.getnameinfo(["AF_INET", 21, "x", "127.0.0.1"], flags)
+  assert_raise(ArgumentError) { Socket.getnameinfo(["AF_INET"]) }
+  assert_equal 21, Socket.getservbyname("ftp")
+  assert_equal "ftp", Socket.getservbyport(21)
+  assert_raise(SocketError) { Socket.getservbyname("no-such-service") }
+  assert_equal ["255.255.255.255", [], Socket::AF_INET, "\xFF\xFF\xFF\xFF".b], Socket.gethostbyname("<broadcast>")
+  assert_equal "127.0.0.1", TCPSocket.gethostbyname("127.0.0.1")[3]
+  assert_equal true, Socket.ip_address_list.any?(&:ipv4_loopback?)
+  assert_equal true, Socket.getifaddrs.all? { |i| i.is_a?(Socket::Ifaddr) }
+end
+
+test "server helpers and connecting from an Addrinfo" do
+  Socket.tcp_server_sockets("127.0.0.1", 0) do |servers|
+    port = servers[0].local_address.ip_port
+    c = Addrinfo.tcp("127.0.0.1", port).connect_from("127.0.0.1", 0)
+    s, addr = servers[0].accept
+    assert_equal c.local_address.ip_port, addr.ip_port
+    assert_equal Socket, Socket.tcp("127.0.0.1", port) { |t| t.class }
+    [c, s].each(&:close)
+  end
+  sock = Socket.new(:INET, :STREAM)
+  assert_raise(SocketError, "unbound IPv4 socket") { sock.connect_address }
+  sock.close
+end

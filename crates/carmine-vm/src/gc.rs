@@ -67,6 +67,7 @@ pub fn mark_vm_roots(vm: &Vm, m: &mut Marker<'_>) {
     m.mark_all(&vm.at_exit.borrow());
     m.mark(vm.main_obj.get());
     m.mark(vm.top_cref.get());
+    crate::fiber::scheduler::mark_blocked(&vm.blocked_fibers.borrow(), m);
 }
 
 /// Marks the threads other than `ctx`'s (each stopped in a safe region) and empties their
@@ -96,6 +97,7 @@ pub fn mark_thread(ctx: &Ctx, m: &mut Marker<'_>) {
     m.mark(ctx.thread_obj);
     m.mark(ctx.fiber_obj);
     m.mark(ctx.last_status);
+    m.mark(ctx.scheduler);
     ctx.fibers.mark(m);
     if let Some(d) = ctx.pending_data {
         // SAFETY: set by `new_data` for the duration of one allocation; the box is alive.

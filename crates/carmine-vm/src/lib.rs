@@ -8,6 +8,7 @@ pub mod boot;
 pub mod compile;
 pub mod core;
 pub mod error;
+pub mod event_loop;
 pub mod fiber;
 pub mod gc;
 pub mod heap;

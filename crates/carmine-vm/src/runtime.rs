@@ -269,6 +269,10 @@ pub(crate) fn finish(ctx: &mut Ctx, r: Result<Value, Unwind>) -> Outcome {
     if let Some(Unwind::Raise(exc)) = pending {
         ctx.stacks.errinfo = exc;
     }
+    // The main thread's fiber scheduler runs its fibers to the end first (CRuby's teardown).
+    if let Err(e) = crate::fiber::scheduler::close_current(ctx) {
+        outcome = report(ctx, e);
+    }
     let (handlers_outcome, exit_bang) = run_at_exit(ctx);
     if let Some(o) = handlers_outcome {
         outcome = o;

@@ -123,6 +123,8 @@ pub struct Vm {
     pub signals: std::sync::Arc<crate::thread::signal::Inbox>,
     /// `Signal.trap` handlers: a Hash from signal number to Proc or command (a root).
     pub traps: Cell<Value>,
+    /// Fibers waiting in a fiber scheduler's `block` hook (see `fiber::scheduler`).
+    pub blocked_fibers: RefCell<Vec<crate::fiber::scheduler::Blocked>>,
 }
 
 impl Vm {
@@ -167,6 +169,7 @@ impl Vm {
             next_thread_serial: std::sync::atomic::AtomicUsize::new(1),
             signals: std::sync::Arc::new(crate::thread::signal::Inbox::default()),
             traps: Cell::new(Value::NIL),
+            blocked_fibers: RefCell::new(Vec::new()),
         }
     }
 

@@ -143,6 +143,25 @@ fn s_aset(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     Ok(v)
 }
 
+/// `Fiber.set_scheduler(scheduler)`.
+fn s_set_scheduler(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    fiber::scheduler::set(ctx, args.pos[0])
+}
+
+/// `Fiber.scheduler`: the thread's scheduler, whether or not the current fiber uses it.
+fn s_scheduler(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(ctx.scheduler)
+}
+
+/// `Fiber.current_scheduler`: the scheduler when the current fiber is non-blocking.
+fn s_current_scheduler(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(fiber::scheduler::active(ctx).unwrap_or(Value::NIL))
+}
+
+fn s_schedule(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    fiber::scheduler::schedule(ctx, args)
+}
+
 fn s_blocking_p(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     let cur = fiber::current(ctx);
     Ok(if fiber::is_blocking(cur) { Value::fixnum(1) } else { Value::FALSE })
@@ -430,6 +449,10 @@ pub fn init(ctx: &mut Ctx) {
         ("[]", s_aref, [1], Unsafe, Singleton),
         ("[]=", s_aset, [2], Unsafe, Singleton),
         ("blocking?", s_blocking_p, [0], Unsafe, Singleton),
+        ("set_scheduler", s_set_scheduler, [1], Unsafe, Singleton),
+        ("scheduler", s_scheduler, [0], Unsafe, Singleton),
+        ("current_scheduler", s_current_scheduler, [0], Unsafe, Singleton),
+        ("schedule", s_schedule, [0..], Unsafe, Singleton, Kw),
         ("blocking", s_blocking, [0], Unsafe, Singleton),
         ("resume", switch, [0..], Unsafe),
         ("transfer", m_transfer, [0..], Unsafe),

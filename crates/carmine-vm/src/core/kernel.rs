@@ -565,10 +565,22 @@ fn k_warn(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn k_sleep(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let start = std::time::Instant::now();
+    if let Some(s) = crate::fiber::scheduler::active(ctx) {
+        // The duration goes to the scheduler as given (CRuby's `kernel_sleep(*args)`).
+        crate::fiber::scheduler::kernel_sleep(ctx, s, args.pos)?;
+        return Ok(Value::fixnum(start.elapsed().as_secs_f64().round() as i64));
+    }
     match args.pos.first() {
         Some(&v) if !v.is_nil() => {
+            let divmod = ctx.intern("divmod");
             let secs = if integer::is_integer(v) || float::is_float(v) || crate::core::rational::is_rational(v) {
                 crate::core::numeric::to_f64(ctx, v)?
+            } else if let Some(a) = crate::core::convert::check_funcall(ctx, v, divmod, &[Value::fixnum(1)])?.filter(|a| crate::core::array::is_array(*a)) {
+                // Any object with `divmod` (Ruby 3.3): whole seconds and the fraction.
+                let parts = crate::core::array::to_vec(a);
+                let whole = crate::core::numeric::to_f64(ctx, parts.first().copied().unwrap_or(Value::fixnum(0)))?;
+                let frac = crate::core::numeric::to_f64(ctx, parts.get(1).copied().unwrap_or(Value::fixnum(0)))?;
+                whole + frac
             } else {
                 let cname = object::class_name_of(ctx, v);
                 return Err(ctx.type_error(&format!("can't convert {cname} into time interval")));

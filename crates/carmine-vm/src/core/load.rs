@@ -18,7 +18,7 @@ const BUILTIN_FEATURES: &[&str] = &["set", "enumerator", "rational", "complex", 
 /// Features implemented in Rust that define their classes when first required (CRuby's
 /// extension libraries): `require "name"` runs the function once and records "name.so".
 /// Ruby parts of such a library, if any, live in `lib/` and are loaded by the function.
-const NATIVE_FEATURES: &[(&str, fn(&mut Ctx) -> Result<()>)] = &[("socket", crate::socket::init)];
+const NATIVE_FEATURES: &[(&str, fn(&mut Ctx) -> Result<()>)] = &[("socket", crate::socket::init), ("carmine/scheduler", crate::event_loop::init)];
 
 /// The directory of the Ruby files shipped with Carmine.
 pub fn stdlib_dir() -> String {

@@ -86,13 +86,13 @@ fn lock(ctx: &mut Ctx, m: Value, deadline: Option<Instant>) -> Result<bool> {
     if d.owner == me {
         return Err(thread_error(ctx, "deadlock; recursive locking"));
     }
-    if !d.owner.is_nil() && d.thread == sched::current(ctx) {
+    if d.thread == sched::current(ctx) && crate::fiber::scheduler::active(ctx).is_none() {
         // Another fiber of this thread holds it: without a fiber scheduler nothing could
         // ever run that fiber to unlock it.
         return Err(thread_error(ctx, "deadlock; lock already owned by another fiber belonging to the same thread"));
     }
     d.waiting += 1;
-    let got = sched::wait_until(ctx, deadline, |_| Ok(data_ref::<MutexData>(m).is_some_and(|d| d.owner.is_nil())));
+    let got = sched::wait_on(ctx, m, deadline, |_| Ok(data_ref::<MutexData>(m).is_some_and(|d| d.owner.is_nil())));
     if let Some(d) = data_ref::<MutexData>(m) {
         d.waiting -= 1;
     }
@@ -130,7 +130,7 @@ fn unlock(ctx: &mut Ctx, m: Value) -> Result<()> {
             td.mutexes.remove(i);
         }
     }
-    if waiting {
+    if waiting || !ctx.vm().blocked_fibers.borrow().is_empty() {
         sched::wake_all(ctx);
     }
     Ok(())
@@ -191,6 +191,17 @@ fn m_synchronize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn m_sleep(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let deadline = deadline_of(ctx, args.pos.first().copied())?;
     let start = Instant::now();
+    if let Some(s) = crate::fiber::scheduler::active(ctx) {
+        // The scheduler's `kernel_sleep` does the waiting (woken by its `unblock`).
+        unlock(ctx, recv)?;
+        let r = crate::fiber::scheduler::kernel_sleep(ctx, s, args.pos);
+        relock(ctx, recv)?;
+        let woke = r?;
+        if !woke.truthy() && deadline.is_some() {
+            return Ok(Value::NIL);
+        }
+        return Ok(Value::fixnum(start.elapsed().as_secs_f64().round() as i64));
+    }
     unlock(ctx, recv)?;
     let me = sched::current(ctx);
     td(me).wakeup = false;
@@ -253,7 +264,9 @@ fn cv_arg<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a mut CondVarData> {
 /// after a timeout, else the whole seconds slept.
 fn cv_wait(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let m = args.pos[0];
-    let me = sched::current(ctx);
+    // A non-blocking fiber waits as itself (its scheduler blocks it), a thread as the thread.
+    let thread = sched::current(ctx);
+    let me = if crate::fiber::scheduler::active(ctx).is_some() { ctx.fiber_obj } else { thread };
     cv_arg(ctx, recv)?.waiters.push(me);
     if data_ref::<MutexData>(m).is_none() {
         // A mutex-like object: its `sleep` does the waiting (CRuby calls it too).
@@ -265,8 +278,8 @@ fn cv_wait(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let deadline = deadline_of(ctx, args.pos.get(1).copied())?;
     let start = Instant::now();
     unlock(ctx, m)?;
-    td(me).wakeup = false;
-    let r = sched::wait_until(ctx, deadline, |ctx| Ok(!cv_arg(ctx, recv)?.waiters.contains(&me) || std::mem::take(&mut td(me).wakeup)));
+    td(thread).wakeup = false;
+    let r = sched::wait_on(ctx, recv, deadline, |ctx| Ok(!cv_arg(ctx, recv)?.waiters.contains(&me) || (me == thread && std::mem::take(&mut td(thread).wakeup))));
     cv_arg(ctx, recv)?.waiters.retain(|&t| t != me);
     relock(ctx, m)?;
     if !r? && deadline.is_some() {
@@ -278,18 +291,32 @@ fn cv_wait(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn cv_signal(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let c = cv_arg(ctx, recv)?;
     if !c.waiters.is_empty() {
-        let t = c.waiters.remove(0);
-        sched::wake_thread(ctx, t);
+        let w = c.waiters.remove(0);
+        wake_waiter(ctx, w);
     }
     Ok(recv)
 }
 
 fn cv_broadcast(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let waiters = std::mem::take(&mut cv_arg(ctx, recv)?.waiters);
-    for t in waiters {
-        sched::wake_thread(ctx, t);
+    let mark = ctx.stacks.protected.len();
+    for &w in &waiters {
+        ctx.protect(w);
     }
+    for w in waiters {
+        wake_waiter(ctx, w);
+    }
+    ctx.unprotect(mark);
     Ok(recv)
+}
+
+/// Wakes a condition variable's waiter: a thread, or a fiber blocked in its scheduler.
+fn wake_waiter(ctx: &mut Ctx, w: Value) {
+    if sched::data(w).is_some() {
+        sched::wake_thread(ctx, w);
+    } else {
+        crate::fiber::scheduler::unblock_all(ctx);
+    }
 }
 
 // ---- Queue and SizedQueue ----
@@ -377,7 +404,7 @@ fn q_push(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
                 return Err(thread_error(ctx, "queue full"));
             }
             q.push_waiting += 1;
-            let r = sched::wait_until(ctx, deadline, |ctx| {
+            let r = sched::wait_on(ctx, recv, deadline, |ctx| {
                 let q = queue_arg(ctx, recv)?;
                 Ok(q.closed || q.items.len() < max)
             });
@@ -408,7 +435,7 @@ fn q_pop(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             return Ok(Value::NIL);
         }
         q.pop_waiting += 1;
-        let r = sched::wait_until(ctx, deadline, |ctx| {
+        let r = sched::wait_on(ctx, recv, deadline, |ctx| {
             let q = queue_arg(ctx, recv)?;
             Ok(q.closed || !q.items.is_empty())
         });

@@ -146,7 +146,13 @@ unsafe fn thread_main(vm: *mut Vm, t: Value) {
             let (p, a) = (d.block, d.args);
             ctx.stacks.set_root_proc(p);
             let items = array::to_vec(a);
-            ctx.call_proc(p, &items, None)
+            let r = ctx.call_proc(p, &items, None);
+            // The thread's fiber scheduler runs its fibers to the end before the thread ends.
+            let closed = crate::fiber::scheduler::close_current(&mut ctx);
+            match (r, closed) {
+                (Ok(_), Err(e)) => Err(e),
+                (r, _) => r,
+            }
         }
         Err(e) => Err(e),
     };
@@ -327,7 +333,7 @@ fn join(ctx: &mut Ctx, t: Value, limit: Option<Value>) -> Result<Value> {
             Some(Instant::now() + Duration::from_secs_f64(secs.clamp(0.0, 1e9)))
         }
     };
-    let done = sched::wait_until(ctx, deadline, |_| Ok(td(t).status == Status::Dead))?;
+    let done = sched::wait_on(ctx, t, deadline, |_| Ok(td(t).status == Status::Dead))?;
     if !done {
         return Ok(Value::NIL);
     }

@@ -30,6 +30,7 @@
 //! - A message (`Xfer`) travels with every switch: the values of resume/yield/transfer, an
 //!   exception to raise, or the final result of a fiber that ended.
 
+pub mod scheduler;
 pub mod stack;
 pub mod switch;
 

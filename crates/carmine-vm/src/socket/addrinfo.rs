@@ -6,7 +6,7 @@
 //! Invariants: an Addrinfo holds the packed sockaddr bytes exactly as the system uses
 //! them; every accessor derives from those bytes, so `to_sockaddr` round-trips.
 
-use super::inet::{numeric, resolve};
+use super::inet::{numeric, resolve, resolve_hinted};
 use super::unix::{sockaddr_un, unpack_path};
 use super::{class, fd_of, last_errno, new_socket, socket_error, sys_error};
 use crate::core::{array, integer, object, string};
@@ -90,37 +90,20 @@ fn ai_s_ip(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     Ok(a)
 }
 
-fn socktype_arg(ctx: &mut Ctx, v: Option<&Value>) -> Result<i32> {
+/// A socket type: an Integer, or a Symbol/String (`:STREAM`, `"SOCK_DGRAM"`); nil is 0.
+pub fn socktype_arg(ctx: &mut Ctx, v: Option<&Value>) -> Result<i32> {
     match v {
-        Some(&t) if t.as_symbol().is_some() || string::is_string(t) => {
-            let name = if let Some(id) = t.as_symbol() { ctx.sym_str(id) } else { string::to_rust_string_lossy(t) };
-            match name.trim_start_matches("SOCK_") {
-                "STREAM" => Ok(libc::SOCK_STREAM),
-                "DGRAM" => Ok(libc::SOCK_DGRAM),
-                "SEQPACKET" => Ok(libc::SOCK_SEQPACKET),
-                "RAW" => Ok(libc::SOCK_RAW),
-                other => Err(socket_error(ctx, &format!("unknown socket type: {other}"), false)),
-            }
-        }
-        Some(&t) if !t.is_nil() => integer::to_int_arg(ctx, t),
-        _ => Ok(0),
+        Some(&t) => super::named_const(ctx, t, &["SOCK_"], "type"),
+        None => Ok(0),
     }
 }
 
-fn family_arg(ctx: &mut Ctx, v: Option<&Value>) -> Result<i32> {
+/// An address or protocol family: an Integer, or a Symbol/String (`:INET`, `"AF_INET6"`);
+/// nil is AF_UNSPEC.
+pub fn family_arg(ctx: &mut Ctx, v: Option<&Value>) -> Result<i32> {
     match v {
-        Some(&f) if f.as_symbol().is_some() || string::is_string(f) => {
-            let name = if let Some(id) = f.as_symbol() { ctx.sym_str(id) } else { string::to_rust_string_lossy(f) };
-            match name.trim_start_matches("AF_").trim_start_matches("PF_") {
-                "INET" => Ok(libc::AF_INET),
-                "INET6" => Ok(libc::AF_INET6),
-                "UNIX" | "LOCAL" => Ok(libc::AF_UNIX),
-                "UNSPEC" => Ok(libc::AF_UNSPEC),
-                other => Err(socket_error(ctx, &format!("unknown socket domain: {other}"), false)),
-            }
-        }
-        Some(&f) if !f.is_nil() => integer::to_int_arg(ctx, f),
-        _ => Ok(libc::AF_UNSPEC),
+        Some(&f) => super::named_const(ctx, f, &["AF_", "PF_"], "domain"),
+        None => Ok(libc::AF_UNSPEC),
     }
 }
 
@@ -130,39 +113,63 @@ fn ai_s_unix(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         Some(_) => socktype_arg(ctx, args.pos.get(1))?,
         None => libc::SOCK_STREAM,
     };
-    let addr = sockaddr_un(ctx, c.as_bytes())?;
+    let mut addr = sockaddr_un(ctx, c.as_bytes())?;
+    // The whole sockaddr_un, zero-padded (what `to_sockaddr` answers in CRuby).
+    addr.resize(std::mem::size_of::<libc::sockaddr_un>(), 0);
     Ok(new_addrinfo(ctx, addr, st, 0))
 }
 
-/// `Addrinfo.new(sockaddr, family = nil, socktype = 0, protocol = 0)`.
+/// `Addrinfo.new(sockaddr, family = nil, socktype = nil, protocol = nil)`: `sockaddr` is a
+/// packed String or an array such as `["AF_INET", 80, "host", "127.0.0.1"]`, whose numeric
+/// address is checked by getaddrinfo(3) against the given family, type and protocol (so an
+/// impossible combination is a SocketError, as in CRuby).
 fn ai_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let sa = args.pos[0];
-    let addr = if array::is_array(sa) {
-        let items = array::to_vec(sa);
-        let fam = family_arg(ctx, items.first())?;
-        if fam == libc::AF_UNIX {
-            let p = opt_str(ctx, items.get(1))?.unwrap_or_default();
-            sockaddr_un(ctx, p.as_bytes())?
-        } else {
-            let port = opt_str(ctx, items.get(1))?;
-            let host = opt_str(ctx, items.get(3))?.or(opt_str(ctx, items.get(2))?);
-            pack_inet(ctx, host.as_deref(), port.as_deref(), libc::SOCK_STREAM, libc::AI_NUMERICHOST)?
-        }
-    } else {
-        let s = string::to_str_arg(ctx, sa)?;
-        string::bytes(s).to_vec()
-    };
+    let pf = family_arg(ctx, args.pos.get(1))?;
     let st = socktype_arg(ctx, args.pos.get(2))?;
     let proto = match args.pos.get(3) {
         Some(&p) if !p.is_nil() => integer::to_int_arg(ctx, p)?,
         _ => 0,
     };
-    let fresh = new_addrinfo(ctx, addr, st, proto);
-    if args.pos.get(1).is_some_and(|f| !f.is_nil()) {
-        let pf = family_arg(ctx, args.pos.get(1))?;
-        if let Some(o) = data_ref::<AddrinfoObj>(fresh) {
-            o.pfamily = pf;
+    let (addr, pfamily) = if array::is_array(sa) {
+        let af_name = array::get(sa, 0);
+        let af_name = string::to_str_arg(ctx, af_name)?;
+        let af = family_arg(ctx, Some(&af_name)).map_err(|_| {
+            let n = string::to_rust_string_lossy(af_name);
+            socket_error(ctx, &format!("unknown address family: {n}"), false)
+        })?;
+        match af {
+            libc::AF_INET | libc::AF_INET6 => {
+                let port = integer::to_int_arg(ctx, array::get(sa, 1))?;
+                let node = array::get(sa, 3);
+                let node = string::to_str_arg(ctx, node)?;
+                let node = match string::to_rust_string_lossy(node) {
+                    n if n.is_empty() || n == "<any>" => "0.0.0.0".to_string(),
+                    n if n == "<broadcast>" => "255.255.255.255".to_string(),
+                    n => n,
+                };
+                let fam = if pf != 0 { pf } else { af };
+                // CRuby's "socktype hack": a numeric port without a type asks for datagrams.
+                let hint_st = if st == 0 { libc::SOCK_DGRAM } else { st };
+                let list = resolve_hinted(ctx, Some(&node), Some(&port.to_string()), fam, hint_st, proto, libc::AI_NUMERICHOST | libc::AI_NUMERICSERV)?;
+                let Some(r) = list.into_iter().next() else { return Err(socket_error(ctx, "getaddrinfo: Name or service not known", true)) };
+                (r.addr, fam)
+            }
+            libc::AF_UNIX => {
+                let path = array::get(sa, 1);
+                let path = string::to_str_arg(ctx, path)?;
+                let bytes = string::bytes(path).to_vec();
+                (sockaddr_un(ctx, &bytes)?, pf)
+            }
+            _ => return Err(socket_error(ctx, "unexpected address family", false)),
         }
+    } else {
+        let s = string::to_str_arg(ctx, sa)?;
+        (string::bytes(s).to_vec(), pf)
+    };
+    let fresh = new_addrinfo(ctx, addr, st, proto);
+    if let Some(o) = data_ref::<AddrinfoObj>(fresh) {
+        o.pfamily = pfamily;
     }
     crate::object::move_data(recv, fresh);
     Ok(Value::NIL)
@@ -183,14 +190,24 @@ fn getaddrinfo_args(ctx: &mut Ctx, args: &Args) -> Result<(Option<String>, Optio
     Ok((node, service, fam, st, flags))
 }
 
-/// `Addrinfo.getaddrinfo(node, service, family = nil, socktype = nil, protocol = nil, flags = nil)`.
+/// `Addrinfo.getaddrinfo(node, service, family = nil, socktype = nil, protocol = nil, flags = nil)`:
+/// one Addrinfo per entry getaddrinfo(3) answers, with its family, type and protocol.
 fn ai_s_getaddrinfo(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let (node, service, fam, st, flags) = getaddrinfo_args(ctx, args)?;
-    let list = resolve(ctx, node.as_deref(), service.as_deref(), fam, st, flags)?;
+    let proto = match args.pos.get(4) {
+        Some(&p) if !p.is_nil() => integer::to_int_arg(ctx, p)?,
+        _ => 0,
+    };
+    let list = resolve_hinted(ctx, node.as_deref(), service.as_deref(), fam, st, proto, flags)?;
     // Built as it goes: a Rust Vec of fresh objects is no GC root.
     let out = array::new(ctx);
     for r in list {
-        let ai = new_addrinfo(ctx, r.addr, if st == 0 { libc::SOCK_STREAM } else { st }, 0);
+        let family = r.family;
+        let ai = new_addrinfo(ctx, r.addr, r.socktype, r.protocol);
+        if let Some(o) = data_ref::<AddrinfoObj>(ai) {
+            o.pfamily = family;
+            o.canonname = r.canonname;
+        }
         array::push(ctx, out, ai);
     }
     Ok(out)
@@ -314,7 +331,10 @@ ip_predicates! {
 }
 
 /// The address part of `inspect`: "1.2.3.4:80", "[::1]:80", "/path", "1.2.3.4".
-fn sockaddr_text(a: &AddrinfoObj) -> String {
+pub fn sockaddr_text(a: &AddrinfoObj) -> String {
+    if a.addr.is_empty() {
+        return "empty-sockaddr".into();
+    }
     match family_of(&a.addr) {
         libc::AF_INET | libc::AF_INET6 => {
             let (ip, port, f) = numeric(&a.addr);
@@ -323,7 +343,11 @@ fn sockaddr_text(a: &AddrinfoObj) -> String {
         }
         libc::AF_UNIX => {
             let p = unpack_path(&a.addr);
-            if p.is_empty() { "empty-path".into() } else { String::from_utf8_lossy(&p).into_owned() }
+            match p.first() {
+                None => "empty-path".into(),
+                Some(b'/') => String::from_utf8_lossy(&p).into_owned(),
+                Some(_) => format!("UNIX {}", String::from_utf8_lossy(&p)),
+            }
         }
         f => format!("unknown address family {f}"),
     }
@@ -337,15 +361,22 @@ fn ai_inspect_sockaddr(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value
 fn ai_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let a = get(ctx, recv)?;
     let mut s = format!("#<Addrinfo: {}", sockaddr_text(a));
-    let f = family_of(&a.addr);
-    let proto = match (a.socktype, a.protocol) {
-        (libc::SOCK_STREAM, p) if p == 0 || p == libc::IPPROTO_TCP => if f == libc::AF_UNIX { " SOCK_STREAM" } else { " TCP" },
-        (libc::SOCK_DGRAM, p) if p == 0 || p == libc::IPPROTO_UDP => if f == libc::AF_UNIX { " SOCK_DGRAM" } else { " UDP" },
-        (libc::SOCK_SEQPACKET, _) => " SOCK_SEQPACKET",
-        (libc::SOCK_RAW, _) => " SOCK_RAW",
-        _ => "",
-    };
-    s.push_str(proto);
+    let ip = matches!(family_of(&a.addr), libc::AF_INET | libc::AF_INET6);
+    let const_name = |prefix: &str, v: i32| super::CONSTANTS.iter().find(|(n, c)| n.starts_with(prefix) && *c == v as i64).map(|(n, _)| n.to_string());
+    match (a.socktype, a.protocol) {
+        (libc::SOCK_STREAM, p) if ip && (p == 0 || p == libc::IPPROTO_TCP) => s.push_str(" TCP"),
+        (libc::SOCK_DGRAM, p) if ip && (p == 0 || p == libc::IPPROTO_UDP) => s.push_str(" UDP"),
+        (st, p) => {
+            if st != 0 {
+                s.push(' ');
+                s.push_str(&const_name("SOCK_", st).unwrap_or_else(|| format!("UNKNOWN_SOCKTYPE({st})")));
+            }
+            if p != 0 {
+                s.push(' ');
+                s.push_str(&const_name("IPPROTO_", p).filter(|_| ip).unwrap_or_else(|| format!("UNKNOWN_PROTOCOL({p})")));
+            }
+        }
+    }
     if let Some(c) = &a.canonname {
         s.push_str(&format!(" ({c})"));
     }
@@ -371,21 +402,6 @@ fn yield_and_close(ctx: &mut Ctx, s: Value, args: &Args) -> Result<Value> {
     let r = ctx.yield1(&b, s);
     let _ = crate::core::io::close(ctx, s);
     r
-}
-
-fn ai_connect(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let a = get(ctx, recv)?;
-    let addr = a.addr.clone();
-    let fd = new_socket_for(ctx, a)?;
-    if let Err(e) = super::inet::connect_fd(ctx, fd, &addr) {
-        // SAFETY: closing the descriptor made above.
-        unsafe { libc::close(fd) };
-        let shown = sockaddr_text(get(ctx, recv)?);
-        return Err(sys_error(ctx, e, &format!("connect(2) for {shown}")));
-    }
-    let k = class(ctx, "Socket");
-    let s = new_socket(ctx, k, fd);
-    yield_and_close(ctx, s, args)
 }
 
 fn ai_bind(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -432,12 +448,7 @@ fn socket_address(ctx: &mut Ctx, recv: Value, peer: bool) -> Result<Value> {
     let mut len = 4 as libc::socklen_t;
     // SAFETY: st is a valid int out-value.
     unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_TYPE, &mut st as *mut i32 as *mut libc::c_void, &mut len) };
-    let proto = match (family_of(&addr), st) {
-        (libc::AF_INET | libc::AF_INET6, libc::SOCK_STREAM) => libc::IPPROTO_TCP,
-        (libc::AF_INET | libc::AF_INET6, libc::SOCK_DGRAM) => libc::IPPROTO_UDP,
-        _ => 0,
-    };
-    Ok(new_addrinfo(ctx, addr, st, proto))
+    Ok(new_addrinfo(ctx, addr, st, 0))
 }
 
 fn bs_local_address(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -453,7 +464,12 @@ fn bs_remote_address(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> 
 fn bs_connect_address(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let a = socket_address(ctx, recv, false)?;
     let o = get(ctx, a)?;
-    match family_of(&o.addr) {
+    let f = family_of(&o.addr);
+    if (f == libc::AF_INET || f == libc::AF_INET6) && o.addr.get(2..4) == Some(&[0, 0]) {
+        let v = if f == libc::AF_INET { "IPv4" } else { "IPv6" };
+        return Err(socket_error(ctx, &format!("unbound {v} socket"), false));
+    }
+    match f {
         libc::AF_INET if o.addr[4..8] == [0, 0, 0, 0] => o.addr[4..8].copy_from_slice(&[127, 0, 0, 1]),
         libc::AF_INET6 if o.addr[8..24].iter().all(|&b| b == 0) => o.addr[23] = 1,
         libc::AF_UNIX if unpack_path(&o.addr).is_empty() => return Err(socket_error(ctx, "unbound Unix socket", false)),
@@ -504,6 +520,21 @@ fn s_unpack_sockaddr_un(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Valu
 /// arrays `[afamily, port, host, ip, family, socktype, protocol]`.
 fn s_getaddrinfo(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let (node, service, fam, st, flags) = getaddrinfo_args(ctx, args)?;
+    // The host names are looked up again from the addresses when asked (`reverse_lookup`
+    // true, or nil while `BasicSocket.do_not_reverse_lookup` is false).
+    let reverse = match args.pos.get(6) {
+        Some(&r) if r == Value::TRUE || r == Value::FALSE => r.truthy(),
+        Some(&r) if r.as_symbol().is_some() => match ctx.sym_str(r.as_symbol().unwrap_or_default()).as_str() {
+            "hostname" => true,
+            "numeric" => false,
+            other => return Err(ctx.type_error(&format!("invalid reverse_lookup flag: :{other}"))),
+        },
+        Some(&r) if !r.is_nil() => return Err(ctx.type_error("invalid reverse_lookup flag")),
+        _ => {
+            let b = class(ctx, "BasicSocket");
+            !ctx.call_str(b, "do_not_reverse_lookup", &[])?.truthy()
+        }
+    };
     let socktypes: Vec<i32> = if st == 0 { vec![libc::SOCK_STREAM, libc::SOCK_DGRAM, libc::SOCK_RAW] } else { vec![st] };
     let out = array::new(ctx);
     for t in socktypes {
@@ -521,9 +552,10 @@ fn s_getaddrinfo(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
                 _ => 0,
             };
             let name = if f == libc::AF_INET6 { "AF_INET6" } else { "AF_INET" };
+            let host = if reverse { super::netdb::name_info(ctx, &r.addr, 0).map(|(h, _)| h).unwrap_or_else(|_| ip.clone()) } else { ip.clone() };
             let entry = array::new(ctx);
             array::push(ctx, out, entry);
-            for item in [Some(name.to_string()), None, Some(ip.clone()), Some(ip.clone())] {
+            for item in [Some(name.to_string()), None, Some(host), Some(ip.clone())] {
                 let v = match item {
                     Some(text) => string::new_utf8(ctx, &text),
                     None => Value::fixnum(port as i64),
@@ -538,6 +570,131 @@ fn s_getaddrinfo(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     Ok(out)
 }
 
+/// The parts of Addrinfo CRuby writes in Ruby: connecting from/to, family_addrinfo, the
+/// IPv6 multicast scopes, ipv6_to_ipv4, marshal_dump/marshal_load and foreach.
+const ADDRINFO_RB: &str = r##"
+class Addrinfo
+  def self.foreach(nodename, service, family = nil, socktype = nil, protocol = nil, flags = nil, timeout: nil, &block)
+    getaddrinfo(nodename, service, family, socktype, protocol, flags).each(&block)
+  end
+
+  # An Addrinfo of this one's kind for `args` (host and port, or a path), or the given one.
+  def family_addrinfo(*args)
+    raise ArgumentError, "no address specified" if args.empty?
+    if args.first.is_a?(Addrinfo)
+      raise ArgumentError, "too many arguments" unless args.size == 1
+      other = args.first
+      raise ArgumentError, "Addrinfo type mismatch" if pfamily != other.pfamily || socktype != other.socktype
+      return other
+    end
+    if ip?
+      raise ArgumentError, "IP address needs host and port but #{args.size} arguments given" unless args.size == 2
+      Addrinfo.getaddrinfo(args[0], args[1], pfamily, socktype, protocol)[0]
+    elsif unix?
+      raise ArgumentError, "UNIX socket needs single path argument but #{args.size} arguments given" unless args.size == 1
+      Addrinfo.unix(args[0])
+    else
+      raise ArgumentError, "unexpected family"
+    end
+  end
+
+  def connect(timeout: nil, &block)
+    __connect_from(nil, timeout, &block)
+  end
+
+  def connect_from(*args, timeout: nil, &block)
+    __connect_from(family_addrinfo(*args), timeout, &block)
+  end
+
+  def connect_to(*args, timeout: nil, &block)
+    family_addrinfo(*args).__connect_from(self, timeout, &block)
+  end
+
+  # A new socket connected to this address (bound to `local` first when given); with a
+  # block, the block's value, the socket closed afterwards.
+  def __connect_from(local, timeout)
+    sock = Socket.new(pfamily, socktype, protocol)
+    begin
+      sock.setsockopt(:IPV6, :V6ONLY, 1) if ipv6?
+      sock.bind(local) if local
+      if timeout
+        loop do
+          r = sock.connect_nonblock(self, exception: false)
+          break if r == 0
+          raise Errno::ETIMEDOUT, "user specified timeout" unless sock.wait_writable(timeout)
+        end
+      else
+        sock.connect(self)
+      end
+    rescue Exception
+      sock.close
+      raise
+    end
+    return sock unless block_given?
+    begin
+      yield sock
+    ensure
+      sock.close
+    end
+  end
+  protected :__connect_from
+
+  def __multicast_scope
+    ipv6_multicast? ? to_sockaddr.getbyte(9) & 0x0f : nil
+  end
+  private :__multicast_scope
+
+  def ipv6_mc_nodelocal? = __multicast_scope == 1
+  def ipv6_mc_linklocal? = __multicast_scope == 2
+  def ipv6_mc_sitelocal? = __multicast_scope == 5
+  def ipv6_mc_orglocal? = __multicast_scope == 8
+  def ipv6_mc_global? = __multicast_scope == 14
+
+  # The IPv4 address inside an IPv4-mapped or IPv4-compatible IPv6 address, else nil.
+  def ipv6_to_ipv4
+    return nil unless ipv6? && (ipv6_v4mapped? || ipv6_v4compat?)
+    sa = [Socket::AF_INET].pack("S") + to_sockaddr.byteslice(2, 2) + to_sockaddr.byteslice(20, 4) + "\0" * 8
+    Addrinfo.new(sa, Socket::PF_INET, socktype, protocol)
+  end
+
+  def self.__constant_name(prefix, value)
+    name = Socket::Constants.constants.find do |c|
+      c.start_with?(prefix) && !c.end_with?("_LOCAL") && Socket::Constants.const_get(c) == value
+    end
+    name ? name.to_s : value
+  end
+
+  def marshal_dump
+    af = Addrinfo.__constant_name("AF_", afamily)
+    addr = if ip?
+      host, port = getnameinfo(Socket::NI_NUMERICHOST | Socket::NI_NUMERICSERV)
+      [host, port]
+    elsif unix?
+      unix_path
+    else
+      to_sockaddr
+    end
+    proto = ip? ? Addrinfo.__constant_name("IPPROTO_", protocol) : protocol
+    [af, addr, Addrinfo.__constant_name("PF_", pfamily), Addrinfo.__constant_name("SOCK_", socktype), proto, canonname, nil]
+  end
+
+  def marshal_load(ary)
+    af, addr, pf, st, proto, _canonname, _inspectname = ary
+    value = ->(v) { v.is_a?(String) ? Socket::Constants.const_get(v) : v }
+    afamily = value.(af)
+    sockaddr = if afamily == Socket::AF_UNIX
+      Socket.sockaddr_un(addr)
+    elsif afamily == Socket::AF_INET || afamily == Socket::AF_INET6
+      [af, Integer(addr[1]), addr[0], addr[0]]
+    else
+      addr
+    end
+    __send__(:initialize, sockaddr, value.(pf), value.(st), value.(proto))
+    self
+  end
+end
+"##;
+
 pub fn init(ctx: &mut Ctx) {
     let obj = ctx.c().object;
     let ai = crate::core::module_methods::define_class_under(ctx, obj, "Addrinfo", obj);
@@ -548,7 +705,7 @@ pub fn init(ctx: &mut Ctx) {
         ("udp", ai_s_udp, [2], Unsafe, Singleton),
         ("ip", ai_s_ip, [1], Unsafe, Singleton),
         ("unix", ai_s_unix, [1..=2], Unsafe, Singleton),
-        ("getaddrinfo", ai_s_getaddrinfo, [2..=6], Unsafe, Singleton),
+        ("getaddrinfo", ai_s_getaddrinfo, [2..=6], Unsafe, Singleton, Kw),
         ("afamily", ai_afamily, [0], Unsafe),
         ("pfamily", ai_pfamily, [0], Unsafe),
         ("socktype", ai_socktype, [0], Unsafe),
@@ -577,7 +734,6 @@ pub fn init(ctx: &mut Ctx) {
         ("ipv6_v4compat?", ai_ipv6_v4compat, [0], Unsafe),
         ("inspect_sockaddr", ai_inspect_sockaddr, [0], Unsafe),
         ("inspect", ai_inspect, [0], Unsafe),
-        ("connect", ai_connect, [0..], Unsafe, Kw),
         ("bind", ai_bind, [0], Unsafe),
         ("listen", ai_listen, [0..=1], Unsafe),
     ]);
@@ -597,4 +753,7 @@ pub fn init(ctx: &mut Ctx) {
         ("unpack_sockaddr_un", s_unpack_sockaddr_un, [1], Unsafe, Singleton),
         ("getaddrinfo", s_getaddrinfo, [2..=7], Unsafe, Singleton),
     ]);
+    let src = string::new_utf8(ctx, ADDRINFO_RB);
+    let main = ctx.vm().main_obj.get();
+    let _ = ctx.call_str(main, "eval", &[src]);
 }

@@ -72,10 +72,7 @@ fn bs_send(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let data = string::bytes(s).to_vec();
     let flags = flags_arg(ctx, args.pos.get(1))?;
     let dest = match args.pos.get(2) {
-        Some(&d) if !d.is_nil() => {
-            let d = string::to_str_arg(ctx, d)?;
-            Some(string::bytes(d).to_vec())
-        }
+        Some(&d) if !d.is_nil() => Some(super::socket::addr_bytes(ctx, d)?),
         _ => None,
     };
     let fd = fd_of(ctx, recv)?;
@@ -101,6 +98,7 @@ fn bs_recv(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         }
     }
     match recv_bytes(ctx, fd, n as usize, flags, true)? {
+        Ok((data, _)) if data.is_empty() && n > 0 && is_stream(fd) => Ok(Value::NIL),
         Ok((data, _)) => Ok(io::into_buffer(ctx, buf, &data)),
         Err(e) => Err(sys_error(ctx, e, "recvfrom(2)")),
     }
@@ -114,7 +112,7 @@ fn bs_recv_nonblock(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let raise = args.kwarg(ctx, "exception").is_none_or(|v| v.truthy());
     let fd = fd_of(ctx, recv)?;
     match recv_bytes(ctx, fd, n, flags, false)? {
-        Ok((data, _)) if data.is_empty() && n > 0 && !raise => Ok(Value::NIL),
+        Ok((data, _)) if data.is_empty() && n > 0 && is_stream(fd) => Ok(Value::NIL),
         Ok((data, _)) => Ok(io::into_buffer(ctx, buf, &data)),
         Err(libc::EAGAIN) if !raise => Ok(Value::symbol(ctx.intern("wait_readable"))),
         Err(libc::EAGAIN) => Err(io::sys::wait_error(ctx, "EAGAINWaitReadable", "recvfrom(2) would block")?),
@@ -124,12 +122,12 @@ fn bs_recv_nonblock(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn how_arg(ctx: &mut Ctx, v: Option<&Value>) -> Result<i32> {
     let Some(&v) = v else { return Ok(libc::SHUT_RDWR) };
-    if let Some(id) = v.as_symbol() {
-        return match ctx.sym_str(id).trim_start_matches("SHUT_") {
+    if let Some(name) = super::const_name_arg(ctx, v)? {
+        return match name.strip_prefix("SHUT_").unwrap_or(&name) {
             "RD" => Ok(libc::SHUT_RD),
             "WR" => Ok(libc::SHUT_WR),
             "RDWR" => Ok(libc::SHUT_RDWR),
-            other => Err(super::socket_error(ctx, &format!("unknown shutdown argument: {other}"), false)),
+            _ => Err(super::socket_error(ctx, &format!("unknown shutdown argument: {name}"), false)),
         };
     }
     let n = integer::to_int_arg(ctx, v)?;
@@ -179,26 +177,35 @@ fn bs_close_write(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     half_close(ctx, recv, false)
 }
 
-/// A level or option name: an Integer, or a Symbol/String naming a constant (`:SOCKET`,
-/// `"SOL_SOCKET"`, `:REUSEADDR`, `:SO_REUSEADDR`).
-fn const_arg(ctx: &mut Ctx, v: Value, prefixes: &[&str]) -> Result<i32> {
-    let name = if let Some(id) = v.as_symbol() {
-        ctx.sym_str(id)
-    } else if string::is_string(v) {
-        string::to_rust_string_lossy(v)
-    } else {
-        return integer::to_int_arg(ctx, v);
-    };
-    if name == "SOCKET" {
-        return Ok(libc::SOL_SOCKET);
-    }
-    for p in std::iter::once(&"").chain(prefixes) {
-        let full = format!("{p}{name}");
-        if let Some(&(_, n)) = super::CONSTANTS.iter().find(|(c, _)| *c == full) {
-            return Ok(n as i32);
+/// A socket option level: an Integer, or a Symbol/String/`to_str` naming it
+/// (`:SOCKET`, `"SOL_SOCKET"`, `:IP`, `:IPPROTO_TCP`).
+fn level_arg(ctx: &mut Ctx, v: Value) -> Result<i32> {
+    if let Some(name) = super::const_name_arg(ctx, v)? {
+        if name == "SOCKET" {
+            return Ok(libc::SOL_SOCKET);
         }
+        return super::named_const(ctx, v, &["SOL_", "IPPROTO_"], "level").map_err(|_| super::socket_error(ctx, &format!("unknown protocol level: {name}"), false));
     }
-    Err(super::socket_error(ctx, &format!("unknown socket level or option: {name}"), false))
+    integer::to_int_arg(ctx, v)
+}
+
+/// An option name, read with the prefix of its level (`:REUSEADDR` at SOL_SOCKET is
+/// SO_REUSEADDR, `:CORK` at IPPROTO_UDP is UDP_CORK).
+fn optname_arg(ctx: &mut Ctx, level: i32, v: Value) -> Result<i32> {
+    let prefix = match level {
+        libc::SOL_SOCKET => "SO_",
+        libc::IPPROTO_IP => "IP_",
+        libc::IPPROTO_IPV6 => "IPV6_",
+        libc::IPPROTO_TCP => "TCP_",
+        libc::IPPROTO_UDP => "UDP_",
+        _ => return integer::to_int_arg(ctx, v),
+    };
+    let Some(name) = super::const_name_arg(ctx, v)? else { return integer::to_int_arg(ctx, v) };
+    let full = if name.starts_with(prefix) { name.clone() } else { format!("{prefix}{name}") };
+    match super::CONSTANTS.iter().find(|(c, _)| *c == full) {
+        Some(&(_, n)) => Ok(n as i32),
+        None => Err(super::socket_error(ctx, &format!("unknown socket level or option: {name}"), false)),
+    }
 }
 
 /// `setsockopt(level, optname, optval)` or `setsockopt(Socket::Option)`: an Integer,
@@ -213,8 +220,8 @@ fn bs_setsockopt(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     } else {
         return Err(ctx.arity_error(args.pos.len(), 3, Some(3)));
     };
-    let level = const_arg(ctx, level, &["SOL_", "IPPROTO_"])?;
-    let name = const_arg(ctx, name, &["SO_", "TCP_", "IPV6_", "IP_"])?;
+    let level = level_arg(ctx, level)?;
+    let name = optname_arg(ctx, level, name)?;
     let bytes = if val == Value::TRUE || val == Value::FALSE {
         (val.truthy() as i32).to_ne_bytes().to_vec()
     } else if string::is_string(val) {
@@ -233,8 +240,8 @@ fn bs_setsockopt(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 /// `getsockopt(level, optname)`: a `Socket::Option`.
 fn bs_getsockopt(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let level = const_arg(ctx, args.pos[0], &["SOL_", "IPPROTO_"])?;
-    let name = const_arg(ctx, args.pos[1], &["SO_", "TCP_", "IPV6_", "IP_"])?;
+    let level = level_arg(ctx, args.pos[0])?;
+    let name = optname_arg(ctx, level, args.pos[1])?;
     let fd = fd_of(ctx, recv)?;
     let mut buf = [0u8; 256];
     let mut len = buf.len() as libc::socklen_t;
@@ -248,6 +255,20 @@ fn bs_getsockopt(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let sock = class(ctx, "Socket");
     let opt = ctx.call_str(sock, "const_get", &[Value::symbol(ctx.intern("Option"))])?;
     ctx.call_str(opt, "new", &[Value::fixnum(family as i64), Value::fixnum(level as i64), Value::fixnum(name as i64), data])
+}
+
+/// The socket type (SO_TYPE) of `fd`.
+pub fn socktype(fd: i32) -> i32 {
+    let mut st: i32 = 0;
+    let mut len = 4 as libc::socklen_t;
+    // SAFETY: st is a valid int out-value.
+    unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_TYPE, &mut st as *mut i32 as *mut libc::c_void, &mut len) };
+    st
+}
+
+/// Whether `fd` is a SOCK_STREAM socket (where reading nothing means the end).
+pub fn is_stream(fd: i32) -> bool {
+    socktype(fd) == libc::SOCK_STREAM
 }
 
 pub fn socket_family(fd: i32) -> i32 {
@@ -293,6 +314,78 @@ fn bs_do_not_reverse_lookup(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<
     Ok(if v.is_nil() { Value::TRUE } else { v })
 }
 
+/// `getpeereid`: the effective user and group ids of the peer of a UNIX socket.
+fn bs_getpeereid(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let fd = fd_of(ctx, recv)?;
+    // SAFETY: an all-zero ucred is valid; getsockopt fills at most len bytes.
+    let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: as above.
+    if unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_PEERCRED, &mut cred as *mut _ as *mut libc::c_void, &mut len) } != 0 {
+        let e = last_errno();
+        return Err(sys_error(ctx, e, "getsockopt(SO_PEERCRED)"));
+    }
+    let out = crate::core::array::new(ctx);
+    crate::core::array::push(ctx, out, Value::fixnum(cred.uid as i64));
+    crate::core::array::push(ctx, out, Value::fixnum(cred.gid as i64));
+    Ok(out)
+}
+
+/// `read_nonblock(len, buf = nil, exception: true)` on a socket: one recv(2) with
+/// MSG_DONTWAIT, leaving the descriptor's own blocking mode alone.
+fn bs_read_nonblock(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let n = integer::to_i64_arg(ctx, args.pos[0])?;
+    if n < 0 {
+        return Err(ctx.arg_error(&format!("negative length {n} given")));
+    }
+    let buf = io::buffer_arg(ctx, args.pos.get(1))?;
+    let raise = args.kwarg(ctx, "exception").is_none_or(|v| v.truthy());
+    let fd = fd_of(ctx, recv)?;
+    if let Some(o) = io::io_ref(recv) {
+        if o.rpos < o.rbuf.len() {
+            let take = (o.rbuf.len() - o.rpos).min(n as usize);
+            let bytes = o.rbuf[o.rpos..o.rpos + take].to_vec();
+            o.rpos += take;
+            return Ok(io::into_buffer(ctx, buf, &bytes));
+        }
+    }
+    if n == 0 {
+        return Ok(io::into_buffer(ctx, buf, &[]));
+    }
+    match recv_bytes(ctx, fd, n as usize, 0, false)? {
+        Ok((data, _)) if data.is_empty() => {
+            if raise {
+                Err(ctx.raise(ctx.c().eof_error, "end of file reached"))
+            } else {
+                Ok(Value::NIL)
+            }
+        }
+        Ok((data, _)) => Ok(io::into_buffer(ctx, buf, &data)),
+        Err(libc::EAGAIN) if !raise => Ok(Value::symbol(ctx.intern("wait_readable"))),
+        Err(libc::EAGAIN) => Err(io::sys::wait_error(ctx, "EAGAINWaitReadable", "read would block")?),
+        Err(e) => Err(sys_error(ctx, e, "read")),
+    }
+}
+
+/// `write_nonblock(data, exception: true)` on a socket: one send(2) with MSG_DONTWAIT.
+fn bs_write_nonblock(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let s = string::to_s(ctx, args.pos[0])?;
+    let data = string::bytes(s).to_vec();
+    let raise = args.kwarg(ctx, "exception").is_none_or(|v| v.truthy());
+    let fd = fd_of(ctx, recv)?;
+    io::flush_value(ctx, recv)?;
+    // SAFETY: data is a valid buffer of its length.
+    let n = unsafe { libc::send(fd, data.as_ptr() as *const libc::c_void, data.len(), libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) };
+    if n >= 0 {
+        return Ok(Value::fixnum(n as i64));
+    }
+    match last_errno() {
+        libc::EAGAIN if !raise => Ok(Value::symbol(ctx.intern("wait_writable"))),
+        libc::EAGAIN => Err(io::sys::wait_error(ctx, "EAGAINWaitWritable", "write would block")?),
+        e => Err(sys_error(ctx, e, "write")),
+    }
+}
+
 fn bs_set_do_not_reverse_lookup(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let id = ctx.intern("@do_not_reverse_lookup");
     crate::core::object::ivar_set_raw(ctx, recv, id, Value::bool(args.pos[0].truthy()));
@@ -309,24 +402,75 @@ fn bs_for_fd(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 const OPTION_RB: &str = r##"
 class Socket::Option
   attr_reader :family, :level, :optname, :data
-  def initialize(family, level, optname, data)
-    @family, @level, @optname, @data = family, level, optname, data.to_str.b
+
+  # The option name at `level`, read with that level's prefix (SO_, IP_, IPV6_, TCP_, UDP_).
+  def self.__optname(level, optname)
+    prefix = { Socket::SOL_SOCKET => "SO_", Socket::IPPROTO_IP => "IP_", Socket::IPPROTO_IPV6 => "IPV6_",
+               Socket::IPPROTO_TCP => "TCP_", Socket::IPPROTO_UDP => "UDP_" }[level]
+    return optname.to_int unless prefix
+    Socket::AncillaryData.__constant(optname, [prefix], "unknown socket level or option")
   end
-  def self.int(family, level, optname, i) = new(family, level, optname, [i].pack("i"))
+
+  def initialize(family, level, optname, data)
+    @family = Socket::AncillaryData.__family(family)
+    @level = Socket::AncillaryData.__level(@family, level)
+    @optname = Socket::Option.__optname(@level, optname)
+    @data = data.to_str.b
+  end
+
+  def self.int(family, level, optname, i) = new(family, level, optname, [Integer(i)].pack("i"))
   def self.bool(family, level, optname, b) = new(family, level, optname, [b ? 1 : 0].pack("i"))
-  def self.linger(onoff, secs) = new(:UNSPEC, :SOCKET, :LINGER, [onoff ? 1 : 0, secs].pack("ii"))
-  def int = @data.unpack1("i")
+
+  def self.linger(onoff, secs)
+    on = case onoff
+         when true then 1
+         when false, nil then 0
+         else Integer(onoff)
+         end
+    new(:UNSPEC, :SOCKET, :LINGER, [on, Integer(secs)].pack("ii"))
+  end
+
+  def int
+    raise TypeError, "size differ.  expected as sizeof(int)=4 but #{@data.bytesize}" unless @data.bytesize == 4
+    @data.unpack1("i")
+  end
+
   def bool
     raise TypeError, "size differ.  expected as sizeof(int)=4 but #{@data.bytesize}" unless [1, 4].include?(@data.bytesize)
     @data.bytesize == 1 ? @data.getbyte(0) != 0 : int != 0
   end
+
   def linger
+    unless @level == Socket::SOL_SOCKET && @optname == Socket::SO_LINGER
+      raise TypeError, "linger socket option expected"
+    end
+    raise TypeError, "size differ.  expected as sizeof(struct linger)=8 but #{@data.bytesize}" unless @data.bytesize == 8
     onoff, secs = @data.unpack("ii")
-    [onoff != 0, secs]
+    [onoff == 0 ? false : (onoff == 1 ? true : onoff), secs]
   end
+
   def unpack(fmt) = @data.unpack(fmt)
   def to_s = @data
-  def inspect = "#<Socket::Option: #{@level} #{@optname} #{@data.inspect}>"
+
+  def inspect
+    name = ->(prefix, value) do
+      c = Socket::Constants.constants.find { |n| n.start_with?(prefix) && !n.end_with?("_LOCAL") && Socket::Constants.const_get(n) == value }
+      c ? c.to_s.delete_prefix(prefix) : value.to_s
+    end
+    level = @level == Socket::SOL_SOCKET ? "SOCKET" : name.("IPPROTO_", @level)
+    prefix = { Socket::SOL_SOCKET => "SO_", Socket::IPPROTO_IP => "IP_", Socket::IPPROTO_IPV6 => "IPV6_",
+               Socket::IPPROTO_TCP => "TCP_", Socket::IPPROTO_UDP => "UDP_" }[@level]
+    opt = prefix ? name.(prefix, @optname) : @optname.to_s
+    value = if @level == Socket::SOL_SOCKET && @optname == Socket::SO_LINGER && @data.bytesize == 8
+      onoff, secs = @data.unpack("ii")
+      "#{onoff == 0 ? "off" : "on"} #{secs}sec"
+    elsif @data.bytesize == 4
+      @data.unpack1("i").to_s
+    else
+      @data.inspect
+    end
+    "#<Socket::Option: #{name.("AF_", @family)} #{level} #{opt} #{value}>"
+  end
 end
 "##;
 
@@ -348,6 +492,9 @@ pub fn init(ctx: &mut Ctx) {
         ("do_not_reverse_lookup", bs_do_not_reverse_lookup, [0], Unsafe, Singleton),
         ("do_not_reverse_lookup=", bs_set_do_not_reverse_lookup, [1], Unsafe, Singleton),
         ("for_fd", bs_for_fd, [1], Unsafe, Singleton),
+        ("getpeereid", bs_getpeereid, [0], Unsafe),
+        ("read_nonblock", bs_read_nonblock, [1..=2], Unsafe, Kw),
+        ("write_nonblock", bs_write_nonblock, [1], Unsafe, Kw),
     ]);
     let src = string::new_utf8(ctx, OPTION_RB);
     let main = ctx.vm().main_obj.get();

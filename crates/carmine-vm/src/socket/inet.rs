@@ -20,6 +20,10 @@ use crate::Result;
 pub struct Resolved {
     pub family: i32,
     pub addr: Vec<u8>,
+    /// The canonical name getaddrinfo reported (with AI_CANONNAME, on the first entry).
+    pub canonname: Option<String>,
+    pub socktype: i32,
+    pub protocol: i32,
 }
 
 fn host_arg(ctx: &mut Ctx, v: Option<&Value>) -> Result<Option<String>> {
@@ -55,6 +59,67 @@ fn port_arg(ctx: &mut Ctx, v: Option<&Value>) -> Result<Option<String>> {
 
 /// getaddrinfo(3) for `host`/`port` with the given hints.
 pub fn resolve(ctx: &mut Ctx, host: Option<&str>, port: Option<&str>, family: i32, socktype: i32, flags: i32) -> Result<Vec<Resolved>> {
+    resolve_hinted(ctx, host, port, family, socktype, 0, flags)
+}
+
+/// CRuby's shortcut before getaddrinfo(3): a numeric host with a numeric (or no) port is
+/// answered directly, one entry per matching (socktype, protocol) of TCP, UDP and raw
+/// sockets; None when the shortcut does not apply (getaddrinfo decides then).
+fn numeric_resolve(host: &str, port: Option<&str>, family: i32, socktype: i32, protocol: i32) -> Option<Vec<Resolved>> {
+    let port: u16 = match port {
+        None => 0,
+        Some(p) if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) => p.parse().ok()?,
+        Some(_) => return None,
+    };
+    const KINDS: [(i32, i32); 3] = [(libc::SOCK_STREAM, libc::IPPROTO_TCP), (libc::SOCK_DGRAM, libc::IPPROTO_UDP), (libc::SOCK_RAW, 0)];
+    let addr = if (family == libc::AF_UNSPEC || family == libc::AF_INET6) && host.bytes().all(|b| b.is_ascii_hexdigit() || b == b'.' || b == b':') && host.parse::<std::net::Ipv6Addr>().is_ok() {
+        let ip: std::net::Ipv6Addr = host.parse().ok()?;
+        // SAFETY: an all-zero sockaddr_in6 is valid.
+        let mut sa: libc::sockaddr_in6 = unsafe { std::mem::zeroed() };
+        sa.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+        sa.sin6_port = port.to_be();
+        sa.sin6_addr.s6_addr = ip.octets();
+        // SAFETY: sa is plain data of its size.
+        (libc::AF_INET6, unsafe { std::slice::from_raw_parts(&sa as *const _ as *const u8, std::mem::size_of_val(&sa)) }.to_vec())
+    } else if (family == libc::AF_UNSPEC || family == libc::AF_INET) && host.bytes().all(|b| b.is_ascii_digit() || b == b'.') && host.parse::<std::net::Ipv4Addr>().is_ok() {
+        let ip: std::net::Ipv4Addr = host.parse().ok()?;
+        // SAFETY: an all-zero sockaddr_in is valid.
+        let mut sa: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+        sa.sin_family = libc::AF_INET as libc::sa_family_t;
+        sa.sin_port = port.to_be();
+        sa.sin_addr.s_addr = u32::from_ne_bytes(ip.octets());
+        // SAFETY: sa is plain data of its size.
+        (libc::AF_INET, unsafe { std::slice::from_raw_parts(&sa as *const _ as *const u8, std::mem::size_of_val(&sa)) }.to_vec())
+    } else {
+        return None;
+    };
+    let out: Vec<Resolved> = KINDS
+        .iter()
+        .filter(|&&(st, pr)| (socktype == 0 || socktype == st) && (protocol == 0 || pr == 0 || protocol == pr))
+        .map(|&(st, pr)| Resolved { family: addr.0, addr: addr.1.clone(), canonname: None, socktype: st, protocol: if protocol != 0 { protocol } else { pr } })
+        .collect();
+    (!out.is_empty()).then_some(out)
+}
+
+/// getaddrinfo(3) with every hint, the protocol included.
+pub fn resolve_hinted(ctx: &mut Ctx, host: Option<&str>, port: Option<&str>, family: i32, socktype: i32, protocol: i32, flags: i32) -> Result<Vec<Resolved>> {
+    if let Some(list) = host.and_then(|h| numeric_resolve(h, port, family, socktype, protocol)) {
+        return Ok(list);
+    }
+    // A non-blocking fiber resolves names through its scheduler's `address_resolve` (the
+    // addresses it answers are then looked up numerically), as CRuby does.
+    if let Some(h) = host.filter(|h| flags & libc::AI_NUMERICHOST == 0 && h.parse::<std::net::IpAddr>().is_err()) {
+        if let Some(ips) = crate::fiber::scheduler::address_resolve(ctx, h)? {
+            let mut out = Vec::new();
+            for ip in &ips {
+                out.extend(resolve_hinted(ctx, Some(ip), port, family, socktype, protocol, flags | libc::AI_NUMERICHOST)?);
+            }
+            if out.is_empty() {
+                return Err(super::resolution_error(ctx, "getaddrinfo", libc::EAI_NONAME));
+            }
+            return Ok(out);
+        }
+    }
     let chost = host.map(|h| CString::new(h).map_err(|_| ctx.arg_error("string contains null byte"))).transpose()?;
     let cport = port.map(|p| CString::new(p).map_err(|_| ctx.arg_error("string contains null byte"))).transpose()?;
     let (rc, list) = crate::thread::sched::without_gl(ctx, || {
@@ -62,6 +127,7 @@ pub fn resolve(ctx: &mut Ctx, host: Option<&str>, port: Option<&str>, family: i3
         let mut hints: libc::addrinfo = unsafe { std::mem::zeroed() };
         hints.ai_family = family;
         hints.ai_socktype = socktype;
+        hints.ai_protocol = protocol;
         hints.ai_flags = flags;
         let mut res: *mut libc::addrinfo = std::ptr::null_mut();
         // SAFETY: the strings are NUL-terminated; res receives a list freed below.
@@ -73,7 +139,8 @@ pub fn resolve(ctx: &mut Ctx, host: Option<&str>, port: Option<&str>, family: i3
             unsafe {
                 let a = &*p;
                 let bytes = std::slice::from_raw_parts(a.ai_addr as *const u8, a.ai_addrlen as usize).to_vec();
-                out.push(Resolved { family: a.ai_family, addr: bytes });
+                let canonname = (!a.ai_canonname.is_null()).then(|| std::ffi::CStr::from_ptr(a.ai_canonname).to_string_lossy().into_owned());
+                out.push(Resolved { family: a.ai_family, addr: bytes, canonname, socktype: a.ai_socktype, protocol: a.ai_protocol });
                 p = a.ai_next;
             }
         }
@@ -84,11 +151,15 @@ pub fn resolve(ctx: &mut Ctx, host: Option<&str>, port: Option<&str>, family: i3
         (rc, out)
     });
     if rc != 0 {
-        // SAFETY: gai_strerror returns a static string.
-        let msg = unsafe { std::ffi::CStr::from_ptr(libc::gai_strerror(rc)) }.to_string_lossy().into_owned();
-        return Err(socket_error(ctx, &format!("getaddrinfo: {msg}"), true));
+        return Err(super::resolution_error(ctx, "getaddrinfo", rc));
     }
     Ok(list)
+}
+
+/// getaddrinfo's message for an error code.
+pub fn gai_message(rc: i32) -> String {
+    // SAFETY: gai_strerror returns a static string.
+    unsafe { std::ffi::CStr::from_ptr(libc::gai_strerror(rc)) }.to_string_lossy().into_owned()
 }
 
 /// The numeric host and port of a packed sockaddr.

@@ -12,13 +12,17 @@
 //!   `core::load`); this module holds no process-global state.
 
 pub mod addrinfo;
+pub mod ancdata;
 pub mod basic;
+pub mod constants;
 pub mod inet;
+pub mod netdb;
 pub mod socket;
 pub mod unix;
 
 use crate::core::module_methods::{define_class_under, define_module_under};
 pub use crate::core::process::last_errno;
+pub use constants::CONSTANTS;
 use crate::core::process::errno_error;
 use crate::core::{io, module};
 use crate::thread::Ctx;
@@ -35,7 +39,16 @@ pub fn class(ctx: &mut Ctx, name: &str) -> Value {
 pub fn new_socket(ctx: &mut Ctx, klass: Value, fd: i32) -> Value {
     let s = io::new_io(ctx, klass, fd, true, true, None);
     if let Some(o) = io::io_ref(s) {
+        // Sockets are binary, as CRuby's (ASCII-8BIT, no conversion).
         o.sync = true;
+        o.ext_enc = Some(crate::core::encoding::BINARY);
+    }
+    // A new socket takes `BasicSocket.do_not_reverse_lookup` as it is now.
+    let id = ctx.intern("@do_not_reverse_lookup");
+    let b = class(ctx, "BasicSocket");
+    let global = crate::core::object::ivar_get(ctx, b, id);
+    if !global.is_nil() {
+        crate::core::object::ivar_set_raw(ctx, s, id, global);
     }
     s
 }
@@ -62,70 +75,55 @@ pub fn socket_error(ctx: &mut Ctx, msg: &str, resolution: bool) -> crate::error:
     ctx.raise(k, msg)
 }
 
+/// The name in a Symbol, a String or an object with `to_str`; None for anything else.
+pub fn const_name_arg(ctx: &mut Ctx, v: Value) -> Result<Option<String>> {
+    if let Some(id) = v.as_symbol() {
+        return Ok(Some(ctx.sym_str(id)));
+    }
+    Ok(crate::core::string::try_to_str(ctx, v)?.map(crate::core::string::to_rust_string_lossy))
+}
+
+/// `Socket::ResolutionError` for a failed getaddrinfo(3)/getnameinfo(3) (`func`), with the
+/// system's message and `error_code`.
+pub fn resolution_error(ctx: &mut Ctx, func: &str, code: i32) -> crate::error::Unwind {
+    let msg = format!("{func}: {}", inet::gai_message(code));
+    let sock = class(ctx, "Socket");
+    let id = ctx.intern("ResolutionError");
+    let Some(k) = module::body(sock).const_get(id).map(|e| e.value) else { return socket_error(ctx, &msg, true) };
+    let m = crate::core::string::new_utf8(ctx, &msg);
+    match ctx.call_str(k, "new", &[m]) {
+        Ok(e) => {
+            let id = ctx.intern("@error_code");
+            crate::core::object::ivar_set_raw(ctx, e, id, Value::fixnum(code as i64));
+            crate::core::exception::capture_backtrace(ctx, e);
+            crate::error::Unwind::Raise(e)
+        }
+        Err(u) => u,
+    }
+}
+
+/// A constant given as an Integer, or as a Symbol/String naming it with or without one of
+/// `prefixes` (`:INET`, `"AF_INET"`); nil is 0. An unknown name is a SocketError
+/// "unknown socket <what>: <name>".
+pub fn named_const(ctx: &mut Ctx, v: Value, prefixes: &[&str], what: &str) -> Result<i32> {
+    if v.is_nil() {
+        return Ok(0);
+    }
+    let Some(name) = const_name_arg(ctx, v)? else { return crate::core::integer::to_int_arg(ctx, v) };
+    for p in std::iter::once(&"").chain(prefixes) {
+        let full = format!("{p}{name}");
+        if let Some(&(_, n)) = CONSTANTS.iter().find(|(c, _)| *c == full) {
+            return Ok(n as i32);
+        }
+    }
+    Err(socket_error(ctx, &format!("unknown socket {what}: {name}"), false))
+}
+
 /// `Errno::*` for a failed socket call, with CRuby's detail text.
 pub fn sys_error(ctx: &mut Ctx, errno: i32, detail: &str) -> crate::error::Unwind {
     errno_error(ctx, errno, detail)
 }
 
-/// Constants shared by `Socket` and `Socket::Constants`.
-pub const CONSTANTS: &[(&str, i64)] = &[
-    ("AF_INET", libc::AF_INET as i64),
-    ("AF_INET6", libc::AF_INET6 as i64),
-    ("AF_UNIX", libc::AF_UNIX as i64),
-    ("AF_LOCAL", libc::AF_UNIX as i64),
-    ("AF_UNSPEC", libc::AF_UNSPEC as i64),
-    ("PF_INET", libc::PF_INET as i64),
-    ("PF_INET6", libc::PF_INET6 as i64),
-    ("PF_UNIX", libc::PF_UNIX as i64),
-    ("PF_LOCAL", libc::PF_UNIX as i64),
-    ("PF_UNSPEC", libc::PF_UNSPEC as i64),
-    ("SOCK_STREAM", libc::SOCK_STREAM as i64),
-    ("SOCK_DGRAM", libc::SOCK_DGRAM as i64),
-    ("SOCK_RAW", libc::SOCK_RAW as i64),
-    ("SOCK_SEQPACKET", libc::SOCK_SEQPACKET as i64),
-    ("IPPROTO_IP", libc::IPPROTO_IP as i64),
-    ("IPPROTO_TCP", libc::IPPROTO_TCP as i64),
-    ("IPPROTO_UDP", libc::IPPROTO_UDP as i64),
-    ("IPPROTO_IPV6", libc::IPPROTO_IPV6 as i64),
-    ("IPPROTO_ICMP", libc::IPPROTO_ICMP as i64),
-    ("SOL_SOCKET", libc::SOL_SOCKET as i64),
-    ("SO_REUSEADDR", libc::SO_REUSEADDR as i64),
-    ("SO_REUSEPORT", libc::SO_REUSEPORT as i64),
-    ("SO_KEEPALIVE", libc::SO_KEEPALIVE as i64),
-    ("SO_BROADCAST", libc::SO_BROADCAST as i64),
-    ("SO_LINGER", libc::SO_LINGER as i64),
-    ("SO_RCVBUF", libc::SO_RCVBUF as i64),
-    ("SO_SNDBUF", libc::SO_SNDBUF as i64),
-    ("SO_TYPE", libc::SO_TYPE as i64),
-    ("SO_ERROR", libc::SO_ERROR as i64),
-    ("SO_OOBINLINE", libc::SO_OOBINLINE as i64),
-    ("SO_RCVTIMEO", libc::SO_RCVTIMEO as i64),
-    ("SO_SNDTIMEO", libc::SO_SNDTIMEO as i64),
-    ("TCP_NODELAY", libc::TCP_NODELAY as i64),
-    ("TCP_KEEPIDLE", libc::TCP_KEEPIDLE as i64),
-    ("TCP_KEEPINTVL", libc::TCP_KEEPINTVL as i64),
-    ("TCP_KEEPCNT", libc::TCP_KEEPCNT as i64),
-    ("TCP_CORK", libc::TCP_CORK as i64),
-    ("IPV6_V6ONLY", libc::IPV6_V6ONLY as i64),
-    ("SHUT_RD", libc::SHUT_RD as i64),
-    ("SHUT_WR", libc::SHUT_WR as i64),
-    ("SHUT_RDWR", libc::SHUT_RDWR as i64),
-    ("MSG_PEEK", libc::MSG_PEEK as i64),
-    ("MSG_OOB", libc::MSG_OOB as i64),
-    ("MSG_DONTWAIT", libc::MSG_DONTWAIT as i64),
-    ("MSG_WAITALL", libc::MSG_WAITALL as i64),
-    ("MSG_NOSIGNAL", libc::MSG_NOSIGNAL as i64),
-    ("SOMAXCONN", libc::SOMAXCONN as i64),
-    ("INADDR_ANY", libc::INADDR_ANY as i64),
-    ("INADDR_LOOPBACK", libc::INADDR_LOOPBACK as i64),
-    ("AI_PASSIVE", libc::AI_PASSIVE as i64),
-    ("AI_CANONNAME", libc::AI_CANONNAME as i64),
-    ("AI_NUMERICHOST", libc::AI_NUMERICHOST as i64),
-    ("AI_NUMERICSERV", libc::AI_NUMERICSERV as i64),
-    ("NI_NUMERICHOST", libc::NI_NUMERICHOST as i64),
-    ("NI_NUMERICSERV", libc::NI_NUMERICSERV as i64),
-    ("EAI_NONAME", libc::EAI_NONAME as i64),
-];
 
 /// Defines the socket classes (the native part of `require "socket"`).
 pub fn init(ctx: &mut Ctx) -> Result<()> {
@@ -153,5 +151,7 @@ pub fn init(ctx: &mut Ctx) -> Result<()> {
     unix::init(ctx);
     addrinfo::init(ctx);
     socket::init(ctx);
+    ancdata::init(ctx);
+    netdb::init(ctx);
     Ok(())
 }

@@ -115,6 +115,8 @@ pub struct Ctx {
     pub serial: usize,
     /// `$?`: the status of the last child this thread waited for.
     pub last_status: Value,
+    /// `Fiber.scheduler` of this thread (nil: none; see `fiber::scheduler`).
+    pub scheduler: Value,
 }
 
 impl Ctx {
@@ -145,6 +147,7 @@ impl Ctx {
             safe_sp: 0,
             serial,
             last_status: Value::NIL,
+            scheduler: Value::NIL,
         }
     }
 

@@ -239,8 +239,12 @@ pub fn others_running(ctx: &Ctx) -> bool {
 }
 
 /// Waits until `fd` is readable (or has an error or hang-up) without the GL, when other
-/// threads exist; interrupts (`Thread#kill`, `raise`) are taken between 50 ms polls.
+/// threads exist; interrupts (`Thread#kill`, `raise`) are taken between 50 ms polls. A
+/// non-blocking fiber waits through its fiber scheduler instead.
 pub fn wait_readable(ctx: &mut Ctx, fd: i32) -> Result<()> {
+    if let Some(s) = crate::fiber::scheduler::active(ctx) {
+        return crate::fiber::scheduler::wait_fd(ctx, s, fd, libc::POLLIN);
+    }
     if !others_running(ctx) {
         return Ok(());
     }
@@ -249,6 +253,9 @@ pub fn wait_readable(ctx: &mut Ctx, fd: i32) -> Result<()> {
 
 /// Waits until `fd` can take more output, as `wait_readable` waits for input.
 pub fn wait_writable(ctx: &mut Ctx, fd: i32) -> Result<()> {
+    if let Some(s) = crate::fiber::scheduler::active(ctx) {
+        return crate::fiber::scheduler::wait_fd(ctx, s, fd, libc::POLLOUT);
+    }
     if !others_running(ctx) {
         return Ok(());
     }
@@ -442,6 +449,7 @@ pub fn wake_all(ctx: &mut Ctx) {
             wake_thread(ctx, e.obj);
         }
     }
+    crate::fiber::scheduler::unblock_all(ctx);
 }
 
 /// Wakes one thread (it re-checks what it waits for).
@@ -463,7 +471,21 @@ pub fn post(ctx: &Ctx, t: Value, bits: u32) {
 
 /// Blocks this thread until `ready` (checked with the GL held) returns true, `deadline`
 /// passes (`Ok(false)`), or another thread interrupts it (the interrupt is raised).
-pub fn wait_until(ctx: &mut Ctx, deadline: Option<Instant>, mut ready: impl FnMut(&mut Ctx) -> Result<bool>) -> Result<bool> {
+pub fn wait_until(ctx: &mut Ctx, deadline: Option<Instant>, ready: impl FnMut(&mut Ctx) -> Result<bool>) -> Result<bool> {
+    wait_on(ctx, Value::NIL, deadline, ready)
+}
+
+/// `wait_until` on `blocker` (the Mutex, Queue, Thread … waited for): a non-blocking fiber
+/// waits in its fiber scheduler's `block(blocker, timeout)` instead of blocking the thread.
+pub fn wait_on(ctx: &mut Ctx, blocker: Value, deadline: Option<Instant>, mut ready: impl FnMut(&mut Ctx) -> Result<bool>) -> Result<bool> {
+    if let Some(s) = crate::fiber::scheduler::active(ctx) {
+        return crate::fiber::scheduler::wait_until(ctx, s, blocker, deadline, &mut ready, |ctx| {
+            if ctx.vm().interrupt.load(Ordering::Relaxed) != 0 {
+                crate::interp::ops::handle_interrupt(ctx)?;
+            }
+            check_pending_at(ctx, true)
+        });
+    }
     let me = current(ctx);
     loop {
         if ctx.vm().interrupt.load(Ordering::Relaxed) != 0 {

@@ -52,9 +52,7 @@ pub fn open_path(ctx: &mut Ctx, klass: Value, path: &std::ffi::CStr, m: open_mod
         return Err(crate::core::process::errno_error(ctx, err, &format!("rb_sysopen - {shown}")));
     }
     let f = new_io(ctx, klass, fd, m.readable(), m.writable(), Some(shown));
-    if let Some(io) = io_ref(f) {
-        set_io_encodings(io, m.ext_enc, m.int_enc);
-    }
+    set_io_encodings(ctx, f, &m)?;
     Ok(f)
 }
 
@@ -133,9 +131,7 @@ pub fn io_for_fd(ctx: &mut Ctx, klass: Value, fd: i32, m: Option<open_mode::Open
         None => open_mode::mode_from_flags(fl),
     };
     let f = new_io(ctx, klass, fd, m.readable(), m.writable(), None);
-    if let Some(io) = io_ref(f) {
-        set_io_encodings(io, m.ext_enc, m.int_enc);
-    }
+    set_io_encodings(ctx, f, &m)?;
     Ok(f)
 }
 

@@ -29,10 +29,40 @@ fn open_kw(ctx: &mut Ctx, args: &Args, mode: Value) -> Result<Value> {
 }
 
 /// Opens `path` as a File with keywords `kw`, runs `f` on it and closes it.
+/// With `open_args: [mode, perm, {opts}]` among the keywords, those arguments alone open
+/// the file (the other keywords are disregarded).
 fn with_file(ctx: &mut Ctx, path: Value, kw: Value, f: impl FnOnce(&mut Ctx, Value) -> Result<Value>) -> Result<Value> {
     let file = ctx.c().file;
     let new = ctx.intern("new");
-    let io = ctx.call_kw(file, new, &[path], Some(kw), None)?;
+    let key = Value::symbol(ctx.intern("open_args"));
+    let io = match hash::get(kw, key).filter(|v| !v.is_nil()) {
+        Some(oa) => {
+            let oa = crate::core::array::to_ary_arg(ctx, oa)?;
+            let mut pos = vec![path];
+            pos.extend(crate::core::array::to_vec(oa));
+            let okw = match pos.last() {
+                Some(&h) if pos.len() > 1 && hash::is_hash(h) => {
+                    pos.pop();
+                    Some(h)
+                }
+                _ => None,
+            };
+            ctx.call_kw(file, new, &pos, okw, None)?
+        }
+        None if string::bytes(path).starts_with(b"|") => {
+            // "|command": the command's output or input, through IO.popen (deprecated).
+            if crate::core::warning::enabled(ctx, "deprecated") {
+                crate::core::warning::emit(ctx, "warning: IO process creation with a leading '|' is deprecated and will be removed in Ruby 4.0; use IO.popen instead\n", Some("deprecated"))?;
+            }
+            let cmd = string::new_from_bytes(ctx, &string::bytes(path)[1..]);
+            let mkey = Value::symbol(ctx.intern("mode"));
+            let mode = hash::get(kw, mkey).unwrap_or(Value::NIL);
+            let mode = if string::is_string(mode) { mode } else { string::new_utf8(ctx, "r") };
+            let io = ctx.c().io;
+            ctx.call_str(io, "popen", &[cmd, mode])?
+        }
+        None => ctx.call_kw(file, new, &[path], Some(kw), None)?,
+    };
     let r = f(ctx, io);
     let c = close(ctx, io);
     let v = r?;

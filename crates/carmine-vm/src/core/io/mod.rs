@@ -11,6 +11,7 @@ pub mod argf;
 pub mod chars;
 pub mod class_methods;
 pub mod copy_stream;
+pub mod lines;
 pub mod open_mode;
 pub mod pipe;
 pub mod select;
@@ -46,6 +47,10 @@ pub struct IoObj {
     pub int_enc: Option<u8>,
     /// Whether dropping the object closes the descriptor (`IO#autoclose=`).
     pub autoclose: bool,
+    /// Binary mode (`"rb"`, `binmode`): no newline conversion.
+    pub binmode: bool,
+    /// What `"\n"` becomes on write (`newline: :crlf` / `:cr`); None = itself.
+    pub newline_out: Option<&'static [u8]>,
     /// The child process of an `IO.popen` IO (waited for on close).
     pub child: Option<i32>,
 }
@@ -86,7 +91,8 @@ pub fn io_ref<'a>(v: Value) -> Option<&'a mut IoObj> {
 
 pub fn new_io(ctx: &mut Ctx, klass: Value, fd: i32, readable: bool, writable: bool, path: Option<String>) -> Value {
     let sync = fd == 2;
-    object::new_data(ctx, klass, Box::new(IoObj { fd, wbuf: Vec::new(), rbuf: Vec::new(), rpos: 0, closed: false, sync, eof: false, path, lineno: 0, readable, writable, ext_enc: None, int_enc: None, autoclose: true, child: None }))
+    let (ext_enc, int_enc) = ext_int_to_encs(ctx, None, IntEnc::Default, false);
+    object::new_data(ctx, klass, Box::new(IoObj { fd, wbuf: Vec::new(), rbuf: Vec::new(), rpos: 0, closed: false, sync, eof: false, path, lineno: 0, readable, writable, ext_enc, int_enc, autoclose: true, binmode: false, newline_out: None, child: None }))
 }
 
 pub(crate) fn sys_error(ctx: &mut Ctx, e: std::io::Error, detail: &str) -> crate::error::Unwind {
@@ -169,7 +175,27 @@ pub fn io_write(ctx: &mut Ctx, v: Value, b: &[u8]) -> Result<()> {
         flush_stdout(ctx);
     }
     let io = io_ref(v).expect("io");
-    io.wbuf.extend_from_slice(b);
+    if io.rpos < io.rbuf.len() {
+        // Input read ahead is given back, so the write lands where the reader is.
+        let unread = (io.rbuf.len() - io.rpos) as libc::off_t;
+        // SAFETY: lseek(2) on a descriptor this object owns.
+        if unsafe { libc::lseek(io.fd, -unread, libc::SEEK_CUR) } >= 0 {
+            io.rbuf.clear();
+            io.rpos = 0;
+        }
+    }
+    match io.newline_out {
+        Some(nl) => {
+            for &c in b {
+                if c == b'\n' {
+                    io.wbuf.extend_from_slice(nl);
+                } else {
+                    io.wbuf.push(c);
+                }
+            }
+        }
+        None => io.wbuf.extend_from_slice(b),
+    }
     if io.sync || io.wbuf.len() >= FLUSH_AT {
         flush_obj(ctx, io)?;
     }
@@ -194,7 +220,7 @@ pub fn flush_stdout(ctx: &mut Ctx) {
 
 /// Writes bytes to any output object: IOs directly, others through `write`.
 pub fn write_bytes_to(ctx: &mut Ctx, out: Value, b: &[u8]) -> Result<()> {
-    if io_ref(out).is_some() {
+    if io_ref(out).is_some() && has_builtin_write(ctx, out) {
         return io_write(ctx, out, b);
     }
     let s = string::new_from_bytes(ctx, b);
@@ -277,12 +303,25 @@ fn puts_bytes(ctx: &mut Ctx, args: &[Value], out: &mut Vec<u8>) -> Result<()> {
     Ok(())
 }
 
+/// Whether `v`'s `write` is IO's own (not redefined in a subclass or singleton), so
+/// output may go straight to its buffer.
+fn has_builtin_write(ctx: &Ctx, v: Value) -> bool {
+    let klass = crate::interp::class_of(ctx, v);
+    match crate::core::module::find_method(ctx, klass, sym::WRITE) {
+        Some(m) => m.owner == ctx.c().io && matches!(m.body, crate::core::module::MethodBody::Builtin { .. }),
+        None => false,
+    }
+}
+
 /// `out.puts(*args)`.
 pub fn puts_to(ctx: &mut Ctx, out: Value, args: &[Value]) -> Result<()> {
     if io_ref(out).is_some() {
         let mut b = Vec::new();
         puts_bytes(ctx, args, &mut b)?;
-        return io_write(ctx, out, &b);
+        if b.is_empty() {
+            return Ok(());
+        }
+        return write_bytes_to(ctx, out, &b);
     }
     let puts = ctx.intern("puts");
     ctx.call(out, puts, args)?;
@@ -310,7 +349,7 @@ fn print_bytes(ctx: &mut Ctx, args: &[Value]) -> Result<Vec<u8>> {
 pub fn print_to(ctx: &mut Ctx, out: Value, args: &[Value]) -> Result<()> {
     if io_ref(out).is_some() {
         let b = print_bytes(ctx, args)?;
-        return io_write(ctx, out, &b);
+        return write_bytes_to(ctx, out, &b);
     }
     let print = ctx.intern("print");
     ctx.call(out, print, args)?;
@@ -323,8 +362,15 @@ pub(crate) fn fill(ctx: &mut Ctx, io: &mut IoObj) -> Result<bool> {
     if io.rpos >= io.rbuf.len() {
         io.rbuf.clear();
         io.rpos = 0;
+    } else if io.rpos > 0 {
+        // Keep only the unread part (a partial line): the buffer must not grow with the
+        // whole stream.
+        io.rbuf.drain(..io.rpos);
+        io.rpos = 0;
     }
-    let mut buf = [0u8; 65536];
+    // Not zeroed: read(2) writes the bytes that are then copied (a 64 KB memset per fill
+    // was an eighth of a small-message echo server's time).
+    let mut buf = std::mem::MaybeUninit::<[u8; 65536]>::uninit();
     loop {
         // Other threads run while this one waits for input.
         let fd = io.fd;
@@ -333,8 +379,8 @@ pub(crate) fn fill(ctx: &mut Ctx, io: &mut IoObj) -> Result<bool> {
             let c = ctx.c().io_error;
             return Err(ctx.raise(c, "stream closed in another thread"));
         }
-        // SAFETY: buf is a valid writable buffer.
-        let n = unsafe { libc::read(io.fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
+        // SAFETY: buf is a writable buffer of 65536 bytes.
+        let n = unsafe { libc::read(io.fd, buf.as_mut_ptr() as *mut libc::c_void, 65536) };
         if n < 0 {
             let e = std::io::Error::last_os_error();
             if e.kind() == std::io::ErrorKind::Interrupted {
@@ -352,7 +398,8 @@ pub(crate) fn fill(ctx: &mut Ctx, io: &mut IoObj) -> Result<bool> {
             io.eof = true;
             return Ok(false);
         }
-        io.rbuf.extend_from_slice(&buf[..n as usize]);
+        // SAFETY: read(2) initialised the first n bytes.
+        io.rbuf.extend_from_slice(unsafe { std::slice::from_raw_parts(buf.as_ptr() as *const u8, n as usize) });
         return Ok(true);
     }
 }
@@ -371,52 +418,78 @@ pub(crate) fn check_readable(ctx: &mut Ctx, v: Value) -> Result<()> {
     Ok(())
 }
 
-/// Reads one line (with separator `sep`, nil = whole rest); None at EOF. An empty
-/// separator is paragraph mode: lines end at a blank line ("\n\n"), and the newlines
-/// before and after a paragraph are skipped.
-pub fn read_line(ctx: &mut Ctx, v: Value, sep: Option<&[u8]>, limit: Option<usize>) -> Result<Option<Vec<u8>>> {
-    check_readable(ctx, v)?;
-    let io = io_ref(v).expect("io");
-    let paragraph = sep == Some(b"");
-    let sep = if paragraph { Some(&b"\n\n"[..]) } else { sep };
-    if paragraph {
-        skip_newlines(ctx, io)?;
-    }
-    loop {
-        let avail = &io.rbuf[io.rpos..];
-        let found = match sep {
-            Some(s) if !s.is_empty() => avail.windows(s.len()).position(|w| w == s).map(|p| p + s.len()),
-            _ => None,
-        };
-        let hit_limit = limit.filter(|&l| avail.len() >= l);
-        if let Some(end) = found.map(|e| limit.map_or(e, |l| e.min(l))).or(hit_limit) {
-            let line = avail[..end].to_vec();
-            io.rpos += end;
-            io.lineno += 1;
-            if paragraph && found.is_some_and(|e| e <= end) {
-                skip_newlines(ctx, io)?;
-            }
-            return Ok(Some(line));
-        }
-        if !fill(ctx, io)? {
-            if io.rpos >= io.rbuf.len() {
-                return Ok(None);
-            }
-            let line = io.rbuf[io.rpos..].to_vec();
-            io.rpos = io.rbuf.len();
-            io.lineno += 1;
-            return Ok(Some(line));
-        }
-    }
-}
-
 pub fn read_all(ctx: &mut Ctx, v: Value) -> Result<Vec<u8>> {
     check_readable(ctx, v)?;
     let io = io_ref(v).expect("io");
-    while fill(ctx, io)? {}
-    let out = io.rbuf[io.rpos..].to_vec();
-    io.rpos = io.rbuf.len();
+    let mut out = io.rbuf[io.rpos..].to_vec();
+    io.rbuf.clear();
+    io.rpos = 0;
+    // The rest of a regular file has a known size: one buffer of that size (backed by huge
+    // pages when large, so a gigabyte costs hundreds of page faults, not 262,144), filled by
+    // read(2) directly, without the 64 KB staging buffer of `fill`.
+    let fd = io.fd;
+    let sized = regular_file_rest(fd).map(|rest| reserve_for_reading(&mut out, rest + 1)).is_some();
+    loop {
+        // A sized buffer grows only if the file grew (its last byte of room takes the read
+        // that finds the end); others keep 64 KB of room.
+        let spare = out.capacity() - out.len();
+        if spare == 0 || (!sized && spare < 65536) {
+            let grow = out.capacity().max(65536);
+            reserve_for_reading(&mut out, grow);
+        }
+        crate::thread::sched::wait_readable(ctx, fd)?;
+        if io.closed {
+            let c = ctx.c().io_error;
+            return Err(ctx.raise(c, "stream closed in another thread"));
+        }
+        let spare = out.spare_capacity_mut();
+        // SAFETY: `spare` is writable memory of spare.len() bytes owned by `out`.
+        let n = unsafe { libc::read(fd, spare.as_mut_ptr() as *mut libc::c_void, spare.len()) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            if io.child.is_some() && e.raw_os_error() == Some(libc::ECONNRESET) {
+                break;
+            }
+            return Err(sys_error(ctx, e, ""));
+        }
+        if n == 0 {
+            break;
+        }
+        // SAFETY: read(2) initialised the next n bytes.
+        unsafe { out.set_len(out.len() + n as usize) };
+    }
+    io.eof = true;
     Ok(out)
+}
+
+/// The bytes between a regular file's offset and its end (None for other descriptors).
+fn regular_file_rest(fd: i32) -> Option<usize> {
+    // SAFETY: an all-zero stat is a valid out-value for fstat.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fd is a descriptor and st a valid out-pointer; lseek only reads the offset.
+    if unsafe { libc::fstat(fd, &mut st) } != 0 || st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return None;
+    }
+    let pos = unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) };
+    (pos >= 0).then(|| (st.st_size as i64 - pos).max(0) as usize)
+}
+
+/// Reserves `extra` more bytes in `buf`; a large buffer is advised to use huge pages.
+fn reserve_for_reading(buf: &mut Vec<u8>, extra: usize) {
+    buf.reserve(extra);
+    const HUGE: usize = 2 << 20;
+    if buf.capacity() >= 4 * HUGE {
+        let start = buf.as_mut_ptr() as usize;
+        let aligned = (start + HUGE - 1) & !(HUGE - 1);
+        let end = (start + buf.capacity()) & !(HUGE - 1);
+        if end > aligned {
+            // SAFETY: advice on pages inside the vector's own allocation; it changes no data.
+            unsafe { libc::madvise(aligned as *mut libc::c_void, end - aligned, libc::MADV_HUGEPAGE) };
+        }
+    }
 }
 
 // ---- IO methods ----
@@ -428,19 +501,44 @@ pub(crate) fn get_io<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a mut IoObj> {
     }
 }
 
+/// The bytes `write` puts out for `s`: converted to the IO's external encoding when one
+/// is set (other than BINARY) and the String is in another.
+fn write_conv(ctx: &mut Ctx, recv: Value, s: Value) -> Result<Value> {
+    let Some(io) = io_ref(recv) else { return Ok(s) };
+    let target = match io.ext_enc {
+        Some(e) if e != crate::core::encoding::BINARY => e,
+        _ => return Ok(s),
+    };
+    let from = string::encoding(s);
+    if from == target || (crate::core::encoding::is_ascii_compatible(target) && string::bytes(s).is_ascii() && crate::core::encoding::is_ascii_compatible(from)) {
+        return Ok(s);
+    }
+    let to = crate::core::encoding::encoding_object(ctx, target);
+    ctx.call_str(s, "encode", &[to])
+}
+
 fn m_write(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let mut total = 0;
     let mut buf = Vec::new();
     for &a in args.pos {
         let s = string::to_s(ctx, a)?;
+        let s = write_conv(ctx, recv, s)?;
         buf.extend_from_slice(string::bytes(s));
-        total += string::len(s);
+        total += string::bytes(s).len();
+    }
+    if buf.is_empty() {
+        check_open(ctx, recv)?;
+        return Ok(Value::fixnum(0));
     }
     io_write(ctx, recv, &buf)?;
     Ok(Value::fixnum(total as i64))
 }
 
 fn m_lshift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    if !has_builtin_write(ctx, recv) {
+        ctx.call(recv, sym::WRITE, args.pos)?;
+        return Ok(recv);
+    }
     m_write(ctx, recv, args)?;
     Ok(recv)
 }
@@ -451,6 +549,11 @@ fn m_puts(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn m_print(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    if args.pos.is_empty() {
+        let line = crate::interp::ops::get_caller_last_line(ctx);
+        print_to(ctx, recv, &[line])?;
+        return Ok(Value::NIL);
+    }
     print_to(ctx, recv, args.pos)?;
     Ok(Value::NIL)
 }
@@ -460,7 +563,7 @@ fn m_printf(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Ok(Value::NIL);
     }
     let s = crate::core::kernel::format_impl(ctx, args.pos[0], &args.pos[1..])?;
-    io_write(ctx, recv, string::bytes(s))?;
+    write_bytes_to(ctx, recv, string::bytes(s))?;
     Ok(Value::NIL)
 }
 
@@ -476,16 +579,19 @@ fn m_putc(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn m_flush(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    check_open(ctx, recv)?;
     let io = get_io(ctx, recv)?;
     flush_obj(ctx, io)?;
     Ok(recv)
 }
 
 fn m_sync(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    check_open(ctx, recv)?;
     Ok(Value::bool(get_io(ctx, recv)?.sync))
 }
 
 fn m_set_sync(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    check_open(ctx, recv)?;
     let io = get_io(ctx, recv)?;
     io.sync = args.pos[0].truthy();
     if io.sync {
@@ -508,61 +614,6 @@ fn m_tty(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::bool(unsafe { libc::isatty(io.fd) } == 1))
 }
 
-fn line_args(ctx: &mut Ctx, args: &Args) -> Result<(Option<Vec<u8>>, Option<usize>, bool)> {
-    let chomp = args.kwarg(ctx, "chomp").is_some_and(|v| v.truthy());
-    let default_sep = {
-        let s = crate::core::globals::get(ctx, sym::DOLLAR_SLASH)?;
-        if s.is_nil() {
-            None
-        } else {
-            Some(string::bytes(s).to_vec())
-        }
-    };
-    match (args.pos.first(), args.pos.get(1)) {
-        (None, _) => Ok((default_sep, None, chomp)),
-        (Some(&a), None) if a.is_fixnum() => Ok((default_sep, Some(a.fixnum_unchecked().max(0) as usize), chomp)),
-        (Some(&a), l) => {
-            let sep = if a.is_nil() {
-                None
-            } else {
-                let s = string::to_str_arg(ctx, a)?;
-                Some(string::bytes(s).to_vec())
-            };
-            let limit = match l {
-                Some(&l) if !l.is_nil() => Some(integer::to_i64_arg(ctx, l)?.max(0) as usize),
-                _ => None,
-            };
-            Ok((sep, limit, chomp))
-        }
-    }
-}
-
-/// Paragraph mode: past the newlines at the read position.
-fn skip_newlines(ctx: &mut Ctx, io: &mut IoObj) -> Result<()> {
-    loop {
-        let n = io.rbuf[io.rpos..].iter().take_while(|&&c| c == b'\n').count();
-        io.rpos += n;
-        if io.rpos < io.rbuf.len() || !fill(ctx, io)? {
-            return Ok(());
-        }
-    }
-}
-
-/// A line without its separator (paragraph mode's is the blank line).
-pub(crate) fn chomp_line(mut line: Vec<u8>, sep: Option<&[u8]>) -> Vec<u8> {
-    let sep = if sep == Some(b"") { Some(&b"\n\n"[..]) } else { sep };
-    match sep {
-        Some(s) if line.ends_with(s) => {
-            line.truncate(line.len() - s.len());
-            if s == b"\n" && line.ends_with(b"\r") {
-                line.pop();
-            }
-            line
-        }
-        _ => line,
-    }
-}
-
 /// The encoding text read from `io` is in: its external encoding, else the default.
 pub(crate) fn read_encoding(ctx: &Ctx, io: &IoObj) -> u8 {
     io.ext_enc.unwrap_or_else(|| crate::core::encoding::default_external(ctx))
@@ -581,52 +632,6 @@ pub(crate) fn read_string(ctx: &mut Ctx, recv: Value, bytes: Vec<u8>) -> Result<
         }
         _ => Ok(s),
     }
-}
-
-fn m_gets(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let (sep, limit, chomp) = line_args(ctx, args)?;
-    let line = read_line(ctx, recv, sep.as_deref(), limit)?;
-    let v = match line {
-        Some(l) => {
-            let l = if chomp { chomp_line(l, sep.as_deref()) } else { l };
-            read_string(ctx, recv, l)?
-        }
-        None => Value::NIL,
-    };
-    crate::interp::ops::set_caller_last_line(ctx, v);
-    Ok(v)
-}
-
-fn m_readline(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let v = m_gets(ctx, recv, args)?;
-    if v.is_nil() {
-        return Err(ctx.raise(ctx.c().eof_error, "end of file reached"));
-    }
-    Ok(v)
-}
-
-fn m_each_line(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else {
-        return crate::core::enumerator::enum_for_kw(ctx, recv, "each_line", args.pos, args.kw, None);
-    };
-    let (sep, limit, chomp) = line_args(ctx, args)?;
-    while let Some(l) = read_line(ctx, recv, sep.as_deref(), limit)? {
-        let l = if chomp { chomp_line(l, sep.as_deref()) } else { l };
-        let s = read_string(ctx, recv, l)?;
-        ctx.yield1(&b, s)?;
-    }
-    Ok(recv)
-}
-
-fn m_readlines(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let (sep, limit, chomp) = line_args(ctx, args)?;
-    let out = array::new(ctx);
-    while let Some(l) = read_line(ctx, recv, sep.as_deref(), limit)? {
-        let l = if chomp { chomp_line(l, sep.as_deref()) } else { l };
-        let s = read_string(ctx, recv, l)?;
-        array::push(ctx, out, s);
-    }
-    Ok(out)
 }
 
 /// The caller's buffer argument of `read(n, buf)` and friends (nil means none).
@@ -1009,8 +1014,9 @@ fn m_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(string::new_utf8(ctx, &format!("#<{cname}:{desc}{closed}>")))
 }
 
-/// `IO#external_encoding`: the set one; else, for an IO opened for writing nil (text is
-/// written as is), for a read-only one `Encoding.default_external`.
+/// `IO#external_encoding`: the external encoding when text is transcoded; else the set
+/// one, for an IO opened for writing nil when none is set (text is written as is), for a
+/// read-only one `Encoding.default_external`.
 fn m_external_encoding(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let io = get_io(ctx, recv)?;
     let enc = match io.ext_enc {
@@ -1026,98 +1032,320 @@ fn m_internal_encoding(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value
     Ok(int.map_or(Value::NIL, |e| crate::core::encoding::encoding_object(ctx, e)))
 }
 
-/// An encoding argument of `set_encoding`/open modes: nil, an Encoding or a name.
-fn io_encoding_arg(ctx: &mut Ctx, v: Value) -> Result<Option<u8>> {
-    if v.is_nil() {
-        return Ok(None);
-    }
-    if string::is_string(v) && string::bytes(v) == b"-" {
-        return Ok(None);
-    }
-    crate::core::encoding::encoding_arg(ctx, v).map(Some)
+/// What an open mode or `set_encoding` says about the internal encoding.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum IntEnc {
+    /// Nothing: `Encoding.default_internal` applies.
+    #[default]
+    Default,
+    /// `"ext:-"` or the same as the external one: no transcoding.
+    Nil,
+    Enc(u8),
 }
 
-/// Parses `"ext"` or `"ext:int"` (a leading `BOM|` is accepted and ignored).
-pub(crate) fn parse_encoding_spec(ctx: &mut Ctx, spec: &str) -> Result<(Option<u8>, Option<u8>)> {
-    let mut parts = spec.splitn(2, ':');
-    let ext = parts.next().unwrap_or("");
-    let ext = ext.strip_prefix("BOM|").or_else(|| ext.strip_prefix("bom|")).unwrap_or(ext);
-    let named = |ctx: &mut Ctx, n: &str| -> Result<Option<u8>> {
-        if n.is_empty() || n == "-" {
-            return Ok(None);
+/// CRuby's `rb_io_ext_int_to_encs`: the (external, internal) pair an IO records. An
+/// unset external encoding stays None (it follows `Encoding.default_external`) unless
+/// text is transcoded; a BINARY external encoding is never transcoded.
+pub(crate) fn ext_int_to_encs(ctx: &Ctx, ext: Option<u8>, int: IntEnc, by_bom: bool) -> (Option<u8>, Option<u8>) {
+    let default_ext = ext.is_none();
+    let ext = ext.unwrap_or_else(|| crate::core::encoding::default_external(ctx));
+    let int = if ext == crate::core::encoding::BINARY {
+        None
+    } else {
+        match int {
+            IntEnc::Default => crate::core::encoding::default_internal(ctx),
+            IntEnc::Nil => None,
+            IntEnc::Enc(e) => Some(e),
         }
-        let s = string::new_utf8(ctx, n);
-        io_encoding_arg(ctx, s)
     };
-    let e = named(ctx, ext)?;
-    let i = match parts.next() {
-        Some(int) => named(ctx, int)?,
-        None => None,
-    };
-    Ok((e, i))
+    match int {
+        Some(i) if by_bom || i != ext => (Some(ext), Some(i)),
+        _ => (if default_ext && int != Some(ext) { None } else { Some(ext) }, None),
+    }
 }
 
-/// The `encoding:`, `external_encoding:`, `internal_encoding:` and `binmode:` keywords
-/// of `File.open`.
-pub(crate) fn apply_encoding_kwargs(ctx: &mut Ctx, f: Value, args: &Args) -> Result<()> {
-    let Some(io) = io_ref(f) else { return Ok(()) };
-    let (mut ext, mut int) = (io.ext_enc, io.int_enc);
-    if let Some(e) = args.kwarg(ctx, "encoding").filter(|v| !v.is_nil()) {
-        (ext, int) = if string::is_string(e) {
-            let spec = string::to_rust_string_lossy(e);
-            parse_encoding_spec(ctx, &spec)?
-        } else {
-            (io_encoding_arg(ctx, e)?, None)
-        };
+/// An encoding name of a mode string; an unknown one is ignored with a warning (as CRuby).
+fn named_encoding(ctx: &mut Ctx, name: &str) -> Result<Option<u8>> {
+    match crate::core::encoding::find(name) {
+        Some(e) => Ok(Some(e)),
+        None => {
+            crate::core::warning::emit(ctx, &format!("warning: Unsupported encoding: {name} ignored\n"), None)?;
+            Ok(None)
+        }
     }
-    if let Some(e) = args.kwarg(ctx, "external_encoding") {
-        ext = io_encoding_arg(ctx, e)?;
+}
+
+/// Parses `"ext"`, `"ext:int"`, `"ext:-"`, `"BOM|ext[:int]"` into the external encoding,
+/// what is said of the internal one, and whether the BOM decides.
+pub(crate) fn parse_encoding_spec(ctx: &mut Ctx, spec: &str) -> Result<(Option<u8>, IntEnc, bool)> {
+    if spec.contains('\0') {
+        return Err(ctx.arg_error("string contains null byte"));
     }
-    if let Some(e) = args.kwarg(ctx, "internal_encoding") {
-        int = io_encoding_arg(ctx, e)?;
+    let (ext, int) = match spec.split_once(':') {
+        Some((e, i)) => (e, Some(i)),
+        None => (spec, None),
+    };
+    let bom = ext.len() >= 4 && ext[..4].eq_ignore_ascii_case("bom|");
+    let ext = if bom { &ext[4..] } else { ext };
+    let e = if ext.is_empty() || ext == "-" { None } else { named_encoding(ctx, ext)? };
+    let i = match int {
+        None => IntEnc::Default,
+        Some("-") => IntEnc::Nil,
+        Some(n) => match named_encoding(ctx, n)? {
+            Some(i) if Some(i) == e && !bom => IntEnc::Nil,
+            Some(i) => IntEnc::Enc(i),
+            None => IntEnc::Default,
+        },
+    };
+    Ok((e, i, bom))
+}
+
+fn is_encoding_object(v: Value) -> bool {
+    data_ref::<crate::core::encoding::EncodingObj>(v).is_some()
+}
+
+/// An Encoding or the name of one (`to_str`), as `set_encoding`'s arguments are read.
+fn encoding_value(ctx: &mut Ctx, v: Value) -> Result<u8> {
+    if is_encoding_object(v) {
+        return crate::core::encoding::encoding_arg(ctx, v);
     }
-    if args.kwarg(ctx, "binmode").is_some_and(|v| v.truthy()) && ext.is_none() {
-        ext = Some(crate::core::encoding::BINARY);
+    let s = string::to_str_arg(ctx, v)?;
+    if string::bytes(s).contains(&0) {
+        return Err(ctx.arg_error("string contains null byte"));
     }
-    if let Some(io) = io_ref(f) {
-        set_io_encodings(io, ext, int);
+    crate::core::encoding::encoding_arg(ctx, s)
+}
+
+/// The `newline:` option of `set_encoding` and the open methods.
+/// Answers whether one was given, and what `"\n"` becomes on write.
+fn newline_option(ctx: &mut Ctx, io: &IoObj, opts: Option<Value>) -> Result<Option<Option<&'static [u8]>>> {
+    let Some(opts) = opts else { return Ok(None) };
+    let key = Value::symbol(ctx.intern("newline"));
+    let Some(v) = hash::get(opts, key).filter(|v| !v.is_nil()) else { return Ok(None) };
+    let out: Option<&'static [u8]> = match v.as_symbol() {
+        Some(s) => {
+            let name = ctx.sym_str(s).to_string();
+            match name.as_str() {
+                "crlf" => Some(b"\r\n"),
+                "cr" => Some(b"\r"),
+                "universal" | "lf" => None,
+                _ => return Err(ctx.arg_error(&format!("unexpected value for newline option: {name}"))),
+            }
+        }
+        None => return Err(ctx.arg_error("unexpected value for newline option")),
+    };
+    if io.binmode {
+        return Err(ctx.arg_error("newline decorator with binary mode"));
+    }
+    Ok(Some(out))
+}
+
+/// CRuby's `validate_enc_binmode`: text read without transcoding must be in an ASCII
+/// compatible encoding unless the IO is in binary mode.
+pub(crate) fn validate_enc_binmode(ctx: &mut Ctx, io: &IoObj, ext: Option<u8>, int: Option<u8>) -> Result<()> {
+    let e = ext.unwrap_or_else(|| crate::core::encoding::default_external(ctx));
+    if io.readable && int.is_none() && !io.binmode && !crate::core::encoding::is_ascii_compatible(e) {
+        return Err(ctx.arg_error("ASCII incompatible encoding needs binmode"));
     }
     Ok(())
 }
 
-/// Records encodings on an IO; an internal encoding equal to the external one is none.
-pub(crate) fn set_io_encodings(io: &mut IoObj, ext: Option<u8>, int: Option<u8>) {
+/// The `encoding:`, `external_encoding:`, `internal_encoding:` keywords of the open
+/// methods, on top of what the mode string said.
+pub(crate) fn apply_encoding_kwargs(ctx: &mut Ctx, f: Value, args: &Args) -> Result<()> {
+    let Some(io) = io_ref(f) else { return Ok(()) };
+    if let Some(nl) = newline_option(ctx, io, args.kw)? {
+        io.newline_out = nl;
+    }
+    let io = io_ref(f).expect("io");
+    let enc_kw = args.kwarg(ctx, "encoding").filter(|v| !v.is_nil());
+    let ext_kw = args.kwarg(ctx, "external_encoding").filter(|v| !v.is_nil());
+    let int_kw = args.kwarg(ctx, "internal_encoding").filter(|v| !v.is_nil());
+    if enc_kw.is_none() && ext_kw.is_none() && int_kw.is_none() {
+        return Ok(());
+    }
+    if let Some(e) = enc_kw.filter(|_| ext_kw.is_some() || int_kw.is_some()) {
+        let shown = if string::is_string(e) { string::to_rust_string_lossy(e) } else { crate::core::object::inspect_string(ctx, e)? };
+        let used = if ext_kw.is_some() { "external_encoding" } else { "internal_encoding" };
+        crate::core::warning::emit(ctx, &format!("warning: Ignoring encoding parameter '{shown}': {used} is used\n"), None)?;
+    }
+    let (mut ext, mut int, mut bom) = (None, IntEnc::Default, false);
+    if let Some(e) = enc_kw.filter(|_| ext_kw.is_none() && int_kw.is_none()) {
+        (ext, int, bom) = if is_encoding_object(e) {
+            (Some(encoding_value(ctx, e)?), IntEnc::Default, false)
+        } else {
+            let s = string::to_str_arg(ctx, e)?;
+            let spec = string::to_rust_string_lossy(s);
+            parse_encoding_spec(ctx, &spec)?
+        };
+    }
+    if let Some(e) = ext_kw {
+        (ext, bom) = if is_encoding_object(e) {
+            (Some(encoding_value(ctx, e)?), false)
+        } else {
+            let s = string::to_str_arg(ctx, e)?;
+            let spec = string::to_rust_string_lossy(s);
+            let (x, _, b) = parse_encoding_spec(ctx, &spec)?;
+            (x, b)
+        };
+    }
+    if let Some(i) = int_kw {
+        int = if string::is_string(i) && string::bytes(i) == b"-" { IntEnc::Nil } else { IntEnc::Enc(encoding_value(ctx, i)?) };
+    }
+    let (ext, int) = ext_int_to_encs(ctx, ext, int, bom);
     io.ext_enc = ext;
-    io.int_enc = if int == ext { None } else { int };
+    io.int_enc = int;
+    if bom && io.readable {
+        set_encoding_by_bom(ctx, f)?;
+    }
+    Ok(())
 }
 
-/// `IO#set_encoding(ext, int = nil, **opts)`; `set_encoding("ext:int")`; nil resets.
+/// Records an open mode's encodings on a new IO (defaults applied), and reads a BOM when
+/// the mode asks for it.
+pub(crate) fn set_io_encodings(ctx: &mut Ctx, f: Value, m: &open_mode::OpenMode) -> Result<()> {
+    let Some(io) = io_ref(f) else { return Ok(()) };
+    io.binmode = m.binary;
+    let (ext, int) = ext_int_to_encs(ctx, m.ext_enc, m.int_enc, m.bom);
+    validate_enc_binmode(ctx, io, ext, int)?;
+    io.ext_enc = ext;
+    io.int_enc = int;
+    if m.bom && io.readable {
+        set_encoding_by_bom(ctx, f)?;
+    }
+    Ok(())
+}
+
+/// `IO#set_encoding(ext, int = nil, **opts)`; `set_encoding("ext:int")`; nil resets to the
+/// defaults of the moment.
 fn m_set_encoding(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    get_io(ctx, recv)?;
-    let first = args.pos.first().copied().unwrap_or(Value::NIL);
-    let (ext, int) = match args.pos.get(1) {
-        Some(&i) => (io_encoding_arg(ctx, first)?, io_encoding_arg(ctx, i)?),
-        None if string::is_string(first) => {
-            let spec = string::to_rust_string_lossy(first);
-            parse_encoding_spec(ctx, &spec)?
+    check_open(ctx, recv)?;
+    let (v1, v2) = (args.pos[0], args.pos.get(1).copied().unwrap_or(Value::NIL));
+    let (ext, int) = if !v2.is_nil() {
+        let e = encoding_value(ctx, v1)?;
+        let i = match string::try_to_str(ctx, v2)? {
+            Some(s) if string::bytes(s) == b"-" => None,
+            Some(s) => Some(encoding_value(ctx, s)?),
+            None => Some(encoding_value(ctx, v2)?),
+        };
+        match i {
+            Some(i) if i != e && e != crate::core::encoding::BINARY => (Some(e), Some(i)),
+            _ => (Some(e), None),
         }
-        None => (io_encoding_arg(ctx, first)?, None),
+    } else if v1.is_nil() {
+        ext_int_to_encs(ctx, None, IntEnc::Default, false)
+    } else {
+        match string::try_to_str(ctx, v1)? {
+            Some(s) => {
+                if !crate::core::encoding::is_ascii_compatible(string::encoding(s)) {
+                    return Err(ctx.arg_error("invalid encoding name (non ASCII)"));
+                }
+                let spec = string::to_rust_string_lossy(s);
+                let (e, i, _) = parse_encoding_spec(ctx, &spec)?;
+                ext_int_to_encs(ctx, e, i, false)
+            }
+            None => {
+                let e = encoding_value(ctx, v1)?;
+                ext_int_to_encs(ctx, Some(e), IntEnc::Default, false)
+            }
+        }
     };
     let io = get_io(ctx, recv)?;
-    set_io_encodings(io, ext, int);
+    let nl = newline_option(ctx, io, args.kw)?;
+    validate_enc_binmode(ctx, io, ext, int)?;
+    let io = get_io(ctx, recv)?;
+    if let Some(nl) = nl {
+        io.newline_out = nl;
+    }
+    io.ext_enc = ext;
+    io.int_enc = int;
     Ok(recv)
 }
 
-/// `IO#binmode`: text is read as BINARY.
-fn m_binmode(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+/// Reads a byte-order mark at the read position: consumes it and answers its encoding,
+/// or leaves the input as it was and answers None.
+fn read_bom(ctx: &mut Ctx, io: &mut IoObj) -> Result<Option<u8>> {
+    while io.rbuf.len() - io.rpos < 4 {
+        if !fill(ctx, io)? {
+            break;
+        }
+    }
+    let b = &io.rbuf[io.rpos..];
+    let find = |n: &str| crate::core::encoding::find(n).expect("known encoding");
+    let (enc, len) = if b.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        (find("UTF-8"), 3)
+    } else if b.starts_with(&[0xFE, 0xFF]) {
+        (find("UTF-16BE"), 2)
+    } else if b.starts_with(&[0xFF, 0xFE, 0, 0]) {
+        (find("UTF-32LE"), 4)
+    } else if b.starts_with(&[0xFF, 0xFE]) {
+        (find("UTF-16LE"), 2)
+    } else if b.starts_with(&[0, 0, 0xFE, 0xFF]) {
+        (find("UTF-32BE"), 4)
+    } else {
+        return Ok(None);
+    };
+    io.rpos += len;
+    Ok(Some(enc))
+}
+
+/// Sets the external encoding from a BOM at the read position (for "r:BOM|enc").
+fn set_encoding_by_bom(ctx: &mut Ctx, f: Value) -> Result<Option<u8>> {
+    let io = io_ref(f).expect("io");
+    let found = read_bom(ctx, io)?;
+    if let Some(e) = found {
+        let io = io_ref(f).expect("io");
+        let int = io.int_enc.map_or(IntEnc::Nil, IntEnc::Enc);
+        let (ext, int) = ext_int_to_encs(ctx, Some(e), int, false);
+        io.ext_enc = ext;
+        io.int_enc = int;
+    }
+    Ok(found)
+}
+
+/// `IO#set_encoding_by_bom`: for a binary-mode IO without a set encoding.
+fn m_set_encoding_by_bom(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    check_open(ctx, recv)?;
     let io = get_io(ctx, recv)?;
-    set_io_encodings(io, Some(crate::core::encoding::BINARY), None);
+    if !io.binmode {
+        return Err(ctx.arg_error("ASCII incompatible encoding needs binmode"));
+    }
+    if io.int_enc.is_some() {
+        return Err(ctx.arg_error("encoding conversion is set"));
+    }
+    if let Some(e) = io.ext_enc.filter(|&e| e != crate::core::encoding::BINARY) {
+        return Err(ctx.arg_error(&format!("encoding is set to {} already", crate::core::encoding::name(e))));
+    }
+    if !io.readable {
+        return Ok(Value::NIL);
+    }
+    Ok(match set_encoding_by_bom(ctx, recv)? {
+        Some(e) => crate::core::encoding::encoding_object(ctx, e),
+        None => Value::NIL,
+    })
+}
+
+/// Raises IOError for a closed IO.
+pub(crate) fn check_open(ctx: &mut Ctx, v: Value) -> Result<()> {
+    if get_io(ctx, v)?.closed {
+        return Err(ctx.raise(ctx.c().io_error, "closed stream"));
+    }
+    Ok(())
+}
+
+/// `IO#binmode`: no newline conversion, text read as BINARY.
+fn m_binmode(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    check_open(ctx, recv)?;
+    let io = get_io(ctx, recv)?;
+    io.binmode = true;
+    io.ext_enc = Some(crate::core::encoding::BINARY);
+    io.int_enc = None;
     Ok(recv)
 }
 
 fn m_binmode_p(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let io = get_io(ctx, recv)?;
-    Ok(Value::bool(io.ext_enc == Some(crate::core::encoding::BINARY)))
+    check_open(ctx, recv)?;
+    Ok(Value::bool(get_io(ctx, recv)?.binmode))
 }
 
 fn m_path(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -1174,10 +1402,6 @@ pub fn init(ctx: &mut Ctx) {
         ("to_i", m_fileno, [0], Unsafe),
         ("tty?", m_tty, [0], Unsafe),
         ("isatty", m_tty, [0], Unsafe),
-        ("gets", m_gets, [0..=2], Unsafe, Kw),
-        ("readline", m_readline, [0..=2], Unsafe, Kw),
-        ("each_line", m_each_line, [0..=2], Unsafe, Kw),
-        ("readlines", m_readlines, [0..=2], Unsafe, Kw),
         ("read", m_read, [0..=2], Unsafe),
         ("readpartial", m_readpartial, [1..=2], Unsafe),
         ("sysread", m_sysread, [1..=2], Unsafe),
@@ -1192,7 +1416,8 @@ pub fn init(ctx: &mut Ctx) {
         ("to_path", m_path, [0], Unsafe),
         ("external_encoding", m_external_encoding, [0], Unsafe),
         ("internal_encoding", m_internal_encoding, [0], Unsafe),
-        ("set_encoding", m_set_encoding, [1..=3], Unsafe),
+        ("set_encoding", m_set_encoding, [1..=2], Unsafe, Kw),
+        ("set_encoding_by_bom", m_set_encoding_by_bom, [0], Unsafe),
         ("binmode", m_binmode, [0], Unsafe),
         ("binmode?", m_binmode_p, [0], Unsafe),
         ("seek", m_seek, [1..=2], Unsafe),
@@ -1209,5 +1434,6 @@ pub fn init(ctx: &mut Ctx) {
         crate::core::module::body(io).const_set(id, Value::fixnum(v as i64));
     }
     let _ = hash::new;
+    lines::init(ctx);
     let _ = std::io::stdout().flush();
 }

@@ -6,7 +6,7 @@
 //! it; binmode and textmode exclude each other; the resulting `OpenMode` is what the IO
 //! records (readable/writable follow the O_ACCMODE bits, never the string alone).
 
-use crate::core::io::parse_encoding_spec;
+use crate::core::io::{parse_encoding_spec, IntEnc};
 use crate::core::{integer, string};
 use crate::interp::Args;
 use crate::thread::Ctx;
@@ -19,9 +19,11 @@ pub struct OpenMode {
     pub binary: bool,
     pub text: bool,
     pub ext_enc: Option<u8>,
-    pub int_enc: Option<u8>,
+    pub int_enc: IntEnc,
     /// "r:BOM|utf-8": the encoding comes from a byte-order mark when there is one.
     pub bom: bool,
+    /// The mode string named encodings.
+    pub has_enc: bool,
 }
 
 impl OpenMode {
@@ -59,13 +61,11 @@ pub fn parse_mode_string(ctx: &mut Ctx, mode: &str) -> Result<OpenMode> {
         }
     }
     if let Some(spec) = encs {
-        m.bom = spec.len() >= 4 && spec[..4].eq_ignore_ascii_case("bom|");
-        if m.bom && !m.binary {
-            return Err(ctx.arg_error("BOM with non-UTF encoding"));
-        }
-        let (e, i) = parse_encoding_spec(ctx, spec)?;
+        let (e, i, bom) = parse_encoding_spec(ctx, spec)?;
         m.ext_enc = e;
         m.int_enc = i;
+        m.bom = bom;
+        m.has_enc = true;
     } else if m.binary {
         m.ext_enc = Some(crate::core::encoding::BINARY);
     }
@@ -105,6 +105,9 @@ pub fn extract(ctx: &mut Ctx, mode: Option<Value>, perm: Option<Value>, args: &A
         Some(v) => mode_arg(ctx, v)?,
         None => mode_from_flags(libc::O_RDONLY),
     };
+    if m.has_enc && args.kwarg(ctx, "encoding").is_some_and(|v| !v.is_nil()) {
+        return Err(ctx.arg_error("encoding specified twice"));
+    }
     if let Some(f) = args.kwarg(ctx, "flags").filter(|v| !v.is_nil()) {
         m.flags |= integer::to_int_arg(ctx, f)?;
     }

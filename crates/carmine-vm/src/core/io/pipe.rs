@@ -28,6 +28,8 @@ struct Spawn {
     err_to_out: bool,
     err_path: Option<String>,
     chdir: Option<String>,
+    /// `unsetenv_others: true`: the child gets only the given environment.
+    unsetenv_others: bool,
 }
 
 fn str_of(ctx: &mut Ctx, v: Value) -> Result<String> {
@@ -75,7 +77,21 @@ fn apply_options(ctx: &mut Ctx, sp: &mut Spawn, opts: Value) -> Result<()> {
                     sp.err_path = Some(str_of(ctx, v)?);
                 }
             }
-            "chdir" => sp.chdir = Some(str_of(ctx, v)?),
+            "chdir" => {
+                let c = crate::core::file::stat::cpath_arg(ctx, v)?;
+                sp.chdir = Some(String::from_utf8_lossy(c.as_bytes()).into_owned());
+            }
+            // Descriptors Ruby opens are close-on-exec, so only the standard ones (and
+            // those the program made inheritable) reach the child either way.
+            "unsetenv_others" | "close_others" => {
+                if !(v.is_nil() || v == Value::TRUE || v == Value::FALSE) {
+                    let shown = crate::core::object::inspect_string(ctx, v)?;
+                    return Err(ctx.arg_error(&format!("expected true or false as {key}: {shown}")));
+                }
+                if key == "unsetenv_others" {
+                    sp.unsetenv_others = v.truthy();
+                }
+            }
             "mode" | "external_encoding" | "internal_encoding" | "encoding" | "binmode" | "textmode" => {}
             other => return Err(ctx.not_implemented(&format!("IO.popen option {other}:"))),
         }
@@ -85,7 +101,7 @@ fn apply_options(ctx: &mut Ctx, sp: &mut Spawn, opts: Value) -> Result<()> {
 
 /// Parses the command argument of `IO.popen`.
 fn parse_command(ctx: &mut Ctx, cmd: Value) -> Result<Spawn> {
-    let mut sp = Spawn { program: Program::Shell(std::ffi::OsString::new()), env: Vec::new(), err_to_out: false, err_path: None, chdir: None };
+    let mut sp = Spawn { program: Program::Shell(std::ffi::OsString::new()), env: Vec::new(), err_to_out: false, err_path: None, chdir: None, unsetenv_others: false };
     if let Some(a) = array::try_to_ary(ctx, cmd)? {
         let mut items = array::to_vec(a);
         if items.first().is_some_and(|&v| hash::is_hash(v)) {
@@ -136,11 +152,13 @@ fn start(ctx: &mut Ctx, sp: &Spawn, stdin: Option<OwnedFd>, stdout: Option<Owned
             (c, argv[0].to_string_lossy().into_owned())
         }
     };
-    // The child starts from this VM's ENV, as spawn's children do.
-    {
+    // The child starts from this VM's ENV (nothing with unsetenv_others), as spawn's
+    // children do.
+    c.env_clear();
+    if !sp.unsetenv_others {
         use std::os::unix::ffi::OsStrExt;
         let base = crate::core::process::spawn::base_environment(ctx);
-        c.env_clear().envs(base.iter().map(|(k, v)| (std::ffi::OsStr::from_bytes(k), std::ffi::OsStr::from_bytes(v))));
+        c.envs(base.iter().map(|(k, v)| (std::ffi::OsStr::from_bytes(k), std::ffi::OsStr::from_bytes(v))));
     }
     for (k, v) in &sp.env {
         match v {
@@ -253,6 +271,18 @@ fn s_popen(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         o.child = Some(pid);
         o.sync = writable;
     }
+    // The encodings of the mode string ("r:ext:int") and of the IO options.
+    let m = io::open_mode::parse_mode_string(ctx, &mode)?;
+    io::set_io_encodings(ctx, v, &m)?;
+    let mut opts = args.kw;
+    for &h in &pos[1..] {
+        if hash::is_hash(h) {
+            opts = Some(h);
+        }
+    }
+    if opts.is_some() {
+        io::apply_encoding_kwargs(ctx, v, &Args { pos: &[], kw: opts, block: None })?;
+    }
     match args.block {
         Some(b) => {
             let r = ctx.yield1(&b, v);
@@ -265,13 +295,41 @@ fn s_popen(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     }
 }
 
-/// `IO.pipe { |r, w| ... }`: a connected reader and writer.
+/// A new IO of class `klass` over `fd` made by allocate + `initialize` (a redefined
+/// `new` is not called, a redefined `initialize` is).
+fn io_over_fd(ctx: &mut Ctx, klass: Value, fd: OwnedFd, mode: &str) -> Result<Value> {
+    let v = crate::core::object::allocate(ctx, klass)?;
+    let m = string::new_utf8(ctx, mode);
+    let raw = fd.into_raw_fd();
+    if let Err(e) = ctx.call(v, crate::symbol::sym::INITIALIZE, &[Value::fixnum(raw as i64), m]) {
+        // SAFETY: the descriptor was not taken over by an IO.
+        if io::io_ref(v).is_none_or(|o| o.fd != raw) {
+            unsafe { libc::close(raw) };
+        }
+        return Err(e);
+    }
+    Ok(v)
+}
+
+/// `IO.pipe(ext_enc = nil, int_enc = nil, **opts) { |r, w| ... }`: a connected reader and
+/// writer; the encodings (as `set_encoding` takes them) are the read end's.
 fn s_pipe(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let (r, w) = pipe_fds(ctx, false)?;
-    let rv = io::new_io(ctx, recv, r.into_raw_fd(), true, false, None);
-    let wv = io::new_io(ctx, recv, w.into_raw_fd(), false, true, None);
+    let rv = io_over_fd(ctx, recv, r, "r")?;
+    let wv = io_over_fd(ctx, recv, w, "w")?;
     if let Some(o) = io::io_ref(wv) {
         o.sync = true;
+    }
+    let mut pos = args.pos.to_vec();
+    let mut kw = args.kw;
+    if kw.is_none() && pos.last().is_some_and(|&h| hash::is_hash(h)) {
+        kw = pos.pop();
+    }
+    if !pos.is_empty() {
+        let set_encoding = ctx.intern("set_encoding");
+        ctx.call_kw(rv, set_encoding, &pos, kw, None)?;
+    } else if kw.is_some() {
+        io::apply_encoding_kwargs(ctx, rv, &Args { pos: &[], kw, block: None })?;
     }
     let pair = array::from_slice(ctx, &[rv, wv]);
     match args.block {
@@ -292,6 +350,6 @@ pub fn init(ctx: &mut Ctx) {
     let c = ctx.c().io;
     crate::methods!(ctx, c, [
         ("popen", s_popen, [1..], Unsafe, Singleton, Kw),
-        ("pipe", s_pipe, [0..=3], Unsafe, Singleton),
+        ("pipe", s_pipe, [0..=3], Unsafe, Singleton, Kw),
     ]);
 }

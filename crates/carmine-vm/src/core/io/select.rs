@@ -58,6 +58,9 @@ pub fn timeout_arg(ctx: &mut Ctx, v: Option<&Value>) -> Result<Option<Duration>>
 
 /// `IO.select(reads, writes = nil, errors = nil, timeout = nil)`.
 fn s_select(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    if let Some(r) = crate::fiber::scheduler::io_select(ctx, args.pos)? {
+        return Ok(r);
+    }
     let sets = [list(ctx, args.pos.first())?, list(ctx, args.pos.get(1))?, list(ctx, args.pos.get(2))?];
     let timeout = timeout_arg(ctx, args.pos.get(3))?;
     let mut fds = Vec::new();

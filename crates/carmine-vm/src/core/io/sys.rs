@@ -345,6 +345,20 @@ pub fn init(ctx: &mut Ctx) {
     ]);
 }
 
+/// Marks a descriptor close-on-exec, as every descriptor Ruby opens is, except the
+/// standard streams (which children inherit).
+fn set_cloexec_unless_stdio(fd: i32) {
+    if fd > 2 {
+        // SAFETY: fcntl(2) on an open descriptor.
+        unsafe {
+            let fl = libc::fcntl(fd, libc::F_GETFD);
+            if fl >= 0 {
+                libc::fcntl(fd, libc::F_SETFD, fl | libc::FD_CLOEXEC);
+            }
+        }
+    }
+}
+
 /// `IO#reopen(other_io)` / `reopen(path, mode = nil, **opts)`: this IO's descriptor is
 /// made a copy of the other one (dup2, so its number does not change), buffers dropped.
 fn m_reopen(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -356,31 +370,50 @@ fn m_reopen(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         Some(target)
     } else {
         let to_io = ctx.intern("to_io");
-        if !string::is_string(target) && target.is_heap() && ctx.respond_to(target, to_io, true) { Some(ctx.call(target, to_io, &[])?) } else { None }
+        if !string::is_string(target) && target.is_heap() && ctx.respond_to(target, to_io, true) {
+            let r = ctx.call(target, to_io, &[])?;
+            if io_ref(r).is_none() {
+                let (c, rc) = (object::class_name_of(ctx, target), object::class_name_of(ctx, r));
+                return Err(ctx.type_error(&format!("can't convert {c} to IO ({c}#to_io gives {rc})")));
+            }
+            Some(r)
+        } else {
+            None
+        }
     };
+    if other.is_some() && get_io(ctx, recv)?.closed {
+        return Err(ctx.raise(ctx.c().io_error, "closed stream"));
+    }
     flush_value(ctx, recv)?;
     let me = get_io(ctx, recv)?;
     if let Some(o) = other {
         flush_value(ctx, o)?;
         let src = open_io(ctx, o)?;
         let (fd, r, w, path) = (src.fd, src.readable, src.writable, src.path.clone());
+        // Where the other IO's reader is (its read-ahead not yet consumed).
+        // SAFETY: lseek(2) with offset 0 only queries the position.
+        let at = unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) };
+        let pos = if at >= 0 { Some(at - (src.rbuf.len() - src.rpos) as i64) } else { None };
+        let (ext, int, bin) = (src.ext_enc, src.int_enc, src.binmode);
         let me = get_io(ctx, recv)?;
-        if me.closed {
-            // A closed IO gets a fresh descriptor number.
-            // SAFETY: dup of an open descriptor.
-            me.fd = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
-            me.closed = false;
-        } else if me.fd != fd {
+        if me.fd != fd {
             // SAFETY: both descriptors are open.
             if unsafe { libc::dup2(fd, me.fd) } < 0 {
                 let e = last_errno();
                 return Err(errno_error(ctx, e, ""));
             }
         }
-        let me = get_io(ctx, recv)?;
+        set_cloexec_unless_stdio(me.fd);
+        if let Some(p) = pos {
+            // SAFETY: lseek(2) on a descriptor this object owns.
+            unsafe { libc::lseek(me.fd, p, libc::SEEK_SET) };
+        }
         me.readable = r;
         me.writable = w;
         me.path = path;
+        me.ext_enc = ext;
+        me.int_enc = int;
+        me.binmode = bin;
         me.rbuf.clear();
         me.rpos = 0;
         me.eof = false;
@@ -392,9 +425,12 @@ fn m_reopen(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         None if me.closed => crate::core::io::open_mode::mode_from_flags(libc::O_RDONLY),
         None => {
             // The mode the IO already has (a write stream reopens for writing).
+            // SAFETY: F_GETFL only queries the descriptor.
+            let append = unsafe { libc::fcntl(me.fd, libc::F_GETFL) } & libc::O_APPEND != 0;
+            let write_flags = if append { libc::O_CREAT | libc::O_APPEND } else { libc::O_CREAT | libc::O_TRUNC };
             let flags = match (me.readable, me.writable) {
-                (true, true) => libc::O_RDWR,
-                (false, true) => libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC,
+                (true, true) => libc::O_RDWR | if append { write_flags } else { 0 },
+                (false, true) => libc::O_WRONLY | write_flags,
                 _ => libc::O_RDONLY,
             };
             crate::core::io::open_mode::mode_from_flags(flags)
@@ -416,6 +452,7 @@ fn m_reopen(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             libc::dup2(fd, me.fd);
             libc::close(fd);
         }
+        set_cloexec_unless_stdio(me.fd);
     }
     me.readable = m.readable();
     me.writable = m.writable();

@@ -47,6 +47,18 @@ fn wait_events(ctx: &mut Ctx, v: Value, events: i64, timeout: Option<&Value>) ->
         poll_events |= libc::POLLOUT;
     }
     let mut fds = [libc::pollfd { fd, events: poll_events, revents: 0 }];
+    if let Some(s) = crate::fiber::scheduler::active(ctx) {
+        // A non-blocking fiber asks its scheduler (CRuby's rb_io_wait): the events it
+        // reports, or none after the timeout.
+        if !crate::fiber::scheduler::ready_now(fd, poll_events) {
+            let t = match timeout {
+                Some(t) => crate::core::float::new(ctx, t.as_secs_f64()),
+                None => Value::NIL,
+            };
+            let r = crate::fiber::scheduler::io_wait(ctx, s, v, events, t)?;
+            return Ok(r.as_fixnum().unwrap_or(0));
+        }
+    }
     let deadline = timeout.map(|t| Instant::now() + t);
     if crate::thread::sched::poll_fds(ctx, &mut fds, deadline)? == 0 {
         return Ok(0);

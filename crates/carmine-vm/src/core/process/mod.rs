@@ -363,6 +363,11 @@ fn wait_child(ctx: &mut Ctx, args: &Args) -> Result<Option<(i64, Value)>> {
         Some(&v) if !v.is_nil() => crate::core::integer::to_i64_arg(ctx, v)? as i32,
         _ => 0,
     };
+    if flags & libc::WNOHANG == 0 {
+        if let Some(st) = scheduler_wait(ctx, pid as i64, flags as i64)? {
+            return Ok(Some(st));
+        }
+    }
     let (r, status) = waitpid_interruptible(ctx, pid, flags)?;
     if r == 0 {
         return Ok(None);
@@ -382,8 +387,20 @@ fn p_wait2(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     }
 }
 
+/// A blocking wait of a non-blocking fiber through its scheduler's `process_wait` hook:
+/// the pid and Process::Status it answers (also set as `$?`).
+fn scheduler_wait(ctx: &mut Ctx, pid: i64, flags: i64) -> Result<Option<(i64, Value)>> {
+    let Some(st) = crate::fiber::scheduler::process_wait(ctx, pid, flags)? else { return Ok(None) };
+    ctx.last_status = st;
+    let pid_v = ctx.call_str(st, "pid", &[])?;
+    Ok(Some((pid_v.as_fixnum().unwrap_or(pid), st)))
+}
+
 /// Waits for child `pid` and sets `$?` (for IO.popen's close and `system`).
 pub fn wait_for(ctx: &mut Ctx, pid: i32) -> Result<Value> {
+    if let Some((_, st)) = scheduler_wait(ctx, pid as i64, 0)? {
+        return Ok(st);
+    }
     let (_, status) = waitpid_interruptible(ctx, pid, 0)?;
     Ok(set_last_status(ctx, pid as i64, status))
 }

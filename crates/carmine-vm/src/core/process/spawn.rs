@@ -573,7 +573,18 @@ pub fn p_spawn(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 /// run like `system` (through the shell only when the line needs one), so a missing
 /// program raises `Errno::ENOENT`. `$?` is set.
 pub fn k_backtick(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    string::to_str_arg(ctx, args.pos[0])?;
+    let cmd = string::to_str_arg(ctx, args.pos[0])?;
+    if crate::fiber::scheduler::active(ctx).is_some() {
+        // In a non-blocking fiber the output is read and the child waited for through the
+        // fiber scheduler's hooks, as `IO.popen(cmd).read` and `close` do.
+        let io_class = ctx.c().io;
+        let io = ctx.call_str(io_class, "popen", &[cmd])?;
+        let out = ctx.call_str(io, "read", &[]);
+        let closed = ctx.call_str(io, "close", &[]);
+        let out = out?;
+        closed?;
+        return Ok(out);
+    }
     let mut plan = plan_of(ctx, &Args::new(&args.pos[..1]))?;
     let mut fds = [0; 2];
     // SAFETY: fds has room for two descriptors.
