@@ -132,6 +132,12 @@ impl Runtime {
         r.map_err(|e| self.report(e))
     }
 
+    /// Lets `Process.setproctitle` and `$0 =` rewrite the command line `ps` shows (the
+    /// process's argv strings): for the `carmine` command, not for an embedding host.
+    pub fn own_process_title(&mut self) {
+        crate::core::process::own_process_title();
+    }
+
     /// `-d`: `$DEBUG` (and `$-d`).
     pub fn set_debug(&mut self, on: bool) {
         crate::core::globals::set_raw(&self.ctx, sym::DOLLAR_DEBUG, Value::bool(on));

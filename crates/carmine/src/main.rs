@@ -263,6 +263,7 @@ fn run(mut o: Options) -> i32 {
         rt.set_switch_variable(name, value.as_deref());
     }
     rt.install_signal_handlers();
+    rt.own_process_title();
     if o.dump_insns {
         return match rt.dump_insns(&source, &path) {
             Ok(text) => {

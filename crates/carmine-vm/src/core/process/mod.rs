@@ -575,11 +575,22 @@ unsafe extern "C" {
     static program_invocation_name: *mut libc::c_char;
 }
 
+/// Whether the process's command line is Ruby's to change: set by the `carmine` command
+/// (`Runtime::own_process_title`), never by an application that embeds VMs.
+static OWNS_ARGV: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub fn own_process_title() {
+    OWNS_ARGV.store(true, std::sync::atomic::Ordering::Release);
+}
+
 /// The memory of the process's argument strings (what `ps` and /proc/PID/cmdline show),
 /// as (address, length). It is the one place the kernel reads the command line from, so
 /// it is process-wide by nature; found once, and only trusted when it holds what
 /// /proc/self/cmdline says.
 fn argv_area() -> Option<(usize, usize)> {
+    if !OWNS_ARGV.load(std::sync::atomic::Ordering::Acquire) {
+        return None;
+    }
     static AREA: std::sync::OnceLock<Option<(usize, usize)>> = std::sync::OnceLock::new();
     *AREA.get_or_init(|| {
         let cmdline = std::fs::read("/proc/self/cmdline").ok()?;
