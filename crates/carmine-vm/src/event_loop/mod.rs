@@ -360,6 +360,6 @@ pub fn init(ctx: &mut Ctx) -> Result<()> {
         ("waiting?", s_waiting_p, [0], Unsafe),
         ("close", s_close, [0], Unsafe),
     ]);
-    let path = format!("{}/carmine/scheduler.rb", crate::core::load::stdlib_dir());
+    let path = crate::core::file::expand_path(&format!("{}/carmine/scheduler.rb", crate::core::load::stdlib_dir()), None);
     crate::core::load::load_file(ctx, &path)
 }
