@@ -32,6 +32,16 @@ fn open_kw(ctx: &mut Ctx, args: &Args, mode: Value) -> Result<Value> {
 /// With `open_args: [mode, perm, {opts}]` among the keywords, those arguments alone open
 /// the file (the other keywords are disregarded).
 fn with_file(ctx: &mut Ctx, path: Value, kw: Value, f: impl FnOnce(&mut Ctx, Value) -> Result<Value>) -> Result<Value> {
+    // The path (made by `path_value`) and the keywords may live only in Rust locals and in
+    // the argument vector below, which the collector does not see.
+    let mark = ctx.protect(path);
+    ctx.protect(kw);
+    let r = open_and_run(ctx, path, kw, f);
+    ctx.unprotect(mark);
+    r
+}
+
+fn open_and_run(ctx: &mut Ctx, path: Value, kw: Value, f: impl FnOnce(&mut Ctx, Value) -> Result<Value>) -> Result<Value> {
     let file = ctx.c().file;
     let new = ctx.intern("new");
     let key = Value::symbol(ctx.intern("open_args"));
