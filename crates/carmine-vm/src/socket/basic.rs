@@ -89,13 +89,8 @@ fn bs_recv(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let flags = flags_arg(ctx, args.pos.get(1))?;
     let buf = io::buffer_arg(ctx, args.pos.get(2))?;
     let fd = fd_of(ctx, recv)?;
-    if let Some(o) = io::io_ref(recv) {
-        if o.rpos < o.rbuf.len() {
-            let take = (o.rbuf.len() - o.rpos).min(n as usize);
-            let bytes = o.rbuf[o.rpos..o.rpos + take].to_vec();
-            o.rpos += take;
-            return Ok(io::into_buffer(ctx, buf, &bytes));
-        }
+    if let Some(b) = buffered(ctx, recv, n as usize, buf) {
+        return Ok(b);
     }
     match recv_bytes(ctx, fd, n as usize, flags, true)? {
         Ok((data, _)) if data.is_empty() && n > 0 && is_stream(fd) => Ok(Value::NIL),
@@ -341,13 +336,8 @@ fn bs_read_nonblock(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let buf = io::buffer_arg(ctx, args.pos.get(1))?;
     let raise = args.kwarg(ctx, "exception").is_none_or(|v| v.truthy());
     let fd = fd_of(ctx, recv)?;
-    if let Some(o) = io::io_ref(recv) {
-        if o.rpos < o.rbuf.len() {
-            let take = (o.rbuf.len() - o.rpos).min(n as usize);
-            let bytes = o.rbuf[o.rpos..o.rpos + take].to_vec();
-            o.rpos += take;
-            return Ok(io::into_buffer(ctx, buf, &bytes));
-        }
+    if let Some(b) = buffered(ctx, recv, n as usize, buf) {
+        return Ok(b);
     }
     if n == 0 {
         return Ok(io::into_buffer(ctx, buf, &[]));
@@ -499,4 +489,15 @@ pub fn init(ctx: &mut Ctx) {
     let src = string::new_utf8(ctx, OPTION_RB);
     let main = ctx.vm().main_obj.get();
     let _ = ctx.call_str(main, "eval", &[src]);
+}
+
+/// What an earlier buffered read (`gets`, `read`) left in the socket's buffer, up to `n`
+/// bytes, as `recv` returns it first (None when the buffer is empty).
+fn buffered(ctx: &mut Ctx, sock: Value, n: usize, buf: Option<Value>) -> Option<Value> {
+    let o = io::io_ref(sock)?;
+    if o.rpos >= o.rbuf.len() {
+        return None;
+    }
+    let bytes = io::take_buffered(o, n);
+    Some(io::into_buffer(ctx, buf, &bytes))
 }

@@ -713,7 +713,7 @@ pub(crate) fn eof_error(ctx: &mut Ctx) -> crate::error::Unwind {
 }
 
 /// Takes up to `n` buffered bytes.
-fn take_buffered(io: &mut IoObj, n: usize) -> Vec<u8> {
+pub(crate) fn take_buffered(io: &mut IoObj, n: usize) -> Vec<u8> {
     let take = (io.rbuf.len() - io.rpos).min(n);
     let out = io.rbuf[io.rpos..io.rpos + take].to_vec();
     io.rpos += take;
