@@ -244,3 +244,19 @@ test "backticks and system wait for the child through process_wait" do
   assert_equal true, ok
   assert_equal [0, 0], waits
 end
+
+test "a write to a full pipe calls io_wait(io, IO::WRITABLE, nil)" do
+  r, w = IO.pipe
+  nil while w.write_nonblock("x" * 4096, exception: false) != :wait_writable
+  with_scheduler(RecordingScheduler.new) do |s|
+    writer = Fiber.new { w.write("more") }
+    writer.resume
+    name, (io, events, timeout) = s.events.last
+    assert_equal [:io_wait, w.fileno, IO::WRITABLE, nil], [name, io.fileno, events, timeout]
+    r.read_nonblock(1 << 20)
+    assert_equal 4, writer.resume
+  end
+ensure
+  r&.close
+  w&.close
+end

@@ -164,3 +164,26 @@ test "read, readpartial, sysread and read_nonblock fill the caller's buffer" do
   assert_equal "", buf
   r.close
 end
+
+test "reads and writes on a non-blocking descriptor wait instead of raising EAGAIN" do
+  require "io/nonblock"
+  r, w = IO.pipe
+  r.nonblock = true
+  pid = spawn("sleep 0.05; echo hi", out: w)
+  w.close
+  assert_equal "hi\n", r.gets
+  assert_equal "", r.read
+  Process.wait(pid)
+  r.close
+  r, w = IO.pipe
+  w.nonblock = true
+  pid = spawn("sleep 0.05; wc -c", in: r, out: (out_r, out_w = IO.pipe)[1])
+  r.close
+  out_w.close
+  w.write("x" * 300_000)
+  w.close
+  assert_equal "300000", out_r.read.strip
+  Process.wait(pid)
+ensure
+  out_r&.close
+end

@@ -34,3 +34,21 @@ end
 test "Module#const_added hears of every new constant" do
   assert_equal [:A, :B, :C, :D, :E], ConstAddedProbe.added
 end
+
+test "a class allocated where a freed class was does not inherit its instance-variable caches" do
+  base = Class.new do
+    def initialize(x = Object.new)
+      @a = 1
+      @b = x
+      @c = 3
+    end
+
+    def a = @a
+  end
+  200.times do |i|
+    obj = Class.new(base) { define_method(:foo) { i } }.new
+    assert_equal [:@a, :@b, :@c], obj.instance_variables, "iteration #{i}"
+    assert_equal 1, obj.a
+    GC.start
+  end
+end

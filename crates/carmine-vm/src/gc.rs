@@ -42,9 +42,14 @@ pub fn collect(ctx: &mut Ctx) {
     }
     let mut exivars = vm.generic_ivars.borrow_mut();
     let mut ids = vm.object_ids.borrow_mut();
+    let mut class_died = false;
     let live = heap.sweep(&mut |p| {
         // SAFETY: p is a dead object slot; its header is still intact.
         let flags = unsafe { (*p).flags };
+        // SAFETY: as above.
+        if unsafe { (*p).obj_type() } == crate::object::ObjType::Class {
+            class_died = true;
+        }
         if flags & FL_EXIVAR != 0 {
             exivars.remove(&(p as usize));
         }
@@ -52,6 +57,9 @@ pub fn collect(ctx: &mut Ctx) {
             ids.remove(&(p as usize));
         }
     });
+    if class_died {
+        vm.class_freed();
+    }
     heap.grow_after_collection(live);
     heap.stats.count += 1;
     heap.stats.time_ns += start.elapsed().as_nanos() as u64;

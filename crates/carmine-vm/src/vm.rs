@@ -67,6 +67,9 @@ pub struct Vm {
     pub c: CoreClasses,
     method_epoch: AtomicU64,
     const_epoch: AtomicU64,
+    /// Counts collections that freed a class (or module): instance-variable caches keyed
+    /// by a class's address check it, since a new class may take a freed class's slot.
+    class_epoch: std::sync::atomic::AtomicU32,
     pub globals: RefCell<SymMap<GlobalEntry>>,
     /// Instance variables of objects that are not plain `RObject`s, by address.
     pub generic_ivars: RefCell<HashMap<usize, Vec<(SymId, Value)>>>,
@@ -135,6 +138,7 @@ impl Vm {
             c: CoreClasses::empty(),
             method_epoch: AtomicU64::new(1),
             const_epoch: AtomicU64::new(1),
+            class_epoch: std::sync::atomic::AtomicU32::new(1),
             globals: RefCell::new(SymMap::default()),
             generic_ivars: RefCell::new(HashMap::new()),
             roots: RefCell::new(Vec::new()),
@@ -185,6 +189,20 @@ impl Vm {
     #[inline(always)]
     pub fn const_epoch(&self) -> u64 {
         self.const_epoch.load(Ordering::Relaxed)
+    }
+
+    /// The low 16 bits of the class epoch, as instance-variable caches keep them.
+    #[inline(always)]
+    pub fn class_epoch16(&self) -> u32 {
+        self.class_epoch.load(Ordering::Relaxed) & 0xFFFF
+    }
+
+    /// A class died: caches keyed by class addresses must not match a class that takes
+    /// its slot (instance-variable caches check the class epoch, method caches the method
+    /// epoch).
+    pub fn class_freed(&self) {
+        self.class_epoch.fetch_add(1, Ordering::Relaxed);
+        self.bump_method_epoch();
     }
 
     pub fn bump_const_epoch(&self) {

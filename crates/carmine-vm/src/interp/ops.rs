@@ -676,13 +676,24 @@ pub fn value_to_unwind(v: Value) -> Unwind {
 
 // ---- instance and class variables ----
 
+/// Remembers `klass`'s slot `idx` for an instance variable: the class's address, and the
+/// index with the class epoch's low 16 bits above it (a class allocated where a freed one
+/// was must not match; see `Vm::class_freed`). Indexes beyond 16 bits are not cached.
+fn fill_ivar_cache(ctx: &Ctx, cache: &(std::cell::Cell<u64>, std::cell::Cell<u32>), klass: Value, idx: u32) {
+    if idx > 0xFFFF {
+        cache.0.set(0);
+        return;
+    }
+    cache.0.set(klass.raw());
+    cache.1.set(idx | (ctx.vm().class_epoch16() << 16));
+}
+
 pub fn get_ivar_cached(ctx: &mut Ctx, self_: Value, id: SymId, cache: &(std::cell::Cell<u64>, std::cell::Cell<u32>)) -> Value {
     if self_.is_heap() && basic(self_).obj_type() == ObjType::Object {
         let klass = basic(self_).klass;
         let real = module::real_class(klass);
         if let Some(&idx) = module::body(real).iv_index.get(&id) {
-            cache.0.set(klass.raw());
-            cache.1.set(idx);
+            fill_ivar_cache(ctx, cache, klass, idx);
             // SAFETY: type checked above.
             let v = unsafe { (*self_.as_ptr::<RObject>()).ivar(idx as usize) };
             return if v.is_undef() { Value::NIL } else { v };
@@ -698,8 +709,7 @@ pub fn set_ivar_cached(ctx: &mut Ctx, self_: Value, id: SymId, v: Value, cache: 
         let klass = basic(self_).klass;
         let real = module::real_class(klass);
         let idx = module::body(real).ivar_slot(id);
-        cache.0.set(klass.raw());
-        cache.1.set(idx);
+        fill_ivar_cache(ctx, cache, klass, idx);
         // SAFETY: type checked above.
         unsafe { (*self_.as_ptr::<RObject>()).set_ivar(idx as usize, v) };
         return Ok(());

@@ -262,6 +262,18 @@ pub fn wait_writable(ctx: &mut Ctx, fd: i32) -> Result<()> {
     wait_fd(ctx, fd, libc::POLLOUT)
 }
 
+/// Waits until `fd` is ready for `events` (poll bits) in every case: after a non-blocking
+/// descriptor answered EAGAIN (`IO#nonblock = true`, CRuby's pipes and sockets) the
+/// operation must wait even when no other thread exists. Through the fiber scheduler for a
+/// non-blocking fiber, else poll(2) without the GL, interruptible.
+pub fn wait_ready(ctx: &mut Ctx, fd: i32, events: i16) -> Result<()> {
+    if let Some(s) = crate::fiber::scheduler::active(ctx) {
+        return crate::fiber::scheduler::wait_fd(ctx, s, fd, events);
+    }
+    let mut fds = [libc::pollfd { fd, events, revents: 0 }];
+    poll_fds(ctx, &mut fds, None).map(|_| ())
+}
+
 fn wait_fd(ctx: &mut Ctx, fd: i32, events: i16) -> Result<()> {
     loop {
         // A thread blocked on IO reports "sleep", as CRuby's do.

@@ -104,24 +104,28 @@ pub(crate) fn sys_error(ctx: &mut Ctx, e: std::io::Error, detail: &str) -> crate
 /// each write and while the descriptor cannot take more (a full pipe, a slow reader), and
 /// interrupts are taken between waits, as blocking reads do.
 fn write_blocking(ctx: &mut Ctx, fd: i32, mut b: &[u8]) -> std::result::Result<(), std::result::Result<std::io::Error, crate::error::Unwind>> {
-    if !crate::thread::sched::others_running(ctx) {
-        return write_fd(fd, b).map_err(Ok);
-    }
+    let threads = crate::thread::sched::others_running(ctx);
+    // Alone (no other thread, no fiber scheduler) a write may block the thread.
+    let shared = threads || crate::fiber::scheduler::active(ctx).is_some();
     // A pipe with room takes PIPE_BUF bytes without blocking; a regular file never waits.
-    let chunk = if is_regular_file(fd) { b.len() } else { libc::PIPE_BUF };
+    let chunk = if shared && !is_regular_file(fd) { libc::PIPE_BUF } else { b.len() };
     while !b.is_empty() {
-        crate::thread::sched::wait_writable(ctx, fd).map_err(Err)?;
+        if shared {
+            crate::thread::sched::wait_writable(ctx, fd).map_err(Err)?;
+        }
         let part = &b[..b.len().min(chunk)];
-        let n = crate::thread::sched::without_gl(ctx, || {
-            // SAFETY: part is a valid buffer of part.len() bytes.
-            unsafe { libc::write(fd, part.as_ptr() as *const libc::c_void, part.len()) }
-        });
+        // SAFETY: part is a valid buffer of part.len() bytes.
+        let write = || unsafe { libc::write(fd, part.as_ptr() as *const libc::c_void, part.len()) };
+        let n = if threads { crate::thread::sched::without_gl(ctx, write) } else { write() };
         if n < 0 {
             let e = std::io::Error::last_os_error();
             match e.raw_os_error() {
-                Some(libc::EINTR | libc::EAGAIN) => continue,
+                Some(libc::EINTR) => continue,
+                // A non-blocking descriptor that is full: wait for room.
+                Some(libc::EAGAIN) => crate::thread::sched::wait_ready(ctx, fd, libc::POLLOUT).map_err(Err)?,
                 _ => return Err(Ok(e)),
             }
+            continue;
         }
         b = &b[n as usize..];
     }
@@ -386,6 +390,11 @@ pub(crate) fn fill(ctx: &mut Ctx, io: &mut IoObj) -> Result<bool> {
             if e.kind() == std::io::ErrorKind::Interrupted {
                 continue;
             }
+            if e.raw_os_error() == Some(libc::EAGAIN) {
+                // A non-blocking descriptor with nothing to read yet.
+                crate::thread::sched::wait_ready(ctx, fd, libc::POLLIN)?;
+                continue;
+            }
             // A read-write popen's socket reports a child that exited without reading
             // everything as a reset; for the reader that is the end of its output.
             if io.child.is_some() && e.raw_os_error() == Some(libc::ECONNRESET) {
@@ -448,6 +457,10 @@ pub fn read_all(ctx: &mut Ctx, v: Value) -> Result<Vec<u8>> {
         if n < 0 {
             let e = std::io::Error::last_os_error();
             if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            if e.raw_os_error() == Some(libc::EAGAIN) {
+                crate::thread::sched::wait_ready(ctx, fd, libc::POLLIN)?;
                 continue;
             }
             if io.child.is_some() && e.raw_os_error() == Some(libc::ECONNRESET) {
@@ -750,6 +763,10 @@ fn read_once(ctx: &mut Ctx, io: &mut IoObj, n: usize, blocking: bool) -> Result<
         if r < 0 {
             let errno = crate::core::process::last_errno();
             if errno == libc::EINTR {
+                continue;
+            }
+            if errno == libc::EAGAIN && blocking {
+                crate::thread::sched::wait_ready(ctx, io.fd, libc::POLLIN)?;
                 continue;
             }
             return Ok(Err(errno));
