@@ -43,21 +43,26 @@ pub fn send_bytes(ctx: &mut Ctx, fd: i32, data: &[u8], flags: i32, dest: Option<
 /// One recvfrom(2) of at most `n` bytes; the data and the sender's packed address.
 pub fn recv_bytes(ctx: &mut Ctx, fd: i32, n: usize, flags: i32, blocking: bool) -> Result<std::result::Result<(Vec<u8>, Vec<u8>), i32>> {
     let mut buf = vec![0u8; n.max(1)];
+    // A blocking receive shared with other threads or a fiber scheduler asks without
+    // waiting first and waits (GL left, or through the scheduler) only when nothing is
+    // there; alone it may block the thread.
+    let shared = crate::thread::sched::others_running(ctx) || crate::fiber::scheduler::active(ctx).is_some();
+    let dontwait = if !blocking || shared { libc::MSG_DONTWAIT } else { 0 };
     loop {
-        if blocking {
-            crate::thread::sched::wait_readable(ctx, fd)?;
-        }
         // SAFETY: an all-zero sockaddr_storage is valid; buf holds n bytes.
         let mut addr: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
         let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
         // SAFETY: as above.
-        let r = unsafe { libc::recvfrom(fd, buf.as_mut_ptr() as *mut libc::c_void, n, flags | if blocking { 0 } else { libc::MSG_DONTWAIT }, &mut addr as *mut _ as *mut libc::sockaddr, &mut len) };
+        let r = unsafe { libc::recvfrom(fd, buf.as_mut_ptr() as *mut libc::c_void, n, flags | dontwait, &mut addr as *mut _ as *mut libc::sockaddr, &mut len) };
         if r < 0 {
-            let e = last_errno();
-            if e == libc::EINTR {
-                continue;
+            match last_errno() {
+                libc::EINTR => continue,
+                libc::EAGAIN if blocking => {
+                    crate::thread::sched::wait_ready(ctx, fd, libc::POLLIN)?;
+                    continue;
+                }
+                e => return Ok(Err(e)),
             }
-            return Ok(Err(e));
         }
         buf.truncate(r as usize);
         // SAFETY: the kernel filled `len` bytes of addr.

@@ -53,6 +53,9 @@ pub struct IoObj {
     pub newline_out: Option<&'static [u8]>,
     /// The child process of an `IO.popen` IO (waited for on close).
     pub child: Option<i32>,
+    /// Set once send/recv on the descriptor answered ENOTSOCK: reads and writes shared with
+    /// other threads or a fiber scheduler then poll before read(2)/write(2) (see `read_some`).
+    pub not_socket: bool,
 }
 
 impl Drop for IoObj {
@@ -92,7 +95,7 @@ pub fn io_ref<'a>(v: Value) -> Option<&'a mut IoObj> {
 pub fn new_io(ctx: &mut Ctx, klass: Value, fd: i32, readable: bool, writable: bool, path: Option<String>) -> Value {
     let sync = fd == 2;
     let (ext_enc, int_enc) = ext_int_to_encs(ctx, None, IntEnc::Default, false);
-    object::new_data(ctx, klass, Box::new(IoObj { fd, wbuf: Vec::new(), rbuf: Vec::new(), rpos: 0, closed: false, sync, eof: false, path, lineno: 0, readable, writable, ext_enc, int_enc, autoclose: true, binmode: false, newline_out: None, child: None }))
+    object::new_data(ctx, klass, Box::new(IoObj { fd, wbuf: Vec::new(), rbuf: Vec::new(), rpos: 0, closed: false, sync, eof: false, path, lineno: 0, readable, writable, ext_enc, int_enc, autoclose: true, binmode: false, newline_out: None, child: None, not_socket: false }))
 }
 
 pub(crate) fn sys_error(ctx: &mut Ctx, e: std::io::Error, detail: &str) -> crate::error::Unwind {
@@ -100,15 +103,34 @@ pub(crate) fn sys_error(ctx: &mut Ctx, e: std::io::Error, detail: &str) -> crate
     crate::core::process::errno_error(ctx, code, detail)
 }
 
-/// Writes all of `b` to `fd` from Ruby code. While other threads run, the GL is left for
-/// each write and while the descriptor cannot take more (a full pipe, a slow reader), and
-/// interrupts are taken between waits, as blocking reads do.
-fn write_blocking(ctx: &mut Ctx, fd: i32, mut b: &[u8]) -> std::result::Result<(), std::result::Result<std::io::Error, crate::error::Unwind>> {
+/// Writes all of `b` to `io`'s descriptor from Ruby code. While other threads run, the GL
+/// is left for each write and while the descriptor cannot take more (a full pipe, a slow
+/// reader), and interrupts are taken between waits, as blocking reads do.
+fn write_blocking(ctx: &mut Ctx, io: &mut IoObj, mut b: &[u8]) -> std::result::Result<(), std::result::Result<std::io::Error, crate::error::Unwind>> {
+    let fd = io.fd;
     let threads = crate::thread::sched::others_running(ctx);
     // Alone (no other thread, no fiber scheduler) a write may block the thread.
     let shared = threads || crate::fiber::scheduler::active(ctx).is_some();
+    // Shared, a socket is written with send(MSG_DONTWAIT): it takes what fits at once, and
+    // the thread or fiber waits only when nothing fits (as CRuby's non-blocking sockets do;
+    // polling before every write cost a system call per message).
+    while shared && !io.not_socket && !b.is_empty() {
+        // SAFETY: b is a valid buffer of b.len() bytes.
+        let n = unsafe { libc::send(fd, b.as_ptr() as *const libc::c_void, b.len(), libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) };
+        if n >= 0 {
+            b = &b[n as usize..];
+            continue;
+        }
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => {}
+            Some(libc::EAGAIN) => crate::thread::sched::wait_ready(ctx, fd, libc::POLLOUT).map_err(Err)?,
+            Some(libc::ENOTSOCK) => io.not_socket = true,
+            _ => return Err(Ok(e)),
+        }
+    }
     // A pipe with room takes PIPE_BUF bytes without blocking; a regular file never waits.
-    let chunk = if shared && !is_regular_file(fd) { libc::PIPE_BUF } else { b.len() };
+    let chunk = if shared && !b.is_empty() && !is_regular_file(fd) { libc::PIPE_BUF } else { b.len() };
     while !b.is_empty() {
         if shared {
             crate::thread::sched::wait_writable(ctx, fd).map_err(Err)?;
@@ -132,6 +154,49 @@ fn write_blocking(ctx: &mut Ctx, fd: i32, mut b: &[u8]) -> std::result::Result<(
     Ok(())
 }
 
+/// One read of at most `len` bytes into `buf` once input is there (`Ok(Err(errno))` for
+/// a failed read). Alone, read(2) may block the thread. Shared with other threads or a
+/// fiber scheduler, a socket is first asked with recv(MSG_DONTWAIT), and the thread or
+/// fiber waits only when nothing is there (a busy server's reads mostly find data: one
+/// system call instead of poll and read); other descriptors are polled first, the GL
+/// left while waiting.
+pub(crate) fn read_some(ctx: &mut Ctx, io: &mut IoObj, buf: *mut u8, len: usize) -> Result<std::result::Result<usize, i32>> {
+    let fd = io.fd;
+    loop {
+        let shared = crate::thread::sched::others_running(ctx) || crate::fiber::scheduler::active(ctx).is_some();
+        let n = if shared && !io.not_socket {
+            // SAFETY: the caller's buf is writable for len bytes.
+            unsafe { libc::recv(fd, buf as *mut libc::c_void, len, libc::MSG_DONTWAIT) }
+        } else {
+            if shared {
+                crate::thread::sched::wait_readable(ctx, fd)?;
+                if io.closed {
+                    let c = ctx.c().io_error;
+                    return Err(ctx.raise(c, "stream closed in another thread"));
+                }
+            }
+            // SAFETY: as above.
+            unsafe { libc::read(fd, buf as *mut libc::c_void, len) }
+        };
+        if n >= 0 {
+            return Ok(Ok(n as usize));
+        }
+        match crate::core::process::last_errno() {
+            libc::EINTR => {}
+            libc::ENOTSOCK => io.not_socket = true,
+            // Nothing there yet (a socket asked first, or a descriptor in O_NONBLOCK mode).
+            libc::EAGAIN => {
+                crate::thread::sched::wait_ready(ctx, fd, libc::POLLIN)?;
+                if io.closed {
+                    let c = ctx.c().io_error;
+                    return Err(ctx.raise(c, "stream closed in another thread"));
+                }
+            }
+            e => return Ok(Err(e)),
+        }
+    }
+}
+
 fn is_regular_file(fd: i32) -> bool {
     // SAFETY: fstat writes into a zeroed stat buffer.
     unsafe {
@@ -153,7 +218,7 @@ fn flush_obj(ctx: &mut Ctx, io: &mut IoObj) -> Result<()> {
         return Ok(());
     }
     let buf = std::mem::take(&mut io.wbuf);
-    if let Err(e) = write_blocking(ctx, io.fd, &buf) {
+    if let Err(e) = write_blocking(ctx, io, &buf) {
         let e = e?;
         let epipe = e.raw_os_error() == Some(libc::EPIPE);
         let err = sys_error(ctx, e, "");
@@ -375,41 +440,23 @@ pub(crate) fn fill(ctx: &mut Ctx, io: &mut IoObj) -> Result<bool> {
     // Not zeroed: read(2) writes the bytes that are then copied (a 64 KB memset per fill
     // was an eighth of a small-message echo server's time).
     let mut buf = std::mem::MaybeUninit::<[u8; 65536]>::uninit();
-    loop {
-        // Other threads run while this one waits for input.
-        let fd = io.fd;
-        crate::thread::sched::wait_readable(ctx, fd)?;
-        if io.closed {
-            let c = ctx.c().io_error;
-            return Err(ctx.raise(c, "stream closed in another thread"));
-        }
-        // SAFETY: buf is a writable buffer of 65536 bytes.
-        let n = unsafe { libc::read(io.fd, buf.as_mut_ptr() as *mut libc::c_void, 65536) };
-        if n < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            if e.raw_os_error() == Some(libc::EAGAIN) {
-                // A non-blocking descriptor with nothing to read yet.
-                crate::thread::sched::wait_ready(ctx, fd, libc::POLLIN)?;
-                continue;
-            }
-            // A read-write popen's socket reports a child that exited without reading
-            // everything as a reset; for the reader that is the end of its output.
-            if io.child.is_some() && e.raw_os_error() == Some(libc::ECONNRESET) {
-                io.eof = true;
-                return Ok(false);
-            }
-            return Err(sys_error(ctx, e, ""));
-        }
-        if n == 0 {
+    match read_some(ctx, io, buf.as_mut_ptr() as *mut u8, 65536)? {
+        Ok(0) => {
             io.eof = true;
-            return Ok(false);
+            Ok(false)
         }
-        // SAFETY: read(2) initialised the first n bytes.
-        io.rbuf.extend_from_slice(unsafe { std::slice::from_raw_parts(buf.as_ptr() as *const u8, n as usize) });
-        return Ok(true);
+        Ok(n) => {
+            // SAFETY: the read initialised the first n bytes.
+            io.rbuf.extend_from_slice(unsafe { std::slice::from_raw_parts(buf.as_ptr() as *const u8, n) });
+            Ok(true)
+        }
+        // A read-write popen's socket reports a child that exited without reading
+        // everything as a reset; for the reader that is the end of its output.
+        Err(libc::ECONNRESET) if io.child.is_some() => {
+            io.eof = true;
+            Ok(false)
+        }
+        Err(e) => Err(sys_error(ctx, std::io::Error::from_raw_os_error(e), "")),
     }
 }
 
@@ -754,29 +801,25 @@ fn m_readpartial(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 /// One read(2) of at most `n` bytes into a fresh vector (`Ok(None)` at end of file).
 fn read_once(ctx: &mut Ctx, io: &mut IoObj, n: usize, blocking: bool) -> Result<std::result::Result<Option<Vec<u8>>, i32>> {
     let mut out = vec![0u8; n];
-    loop {
-        if blocking {
-            crate::thread::sched::wait_readable(ctx, io.fd)?;
-        }
-        // SAFETY: out is a valid writable buffer of n bytes.
-        let r = unsafe { libc::read(io.fd, out.as_mut_ptr() as *mut libc::c_void, n) };
-        if r < 0 {
-            let errno = crate::core::process::last_errno();
-            if errno == libc::EINTR {
-                continue;
+    let r = if blocking {
+        read_some(ctx, io, out.as_mut_ptr(), n)?
+    } else {
+        loop {
+            // SAFETY: out is a valid writable buffer of n bytes.
+            let r = unsafe { libc::read(io.fd, out.as_mut_ptr() as *mut libc::c_void, n) };
+            if r >= 0 {
+                break Ok(r as usize);
             }
-            if errno == libc::EAGAIN && blocking {
-                crate::thread::sched::wait_ready(ctx, io.fd, libc::POLLIN)?;
-                continue;
+            match crate::core::process::last_errno() {
+                libc::EINTR => {}
+                e => break Err(e),
             }
-            return Ok(Err(errno));
         }
-        if r == 0 {
-            return Ok(Ok(None));
-        }
-        out.truncate(r as usize);
-        return Ok(Ok(Some(out)));
-    }
+    };
+    Ok(r.map(|r| {
+        out.truncate(r);
+        (r > 0).then_some(out)
+    }))
 }
 
 /// `IO#sysread(maxlen, outbuf = nil)`: one unbuffered read(2).
