@@ -16,6 +16,7 @@ pub mod interp;
 pub mod object;
 pub mod runtime;
 pub mod socket;
+pub mod stdlib;
 pub mod symbol;
 pub mod thread;
 pub mod value;

@@ -10,15 +10,11 @@ use crate::interp::Args;
 use crate::symbol::{sym, SymId};
 use crate::thread::Ctx;
 use crate::value::Value;
+use crate::stdlib::NATIVE_FEATURES;
 use crate::Result;
 
 /// Features provided by the VM itself.
 const BUILTIN_FEATURES: &[&str] = &["set", "enumerator", "rational", "complex", "thread", "fiber", "ruby2_keywords", "continuation", "io/wait", "io/nonblock"];
-
-/// Features implemented in Rust that define their classes when first required (CRuby's
-/// extension libraries): `require "name"` runs the function once and records "name.so".
-/// Ruby parts of such a library, if any, live in `lib/` and are loaded by the function.
-const NATIVE_FEATURES: &[(&str, fn(&mut Ctx) -> Result<()>)] = &[("socket", crate::socket::init), ("carmine/scheduler", crate::event_loop::init)];
 
 /// The directory of the Ruby files shipped with Carmine.
 pub fn stdlib_dir() -> String {
