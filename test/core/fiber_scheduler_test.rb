@@ -260,3 +260,21 @@ ensure
   r&.close
   w&.close
 end
+
+test "Carmine::Scheduler: a descriptor number reused by a new socket or pipe is watched again" do
+  got = []
+  with_scheduler(Carmine::Scheduler.new) do
+    Fiber.schedule do
+      3.times do |round|
+        # The previous round's pair was closed: the new one usually gets the same numbers.
+        a, b = round.even? ? UNIXSocket.pair : IO.pipe
+        Fiber.schedule { sleep 0.01; b.write("r#{round}\n") }
+        got << [a.fileno, a.gets]
+        a.close
+        b.close
+      end
+    end
+  end
+  assert_equal ["r0\n", "r1\n", "r2\n"], got.map(&:last)
+  assert_equal 1, got.map(&:first).uniq.size
+end

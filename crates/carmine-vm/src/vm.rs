@@ -96,6 +96,8 @@ pub struct Vm {
     /// Interrupt word polled at safepoints (signals, timer, GC requests).
     pub interrupt: std::sync::atomic::AtomicU32,
     pub object_id_seq: AtomicU64,
+    /// Source of `IoObj::serial`: a number no other descriptor opening in this VM had.
+    pub io_serial: AtomicU64,
     pub object_ids: RefCell<HashMap<usize, u64>>,
     pub frozen_string_literals: Cell<bool>,
     /// Methods (iseq) and call sites already warned about an unused block.
@@ -155,6 +157,7 @@ impl Vm {
             stdout_buf: RefCell::new(Vec::with_capacity(8192)),
             interrupt: std::sync::atomic::AtomicU32::new(0),
             object_id_seq: AtomicU64::new(8),
+            io_serial: AtomicU64::new(1),
             object_ids: RefCell::new(HashMap::new()),
             frozen_string_literals: Cell::new(false),
             unused_block_warned: RefCell::new(std::collections::HashSet::new()),

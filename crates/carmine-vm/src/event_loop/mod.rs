@@ -6,11 +6,16 @@
 //! - A selector belongs to one scheduler, hence to one thread; only `wakeup` may be called
 //!   from another thread's Ruby code (it writes the selector's eventfd).
 //! - Every waiting fiber is listed under its descriptor with the events it waits for
-//!   (`IO::READABLE`/`PRIORITY`/`WRITABLE` bits); the descriptor is armed in epoll with
-//!   `EPOLLONESHOT` for the union of those events, and re-armed after an event for the
-//!   waiters that remain. A waiter leaves the list when its event is returned by `select`
-//!   or when it `deregister`s (timeout, exception), so a fiber is never returned twice for
-//!   one wait.
+//!   (`IO::READABLE`/`PRIORITY`/`WRITABLE` bits). A waiter leaves the list when its event
+//!   is returned by `select` or when it `deregister`s (timeout, exception), so a fiber is
+//!   never returned twice for one wait.
+//! - A descriptor is added to epoll once, edge-triggered for every event, and stays (epoll
+//!   drops it when the file is closed): waiting costs no system call. `added` records the
+//!   serial of the IO that added it (`IoObj::serial`), so a descriptor number reused by
+//!   another opening is added again. Edges that find no waiter are dropped: `register`
+//!   relies on its caller having found the descriptor not ready after its last operation
+//!   (EAGAIN or poll), as Carmine's IO does before it asks the scheduler; new input after
+//!   that raises a new edge, and adding a descriptor reports what is already ready.
 //! - A descriptor epoll cannot watch (a regular file: EPERM) is ready at once: its waiters
 //!   are returned by the next `select` without waiting.
 //! - `select` leaves the giant lock while it waits and takes interrupts (signals,
@@ -42,8 +47,8 @@ pub struct Selector {
     epfd: i32,
     wake_fd: i32,
     waiters: HashMap<i32, Vec<Waiter>>,
-    /// Descriptors added to the epoll set (armed or not).
-    added: std::collections::HashSet<i32>,
+    /// Descriptors in the epoll set, with the serial of the IO that added each.
+    added: HashMap<i32, u64>,
     /// Waiters on descriptors epoll refused, returned by the next `select`.
     immediate: Vec<(Value, i64)>,
     count: usize,
@@ -72,46 +77,28 @@ impl Selector {
         self.wake_fd = -1;
     }
 
-    /// Arms `fd` for the union of its waiters' events; false when epoll cannot watch it.
-    fn arm(&mut self, fd: i32) -> std::result::Result<bool, i32> {
-        let want = self.waiters.get(&fd).map_or(0, |l| l.iter().fold(0, |a, w| a | w.events));
-        if want == 0 {
+    /// Puts `fd` (opened as IO serial `serial`) in the epoll set unless it is there; false
+    /// when epoll cannot watch it.
+    fn watch(&mut self, fd: i32, serial: u64) -> std::result::Result<bool, i32> {
+        if self.added.get(&fd) == Some(&serial) {
             return Ok(true);
         }
-        let mut bits = libc::EPOLLONESHOT as u32;
-        if want & READABLE != 0 {
-            bits |= libc::EPOLLIN as u32 | libc::EPOLLRDHUP as u32;
-        }
-        if want & PRIORITY != 0 {
-            bits |= libc::EPOLLPRI as u32;
-        }
-        if want & WRITABLE != 0 {
-            bits |= libc::EPOLLOUT as u32;
-        }
-        let mut ev = libc::epoll_event { events: bits, u64: fd as u64 };
-        let first = if self.added.contains(&fd) { libc::EPOLL_CTL_MOD } else { libc::EPOLL_CTL_ADD };
+        let bits = libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLPRI | libc::EPOLLOUT | libc::EPOLLET;
+        let mut ev = libc::epoll_event { events: bits as u32, u64: fd as u64 };
         // SAFETY: a valid epoll descriptor and event.
-        let mut r = unsafe { libc::epoll_ctl(self.epfd, first, fd, &mut ev) };
-        if r < 0 {
-            // The set and our record disagree when a descriptor was closed (epoll drops
-            // it) and its number reused: try the other operation.
-            let e = crate::core::process::last_errno();
-            let other = match e {
-                libc::ENOENT => Some(libc::EPOLL_CTL_ADD),
-                libc::EEXIST => Some(libc::EPOLL_CTL_MOD),
-                _ => None,
-            };
-            if let Some(op) = other {
-                // SAFETY: as above.
-                r = unsafe { libc::epoll_ctl(self.epfd, op, fd, &mut ev) };
-            }
+        let mut r = unsafe { libc::epoll_ctl(self.epfd, libc::EPOLL_CTL_ADD, fd, &mut ev) };
+        if r < 0 && crate::core::process::last_errno() == libc::EEXIST {
+            // Already watched for the same file (another IO on the descriptor): modifying
+            // reports what is ready now.
+            // SAFETY: as above.
+            r = unsafe { libc::epoll_ctl(self.epfd, libc::EPOLL_CTL_MOD, fd, &mut ev) };
         }
         if r < 0 {
             let e = crate::core::process::last_errno();
             self.added.remove(&fd);
             return if e == libc::EPERM { Ok(false) } else { Err(e) };
         }
-        self.added.insert(fd);
+        self.added.insert(fd, serial);
         Ok(true)
     }
 
@@ -142,12 +129,12 @@ fn get<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a mut Selector> {
     }
 }
 
-/// The descriptor of an IO (or of what `to_io` gives).
-fn fd_of(ctx: &mut Ctx, v: Value) -> Result<i32> {
+/// The descriptor of an IO (or of what `to_io` gives), and the IO's serial.
+fn fd_of(ctx: &mut Ctx, v: Value) -> Result<(i32, u64)> {
     let io = if io::io_ref(v).is_some() { v } else { ctx.call_str(v, "to_io", &[])? };
     match io::io_ref(io) {
         Some(o) if o.closed => Err(ctx.raise(ctx.c().io_error, "closed stream")),
-        Some(o) => Ok(o.fd),
+        Some(o) => Ok((o.fd, o.serial)),
         None => Err(ctx.type_error("expected an IO")),
     }
 }
@@ -178,25 +165,17 @@ fn s_initialize(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 
 /// `register(io, events, fiber)`: `fiber` waits for `events` on `io`.
 fn s_register(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let fd = fd_of(ctx, args.pos[0])?;
+    let (fd, serial) = fd_of(ctx, args.pos[0])?;
     let events = crate::core::integer::to_i64_arg(ctx, args.pos[1])?;
     let fiber = args.pos[2];
     let s = get(ctx, recv)?;
-    s.waiters.entry(fd).or_default().push(Waiter { fiber, events });
-    s.count += 1;
-    match s.arm(fd) {
-        Ok(true) => Ok(Value::TRUE),
-        Ok(false) => {
-            s.remove_waiter(fd, fiber);
-            s.immediate.push((fiber, events));
-            s.count += 1;
-            Ok(Value::TRUE)
-        }
-        Err(e) => {
-            s.remove_waiter(fd, fiber);
-            Err(crate::core::process::errno_error(ctx, e, "epoll_ctl"))
-        }
+    match s.watch(fd, serial) {
+        Ok(true) => s.waiters.entry(fd).or_default().push(Waiter { fiber, events }),
+        Ok(false) => s.immediate.push((fiber, events)),
+        Err(e) => return Err(crate::core::process::errno_error(ctx, e, "epoll_ctl")),
     }
+    s.count += 1;
+    Ok(Value::TRUE)
 }
 
 /// `deregister(io, fiber)`: `fiber` no longer waits on `io` (true if it was waiting).
@@ -313,8 +292,6 @@ fn s_select(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         }
         if list.is_empty() {
             s.waiters.remove(&fd);
-        } else {
-            let _ = s.arm(fd);
         }
     }
     Ok(out)

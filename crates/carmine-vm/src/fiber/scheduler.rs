@@ -144,6 +144,12 @@ pub fn wait_fd(ctx: &mut Ctx, s: Value, fd: i32, events: i16) -> Result<()> {
     if let Some(o) = crate::core::io::io_ref(io) {
         o.autoclose = false;
     }
+    wait_io(ctx, s, io, fd, events)
+}
+
+/// Waits through scheduler `s`'s `io_wait` for `io` (whose descriptor is `fd`), which the
+/// caller found not ready for `events` since its last operation (EAGAIN, or poll).
+pub fn wait_io(ctx: &mut Ctx, s: Value, io: Value, fd: i32, events: i16) -> Result<()> {
     let want = events_of(events);
     loop {
         let got = io_wait(ctx, s, io, want, Value::NIL)?;

@@ -56,6 +56,13 @@ pub struct IoObj {
     /// Set once send/recv on the descriptor answered ENOTSOCK: reads and writes shared with
     /// other threads or a fiber scheduler then poll before read(2)/write(2) (see `read_some`).
     pub not_socket: bool,
+    /// Identifies this opening of the descriptor (new for every IO and at `reopen`): an
+    /// epoll set that watched the same descriptor number for another file tells by it that
+    /// the number was reused.
+    pub serial: u64,
+    /// The IO handed to a fiber scheduler's `io_wait` when this IO waits from inside
+    /// Carmine (made once; shares the descriptor without closing it, and `serial`).
+    pub waiter: Value,
 }
 
 impl Drop for IoObj {
@@ -70,7 +77,9 @@ impl Drop for IoObj {
     }
 }
 
-crate::data_obj!(IoObj);
+crate::data_obj!(IoObj, |io, m| {
+    m.mark(io.waiter);
+});
 
 fn write_fd(fd: i32, mut b: &[u8]) -> std::io::Result<()> {
     while !b.is_empty() {
@@ -95,7 +104,12 @@ pub fn io_ref<'a>(v: Value) -> Option<&'a mut IoObj> {
 pub fn new_io(ctx: &mut Ctx, klass: Value, fd: i32, readable: bool, writable: bool, path: Option<String>) -> Value {
     let sync = fd == 2;
     let (ext_enc, int_enc) = ext_int_to_encs(ctx, None, IntEnc::Default, false);
-    object::new_data(ctx, klass, Box::new(IoObj { fd, wbuf: Vec::new(), rbuf: Vec::new(), rpos: 0, closed: false, sync, eof: false, path, lineno: 0, readable, writable, ext_enc, int_enc, autoclose: true, binmode: false, newline_out: None, child: None, not_socket: false }))
+    object::new_data(ctx, klass, Box::new(IoObj { fd, wbuf: Vec::new(), rbuf: Vec::new(), rpos: 0, closed: false, sync, eof: false, path, lineno: 0, readable, writable, ext_enc, int_enc, autoclose: true, binmode: false, newline_out: None, child: None, not_socket: false, serial: next_serial(ctx), waiter: Value::NIL }))
+}
+
+/// A serial for a new opening of a descriptor (`IoObj::serial`).
+pub(crate) fn next_serial(ctx: &Ctx) -> u64 {
+    ctx.vm().io_serial.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 pub(crate) fn sys_error(ctx: &mut Ctx, e: std::io::Error, detail: &str) -> crate::error::Unwind {
@@ -124,7 +138,7 @@ fn write_blocking(ctx: &mut Ctx, io: &mut IoObj, mut b: &[u8]) -> std::result::R
         let e = std::io::Error::last_os_error();
         match e.raw_os_error() {
             Some(libc::EINTR) => {}
-            Some(libc::EAGAIN) => crate::thread::sched::wait_ready(ctx, fd, libc::POLLOUT).map_err(Err)?,
+            Some(libc::EAGAIN) => wait_not_ready(ctx, io, libc::POLLOUT).map_err(Err)?,
             Some(libc::ENOTSOCK) => io.not_socket = true,
             _ => return Err(Ok(e)),
         }
@@ -144,7 +158,7 @@ fn write_blocking(ctx: &mut Ctx, io: &mut IoObj, mut b: &[u8]) -> std::result::R
             match e.raw_os_error() {
                 Some(libc::EINTR) => continue,
                 // A non-blocking descriptor that is full: wait for room.
-                Some(libc::EAGAIN) => crate::thread::sched::wait_ready(ctx, fd, libc::POLLOUT).map_err(Err)?,
+                Some(libc::EAGAIN) => wait_not_ready(ctx, io, libc::POLLOUT).map_err(Err)?,
                 _ => return Err(Ok(e)),
             }
             continue;
@@ -152,6 +166,25 @@ fn write_blocking(ctx: &mut Ctx, io: &mut IoObj, mut b: &[u8]) -> std::result::R
         b = &b[n as usize..];
     }
     Ok(())
+}
+
+/// Waits until `io` is ready for `events` (poll bits) after an operation on it found it
+/// not ready (EAGAIN): through the fiber scheduler for a non-blocking fiber, which is
+/// handed `io`'s waiter IO, else as `thread::sched::wait_ready`.
+pub(crate) fn wait_not_ready(ctx: &mut Ctx, io: &mut IoObj, events: i16) -> Result<()> {
+    let Some(s) = crate::fiber::scheduler::active(ctx) else {
+        return crate::thread::sched::wait_ready(ctx, io.fd, events);
+    };
+    if io.waiter.is_nil() {
+        io.waiter = new_io(ctx, ctx.c().io, io.fd, true, true, None);
+    }
+    let w = io.waiter;
+    if let Some(o) = io_ref(w) {
+        // The descriptor (and its serial) may have changed by `reopen` since the waiter was
+        // made; a scheduler may have closed it.
+        (o.fd, o.serial, o.closed, o.autoclose) = (io.fd, io.serial, false, false);
+    }
+    crate::fiber::scheduler::wait_io(ctx, s, w, io.fd, events)
 }
 
 /// One read of at most `len` bytes into `buf` once input is there (`Ok(Err(errno))` for
@@ -186,7 +219,7 @@ pub(crate) fn read_some(ctx: &mut Ctx, io: &mut IoObj, buf: *mut u8, len: usize)
             libc::ENOTSOCK => io.not_socket = true,
             // Nothing there yet (a socket asked first, or a descriptor in O_NONBLOCK mode).
             libc::EAGAIN => {
-                crate::thread::sched::wait_ready(ctx, fd, libc::POLLIN)?;
+                wait_not_ready(ctx, io, libc::POLLIN)?;
                 if io.closed {
                     let c = ctx.c().io_error;
                     return Err(ctx.raise(c, "stream closed in another thread"));

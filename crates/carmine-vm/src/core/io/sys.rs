@@ -395,7 +395,10 @@ fn m_reopen(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         let at = unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) };
         let pos = if at >= 0 { Some(at - (src.rbuf.len() - src.rpos) as i64) } else { None };
         let (ext, int, bin) = (src.ext_enc, src.int_enc, src.binmode);
+        let serial = crate::core::io::next_serial(ctx);
         let me = get_io(ctx, recv)?;
+        me.serial = serial;
+        me.not_socket = false;
         if me.fd != fd {
             // SAFETY: both descriptors are open.
             if unsafe { libc::dup2(fd, me.fd) } < 0 {
@@ -442,7 +445,10 @@ fn m_reopen(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         let e = last_errno();
         return Err(errno_error(ctx, e, &format!("rb_sysopen - {}", String::from_utf8_lossy(c.as_bytes()))));
     }
+    let serial = crate::core::io::next_serial(ctx);
     let me = get_io(ctx, recv)?;
+    me.serial = serial;
+    me.not_socket = false;
     if me.closed {
         me.fd = fd;
         me.closed = false;
