@@ -278,3 +278,48 @@ test "Carmine::Scheduler: a descriptor number reused by a new socket or pipe is 
   assert_equal ["r0\n", "r1\n", "r2\n"], got.map(&:last)
   assert_equal 1, got.map(&:first).uniq.size
 end
+
+# Carmine::Scheduler with CRuby 3.4's io_read/io_write hooks, written the way schedulers
+# for CRuby write them: the transfer itself in Fiber.blocking through IO::Buffer.
+class HookedScheduler < Carmine::Scheduler
+  attr_reader :calls
+
+  def initialize
+    super
+    @calls = []
+  end
+
+  def io_read(io, buffer, length, offset)
+    @calls << [:io_read, length, offset]
+    loop do
+      n = Fiber.blocking { buffer.read(io, length, offset) }
+      return n unless n == -Errno::EAGAIN::Errno
+      io_wait(io, IO::READABLE, nil)
+    end
+  end
+
+  def io_write(io, buffer, length, offset)
+    @calls << [:io_write, length, offset]
+    Fiber.blocking { buffer.write(io, length, offset) }
+  end
+end
+
+test "reads and writes of a non-blocking fiber go through io_read and io_write when defined" do
+  r, w = IO.pipe
+  r.nonblock = true
+  got = nil
+  s = HookedScheduler.new
+  with_scheduler(s) do
+    Fiber.schedule { got = r.gets }
+    Fiber.schedule do
+      w.write("hello\n")
+      w.flush
+    end
+  end
+  assert_equal "hello\n", got
+  assert_true s.calls.include?([:io_write, 6, 0])
+  assert_true s.calls.any? { |c| c[0] == :io_read }
+ensure
+  r&.close
+  w&.close
+end

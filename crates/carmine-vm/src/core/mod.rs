@@ -202,6 +202,7 @@ pub fn init_all(ctx: &mut Ctx) {
     io::select::init(ctx);
     io::copy_stream::init(ctx);
     io::wait::init(ctx);
+    io::buffer::init(ctx);
     io::argf::init(ctx);
     io::pipe::init(ctx);
     file::init(ctx);

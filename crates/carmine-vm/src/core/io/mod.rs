@@ -8,6 +8,7 @@
 //!   (so interleaved output keeps its order) and when the VM finishes.
 
 pub mod argf;
+pub mod buffer;
 pub mod chars;
 pub mod class_methods;
 pub mod copy_stream;
@@ -17,6 +18,7 @@ pub mod pipe;
 pub mod select;
 pub mod sys;
 pub mod wait;
+
 
 use std::io::Write as _;
 
@@ -122,6 +124,24 @@ pub(crate) fn sys_error(ctx: &mut Ctx, e: std::io::Error, detail: &str) -> crate
 /// reader), and interrupts are taken between waits, as blocking reads do.
 fn write_blocking(ctx: &mut Ctx, io: &mut IoObj, mut b: &[u8]) -> std::result::Result<(), std::result::Result<std::io::Error, crate::error::Unwind>> {
     let fd = io.fd;
+    if let Some((s, hook)) = scheduler_with_hook(ctx, "io_write") {
+        // The scheduler writes: `io_write(io, buffer, length, 0)` returns what it wrote (at
+        // least `length` unless it failed) or a negated errno.
+        let w = waiter_io(ctx, io);
+        while !b.is_empty() {
+            let buffer = buffer::from_bytes(ctx, b.to_vec());
+            let r = ctx.call(s, hook, &[w, buffer, Value::fixnum(b.len() as i64), Value::fixnum(0)]).map_err(Err)?;
+            let n = crate::core::integer::to_i64_arg(ctx, r).map_err(Err)?;
+            if n < 0 {
+                return Err(Ok(std::io::Error::from_raw_os_error((-n) as i32)));
+            }
+            b = &b[(n as usize).min(b.len())..];
+            if n == 0 {
+                return Err(Ok(std::io::Error::from_raw_os_error(libc::EIO)));
+            }
+        }
+        return Ok(());
+    }
     let threads = crate::thread::sched::others_running(ctx);
     // Alone (no other thread, no fiber scheduler) a write may block the thread.
     let shared = threads || crate::fiber::scheduler::active(ctx).is_some();
@@ -175,6 +195,12 @@ pub(crate) fn wait_not_ready(ctx: &mut Ctx, io: &mut IoObj, events: i16) -> Resu
     let Some(s) = crate::fiber::scheduler::active(ctx) else {
         return crate::thread::sched::wait_ready(ctx, io.fd, events);
     };
+    let w = waiter_io(ctx, io);
+    crate::fiber::scheduler::wait_io(ctx, s, w, io.fd, events)
+}
+
+/// The IO a fiber scheduler's hooks are given for `io` (see `IoObj::waiter`).
+fn waiter_io(ctx: &mut Ctx, io: &mut IoObj) -> Value {
     if io.waiter.is_nil() {
         io.waiter = new_io(ctx, ctx.c().io, io.fd, true, true, None);
     }
@@ -184,7 +210,31 @@ pub(crate) fn wait_not_ready(ctx: &mut Ctx, io: &mut IoObj, events: i16) -> Resu
         // made; a scheduler may have closed it.
         (o.fd, o.serial, o.closed, o.autoclose) = (io.fd, io.serial, false, false);
     }
-    crate::fiber::scheduler::wait_io(ctx, s, w, io.fd, events)
+    w
+}
+
+/// The scheduler of a non-blocking fiber if it defines hook `name` (`io_read`/`io_write`).
+pub(crate) fn scheduler_with_hook(ctx: &mut Ctx, name: &str) -> Option<(Value, crate::symbol::SymId)> {
+    let s = crate::fiber::scheduler::active(ctx)?;
+    let id = ctx.intern(name);
+    ctx.respond_to(s, id, true).then_some((s, id))
+}
+
+/// A scheduler's `io_read(io, buffer, 0, 0)`: at most `len` bytes into `buf` (the count, or
+/// the errno the hook returned negated).
+fn hook_read(ctx: &mut Ctx, io: &mut IoObj, s: Value, hook: crate::symbol::SymId, buf: *mut u8, len: usize) -> Result<std::result::Result<usize, i32>> {
+    let w = waiter_io(ctx, io);
+    let buffer = buffer::from_bytes(ctx, vec![0; len]);
+    let r = ctx.call(s, hook, &[w, buffer, Value::fixnum(0), Value::fixnum(0)])?;
+    let n = crate::core::integer::to_i64_arg(ctx, r)?;
+    if n < 0 {
+        return Ok(Err((-n) as i32));
+    }
+    let got = buffer::contents(buffer);
+    let n = (n as usize).min(got.len()).min(len);
+    // SAFETY: the caller's buf is writable for len bytes; n <= len.
+    unsafe { std::ptr::copy_nonoverlapping(got.as_ptr(), buf, n) };
+    Ok(Ok(n))
 }
 
 /// One read of at most `len` bytes into `buf` once input is there (`Ok(Err(errno))` for
@@ -194,6 +244,9 @@ pub(crate) fn wait_not_ready(ctx: &mut Ctx, io: &mut IoObj, events: i16) -> Resu
 /// system call instead of poll and read); other descriptors are polled first, the GL
 /// left while waiting.
 pub(crate) fn read_some(ctx: &mut Ctx, io: &mut IoObj, buf: *mut u8, len: usize) -> Result<std::result::Result<usize, i32>> {
+    if let Some((s, hook)) = scheduler_with_hook(ctx, "io_read") {
+        return hook_read(ctx, io, s, hook, buf, len);
+    }
     let fd = io.fd;
     loop {
         let shared = crate::thread::sched::others_running(ctx) || crate::fiber::scheduler::active(ctx).is_some();
