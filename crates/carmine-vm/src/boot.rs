@@ -61,10 +61,6 @@ fn main_define_method(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value>
     crate::core::module_methods::define_method_impl(ctx, obj, args, Visibility::Private)
 }
 
-fn main_using(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
-    Err(ctx.not_implemented("refinements (main.using)"))
-}
-
 /// The core classes are named before String exists, so their name strings
 /// were allocated without a class; give them String now (recursively through
 /// the constants of Object).
@@ -347,7 +343,7 @@ pub fn boot(ctx: &mut Ctx) {
         ("public", main_public, [0..], Unsafe, Singleton),
         ("private", main_private, [0..], Unsafe, Singleton),
         ("define_method", main_define_method, [0..], Unsafe, Singleton),
-        ("using", main_using, [1], Unsafe, Singleton),
+        ("using", crate::core::refinement::main_using, [1], Unsafe, Singleton),
     ]);
     if let Ok(s) = object::singleton_class(ctx, main) {
         for n in ["include", "public", "private", "define_method", "using"] {

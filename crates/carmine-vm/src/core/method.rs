@@ -46,7 +46,7 @@ fn name_error_for(ctx: &mut Ctx, recv: Value, name: SymId, unbound: bool) -> cra
 /// `obj.method(:name)`.
 pub fn method_object(ctx: &mut Ctx, recv: Value, name: SymId) -> Result<Value> {
     let klass = class_of(ctx, recv);
-    let me = match module::find_method(ctx, klass, name) {
+    let me = match crate::core::refinement::find_method_seen(ctx, klass, name) {
         Some(me) => me,
         None => {
             if ctx.respond_to_dynamic(recv, name)? {
@@ -62,7 +62,7 @@ pub fn method_object(ctx: &mut Ctx, recv: Value, name: SymId) -> Result<Value> {
 }
 
 pub fn unbound_method(ctx: &mut Ctx, klass: Value, name: SymId, public_only: bool) -> Result<Value> {
-    let me = module::find_method(ctx, klass, name).filter(|m| !public_only || m.visibility == Visibility::Public);
+    let me = crate::core::refinement::find_method_seen(ctx, klass, name).filter(|m| !public_only || m.visibility == Visibility::Public);
     let Some(me) = me else {
         return Err(name_error_for(ctx, klass, name, true));
     };

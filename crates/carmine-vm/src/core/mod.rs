@@ -45,6 +45,7 @@ pub mod process;
 pub mod random;
 pub mod range;
 pub mod range_iter;
+pub mod refinement;
 pub mod rational;
 pub mod regexp;
 pub mod regexp_syntax;
@@ -166,6 +167,7 @@ pub fn init_all(ctx: &mut Ctx) {
     kernel::init(ctx);
     convert::init(ctx);
     module_methods::init(ctx);
+    refinement::init(ctx);
     comparable::init(ctx);
     enumerable::init(ctx);
     nil_true_false::init(ctx);

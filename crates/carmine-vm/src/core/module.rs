@@ -179,8 +179,15 @@ pub struct ClassBody {
     pub subclasses: Vec<Value>,
     pub ancestors_cache: RefCell<Option<(u64, Rc<Vec<Value>>)>>,
     pub method_cache: RefCell<SymMap<(u64, Option<Arc<MethodEntry>>)>>,
-    /// Instances are frozen on creation? (e.g. Data classes later); unused for now.
+    /// This module is a refinement (`Module#refine` made it).
     pub refined: bool,
+    /// For a refinement: the class or module it refines, and the module whose `refine`
+    /// made it; nil otherwise.
+    pub refined_class: Value,
+    pub refinement_owner: Value,
+    /// The refinements this module defines, as a flat Array `[refined class, refinement,
+    /// …]` in definition order (nil until the first `refine`).
+    pub refinements: Value,
 }
 
 #[repr(C)]
@@ -216,6 +223,9 @@ impl ClassBody {
             ancestors_cache: RefCell::new(None),
             method_cache: RefCell::new(SymMap::default()),
             refined: false,
+            refined_class: Value::NIL,
+            refinement_owner: Value::NIL,
+            refinements: Value::NIL,
         }
     }
 
@@ -296,6 +306,9 @@ pub fn mark_class(v: Value, m: &mut Marker<'_>) {
     m.mark(b.superclass);
     m.mark(b.attached);
     m.mark(b.lexical_parent);
+    m.mark(b.refined_class);
+    m.mark(b.refinement_owner);
+    m.mark(b.refinements);
     for me in b.methods.values() {
         me.mark(m);
     }

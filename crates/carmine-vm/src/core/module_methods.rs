@@ -79,6 +79,9 @@ pub fn class_path(ctx: &mut Ctx, k: Value) -> String {
         };
         return format!("#<Class:{inner}>");
     }
+    if b.refined {
+        return crate::core::refinement::inspect_name(ctx, k);
+    }
     let kind = if b.kind == ClassKind::Module { "Module" } else { "Class" };
     format!("#<{}:0x{:016x}>", kind, k.raw())
 }
@@ -433,7 +436,10 @@ fn undefined_method_error(ctx: &mut Ctx, target: Value, name: SymId) -> crate::e
 }
 
 pub fn alias_method(ctx: &mut Ctx, target: Value, new: SymId, old: SymId) -> Result<()> {
-    let found = module::find_method(ctx, target, old).or_else(|| if module::is_module(target) { module::find_method(ctx, ctx.c().object, old) } else { None });
+    // In a refinement, a method not refined there is the refined class's own.
+    let found = module::find_method(ctx, target, old)
+        .or_else(|| if body(target).refined { module::find_method(ctx, body(target).refined_class, old) } else { None })
+        .or_else(|| if module::is_module(target) { module::find_method(ctx, ctx.c().object, old) } else { None });
     let Some(me) = found else {
         return Err(undefined_method_error(ctx, target, old));
     };
@@ -701,6 +707,9 @@ fn m_prepend(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     }
     for &m in args.pos {
         check_module(ctx, m)?;
+        if body(m).refined {
+            return Err(ctx.type_error("Cannot prepend refinement"));
+        }
     }
     for &m in args.pos.iter().rev() {
         let pf = ctx.intern("prepend_features");
@@ -1321,14 +1330,6 @@ fn m_autoload_p(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(body(recv).const_get(id).and_then(|e| e.autoload.filter(|_| e.value.is_undef())).unwrap_or(Value::NIL))
 }
 
-fn m_refine(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
-    Err(ctx.not_implemented("Module#refine (refinements)"))
-}
-
-fn m_using(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
-    Err(ctx.not_implemented("refinements (using)"))
-}
-
 /// `Module#ruby2_keywords(*names)`: flags methods defined in this module (see
 /// `iseq::set_ruby2_keywords`); a method taking keywords or no `*rest` is skipped
 /// with a warning, as in CRuby.
@@ -1534,8 +1535,6 @@ pub fn init(ctx: &mut Ctx) {
         ("singleton_class?", m_singleton_class_p, [0], Safe),
         ("autoload", m_autoload, [2], Unsafe),
         ("autoload?", m_autoload_p, [1..=2], Safe),
-        ("refine", m_refine, [1], Unsafe, Private),
-        ("using", m_using, [1], Unsafe, Private),
         ("ruby2_keywords", m_ruby2_keywords, [0..], Unsafe, Private),
         ("set_temporary_name", m_set_temporary_name, [1], Unsafe),
     ]);

@@ -539,6 +539,9 @@ fn basic_send(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Err(ctx.arg_error("no method name given"));
     };
     let mid = crate::core::symbol::to_sym_id(ctx, name)?;
+    if let Some(r) = crate::core::refinement::send_refined(ctx, recv, mid, args, false) {
+        return r;
+    }
     ctx.call_kw(recv, mid, &args.pos[1..], args.kw, args.block)
 }
 
@@ -547,6 +550,9 @@ fn obj_public_send(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Err(ctx.arg_error("no method name given"));
     };
     let mid = crate::core::symbol::to_sym_id(ctx, name)?;
+    if let Some(r) = crate::core::refinement::send_refined(ctx, recv, mid, args, true) {
+        return r;
+    }
     ctx.call_public(recv, mid, &args.pos[1..], args.kw, args.block)
 }
 
@@ -631,6 +637,9 @@ fn obj_respond_to(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let mid = crate::core::symbol::to_sym_id(ctx, args.pos[0])?;
     let include_private = args.pos.get(1).is_some_and(|v| v.truthy());
     if ctx.respond_to(recv, mid, include_private) {
+        return Ok(Value::TRUE);
+    }
+    if crate::core::refinement::refined_method_for(ctx, recv, mid).is_some_and(|me| include_private || me.visibility == module::Visibility::Public) {
         return Ok(Value::TRUE);
     }
     let r = ctx.call(recv, sym::RESPOND_TO_MISSING, &[Value::symbol(mid), Value::bool(include_private)])?;
@@ -848,6 +857,9 @@ fn obj_extend(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         if !module::is_module(m) {
             let cname = class_name_of(ctx, m);
             return Err(ctx.type_error(&format!("wrong argument type {cname} (expected Module)")));
+        }
+        if body(m).refined {
+            return Err(ctx.type_error("Cannot extend object with refinement"));
         }
     }
     for &m in args.pos.iter().rev() {

@@ -158,6 +158,12 @@ pub fn symbol_proc(ctx: &mut Ctx, s: SymId) -> Value {
     alloc(ctx, empty_cap(Value::symbol(s)), SYMBOL | LAMBDA)
 }
 
+/// Makes Symbol proc `p` call through the refinements of scope `cref` (`&:sym` written
+/// where `using` is active).
+pub fn set_symbol_scope(p: Value, cref: Value) {
+    rproc(p).cap.cref = cref;
+}
+
 /// `method(:m).to_proc`.
 pub fn method_proc(ctx: &mut Ctx, method: Value) -> Value {
     alloc(ctx, empty_cap(method), METHOD | LAMBDA)
@@ -192,6 +198,15 @@ pub fn call_special(ctx: &mut Ctx, p: Value, args: &[Value], kw: Option<Value>, 
         // A Symbol proc calls public methods only: there is no calling self that a
         // protected method could accept (CRuby's rb_funcall_with_block).
         let klass = crate::interp::class_of(ctx, recv);
+        let scope = rproc(p).cap.cref;
+        if !scope.is_nil() {
+            let active = crate::interp::env::cref(scope).refinements;
+            if let Some(me) = crate::core::refinement::find_method_refined(ctx, klass, s, active) {
+                if crate::core::module::body(me.owner).refined {
+                    return crate::interp::call::invoke_from_rust(ctx, recv, &me, rest, kw, block);
+                }
+            }
+        }
         if let Some(me) = crate::core::module::find_method(ctx, klass, s) {
             if me.visibility == crate::core::module::Visibility::Protected {
                 return Err(crate::interp::call::method_visibility_error(ctx, recv, s, me.visibility));

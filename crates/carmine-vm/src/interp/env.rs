@@ -29,6 +29,10 @@ pub struct RCref {
     pub basic: RBasic,
     pub klass: Value,
     pub parent: Value,
+    /// The refinements active in this scope (`using`), a flat Array `[refined class,
+    /// refinement, …]` in activation order (later pairs win), or nil. Shared, never
+    /// mutated: `using` makes a new cref with a new Array.
+    pub refinements: Value,
 }
 
 /// Set on the env of a method-level frame (not a block's): where the scope's `$~`/`$_`
@@ -67,6 +71,7 @@ pub fn mark_cref(v: Value, m: &mut Marker<'_>) {
     let c = cref(v);
     m.mark(c.klass);
     m.mark(c.parent);
+    m.mark(c.refinements);
 }
 
 /// # Safety

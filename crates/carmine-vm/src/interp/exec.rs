@@ -61,11 +61,16 @@ pub fn continue_suspended(ctx: &mut Ctx) -> Result<Value> {
 
 /// A new cref for `klass` inside `parent`.
 pub fn new_cref(ctx: &mut Ctx, klass: Value, parent: Value, eval: bool) -> Value {
+    // A scope sees the refinements of the scope around it; inside a refine block (the
+    // scope of a refinement) also those of the module that defines it.
+    let inherited = if parent.is_nil() { Value::NIL } else { crate::interp::env::cref(parent).refinements };
+    let refinements = crate::core::refinement::scope_refinements(ctx, klass, inherited);
     let p = ctx.alloc_slot(ObjType::Cref, Value::NIL) as *mut RCref;
     // SAFETY: fresh Cref slot, initialised before the next allocation.
     unsafe {
         (*p).klass = klass;
         (*p).parent = parent;
+        (*p).refinements = refinements;
         if eval {
             (*p).basic.flags |= CREF_EVAL;
         }

@@ -55,7 +55,19 @@ pub fn block_from_value(ctx: &mut Ctx, v: Value) -> Result<Option<Block>> {
     }
     if let Some(s) = v.as_symbol() {
         let p = crate::core::proc::symbol_proc(ctx, s);
+        // `&:sym` in a scope with refinements calls the refined method.
+        if let Some(f) = ctx.stacks.frames.last() {
+            if !f.cref.is_nil() && !crate::interp::env::cref(f.cref).refinements.is_nil() {
+                crate::core::proc::set_symbol_scope(p, f.cref);
+            }
+        }
         return Ok(Some(Block::Proc(p)));
+    }
+    if let Some(me) = crate::core::refinement::refined_method_for(ctx, v, sym::TO_PROC) {
+        let p = crate::interp::call::invoke_from_rust(ctx, v, &me, &[], None, None)?;
+        if crate::core::proc::is_proc(p) {
+            return Ok(Some(Block::Proc(p)));
+        }
     }
     if !ctx.respond_to(v, sym::TO_PROC, true) {
         let cname = object::class_name_of(ctx, v);
@@ -130,7 +142,10 @@ fn lookup_cached(ctx: &Ctx, ci: &CallInfo, klass: Value) -> Option<Arc<MethodEnt
     if cc.klass.get() == klass.raw() && cc.epoch.get() == epoch {
         return cc.keep.borrow().clone();
     }
-    let me = module::find_method(ctx, klass, ci.mid);
+    // A call site in a scope with refinements (`using`) sees them; the site's cache holds
+    // what it saw.
+    let active = ctx.stacks.frames.last().map_or(Value::NIL, |f| if f.cref.is_nil() { Value::NIL } else { crate::interp::env::cref(f.cref).refinements });
+    let me = if active.is_nil() { module::find_method(ctx, klass, ci.mid) } else { crate::core::refinement::find_method_refined(ctx, klass, ci.mid, active) };
     cc.klass.set(klass.raw());
     cc.epoch.set(epoch);
     cc.me.set(me.as_ref().map(|m| Arc::as_ptr(m)));
@@ -522,7 +537,10 @@ fn super_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usi
     // An alias (or a `define_method` copy) calls super for the method's original name.
     let mid = module::body(owner).methods.get(&mid).map_or(mid, |me| me.original_name);
     let klass = class_of(ctx, self_);
-    let me = if module::is_class_or_module(owner) && module::includes_module(ctx, klass, owner) {
+    let me = if module::is_class_or_module(owner) && module::body(owner).refined {
+        // A refined method's super: the refined class's own method.
+        crate::core::refinement::super_of_refined(ctx, klass, owner, mid).map(|me| (me, 0))
+    } else if module::is_class_or_module(owner) && module::includes_module(ctx, klass, owner) {
         module::find_super_method_at(ctx, klass, owner, skip, mid)
     } else {
         None
@@ -1220,10 +1238,14 @@ pub fn expand_array(ctx: &mut Ctx, v: Value, n: u32, flags: u32) -> Result<()> {
 // ---- interpolation ----
 
 pub fn to_s_for_interpolation(ctx: &mut Ctx, v: Value, _iseq: &Iseq, _ci: u32) -> Result<Value> {
-    if let Some(i) = v.as_fixnum() {
+    let refined = crate::core::refinement::refined_method_for(ctx, v, sym::TO_S);
+    if let (Some(i), None) = (v.as_fixnum(), &refined) {
         return Ok(string::new_utf8(ctx, &i.to_string()));
     }
-    let s = ctx.call(v, sym::TO_S, &[])?;
+    let s = match refined {
+        Some(me) => crate::interp::call::invoke_from_rust(ctx, v, &me, &[], None, None)?,
+        None => ctx.call(v, sym::TO_S, &[])?,
+    };
     if string::is_string(s) {
         Ok(s)
     } else {
