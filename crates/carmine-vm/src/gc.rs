@@ -75,6 +75,7 @@ pub fn mark_vm_roots(vm: &Vm, m: &mut Marker<'_>) {
     m.mark_all(&vm.at_exit.borrow());
     m.mark(vm.main_obj.get());
     m.mark(vm.top_cref.get());
+    m.mark_all(&vm.tracepoints.borrow());
     crate::fiber::scheduler::mark_blocked(&vm.blocked_fibers.borrow(), m);
 }
 
@@ -105,6 +106,7 @@ pub fn mark_thread(ctx: &Ctx, m: &mut Marker<'_>) {
     m.mark(ctx.thread_obj);
     m.mark(ctx.fiber_obj);
     m.mark(ctx.last_status);
+    m.mark(ctx.trace_raised);
     m.mark(ctx.scheduler);
     ctx.fibers.mark(m);
     if let Some(d) = ctx.pending_data {

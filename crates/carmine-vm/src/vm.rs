@@ -130,6 +130,9 @@ pub struct Vm {
     pub traps: Cell<Value>,
     /// Fibers waiting in a fiber scheduler's `block` hook (see `fiber::scheduler`).
     pub blocked_fibers: RefCell<Vec<crate::fiber::scheduler::Blocked>>,
+    /// Enabled TracePoints, and whether there are any (see `core::tracepoint`).
+    pub tracepoints: RefCell<Vec<Value>>,
+    pub tracing: AtomicBool,
 }
 
 impl Vm {
@@ -177,6 +180,8 @@ impl Vm {
             signals: std::sync::Arc::new(crate::thread::signal::Inbox::default()),
             traps: Cell::new(Value::NIL),
             blocked_fibers: RefCell::new(Vec::new()),
+            tracepoints: RefCell::new(Vec::new()),
+            tracing: AtomicBool::new(false),
         }
     }
 

@@ -46,6 +46,7 @@ pub mod random;
 pub mod range;
 pub mod range_iter;
 pub mod refinement;
+pub mod tracepoint;
 pub mod rational;
 pub mod regexp;
 pub mod regexp_syntax;
@@ -168,6 +169,7 @@ pub fn init_all(ctx: &mut Ctx) {
     convert::init(ctx);
     module_methods::init(ctx);
     refinement::init(ctx);
+    tracepoint::init(ctx);
     comparable::init(ctx);
     enumerable::init(ctx);
     nil_true_false::init(ctx);

@@ -146,7 +146,12 @@ unsafe fn thread_main(vm: *mut Vm, t: Value) {
             let (p, a) = (d.block, d.args);
             ctx.stacks.set_root_proc(p);
             let items = array::to_vec(a);
-            let r = ctx.call_proc(p, &items, None);
+            let traced = |ctx: &mut Ctx, kind| if crate::core::tracepoint::tracing(ctx) { crate::core::tracepoint::simple(ctx, kind) } else { Ok(()) };
+            let r = traced(&mut ctx, crate::core::tracepoint::THREAD_BEGIN).and_then(|_| ctx.call_proc(p, &items, None));
+            let r = match (r, traced(&mut ctx, crate::core::tracepoint::THREAD_END)) {
+                (Ok(_), Err(e)) => Err(e),
+                (r, _) => r,
+            };
             // The thread's fiber scheduler runs its fibers to the end before the thread ends.
             let closed = crate::fiber::scheduler::close_current(&mut ctx);
             match (r, closed) {

@@ -751,7 +751,13 @@ pub fn switch_builtin(ctx: &mut Ctx, recv: Value, args: &[Value]) -> Result<Valu
         None if crate::core::module::is_class(recv) => plan_yield(ctx, args, true)?,
         None => return Err(fiber_error(ctx, "uninitialized fiber")),
     };
-    run_plan(ctx, plan)
+    let r = run_plan(ctx, plan);
+    // Back in this fiber: `:fiber_switch` (the dispatch loop's direct switches are off
+    // while tracing, so every switch comes here).
+    if crate::core::tracepoint::tracing(ctx) {
+        crate::core::tracepoint::simple(ctx, crate::core::tracepoint::FIBER_SWITCH)?;
+    }
+    r
 }
 
 /// `fiber.resume(arg)` or `Fiber.yield(arg)` (at most one argument, no block) called by the

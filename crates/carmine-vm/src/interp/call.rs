@@ -611,6 +611,15 @@ pub fn call_builtin(ctx: &mut Ctx, recv: Value, me: &MethodEntry, args: &Args<'_
         return Err(stack_overflow(ctx));
     }
     let depth = ctx.stacks.frames.len();
+    if crate::core::tracepoint::tracing(ctx) {
+        crate::core::tracepoint::c_event(ctx, recv, me.owner, me.name, None)?;
+        push_builtin_frame(ctx, recv, me.owner, me.name);
+        let r = f(ctx, recv, args);
+        ctx.stacks.frames.truncate(depth);
+        let v = r?;
+        crate::core::tracepoint::c_event(ctx, recv, me.owner, me.name, Some(v))?;
+        return Ok(v);
+    }
     push_builtin_frame(ctx, recv, me.owner, me.name);
     let r = f(ctx, recv, args);
     ctx.stacks.frames.truncate(depth);

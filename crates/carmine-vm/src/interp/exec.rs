@@ -107,6 +107,16 @@ fn handle_unwind(ctx: &mut Ctx, e: Unwind) -> Result<Option<Value>> {
         // A shallow Fiber.yield: leave the loop with every frame in place.
         return Err(e);
     }
+    let e = match e {
+        Unwind::Raise(exc) if crate::core::tracepoint::tracing(ctx) && ctx.trace_raised != exc => {
+            ctx.trace_raised = exc;
+            match crate::core::tracepoint::raised(ctx, exc) {
+                Ok(()) => Unwind::Raise(exc),
+                Err(other) => other,
+            }
+        }
+        e => e,
+    };
     loop {
         let fi = ctx.stacks.frames.len() - 1;
         let (serial, pc, is_ruby) = {
@@ -175,8 +185,26 @@ fn fix_sub(a: Value, b: Value) -> Option<Value> {
     (a.raw() as i64).checked_sub(b.raw() as i64 - 1).map(|r| Value::from_raw(r as u64))
 }
 
+/// Runs the dispatch loop in its untraced instance, or in its traced one while a TracePoint
+/// is enabled (`core::tracepoint`): the untraced loop has no event checks at all, and each
+/// instance hands over to the other at its next frame change when tracing is switched.
 fn run_loop(ctx: &mut Ctx) -> Result<Value> {
+    loop {
+        let r = if crate::core::tracepoint::tracing(ctx) { run_loop_impl::<true>(ctx) } else { run_loop_impl::<false>(ctx) };
+        if ctx.trace_switch {
+            ctx.trace_switch = false;
+            continue;
+        }
+        return r;
+    }
+}
+
+fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
     'reload: loop {
+        if TRACE != crate::core::tracepoint::tracing(ctx) {
+            ctx.trace_switch = true;
+            return Ok(Value::NIL);
+        }
         let fi = ctx.stacks.frames.len() - 1;
         // SAFETY: fi is the top frame.
         if unsafe { ctx.stacks.frames.get_unchecked(fi).iseq.is_null() } {
@@ -322,10 +350,11 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
                 call_op!(ops::send_any(ctx, iseq, fi, $ci as usize))
             };
         }
+        // While tracing, every operator takes its send path, so that `:c_call` sees it.
         macro_rules! redefined {
             ($bit:expr) => {
                 // SAFETY: the VM outlives this loop.
-                unsafe { (*vmp).redefined.load(std::sync::atomic::Ordering::Relaxed) } & $bit != 0
+                TRACE || unsafe { (*vmp).redefined.load(std::sync::atomic::Ordering::Relaxed) } & $bit != 0
             };
         }
         macro_rules! local {
@@ -383,7 +412,20 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
             }};
         }
 
+        if TRACE && pc0 == 0 {
+            sync!();
+            tri!(crate::core::tracepoint::frame_entered(ctx, fi));
+        }
         loop {
+            if TRACE {
+                // A line starts where the instruction's line differs from the previous one.
+                let pc = pc!();
+                let line = iseq.lines.get(pc).copied().unwrap_or(0);
+                if line != 0 && (pc == 0 || iseq.lines[pc - 1] != line) {
+                    sync!();
+                    tri!(crate::core::tracepoint::line(ctx, fi, line));
+                }
+            }
             // SAFETY: compiled code always ends in Leave/jumps; ip stays in bounds.
             let insn = unsafe { *ip };
             // SAFETY: as above.
@@ -631,6 +673,12 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
                         Ok(Some(v)) => {
                             sp = ctx.stacks.sp;
                             push!(v);
+                            // A builtin (TracePoint#enable, #disable) switched tracing: go on in
+                            // the other instance of the loop.
+                            if TRACE != crate::core::tracepoint::tracing(ctx) {
+                                ctx.stacks.sp = sp;
+                                continue 'reload;
+                            }
                         }
                         Ok(None) => continue 'reload,
                         Err(e) => throw_call!(e),
@@ -780,6 +828,10 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
                 Insn::InvokeSuper(ci) => call_op!(ops::invoke_super(ctx, iseq, fi, ci as usize)),
 
                 Insn::Leave => {
+                    if TRACE {
+                        sync!();
+                        tri!(crate::core::tracepoint::frame_leaving(ctx, fi, top!(0)));
+                    }
                     // SAFETY: fi is the top frame.
                     if unsafe { ctx.stacks.frames.get_unchecked(fi).flags } & FRAME_ITER_BLOCK != 0 {
                         match iter::restart(ctx, fi, iseq.local_count(), iseq.params.lead as usize) {

@@ -206,7 +206,7 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
             let args = unsafe { std::slice::from_raw_parts(ctx.stacks.stack.as_ptr().add(ret_sp + 1), argc) };
             if let MethodBody::Builtin { f, .. } = me.body {
                 if ci.block == u32::MAX {
-                    let r = if crate::core::fiber::is_switch(f) {
+                    let r = if crate::core::fiber::is_switch(f) && !crate::core::tracepoint::tracing(ctx) {
                         crate::fiber::switch_from_loop(ctx, recv, args)
                     } else if argc == 0 && crate::core::enumerator::is_next(f) {
                         crate::core::fiber::next_from_loop(ctx, recv, me)

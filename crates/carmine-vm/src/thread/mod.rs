@@ -115,6 +115,14 @@ pub struct Ctx {
     pub serial: usize,
     /// `$?`: the status of the last child this thread waited for.
     pub last_status: Value,
+    /// How many TracePoint hooks of this thread are running (events are not reported
+    /// while one is).
+    pub trace_hook_depth: u32,
+    /// Set by the dispatch loop when it returns only to switch between its traced and
+    /// untraced instances.
+    pub trace_switch: bool,
+    /// The exception last reported to `:raise` hooks (reported once while it unwinds).
+    pub trace_raised: Value,
     /// `Fiber.scheduler` of this thread (nil: none; see `fiber::scheduler`).
     pub scheduler: Value,
 }
@@ -147,6 +155,9 @@ impl Ctx {
             safe_sp: 0,
             serial,
             last_status: Value::NIL,
+            trace_hook_depth: 0,
+            trace_switch: false,
+            trace_raised: Value::NIL,
             scheduler: Value::NIL,
         }
     }
