@@ -457,13 +457,11 @@ fn m_get_string(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(string::new_with_enc(ctx, bytes[r].to_vec(), enc))
 }
 
-/// `set_string(string, offset = 0, length = string.bytesize, source_offset = 0)`: bytes
-/// copied in; the count.
-fn m_set_string(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let s = string::to_str_arg(ctx, args.pos[0])?;
+/// Copies `src` (from argument 3, the source offset, for argument 2 bytes, default the
+/// rest) into the buffer at argument 1; the count.
+fn copy_in(ctx: &mut Ctx, recv: Value, src: &[u8], args: &Args) -> Result<Value> {
     let offset = opt_size(ctx, args.pos.get(1), "Offset")?.unwrap_or(0);
     let src_offset = opt_size(ctx, args.pos.get(3), "Offset")?.unwrap_or(0);
-    let src = string::bytes(s).to_vec();
     if src_offset > src.len() {
         return Err(ctx.arg_error("Specified source offset exceeds source size!"));
     }
@@ -477,22 +475,17 @@ fn m_set_string(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(Value::fixnum(length as i64))
 }
 
+/// `set_string(string, offset = 0, length = string.bytesize, source_offset = 0)`.
+fn m_set_string(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let s = string::to_str_arg(ctx, args.pos[0])?;
+    let src = string::bytes(s).to_vec();
+    copy_in(ctx, recv, &src, args)
+}
+
 /// `copy(source_buffer, offset = 0, length = source.size, source_offset = 0)`.
 fn m_copy(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let src = bytes_of(ctx, args.pos[0])?.to_vec();
-    let offset = opt_size(ctx, args.pos.get(1), "Offset")?.unwrap_or(0);
-    let src_offset = opt_size(ctx, args.pos.get(3), "Offset")?.unwrap_or(0);
-    if src_offset > src.len() {
-        return Err(ctx.arg_error("Specified source offset exceeds source size!"));
-    }
-    let length = opt_size(ctx, args.pos.get(2), "Length")?.unwrap_or(src.len() - src_offset);
-    if src_offset + length > src.len() {
-        return Err(ctx.arg_error("Specified source offset+length exceeds source size!"));
-    }
-    let dst = writable_bytes(ctx, recv)?;
-    let r = range(ctx, dst.len(), offset, Some(length))?;
-    dst[r].copy_from_slice(&src[src_offset..src_offset + length]);
-    Ok(Value::fixnum(length as i64))
+    copy_in(ctx, recv, &src, args)
 }
 
 /// `clear(value = 0, offset = 0, length = nil)`.
