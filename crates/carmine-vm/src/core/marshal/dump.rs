@@ -1,0 +1,674 @@
+//! `Marshal.dump`: walks an object graph depth first and writes CRuby's format 4.8.
+//!
+//! Invariants:
+//! - `objects` maps a heap value's address (a flonum's bits) to its index; every value
+//!   entered there is also pushed on `keep`, a protected Ruby Array, so no address can be
+//!   freed and reused while the dump runs.
+//! - `count` is the next object index; it also advances for records that are never linked
+//!   to (Fixnums written as Bignums), as in CRuby.
+//! - `symbols` maps a symbol to its index in the symbol table of the stream.
+//! - `limit` is CRuby's depth limit: negative means none; a record met at limit 0 raises.
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+use num_bigint::Sign;
+
+use super::*;
+use crate::core::module::{self, body, ClassKind};
+use crate::core::{array, bignum, encoding, exception, float, object, regexp, string, struct_};
+use crate::object::{basic, data_ref, ObjType, FL_EXIVAR};
+use crate::symbol::{sym, SymId, SymMap};
+
+/// Hasher for maps keyed by object addresses: they are 8-aligned and mostly distinct in
+/// their middle bits, so a multiply and a fold spread them well.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct AddrHasher(u64);
+
+impl std::hash::Hasher for AddrHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (n ^ (n >> 31)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 29)
+    }
+}
+
+pub(crate) type AddrMap<V> = HashMap<u64, V, BuildHasherDefault<AddrHasher>>;
+
+/// What a class's instances answer to the hooks Marshal asks about, looked up once per
+/// dump (`None` when a user `respond_to?` must be asked for each object).
+#[derive(Clone, Copy)]
+struct Hooks {
+    marshal_dump: bool,
+    user_dump: bool,
+}
+
+/// The encoding a String, Regexp or Symbol carries as an instance variable.
+#[derive(Clone, Copy, PartialEq)]
+enum EncIvar {
+    None,
+    /// `E`: true for UTF-8, false for US-ASCII.
+    Short(bool),
+    /// `encoding`: the encoding's name.
+    Named(u8),
+}
+
+pub struct Dumper {
+    out: Vec<u8>,
+    objects: AddrMap<u32>,
+    count: u32,
+    symbols: SymMap<u32>,
+    hooks: AddrMap<Option<Hooks>>,
+    class_names: AddrMap<SymId>,
+    enc_names: HashMap<u8, Value>,
+    keep: Value,
+}
+
+impl Dumper {
+    /// The bytes of `Marshal.dump(obj)` with depth `limit`.
+    pub fn dump(ctx: &mut Ctx, obj: Value, limit: i64) -> Result<Vec<u8>> {
+        let keep = array::new(ctx);
+        let mark = ctx.protect(keep);
+        let mut d = Dumper {
+            out: Vec::with_capacity(64),
+            objects: AddrMap::default(),
+            count: 0,
+            symbols: SymMap::default(),
+            hooks: AddrMap::default(),
+            class_names: AddrMap::default(),
+            enc_names: HashMap::new(),
+            keep,
+        };
+        d.out.push(MAJOR_VERSION);
+        d.out.push(MINOR_VERSION);
+        let r = d.write_object(ctx, obj, limit);
+        ctx.unprotect(mark);
+        r.map(|_| d.out)
+    }
+
+    // ---- primitives ----
+
+    #[inline]
+    fn byte(&mut self, b: u8) {
+        self.out.push(b);
+    }
+
+    /// CRuby's `w_long`: small values in one byte, others as 1-4 little-endian bytes
+    /// preceded by their count (negated for negative values).
+    fn long(&mut self, n: i64) {
+        if n == 0 {
+            self.out.push(0);
+        } else if 0 < n && n < 123 {
+            self.out.push((n + 5) as u8);
+        } else if -124 < n && n < 0 {
+            self.out.push(((n - 5) & 0xff) as u8);
+        } else {
+            let mut buf = [0u8; 9];
+            let mut x = n;
+            for i in 1..9 {
+                buf[i] = (x & 0xff) as u8;
+                x >>= 8;
+                if x == 0 {
+                    buf[0] = i as u8;
+                    self.out.extend_from_slice(&buf[..=i]);
+                    return;
+                }
+                if x == -1 {
+                    buf[0] = (-(i as i64)) as u8;
+                    self.out.extend_from_slice(&buf[..=i]);
+                    return;
+                }
+            }
+            self.out.extend_from_slice(&buf);
+        }
+    }
+
+    fn bytes(&mut self, b: &[u8]) {
+        self.long(b.len() as i64);
+        self.out.extend_from_slice(b);
+    }
+
+    /// Enters `v` in the object table (and keeps it alive for the rest of the dump).
+    fn register(&mut self, ctx: &mut Ctx, v: Value) {
+        self.objects.insert(v.raw(), self.count);
+        self.count += 1;
+        if v.is_heap() {
+            array::push(ctx, self.keep, v);
+        }
+    }
+
+    fn keep(&mut self, ctx: &mut Ctx, v: Value) {
+        if v.is_heap() {
+            array::push(ctx, self.keep, v);
+        }
+    }
+
+    fn symbol(&mut self, ctx: &mut Ctx, id: SymId) {
+        if let Some(&i) = self.symbols.get(&id) {
+            self.byte(T_SYMLINK);
+            self.long(i as i64);
+            return;
+        }
+        self.symbols.insert(id, self.symbols.len() as u32);
+        let name = ctx.sym_name(id);
+        let enc = if name.is_ascii() || std::str::from_utf8(&name).is_err() { EncIvar::None } else { EncIvar::Short(true) };
+        if enc == EncIvar::None {
+            self.byte(T_SYMBOL);
+            self.bytes(&name);
+        } else {
+            self.byte(T_IVAR);
+            self.byte(T_SYMBOL);
+            self.bytes(&name);
+            self.long(1);
+            self.symbol(ctx, sym_e(ctx));
+            self.byte(T_TRUE);
+        }
+    }
+
+    /// A Bignum record: sign, length in 16-bit words, magnitude little-endian.
+    fn bignum_digits(&mut self, negative: bool, mut mag: Vec<u8>) {
+        while mag.len() > 1 && mag.last() == Some(&0) {
+            mag.pop();
+        }
+        if mag.len() % 2 == 1 {
+            mag.push(0);
+        }
+        self.byte(T_BIGNUM);
+        self.byte(if negative { b'-' } else { b'+' });
+        self.long((mag.len() / 2) as i64);
+        self.out.extend_from_slice(&mag);
+    }
+
+    // ---- the walk ----
+
+    pub fn write_object(&mut self, ctx: &mut Ctx, v: Value, limit: i64) -> Result<()> {
+        if limit == 0 {
+            return Err(ctx.arg_error("exceed depth limit"));
+        }
+        if !v.is_heap() {
+            return self.write_immediate(ctx, v);
+        }
+        if let Some(&i) = self.objects.get(&v.raw()) {
+            self.byte(T_LINK);
+            self.long(i as i64);
+            return Ok(());
+        }
+        if ctx.native_stack_exhausted() {
+            return Err(crate::interp::call::stack_overflow(ctx));
+        }
+        let limit = if limit > 0 { limit - 1 } else { limit };
+        let ty = basic(v).obj_type();
+        if matches!(ty, ObjType::Object | ObjType::Data | ObjType::String | ObjType::Array | ObjType::Hash | ObjType::Range) {
+            let hooks = self.hooks_of(ctx, v)?;
+            if hooks.marshal_dump {
+                let data = ctx.call(v, sym::MARSHAL_DUMP, &[])?;
+                self.register(ctx, v);
+                self.keep(ctx, data);
+                self.write_class(ctx, T_USRMARSHAL, v, false)?;
+                return self.write_object(ctx, data, limit);
+            }
+            if hooks.user_dump {
+                return self.write_user_dump(ctx, v, limit);
+            }
+        }
+        self.register(ctx, v);
+        match ty {
+            ObjType::Class => self.write_module(ctx, v),
+            ObjType::Float => {
+                self.byte(T_FLOAT);
+                let s = float_repr(float::get(v));
+                self.bytes(&s);
+                Ok(())
+            }
+            ObjType::Bignum => {
+                let (sign, mag) = bignum::get(v).to_bytes_le();
+                self.bignum_digits(sign == Sign::Minus, mag);
+                Ok(())
+            }
+            ObjType::String => {
+                let enc = enc_ivar(string::encoding(v));
+                let ivars = self.ivars_of(ctx, v);
+                let has = enc != EncIvar::None || !ivars.is_empty();
+                if has {
+                    self.byte(T_IVAR);
+                }
+                self.write_uclass(ctx, v, ctx.c().string)?;
+                self.byte(T_STRING);
+                self.bytes(string::bytes(v));
+                if has {
+                    self.write_ivars(ctx, enc, &ivars, limit)?;
+                }
+                Ok(())
+            }
+            ObjType::Array => {
+                let ivars = self.ivars_of(ctx, v);
+                if !ivars.is_empty() {
+                    self.byte(T_IVAR);
+                }
+                self.write_uclass(ctx, v, ctx.c().array)?;
+                self.byte(T_ARRAY);
+                let n = array::len(v);
+                self.long(n as i64);
+                for i in 0..n {
+                    // Re-read each time: a hook called for an element may change the Array.
+                    let e = if i < array::len(v) { array::get(v, i) } else { Value::NIL };
+                    self.write_object(ctx, e, limit)?;
+                }
+                if !ivars.is_empty() {
+                    self.write_ivars(ctx, EncIvar::None, &ivars, limit)?;
+                }
+                Ok(())
+            }
+            ObjType::Hash => self.write_hash(ctx, v, limit),
+            ObjType::Range => {
+                self.write_class(ctx, T_OBJECT, v, true)?;
+                let mut ivars = vec![
+                    (ctx.intern("excl"), Value::bool(crate::core::range::excl(v))),
+                    (ctx.intern("begin"), crate::core::range::begin(v)),
+                    (ctx.intern("end"), crate::core::range::end(v)),
+                ];
+                ivars.extend(self.ivars_of(ctx, v));
+                self.write_ivars(ctx, EncIvar::None, &ivars, limit)
+            }
+            ObjType::Object => {
+                self.write_class(ctx, T_OBJECT, v, true)?;
+                let ivars = if object::is_a(ctx, v, ctx.c().exception) { self.exception_ivars(ctx, v) } else { self.ivars_of(ctx, v) };
+                self.write_ivars(ctx, EncIvar::None, &ivars, limit)
+            }
+            ObjType::Data => self.write_data(ctx, v, limit),
+            _ => {
+                let name = object::class_name_of(ctx, v);
+                Err(ctx.type_error(&format!("no _dump_data is defined for class {name}")))
+            }
+        }
+    }
+
+    fn write_immediate(&mut self, ctx: &mut Ctx, v: Value) -> Result<()> {
+        match v {
+            Value::NIL => self.byte(T_NIL),
+            Value::TRUE => self.byte(T_TRUE),
+            Value::FALSE => self.byte(T_FALSE),
+            _ => {
+                if let Some(n) = v.as_fixnum() {
+                    if (-(1i64 << 30)..(1i64 << 30)).contains(&n) {
+                        self.byte(T_FIXNUM);
+                        self.long(n);
+                    } else {
+                        // CRuby writes it as a new Bignum, which takes an object index.
+                        self.count += 1;
+                        self.bignum_digits(n < 0, n.unsigned_abs().to_le_bytes().to_vec());
+                    }
+                } else if let Some(id) = v.as_symbol() {
+                    self.symbol(ctx, id);
+                } else if v.is_flonum() {
+                    if let Some(&i) = self.objects.get(&v.raw()) {
+                        self.byte(T_LINK);
+                        self.long(i as i64);
+                    } else {
+                        self.register(ctx, v);
+                        self.byte(T_FLOAT);
+                        let s = float_repr(v.flonum_unchecked());
+                        self.bytes(&s);
+                    }
+                } else {
+                    return Err(ctx.type_error("can't dump an internal value"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The hooks `v` answers to, cached per class unless `respond_to?` is user-defined.
+    fn hooks_of(&mut self, ctx: &mut Ctx, v: Value) -> Result<Hooks> {
+        let klass = basic(v).klass;
+        let cached = match self.hooks.get(&klass.raw()) {
+            Some(h) => *h,
+            None => {
+                let user_rt = module::find_method(ctx, klass, sym::RESPOND_TO).is_some_and(|me| !matches!(me.body, module::MethodBody::Builtin { .. }));
+                let h = if user_rt {
+                    None
+                } else {
+                    let udump = ctx.intern("_dump");
+                    Some(Hooks { marshal_dump: ctx.respond_to(v, sym::MARSHAL_DUMP, true), user_dump: ctx.respond_to(v, udump, true) })
+                };
+                self.keep(ctx, klass);
+                self.hooks.insert(klass.raw(), h);
+                h
+            }
+        };
+        match cached {
+            Some(h) => Ok(h),
+            None => {
+                let marshal_dump = responds(ctx, v, sym::MARSHAL_DUMP)?;
+                let user_dump = !marshal_dump && responds(ctx, v, ctx.intern("_dump"))?;
+                Ok(Hooks { marshal_dump, user_dump })
+            }
+        }
+    }
+
+    /// An object dumped through `_dump(limit)`: the String it returns, with that String's
+    /// encoding and instance variables; the object takes its index after them.
+    fn write_user_dump(&mut self, ctx: &mut Ctx, v: Value, limit: i64) -> Result<()> {
+        let udump = ctx.intern("_dump");
+        let data = ctx.call(v, udump, &[Value::fixnum(limit)])?;
+        if !string::is_string(data) {
+            return Err(ctx.type_error("_dump() must return string"));
+        }
+        self.keep(ctx, data);
+        let enc = enc_ivar(string::encoding(data));
+        let ivars = self.ivars_of(ctx, data);
+        let has = enc != EncIvar::None || !ivars.is_empty();
+        if has {
+            self.byte(T_IVAR);
+        }
+        self.write_class(ctx, T_USERDEF, v, false)?;
+        self.bytes(string::bytes(data));
+        if has {
+            self.write_ivars(ctx, enc, &ivars, limit)?;
+        }
+        self.register(ctx, v);
+        Ok(())
+    }
+
+    fn write_module(&mut self, ctx: &mut Ctx, v: Value) -> Result<()> {
+        if body(v).kind == ClassKind::Singleton {
+            return Err(ctx.type_error("singleton class can't be dumped"));
+        }
+        let name = self.class_name(ctx, v)?;
+        self.byte(if module::is_module(v) { T_MODULE } else { T_CLASS });
+        let bytes = ctx.sym_name(name);
+        self.bytes(&bytes);
+        Ok(())
+    }
+
+    fn write_hash(&mut self, ctx: &mut Ctx, v: Value, limit: i64) -> Result<()> {
+        let ivars = self.ivars_of(ctx, v);
+        if !ivars.is_empty() {
+            self.byte(T_IVAR);
+        }
+        self.write_uclass(ctx, v, ctx.c().hash)?;
+        if basic(v).has(crate::core::hash::FL_IDENTITY) {
+            self.byte(T_UCLASS);
+            let name = self.class_name(ctx, ctx.c().hash)?;
+            self.symbol(ctx, name);
+        }
+        if basic(v).has(crate::core::hash::FL_DEFAULT_PROC) {
+            return Err(ctx.type_error("can't dump hash with default proc"));
+        }
+        let default = crate::core::hash::rhash(v).default;
+        self.byte(if default.is_nil() { T_HASH } else { T_HASH_DEF });
+        self.long(crate::core::hash::len(v) as i64);
+        let mut i = 0;
+        while let Some(e) = crate::core::hash::entry_at(v, i) {
+            i += 1;
+            if let Some((k, val)) = e {
+                self.write_object(ctx, k, limit)?;
+                self.write_object(ctx, val, limit)?;
+            }
+        }
+        if !default.is_nil() {
+            self.write_object(ctx, default, limit)?;
+        }
+        if !ivars.is_empty() {
+            self.write_ivars(ctx, EncIvar::None, &ivars, limit)?;
+        }
+        Ok(())
+    }
+
+    /// Rust-backed objects: Regexp, Struct and Data instances, and whatever defines
+    /// `_dump_data`; everything else cannot be dumped.
+    fn write_data(&mut self, ctx: &mut Ctx, v: Value, limit: i64) -> Result<()> {
+        if let Some(re) = data_ref::<regexp::RegexpObj>(v) {
+            let (source, opts, enc) = (re.source.clone(), re.opts, re.enc);
+            let enc = if opts & regexp::NOENCODING != 0 { EncIvar::None } else { enc_ivar(enc) };
+            let ivars = self.ivars_of(ctx, v);
+            let has = enc != EncIvar::None || !ivars.is_empty();
+            if has {
+                self.byte(T_IVAR);
+            }
+            self.write_uclass(ctx, v, ctx.c().regexp)?;
+            self.byte(T_REGEXP);
+            self.bytes(&source);
+            self.byte((opts & 0xff) as u8);
+            if has {
+                self.write_ivars(ctx, enc, &ivars, limit)?;
+            }
+            return Ok(());
+        }
+        if struct_::is_struct_obj(v) {
+            let ivars = self.ivars_of(ctx, v);
+            if !ivars.is_empty() {
+                self.byte(T_IVAR);
+            }
+            self.write_class(ctx, T_STRUCT, v, true)?;
+            let members = struct_::members_of(ctx, v)?;
+            let values = struct_::values(ctx, v)?;
+            let n = array::len(members);
+            self.long(n as i64);
+            for i in 0..n {
+                let m = array::get(members, i).as_symbol().unwrap_or(sym::EMPTY);
+                self.symbol(ctx, m);
+                let e = if i < array::len(values) { array::get(values, i) } else { Value::NIL };
+                self.write_object(ctx, e, limit)?;
+            }
+            if !ivars.is_empty() {
+                self.write_ivars(ctx, EncIvar::None, &ivars, limit)?;
+            }
+            return Ok(());
+        }
+        let dump_data = ctx.intern("_dump_data");
+        if responds(ctx, v, dump_data)? {
+            let data = ctx.call(v, dump_data, &[])?;
+            self.keep(ctx, data);
+            self.write_class(ctx, T_DATA, v, true)?;
+            return self.write_object(ctx, data, limit);
+        }
+        let name = object::class_name_of(ctx, v);
+        if object::is_a(ctx, v, ctx.c().io) || regexp::is_match_data(v) {
+            return Err(ctx.type_error(&format!("can't dump {name}")));
+        }
+        Err(ctx.type_error(&format!("no _dump_data is defined for class {name}")))
+    }
+
+    // ---- classes ----
+
+    /// The name of a class or module as a symbol; anonymous ones cannot be dumped.
+    fn class_name(&mut self, ctx: &mut Ctx, k: Value) -> Result<SymId> {
+        if let Some(&id) = self.class_names.get(&k.raw()) {
+            return Ok(id);
+        }
+        let b = body(k);
+        let name = match b.name {
+            Some(n) if !b.temporary_name => n,
+            _ => {
+                let path = crate::core::module_methods::class_path(ctx, k);
+                let kind = if module::is_module(k) { "module" } else { "class" };
+                return Err(ctx.type_error(&format!("can't dump anonymous {kind} {path}")));
+            }
+        };
+        let id = ctx.intern_bytes(string::bytes(name));
+        self.keep(ctx, k);
+        self.class_names.insert(k.raw(), id);
+        Ok(id)
+    }
+
+    /// The modules `v` was extended with (`e` records); with `check`, a singleton class
+    /// that holds methods or instance variables of its own cannot be dumped.
+    fn write_extended(&mut self, ctx: &mut Ctx, v: Value, check: bool) -> Result<()> {
+        let k = basic(v).klass;
+        if !module::is_class_or_module(k) || body(k).kind != ClassKind::Singleton {
+            return Ok(());
+        }
+        if check {
+            let b = body(k);
+            let own_ivars = b.ivars.iter().any(|(n, _)| !is_internal_ivar(&ctx.sym_name(*n)));
+            if !b.methods.is_empty() || own_ivars {
+                return Err(ctx.type_error("singleton can't be dumped"));
+            }
+        }
+        let real = module::real_class(k);
+        let anc = module::ancestors(ctx, k);
+        for &m in anc.iter() {
+            if m == real {
+                break;
+            }
+            if module::is_module(m) {
+                let name = self.class_name(ctx, m)?;
+                self.byte(T_EXTENDED);
+                self.symbol(ctx, name);
+            }
+        }
+        Ok(())
+    }
+
+    /// Extended modules, then `ty` and the object's class name.
+    fn write_class(&mut self, ctx: &mut Ctx, ty: u8, v: Value, check: bool) -> Result<()> {
+        self.write_extended(ctx, v, check)?;
+        let real = object::real_class_of(ctx, v);
+        let name = self.class_name(ctx, real)?;
+        self.byte(ty);
+        self.symbol(ctx, name);
+        Ok(())
+    }
+
+    /// Extended modules, then a `C` record when `v` is an instance of a subclass of the
+    /// core class `base`.
+    fn write_uclass(&mut self, ctx: &mut Ctx, v: Value, base: Value) -> Result<()> {
+        self.write_extended(ctx, v, true)?;
+        let real = object::real_class_of(ctx, v);
+        if real != base {
+            let name = self.class_name(ctx, real)?;
+            self.byte(T_UCLASS);
+            self.symbol(ctx, name);
+        }
+        Ok(())
+    }
+
+    // ---- instance variables ----
+
+    /// The instance variables Marshal writes for `v` (Carmine's own are left out).
+    fn ivars_of(&mut self, ctx: &mut Ctx, v: Value) -> Vec<(SymId, Value)> {
+        let ty = basic(v).obj_type();
+        if ty != ObjType::Object && !basic(v).has(FL_EXIVAR) {
+            return Vec::new();
+        }
+        let mut list = object::ivar_list(ctx, v);
+        list.retain(|(n, _)| !is_internal_ivar(&ctx.sym_name(*n)));
+        list
+    }
+
+    /// An exception's state as CRuby names it (`mesg`, `bt`, then `cause` when there is
+    /// one), followed by its other instance variables.
+    fn exception_ivars(&mut self, ctx: &mut Ctx, v: Value) -> Vec<(SymId, Value)> {
+        let mesg = exception::message_raw(ctx, v);
+        let bt = exception::backtrace(ctx, v);
+        self.keep(ctx, bt);
+        let bt_locations = ctx.intern("bt_locations");
+        let mut list = vec![(sym::MESG, mesg), (sym::BT, bt)];
+        for (n, val) in self.ivars_of(ctx, v) {
+            if n == sym::MESG || n == sym::BT || n == bt_locations || (n == sym::CAUSE && val.is_nil()) {
+                continue;
+            }
+            list.push((n, val));
+        }
+        list
+    }
+
+    fn write_ivars(&mut self, ctx: &mut Ctx, enc: EncIvar, ivars: &[(SymId, Value)], limit: i64) -> Result<()> {
+        let n = ivars.len() + usize::from(enc != EncIvar::None);
+        self.long(n as i64);
+        match enc {
+            EncIvar::None => {}
+            EncIvar::Short(utf8) => {
+                self.symbol(ctx, sym_e(ctx));
+                self.byte(if utf8 { T_TRUE } else { T_FALSE });
+            }
+            EncIvar::Named(e) => {
+                let id = ctx.intern("encoding");
+                self.symbol(ctx, id);
+                let name = match self.enc_names.get(&e) {
+                    Some(&s) => s,
+                    None => {
+                        let s = string::new_binary(ctx, encoding::name(e).as_bytes());
+                        self.keep(ctx, s);
+                        self.enc_names.insert(e, s);
+                        s
+                    }
+                };
+                self.write_object(ctx, name, limit)?;
+            }
+        }
+        for &(name, val) in ivars {
+            self.symbol(ctx, name);
+            self.write_object(ctx, val, limit)?;
+        }
+        Ok(())
+    }
+}
+
+fn sym_e(ctx: &Ctx) -> SymId {
+    ctx.intern("E")
+}
+
+fn enc_ivar(enc: u8) -> EncIvar {
+    match enc {
+        encoding::BINARY => EncIvar::None,
+        encoding::US_ASCII => EncIvar::Short(false),
+        encoding::UTF_8 => EncIvar::Short(true),
+        e => EncIvar::Named(e),
+    }
+}
+
+/// CRuby's text for a Float in Marshal: the shortest digits that read back exactly, in
+/// positional form when the decimal point falls inside or just before them, otherwise as
+/// `d.ddde±x`; `inf`, `-inf`, `nan`, `0` and `-0` for the special values.
+pub(crate) fn float_repr(f: f64) -> Vec<u8> {
+    if f.is_nan() {
+        return b"nan".to_vec();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { b"inf".to_vec() } else { b"-inf".to_vec() };
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() { b"-0".to_vec() } else { b"0".to_vec() };
+    }
+    let sci = format!("{:e}", f.abs());
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i64 = exp.parse().unwrap_or(0);
+    let digits: Vec<u8> = mant.bytes().filter(|c| c.is_ascii_digit()).collect();
+    let ndigits = digits.len() as i64;
+    // The decimal point sits after `decpt` digits.
+    let decpt = exp + 1;
+    let mut out = Vec::with_capacity(24);
+    if f < 0.0 {
+        out.push(b'-');
+    }
+    if decpt < -3 || decpt > ndigits {
+        out.push(digits[0]);
+        if ndigits > 1 {
+            out.push(b'.');
+            out.extend_from_slice(&digits[1..]);
+        }
+        out.extend_from_slice(format!("e{}", decpt - 1).as_bytes());
+    } else if decpt > 0 {
+        out.extend_from_slice(&digits[..decpt as usize]);
+        if ndigits > decpt {
+            out.push(b'.');
+            out.extend_from_slice(&digits[decpt as usize..]);
+        }
+    } else {
+        out.extend_from_slice(b"0.");
+        out.extend(std::iter::repeat_n(b'0', (-decpt) as usize));
+        out.extend_from_slice(&digits);
+    }
+    out
+}
