@@ -429,7 +429,7 @@ impl Dumper {
     fn write_data(&mut self, ctx: &mut Ctx, v: Value, limit: i64) -> Result<()> {
         if let Some(re) = data_ref::<regexp::RegexpObj>(v) {
             let (source, opts, enc) = (re.source.clone(), re.opts, re.enc);
-            let enc = if opts & regexp::NOENCODING != 0 { EncIvar::None } else { enc_ivar(enc) };
+            let enc = enc_ivar(enc);
             let ivars = self.ivars_of(ctx, v);
             let has = enc != EncIvar::None || !ivars.is_empty();
             if has {
@@ -522,7 +522,10 @@ impl Dumper {
                 break;
             }
             if module::is_module(m) {
-                let name = self.class_name(ctx, m)?;
+                let name = self.class_name(ctx, m).map_err(|_| {
+                    let path = crate::core::module_methods::class_path(ctx, m);
+                    ctx.type_error(&format!("can't dump anonymous class {path}"))
+                })?;
                 self.byte(T_EXTENDED);
                 self.symbol(ctx, name);
             }

@@ -10,8 +10,8 @@
 //! - Every value read that is not yet reachable from the result (pending instance
 //!   variables, classes looked up, modules to extend with) is pushed on `keep`.
 //! - An object is "left" (frozen with `freeze: true`, then passed to the proc) once it is
-//!   complete, its `I` instance variables included; links are passed to the proc again,
-//!   symbol links are not, as in CRuby.
+//!   complete, its `I` instance variables included; links (to objects or symbols) are
+//!   not passed to the proc again (Ruby 3.4).
 
 use num_bigint::{BigInt, Sign};
 
@@ -304,11 +304,7 @@ impl Loader {
                     Some(i) => array::get(self.objects, i),
                     None => return Err(ctx.arg_error("dump format error (unlinked)")),
                 };
-                if self.proc_.is_nil() {
-                    Ok(v)
-                } else {
-                    ctx.call_proc(self.proc_, &[v], None)
-                }
+                Ok(v)
             }
             T_IVAR => {
                 let mut iv = true;
