@@ -5,6 +5,7 @@ require_relative "../assert"
 # every instance variable a Time dump can have, so CRuby numbers them in the order Carmine
 # writes them (CRuby orders a String's instance variables by first use in the process).
 CASES_SRC = <<~'RUBY'
+  require "set"
   class MPoint
     def initialize(x, y) = (@x = x; @y = y)
   end
@@ -61,6 +62,7 @@ CASES_SRC = <<~'RUBY'
       RuntimeError.new("boom"), ArgumentError.new, bt,
       Object.new.extend(MMod), "str".extend(MMod), MStr.new("y").extend(MMod),
       Encoding::UTF_8, Encoding::Shift_JIS,
+      Set[1, "a", [2]], Set[], Set[:x].compare_by_identity,
     ]
   end
 RUBY
@@ -105,6 +107,15 @@ test "round trips in process keep every value and type" do
   assert_equal MStr, Marshal.load(Marshal.dump(MStr.new("q"))).class
   assert_equal [MUser, 42], Marshal.load(Marshal.dump(MUser.new(42))).then { [_1.class, _1.instance_variable_get(:@v)] }
   assert_equal [1, "z"], Marshal.load(Marshal.dump(MMarsh.new([1, "z"]))).instance_variable_get(:@v)
+  assert_equal Set[1, "a"], Marshal.load(Marshal.dump(Set[1, "a"]))
+  point = Data.define(:x, :y)
+  Object.const_set(:MarshalDataPoint, point)
+  d = point.new(x: 1, y: "two")
+  assert_equal "\x04\bS:\x15MarshalDataPoint\a:\x06xi\x06:\x06yI\"\btwo\x06:\x06ET".b, Marshal.dump(d)
+  d2 = Marshal.load(Marshal.dump(d))
+  assert_equal d, d2
+  assert_true d2.frozen?
+  assert_raise(TypeError, /can't dump anonymous class/) { Marshal.dump(Data.define(:a).new(a: 1)) }
 end
 
 test "links and cycles come back as shared objects" do

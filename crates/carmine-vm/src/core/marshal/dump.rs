@@ -465,6 +465,10 @@ impl Dumper {
             }
             return Ok(());
         }
+        if let Some(set) = data_ref::<crate::core::set::SetObj>(v) {
+            let table = set.hash;
+            return self.write_set(ctx, v, table, limit);
+        }
         let dump_data = ctx.intern("_dump_data");
         if responds(ctx, v, dump_data)? {
             let data = ctx.call(v, dump_data, &[])?;
@@ -477,6 +481,43 @@ impl Dumper {
             return Err(ctx.type_error(&format!("can't dump {name}")));
         }
         Err(ctx.type_error(&format!("no _dump_data is defined for class {name}")))
+    }
+
+    /// A Set as set.rb's object: `@hash`, a Hash from members to true with default false.
+    fn write_set(&mut self, ctx: &mut Ctx, v: Value, table: Value, limit: i64) -> Result<()> {
+        self.write_class(ctx, T_OBJECT, v, true)?;
+        let ivars = self.ivars_of(ctx, v);
+        self.long(1 + ivars.len() as i64);
+        let id = ctx.intern("@hash");
+        self.symbol(ctx, id);
+        let limit = if limit > 0 { limit - 1 } else { limit };
+        if table.is_nil() || !crate::core::hash::is_hash(table) {
+            self.count += 1;
+            self.out.extend_from_slice(&[T_HASH_DEF, 0, T_FALSE]);
+        } else {
+            self.register(ctx, table);
+            if basic(table).has(crate::core::hash::FL_IDENTITY) {
+                self.byte(T_UCLASS);
+                let name = self.class_name(ctx, ctx.c().hash)?;
+                self.symbol(ctx, name);
+            }
+            self.byte(T_HASH_DEF);
+            self.long(crate::core::hash::len(table) as i64);
+            let mut i = 0;
+            while let Some(e) = crate::core::hash::entry_at(table, i) {
+                i += 1;
+                if let Some((k, _)) = e {
+                    self.write_object(ctx, k, limit)?;
+                    self.byte(T_TRUE);
+                }
+            }
+            self.byte(T_FALSE);
+        }
+        for &(name, val) in &ivars {
+            self.symbol(ctx, name);
+            self.write_object(ctx, val, limit)?;
+        }
+        Ok(())
     }
 
     // ---- classes ----

@@ -450,6 +450,9 @@ impl Loader {
                     return self.range(ctx, k, partial, pend);
                 }
                 let v = object::allocate(ctx, k)?;
+                if crate::core::set::is_set(v) {
+                    return self.set(ctx, v, partial, pend);
+                }
                 if basic(v).obj_type() != crate::object::ObjType::Object {
                     return Err(ctx.arg_error("dump format error"));
                 }
@@ -671,6 +674,27 @@ impl Loader {
         self.extend(ctx, v, &pend)?;
         for (name, val) in others {
             object::ivar_set_raw(ctx, v, name, val);
+        }
+        self.leave(ctx, v, partial)
+    }
+
+    /// `o:Set`: set.rb's `@hash` becomes the member table.
+    fn set(&mut self, ctx: &mut Ctx, v: Value, partial: bool, pend: Pending) -> Result<Value> {
+        self.register(ctx, v);
+        self.extend(ctx, v, &pend)?;
+        let n = self.long(ctx)?;
+        let hash_id = ctx.intern("@hash");
+        for _ in 0..n {
+            let name = self.symbol(ctx)?;
+            let val = self.object(ctx)?;
+            if name == hash_id && crate::core::hash::is_hash(val) {
+                crate::core::hash::rhash(val).default = Value::NIL;
+                if let Some(o) = crate::object::data_ref::<crate::core::set::SetObj>(v) {
+                    o.hash = val;
+                }
+            } else {
+                object::ivar_set_raw(ctx, v, name, val);
+            }
         }
         self.leave(ctx, v, partial)
     }
