@@ -171,6 +171,15 @@ test "depth limit, freeze: and the proc" do
   out = Marshal.load(Marshal.dump([:a, :a, "s", [1]]), ->(x) { seen << x; x.is_a?(Integer) ? x * 10 : x })
   assert_equal [:a, true, "s", 1, [10], [:a, :a, "s", [10]]], seen
   assert_equal [:a, :a, "s", [10]], out
+  seen = []
+  s = +"q"
+  Marshal.load(Marshal.dump([s, s]), ->(x) { seen << x; x })
+  assert_equal [true, "q", "q", ["q", "q"]], seen
+  seen = []
+  rec = [1]
+  rec << rec
+  Marshal.load(Marshal.dump(rec), ->(x) { seen << x.class; x })
+  assert_equal [Integer, Array], seen
 end
 
 test "errors have CRuby's classes and messages" do

@@ -10,8 +10,9 @@
 //! - Every value read that is not yet reachable from the result (pending instance
 //!   variables, classes looked up, modules to extend with) is pushed on `keep`.
 //! - An object is "left" (frozen with `freeze: true`, then passed to the proc) once it is
-//!   complete, its `I` instance variables included; links (to objects or symbols) are
-//!   not passed to the proc again (Ruby 3.4).
+//!   complete, its `I` instance variables included; a link is passed to the proc again
+//!   unless its object is still being built or was made by `_load`/`marshal_load`
+//!   (Ruby 3.4); symbol links never are.
 
 use num_bigint::{BigInt, Sign};
 
@@ -48,6 +49,9 @@ pub struct Loader {
     proc_: Value,
     freeze: bool,
     classes: SymMap<Value>,
+    /// With a proc: addresses of objects entered but not complete yet (links to them
+    /// are not passed to the proc).
+    unfinished: std::collections::HashSet<u64, std::hash::BuildHasherDefault<super::dump::AddrHasher>>,
 }
 
 impl Loader {
@@ -72,7 +76,7 @@ impl Loader {
         ctx.protect(keep);
         ctx.protect(source);
         ctx.protect(proc_);
-        let mut l = Loader { src, symbols: Vec::new(), objects, keep, proc_, freeze, classes: SymMap::default() };
+        let mut l = Loader { src, symbols: Vec::new(), objects, keep, proc_, freeze, classes: SymMap::default(), unfinished: Default::default() };
         let r = l.run(ctx);
         ctx.unprotect(mark);
         r
@@ -188,6 +192,9 @@ impl Loader {
     fn register(&mut self, ctx: &mut Ctx, v: Value) -> usize {
         let i = array::len(self.objects);
         array::push(ctx, self.objects, v);
+        if !self.proc_.is_nil() && v.is_heap() {
+            self.unfinished.insert(v.raw());
+        }
         i
     }
 
@@ -304,7 +311,11 @@ impl Loader {
                     Some(i) => array::get(self.objects, i),
                     None => return Err(ctx.arg_error("dump format error (unlinked)")),
                 };
-                Ok(v)
+                if self.proc_.is_nil() || self.unfinished.contains(&v.raw()) {
+                    Ok(v)
+                } else {
+                    ctx.call_proc(self.proc_, &[v], None)
+                }
             }
             T_IVAR => {
                 let mut iv = true;
@@ -425,7 +436,7 @@ impl Loader {
                 let v = ctx.call(k, load, &[data])?;
                 self.register(ctx, v);
                 self.extend(ctx, v, &pend)?;
-                self.leave(ctx, v, partial)
+                self.leave_user_loaded(ctx, v, partial)
             }
             T_USRMARSHAL => {
                 let k = self.read_class(ctx)?;
@@ -442,7 +453,7 @@ impl Loader {
                 }
                 let data = self.object(ctx)?;
                 ctx.call(v, mload, &[data])?;
-                self.leave(ctx, v, partial)
+                self.leave_user_loaded(ctx, v, partial)
             }
             T_OBJECT => {
                 let k = self.read_class(ctx)?;
@@ -518,6 +529,9 @@ impl Loader {
             return Ok(v);
         }
         let mut v = v;
+        if !self.proc_.is_nil() {
+            self.unfinished.remove(&v.raw());
+        }
         if self.freeze && v.is_heap() && !module::is_class_or_module(v) {
             if string::is_plain_string(v) && !basic(v).has(crate::object::FL_EXIVAR) {
                 v = ctx.call_str(v, "-@", &[])?;
@@ -529,6 +543,16 @@ impl Loader {
             return Ok(v);
         }
         ctx.call_proc(self.proc_, &[v], None)
+    }
+
+    /// `leave` for an object made by `_load` or `marshal_load`: links to it are not
+    /// passed to the proc (as in CRuby 3.4).
+    fn leave_user_loaded(&mut self, ctx: &mut Ctx, v: Value, partial: bool) -> Result<Value> {
+        let r = self.leave(ctx, v, partial)?;
+        if !self.proc_.is_nil() && v.is_heap() {
+            self.unfinished.insert(v.raw());
+        }
+        Ok(r)
     }
 
     /// `C` made the object an instance of a subclass of its core class `base`.
