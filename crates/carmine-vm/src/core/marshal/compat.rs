@@ -198,10 +198,10 @@ fn encoding_load(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 
 pub fn init(ctx: &mut Ctx) {
     let c = ctx.c().clone();
-    crate::methods!(ctx, c.time, [
-        ("_dump", time_dump, [0..=1], Unsafe, Private),
-        ("_load", time_load, [1], Unsafe, Singleton),
-    ]);
+    crate::methods!(ctx, c.time, [("_dump", time_dump, [0..=1], Unsafe, Private)]);
+    // CRuby's Time._load is private too.
+    let time_single = object::singleton_class(ctx, c.time).expect("singleton class of Time");
+    crate::methods!(ctx, time_single, [("_load", time_load, [1], Unsafe, Private)]);
     crate::methods!(ctx, c.rational, [("marshal_dump", numeric_pair_dump, [0], Safe, Private)]);
     crate::methods!(ctx, c.complex, [("marshal_dump", numeric_pair_dump, [0], Safe, Private)]);
     crate::methods!(ctx, c.encoding, [
