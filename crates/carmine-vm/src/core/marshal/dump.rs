@@ -70,6 +70,9 @@ pub struct Dumper {
     hooks: AddrMap<Option<Hooks>>,
     class_names: AddrMap<SymId>,
     enc_names: HashMap<u8, Value>,
+    /// Whether an instance variable name is Carmine's own (`is_internal_ivar`), by id.
+    internal: SymMap<bool>,
+    sym_e: SymId,
     keep: Value,
 }
 
@@ -86,6 +89,8 @@ impl Dumper {
             hooks: AddrMap::default(),
             class_names: AddrMap::default(),
             enc_names: HashMap::new(),
+            internal: SymMap::default(),
+            sym_e: ctx.intern("E"),
             keep,
         };
         d.out.push(MAJOR_VERSION);
@@ -169,7 +174,7 @@ impl Dumper {
             self.byte(T_SYMBOL);
             self.bytes(&name);
             self.long(1);
-            self.symbol(ctx, sym_e(ctx));
+            self.symbol(ctx, self.sym_e);
             self.byte(T_TRUE);
         }
     }
@@ -226,7 +231,7 @@ impl Dumper {
             ObjType::Float => {
                 self.byte(T_FLOAT);
                 let s = float_repr(float::get(v));
-                self.bytes(&s);
+                self.bytes(s.as_bytes());
                 Ok(())
             }
             ObjType::Bignum => {
@@ -317,7 +322,7 @@ impl Dumper {
                         self.register(ctx, v);
                         self.byte(T_FLOAT);
                         let s = float_repr(v.flonum_unchecked());
-                        self.bytes(&s);
+                        self.bytes(s.as_bytes());
                     }
                 } else {
                     return Err(ctx.type_error("can't dump an internal value"));
@@ -599,14 +604,33 @@ impl Dumper {
 
     // ---- instance variables ----
 
+    fn is_internal(&mut self, ctx: &Ctx, name: SymId) -> bool {
+        *self.internal.entry(name).or_insert_with(|| is_internal_ivar(&ctx.sym_name(name)))
+    }
+
     /// The instance variables Marshal writes for `v` (Carmine's own are left out).
     fn ivars_of(&mut self, ctx: &mut Ctx, v: Value) -> Vec<(SymId, Value)> {
         let ty = basic(v).obj_type();
-        if ty != ObjType::Object && !basic(v).has(FL_EXIVAR) {
+        if ty == ObjType::Object {
+            // Read the slots directly: `ivar_list` copies the class's name list.
+            let real = module::real_class(basic(v).klass);
+            let names = &body(real).iv_names;
+            // SAFETY: `v` is an RObject (type checked above).
+            let o = unsafe { &*v.as_ptr::<crate::object::RObject>() };
+            let mut list = Vec::with_capacity(names.len());
+            for (i, &n) in names.iter().enumerate() {
+                let val = o.ivar(i);
+                if !val.is_undef() && !self.is_internal(ctx, n) {
+                    list.push((n, val));
+                }
+            }
+            return list;
+        }
+        if !basic(v).has(FL_EXIVAR) {
             return Vec::new();
         }
         let mut list = object::ivar_list(ctx, v);
-        list.retain(|(n, _)| !is_internal_ivar(&ctx.sym_name(*n)));
+        list.retain(|&(n, _)| !self.is_internal(ctx, n));
         list
     }
 
@@ -633,7 +657,7 @@ impl Dumper {
         match enc {
             EncIvar::None => {}
             EncIvar::Short(utf8) => {
-                self.symbol(ctx, sym_e(ctx));
+                self.symbol(ctx, self.sym_e);
                 self.byte(if utf8 { T_TRUE } else { T_FALSE });
             }
             EncIvar::Named(e) => {
@@ -659,10 +683,6 @@ impl Dumper {
     }
 }
 
-fn sym_e(ctx: &Ctx) -> SymId {
-    ctx.intern("E")
-}
-
 fn enc_ivar(enc: u8) -> EncIvar {
     match enc {
         encoding::BINARY => EncIvar::None,
@@ -675,44 +695,80 @@ fn enc_ivar(enc: u8) -> EncIvar {
 /// CRuby's text for a Float in Marshal: the shortest digits that read back exactly, in
 /// positional form when the decimal point falls inside or just before them, otherwise as
 /// `d.ddde±x`; `inf`, `-inf`, `nan`, `0` and `-0` for the special values.
-pub(crate) fn float_repr(f: f64) -> Vec<u8> {
+pub(crate) fn float_repr(f: f64) -> FloatText {
+    let mut t = FloatText { buf: [0; 40], len: 0 };
     if f.is_nan() {
-        return b"nan".to_vec();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { b"inf".to_vec() } else { b"-inf".to_vec() };
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() { b"-0".to_vec() } else { b"0".to_vec() };
-    }
-    let sci = format!("{:e}", f.abs());
-    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i64 = exp.parse().unwrap_or(0);
-    let digits: Vec<u8> = mant.bytes().filter(|c| c.is_ascii_digit()).collect();
-    let ndigits = digits.len() as i64;
-    // The decimal point sits after `decpt` digits.
-    let decpt = exp + 1;
-    let mut out = Vec::with_capacity(24);
-    if f < 0.0 {
-        out.push(b'-');
-    }
-    if decpt < -3 || decpt > ndigits {
-        out.push(digits[0]);
-        if ndigits > 1 {
-            out.push(b'.');
-            out.extend_from_slice(&digits[1..]);
-        }
-        out.extend_from_slice(format!("e{}", decpt - 1).as_bytes());
-    } else if decpt > 0 {
-        out.extend_from_slice(&digits[..decpt as usize]);
-        if ndigits > decpt {
-            out.push(b'.');
-            out.extend_from_slice(&digits[decpt as usize..]);
-        }
+        t.push(b"nan");
+    } else if f.is_infinite() {
+        t.push(if f > 0.0 { b"inf" } else { b"-inf" });
+    } else if f == 0.0 {
+        t.push(if f.is_sign_negative() { b"-0" } else { b"0" });
     } else {
-        out.extend_from_slice(b"0.");
-        out.extend(std::iter::repeat_n(b'0', (-decpt) as usize));
-        out.extend_from_slice(&digits);
+        // Shortest round-trip digits from Rust's formatter, as `d.ddde<exp>`.
+        let mut sci = [0u8; 40];
+        let n = {
+            let mut cur = std::io::Cursor::new(&mut sci[..]);
+            let _ = std::io::Write::write_fmt(&mut cur, format_args!("{:e}", f.abs()));
+            cur.position() as usize
+        };
+        let sci = &sci[..n];
+        let epos = sci.iter().position(|&c| c == b'e').unwrap_or(n);
+        let exp: i64 = std::str::from_utf8(&sci[epos + 1..]).ok().and_then(|e| e.parse().ok()).unwrap_or(0);
+        let mut digits = [0u8; 24];
+        let mut nd = 0;
+        for &c in &sci[..epos] {
+            if c.is_ascii_digit() && nd < digits.len() {
+                digits[nd] = c;
+                nd += 1;
+            }
+        }
+        let digits = &digits[..nd];
+        let ndigits = nd as i64;
+        // The decimal point sits after `decpt` digits.
+        let decpt = exp + 1;
+        if f < 0.0 {
+            t.push(b"-");
+        }
+        if decpt < -3 || decpt > ndigits {
+            t.push(&digits[..1]);
+            if ndigits > 1 {
+                t.push(b".");
+                t.push(&digits[1..]);
+            }
+            t.push(b"e");
+            let e = (decpt - 1).to_string();
+            t.push(e.as_bytes());
+        } else if decpt > 0 {
+            t.push(&digits[..decpt as usize]);
+            if ndigits > decpt {
+                t.push(b".");
+                t.push(&digits[decpt as usize..]);
+            }
+        } else {
+            t.push(b"0.");
+            for _ in 0..-decpt {
+                t.push(b"0");
+            }
+            t.push(digits);
+        }
     }
-    out
+    t
+}
+
+/// The text of a Float, on the stack (at most 17 digits, a sign, a point and an exponent).
+pub(crate) struct FloatText {
+    buf: [u8; 40],
+    len: usize,
+}
+
+impl FloatText {
+    fn push(&mut self, b: &[u8]) {
+        let n = b.len().min(self.buf.len() - self.len);
+        self.buf[self.len..self.len + n].copy_from_slice(&b[..n]);
+        self.len += n;
+    }
+
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
 }

@@ -109,7 +109,7 @@ fn m_dump(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         }
     }
     let bytes = Dumper::dump(ctx, obj, limit)?;
-    let s = string::new_binary(ctx, &bytes);
+    let s = string::new_with_enc(ctx, bytes, crate::core::encoding::BINARY);
     if port.is_nil() {
         return Ok(s);
     }
