@@ -73,6 +73,8 @@ pub struct Dumper {
     /// Whether an instance variable name is Carmine's own (`is_internal_ivar`), by id.
     internal: SymMap<bool>,
     sym_e: SymId,
+    /// Counts calls into Ruby code (hooks) made by the dump.
+    hook_calls: u64,
     keep: Value,
 }
 
@@ -91,6 +93,7 @@ impl Dumper {
             enc_names: HashMap::new(),
             internal: SymMap::default(),
             sym_e: ctx.intern("E"),
+            hook_calls: 0,
             keep,
         };
         d.out.push(MAJOR_VERSION);
@@ -215,6 +218,7 @@ impl Dumper {
         if matches!(ty, ObjType::Object | ObjType::Data | ObjType::String | ObjType::Array | ObjType::Hash | ObjType::Range) {
             let hooks = self.hooks_of(ctx, v)?;
             if hooks.marshal_dump {
+                self.hook_calls += 1;
                 let data = ctx.call(v, sym::MARSHAL_DUMP, &[])?;
                 self.register(ctx, v);
                 self.keep(ctx, data);
@@ -353,6 +357,7 @@ impl Dumper {
         match cached {
             Some(h) => Ok(h),
             None => {
+                self.hook_calls += 1;
                 let marshal_dump = responds(ctx, v, sym::MARSHAL_DUMP)?;
                 let user_dump = !marshal_dump && responds(ctx, v, ctx.intern("_dump"))?;
                 Ok(Hooks { marshal_dump, user_dump })
@@ -364,6 +369,7 @@ impl Dumper {
     /// encoding and instance variables; the object takes its index after them.
     fn write_user_dump(&mut self, ctx: &mut Ctx, v: Value, limit: i64) -> Result<()> {
         let udump = ctx.intern("_dump");
+        self.hook_calls += 1;
         let data = ctx.call(v, udump, &[Value::fixnum(limit)])?;
         if !string::is_string(data) {
             return Err(ctx.type_error("_dump() must return string"));
@@ -475,6 +481,7 @@ impl Dumper {
             return self.write_set(ctx, v, table, limit);
         }
         let dump_data = ctx.intern("_dump_data");
+        self.hook_calls += 1;
         if responds(ctx, v, dump_data)? {
             let data = ctx.call(v, dump_data, &[])?;
             self.keep(ctx, data);
@@ -675,7 +682,17 @@ impl Dumper {
                 self.write_object(ctx, name, limit)?;
             }
         }
-        for &(name, val) in ivars {
+        // `ivars` is a Rust Vec, which the collector does not see: once a hook has run
+        // (and could have dropped the rest from their object), the rest are kept alive.
+        let hooks_before = self.hook_calls;
+        let mut kept = false;
+        for (i, &(name, val)) in ivars.iter().enumerate() {
+            if !kept && self.hook_calls != hooks_before {
+                for &(_, rest) in &ivars[i..] {
+                    self.keep(ctx, rest);
+                }
+                kept = true;
+            }
             self.symbol(ctx, name);
             self.write_object(ctx, val, limit)?;
         }
