@@ -75,6 +75,8 @@ pub struct Dumper {
     sym_e: SymId,
     /// Counts calls into Ruby code (hooks) made by the dump.
     hook_calls: u64,
+    /// The ENV object (a Hash here).
+    env: Value,
     keep: Value,
 }
 
@@ -94,6 +96,7 @@ impl Dumper {
             internal: SymMap::default(),
             sym_e: ctx.intern("E"),
             hook_calls: 0,
+            env: module::body(ctx.c().object).const_get(ctx.intern("ENV")).map_or(Value::UNDEF, |e| e.value),
             keep,
         };
         d.out.push(MAJOR_VERSION);
@@ -277,7 +280,13 @@ impl Dumper {
                 }
                 Ok(())
             }
-            ObjType::Hash => self.write_hash(ctx, v, limit),
+            ObjType::Hash => {
+                // ENV is a Hash here but a plain Object without `_dump_data` in CRuby.
+                if v == self.env {
+                    return Err(ctx.type_error("no _dump_data is defined for class Object"));
+                }
+                self.write_hash(ctx, v, limit)
+            }
             ObjType::Range => {
                 self.write_class(ctx, T_OBJECT, v, true)?;
                 let mut ivars = vec![
@@ -289,6 +298,9 @@ impl Dumper {
                 self.write_ivars(ctx, EncIvar::None, &ivars, limit)
             }
             ObjType::Object => {
+                if object::is_a(ctx, v, ctx.c().weakmap) {
+                    return Err(ctx.type_error("no _dump_data is defined for class ObjectSpace::WeakMap"));
+                }
                 self.write_class(ctx, T_OBJECT, v, true)?;
                 let ivars = if object::is_a(ctx, v, ctx.c().exception) { self.exception_ivars(ctx, v) } else { self.ivars_of(ctx, v) };
                 self.write_ivars(ctx, EncIvar::None, &ivars, limit)
