@@ -63,6 +63,7 @@ CASES_SRC = <<~'RUBY'
       Object.new.extend(MMod), "str".extend(MMod), MStr.new("y").extend(MMod),
       Encoding::UTF_8, Encoding::Shift_JIS,
       Set[1, "a", [2]], Set[], Set[:x].compare_by_identity,
+      Random.new(42).tap { |r| 700.times { r.rand } },
     ]
   end
 RUBY
@@ -108,6 +109,11 @@ test "round trips in process keep every value and type" do
   assert_equal [MUser, 42], Marshal.load(Marshal.dump(MUser.new(42))).then { [_1.class, _1.instance_variable_get(:@v)] }
   assert_equal [1, "z"], Marshal.load(Marshal.dump(MMarsh.new([1, "z"]))).instance_variable_get(:@v)
   assert_equal Set[1, "a"], Marshal.load(Marshal.dump(Set[1, "a"]))
+  rng = Random.new(7)
+  3.times { rng.rand }
+  rng2 = Marshal.load(Marshal.dump(rng))
+  assert_equal rng, rng2
+  assert_equal rng.rand, rng2.rand
   point = Data.define(:x, :y)
   Object.const_set(:MarshalDataPoint, point)
   d = point.new(x: 1, y: "two")
