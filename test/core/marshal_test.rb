@@ -160,6 +160,21 @@ test "dump writes to an IO and load reads from one" do
   w.close
   assert_raise(EOFError) { Marshal.load(r) }
   r.close
+  # Loads read an IO in chunks but leave it right after each object.
+  r, w = IO.pipe
+  Marshal.dump([1, "a" * 5000], w)
+  Marshal.dump({ b: 2 }, w)
+  w.write("tail")
+  w.close
+  assert_equal [1, "a" * 5000], Marshal.load(r)
+  assert_equal({ b: 2 }, Marshal.load(r))
+  assert_equal "tail", r.read
+  r.close
+  r, w = IO.pipe
+  w.write(Marshal.dump("x" * 100)[0, 50])
+  w.close
+  assert_raise(ArgumentError, "marshal data too short") { Marshal.load(r) }
+  r.close
 end
 
 test "depth limit, freeze: and the proc" do

@@ -24,8 +24,16 @@ use crate::symbol::{sym, SymId, SymMap};
 
 enum Source {
     Bytes { data: Vec<u8>, pos: usize },
-    Io(Value),
+    /// An IO: read in chunks with `readpartial`; what was read past the end of the data
+    /// is pushed back with `ungetbyte` when the load ends, so the next read (another
+    /// `Marshal.load`) starts right after this object.
+    Io { io: Value, buf: Vec<u8>, pos: usize },
+    /// Any other object with `getbyte` and `read`: read byte by byte, never past the data.
+    Duck(Value),
 }
+
+/// Bytes asked of an IO at a time.
+const IO_CHUNK: usize = 64 * 1024;
 
 /// What enclosing records ask of the object that follows: modules to extend it with
 /// (`e`), a subclass of its core class (`C`), identity comparison for a Hash (`C:Hash`).
@@ -67,7 +75,14 @@ impl Loader {
                 if ctx.respond_to(source, binmode, false) {
                     ctx.call(source, binmode, &[])?;
                 }
-                Source::Io(source)
+                let buffered = object::is_a(ctx, source, ctx.c().io)
+                    && ctx.respond_to(source, ctx.intern("readpartial"), false)
+                    && ctx.respond_to(source, ctx.intern("ungetbyte"), false);
+                if buffered {
+                    Source::Io { io: source, buf: Vec::new(), pos: 0 }
+                } else {
+                    Source::Duck(source)
+                }
             }
         };
         let objects = array::new(ctx);
@@ -77,9 +92,40 @@ impl Loader {
         ctx.protect(source);
         ctx.protect(proc_);
         let mut l = Loader { src, symbols: Vec::new(), objects, keep, proc_, freeze, classes: SymMap::default(), unfinished: Default::default() };
-        let r = l.run(ctx);
+        let mut r = l.run(ctx);
+        if let Source::Io { io, buf, pos } = &l.src {
+            if *pos < buf.len() {
+                let rest = string::new_binary(ctx, &buf[*pos..]);
+                let pushed = ctx.call_str(*io, "ungetbyte", &[rest]);
+                if let (Ok(_), Err(e)) = (&r, pushed) {
+                    r = Err(e);
+                }
+            }
+        }
         ctx.unprotect(mark);
         r
+    }
+
+    /// Reads the next chunk of an IO source into its buffer; false at end of file.
+    fn refill(&mut self, ctx: &mut Ctx, want: usize) -> Result<bool> {
+        let Source::Io { io, .. } = &self.src else { return Ok(false) };
+        let io = *io;
+        let readpartial = ctx.intern("readpartial");
+        let ask = want.clamp(IO_CHUNK, 256 * IO_CHUNK);
+        let chunk = match ctx.call(io, readpartial, &[Value::fixnum(ask as i64)]) {
+            Ok(c) => c,
+            Err(e) if e.exception().is_some_and(|x| object::is_a(ctx, x, ctx.c().eof_error)) => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        if let Source::Io { buf, pos, .. } = &mut self.src {
+            buf.drain(..*pos);
+            *pos = 0;
+            if !string::is_string(chunk) || string::len(chunk) == 0 {
+                return Ok(false);
+            }
+            buf.extend_from_slice(string::bytes(chunk));
+        }
+        Ok(true)
     }
 
     fn run(&mut self, ctx: &mut Ctx) -> Result<Value> {
@@ -108,7 +154,17 @@ impl Loader {
                 }
                 None => Err(Self::too_short(ctx)),
             },
-            Source::Io(io) => {
+            Source::Io { buf, pos, .. } => {
+                if let Some(&b) = buf.get(*pos) {
+                    *pos += 1;
+                    return Ok(b);
+                }
+                if !self.refill(ctx, 1)? {
+                    return Err(crate::core::io::eof_error(ctx));
+                }
+                self.byte(ctx)
+            }
+            Source::Duck(io) => {
                 let io = *io;
                 let getbyte = ctx.intern("getbyte");
                 let v = ctx.call(io, getbyte, &[])?;
@@ -163,7 +219,20 @@ impl Loader {
                 *pos += n;
                 Ok(b)
             }
-            Source::Io(io) => {
+            Source::Io { .. } => loop {
+                if let Source::Io { buf, pos, .. } = &mut self.src {
+                    if buf.len() - *pos >= n {
+                        let b = buf[*pos..*pos + n].to_vec();
+                        *pos += n;
+                        return Ok(b);
+                    }
+                    let missing = n - (buf.len() - *pos);
+                    if !self.refill(ctx, missing)? {
+                        return Err(Self::too_short(ctx));
+                    }
+                }
+            },
+            Source::Duck(io) => {
                 if n == 0 {
                     return Ok(Vec::new());
                 }
