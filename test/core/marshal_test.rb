@@ -101,6 +101,11 @@ test "round trips in process keep every value and type" do
   assert_equal [RuntimeError, "boom", ["x:1"]], [e.class, e.message, e.backtrace]
   r = Marshal.load(Marshal.dump(1...5))
   assert_equal [1, 5, true], [r.begin, r.end, r.exclude_end?]
+  assert_true r.frozen?
+  range_sub = Class.new(Range) { def initialize(x) = super(x, x) }
+  Object.const_set(:MarshalRangeSub, range_sub)
+  r = Marshal.load(Marshal.dump(range_sub.new(3)))
+  assert_equal [MarshalRangeSub, 3, 3, false], [r.class, r.begin, r.end, r.frozen?]
   s = Marshal.load(Marshal.dump(MStruct.new(1, [2])))
   assert_equal MStruct.new(1, [2]), s
   o = Marshal.load(Marshal.dump(Object.new.extend(MMod)))

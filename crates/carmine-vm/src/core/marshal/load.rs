@@ -762,7 +762,16 @@ impl Loader {
             }
         }
         let v = object::allocate(ctx, k)?;
-        ctx.call_str(v, "initialize", &[b, e, excl])?;
+        // Range's own initialize, not a subclass's (CRuby sets the fields directly).
+        let init = ctx.intern("initialize");
+        match module::find_method(ctx, ctx.c().range, init).map(|me| me.body.clone()) {
+            Some(module::MethodBody::Builtin { f, .. }) => {
+                f(ctx, v, &Args::new(&[b, e, excl]))?;
+            }
+            _ => {
+                ctx.call(v, init, &[b, e, excl])?;
+            }
+        }
         array::set(self.objects, slot, v);
         self.extend(ctx, v, &pend)?;
         for (name, val) in others {
