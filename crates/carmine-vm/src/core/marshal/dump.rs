@@ -113,34 +113,8 @@ impl Dumper {
         self.out.push(b);
     }
 
-    /// CRuby's `w_long`: small values in one byte, others as 1-4 little-endian bytes
-    /// preceded by their count (negated for negative values).
     fn long(&mut self, n: i64) {
-        if n == 0 {
-            self.out.push(0);
-        } else if 0 < n && n < 123 {
-            self.out.push((n + 5) as u8);
-        } else if -124 < n && n < 0 {
-            self.out.push(((n - 5) & 0xff) as u8);
-        } else {
-            let mut buf = [0u8; 9];
-            let mut x = n;
-            for i in 1..9 {
-                buf[i] = (x & 0xff) as u8;
-                x >>= 8;
-                if x == 0 {
-                    buf[0] = i as u8;
-                    self.out.extend_from_slice(&buf[..=i]);
-                    return;
-                }
-                if x == -1 {
-                    buf[0] = (-(i as i64)) as u8;
-                    self.out.extend_from_slice(&buf[..=i]);
-                    return;
-                }
-            }
-            self.out.extend_from_slice(&buf);
-        }
+        write_long(&mut self.out, n);
     }
 
     fn bytes(&mut self, b: &[u8]) {
@@ -712,6 +686,31 @@ impl Dumper {
     }
 }
 
+/// CRuby's `w_long`: small values in one byte, others as 1-8 little-endian bytes preceded
+/// by their count (negated for negative values).
+pub(crate) fn write_long(out: &mut Vec<u8>, n: i64) {
+    if n == 0 {
+        out.push(0);
+    } else if 0 < n && n < 123 {
+        out.push((n + 5) as u8);
+    } else if -124 < n && n < 0 {
+        out.push(((n - 5) & 0xff) as u8);
+    } else {
+        let mut buf = [0u8; 9];
+        let mut x = n;
+        for i in 1..9 {
+            buf[i] = (x & 0xff) as u8;
+            x >>= 8;
+            if x == 0 || x == -1 {
+                buf[0] = if x == 0 { i as u8 } else { (-(i as i64)) as u8 };
+                out.extend_from_slice(&buf[..=i]);
+                return;
+            }
+        }
+        out.extend_from_slice(&buf);
+    }
+}
+
 fn enc_ivar(enc: u8) -> EncIvar {
     match enc {
         encoding::BINARY => EncIvar::None,
@@ -799,5 +798,51 @@ impl FloatText {
 
     pub(crate) fn as_bytes(&self) -> &[u8] {
         &self.buf[..self.len]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{float_repr, write_long};
+
+    fn long(n: i64) -> Vec<u8> {
+        let mut v = Vec::new();
+        write_long(&mut v, n);
+        v
+    }
+
+    #[test]
+    fn longs_as_cruby_writes_them() {
+        assert_eq!(long(0), [0]);
+        assert_eq!(long(5), [10]);
+        assert_eq!(long(122), [127]);
+        assert_eq!(long(123), [1, 123]);
+        assert_eq!(long(-123), [128]);
+        assert_eq!(long(-124), [255, 132]);
+        assert_eq!(long(1234), [2, 210, 4]);
+        assert_eq!(long(-1234), [254, 46, 251]);
+        assert_eq!(long(-4_516_727), [253, 137, 20, 187]);
+        assert_eq!(long(1 << 24), [4, 0, 0, 0, 1]);
+        assert_eq!(long(-(1 << 24)), [253, 0, 0, 0]);
+    }
+
+    #[test]
+    fn floats_as_cruby_writes_them() {
+        let f = |x: f64| String::from_utf8(float_repr(x).as_bytes().to_vec()).unwrap();
+        assert_eq!(f(0.0), "0");
+        assert_eq!(f(-0.0), "-0");
+        assert_eq!(f(1.0), "1");
+        assert_eq!(f(100.0), "1e2");
+        assert_eq!(f(123.4567), "123.4567");
+        assert_eq!(f(-0.841), "-0.841");
+        assert_eq!(f(0.0001), "0.0001");
+        assert_eq!(f(1e-5), "1e-5");
+        assert_eq!(f(1.0 / 3.0), "0.3333333333333333");
+        assert_eq!(f(12345678901234567.0), "12345678901234568");
+        assert_eq!(f(1e20), "1e20");
+        assert_eq!(f(-2.5e-5), "-2.5e-5");
+        assert_eq!(f(f64::INFINITY), "inf");
+        assert_eq!(f(f64::NEG_INFINITY), "-inf");
+        assert_eq!(f(f64::NAN), "nan");
     }
 }
