@@ -220,6 +220,10 @@ test "errors have CRuby's classes and messages" do
   assert_raise(TypeError, /\Acan't dump anonymous class #<Class:0x\h+>\z/) { Marshal.dump(Class.new.new) }
   assert_raise(TypeError, /\Acan't dump anonymous module #<Module:0x\h+>\z/) { Marshal.dump(Module.new) }
   assert_raise(TypeError, "can't dump hash with default proc") { Marshal.dump(Hash.new {}) }
+  gone = Class.new
+  Object.const_set(:MarshalGone, gone)
+  Object.send(:remove_const, :MarshalGone)
+  assert_raise(ArgumentError, "undefined class/module MarshalGone") { Marshal.dump(gone.new) }
   assert_raise(TypeError, "no _dump_data is defined for class Object") { Marshal.dump(ENV) }
   assert_raise(TypeError, "no _dump_data is defined for class ObjectSpace::WeakMap") { Marshal.dump(ObjectSpace::WeakMap.new) }
   assert_raise(TypeError, "_dump() must return string") { Marshal.dump(Class.new { def _dump(_) = 1 }.new) }

@@ -69,6 +69,8 @@ pub struct Dumper {
     symbols: SymMap<u32>,
     hooks: AddrMap<Option<Hooks>>,
     class_names: AddrMap<SymId>,
+    /// Classes whose name was checked to lead back to them.
+    resolved: std::collections::HashSet<u64, BuildHasherDefault<AddrHasher>>,
     enc_names: HashMap<u8, Value>,
     /// Whether an instance variable name is Carmine's own (`is_internal_ivar`), by id.
     internal: SymMap<bool>,
@@ -92,6 +94,7 @@ impl Dumper {
             symbols: SymMap::default(),
             hooks: AddrMap::default(),
             class_names: AddrMap::default(),
+            resolved: Default::default(),
             enc_names: HashMap::new(),
             internal: SymMap::default(),
             sym_e: ctx.intern("E"),
@@ -520,8 +523,24 @@ impl Dumper {
 
     // ---- classes ----
 
-    /// The name of a class or module as a symbol; anonymous ones cannot be dumped.
+    /// The name of a class or module as a symbol; anonymous ones cannot be dumped, nor
+    /// ones whose name no longer leads to them.
     fn class_name(&mut self, ctx: &mut Ctx, k: Value) -> Result<SymId> {
+        let id = self.class_name_unchecked(ctx, k)?;
+        if !self.resolved.contains(&k.raw()) {
+            let name = ctx.sym_name(id);
+            let found = path_to_class(ctx, &name)?;
+            if module::real_class(found) != module::real_class(k) {
+                let text = String::from_utf8_lossy(&name).into_owned();
+                return Err(ctx.type_error(&format!("{text} can't be referred to")));
+            }
+            self.resolved.insert(k.raw());
+        }
+        Ok(id)
+    }
+
+    /// The name of a class or module as a symbol; anonymous ones cannot be dumped.
+    fn class_name_unchecked(&mut self, ctx: &mut Ctx, k: Value) -> Result<SymId> {
         if let Some(&id) = self.class_names.get(&k.raw()) {
             return Ok(id);
         }
@@ -561,7 +580,7 @@ impl Dumper {
                 break;
             }
             if module::is_module(m) {
-                let name = self.class_name(ctx, m).map_err(|_| {
+                let name = self.class_name_unchecked(ctx, m).map_err(|_| {
                     let path = crate::core::module_methods::class_path(ctx, m);
                     ctx.type_error(&format!("can't dump anonymous class {path}"))
                 })?;

@@ -319,28 +319,7 @@ impl Loader {
             return Ok(k);
         }
         let name = ctx.sym_name(path);
-        let object = ctx.c().object;
-        let mut scope = object;
-        let mut start = 0;
-        loop {
-            let end = name[start..].windows(2).position(|w| w == b"::").map_or(name.len(), |p| start + p);
-            let prefix = String::from_utf8_lossy(&name[..end]).into_owned();
-            if !module::is_class_or_module(scope) {
-                return Err(ctx.type_error(&format!("{} does not refer to class/module", String::from_utf8_lossy(&name[..start.saturating_sub(2)]))));
-            }
-            let id = ctx.intern_bytes(&name[start..end]);
-            scope = match crate::interp::ops::const_in_ancestors(ctx, scope, id, scope != object)? {
-                Some(v) => v,
-                None => return Err(ctx.arg_error(&format!("undefined class/module {prefix}"))),
-            };
-            if end == name.len() {
-                break;
-            }
-            start = end + 2;
-        }
-        if !module::is_class_or_module(scope) {
-            return Err(ctx.type_error(&format!("{} does not refer to class/module", String::from_utf8_lossy(&name))));
-        }
+        let scope = super::path_to_class(ctx, &name)?;
         self.keep(ctx, scope);
         self.classes.insert(path, scope);
         Ok(scope)

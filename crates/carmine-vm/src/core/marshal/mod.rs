@@ -79,6 +79,37 @@ pub(crate) fn responds(ctx: &mut Ctx, v: Value, mid: crate::symbol::SymId) -> Re
     Ok(ctx.respond_to(v, mid, true))
 }
 
+/// The class or module named `name` ("A::B"), as CRuby's `rb_path_to_class`: ArgumentError
+/// "undefined class/module A::B" when a segment is missing.
+pub(crate) fn path_to_class(ctx: &mut Ctx, name: &[u8]) -> Result<Value> {
+    let object = ctx.c().object;
+    let mut scope = object;
+    let mut start = 0;
+    loop {
+        let end = name[start..].windows(2).position(|w| w == b"::").map_or(name.len(), |p| start + p);
+        if !crate::core::module::is_class_or_module(scope) {
+            let outer = String::from_utf8_lossy(&name[..start.saturating_sub(2)]).into_owned();
+            return Err(ctx.type_error(&format!("{outer} does not refer to class/module")));
+        }
+        let id = ctx.intern_bytes(&name[start..end]);
+        scope = match crate::interp::ops::const_in_ancestors(ctx, scope, id, scope != object)? {
+            Some(v) => v,
+            None => {
+                let prefix = String::from_utf8_lossy(&name[..end]).into_owned();
+                return Err(ctx.arg_error(&format!("undefined class/module {prefix}")));
+            }
+        };
+        if end == name.len() {
+            break;
+        }
+        start = end + 2;
+    }
+    if !crate::core::module::is_class_or_module(scope) {
+        return Err(ctx.type_error(&format!("{} does not refer to class/module", String::from_utf8_lossy(name))));
+    }
+    Ok(scope)
+}
+
 /// `Marshal.dump(obj, port = nil, limit = -1)`.
 fn m_dump(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let obj = args.pos[0];
