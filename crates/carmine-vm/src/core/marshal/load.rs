@@ -362,7 +362,7 @@ impl Loader {
                 if self.proc_.is_nil() || self.unfinished.contains(&v.raw()) {
                     Ok(v)
                 } else {
-                    ctx.call_proc(self.proc_, &[v], None)
+                    self.call_proc(ctx, v)
                 }
             }
             T_IVAR => {
@@ -590,7 +590,16 @@ impl Loader {
         if self.proc_.is_nil() {
             return Ok(v);
         }
-        ctx.call_proc(self.proc_, &[v], None)
+        self.call_proc(ctx, v)
+    }
+
+    /// The proc given to `load` (anything with `call`) applied to `v`.
+    fn call_proc(&mut self, ctx: &mut Ctx, v: Value) -> Result<Value> {
+        if crate::object::is_type(self.proc_, crate::object::ObjType::Proc) {
+            ctx.call_proc(self.proc_, &[v], None)
+        } else {
+            ctx.call_str(self.proc_, "call", &[v])
+        }
     }
 
     /// `leave` for an object made by `_load` or `marshal_load`: links to it are not
