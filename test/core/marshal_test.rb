@@ -23,6 +23,7 @@ CASES_SRC = <<~'RUBY'
   class MStr < String; end
   class MArr < Array; end
   class MHash < Hash; end
+  class MRe < Regexp; end
   module MMod; end
   module MNest; class Inner; end; end
 
@@ -39,6 +40,14 @@ CASES_SRC = <<~'RUBY'
     obj = MPoint.new(1, "y")
     bt = StandardError.new("with backtrace")
     bt.set_backtrace(["a.rb:1", "b.rb:2"])
+    st_ivar = MStruct.new(shared, [shared])
+    st_ivar.instance_variable_set(:@extra, 1.25)
+    h_ivar = Hash.new(:dflt)
+    h_ivar["k"] = shared
+    h_ivar.instance_variable_set(:@meta, { a: [shared] })
+    a_ivar = [1, 2]
+    a_ivar.instance_variable_set(:@tag, :t)
+    ext_ivar = MPoint.new([1], nil).extend(MMod)
     [
       Time.at(1_600_000_000, 123_456_789, :nsec, in: "+09:00"),
       nil, true, false, 0, 1, -1, 122, 123, -123, -124, 255, 256, -257, 65_536,
@@ -64,6 +73,8 @@ CASES_SRC = <<~'RUBY'
       Encoding::UTF_8, Encoding::Shift_JIS,
       Set[1, "a", [2]], Set[], Set[:x].compare_by_identity,
       Random.new(42).tap { |r| 700.times { r.rand } },
+      [st_ivar, h_ivar, a_ivar, ext_ivar, MRe.new("sub", Regexp::IGNORECASE), shared],
+      MPoint.new(MUser.new(1), [MMarsh.new(:m), Time.at(5).utc, Rational(3, 4), 2**70, -1.5]),
     ]
   end
 RUBY
@@ -114,6 +125,12 @@ test "round trips in process keep every value and type" do
   assert_equal [MUser, 42], Marshal.load(Marshal.dump(MUser.new(42))).then { [_1.class, _1.instance_variable_get(:@v)] }
   assert_equal [1, "z"], Marshal.load(Marshal.dump(MMarsh.new([1, "z"]))).instance_variable_get(:@v)
   assert_equal Set[1, "a"], Marshal.load(Marshal.dump(Set[1, "a"]))
+  # (CRuby 3.1 drops a Regexp's instance variables when loading; 3.4 and Carmine keep them.)
+  re = Regexp.new("re", Regexp::MULTILINE)
+  re.instance_variable_set(:@why, "because")
+  assert_equal "\x04\bI/\are\x04\a:\x06EF:\t@whyI\"\fbecause\x06;\x00T".b, Marshal.dump(re)
+  re2 = Marshal.load(Marshal.dump(re))
+  assert_equal [re, "because"], [re2, re2.instance_variable_get(:@why)]
   rng = Random.new(7)
   3.times { rng.rand }
   rng2 = Marshal.load(Marshal.dump(rng))
