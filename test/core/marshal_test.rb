@@ -60,6 +60,7 @@ CASES_SRC = <<~'RUBY'
       :abc, :"\u00e9", [:a, :a, :b, :"\u00e9", :"\u00e9"],
       [], [1, [2, [3]]], [shared, shared], rec,
       {}, { 1 => 2, "a" => [1], nil => :x }, with_default, identity,
+      [{ "name" => 1, "id" => 2 }, { "name" => 3, "id" => 4, "\u00e9" => 5 }, { "\u00e9" => 6 }],
       1..2, 1...2, (1..), ("a".."z"),
       /ab/i, /ab/mx, /\u00e9/, /x/n,
       MStruct.new(1, "x"), obj, MUser.new(42), MMarsh.new([1, "z"]),

@@ -69,6 +69,8 @@ pub struct Dumper {
     symbols: SymMap<u32>,
     hooks: AddrMap<Option<Hooks>>,
     class_names: AddrMap<SymId>,
+    /// Plain String Hash keys written so far, by a hash of their content and encoding.
+    interned_keys: AddrMap<Vec<(Value, u32)>>,
     /// Classes whose name was checked to lead back to them.
     resolved: std::collections::HashSet<u64, BuildHasherDefault<AddrHasher>>,
     enc_names: HashMap<u8, Value>,
@@ -95,6 +97,7 @@ impl Dumper {
             hooks: AddrMap::default(),
             class_names: AddrMap::default(),
             resolved: Default::default(),
+            interned_keys: AddrMap::default(),
             enc_names: HashMap::new(),
             internal: SymMap::default(),
             sym_e: ctx.intern("E"),
@@ -407,11 +410,16 @@ impl Dumper {
         let default = crate::core::hash::rhash(v).default;
         self.byte(if default.is_nil() { T_HASH } else { T_HASH_DEF });
         self.long(crate::core::hash::len(v) as i64);
+        let dedup_keys = !basic(v).has(crate::core::hash::FL_IDENTITY);
         let mut i = 0;
         while let Some(e) = crate::core::hash::entry_at(v, i) {
             i += 1;
             if let Some((k, val)) = e {
-                self.write_object(ctx, k, limit)?;
+                if dedup_keys {
+                    self.write_hash_key(ctx, k, limit)?;
+                } else {
+                    self.write_object(ctx, k, limit)?;
+                }
                 self.write_object(ctx, val, limit)?;
             }
         }
@@ -421,6 +429,38 @@ impl Dumper {
         if !ivars.is_empty() {
             self.write_ivars(ctx, EncIvar::None, &ivars, limit)?;
         }
+        Ok(())
+    }
+
+    /// A Hash key. CRuby interns a plain String key when it is stored (one frozen String
+    /// per content), so equal keys are one object, written once and linked after; Carmine
+    /// copies each key, so equal plain keys are linked here to give the same bytes.
+    fn write_hash_key(&mut self, ctx: &mut Ctx, k: Value, limit: i64) -> Result<()> {
+        let plain = k.is_heap()
+            && basic(k).klass == ctx.c().string
+            && object::is_frozen(k)
+            && !basic(k).has(FL_EXIVAR)
+            && !self.objects.contains_key(&k.raw());
+        if !plain {
+            return self.write_object(ctx, k, limit);
+        }
+        let enc = string::encoding(k);
+        let h = crate::core::hash::hash_bytes(enc as u64, string::bytes(k));
+        if let Some(list) = self.interned_keys.get(&h) {
+            for &(other, idx) in list {
+                if string::encoding(other) == enc && string::bytes(other) == string::bytes(k) {
+                    if limit == 0 {
+                        return Err(ctx.arg_error("exceed depth limit"));
+                    }
+                    self.byte(T_LINK);
+                    self.long(idx as i64);
+                    return Ok(());
+                }
+            }
+        }
+        let idx = self.count;
+        self.write_object(ctx, k, limit)?;
+        self.interned_keys.entry(h).or_default().push((k, idx));
         Ok(())
     }
 
