@@ -262,6 +262,7 @@ test "errors have CRuby's classes and messages" do
   msg = "incompatible marshal file format (can't be read)\n\tformat version 4.8 required; 4.9 given"
   assert_raise(TypeError, msg) { Marshal.load("\x04\x09T") }
   assert_raise(TypeError) { Marshal.load("\x03\x08T") }
+  assert_raise(ArgumentError, "unknown keyword: :foo") { Marshal.load("\x04\bT", foo: 1) }
   assert_equal 4, Marshal::MAJOR_VERSION
   assert_equal 8, Marshal::MINOR_VERSION
   assert_equal Marshal.method(:load), Marshal.method(:restore)

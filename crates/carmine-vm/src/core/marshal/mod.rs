@@ -152,13 +152,22 @@ fn m_dump(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 fn m_load(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let source = args.pos[0];
     let proc_ = args.pos.get(1).copied().unwrap_or(Value::NIL);
-    let freeze = match args.kw {
-        Some(h) if hash::is_hash(h) => {
-            let key = Value::symbol(ctx.intern("freeze"));
-            hash::get(h, key).is_some_and(|v| v.truthy())
+    let mut freeze = false;
+    if let Some(h) = args.kw.filter(|h| hash::is_hash(*h)) {
+        let key = Value::symbol(ctx.intern("freeze"));
+        let mut unknown = Vec::new();
+        for (k, v) in hash::pairs(h) {
+            if k == key {
+                freeze = v.truthy();
+            } else {
+                unknown.push(crate::core::object::inspect_string(ctx, k)?);
+            }
         }
-        _ => false,
-    };
+        if !unknown.is_empty() {
+            let s = if unknown.len() == 1 { "" } else { "s" };
+            return Err(ctx.arg_error(&format!("unknown keyword{s}: {}", unknown.join(", "))));
+        }
+    }
     Loader::load(ctx, source, proc_, freeze)
 }
 
