@@ -582,7 +582,7 @@ impl Loader {
         }
         if self.freeze && v.is_heap() && !module::is_class_or_module(v) {
             if string::is_plain_string(v) && !basic(v).has(crate::object::FL_EXIVAR) {
-                v = ctx.call_str(v, "-@", &[])?;
+                v = crate::core::string_methods::fstring(ctx, v)?;
             } else {
                 object::freeze(v);
             }
