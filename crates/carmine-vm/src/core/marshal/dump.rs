@@ -8,6 +8,14 @@
 //!   to (Fixnums written as Bignums), as in CRuby.
 //! - `symbols` maps a symbol to its index in the symbol table of the stream.
 //! - `limit` is CRuby's depth limit: negative means none; a record met at limit 0 raises.
+//! - `interned_keys` stands in for CRuby's interning of plain String Hash keys: equal
+//!   plain keys are one object in CRuby, so the first is written and the others linked.
+//!
+//! The walk (`write_object`) is separate from the encoding primitives (`long`, `bytes`,
+//! `symbol`, `float_repr`): what an object is written as (user hooks, extended modules,
+//! user subclass, instance variables, exception state) is decided by `hooks_of`,
+//! `write_extended`, `write_uclass`, `ivars_of` and `exception_ivars`, which another
+//! serializer of object graphs (Teleporter) can follow.
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;

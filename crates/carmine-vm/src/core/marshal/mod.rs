@@ -15,6 +15,9 @@
 //!   during one dump.
 //! - Instance variables whose names start with `__` are Carmine's own bookkeeping and are
 //!   never written; exception state (`mesg`, `bt`, `cause`) is written as CRuby names it.
+//! - Objects CRuby marshals through hooks or as other types are written in CRuby's form:
+//!   Time/Encoding through `_dump`, Rational/Complex/Random through `marshal_dump`, Set as
+//!   set.rb's object with `@hash`, Range as an object with `excl`/`begin`/`end`.
 //! - Both directions recurse on the native stack (one Rust frame per nesting level) and
 //!   raise `SystemStackError` before the stack runs out.
 
