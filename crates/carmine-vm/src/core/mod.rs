@@ -31,6 +31,7 @@ pub mod io;
 pub mod kernel;
 pub mod lazy;
 pub mod load;
+pub mod marshal;
 pub mod math;
 pub mod method;
 pub mod module;
@@ -221,6 +222,7 @@ pub fn init_all(ctx: &mut Ctx) {
     fiber::init(ctx);
     thread::init(ctx);
     sync::init(ctx);
+    marshal::init(ctx);
 }
 
 /// Shorthand used by builtins: the Ruby `nil`.

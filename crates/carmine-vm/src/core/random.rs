@@ -451,6 +451,47 @@ fn r_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(Value::bool(same_seed && a.mt.index == b.mt.index && a.mt.state[..] == b.mt.state[..]))
 }
 
+/// `Random#marshal_dump` (private): `[state, left, seed]` as CRuby writes them, the 624
+/// state words as one Integer (first word least significant) and `left` one more than
+/// the words not yet used.
+fn r_marshal_dump(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let r = get(ctx, recv)?;
+    let mut bytes = Vec::with_capacity(N * 4);
+    for w in r.mt.state.iter() {
+        bytes.extend_from_slice(&w.to_le_bytes());
+    }
+    let left = (N + 1 - r.mt.index.min(N)) as i64;
+    let seed = r.seed;
+    let state = bignum::normalize(ctx, BigInt::from_bytes_le(num_bigint::Sign::Plus, &bytes));
+    Ok(crate::core::array::from_slice(ctx, &[state, Value::fixnum(left), seed]))
+}
+
+/// `Random#marshal_load` (private): the inverse of `marshal_dump`.
+fn r_marshal_load(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    ctx.check_frozen(recv)?;
+    let a = crate::core::array::to_ary_arg(ctx, args.pos[0])?;
+    if crate::core::array::len(a) != 3 {
+        return Err(ctx.arg_error("wrong dump data"));
+    }
+    let (state, left, seed) = (crate::core::array::get(a, 0), crate::core::array::get(a, 1), crate::core::array::get(a, 2));
+    if !integer::is_integer(state) {
+        return Err(ctx.conversion_error(state, "Integer"));
+    }
+    let left = integer::to_i64_arg(ctx, left)?;
+    if !(1..=N as i64).contains(&left) {
+        return Err(ctx.arg_error("wrong value"));
+    }
+    let (_, mut bytes) = bignum::to_big(state).to_bytes_le();
+    bytes.resize(N * 4, 0);
+    let r = get(ctx, recv)?;
+    for (i, w) in bytes.chunks_exact(4).take(N).enumerate() {
+        r.mt.state[i] = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+    }
+    r.mt.index = N + 1 - left as usize;
+    r.seed = seed;
+    Ok(recv)
+}
+
 fn r_dup(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let r = get(ctx, recv)?;
     let copy = RandomObj { mt: r.mt.clone(), seed: r.seed };
@@ -538,6 +579,8 @@ pub fn init(ctx: &mut Ctx) {
         ("seed", r_seed, [0], Safe),
         ("bytes", r_bytes, [1], Unsafe),
         ("==", r_eq, [1], Unsafe),
+        ("marshal_dump", r_marshal_dump, [0], Unsafe, Private),
+        ("marshal_load", r_marshal_load, [1], Unsafe, Private),
         ("dup", r_dup, [0], Unsafe),
         ("clone", r_dup, [0], Unsafe),
     ]);
