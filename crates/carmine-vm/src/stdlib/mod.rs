@@ -12,6 +12,8 @@
 //! - Ruby code that belongs to a library lives in `lib/` (Carmine's own) or comes from the
 //!   installed CRuby standard library; an init may `require` it.
 
+pub mod date;
+
 use crate::thread::Ctx;
 use crate::Result;
 
@@ -19,4 +21,5 @@ use crate::Result;
 pub const NATIVE_FEATURES: &[(&str, fn(&mut Ctx) -> Result<()>)] = &[
     ("socket", crate::socket::init),
     ("carmine/scheduler", crate::event_loop::init),
+    ("date_core", date::init),
 ];
