@@ -6,11 +6,15 @@
 //! Invariants:
 //! - A native feature is listed once in `NATIVE_FEATURES`; `require "name"` (or
 //!   `"name.so"`) runs its init function once per VM and records `"name.so"` in
-//!   `$LOADED_FEATURES`. An init that fails leaves the feature unloaded.
+//!   `$LOADED_FEATURES`. An init that fails leaves the feature unloaded. A feature listed
+//!   *with* `.so` (`"digest.so"`) answers only `require "digest.so"`: a plain
+//!   `require "digest"` loads the Ruby file of that name, which requires the `.so`.
 //! - Init functions define classes and methods only in the VM they are given (no
 //!   process-global state), with honest `Safe`/`Unsafe` thread-safety flags.
 //! - Ruby code that belongs to a library lives in `lib/` (Carmine's own) or comes from the
 //!   installed CRuby standard library; an init may `require` it.
+
+pub mod json;
 
 use crate::thread::Ctx;
 use crate::Result;
@@ -19,4 +23,15 @@ use crate::Result;
 pub const NATIVE_FEATURES: &[(&str, fn(&mut Ctx) -> Result<()>)] = &[
     ("socket", crate::socket::init),
     ("carmine/scheduler", crate::event_loop::init),
+    ("json/ext/parser", json::init_parser),
+    ("json/ext/generator", json::init_generator),
 ];
+
+/// The native feature `require name` loads (`name` without `.rb`), and the name it is
+/// recorded under in `$LOADED_FEATURES`.
+pub fn find_native(name: &str) -> Option<(fn(&mut Ctx) -> Result<()>, String)> {
+    NATIVE_FEATURES.iter().find_map(|&(n, init)| {
+        let key = if n.ends_with(".so") { n.to_string() } else { format!("{n}.so") };
+        (name == n || name == key).then_some((init, key))
+    })
+}
