@@ -15,6 +15,7 @@
 //!   installed CRuby standard library; an init may `require` it.
 
 pub mod json;
+pub mod zlib;
 
 use crate::thread::Ctx;
 use crate::Result;
@@ -25,6 +26,7 @@ pub const NATIVE_FEATURES: &[(&str, fn(&mut Ctx) -> Result<()>)] = &[
     ("carmine/scheduler", crate::event_loop::init),
     ("json/ext/parser", json::init_parser),
     ("json/ext/generator", json::init_generator),
+    ("zlib", zlib::init),
 ];
 
 /// The native feature `require name` loads (`name` without `.rb`), and the name it is
