@@ -56,13 +56,38 @@ module Zlib
       end
     end
 
-    attr_reader :level, :os_code, :orig_name, :comment, :crc
+    def level
+      check_open
+      @level
+    end
+
+    def os_code
+      check_open
+      @os_code
+    end
+
+    def orig_name
+      check_open
+      @orig_name&.dup
+    end
+
+    def comment
+      check_open
+      @comment&.dup
+    end
+
+    def crc
+      check_open
+      @crc
+    end
 
     def mtime
+      check_open
       Time.at(@mtime)
     end
 
     def to_io
+      check_open
       @io
     end
 

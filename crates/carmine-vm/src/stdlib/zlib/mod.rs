@@ -59,6 +59,12 @@ fn checksum_arg(ctx: &mut Ctx, v: Value) -> Result<u32> {
     if let Some(i) = v.as_fixnum() {
         return Ok(i as u32);
     }
+    // CRuby's NUM2ULONG: anything in -2**63 ... 2**64 wraps, the rest is out of range.
+    let big = crate::core::bignum::to_big(v);
+    let fits = big >= num_bigint::BigInt::from(i64::MIN) && big < (num_bigint::BigInt::from(1u8) << 64);
+    if !fits {
+        return Err(ctx.range_error("bignum too big to convert into 'unsigned long'"));
+    }
     Ok(crate::core::bignum::low_u64_any(v) as u32)
 }
 

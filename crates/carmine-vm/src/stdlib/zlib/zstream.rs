@@ -162,10 +162,7 @@ impl ZStreamObj {
                 break;
             }
         }
-        let rest = data[consumed..].to_vec();
-        if !(self.finished && kind == Kind::Inflate) {
-            self.input = rest;
-        }
+        self.input = data[consumed..].to_vec();
         if err != z::Z_OK && err != z::Z_STREAM_END {
             let msg = Self::message(strm);
             return Err((err, msg));
@@ -554,8 +551,24 @@ fn do_inflate(ctx: &mut Ctx, recv: Value, src: Value, block: Option<&Block>) -> 
     Ok(())
 }
 
+/// After the end of the stream, the input left over passes through to the output.
+fn passthrough(ctx: &mut Ctx, recv: Value) -> Result<()> {
+    let z = stream(ctx, recv)?;
+    if z.finished && !z.input.is_empty() {
+        let input = std::mem::take(&mut z.input);
+        z.out.extend_from_slice(&input);
+    }
+    Ok(())
+}
+
 fn inflate(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     do_inflate(ctx, recv, args.pos[0], args.block.as_ref())?;
+    let r = inflate_output(ctx, recv, args)?;
+    passthrough(ctx, recv)?;
+    Ok(r)
+}
+
+fn inflate_output(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let buffer = match args.kw {
         Some(kw) => {
             let key = Value::symbol(ctx.intern("buffer"));
@@ -576,6 +589,7 @@ fn inflate(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn inflate_append(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     do_inflate(ctx, recv, args.pos[0], None)?;
+    passthrough(ctx, recv)?;
     Ok(recv)
 }
 
