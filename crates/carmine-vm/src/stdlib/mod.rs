@@ -14,6 +14,7 @@
 //! - Ruby code that belongs to a library lives in `lib/` (Carmine's own) or comes from the
 //!   installed CRuby standard library; an init may `require` it.
 
+pub mod digest;
 pub mod json;
 pub mod zlib;
 
@@ -27,6 +28,12 @@ pub const NATIVE_FEATURES: &[(&str, fn(&mut Ctx) -> Result<()>)] = &[
     ("json/ext/parser", json::init_parser),
     ("json/ext/generator", json::init_generator),
     ("zlib", zlib::init),
+    ("digest.so", digest::init_digest),
+    ("digest/md5", digest::init_md5),
+    ("digest/sha1", digest::init_sha1),
+    ("digest/sha2.so", digest::init_sha2),
+    ("digest/rmd160", digest::init_rmd160),
+    ("digest/bubblebabble", digest::init_bubblebabble),
 ];
 
 /// The native feature `require name` loads (`name` without `.rb`), and the name it is
