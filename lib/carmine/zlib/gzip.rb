@@ -507,10 +507,15 @@ module Zlib
       gets(*args, **kw) or raise EOFError, "end of file reached"
     end
 
-    def each_line(*args, chomp: false)
-      return enum_for(:each_line, *args, chomp: chomp) unless block_given?
-      while (line = gets(*args, chomp: chomp))
-        yield line
+    def each_line(*args, chomp: false, &block)
+      return enum_for(:each_line, *args, chomp: chomp) unless block
+      sep, limit = line_args(args)
+      if limit.nil? && sep && !sep.empty?
+        each_line_fast(sep.b, chomp, &block)
+      else
+        while (line = gets(*args, chomp: chomp))
+          yield line
+        end
       end
       self
     end
@@ -578,6 +583,40 @@ module Zlib
         line.chomp!("\r") if sep == "\n"
       end
       line
+    end
+
+    # each_line with a plain separator: lines are cut straight from the buffer, @off
+    # moving past each before it is yielded (so the block may read from the reader too).
+    def each_line_fast(sep, chomp)
+      check_open
+      sl = sep.bytesize
+      enc = @encoding
+      loop do
+        fill(1) if @off >= @buf.bytesize
+        if @off >= @buf.bytesize
+          at_end
+          return
+        end
+        buf = @buf
+        while (i = buf.byteindex(sep, @off))
+          n = i + sl - @off
+          line = buf.byteslice(@off, chomp ? n - sl : n).force_encoding(enc)
+          line.chomp!("\r") if chomp && sep == "\n"
+          @off = i + sl
+          @lineno += 1
+          yield line
+          break unless buf.equal?(@buf)
+        end
+        next unless buf.equal?(@buf)
+        if @z_finished
+          next if @off >= @buf.bytesize
+          line = take(@buf.bytesize - @off).force_encoding(enc)
+          @lineno += 1
+          yield line
+        else
+          fill(@buf.bytesize - @off + READ_SIZE)
+        end
+      end
     end
 
     def skip_newlines
