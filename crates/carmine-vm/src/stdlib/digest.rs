@@ -419,7 +419,7 @@ fn bubblebabble_bytes(d: &[u8]) -> Vec<u8> {
     let mut seed: usize = 1;
     let rounds = d.len() / 2 + 1;
     for i in 0..rounds {
-        if i + 1 < rounds || d.len() % 2 != 0 {
+        if i + 1 < rounds || !d.len().is_multiple_of(2) {
             let b1 = d[2 * i] as usize;
             out.push(VOWELS[(((b1 >> 6) & 3) + seed) % 6]);
             out.push(CONSONANTS[(b1 >> 2) & 15]);

@@ -21,8 +21,11 @@ pub mod zlib;
 use crate::thread::Ctx;
 use crate::Result;
 
+/// The function that defines a native feature in a VM.
+pub type NativeInit = fn(&mut Ctx) -> Result<()>;
+
 /// Features implemented in Rust, by feature name (without `.so`).
-pub const NATIVE_FEATURES: &[(&str, fn(&mut Ctx) -> Result<()>)] = &[
+pub const NATIVE_FEATURES: &[(&str, NativeInit)] = &[
     ("socket", crate::socket::init),
     ("carmine/scheduler", crate::event_loop::init),
     ("json/ext/parser", json::init_parser),
@@ -38,7 +41,7 @@ pub const NATIVE_FEATURES: &[(&str, fn(&mut Ctx) -> Result<()>)] = &[
 
 /// The native feature `require name` loads (`name` without `.rb`), and the name it is
 /// recorded under in `$LOADED_FEATURES`.
-pub fn find_native(name: &str) -> Option<(fn(&mut Ctx) -> Result<()>, String)> {
+pub fn find_native(name: &str) -> Option<(NativeInit, String)> {
     NATIVE_FEATURES.iter().find_map(|&(n, init)| {
         let key = if n.ends_with(".so") { n.to_string() } else { format!("{n}.so") };
         (name == n || name == key).then_some((init, key))

@@ -660,7 +660,7 @@ fn escape_utf8(out: &mut Vec<u8>, b: &[u8], escape_slash: bool) -> std::result::
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
-        if !SPECIAL[c as usize] && !(c == b'/' && escape_slash) {
+        if !(SPECIAL[c as usize] || (c == b'/' && escape_slash)) {
             i += 1;
             continue;
         }
@@ -851,15 +851,15 @@ pub fn init(ctx: &mut Ctx) {
         ("from_state", s_from_state, [1], Unsafe, Singleton),
         ("initialize", initialize, [0..=1], Unsafe, Private),
         ("initialize_copy", initialize_copy, [1], Unsafe, Private),
-        ("indent", indent, [0], Safe),
+        ("indent", indent, [0], Unsafe),
         ("indent=", set_indent, [1], Unsafe),
-        ("space", space, [0], Safe),
+        ("space", space, [0], Unsafe),
         ("space=", set_space, [1], Unsafe),
-        ("space_before", space_before, [0], Safe),
+        ("space_before", space_before, [0], Unsafe),
         ("space_before=", set_space_before, [1], Unsafe),
-        ("object_nl", object_nl, [0], Safe),
+        ("object_nl", object_nl, [0], Unsafe),
         ("object_nl=", set_object_nl, [1], Unsafe),
-        ("array_nl", array_nl, [0], Safe),
+        ("array_nl", array_nl, [0], Unsafe),
         ("array_nl=", set_array_nl, [1], Unsafe),
         ("max_nesting", max_nesting, [0], Safe),
         ("max_nesting=", set_max_nesting, [1], Unsafe),
