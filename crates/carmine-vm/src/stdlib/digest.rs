@@ -15,7 +15,7 @@ use crate::core::module::{body, AllocKind};
 use crate::core::{load, module, object, string};
 use crate::interp::Args;
 use crate::object::data_ref;
-use crate::stdlib::json::{class_under, const_of, module_under};
+use crate::stdlib::{class_under, const_of, module_under};
 use crate::thread::Ctx;
 use crate::value::Value;
 use crate::Result;

@@ -18,7 +18,10 @@ pub mod digest;
 pub mod json;
 pub mod zlib;
 
+use crate::core::module::{self, body};
+use crate::core::module_methods::{define_class_under, define_module_under};
 use crate::thread::Ctx;
+use crate::value::Value;
 use crate::Result;
 
 /// The function that defines a native feature in a VM.
@@ -46,4 +49,26 @@ pub fn find_native(name: &str) -> Option<(NativeInit, String)> {
         let key = if n.ends_with(".so") { n.to_string() } else { format!("{n}.so") };
         (name == n || name == key).then_some((init, key))
     })
+}
+
+/// The constant `name` of `outer`, if defined.
+pub fn const_of(ctx: &mut Ctx, outer: Value, name: &str) -> Option<Value> {
+    let id = ctx.intern(name);
+    body(outer).const_get(id).map(|e| e.value)
+}
+
+/// The module `outer::name`, defined when missing.
+pub fn module_under(ctx: &mut Ctx, outer: Value, name: &str) -> Value {
+    match const_of(ctx, outer, name) {
+        Some(m) if module::is_class_or_module(m) => m,
+        _ => define_module_under(ctx, outer, name),
+    }
+}
+
+/// The class `outer::name`, defined when missing.
+pub fn class_under(ctx: &mut Ctx, outer: Value, name: &str, superclass: Value) -> Value {
+    match const_of(ctx, outer, name) {
+        Some(k) if module::is_class(k) => k,
+        _ => define_class_under(ctx, outer, name, superclass),
+    }
 }

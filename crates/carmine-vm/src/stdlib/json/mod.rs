@@ -11,35 +11,12 @@
 pub mod generator;
 pub mod parser;
 
-use crate::core::module::body;
-use crate::core::module_methods::{define_class_under, define_module_under};
-use crate::core::{load, module};
+use crate::core::load;
+pub use crate::stdlib::{class_under, const_of, module_under};
 use crate::error::Unwind;
 use crate::thread::Ctx;
 use crate::value::Value;
 use crate::Result;
-
-/// The constant `name` of `outer`, if defined.
-pub fn const_of(ctx: &mut Ctx, outer: Value, name: &str) -> Option<Value> {
-    let id = ctx.intern(name);
-    body(outer).const_get(id).map(|e| e.value)
-}
-
-/// The module `outer::name`, defined when missing.
-pub fn module_under(ctx: &mut Ctx, outer: Value, name: &str) -> Value {
-    match const_of(ctx, outer, name) {
-        Some(m) if module::is_class_or_module(m) => m,
-        _ => define_module_under(ctx, outer, name),
-    }
-}
-
-/// The class `outer::name`, defined when missing.
-pub fn class_under(ctx: &mut Ctx, outer: Value, name: &str, superclass: Value) -> Value {
-    match const_of(ctx, outer, name) {
-        Some(k) if module::is_class(k) => k,
-        _ => define_class_under(ctx, outer, name, superclass),
-    }
-}
 
 /// The `JSON` module.
 pub fn json_module(ctx: &mut Ctx) -> Value {

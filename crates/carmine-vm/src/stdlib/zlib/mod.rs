@@ -15,7 +15,7 @@ pub mod zstream;
 use crate::core::{array, integer, load, string};
 use crate::error::Unwind;
 use crate::interp::Args;
-use crate::stdlib::json::{class_under, const_of, module_under};
+use crate::stdlib::{class_under, const_of, module_under};
 use crate::thread::Ctx;
 use crate::value::Value;
 use crate::Result;

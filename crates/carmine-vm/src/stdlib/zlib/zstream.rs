@@ -398,7 +398,7 @@ fn s_deflate(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let src = string::to_str_arg(ctx, args.pos[0])?;
     let level = int_arg(ctx, args, 1, z::Z_DEFAULT_COMPRESSION)?;
     let zlib = super::zlib_module(ctx);
-    let klass = crate::stdlib::json::const_of(ctx, zlib, "Deflate").unwrap_or(Value::NIL);
+    let klass = crate::stdlib::const_of(ctx, zlib, "Deflate").unwrap_or(Value::NIL);
     let d = alloc_deflate(ctx, klass)?;
     deflate_init(ctx, d, level, 15, 8, z::Z_DEFAULT_STRATEGY)?;
     stream(ctx, d)?.out.reserve(string::len(src) / 3 + 64);
@@ -638,7 +638,7 @@ fn sync_point_p(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 
 pub fn init(ctx: &mut Ctx, zlib: Value) {
     let obj = ctx.c().object;
-    let zs = crate::stdlib::json::class_under(ctx, zlib, "ZStream", obj);
+    let zs = crate::stdlib::class_under(ctx, zlib, "ZStream", obj);
     crate::methods!(ctx, zs, [
         ("avail_out", avail_out, [0], Unsafe),
         ("avail_out=", set_avail_out, [1], Unsafe),
@@ -658,7 +658,7 @@ pub fn init(ctx: &mut Ctx, zlib: Value) {
         ("flush_next_in", flush_next_in, [0], Unsafe),
         ("flush_next_out", flush_next_out, [0], Unsafe),
     ]);
-    let deflate_class = crate::stdlib::json::class_under(ctx, zlib, "Deflate", zs);
+    let deflate_class = crate::stdlib::class_under(ctx, zlib, "Deflate", zs);
     body(deflate_class).alloc = AllocKind::Data(alloc_deflate);
     crate::methods!(ctx, deflate_class, [
         ("deflate", s_deflate, [1..=2], Unsafe, Singleton),
@@ -670,7 +670,7 @@ pub fn init(ctx: &mut Ctx, zlib: Value) {
         ("params", params, [2], Unsafe),
         ("set_dictionary", set_dictionary, [1], Unsafe),
     ]);
-    let inflate_class = crate::stdlib::json::class_under(ctx, zlib, "Inflate", zs);
+    let inflate_class = crate::stdlib::class_under(ctx, zlib, "Inflate", zs);
     body(inflate_class).alloc = AllocKind::Data(alloc_inflate);
     crate::methods!(ctx, inflate_class, [
         ("inflate", s_inflate, [1], Unsafe, Singleton),
