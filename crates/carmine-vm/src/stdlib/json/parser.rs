@@ -163,6 +163,8 @@ fn parse(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
         match_string: p.match_string,
         decimal: None,
         broken_tail: false,
+        key_cache: vec![Value::NIL; KEY_CACHE],
+        key_keep: array::new(ctx),
     };
     // The parser object (and with it the source) stays alive: `recv` is on the stack.
     st.parse_document(ctx)
@@ -186,7 +188,17 @@ struct State<'a> {
     decimal: Option<(Value, crate::symbol::SymId)>,
     /// A comment after the last value was cut short (`self.pos` is where).
     broken_tail: bool,
+    /// Object keys seen lately, by a hash of their bytes: repeated keys share one frozen
+    /// String, as CRuby's deduplicated hash keys do. `key_keep` (a Ruby Array held by this
+    /// State on the stack) keeps every cached String alive.
+    key_cache: Vec<Value>,
+    key_keep: Value,
 }
+
+/// Entries of `State::key_cache` (a power of two).
+const KEY_CACHE: usize = 512;
+/// Longer keys are not cached.
+const KEY_CACHE_MAX_LEN: usize = 48;
 
 #[inline]
 fn is_digit(c: u8) -> bool {
@@ -475,6 +487,9 @@ impl<'a> State<'a> {
         }
         let end = i;
         self.pos = end + 1;
+        if name && !escaped && !self.symbolize_names && end - start <= KEY_CACHE_MAX_LEN {
+            return Ok(Some(self.cached_key(ctx, &s[start..end])));
+        }
         let bytes = if escaped { self.unescape(ctx, start, end)? } else { s[start..end].to_vec() };
         let mut v = string::new_with_enc(ctx, bytes, UTF_8);
         if name {
@@ -487,6 +502,23 @@ impl<'a> State<'a> {
             v = self.match_string_class(ctx, v)?;
         }
         Ok(Some(v))
+    }
+
+    /// The frozen key String for `b`, shared with earlier keys of the same bytes.
+    fn cached_key(&mut self, ctx: &mut Ctx, b: &[u8]) -> Value {
+        let mut h: u32 = 0x811c_9dc5;
+        for &c in b {
+            h = (h ^ c as u32).wrapping_mul(0x0100_0193);
+        }
+        let slot = (h as usize) & (KEY_CACHE - 1);
+        let cached = self.key_cache[slot];
+        if !cached.is_nil() && string::bytes(cached) == b {
+            return cached;
+        }
+        let k = object::freeze(string::new_with_enc(ctx, b.to_vec(), UTF_8));
+        array::push(ctx, self.key_keep, k);
+        self.key_cache[slot] = k;
+        k
     }
 
     /// With `match_string`, the first class whose pattern matches creates the value.
