@@ -523,9 +523,7 @@ module Zlib
 
     def readlines(*args, chomp: false)
       lines = []
-      while (line = gets(*args, chomp: chomp))
-        lines << line
-      end
+      each_line(*args, chomp: chomp) { |line| lines << line }
       lines
     end
 
