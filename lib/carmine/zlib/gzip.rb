@@ -496,11 +496,8 @@ module Zlib
       check_open
       sep, limit = line_args(args)
       line = read_line(sep, limit, chomp)
-      if line
-        @lineno += 1
-        $. = @lineno
-      end
-      $_ = line
+      @lineno += 1 if line
+      line
     end
 
     def readline(*args, **kw)
