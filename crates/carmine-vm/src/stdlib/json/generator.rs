@@ -425,6 +425,20 @@ impl Gen {
     fn other(&mut self, ctx: &mut Ctx, v: Value) -> Result<()> {
         let to_json = ctx.intern("to_json");
         let state = self.state;
+        let klass = crate::interp::class_of(ctx, v);
+        let default_to_json = crate::core::module::find_method_ref(ctx, klass, to_json).is_some_and(|me| {
+            me.visibility == crate::core::module::Visibility::Public && matches!(me.body, crate::core::module::MethodBody::Builtin { f, .. } if std::ptr::eq(f as *const (), object_to_json as *const ()))
+        });
+        if default_to_json {
+            // `GeneratorMethods::Object#to_json` is `to_s` as a JSON string: done here
+            // without a State copy and an intermediate String.
+            let s = self.call_out(ctx, |ctx| ctx.call(v, sym::TO_S, &[]))?;
+            if !string::is_string(s) {
+                let cname = object::class_name_of(ctx, s);
+                return Err(ctx.type_error(&format!("wrong argument type {cname} (expected String)")));
+            }
+            return self.string(ctx, s);
+        }
         if ctx.respond_to(v, to_json, false) {
             let s = self.call_out(ctx, |ctx| ctx.call(v, to_json, &[state]))?;
             if !string::is_string(s) {
