@@ -10,7 +10,6 @@ use crate::interp::Args;
 use crate::symbol::{sym, SymId};
 use crate::thread::Ctx;
 use crate::value::Value;
-use crate::stdlib::NATIVE_FEATURES;
 use crate::Result;
 
 /// Features provided by the VM itself.
@@ -93,8 +92,7 @@ pub fn require(ctx: &mut Ctx, name: &str) -> Result<bool> {
         push_feature(ctx, &key)?;
         return Ok(true);
     }
-    if let Some(&(_, init)) = NATIVE_FEATURES.iter().find(|(n, _)| *n == base) {
-        let key = format!("{base}.so");
+    if let Some((init, key)) = crate::stdlib::find_native(base) {
         if ctx.vm().loaded.borrow().contains(&key) {
             return Ok(false);
         }

@@ -1,0 +1,55 @@
+# One timed operation of bench/stdlib/run, under whichever Ruby runs this file:
+#   work.rb OP FILE   prints the seconds OP took (loading and reading FILE excluded).
+op, file = ARGV
+def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+
+case op
+when "json_parse"
+  require "json"
+  src = File.read(file)
+  t = now
+  JSON.parse(src)
+when "json_generate"
+  require "json"
+  obj = JSON.parse(File.read(file))
+  t = now
+  JSON.generate(obj)
+when "json_pretty"
+  require "json"
+  obj = JSON.parse(File.read(file))
+  t = now
+  JSON.pretty_generate(obj)
+when "zlib_deflate"
+  require "zlib"
+  data = File.binread(file)
+  t = now
+  Zlib::Deflate.deflate(data)
+when "zlib_inflate"
+  require "zlib"
+  data = Zlib::Deflate.deflate(File.binread(file))
+  t = now
+  Zlib::Inflate.inflate(data)
+when "zlib_gzip_read"
+  require "zlib"
+  gz = file + ".gz"
+  Zlib::GzipWriter.open(gz) { |w| w.write(File.binread(file)) } unless File.exist?(gz)
+  t = now
+  Zlib::GzipReader.open(gz) { |r| r.each_line { } }
+when "sha256"
+  require "digest"
+  chunk = "x" * (1 << 20)
+  t = now
+  d = Digest::SHA256.new
+  1024.times { d.update(chunk) }
+  d.hexdigest
+when "md5"
+  require "digest"
+  chunk = "x" * (1 << 20)
+  t = now
+  d = Digest::MD5.new
+  1024.times { d.update(chunk) }
+  d.hexdigest
+else
+  abort "unknown op #{op}"
+end
+puts now - t
