@@ -408,4 +408,12 @@ class Object
     end
     output
   end
+
+  # A DateTime from keyword parts, the rest defaulted to the start of the Julian Period
+  # (mspec's new_datetime).
+  def new_datetime(opts = {})
+    require "date"
+    v = { year: -4712, month: 1, day: 1, hour: 0, minute: 0, second: 0, offset: 0 }.merge(opts)
+    DateTime.new(v[:year], v[:month], v[:day], v[:hour], v[:minute], v[:second], v[:offset])
+  end
 end

@@ -261,13 +261,27 @@ fn s_civil(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(new_obj(ctx, recv, DateObj { jd, sec: 0, ns: 0, of: 0, sg }))
 }
 
+/// A whole-number argument of `DateTime.new` (fractions only in the seconds).
+fn whole_arg(ctx: &mut Ctx, v: Option<&Value>, default: i64) -> Result<i64> {
+    match v {
+        Some(&v) if !v.is_nil() && !integer::is_integer(v) => {
+            let f = crate::core::numeric::to_f64(ctx, v)?;
+            if f.fract() != 0.0 {
+                return Err(ctx.arg_error("invalid fraction"));
+            }
+            Ok(f as i64)
+        }
+        other => int_arg(ctx, other, default),
+    }
+}
+
 /// `DateTime.civil(y, m, d, hour, minute, second, offset, start)`.
 fn dt_s_civil(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let y = int_arg(ctx, args.pos.first(), -4712)?;
-    let m = int_arg(ctx, args.pos.get(1), 1)?;
-    let d = int_arg(ctx, args.pos.get(2), 1)?;
-    let h = int_arg(ctx, args.pos.get(3), 0)?;
-    let mi = int_arg(ctx, args.pos.get(4), 0)?;
+    let m = whole_arg(ctx, args.pos.get(1), 1)?;
+    let d = whole_arg(ctx, args.pos.get(2), 1)?;
+    let h = whole_arg(ctx, args.pos.get(3), 0)?;
+    let mi = whole_arg(ctx, args.pos.get(4), 0)?;
     let (s, ns) = match args.pos.get(5) {
         Some(&v) if !v.is_nil() && !integer::is_integer(v) => {
             let f = crate::core::numeric::to_f64(ctx, v)?;
@@ -362,6 +376,36 @@ fn s_valid_civil_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let d = int_arg(ctx, args.pos.get(2), 0)?;
     let sg = sg_arg(ctx, args.pos.get(3))?;
     Ok(Value::bool(valid_civil(y, m, d, sg).is_some()))
+}
+
+fn s_valid_jd_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    Ok(Value::bool(args.pos.first().is_some_and(|v| crate::core::numeric::is_numeric(ctx, *v))))
+}
+
+fn s_valid_ordinal_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let y = int_arg(ctx, args.pos.first(), 0)?;
+    let yd = int_arg(ctx, args.pos.get(1), 0)?;
+    let sg = sg_arg(ctx, args.pos.get(2))?;
+    let first = civil_to_jd(y, 1, 1, sg);
+    let len = civil_to_jd(y + 1, 1, 1, sg) - first;
+    let yd = if yd < 0 { len + yd + 1 } else { yd };
+    Ok(Value::bool(yd >= 1 && yd <= len))
+}
+
+fn s_valid_commercial_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let y = int_arg(ctx, args.pos.first(), 0)?;
+    let w = int_arg(ctx, args.pos.get(1), 0)?;
+    let d = int_arg(ctx, args.pos.get(2), 0)?;
+    let sg = sg_arg(ctx, args.pos.get(3))?;
+    let d = if d < 0 { d + 8 } else { d };
+    if !(1..=7).contains(&d) {
+        return Ok(Value::FALSE);
+    }
+    // The last week of the year: the week of December 28th.
+    let dec28 = DateObj { jd: civil_to_jd(y, 12, 28, sg), sec: 0, ns: 0, of: 0, sg };
+    let weeks = dec28.commercial().1;
+    let w = if w < 0 { weeks + w + 1 } else { w };
+    Ok(Value::bool(w >= 1 && w <= weeks))
 }
 
 fn s_gregorian_leap_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
@@ -751,6 +795,67 @@ fn instant(d: &DateObj) -> (i64, i64) {
     (d.jd * DAY + d.sec - d.of as i64, d.ns)
 }
 
+/// `step(limit, by = 1) { |date| }`.
+fn m_step(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let Some(b) = args.block else {
+        return crate::core::enumerator::enum_for(ctx, recv, "step", args.pos, None);
+    };
+    let limit = args.pos[0];
+    let by = args.pos.get(1).copied().unwrap_or(Value::fixnum(1));
+    let zero = Value::fixnum(0);
+    let sign = ctx.call_str(by, "<=>", &[zero])?.as_fixnum().unwrap_or(0);
+    if sign == 0 {
+        return Err(ctx.arg_error("step can't be 0"));
+    }
+    let mut cur = recv;
+    loop {
+        let c = ctx.call_str(cur, "<=>", &[limit])?.as_fixnum().unwrap_or(0);
+        if (sign > 0 && c > 0) || (sign < 0 && c < 0) {
+            break;
+        }
+        ctx.yield1(&b, cur)?;
+        cur = add_days(ctx, cur, by)?;
+    }
+    Ok(recv)
+}
+
+fn m_upto(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let a = [args.pos[0], Value::fixnum(1)];
+    m_step(ctx, recv, &Args { pos: &a, kw: None, block: args.block })
+}
+
+fn m_downto(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let a = [args.pos[0], Value::fixnum(-1)];
+    m_step(ctx, recv, &Args { pos: &a, kw: None, block: args.block })
+}
+
+/// `deconstruct_keys(keys)` (pattern matching): a Hash of the asked fields (all if nil).
+fn m_deconstruct_keys(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let keys = args.pos[0];
+    if !keys.is_nil() && !crate::core::array::is_array(keys) {
+        let name = object::type_name_for_error(ctx, keys);
+        return Err(ctx.type_error(&format!("wrong argument type {name} (expected Array or nil)")));
+    }
+    let d = get(ctx, recv)?;
+    let (y, m, dd) = d.civil();
+    let dt = is_datetime(ctx, recv);
+    let mut fields: Vec<(&str, Value)> = vec![("year", Value::fixnum(y)), ("month", Value::fixnum(m)), ("day", Value::fixnum(dd)), ("yday", Value::fixnum(d.yday())), ("wday", Value::fixnum(d.wday()))];
+    if dt {
+        let frac = rational(ctx, d.ns, 1_000_000_000)?;
+        let zone = string::new_utf8(ctx, &offset_string(d.of, true));
+        fields.extend([("hour", Value::fixnum(d.sec / 3600)), ("min", Value::fixnum(d.sec / 60 % 60)), ("sec", Value::fixnum(d.sec % 60)), ("sec_fraction", frac), ("zone", zone)]);
+    }
+    let h = hash::new(ctx);
+    for (k, v) in fields {
+        let key = Value::symbol(ctx.intern(k));
+        if !keys.is_nil() && !(0..array::len(keys)).any(|i| array::get(keys, i) == key) {
+            continue;
+        }
+        hash::aset(ctx, h, key, v)?;
+    }
+    Ok(h)
+}
+
 fn m_cmp(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let d = get(ctx, recv)?;
     let o = args.pos[0];
@@ -902,6 +1007,16 @@ fn m_new_start(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(derive(ctx, recv, DateObj { sg, ..d }))
 }
 
+fn m_italy(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let d = get(ctx, recv)?;
+    Ok(derive(ctx, recv, DateObj { sg: ITALY, ..d }))
+}
+
+fn m_england(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let d = get(ctx, recv)?;
+    Ok(derive(ctx, recv, DateObj { sg: ENGLAND, ..d }))
+}
+
 fn m_gregorian(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let d = get(ctx, recv)?;
     Ok(derive(ctx, recv, DateObj { sg: f64::NEG_INFINITY, ..d }))
@@ -1007,6 +1122,9 @@ pub fn init(ctx: &mut Ctx) -> Result<()> {
         ("valid_date?", s_valid_civil_p, [3..=4], Safe, Singleton),
         ("valid_civil?", s_valid_civil_p, [3..=4], Safe, Singleton),
         ("leap?", s_gregorian_leap_p, [1], Safe, Singleton),
+        ("valid_jd?", s_valid_jd_p, [0..=2], Safe, Singleton),
+        ("valid_ordinal?", s_valid_ordinal_p, [2..=3], Safe, Singleton),
+        ("valid_commercial?", s_valid_commercial_p, [3..=4], Safe, Singleton),
         ("gregorian_leap?", s_gregorian_leap_p, [1], Safe, Singleton),
         ("julian_leap?", s_julian_leap_p, [1], Safe, Singleton),
         ("_parse", s_underscore_parse, [1..=2], Safe, Singleton, Kw),
@@ -1059,6 +1177,12 @@ pub fn init(ctx: &mut Ctx) -> Result<()> {
         ("next_year", m_next_year, [0..=1], Safe),
         ("prev_year", m_prev_year, [0..=1], Safe),
         ("<=>", m_cmp, [1], Safe),
+        ("step", m_step, [1..=2], Safe),
+        ("upto", m_upto, [1], Safe),
+        ("downto", m_downto, [1], Safe),
+        ("deconstruct_keys", m_deconstruct_keys, [1], Safe),
+        ("italy", m_italy, [0], Safe),
+        ("england", m_england, [0], Safe),
         ("===", m_eqq, [1], Safe),
         ("eql?", m_eql, [1], Safe),
         ("hash", m_hash, [0], Safe),
