@@ -133,6 +133,8 @@ pub struct Vm {
     /// Enabled TracePoints, and whether there are any (see `core::tracepoint`).
     pub tracepoints: RefCell<Vec<Value>>,
     pub tracing: AtomicBool,
+    /// The `Coverage` measurement, from `Coverage.setup` to its final `result`.
+    pub coverage: RefCell<Option<Box<crate::stdlib::coverage::State>>>,
 }
 
 impl Vm {
@@ -182,6 +184,7 @@ impl Vm {
             blocked_fibers: RefCell::new(Vec::new()),
             tracepoints: RefCell::new(Vec::new()),
             tracing: AtomicBool::new(false),
+            coverage: RefCell::new(None),
         }
     }
 

@@ -873,6 +873,7 @@ pub fn run_program_with(ctx: &mut Ctx, source: &[u8], path: &str, main: bool, co
     let opts = if main { CompileOptions::main(path) } else { CompileOptions::required(path) };
     let opts = CompileOptions { frozen_string_literal: ctx.vm().frozen_string_literals.get().then_some(true), ..opts };
     let (iseq, data) = crate::compile::compile_program_with(ctx, source, &opts, command_line)?;
+    crate::stdlib::coverage::register(ctx, path, iseq, source);
     let main_obj = ctx.vm().main_obj.get();
     let cref = ctx.vm().top_cref.get();
     if !main {

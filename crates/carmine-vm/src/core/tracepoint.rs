@@ -7,7 +7,7 @@
 //!   whether it is non-empty. While no TracePoint is enabled the interpreter runs its
 //!   untraced dispatch loop, which has no event checks at all (`interp::exec` switches to the
 //!   traced instance of the loop when `tracing` changes); builtin calls, unwinding, threads
-//!   and fiber switches test `tracing` once.
+//!   and fiber switches test `tracing` once. A running `Coverage` turns `tracing` on too.
 //! - Events are not reported while a hook of the same thread runs (no recursion).
 //! - A TracePoint's event attributes (`event`, `lineno`, `return_value` …) exist only during
 //!   its hook; outside it they raise RuntimeError "access from outside".
@@ -115,8 +115,9 @@ fn wanted(ctx: &Ctx) -> u32 {
     ctx.vm().tracepoints.borrow().iter().filter_map(|&t| data_ref::<TracePointObj>(t)).fold(0, |a, t| a | t.events)
 }
 
-fn refresh_flag(ctx: &Ctx) {
-    let on = !ctx.vm().tracepoints.borrow().is_empty();
+/// Sets `Vm::tracing` from the enabled TracePoints and a running `Coverage`.
+pub fn refresh(ctx: &Ctx) {
+    let on = !ctx.vm().tracepoints.borrow().is_empty() || crate::stdlib::coverage::running(ctx);
     ctx.vm().tracing.store(on, std::sync::atomic::Ordering::Relaxed);
 }
 
@@ -201,6 +202,10 @@ pub fn frame_leaving(ctx: &mut Ctx, fi: usize, v: Value) -> Result<()> {
 
 /// Frame `fi` starts line `line`.
 pub fn line(ctx: &mut Ctx, fi: usize, line: u32) -> Result<()> {
+    if ctx.vm().coverage.borrow().is_some() {
+        let path = ctx.stacks.frames[fi].iseq().path.clone();
+        crate::stdlib::coverage::hit(ctx, &path, line);
+    }
     if wanted(ctx) & LINE == 0 {
         return Ok(());
     }
@@ -312,7 +317,7 @@ fn set_enabled(ctx: &mut Ctx, tp: Value, on: bool) {
         list.push(tp);
     }
     drop(list);
-    refresh_flag(ctx);
+    refresh(ctx);
 }
 
 /// The iseq of an `enable(target:)` argument (a Method, UnboundMethod or Proc of Ruby code).

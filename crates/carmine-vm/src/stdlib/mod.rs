@@ -14,6 +14,7 @@
 //! - Ruby code that belongs to a library lives in `lib/` (Carmine's own) or comes from the
 //!   installed CRuby standard library; an init may `require` it.
 
+pub mod coverage;
 pub mod date;
 pub mod digest;
 pub mod json;
@@ -33,6 +34,7 @@ pub const NATIVE_FEATURES: &[(&str, NativeInit)] = &[
     ("socket", crate::socket::init),
     ("carmine/scheduler", crate::event_loop::init),
     ("date_core", date::init),
+    ("coverage.so", coverage::init),
     ("json/ext/parser", json::init_parser),
     ("json/ext/generator", json::init_generator),
     ("zlib", zlib::init),
