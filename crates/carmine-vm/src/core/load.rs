@@ -141,8 +141,10 @@ pub fn require(ctx: &mut Ctx, name: &str) -> Result<bool> {
         push_feature(ctx, &key)?;
         return Ok(true);
     }
+    // "x" in NATIVE_FEATURES answers `require "x"` and `require "x.so"`; "x.so" only the
+    // latter (the C half of a standard library's x.rb).
     let native = name.strip_suffix(".so").unwrap_or(base);
-    if let Some(&(_, init)) = NATIVE_FEATURES.iter().find(|(n, _)| *n == native) {
+    if let Some(&(_, init)) = NATIVE_FEATURES.iter().find(|(n, _)| *n == native || (*n == name && name.ends_with(".so"))) {
         let key = format!("{native}.so");
         if ctx.vm().loaded.borrow().contains(&key) {
             return Ok(false);

@@ -12,11 +12,16 @@
 //! - Ruby code that belongs to a library lives in `lib/` (Carmine's own) or comes from the
 //!   installed CRuby standard library; an init may `require` it.
 
+pub mod monitor;
+
 use crate::thread::Ctx;
 use crate::Result;
 
-/// Features implemented in Rust, by feature name (without `.so`).
+/// Features implemented in Rust, by feature name: "x" answers `require "x"` and
+/// `require "x.so"`; "x.so" only the latter, for the C half of a standard library's
+/// x.rb that requires it (`require "monitor"` loads monitor.rb, which loads monitor.so).
 pub const NATIVE_FEATURES: &[(&str, fn(&mut Ctx) -> Result<()>)] = &[
     ("socket", crate::socket::init),
     ("carmine/scheduler", crate::event_loop::init),
+    ("monitor.so", monitor::init),
 ];
