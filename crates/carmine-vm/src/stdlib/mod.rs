@@ -13,6 +13,7 @@
 //!   installed CRuby standard library; an init may `require` it.
 
 pub mod monitor;
+pub mod pathname;
 
 use crate::thread::Ctx;
 use crate::Result;
@@ -24,4 +25,5 @@ pub const NATIVE_FEATURES: &[(&str, fn(&mut Ctx) -> Result<()>)] = &[
     ("socket", crate::socket::init),
     ("carmine/scheduler", crate::event_loop::init),
     ("monitor.so", monitor::init),
+    ("pathname.so", pathname::init),
 ];
