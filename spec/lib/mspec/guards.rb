@@ -124,6 +124,12 @@ class Object
     MSpec.guard_result(versions.all? { |v| MSpec.version_matches?(v) }, &block)
   end
 
+  # `version_is Library::VERSION, "1.2"` (or a Range): a guard on a library's version.
+  def version_is(base_version, version, &block)
+    running = SpecVersion.new(base_version.to_s)
+    MSpec.guard_result(MSpec.version_matches?(version, running), &block)
+  end
+
   def ruby_bug(bug, version, &block)
     buggy = PlatformGuard.standard? && MSpec.version_matches?(version)
     MSpec.guard_result(!buggy, &block)

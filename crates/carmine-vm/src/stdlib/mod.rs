@@ -14,6 +14,7 @@
 
 pub mod monitor;
 pub mod pathname;
+pub mod strscan;
 
 use crate::thread::Ctx;
 use crate::Result;
@@ -26,4 +27,5 @@ pub const NATIVE_FEATURES: &[(&str, fn(&mut Ctx) -> Result<()>)] = &[
     ("carmine/scheduler", crate::event_loop::init),
     ("monitor.so", monitor::init),
     ("pathname.so", pathname::init),
+    ("strscan", strscan::init),
 ];
