@@ -12,6 +12,7 @@
 //! - Ruby code that belongs to a library lives in `lib/` (Carmine's own) or comes from the
 //!   installed CRuby standard library; an init may `require` it.
 
+pub mod io_console;
 pub mod monitor;
 pub mod pathname;
 pub mod strscan;
@@ -28,4 +29,5 @@ pub const NATIVE_FEATURES: &[(&str, fn(&mut Ctx) -> Result<()>)] = &[
     ("monitor.so", monitor::init),
     ("pathname.so", pathname::init),
     ("strscan", strscan::init),
+    ("io/console", io_console::init),
 ];
