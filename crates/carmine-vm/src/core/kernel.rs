@@ -906,6 +906,9 @@ pub fn dup_data(ctx: &mut Ctx, v: Value) -> Result<Option<Value>> {
         let _ = klass;
         return Ok(Some(crate::core::rational::new_reduced(ctx, n, d)?));
     }
+    if let Some(b) = crate::core::binding::dup(ctx, v) {
+        return Ok(Some(b));
+    }
     crate::core::struct_::dup_data(ctx, v, klass)
 }
 
