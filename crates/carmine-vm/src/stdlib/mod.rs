@@ -12,6 +12,7 @@
 //! - Ruby code that belongs to a library lives in `lib/` (Carmine's own) or comes from the
 //!   installed CRuby standard library; an init may `require` it.
 
+pub mod etc;
 pub mod io_console;
 pub mod monitor;
 pub mod pathname;
@@ -30,4 +31,5 @@ pub const NATIVE_FEATURES: &[(&str, fn(&mut Ctx) -> Result<()>)] = &[
     ("pathname.so", pathname::init),
     ("strscan", strscan::init),
     ("io/console", io_console::init),
+    ("etc", etc::init),
 ];
