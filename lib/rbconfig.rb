@@ -1,4 +1,4 @@
-# frozen_string_literal: true
+# frozen_string_literal: false
 #
 # RbConfig: how this Carmine was built and where it lives, with the keys libraries read
 # from CRuby's generated rbconfig.rb (RbConfig::CONFIG["ruby_version"], ["bindir"],
@@ -7,13 +7,17 @@
 #
 # Invariants:
 # - Paths are this process's real ones: bindir is the directory of the running executable,
-#   rubylibdir is Carmine's lib/, and ruby_stdlib_dir is the CRuby standard library Carmine
-#   found (see docs/stdlib.md), or "" when none.
-# - Carmine loads no C extensions: rubyarchdir, sitearchdir and vendorarchdir are "" and
-#   there are no compiler settings (CC, CFLAGS ...), so mkmf cannot build one.
+#   carmine_libdir is Carmine's lib/, and ruby_stdlib_dir is the CRuby standard library
+#   Carmine found (see docs/stdlib.md), or "" when none.
+# - Carmine loads no C extensions: archdir, rubyarchdir, sitearchdir and vendorarchdir are
+#   "" and there are no compiler settings (CC, CFLAGS ...), so mkmf cannot build one; AR
+#   and STRIP name the binutils of the toolchain that builds Carmine.
 # - The site and vendor directories are where a Carmine installed under `prefix` would look;
 #   they are not on $LOAD_PATH.
-# - CONFIG values are frozen strings; MAKEFILE_CONFIG holds the same values.
+# - Carmine runs from its build directory and is not installed: TOPDIR is nil (CRuby's
+#   convention for an uninstalled ruby), and prefix is the parent of bindir.
+# - rubylibdir is the directory of the standard library (CRuby's, when found).
+# - CONFIG values are Strings (not frozen, as CRuby's); MAKEFILE_CONFIG is the same Hash.
 
 module RbConfig
   exe = begin
@@ -28,7 +32,7 @@ module RbConfig
   cpu = RUBY_PLATFORM.split("-").first
   stdlib = $LOAD_PATH.find { |d| File.file?(File.join(d, "optparse.rb")) } || ""
 
-  TOPDIR = prefix
+  TOPDIR = nil
   DESTDIR = ""
 
   CONFIG = {
@@ -55,6 +59,7 @@ module RbConfig
     "build" => "#{cpu}-pc-linux-gnu",
     "build_cpu" => cpu, "build_vendor" => "pc", "build_os" => "linux-gnu",
     "EXEEXT" => "", "DLEXT" => "so", "SOEXT" => "so", "LIBEXT" => "a", "OBJEXT" => "o",
+    "AR" => "ar", "STRIP" => "strip",
     "SHELL" => "/bin/sh", "PATH_SEPARATOR" => ":", "NULLCMD" => ":",
     "prefix" => prefix, "exec_prefix" => prefix,
     "bindir" => bindir,
@@ -64,7 +69,9 @@ module RbConfig
     "includedir" => File.join(prefix, "include"),
     "sysconfdir" => "/etc", "localstatedir" => "/var",
     "rubylibprefix" => File.join(prefix, "lib", "carmine"),
-    "rubylibdir" => __dir__,
+    "rubylibdir" => stdlib.empty? ? __dir__ : stdlib,
+    "carmine_libdir" => __dir__,
+    "archdir" => "",
     "rubyarchdir" => "",
     "ruby_stdlib_dir" => stdlib,
     "sitedir" => File.join(prefix, "lib", "carmine", "site_ruby"),
@@ -76,8 +83,8 @@ module RbConfig
     "topdir" => prefix,
     "UNICODE_VERSION" => "15.0.0",
     "UNICODE_EMOJI_VERSION" => "15.0",
-  }.each_value(&:freeze)
-  CONFIG.freeze
+  }
+  CONFIG.transform_values! { |v| v.frozen? ? v.dup : v }
   MAKEFILE_CONFIG = CONFIG
 
   # The path of the running interpreter.

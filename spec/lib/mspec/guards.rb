@@ -8,6 +8,8 @@
 # on CRuby (an implementation without the bug runs the spec).
 
 module PlatformGuard
+  # The width of a pointer in bits (mspec's constant; [nil].pack("p") is 8 bytes on LP64).
+  POINTER_SIZE = [nil].pack("p").bytesize * 8 rescue 64
   def self.os?(*names)
     platform = RUBY_PLATFORM
     names.any? do |name|
