@@ -43,6 +43,7 @@ pub mod pack;
 pub mod proc;
 pub mod process;
 pub mod random;
+pub mod random_formatter;
 pub mod range;
 pub mod range_iter;
 pub mod rational;
@@ -195,6 +196,7 @@ pub fn init_all(ctx: &mut Ctx) {
     struct_::init(ctx);
     time::init(ctx);
     random::init(ctx);
+    random_formatter::init(ctx);
     io::init(ctx);
     io::class_methods::init(ctx);
     io::chars::init(ctx);
