@@ -25,6 +25,7 @@ class StringIO
 
   attr_reader :lineno
 
+  # With a block, the StringIO is closed after it and lets go of its string.
   def self.open(string = +'', mode = nil, **opts)
     io = new(string, mode, **opts)
     return io unless block_given?
@@ -32,6 +33,7 @@ class StringIO
       yield io
     ensure
       io.close unless io.closed?
+      io.instance_variable_set(:@string, nil)
     end
   end
 
@@ -277,6 +279,23 @@ class StringIO
     fill_buffer(outbuf, @string.byteslice(offset, length).b)
   end
 
+  # What io/console gives IO-like objects (CRuby's IO::generic_readable); here always.
+  def getch
+    getc
+  end
+
+  def getpass(prompt = nil)
+    $stderr.print(prompt) if prompt
+    line = gets
+    $stderr.puts
+    line&.chomp
+  end
+
+  # Object#to_s: the contents are not shown.
+  def inspect
+    to_s
+  end
+
   def getc
     check_readable
     return nil if @pos >= @string.bytesize
@@ -418,8 +437,20 @@ class StringIO
       return nil
     end
     args.each do |a|
-      if a.is_a?(Array)
-        a.empty? ? (write("\n") if args.size == 1) : puts(*a)
+      ary = a.is_a?(Array) ? a : (a.respond_to?(:to_ary) ? a.to_ary : nil)
+      if ary.is_a?(Array)
+        if ary.empty?
+          write("\n") if args.size == 1
+        elsif (@puts_seen ||= []).any? { |x| x.equal?(ary) }
+          write("[...]\n")
+        else
+          @puts_seen << ary
+          begin
+            puts(*ary)
+          ensure
+            @puts_seen.pop
+          end
+        end
         next
       end
       s = a.nil? ? '' : a.to_s
@@ -437,7 +468,10 @@ class StringIO
 
   def putc(obj)
     check_writable
-    s = obj.is_a?(Integer) ? (obj & 0xff).chr : obj.to_s[0].to_s
+    s = obj.is_a?(String) ? obj[0].to_s : (Integer(obj.to_int) & 0xff).chr
+  rescue NoMethodError
+    raise TypeError, "no implicit conversion of #{obj.class} into Integer"
+  else
     write_string(s)
     obj
   end
@@ -494,11 +528,16 @@ class StringIO
     raise IOError, 'not opened for writing' if !@writable || @closed_write
   end
 
+  # The result goes into the caller's buffer, which keeps its encoding.
   def fill_buffer(outbuf, data)
     return data unless outbuf
-    outbuf = outbuf.to_str unless outbuf.is_a?(String)
+    unless outbuf.is_a?(String)
+      raise TypeError, "no implicit conversion of #{outbuf.class} into String" unless outbuf.respond_to?(:to_str)
+      outbuf = outbuf.to_str
+    end
+    enc = outbuf.encoding
     outbuf.replace(data)
-    outbuf
+    outbuf.force_encoding(enc)
   end
 
   # Replaces bytes [from, from + len) of @string with `data`, in place.
