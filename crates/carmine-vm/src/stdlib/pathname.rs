@@ -329,6 +329,13 @@ fn m_each_entry(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 /// `Pathname.glob(pattern, flags = 0, base: nil)`: Dir.glob's matches as Pathnames.
 fn s_glob(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    if let Some(kw) = args.kw {
+        let base = ctx.intern("base");
+        if let Some((k, _)) = crate::core::hash::pairs(kw).into_iter().find(|(k, _)| k.as_symbol() != Some(base)) {
+            let name = crate::core::object::inspect_string(ctx, k)?;
+            return Err(ctx.arg_error(&format!("unknown keyword: {name}")));
+        }
+    }
     let dir = ctx.c().dir;
     let glob = ctx.intern("glob");
     let names = ctx.call_kw(dir, glob, args.pos, args.kw, None)?;
