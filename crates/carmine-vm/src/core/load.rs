@@ -18,7 +18,8 @@ const BUILTIN_FEATURES: &[&str] = &["set", "enumerator", "rational", "complex", 
 
 /// The directory of the Ruby files shipped with Carmine.
 pub fn stdlib_dir() -> String {
-    std::env::var("CARMINE_LIB").unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../lib").to_string())
+    let dir = std::env::var("CARMINE_LIB").unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../lib").to_string());
+    crate::core::file::expand_path(&dir, None)
 }
 
 /// The pure-Ruby standard library of an installed CRuby, searched after Carmine's own
