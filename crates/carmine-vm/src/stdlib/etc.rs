@@ -105,7 +105,6 @@ fn lookup<T: Copy>(mut f: impl FnMut(*mut T, *mut libc::c_char, usize, *mut *mut
             return None;
         }
         // The entry's strings point into `buf`, which is returned with it.
-        buf.truncate(buf.len());
         return Some((entry, buf));
     }
 }

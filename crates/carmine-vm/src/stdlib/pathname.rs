@@ -241,15 +241,12 @@ fn m_split(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let file = ctx.c().file;
     let pair = ctx.call_str(file, "split", &[p])?;
     let mark = ctx.protect(pair);
-    let d = wrap(ctx, recv, array::get(pair, 0));
-    let d = d.map(|d| {
+    let r = (|| {
+        let d = wrap(ctx, recv, array::get(pair, 0))?;
         ctx.protect(d);
-        d
-    });
-    let r = d.and_then(|d| {
         let b = wrap(ctx, recv, array::get(pair, 1))?;
         Ok(array::from_slice(ctx, &[d, b]))
-    });
+    })();
     ctx.unprotect(mark);
     r
 }
