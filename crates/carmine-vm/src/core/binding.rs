@@ -66,7 +66,7 @@ pub fn dup(ctx: &mut Ctx, v: Value) -> Option<Value> {
         names: b.names.clone(),
         owner: b.owner,
         mid: b.mid,
-        block: b.block.clone(),
+        block: b.block,
         path: b.path.clone(),
         line: b.line,
     };

@@ -43,7 +43,7 @@ fn int_below(ctx: &mut Ctx, recv: Value, limit: &BigInt) -> Result<BigInt> {
         return Ok(BigInt::zero());
     }
     let nbytes = bits.div_ceil(8) as usize;
-    let top_mask = if bits % 8 == 0 { 0xff } else { (1u16 << (bits % 8)) as u8 - 1 };
+    let top_mask = if bits.is_multiple_of(8) { 0xff } else { (1u16 << (bits % 8)) as u8 - 1 };
     loop {
         let mut b = random_bytes(ctx, recv, nbytes)?;
         // Big-endian: the first byte is the most significant.

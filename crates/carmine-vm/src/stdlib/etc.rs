@@ -226,7 +226,7 @@ fn s_endgrent(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
 /// returns its next entry.
 fn iterate(ctx: &mut Ctx, args: &Args, flag: &str, kind: &str, rewind: fn(), close: fn(), next: fn(&mut Ctx, Value, &Args) -> Result<Value>) -> Result<Value> {
     let etc = etc_module(ctx);
-    let Some(b) = args.block.clone() else {
+    let Some(b) = args.block else {
         return next(ctx, etc, args);
     };
     let id = ctx.intern(flag);

@@ -417,7 +417,7 @@ fn s_console(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     match sym {
         Some(s) => {
             let mid = crate::core::symbol::to_sym_id(ctx, s)?;
-            ctx.call_kw(con, mid, &args.pos[1..], args.kw, args.block.clone())
+            ctx.call_kw(con, mid, &args.pos[1..], args.kw, args.block)
         }
         None => Ok(con),
     }

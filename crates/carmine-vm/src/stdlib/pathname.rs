@@ -105,7 +105,7 @@ fn m_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 fn m_sub(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let p = path_of(ctx, recv)?;
     let sub = ctx.intern("sub");
-    let s = ctx.call_kw(p, sub, args.pos, None, args.block.clone())?;
+    let s = ctx.call_kw(p, sub, args.pos, None, args.block)?;
     wrap(ctx, recv, s)
 }
 
@@ -147,7 +147,7 @@ fn delegate(ctx: &mut Ctx, recv: Value, args: &Args, target: &str, meth: &str, s
         v.extend_from_slice(args.pos);
     }
     let id = ctx.intern(meth);
-    let r = ctx.call_kw(t, id, &v, args.kw, args.block.clone())?;
+    let r = ctx.call_kw(t, id, &v, args.kw, args.block)?;
     if shape == Shape::FirstWrap {
         return wrap(ctx, recv, r);
     }
