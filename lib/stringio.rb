@@ -157,16 +157,17 @@ class StringIO
     nil
   end
 
+  # A side the mode never opened counts as closed (as CRuby's StringIO flags it).
   def closed?
-    @closed_read && @closed_write
+    closed_read? && closed_write?
   end
 
   def closed_read?
-    @closed_read
+    !@readable || @closed_read
   end
 
   def closed_write?
-    @closed_write
+    !@writable || @closed_write
   end
 
   def sync
