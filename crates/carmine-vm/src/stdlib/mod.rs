@@ -12,6 +12,7 @@
 //! - Ruby code that belongs to a library lives in `lib/` (Carmine's own) or comes from the
 //!   installed CRuby standard library; an init may `require` it.
 
+pub mod cgi_escape;
 pub mod etc;
 pub mod io_console;
 pub mod monitor;
@@ -32,4 +33,5 @@ pub const NATIVE_FEATURES: &[(&str, fn(&mut Ctx) -> Result<()>)] = &[
     ("strscan", strscan::init),
     ("io/console", io_console::init),
     ("etc", etc::init),
+    ("cgi/escape", cgi_escape::init),
 ];
