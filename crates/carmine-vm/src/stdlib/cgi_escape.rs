@@ -244,3 +244,23 @@ pub fn init(ctx: &mut Ctx) -> Result<()> {
     ctx.call_str(cgi, "extend", &[escape])?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{percent_decode, percent_encode};
+
+    #[test]
+    fn percent_encoding_keeps_unreserved_bytes() {
+        assert_eq!(percent_encode(b"a-Z_0.~", true), b"a-Z_0.~");
+        assert_eq!(percent_encode(b"a b/\xC3\xA9", true), b"a+b%2F%C3%A9");
+        assert_eq!(percent_encode(b"a b", false), b"a%20b");
+    }
+
+    #[test]
+    fn percent_decoding_leaves_malformed_escapes() {
+        assert_eq!(percent_decode(b"a+b%20c", true), b"a b c");
+        assert_eq!(percent_decode(b"a+b", false), b"a+b");
+        assert_eq!(percent_decode(b"%zz%4%", true), b"%zz%4%");
+        assert_eq!(percent_decode(b"%c3%A9", true), b"\xC3\xA9");
+    }
+}
