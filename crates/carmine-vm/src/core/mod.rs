@@ -15,6 +15,7 @@ pub mod data;
 pub mod encoding;
 pub mod enumerable;
 pub mod enumerator;
+pub mod env;
 pub mod exception;
 pub mod exception_report;
 pub mod float;
