@@ -45,7 +45,7 @@ class StringIO
     end
     mode = opts[:mode] if mode.nil? && opts.key?(:mode)
     @readable, @writable, append, truncate = parse_mode(mode, string)
-    string.replace('') if truncate
+    string.clear if truncate
     @string = string
     @append = append
     @pos = 0
@@ -224,8 +224,28 @@ class StringIO
     self
   end
 
+  # Byte-order marks, longest first where one begins another (UTF-32LE's starts with
+  # UTF-16LE's).
+  BOMS = [
+    ["\x00\x00\xFE\xFF".b, Encoding::UTF_32BE],
+    ["\xFF\xFE\x00\x00".b, Encoding::UTF_32LE],
+    ["\xEF\xBB\xBF".b, Encoding::UTF_8],
+    ["\xFE\xFF".b, Encoding::UTF_16BE],
+    ["\xFF\xFE".b, Encoding::UTF_16LE],
+  ].freeze
+  private_constant :BOMS
+
+  # Reads a byte-order mark at the start: the string takes its encoding and reading
+  # starts after it. nil when there is none (or the StringIO is not readable).
   def set_encoding_by_bom
-    nil
+    raise FrozenError, "can't modify frozen #{self.class}: #{inspect}" if frozen?
+    return nil unless @readable && !@closed_read
+    head = @string.byteslice(0, 4).b
+    bom, enc = BOMS.find { |b, _| head.start_with?(b) }
+    return nil unless bom
+    set_encoding(enc)
+    @pos = bom.bytesize
+    enc
   end
 
   # ---- reading ----
