@@ -69,6 +69,7 @@ class StringIO
   end
 
   def string=(str)
+    str = str.to_str unless str.is_a?(String)
     @string = str
     @pos = 0
     @lineno = 0
@@ -113,7 +114,7 @@ class StringIO
   end
 
   def seek(offset, whence = 0)
-    check_open
+    raise IOError, "closed stream" if closed?
     offset = Integer(offset)
     base = case whence
            when 0, :SET, IO::SEEK_SET then 0
