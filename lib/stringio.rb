@@ -25,6 +25,7 @@ class StringIO
 
   attr_reader :lineno
 
+  # With a block, the StringIO is closed after it and lets go of its string.
   def self.open(string = +'', mode = nil, **opts)
     io = new(string, mode, **opts)
     return io unless block_given?
@@ -32,6 +33,7 @@ class StringIO
       yield io
     ensure
       io.close unless io.closed?
+      io.instance_variable_set(:@string, nil)
     end
   end
 
@@ -43,7 +45,7 @@ class StringIO
     end
     mode = opts[:mode] if mode.nil? && opts.key?(:mode)
     @readable, @writable, append, truncate = parse_mode(mode, string)
-    string.replace('') if truncate
+    string.clear if truncate
     @string = string
     @append = append
     @pos = 0
@@ -67,6 +69,7 @@ class StringIO
   end
 
   def string=(str)
+    str = str.to_str unless str.is_a?(String)
     @string = str
     @pos = 0
     @lineno = 0
@@ -111,7 +114,7 @@ class StringIO
   end
 
   def seek(offset, whence = 0)
-    check_open
+    raise IOError, "closed stream" if closed?
     offset = Integer(offset)
     base = case whence
            when 0, :SET, IO::SEEK_SET then 0
@@ -155,16 +158,17 @@ class StringIO
     nil
   end
 
+  # A side the mode never opened counts as closed (as CRuby's StringIO flags it).
   def closed?
-    @closed_read && @closed_write
+    closed_read? && closed_write?
   end
 
   def closed_read?
-    @closed_read
+    !@readable || @closed_read
   end
 
   def closed_write?
-    @closed_write
+    !@writable || @closed_write
   end
 
   def sync
@@ -221,8 +225,28 @@ class StringIO
     self
   end
 
+  # Byte-order marks, longest first where one begins another (UTF-32LE's starts with
+  # UTF-16LE's).
+  BOMS = [
+    ["\x00\x00\xFE\xFF".b, Encoding::UTF_32BE],
+    ["\xFF\xFE\x00\x00".b, Encoding::UTF_32LE],
+    ["\xEF\xBB\xBF".b, Encoding::UTF_8],
+    ["\xFE\xFF".b, Encoding::UTF_16BE],
+    ["\xFF\xFE".b, Encoding::UTF_16LE],
+  ].freeze
+  private_constant :BOMS
+
+  # Reads a byte-order mark at the start: the string takes its encoding and reading
+  # starts after it. nil when there is none (or the StringIO is not readable).
   def set_encoding_by_bom
-    nil
+    raise FrozenError, "can't modify frozen #{self.class}: #{inspect}" if frozen?
+    return nil unless @readable && !@closed_read
+    head = @string.byteslice(0, 4).b
+    bom, enc = BOMS.find { |b, _| head.start_with?(b) }
+    return nil unless bom
+    set_encoding(enc)
+    @pos = bom.bytesize
+    enc
   end
 
   # ---- reading ----
@@ -275,6 +299,23 @@ class StringIO
     return fill_buffer(outbuf, String.new(encoding: Encoding::BINARY)) if length == 0
     raise EOFError, 'end of file reached' if offset >= @string.bytesize
     fill_buffer(outbuf, @string.byteslice(offset, length).b)
+  end
+
+  # What io/console gives IO-like objects (CRuby's IO::generic_readable); here always.
+  def getch
+    getc
+  end
+
+  def getpass(prompt = nil)
+    $stderr.print(prompt) if prompt
+    line = gets
+    $stderr.puts
+    line&.chomp
+  end
+
+  # Object#to_s: the contents are not shown.
+  def inspect
+    to_s
   end
 
   def getc
@@ -418,8 +459,20 @@ class StringIO
       return nil
     end
     args.each do |a|
-      if a.is_a?(Array)
-        a.empty? ? (write("\n") if args.size == 1) : puts(*a)
+      ary = a.is_a?(Array) ? a : (a.respond_to?(:to_ary) ? a.to_ary : nil)
+      if ary.is_a?(Array)
+        if ary.empty?
+          write("\n") if args.size == 1
+        elsif (@puts_seen ||= []).any? { |x| x.equal?(ary) }
+          write("[...]\n")
+        else
+          @puts_seen << ary
+          begin
+            puts(*ary)
+          ensure
+            @puts_seen.pop
+          end
+        end
         next
       end
       s = a.nil? ? '' : a.to_s
@@ -437,7 +490,10 @@ class StringIO
 
   def putc(obj)
     check_writable
-    s = obj.is_a?(Integer) ? (obj & 0xff).chr : obj.to_s[0].to_s
+    s = obj.is_a?(String) ? obj[0].to_s : (Integer(obj.to_int) & 0xff).chr
+  rescue NoMethodError
+    raise TypeError, "no implicit conversion of #{obj.class} into Integer"
+  else
     write_string(s)
     obj
   end
@@ -494,11 +550,16 @@ class StringIO
     raise IOError, 'not opened for writing' if !@writable || @closed_write
   end
 
+  # The result goes into the caller's buffer, which keeps its encoding.
   def fill_buffer(outbuf, data)
     return data unless outbuf
-    outbuf = outbuf.to_str unless outbuf.is_a?(String)
+    unless outbuf.is_a?(String)
+      raise TypeError, "no implicit conversion of #{outbuf.class} into String" unless outbuf.respond_to?(:to_str)
+      outbuf = outbuf.to_str
+    end
+    enc = outbuf.encoding
     outbuf.replace(data)
-    outbuf
+    outbuf.force_encoding(enc)
   end
 
   # Replaces bytes [from, from + len) of @string with `data`, in place.

@@ -13,9 +13,11 @@ class Tempfile < File
     prefix, suffix =
       case basename
       when String then [basename, ""]
-      when Array then [basename[0].to_s, basename[1].to_s]
+      when Array then [basename[0], basename[1] || ""]
       else raise ArgumentError, "unexpected prefix: #{basename.inspect}"
       end
+    raise ArgumentError, "unexpected prefix: #{prefix.inspect}" unless prefix.is_a?(String)
+    raise ArgumentError, "unexpected suffix: #{suffix.inspect}" unless suffix.is_a?(String)
     t = Time.now.strftime("%Y%m%d")
     name = "#{prefix}#{t}-#{Process.pid}-#{rand(0x100000000).to_s(36)}#{n.zero? ? "" : "-#{n}"}#{suffix}"
     File.join(tmpdir || Dir.tmpdir, name)
@@ -53,8 +55,19 @@ class Tempfile < File
     end
   end
 
-  # Tempfile.create: a plain File, removed after the block when one is given.
-  def self.create(basename = "", tmpdir = nil, mode: 0, **options)
+  # Tempfile.create: a plain File, removed after the block when one is given. With
+  # anonymous: true the file has no name at all (O_TMPFILE; its path is the directory's).
+  def self.create(basename = "", tmpdir = nil, mode: 0, anonymous: false, **options)
+    if anonymous
+      dir = File.join(tmpdir || Dir.tmpdir, "")
+      f = File.new(dir, mode | File::RDWR | File::TMPFILE, 0o600, **options)
+      return f unless block_given?
+      begin
+        return yield f
+      ensure
+        f.close unless f.closed?
+      end
+    end
     path = create_path(basename, tmpdir)
     f = File.new(path, mode | File::RDWR, 0o600, **options)
     return f unless block_given?
@@ -78,9 +91,14 @@ class Tempfile < File
   end
 
   def close(unlink_now = false)
-    super() unless closed?
+    _close
     unlink if unlink_now
     nil
+  end
+
+  protected def _close
+    close_io = File.instance_method(:close).bind(self)
+    close_io.call unless closed?
   end
 
   def close!

@@ -3,7 +3,14 @@
 # tmpdir: Dir.tmpdir and Dir.mktmpdir, written in Ruby for Carmine.
 #
 # Dir.mktmpdir creates a directory that only the user can use (mode 0700) under
-# Dir.tmpdir; with a block it is removed, with its contents, after the block.
+# Dir.tmpdir; with a block it is removed, with its contents, after the block (with
+# FileUtils.remove_entry, as CRuby's tmpdir does, when the standard library's fileutils is
+# installed).
+
+begin
+  require "fileutils"
+rescue LoadError
+end
 
 class Dir
   # The directory for temporary files: $TMPDIR (when it is a writable directory) or /tmp.
@@ -40,7 +47,11 @@ class Dir
     begin
       yield path.dup
     ensure
-      __remove_tree(path) if File.directory?(path)
+      if defined?(FileUtils.remove_entry)
+        FileUtils.remove_entry(path)
+      elsif File.directory?(path)
+        __remove_tree(path)
+      end
     end
   end
 

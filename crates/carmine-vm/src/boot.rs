@@ -409,4 +409,5 @@ fn define_constants(ctx: &mut Ctx) {
         let _ = hash::aset(ctx, env, ks, vs);
     }
     set(ctx, "ENV", env);
+    let _ = crate::core::env::init(ctx, env);
 }

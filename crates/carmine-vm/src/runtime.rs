@@ -186,6 +186,10 @@ impl Runtime {
             let std = crate::core::load::stdlib_dir();
             let s = string::new_utf8(ctx, &std);
             array::push(ctx, lp, s);
+            if let Some(rstd) = crate::core::load::ruby_stdlib_dir() {
+                let s = string::new_utf8(ctx, rstd);
+                array::push(ctx, lp, s);
+            }
         }
         let v = match verbose {
             Verbosity::Silent => Value::NIL,

@@ -8,6 +8,8 @@
 # on CRuby (an implementation without the bug runs the spec).
 
 module PlatformGuard
+  # The width of a pointer in bits (mspec's constant; [nil].pack("p") is 8 bytes on LP64).
+  POINTER_SIZE = [nil].pack("p").bytesize * 8 rescue 64
   def self.os?(*names)
     platform = RUBY_PLATFORM
     names.any? do |name|
@@ -122,6 +124,12 @@ class Object
 
   def ruby_version_is(*versions, &block)
     MSpec.guard_result(versions.all? { |v| MSpec.version_matches?(v) }, &block)
+  end
+
+  # `version_is Library::VERSION, "1.2"` (or a Range): a guard on a library's version.
+  def version_is(base_version, version, &block)
+    running = SpecVersion.new(base_version.to_s)
+    MSpec.guard_result(MSpec.version_matches?(version, running), &block)
   end
 
   def ruby_bug(bug, version, &block)

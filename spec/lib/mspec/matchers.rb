@@ -436,8 +436,21 @@ class Object
     MSpec::SimpleMatcher.new('to be eql to', expected) { |a| a.eql?(expected) }
   end
 
-  def equal_element(*args)
-    raise NotImplementedError, 'equal_element matcher (HTML elements) is not supported'
+  # `html.should equal_element("A", {"HREF" => "x"}, "content", not_closed = false)`: one
+  # HTML element of that name with exactly those attributes (in any order; a value of
+  # true is a bare attribute) and that content ("" when nil), closed unless not_closed.
+  def equal_element(element, attributes = nil, content = nil, not_closed = false)
+    not_closed = not_closed[:not_closed] if not_closed.is_a?(Hash)
+    expected = [element, attributes, content, not_closed]
+    MSpec::SimpleMatcher.new('to equal element', expected) do |actual|
+      m = /\A<(\w+)([^>]*)>(.*?)(<\/(\w+)>)?\z/m.match(actual.to_s)
+      next false unless m && m[1] == element.to_s
+      next false if not_closed ? m[4] : (m[5] != element.to_s)
+      attrs = {}
+      m[2].scan(/([^\s=]+)(?:="([^"]*)")?/) { |k, v| attrs[k] = v.nil? ? true : v }
+      want = (attributes || {}).to_h { |k, v| [k.to_s, v == true ? true : v.to_s] }
+      attrs == want && m[3] == (not_closed ? m[3] : content.to_s)
+    end
   end
 
   def be_nil

@@ -55,6 +55,25 @@ fn new_binding(ctx: &mut Ctx, b: BindingObj) -> Value {
     object::new_data(ctx, klass, Box::new(b))
 }
 
+/// A copy of a Binding (`dup`/`clone`): it sees the same variables, and variables that
+/// `eval` creates in one copy stay in that copy (ERB evaluates in TOPLEVEL_BINDING.dup).
+pub fn dup(ctx: &mut Ctx, v: Value) -> Option<Value> {
+    let b = data_ref::<BindingObj>(v)?;
+    let copy = BindingObj {
+        self_: b.self_,
+        env: b.env,
+        cref: b.cref,
+        names: b.names.clone(),
+        owner: b.owner,
+        mid: b.mid,
+        block: b.block,
+        path: b.path.clone(),
+        line: b.line,
+    };
+    let klass = object::real_class_of(ctx, v);
+    Some(object::new_data(ctx, klass, Box::new(copy)))
+}
+
 /// The binding of frame `fi`.
 pub fn from_frame(ctx: &mut Ctx, fi: usize) -> Result<Value> {
     let (self_, fenv, outer, cref, owner, mid, block, iseq_val, bp, nlocals, path, line) = {

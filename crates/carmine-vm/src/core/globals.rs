@@ -47,6 +47,23 @@ pub fn get(ctx: &mut Ctx, id: SymId) -> Result<Value> {
         return g(ctx);
     }
     if value.is_undef() {
+        // The back-references ($&, $`, $', $+, $1 …) reached through an alias
+        // (`alias $MATCH $&`, English.rb): read from $~ like the compiled forms.
+        let name = ctx.sym_str(id);
+        let kind = match &*name {
+            "$&" => Some(1),
+            "$`" => Some(2),
+            "$'" => Some(3),
+            "$+" => Some(4),
+            n => n.strip_prefix('$').and_then(|d| d.parse::<u32>().ok()).filter(|&d| d > 0).map(|d| d + 16),
+        };
+        if let Some(kind) = kind {
+            let md = ops::get_last_match(ctx);
+            if md.is_nil() {
+                return Ok(Value::NIL);
+            }
+            return crate::core::regexp::match_special(ctx, md, kind);
+        }
         if verbose_level(ctx) == 2 {
             let (path, line) = crate::core::kernel::caller_location(ctx);
             let name = ctx.sym_str(id);

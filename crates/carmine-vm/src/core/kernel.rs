@@ -71,6 +71,23 @@ fn k_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     })
 }
 
+/// `pp(*objs)`: as in CRuby, loads the pp library (which redefines Kernel#pp) and calls
+/// it; without the standard library, prints like `p`.
+fn k_pp(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let loaded = match crate::core::load::require(ctx, "pp") {
+        Ok(_) => true,
+        Err(crate::error::Unwind::Raise(e)) if object::is_a(ctx, e, ctx.c().load_error) => false,
+        Err(e) => return Err(e),
+    };
+    let pp = ctx.intern("pp");
+    let k = ctx.c().kernel;
+    let replaced = crate::core::module::find_method(ctx, k, pp).is_some_and(|me| !matches!(me.body, crate::core::module::MethodBody::Builtin { .. }));
+    if loaded && replaced {
+        return ctx.call_kw(recv, pp, args.pos, args.kw, args.block);
+    }
+    k_p(ctx, recv, args)
+}
+
 fn k_putc(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let out = crate::core::globals::get(ctx, sym::DOLLAR_STDOUT)?;
     let putc = ctx.intern("putc");
@@ -907,6 +924,9 @@ pub fn dup_data(ctx: &mut Ctx, v: Value) -> Result<Option<Value>> {
         let _ = klass;
         return Ok(Some(crate::core::rational::new_reduced(ctx, n, d)?));
     }
+    if let Some(b) = crate::core::binding::dup(ctx, v) {
+        return Ok(Some(b));
+    }
     crate::core::struct_::dup_data(ctx, v, klass)
 }
 
@@ -924,7 +944,7 @@ pub fn init(ctx: &mut Ctx) {
         ("puts", k_puts, [0..], Unsafe, ModuleFunction),
         ("print", k_print, [0..], Unsafe, ModuleFunction),
         ("p", k_p, [0..], Unsafe, ModuleFunction),
-        ("pp", k_p, [0..], Unsafe, ModuleFunction),
+        ("pp", k_pp, [0..], Unsafe, ModuleFunction),
         ("putc", k_putc, [1], Unsafe, ModuleFunction),
         ("printf", k_printf, [0..], Unsafe, ModuleFunction),
         ("format", k_format, [0..], Safe, ModuleFunction),

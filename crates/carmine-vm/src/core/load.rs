@@ -17,11 +17,59 @@ const BUILTIN_FEATURES: &[&str] = &["set", "enumerator", "rational", "complex", 
 
 /// The directory of the Ruby files shipped with Carmine.
 pub fn stdlib_dir() -> String {
-    std::env::var("CARMINE_LIB").unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../lib").to_string())
+    let dir = std::env::var("CARMINE_LIB").unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../lib").to_string());
+    crate::core::file::expand_path(&dir, None)
+}
+
+/// The pure-Ruby standard library of an installed CRuby, searched after Carmine's own
+/// `lib/`: `$CARMINE_RUBY_STDLIB` when set (empty turns the search off), otherwise the
+/// newest `/usr/lib/ruby/X.Y.Z` that holds the library (Debian's `libruby3.x`). CRuby's
+/// architecture directory (its `*.so` C extensions) is never used. Found once per
+/// process: the answer depends only on the environment and the file system at start.
+pub fn ruby_stdlib_dir() -> Option<&'static str> {
+    static DIR: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    DIR.get_or_init(find_ruby_stdlib).as_deref()
+}
+
+fn find_ruby_stdlib() -> Option<String> {
+    if let Ok(d) = std::env::var("CARMINE_RUBY_STDLIB") {
+        return (!d.is_empty()).then(|| crate::core::file::expand_path(&d, None));
+    }
+    let parse = |name: &str| -> Option<Vec<u32>> {
+        let v: Option<Vec<u32>> = name.split('.').map(|p| p.parse().ok()).collect();
+        v.filter(|v| v.len() == 3)
+    };
+    let mut best: Option<(Vec<u32>, String)> = None;
+    for e in std::fs::read_dir("/usr/lib/ruby").ok()?.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(v) = parse(&name) else { continue };
+        let dir = format!("/usr/lib/ruby/{name}");
+        if std::path::Path::new(&format!("{dir}/optparse.rb")).is_file() && best.as_ref().is_none_or(|(b, _)| v > *b) {
+            best = Some((v, dir));
+        }
+    }
+    best.map(|(_, d)| d)
+}
+
+/// Whether `name` is one of CRuby's C extensions (a `.so` feature): Carmine cannot load
+/// them, and says so in the LoadError.
+fn is_c_extension(name: &str) -> bool {
+    if name.ends_with(".so") || name.ends_with(".o") {
+        return true;
+    }
+    let Some(std) = ruby_stdlib_dir() else { return false };
+    let Some(ver) = std.rsplit('/').next() else { return false };
+    let arch = std::env::consts::ARCH;
+    [format!("/usr/lib/{arch}-linux-gnu/ruby/{ver}/{name}.so"), format!("{std}/{arch}-linux/{name}.so")].iter().any(|p| std::path::Path::new(p).is_file())
 }
 
 fn load_error(ctx: &mut Ctx, name: &str) -> Unwind {
-    let e = ctx.new_error(ctx.c().load_error, &format!("cannot load such file -- {name}"));
+    let msg = if is_c_extension(name) {
+        format!("cannot load such file -- {name} (a C extension of CRuby, not available in Carmine)")
+    } else {
+        format!("cannot load such file -- {name}")
+    };
+    let e = ctx.new_error(ctx.c().load_error, &msg);
     let id = ctx.intern("@path");
     let p = string::new_utf8(ctx, name);
     object::ivar_set_raw(ctx, e, id, p);
@@ -59,6 +107,7 @@ pub fn resolve(ctx: &mut Ctx, name: &str) -> Result<Option<String>> {
         }
     }
     dirs.push(stdlib_dir());
+    dirs.extend(ruby_stdlib_dir().map(str::to_string));
     for d in dirs {
         for c in candidates(name) {
             let abs = crate::core::file::expand_path(&format!("{d}/{c}"), None);
@@ -253,4 +302,9 @@ pub fn init(ctx: &mut Ctx) {
         ("load", k_load, [1..=2], Unsafe, ModuleFunction),
         ("autoload", k_autoload, [2], Unsafe, ModuleFunction),
     ]);
+    // Every CRuby program sees RbConfig (rubygems loads it at start): lib/rbconfig.rb.
+    let obj = ctx.c().object;
+    let id = ctx.intern("RbConfig");
+    let path = string::new_utf8(ctx, "rbconfig");
+    let _ = register_autoload(ctx, obj, id, path);
 }

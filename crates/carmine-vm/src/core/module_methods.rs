@@ -915,6 +915,11 @@ fn m_remove_const(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     match body(recv).const_remove(id) {
         Some(e) => {
             ctx.vm().bump_const_epoch();
+            if e.deprecated {
+                let owner = if recv == ctx.c().object { String::new() } else { class_path(ctx, recv) };
+                let n = ctx.sym_str(id);
+                crate::core::warning::deprecated(ctx, &format!("constant {owner}::{n}"))?;
+            }
             Ok(if e.value.is_undef() { Value::NIL } else { e.value })
         }
         None => {
@@ -969,7 +974,22 @@ fn set_const_visibility(ctx: &mut Ctx, recv: Value, args: &Args, private: bool) 
     Ok(Value::NIL)
 }
 
-fn m_deprecate_constant(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+/// `deprecate_constant(*names)`: a later reference warns (category deprecated).
+fn m_deprecate_constant(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    for &a in args.pos {
+        let id = symbol::to_sym_id(ctx, a)?;
+        let b = body(recv);
+        match b.const_index.get(&id) {
+            Some(&i) => b.consts[i].1.deprecated = true,
+            None => {
+                let n = ctx.sym_str(id);
+                let cname = class_path(ctx, recv);
+                return Err(ctx.name_error(&format!("constant {cname}::{n} not defined"), id, recv));
+            }
+        }
+    }
+    // Cached lookups must come back through the warning.
+    ctx.vm().bump_const_epoch();
     Ok(recv)
 }
 

@@ -636,14 +636,19 @@ fn obj_instance_of(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn obj_respond_to(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let mid = crate::core::symbol::to_sym_id(ctx, args.pos[0])?;
     let include_private = args.pos.get(1).is_some_and(|v| v.truthy());
-    if ctx.respond_to(recv, mid, include_private) {
+    // Without include_all only public methods count (protected ones do not: delegate.rb
+    // relies on it).
+    let klass = crate::interp::class_of(ctx, recv);
+    let found = module::find_method(ctx, klass, mid).is_some_and(|me| include_private || me.visibility == module::Visibility::Public);
+    if found {
         return Ok(Value::TRUE);
     }
     if crate::core::refinement::refined_method_for(ctx, recv, mid).is_some_and(|me| include_private || me.visibility == module::Visibility::Public) {
         return Ok(Value::TRUE);
     }
-    let r = ctx.call(recv, sym::RESPOND_TO_MISSING, &[Value::symbol(mid), Value::bool(include_private)])?;
-    Ok(Value::bool(r.truthy()))
+    // (Kernel#respond_to? bound to a BasicObject has no respond_to_missing? to ask.)
+    let r = ctx.call_if_responds(recv, sym::RESPOND_TO_MISSING, &[Value::symbol(mid), Value::bool(include_private)])?;
+    Ok(Value::bool(r.is_some_and(|r| r.truthy())))
 }
 
 fn obj_respond_to_missing(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {

@@ -325,6 +325,41 @@ pub fn search(ctx: &mut Ctx, re: Value, s: Value, start: usize, reverse: bool) -
     }
 }
 
+/// Matches `re` against the bytes of `s` from `base` on (the pattern sees them as the
+/// whole subject: `\A` and `^` match at `base`), starting at `start` (>= base): anchored
+/// there (`onig_match`) or searching forward. Group ranges are offsets into all of `s`.
+/// For scanners (StringScanner); `$~` is not touched.
+pub fn match_in(ctx: &mut Ctx, re: Value, s: Value, base: usize, start: usize, anchored: bool) -> Result<Option<Vec<Option<(usize, usize)>>>> {
+    get(ctx, re)?;
+    let Some(r) = data_ref::<RegexpObj>(re) else { return Err(ctx.type_error("uninitialized Regexp")) };
+    let enc = prepare_encoding(ctx, r, s)?;
+    let all = string::bytes(s);
+    if base > start || start > all.len() {
+        return Ok(None);
+    }
+    let b = &all[base..];
+    let at = start - base;
+    let oenc = onig_encoding(enc);
+    let regex = regex_for(ctx, r, oenc)?;
+    let mut region = Region::new();
+    let chars = EncodedBytes::from_parts(b, oenc);
+    let res = if anchored {
+        regex.match_with_param(chars, at, SearchOptions::SEARCH_OPTION_NONE, Some(&mut region), MatchParam::default()).map(|m| m.map(|_| ()))
+    } else {
+        regex.search_with_param(chars, at, b.len(), SearchOptions::SEARCH_OPTION_NONE, Some(&mut region), MatchParam::default()).map(|m| m.map(|_| ()))
+    };
+    match res {
+        Ok(Some(())) => Ok(Some((0..region.len()).map(|i| region.pos(i).map(|(x, y)| (x + base, y + base))).collect())),
+        Ok(None) => Ok(None),
+        Err(e) => Err(ctx.raise(ctx.c().regexp_error, e.description())),
+    }
+}
+
+/// The named groups of a regexp: each name with its group numbers.
+pub fn group_names(re: Value) -> Vec<(String, Vec<usize>)> {
+    data_ref::<RegexpObj>(re).map(|r| names_of(r)).unwrap_or_default()
+}
+
 fn new_match(ctx: &mut Ctx, re: Value, s: Value, groups: Vec<Option<(usize, usize)>>) -> Value {
     let frozen = string::frozen_snapshot(ctx, s);
     let klass = ctx.c().match_data;

@@ -690,10 +690,12 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                 Insn::OptDiv(ci) => binop_fix_flo!(ci, 0, |a, b| fix { integer::fix_div(a.fixnum_unchecked(), b.fixnum_unchecked()) } flo { float::Num(a / b) }),
                 Insn::OptMod(ci) => {
                     // A zero Float divisor raises ZeroDivisionError in Float#%: slow path.
+                    // (The send pushes its result: the fast path must not run after it.)
                     if top!(0).is_flonum() && top!(0).flonum_unchecked() == 0.0 {
                         send!(ci)
+                    } else {
+                        binop_fix_flo!(ci, 0, |a, b| fix { integer::fix_mod(a.fixnum_unchecked(), b.fixnum_unchecked()) } flo { float::Num(float::ruby_mod(a, b)) })
                     }
-                    binop_fix_flo!(ci, 0, |a, b| fix { integer::fix_mod(a.fixnum_unchecked(), b.fixnum_unchecked()) } flo { float::Num(float::ruby_mod(a, b)) })
                 }
                 Insn::OptLt(ci) => binop_fix_flo!(ci, 0, |a, b| fix { Some(Value::bool(a.fixnum_unchecked() < b.fixnum_unchecked())) } flo { float::Bool(a < b) }),
                 Insn::OptLe(ci) => binop_fix_flo!(ci, 0, |a, b| fix { Some(Value::bool(a.fixnum_unchecked() <= b.fixnum_unchecked())) } flo { float::Bool(a <= b) }),

@@ -838,7 +838,14 @@ pub fn const_own(ctx: &mut Ctx, klass: Value, id: SymId) -> Result<Option<Value>
         // Being autoloaded by this lookup's own load: not defined yet (so that the loaded
         // file's `class Foo` defines it).
         Some(e) if e.value.is_undef() => Ok(None),
-        Some(e) => Ok(Some(e.value)),
+        Some(e) => {
+            if e.deprecated {
+                let owner = if klass == ctx.c().object { String::new() } else { crate::core::module_methods::class_path(ctx, klass) };
+                let name = ctx.sym_str(id);
+                crate::core::warning::deprecated(ctx, &format!("constant {owner}::{name}"))?;
+            }
+            Ok(Some(e.value))
+        }
         None => Ok(None),
     }
 }

@@ -519,11 +519,11 @@ pub fn init(ctx: &mut Ctx) {
         ("getaddress", ip_s_getaddress, [1], Unsafe, Singleton),
     ]);
     let tcp = class(ctx, "TCPSocket");
-    crate::methods!(ctx, tcp, [("new", tcp_s_new, [0..], Unsafe, Singleton, Kw), ("open", tcp_s_new, [0..], Unsafe, Singleton, Kw)]);
+    crate::methods!(ctx, tcp, [("new", tcp_s_new, [0..], Unsafe, Singleton, Kw), ("open", crate::socket::s_open, [0..], Unsafe, Singleton, Kw)]);
     let srv = class(ctx, "TCPServer");
     crate::methods!(ctx, srv, [
         ("new", tcps_s_new, [0..], Unsafe, Singleton),
-        ("open", tcps_s_new, [0..], Unsafe, Singleton),
+        ("open", crate::socket::s_open, [0..], Unsafe, Singleton, Kw),
         ("accept", tcps_accept, [0], Unsafe),
         ("accept_nonblock", tcps_accept_nonblock, [0], Unsafe, Kw),
         ("sysaccept", tcps_sysaccept, [0], Unsafe),
@@ -532,7 +532,7 @@ pub fn init(ctx: &mut Ctx) {
     let udp = class(ctx, "UDPSocket");
     crate::methods!(ctx, udp, [
         ("new", udp_s_new, [0..=1], Unsafe, Singleton),
-        ("open", udp_s_new, [0..=1], Unsafe, Singleton),
+        ("open", crate::socket::s_open, [0..], Unsafe, Singleton, Kw),
         ("bind", udp_bind, [2], Unsafe),
         ("connect", udp_connect, [2], Unsafe),
         ("send", udp_send, [2..=4], Unsafe),

@@ -126,6 +126,19 @@ pub fn sys_error(ctx: &mut Ctx, errno: i32, detail: &str) -> crate::error::Unwin
 
 
 /// Defines the socket classes (the native part of `require "socket"`).
+/// `open(*args) { |sock| ... }` of every socket class: `new(*args)`, and with a block,
+/// yields the socket and closes it after the block (IO.open's protocol).
+pub fn s_open(ctx: &mut Ctx, recv: Value, args: &crate::interp::Args) -> Result<Value> {
+    let new = ctx.intern("new");
+    let sock = ctx.call_kw(recv, new, args.pos, args.kw, None)?;
+    let Some(b) = args.block else { return Ok(sock) };
+    let r = ctx.yield1(&b, sock);
+    let c = crate::core::file::close_after_block(ctx, sock);
+    let v = r?;
+    c?;
+    Ok(v)
+}
+
 pub fn init(ctx: &mut Ctx) -> Result<()> {
     let obj = ctx.c().object;
     let io_class = ctx.c().io;

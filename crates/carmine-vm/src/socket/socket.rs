@@ -368,7 +368,7 @@ pub fn init(ctx: &mut Ctx) {
     let s = class(ctx, "Socket");
     crate::methods!(ctx, s, [
         ("new", s_new, [0..], Unsafe, Singleton),
-        ("open", s_new, [0..], Unsafe, Singleton),
+        ("open", crate::socket::s_open, [0..], Unsafe, Singleton, Kw),
         ("pair", s_pair, [2..=3], Unsafe, Singleton),
         ("bind", s_bind, [1], Unsafe),
         ("listen", super::inet::s_listen, [1], Unsafe),

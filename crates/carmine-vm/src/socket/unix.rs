@@ -161,7 +161,7 @@ pub fn init(ctx: &mut Ctx) {
     let us = class(ctx, "UNIXSocket");
     crate::methods!(ctx, us, [
         ("new", us_s_new, [1], Unsafe, Singleton),
-        ("open", us_s_new, [1], Unsafe, Singleton),
+        ("open", crate::socket::s_open, [0..], Unsafe, Singleton, Kw),
         ("pair", us_s_pair, [0..=2], Unsafe, Singleton),
         ("socketpair", us_s_pair, [0..=2], Unsafe, Singleton),
         ("path", us_path, [0], Unsafe),
@@ -171,7 +171,7 @@ pub fn init(ctx: &mut Ctx) {
     let srv = class(ctx, "UNIXServer");
     crate::methods!(ctx, srv, [
         ("new", usrv_s_new, [1], Unsafe, Singleton),
-        ("open", usrv_s_new, [1], Unsafe, Singleton),
+        ("open", crate::socket::s_open, [0..], Unsafe, Singleton, Kw),
         ("accept", usrv_accept, [0], Unsafe),
         ("accept_nonblock", usrv_accept_nonblock, [0], Unsafe, Kw),
         ("sysaccept", usrv_sysaccept, [0], Unsafe),

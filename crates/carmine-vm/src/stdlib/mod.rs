@@ -14,10 +14,16 @@
 //! - Ruby code that belongs to a library lives in `lib/` (Carmine's own) or comes from the
 //!   installed CRuby standard library; an init may `require` it.
 
+pub mod cgi_escape;
 pub mod coverage;
 pub mod date;
 pub mod digest;
+pub mod etc;
+pub mod io_console;
 pub mod json;
+pub mod monitor;
+pub mod pathname;
+pub mod strscan;
 pub mod zlib;
 
 use crate::core::module::{self, body};
@@ -29,7 +35,9 @@ use crate::Result;
 /// The function that defines a native feature in a VM.
 pub type NativeInit = fn(&mut Ctx) -> Result<()>;
 
-/// Features implemented in Rust, by feature name (without `.so`).
+/// Features implemented in Rust, by feature name: "x" answers `require "x"` and
+/// `require "x.so"`; "x.so" only the latter, for the C half of a standard library's
+/// x.rb that requires it (`require "monitor"` loads monitor.rb, which loads monitor.so).
 pub const NATIVE_FEATURES: &[(&str, NativeInit)] = &[
     ("socket", crate::socket::init),
     ("carmine/scheduler", crate::event_loop::init),
@@ -44,6 +52,12 @@ pub const NATIVE_FEATURES: &[(&str, NativeInit)] = &[
     ("digest/sha2.so", digest::init_sha2),
     ("digest/rmd160", digest::init_rmd160),
     ("digest/bubblebabble", digest::init_bubblebabble),
+    ("monitor.so", monitor::init),
+    ("pathname.so", pathname::init),
+    ("strscan", strscan::init),
+    ("io/console", io_console::init),
+    ("etc", etc::init),
+    ("cgi/escape", cgi_escape::init),
 ];
 
 /// The native feature `require name` loads (`name` without `.rb`), and the name it is

@@ -252,8 +252,23 @@ fn s_entries(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 
 fn s_children(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let all = s_entries(ctx, recv, args)?;
-    let items = array::to_vec(all).into_iter().filter(|&s| !matches!(string::bytes(s), b"." | b"..")).collect();
-    Ok(array::from_vec(ctx, items))
+    // Filtered in place: a Rust Vec of the names would not keep them alive.
+    array::rarray(all).items.retain(|&s| !matches!(string::bytes(s), b"." | b".."));
+    Ok(all)
+}
+
+/// Yields each name of `names` (kept alive while the block runs).
+fn yield_names(ctx: &mut Ctx, names: Value, b: &crate::interp::Block) -> Result<Value> {
+    let mark = ctx.protect(names);
+    let mut r = Ok(Value::NIL);
+    for i in 0..array::len(names) {
+        if let Err(e) = ctx.yield1(b, array::get(names, i)) {
+            r = Err(e);
+            break;
+        }
+    }
+    ctx.unprotect(mark);
+    r
 }
 
 fn s_foreach(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -261,10 +276,7 @@ fn s_foreach(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return crate::core::enumerator::enum_for_kw(ctx, recv, "foreach", args.pos, args.kw, None);
     };
     let all = s_entries(ctx, recv, args)?;
-    for s in array::to_vec(all) {
-        ctx.yield1(&b, s)?;
-    }
-    Ok(Value::NIL)
+    yield_names(ctx, all, &b)
 }
 
 fn s_each_child(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -272,10 +284,7 @@ fn s_each_child(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return crate::core::enumerator::enum_for_kw(ctx, recv, "each_child", args.pos, args.kw, None);
     };
     let all = s_children(ctx, recv, args)?;
-    for s in array::to_vec(all) {
-        ctx.yield1(&b, s)?;
-    }
-    Ok(Value::NIL)
+    yield_names(ctx, all, &b)
 }
 
 fn s_exist(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {

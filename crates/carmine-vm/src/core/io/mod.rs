@@ -506,8 +506,12 @@ pub fn print_to(ctx: &mut Ctx, out: Value, args: &[Value]) -> Result<()> {
         let b = print_bytes(ctx, args)?;
         return write_bytes_to(ctx, out, &b);
     }
-    let print = ctx.intern("print");
-    ctx.call(out, print, args)?;
+    // Any other object gets what print would write through its `write`, as CRuby's
+    // rb_io_print does (calling its `print` could be Kernel#print again).
+    let b = print_bytes(ctx, args)?;
+    let s = string::new_from_bytes(ctx, &b);
+    let write = ctx.intern("write");
+    ctx.call(out, write, &[s])?;
     Ok(())
 }
 

@@ -131,6 +131,22 @@ fn m_ready(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::bool(r != 0))
 }
 
+/// `nread`: bytes readable without blocking: what the IO has buffered, else what the
+/// kernel holds for the descriptor (FIONREAD; 0 when it cannot tell).
+fn m_nread(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let fd = open_fd(ctx, recv)?;
+    let buffered = io_ref(recv).map_or(0, |io| io.rbuf.len().saturating_sub(io.rpos));
+    if buffered > 0 {
+        return Ok(Value::fixnum(buffered as i64));
+    }
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int.
+    if unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) } != 0 {
+        return Ok(Value::fixnum(0));
+    }
+    Ok(Value::fixnum(n as i64))
+}
+
 fn flags(fd: i32) -> i32 {
     // SAFETY: F_GETFL only queries the descriptor.
     unsafe { libc::fcntl(fd, libc::F_GETFL) }
@@ -184,6 +200,7 @@ pub fn init(ctx: &mut Ctx) {
         ("wait_writable", m_wait_writable, [0..=1], Unsafe),
         ("wait_priority", m_wait_priority, [0..=1], Unsafe),
         ("ready?", m_ready, [0], Unsafe),
+        ("nread", m_nread, [0], Unsafe),
         ("nonblock?", m_nonblock_p, [0], Unsafe),
         ("nonblock=", m_set_nonblock, [1], Unsafe),
         ("nonblock", m_nonblock, [0..=1], Unsafe),
