@@ -128,6 +128,8 @@ pub struct Vm {
     pub traps: Cell<Value>,
     /// Fibers waiting in a fiber scheduler's `block` hook (see `fiber::scheduler`).
     pub blocked_fibers: RefCell<Vec<crate::fiber::scheduler::Blocked>>,
+    /// Weak tables and finalizers (see `weak`).
+    pub objspace: crate::weak::ObjSpace,
 }
 
 impl Vm {
@@ -154,7 +156,7 @@ impl Vm {
             script_name: RefCell::new(String::from("-")),
             stdout_buf: RefCell::new(Vec::with_capacity(8192)),
             interrupt: std::sync::atomic::AtomicU32::new(0),
-            object_id_seq: AtomicU64::new(8),
+            object_id_seq: AtomicU64::new(16),
             object_ids: RefCell::new(HashMap::new()),
             frozen_string_literals: Cell::new(false),
             unused_block_warned: RefCell::new(std::collections::HashSet::new()),
@@ -174,6 +176,7 @@ impl Vm {
             signals: std::sync::Arc::new(crate::thread::signal::Inbox::default()),
             traps: Cell::new(Value::NIL),
             blocked_fibers: RefCell::new(Vec::new()),
+            objspace: crate::weak::ObjSpace::default(),
         }
     }
 

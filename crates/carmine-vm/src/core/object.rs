@@ -116,7 +116,27 @@ pub fn class_name_of(ctx: &mut Ctx, v: Value) -> String {
 
 pub fn is_a(ctx: &Ctx, v: Value, klass: Value) -> bool {
     let c = class_of(ctx, v);
-    module::includes_module(ctx, c, klass)
+    module::includes_module(ctx, c, klass) || is_a_virtual_metaclass(v, c, klass)
+}
+
+/// Metaclasses are made on demand: a class that has none yet is still an instance of
+/// its superclasses' metaclasses (`Class.new(a).is_a?(a.singleton_class)`).
+fn is_a_virtual_metaclass(v: Value, c: Value, klass: Value) -> bool {
+    if !module::is_class_or_module(klass) || body(klass).kind != ClassKind::Singleton || !module::is_class_or_module(v) {
+        return false;
+    }
+    if module::is_class_or_module(c) && body(c).kind == ClassKind::Singleton {
+        return false;
+    }
+    let target = body(klass).attached;
+    let mut k = v;
+    while module::is_class_or_module(k) && body(k).kind == ClassKind::Class {
+        if k == target {
+            return true;
+        }
+        k = body(k).superclass;
+    }
+    false
 }
 
 /// The singleton class of `v`, creating it if needed.
@@ -232,11 +252,9 @@ pub fn type_name_for_error(ctx: &mut Ctx, v: Value) -> String {
 }
 
 pub fn object_id(ctx: &mut Ctx, v: Value) -> Value {
-    if let Some(i) = v.as_fixnum() {
-        return Value::try_fixnum(i.wrapping_mul(2).wrapping_add(1)).unwrap_or(Value::fixnum(i));
-    }
     if !v.is_heap() {
-        return Value::fixnum((v.raw() >> 1) as i64 & 0x3fff_ffff_ffff_ffff);
+        // An immediate's id is its bits, as in CRuby (`ObjectSpace._id2ref` decodes it).
+        return crate::core::bignum::from_i128(ctx, v.raw() as i64 as i128);
     }
     let addr = v.raw() as usize;
     let vm = ctx.vm();
