@@ -14,6 +14,8 @@ pub mod convert;
 pub mod data;
 pub mod encoding;
 pub mod enumerable;
+pub mod enum_chain;
+pub mod enum_product;
 pub mod enumerator;
 pub mod exception;
 pub mod exception_report;
@@ -193,6 +195,8 @@ pub fn init_all(ctx: &mut Ctx) {
     exception_report::init(ctx);
     regexp::init(ctx);
     enumerator::init(ctx);
+    enum_chain::init(ctx);
+    enum_product::init(ctx);
     lazy::init(ctx);
     arith_seq::init(ctx);
     struct_::init(ctx);
