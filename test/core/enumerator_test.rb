@@ -67,3 +67,10 @@ test "Enumerator#with_index without a block is sized; produce needs a block" do
   e = assert_raise(ArgumentError) { Enumerator.produce }
   assert_equal "no block given", e.message
 end
+
+test "Lazy#to_enum of a method Lazy overrides iterates with the eager original" do
+  lz = (0..Float::INFINITY).lazy
+  assert_equal [[0, 10], [1, 11]], lz.to_enum(:with_index, 10).first(2)
+  assert_equal [0, 1], lz.to_enum(:map).first(2)
+  assert_equal "#<Enumerator::Lazy: uninitialized>", Enumerator::Lazy.allocate.inspect
+end
