@@ -226,24 +226,25 @@ fn k_float(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     }
 }
 
+/// `String(v)` (CRuby's `rb_String`): `to_str`, else `to_s`, each found as
+/// `rb_check_funcall` finds methods (a user `respond_to?` and `method_missing` count).
 fn k_string(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let v = args.pos[0];
     if string::is_string(v) {
         return Ok(v);
     }
-    if v.is_heap() && ctx.respond_to(v, sym::TO_STR, true) {
-        return string::to_str_arg(ctx, v);
+    if let Some(s) = string::try_to_str(ctx, v)? {
+        return Ok(s);
     }
-    if ctx.respond_to(v, sym::TO_S, true) {
-        let r = ctx.call(v, sym::TO_S, &[])?;
-        if string::is_string(r) {
-            return Ok(r);
+    let cname = object::type_name_for_error(ctx, v);
+    match crate::core::convert::check_funcall(ctx, v, sym::TO_S, &[])? {
+        Some(r) if string::is_string(r) => Ok(r),
+        Some(r) => {
+            let rname = object::type_name_for_error(ctx, r);
+            Err(ctx.type_error(&format!("can't convert {cname} into String ({cname}#to_s gives {rname})")))
         }
-        let cname = object::class_name_of(ctx, v);
-        let rname = object::class_name_of(ctx, r);
-        return Err(ctx.type_error(&format!("can't convert {cname} into String ({cname}#to_s gives {rname})")));
+        None => Err(ctx.type_error(&format!("can't convert {cname} into String"))),
     }
-    Err(ctx.conversion_error(v, "String"))
 }
 
 fn k_array(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
@@ -690,14 +691,14 @@ fn caller_range(ctx: &mut Ctx, args: &Args) -> Result<(usize, Option<CallerLen>)
                 return Err(ctx.arg_error(&format!("negative level ({s})")));
             }
             let len = match l {
-                Some(&l) => {
+                Some(&l) if !l.is_nil() => {
                     let l = integer::to_i64_arg(ctx, l)?;
                     if l < 0 {
                         return Err(ctx.arg_error(&format!("negative size ({l})")));
                     }
                     Some(CallerLen::Count(l as usize))
                 }
-                None => None,
+                _ => None,
             };
             Ok((s as usize, len))
         }
@@ -915,6 +916,34 @@ fn k_encoding(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
 
 fn k_frozen_literal_stub(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::NIL)
+}
+
+/// `chomp`/`chop` of `-n`/`-p` programs: `$_` replaced by `$_.chomp(*args)`/`$_.chop`.
+fn last_line_edit(ctx: &mut Ctx, meth: &str, args: &[Value]) -> Result<Value> {
+    let line = ops::get_caller_last_line(ctx);
+    if !crate::core::string::is_string(line) {
+        return Err(ctx.conversion_error(line, "String"));
+    }
+    let edited = ctx.call_str(line, meth, args)?;
+    ops::set_caller_last_line(ctx, edited);
+    Ok(edited)
+}
+
+fn k_chomp(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    last_line_edit(ctx, "chomp", args.pos)
+}
+
+fn k_chop(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    last_line_edit(ctx, "chop", &[])
+}
+
+/// The Kernel methods that exist only in `-n`/`-p` programs (as in CRuby).
+pub fn define_line_loop_methods(ctx: &mut Ctx) {
+    let k = ctx.c().kernel;
+    crate::methods!(ctx, k, [
+        ("chomp", k_chomp, [0..=1], Unsafe, ModuleFunction),
+        ("chop", k_chop, [0], Unsafe, ModuleFunction),
+    ]);
 }
 
 pub fn init(ctx: &mut Ctx) {

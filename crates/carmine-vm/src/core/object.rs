@@ -802,7 +802,7 @@ fn obj_clone(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let mut freeze_kw = None;
     if let Some(f) = args.kwarg(ctx, "freeze") {
         if !f.is_nil() && f != Value::TRUE && f != Value::FALSE {
-            let s = inspect_string(ctx, f)?;
+            let s = class_name_of(ctx, f);
             return Err(ctx.arg_error(&format!("unexpected value for freeze: {s}")));
         }
         if !f.is_nil() {

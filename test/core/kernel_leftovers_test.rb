@@ -1,0 +1,51 @@
+require_relative "../assert"
+require_relative "../support/process"
+
+test "Integer() tries to_str after to_int, and names a nil to_i result" do
+  o = Object.new
+  def o.to_str = "12"
+  assert_equal 12, Integer(o)
+  n = Object.new
+  def n.to_i = nil
+  e = assert_raise(TypeError) { Integer(n) }
+  assert_equal "can't convert Object into Integer (Object#to_i gives nil)", e.message
+end
+
+test "String() finds to_s as rb_check_funcall does" do
+  o = Object.new
+  def o.respond_to?(m, priv = false) = m == :to_s ? false : super
+  assert_raise(TypeError) { String(o) }
+  mm = BasicObject.new
+  def mm.method_missing(m, *a) = m == :to_s ? "via mm" : super
+  def mm.respond_to_missing?(m, priv = false) = m == :to_s
+  assert_equal "via mm", String(mm)
+end
+
+test "Rational() with Complex arguments and odd converters" do
+  e = assert_raise(RangeError) { Rational(Complex(1, 2)) }
+  assert_equal "can't convert 1+2i into Rational", e.message
+  assert_equal Complex(2r/5, -1r/5), Rational(1, Complex(2, 1))
+  o = Object.new
+  def o.to_int = raise(NoMethodError)
+  assert_raise(TypeError) { Rational(o) }
+  r = Object.new
+  def r.to_r = []
+  e = assert_raise(TypeError) { Rational(r) }
+  assert_equal "can't convert Object into Rational (Object#to_r gives Array)", e.message
+end
+
+test "caller with a nil length; clone(freeze:) names the class" do
+  assert_equal caller(0).size, caller(0, nil).size
+  e = assert_raise(ArgumentError) { Object.new.clone(freeze: 1) }
+  assert_equal "unexpected value for freeze: Integer", e.message
+end
+
+test "chomp and chop exist in -n programs only" do
+  assert !Kernel.private_instance_methods.include?(:chomp)
+  out = IO.popen([Support.carmine_path, "-n", "-e", "chomp; p $_; chop; p $_"], "r+") do |io|
+    io.write "abc\r\n"
+    io.close_write
+    io.read
+  end
+  assert_equal "\"abc\"\n\"ab\"\n", out
+end
