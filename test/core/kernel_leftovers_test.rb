@@ -49,3 +49,39 @@ test "chomp and chop exist in -n programs only" do
   end
   assert_equal "\"abc\"\n\"ab\"\n", out
 end
+
+test "respond_to? leaves protected methods to include_all and respond_to_missing?" do
+  c = Class.new do
+    def pub; end
+    protected def pro; end
+    def respond_to_missing?(m, priv) = m == :pro && !priv ? :yes : false
+  end
+  o = c.new
+  assert_equal true, o.respond_to?(:pub)
+  assert_equal true, o.respond_to?(:pro)
+  b = Class.new(BasicObject) do
+    define_method(:respond_to?, ::Kernel.instance_method(:respond_to?))
+    protected def pro; end
+  end
+  assert_equal false, b.new.respond_to?(:pro)
+  assert_equal true, b.new.respond_to?(:pro, true)
+  assert_equal false, b.new.respond_to?(:nothing)
+end
+
+test "singleton_methods includes extended modules and superclasses' singleton methods" do
+  a = Class.new { def self.a_pub; end }
+  b = Class.new(a) { def self.b_pub; end }
+  m = Module.new { def m_pub; end }
+  b.extend(m)
+  assert_equal %i[a_pub b_pub m_pub], b.singleton_methods.sort
+  assert_equal %i[b_pub], b.singleton_methods(false)
+end
+
+test "Kernel#select is IO.select" do
+  assert Kernel.private_instance_methods(false).include?(:select)
+  IO.pipe do |r, w|
+    assert_nil select([r], [], [], 0)
+    w.write "x"
+    assert_equal [[r], [], []], select([r], [], [], 0)
+  end
+end

@@ -648,8 +648,17 @@ fn obj_instance_of(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn obj_respond_to(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let mid = crate::core::symbol::to_sym_id(ctx, args.pos[0])?;
     let include_private = args.pos.get(1).is_some_and(|v| v.truthy());
-    if ctx.respond_to(recv, mid, include_private) {
-        return Ok(Value::TRUE);
+    // Protected methods, like private ones, count only with `include_all`; otherwise
+    // `respond_to_missing?` decides, as for methods that do not exist.
+    let klass = crate::interp::class_of(ctx, recv);
+    if let Some(me) = module::find_method(ctx, klass, mid) {
+        if !me.is_undefined() && (include_private || me.visibility == module::Visibility::Public) {
+            return Ok(Value::TRUE);
+        }
+    }
+    // A BasicObject has no respond_to_missing? to ask.
+    if !ctx.respond_to(recv, sym::RESPOND_TO_MISSING, true) {
+        return Ok(Value::FALSE);
     }
     let r = ctx.call(recv, sym::RESPOND_TO_MISSING, &[Value::symbol(mid), Value::bool(include_private)])?;
     Ok(Value::bool(r.truthy()))
@@ -882,13 +891,23 @@ fn obj_singleton_methods(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Valu
     if recv.is_heap() {
         let k = basic(recv).klass;
         if module::is_class_or_module(k) && body(k).kind == ClassKind::Singleton {
+            // With `all`, the modules it extends and, for a class, its superclasses'
+            // singleton classes count too: the ancestors up to the first ordinary class.
             let mut mods = vec![k];
-            if all {
-                mods.extend(body(k).includes.iter().rev().copied());
+            let mut cur = k;
+            while all && module::is_class_or_module(cur) && body(cur).kind == ClassKind::Singleton {
+                // Each singleton class's own part of the ancestors: itself and its modules.
+                let sup = body(cur).superclass;
+                let own = module::ancestors(ctx, cur);
+                let rest = if sup.is_nil() { 0 } else { module::ancestors(ctx, sup).len() };
+                mods.extend(own[..own.len().saturating_sub(rest)].iter().copied());
+                cur = sup;
             }
+            let mut seen = std::collections::HashSet::new();
             for m in mods {
                 for (name, me) in body(m).methods.iter() {
-                    if me.visibility != module::Visibility::Private && !me.is_undefined() && !out.contains(&Value::symbol(*name)) {
+                    // The nearest definition of a name decides (a private one hides it).
+                    if seen.insert(*name) && me.visibility != module::Visibility::Private && !me.is_undefined() {
                         out.push(Value::symbol(*name));
                     }
                 }
