@@ -85,3 +85,34 @@ test "Kernel#select is IO.select" do
     assert_equal [[r], [], []], select([r], [], [], 0)
   end
 end
+
+test "private_methods(false) and friends list the singleton class and the class, not the ancestors" do
+  c = Class.new { private def own_pri; end }
+  d = Class.new(c) { private def d_pri; end; protected def d_pro; end; def d_pub; end }
+  o = d.new
+  def o.single; end
+  assert_equal %i[d_pri], o.private_methods(false)
+  assert_equal %i[d_pro], o.protected_methods(false)
+  assert_equal %i[d_pub single], o.public_methods(false).sort
+  assert o.private_methods.include?(:own_pri)
+end
+
+test "singleton_method finds methods of modules the singleton class includes" do
+  m = Module.new { def foo = :foo }
+  o = Object.new
+  o.extend(m)
+  assert_equal :foo, o.singleton_method(:foo).call
+end
+
+test "lambda needs a literal block or a lambda; trace_var needs a command" do
+  e = assert_raise(ArgumentError) { lambda(&proc {}) }
+  assert_equal "the lambda method requires a literal block", e.message
+  l = lambda { 1 }
+  assert_same l, lambda(&l)
+  assert_raise(ArgumentError) { trace_var(:$kernel_leftovers_gv) }
+end
+
+test "syscall calls the system" do
+  assert_equal Process.pid, syscall(39) if RUBY_PLATFORM.start_with?("x86_64")
+  assert Kernel.private_instance_methods(false).include?(:syscall)
+end

@@ -414,7 +414,9 @@ fn k_block_given(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
 fn k_lambda(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     match args.block {
         Some(crate::interp::Block::Captured(c)) => Ok(crate::core::proc::new_from_captured(ctx, &c, true)),
-        Some(crate::interp::Block::Proc(p)) => Ok(p),
+        // Ruby 3.3: a non-lambda Proc cannot become a lambda.
+        Some(crate::interp::Block::Proc(p)) if crate::core::proc::is_lambda(p) => Ok(p),
+        Some(crate::interp::Block::Proc(_)) => Err(ctx.arg_error("the lambda method requires a literal block")),
         None => Err(ctx.arg_error("tried to create Proc object without a block")),
     }
 }
@@ -852,6 +854,32 @@ fn k_set_trace_func(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     Err(ctx.not_implemented("set_trace_func with a hook (event hooks come with TracePoint)"))
 }
 
+/// `syscall(num, *args)`: Integers pass as machine words, Strings as pointers to their
+/// bytes (which the call may fill in).
+fn k_syscall(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    if args.pos.len() > 7 {
+        return Err(ctx.arg_error("too many arguments for syscall"));
+    }
+    let num = integer::to_i64_arg(ctx, args.pos[0])?;
+    let mut words = [0 as libc::c_long; 6];
+    for (i, &a) in args.pos[1..].iter().enumerate() {
+        words[i] = if string::is_string(a) {
+            string::modify(ctx, a)?;
+            string::bytes_mut(a).as_mut_ptr() as libc::c_long
+        } else {
+            integer::to_i64_arg(ctx, a)? as libc::c_long
+        };
+    }
+    // SAFETY: the caller asked for this system call with these arguments; pointers given
+    // are to String buffers that stay alive (they are arguments) during the call.
+    let r = unsafe { libc::syscall(num as libc::c_long, words[0], words[1], words[2], words[3], words[4], words[5]) };
+    if r == -1 {
+        let e = crate::core::process::last_errno();
+        return Err(crate::core::process::errno_error(ctx, e, ""));
+    }
+    Ok(Value::fixnum(r as i64))
+}
+
 fn k_trace_var(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     crate::core::globals::trace_var(ctx, args)
 }
@@ -988,6 +1016,7 @@ pub fn init(ctx: &mut Ctx) {
         ("local_variables", k_local_variables, [0], Safe, ModuleFunction),
         ("global_variables", k_global_variables, [0], Safe, ModuleFunction),
         ("trace_var", k_trace_var, [1..=2], Unsafe, ModuleFunction),
+        ("syscall", k_syscall, [1..], Unsafe, ModuleFunction),
         ("set_trace_func", k_set_trace_func, [1], Unsafe, ModuleFunction),
         ("untrace_var", k_untrace_var, [1..=2], Unsafe, ModuleFunction),
         ("__ENCODING__", k_encoding, [0], Safe, ModuleFunction),

@@ -460,7 +460,9 @@ fn k_singleton_method(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> 
     if recv.is_heap() {
         let k = crate::object::basic(recv).klass;
         if module::is_class_or_module(k) && module::body(k).kind == module::ClassKind::Singleton {
-            if let Some(me) = module::body(k).methods.get(&name).cloned() {
+            // The singleton class and the modules it includes or prepends (Ruby 3.4).
+            let found = module::own_ancestors(ctx, k).iter().find_map(|&m| module::body(m).methods.get(&name).cloned());
+            if let Some(me) = found.filter(|me| !me.is_undefined()) {
                 let mc = ctx.c().method;
                 return Ok(object::new_data(ctx, mc, Box::new(MethodObj { recv, me, klass: k, name })));
             }

@@ -896,12 +896,8 @@ fn obj_singleton_methods(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Valu
             let mut mods = vec![k];
             let mut cur = k;
             while all && module::is_class_or_module(cur) && body(cur).kind == ClassKind::Singleton {
-                // Each singleton class's own part of the ancestors: itself and its modules.
-                let sup = body(cur).superclass;
-                let own = module::ancestors(ctx, cur);
-                let rest = if sup.is_nil() { 0 } else { module::ancestors(ctx, sup).len() };
-                mods.extend(own[..own.len().saturating_sub(rest)].iter().copied());
-                cur = sup;
+                mods.extend(module::own_ancestors(ctx, cur));
+                cur = body(cur).superclass;
             }
             let mut seen = std::collections::HashSet::new();
             for m in mods {
@@ -926,22 +922,47 @@ fn obj_methods(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(array::from_vec(ctx, list))
 }
 
-fn obj_private_methods(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+/// The methods of `recv` whose visibility passes `keep`: with `all` (the default) every
+/// ancestor's; otherwise those of its singleton classes and their modules, and of its
+/// first ordinary class (CRuby's `class_instance_method_list` for an object).
+fn obj_method_list(ctx: &mut Ctx, recv: Value, args: &Args, keep: fn(module::Visibility) -> bool) -> Result<Value> {
     let k = class_of(ctx, recv);
-    let list = crate::core::module_methods::method_list(ctx, k, true, |v| v == module::Visibility::Private);
-    Ok(array::from_vec(ctx, list))
+    if args.pos.first().is_none_or(|v| v.truthy()) {
+        let list = crate::core::module_methods::method_list(ctx, k, true, keep);
+        return Ok(array::from_vec(ctx, list));
+    }
+    let mut mods = Vec::new();
+    let mut cur = k;
+    while module::is_class_or_module(cur) && body(cur).kind == ClassKind::Singleton {
+        mods.extend(module::own_ancestors(ctx, cur));
+        cur = body(cur).superclass;
+    }
+    if module::is_class_or_module(cur) {
+        mods.push(cur);
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for m in mods {
+        for (name, me) in body(m).methods.iter() {
+            // The nearest definition of a name decides.
+            if seen.insert(*name) && !me.is_undefined() && keep(me.visibility) {
+                out.push(Value::symbol(*name));
+            }
+        }
+    }
+    Ok(array::from_vec(ctx, out))
 }
 
-fn obj_protected_methods(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let k = class_of(ctx, recv);
-    let list = crate::core::module_methods::method_list(ctx, k, true, |v| v == module::Visibility::Protected);
-    Ok(array::from_vec(ctx, list))
+fn obj_private_methods(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    obj_method_list(ctx, recv, args, |v| v == module::Visibility::Private)
 }
 
-fn obj_public_methods(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let k = class_of(ctx, recv);
-    let list = crate::core::module_methods::method_list(ctx, k, true, |v| v == module::Visibility::Public);
-    Ok(array::from_vec(ctx, list))
+fn obj_protected_methods(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    obj_method_list(ctx, recv, args, |v| v == module::Visibility::Protected)
+}
+
+fn obj_public_methods(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    obj_method_list(ctx, recv, args, |v| v == module::Visibility::Public)
 }
 
 fn obj_define_singleton_method(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
