@@ -116,3 +116,15 @@ test "syscall calls the system" do
   assert_equal Process.pid, syscall(39) if RUBY_PLATFORM.start_with?("x86_64")
   assert Kernel.private_instance_methods(false).include?(:syscall)
 end
+
+module KernelLeftoversAutoload
+  autoload :Later, "/nonexistent/kernel_leftovers_later.rb"
+  def self.pending = autoload?(:Later)
+end
+
+test "Kernel#autoload? looks in the caller's lexical scope; Module#autoload? in ancestors" do
+  assert_equal "/nonexistent/kernel_leftovers_later.rb", KernelLeftoversAutoload.pending
+  c = Class.new { include KernelLeftoversAutoload }
+  assert_equal "/nonexistent/kernel_leftovers_later.rb", c.autoload?(:Later)
+  assert_nil c.autoload?(:Later, false)
+end

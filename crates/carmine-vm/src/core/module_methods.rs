@@ -1308,7 +1308,12 @@ fn m_attached_object(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> 
 
 fn m_autoload(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let id = const_name_arg(ctx, args.pos[0])?;
-    let path = string::to_str_arg(ctx, args.pos[1])?;
+    // A path object's `to_path` counts, as for `require`.
+    let mut path = args.pos[1];
+    if !string::is_string(path) && path.is_heap() && ctx.respond_to(path, crate::symbol::sym::TO_PATH, true) {
+        path = ctx.call(path, crate::symbol::sym::TO_PATH, &[])?;
+    }
+    let path = string::to_str_arg(ctx, path)?;
     if string::len(path) == 0 {
         return Err(ctx.arg_error("empty file name"));
     }
@@ -1318,7 +1323,13 @@ fn m_autoload(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn m_autoload_p(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let id = symbol::to_sym_id(ctx, args.pos[0])?;
-    Ok(body(recv).const_get(id).and_then(|e| e.autoload.filter(|_| e.value.is_undef())).unwrap_or(Value::NIL))
+    let pending = |m: Value| body(m).const_get(id).and_then(|e| e.autoload.filter(|_| e.value.is_undef()));
+    // With `inherit` (the default) the ancestors' autoloads count too.
+    if args.pos.get(1).is_none_or(|v| v.truthy()) {
+        let list = crate::core::module::ancestors(ctx, recv);
+        return Ok(list.iter().find_map(|&m| pending(m)).unwrap_or(Value::NIL));
+    }
+    Ok(pending(recv).unwrap_or(Value::NIL))
 }
 
 fn m_refine(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
