@@ -176,6 +176,14 @@ test "WeakMap: identity keys, the 3.4 API" do
   assert_same empty, empty.each
 end
 
+test "WeakMap iterates in insertion order" do
+  m = ObjectSpace::WeakMap.new
+  keys = %w[a b c d].map(&:dup)
+  keys.each { |k| m[k] = k.upcase }
+  assert_equal keys, m.keys
+  assert_equal %w[A B C D], m.values
+end
+
 test "WeakMap entries vanish with their key or their value" do
   m = ObjectSpace::WeakMap.new
   keep_key = Object.new

@@ -16,19 +16,29 @@
 //!   object id — never with the object, which is gone by then.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use crate::heap::Marker;
 use crate::thread::Ctx;
 use crate::value::Value;
 
+/// One entry of a weak table; `seq` orders the entries as they were added.
+#[derive(Copy, Clone)]
+pub struct WeakEntry {
+    pub key: Value,
+    pub value: Value,
+    seq: u64,
+}
+
 /// A WeakMap (keys compared by identity; key and value both weak) or a WeakKeyMap (keys
-/// compared by `eql?`/`hash`; keys weak, values ephemerons).
+/// compared by `eql?`/`hash`; keys weak, values ephemerons). The table only finds keys
+/// by hash and identity; callers compare with `eql?` themselves (it runs Ruby code).
 pub struct WeakTable {
     pub by_identity: bool,
     /// Entries grouped by hash: a key's bits for identity tables, `key.hash` otherwise.
-    pub buckets: HashMap<u64, Vec<(Value, Value)>>,
-    pub len: usize,
+    buckets: HashMap<u64, Vec<WeakEntry>>,
+    len: usize,
+    next_seq: u64,
 }
 
 // The entries are deliberately not marked: this is what makes them weak.
@@ -36,12 +46,61 @@ crate::data_obj!(WeakTable);
 
 impl WeakTable {
     pub fn new(by_identity: bool) -> WeakTable {
-        WeakTable { by_identity, buckets: HashMap::new(), len: 0 }
+        WeakTable { by_identity, buckets: HashMap::new(), len: 0, next_seq: 0 }
     }
 
-    /// Every entry, in no particular order.
-    pub fn entries(&self) -> Vec<(Value, Value)> {
-        self.buckets.values().flatten().copied().collect()
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Every entry, oldest first.
+    pub fn entries(&self) -> Vec<WeakEntry> {
+        let mut all: Vec<WeakEntry> = self.buckets.values().flatten().copied().collect();
+        all.sort_by_key(|e| e.seq);
+        all
+    }
+
+    /// The keys stored under hash `h`.
+    pub fn keys_with_hash(&self, h: u64) -> Vec<Value> {
+        self.buckets.get(&h).map_or(Vec::new(), |b| b.iter().map(|e| e.key).collect())
+    }
+
+    /// The entry whose key is `key` itself, under hash `h`.
+    pub fn get_mut(&mut self, h: u64, key: Value) -> Option<&mut WeakEntry> {
+        self.buckets.get_mut(&h).and_then(|b| b.iter_mut().find(|e| e.key == key))
+    }
+
+    /// Sets the value of the entry whose key is `key` itself, or adds an entry.
+    pub fn insert(&mut self, h: u64, key: Value, value: Value) {
+        if let Some(e) = self.get_mut(h, key) {
+            e.value = value;
+            return;
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.buckets.entry(h).or_default().push(WeakEntry { key, value, seq });
+        self.len += 1;
+    }
+
+    /// Removes the entry whose key is `key` itself; returns its value.
+    pub fn remove(&mut self, h: u64, key: Value) -> Option<Value> {
+        let b = self.buckets.get_mut(&h)?;
+        let i = b.iter().position(|e| e.key == key)?;
+        let e = b.remove(i);
+        if b.is_empty() {
+            self.buckets.remove(&h);
+        }
+        self.len -= 1;
+        Some(e.value)
+    }
+
+    pub fn clear(&mut self) {
+        self.buckets.clear();
+        self.len = 0;
     }
 
     /// Drops the entries whose key (or, in a WeakMap, value) did not survive marking.
@@ -49,7 +108,7 @@ impl WeakTable {
         let by_identity = self.by_identity;
         let mut len = 0;
         self.buckets.retain(|_, b| {
-            b.retain(|&(k, v)| m.is_marked(k) && (!by_identity || m.is_marked(v)));
+            b.retain(|e| m.is_marked(e.key) && (!by_identity || m.is_marked(e.value)));
             len += b.len();
             !b.is_empty()
         });
@@ -59,9 +118,9 @@ impl WeakTable {
     /// Marks the values of a WeakKeyMap whose keys are marked; true if any was new.
     fn mark_ephemerons(&self, m: &mut Marker<'_>) -> bool {
         let mut progress = false;
-        for &(k, v) in self.buckets.values().flatten() {
-            if m.is_marked(k) && !m.is_marked(v) {
-                m.mark(v);
+        for e in self.buckets.values().flatten() {
+            if m.is_marked(e.key) && !m.is_marked(e.value) {
+                m.mark(e.value);
                 progress = true;
             }
         }
@@ -82,7 +141,7 @@ pub struct ObjSpace {
     /// Finalizers by object address.
     pub finalizers: RefCell<HashMap<usize, Finalizer>>,
     /// Finalizers of collected objects, to be called.
-    pub pending: RefCell<Vec<Finalizer>>,
+    pub pending: RefCell<VecDeque<Finalizer>>,
     /// Set while pending finalizers run (they are not run reentrantly).
     pub running: Cell<bool>,
 }
@@ -129,7 +188,7 @@ impl ObjSpace {
             let mut pending = self.pending.borrow_mut();
             for a in dead {
                 if let Some(f) = fins.remove(&a) {
-                    pending.push(f);
+                    pending.push_back(f);
                     queued = true;
                 }
             }
@@ -152,14 +211,9 @@ pub fn run_pending(ctx: &mut Ctx) {
     }
     os.running.set(true);
     loop {
-        let next = {
-            let mut p = ctx.vm().objspace.pending.borrow_mut();
-            if p.is_empty() {
-                None
-            } else {
-                Some(p.remove(0))
-            }
-        };
+        // Taken out of `pending` (a root) and protected by `call_finalizer` before anything
+        // can allocate.
+        let next = ctx.vm().objspace.pending.borrow_mut().pop_front();
         let Some(f) = next else { break };
         call_finalizer(ctx, f);
     }

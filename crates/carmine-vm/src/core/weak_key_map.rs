@@ -44,10 +44,10 @@ fn key_hash(ctx: &mut Ctx, key: Value) -> Result<u64> {
 /// The stored key equal to `key` (identical, or `key.eql?(stored)`) with its hash.
 fn find_key(ctx: &mut Ctx, recv: Value, key: Value) -> Result<Option<(Value, u64)>> {
     let h = key_hash(ctx, key)?;
-    let candidates: Vec<Value> = match table(ctx, recv)?.buckets.get(&h) {
-        Some(b) => b.iter().map(|&(k, _)| k).collect(),
-        None => return Ok(None),
-    };
+    let candidates = table(ctx, recv)?.keys_with_hash(h);
+    if candidates.is_empty() {
+        return Ok(None);
+    }
     if candidates.contains(&key) {
         return Ok(Some((key, h)));
     }
@@ -61,30 +61,23 @@ fn find_key(ctx: &mut Ctx, recv: Value, key: Value) -> Result<Option<(Value, u64
     Ok(None)
 }
 
-/// The entry of the stored key `k` (identical) in bucket `h`, if it is still there.
-fn entry_of<'a>(t: &'a mut WeakTable, h: u64, k: Value) -> Option<&'a mut (Value, Value)> {
-    t.buckets.get_mut(&h).and_then(|b| b.iter_mut().find(|e| e.0 == k))
-}
-
 fn m_aset(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let (key, value) = (args.pos[0], args.pos[1]);
     if !key.is_heap() {
         return Err(ctx.arg_error("WeakKeyMap keys must be garbage collectable"));
     }
-    let found = find_key(ctx, recv, key)?;
-    let h = match found {
+    // An equal key already there is replaced by this one, with the new value.
+    match find_key(ctx, recv, key)? {
         Some((k, h)) => {
-            if let Some(e) = entry_of(table(ctx, recv)?, h, k) {
-                *e = (key, value);
-                return Ok(value);
-            }
-            h
+            let t = table(ctx, recv)?;
+            t.remove(h, k);
+            t.insert(h, key, value);
         }
-        None => key_hash(ctx, key)?,
-    };
-    let t = table(ctx, recv)?;
-    t.buckets.entry(h).or_default().push((key, value));
-    t.len += 1;
+        None => {
+            let h = key_hash(ctx, key)?;
+            table(ctx, recv)?.insert(h, key, value);
+        }
+    }
     Ok(value)
 }
 
@@ -94,7 +87,7 @@ fn m_aref(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Ok(Value::NIL);
     }
     Ok(match find_key(ctx, recv, key)? {
-        Some((k, h)) => entry_of(table(ctx, recv)?, h, k).map_or(Value::NIL, |e| e.1),
+        Some((k, h)) => table(ctx, recv)?.get_mut(h, k).map_or(Value::NIL, |e| e.value),
         None => Value::NIL,
     })
 }
@@ -105,7 +98,7 @@ fn m_has_key(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Ok(Value::FALSE);
     }
     let found = match find_key(ctx, recv, key)? {
-        Some((k, h)) => entry_of(table(ctx, recv)?, h, k).is_some(),
+        Some((k, h)) => table(ctx, recv)?.get_mut(h, k).is_some(),
         None => false,
     };
     Ok(Value::bool(found))
@@ -117,7 +110,7 @@ fn m_getkey(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Ok(Value::NIL);
     }
     Ok(match find_key(ctx, recv, key)? {
-        Some((k, h)) => entry_of(table(ctx, recv)?, h, k).map_or(Value::NIL, |e| e.0),
+        Some((k, h)) => table(ctx, recv)?.get_mut(h, k).map_or(Value::NIL, |e| e.key),
         None => Value::NIL,
     })
 }
@@ -126,16 +119,8 @@ fn m_delete(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let key = args.pos[0];
     let found = if key.is_heap() { find_key(ctx, recv, key)? } else { None };
     if let Some((k, h)) = found {
-        let t = table(ctx, recv)?;
-        if let Some(b) = t.buckets.get_mut(&h) {
-            if let Some(i) = b.iter().position(|e| e.0 == k) {
-                let (_, v) = b.remove(i);
-                if b.is_empty() {
-                    t.buckets.remove(&h);
-                }
-                t.len -= 1;
-                return Ok(v);
-            }
+        if let Some(v) = table(ctx, recv)?.remove(h, k) {
+            return Ok(v);
         }
     }
     match args.block {
@@ -145,15 +130,13 @@ fn m_delete(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn m_clear(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let t = table(ctx, recv)?;
-    t.buckets.clear();
-    t.len = 0;
+    table(ctx, recv)?.clear();
     Ok(recv)
 }
 
 fn m_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let cname = object::class_name_of(ctx, recv);
-    let n = table(ctx, recv)?.len;
+    let n = table(ctx, recv)?.len();
     Ok(string::new_utf8(ctx, &format!("#<{cname}:0x{:016x} size={n}>", recv.raw())))
 }
 

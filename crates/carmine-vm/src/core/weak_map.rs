@@ -34,21 +34,13 @@ fn table<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a mut WeakTable> {
     }
 }
 
-fn find(t: &WeakTable, key: Value) -> Option<Value> {
-    t.buckets.get(&key.raw()).and_then(|b| b.iter().find(|(k, _)| *k == key)).map(|&(_, v)| v)
+fn find(t: &mut WeakTable, key: Value) -> Option<Value> {
+    t.get_mut(key.raw(), key).map(|e| e.value)
 }
 
 fn m_aset(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let (key, value) = (args.pos[0], args.pos[1]);
-    let t = table(ctx, recv)?;
-    let b = t.buckets.entry(key.raw()).or_default();
-    match b.iter_mut().find(|(k, _)| *k == key) {
-        Some(e) => e.1 = value,
-        None => {
-            b.push((key, value));
-            t.len += 1;
-        }
-    }
+    table(ctx, recv)?.insert(key.raw(), key, value);
     Ok(value)
 }
 
@@ -62,22 +54,9 @@ fn m_has_key(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(Value::bool(find(t, args.pos[0]).is_some()))
 }
 
-/// Removes `key`'s entry from an identity table; returns its value.
-fn remove(t: &mut WeakTable, key: Value) -> Option<Value> {
-    let b = t.buckets.get_mut(&key.raw())?;
-    let i = b.iter().position(|(k, _)| *k == key)?;
-    let (_, v) = b.remove(i);
-    if b.is_empty() {
-        t.buckets.remove(&key.raw());
-    }
-    t.len -= 1;
-    Some(v)
-}
-
 fn m_delete(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let key = args.pos[0];
-    let t = table(ctx, recv)?;
-    match remove(t, key) {
+    match table(ctx, recv)?.remove(key.raw(), key) {
         Some(v) => Ok(v),
         None => match args.block {
             Some(b) => ctx.yield1(&b, key),
@@ -87,12 +66,12 @@ fn m_delete(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn m_size(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    Ok(Value::fixnum(table(ctx, recv)?.len as i64))
+    Ok(Value::fixnum(table(ctx, recv)?.len() as i64))
 }
 
 /// The entries as a flat Array `[k0, v0, k1, v1, …]`, which keeps them alive.
 fn snapshot(ctx: &mut Ctx, recv: Value) -> Result<Value> {
-    let flat: Vec<Value> = table(ctx, recv)?.entries().into_iter().flat_map(|(k, v)| [k, v]).collect();
+    let flat: Vec<Value> = table(ctx, recv)?.entries().into_iter().flat_map(|e| [e.key, e.value]).collect();
     Ok(array::from_vec(ctx, flat))
 }
 
@@ -128,12 +107,12 @@ fn m_each_value(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn m_keys(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let keys: Vec<Value> = table(ctx, recv)?.entries().into_iter().map(|(k, _)| k).collect();
+    let keys: Vec<Value> = table(ctx, recv)?.entries().into_iter().map(|e| e.key).collect();
     Ok(array::from_vec(ctx, keys))
 }
 
 fn m_values(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let values: Vec<Value> = table(ctx, recv)?.entries().into_iter().map(|(_, v)| v).collect();
+    let values: Vec<Value> = table(ctx, recv)?.entries().into_iter().map(|e| e.value).collect();
     Ok(array::from_vec(ctx, values))
 }
 
