@@ -128,3 +128,23 @@ test "Kernel#autoload? looks in the caller's lexical scope; Module#autoload? in 
   assert_equal "/nonexistent/kernel_leftovers_later.rb", c.autoload?(:Later)
   assert_nil c.autoload?(:Later, false)
 end
+
+test "Complex() with non-real Numerics and exception: false" do
+  unreal = Class.new(Numeric) { def real? = false; def +(o) = :sum; def *(o) = self }.new
+  assert_same unreal, Complex(unreal)
+  assert_equal :sum, Complex(unreal, 1)
+  assert_nil Complex(:sym, exception: false)
+  e = assert_raise(TypeError) { Complex(:sym, 0, exception: false) }
+  assert_equal "not a real", e.message
+  assert_raise(Encoding::CompatibilityError) { Complex("1".encode("UTF-16LE"), exception: false) }
+end
+
+test "Float(obj) is obj.to_f itself" do
+  nan = 0.0 / 0.0
+  o = Object.new
+  o.define_singleton_method(:to_f) { nan }
+  assert_same nan, Float(o)
+  bad = Object.new
+  def bad.to_f = "1"
+  assert_raise(TypeError) { Float(bad) }
+end
