@@ -148,3 +148,9 @@ test "Float(obj) is obj.to_f itself" do
   def bad.to_f = "1"
   assert_raise(TypeError) { Float(bad) }
 end
+
+test "Object#=~ is gone (3.2); nil =~ still answers nil" do
+  assert !Object.new.respond_to?(:=~)
+  assert_nil(nil =~ /a/)
+  assert_raise(NoMethodError) { Object.new !~ 1 }
+end
