@@ -126,6 +126,17 @@ test "finalizers run at exit, with errors reported as warnings" do
   assert_match(/boom \(RuntimeError\)/, err)
 end
 
+test "dup and clone copy finalizers" do
+  out, _err, status = Support.run_carmine(<<~RUBY)
+    o = Object.new
+    ObjectSpace.define_finalizer(o, proc { puts "fin" })
+    o.dup
+    o.clone
+  RUBY
+  assert_equal 0, status.exitstatus
+  assert_equal "fin\nfin\nfin\n", out
+end
+
 test "_id2ref finds live objects and immediates" do
   s = "an object"
   assert_same s, ObjectSpace._id2ref(s.object_id)

@@ -203,6 +203,17 @@ impl ObjSpace {
     }
 }
 
+/// Gives `copy` the finalizers of `orig` (`dup` and `clone` copy them, as in CRuby).
+pub fn copy_finalizers(ctx: &mut Ctx, copy: Value, orig: Value) {
+    let callables = match ctx.vm().objspace.finalizers.borrow().get(&(orig.raw() as usize)) {
+        Some(f) => f.callables.clone(),
+        None => return,
+    };
+    // `object_id` may allocate (a Bignum id): the callables stay rooted through `orig`'s entry.
+    let id = crate::core::object::object_id(ctx, copy);
+    ctx.vm().objspace.finalizers.borrow_mut().insert(copy.raw() as usize, Finalizer { id, callables });
+}
+
 /// Calls the finalizers of collected objects (at a safepoint, after `GC.start`).
 pub fn run_pending(ctx: &mut Ctx) {
     let os = &ctx.vm().objspace;

@@ -49,7 +49,9 @@ pub fn method_object(ctx: &mut Ctx, recv: Value, name: SymId) -> Result<Value> {
     let me = match module::find_method(ctx, klass, name) {
         Some(me) => me,
         None => {
-            if ctx.respond_to_dynamic(recv, name)? {
+            // CRuby asks `respond_to_missing?(name, true)`: private ones count.
+            let rtm = sym::RESPOND_TO_MISSING;
+            if ctx.respond_to(recv, rtm, true) && ctx.call(recv, rtm, &[Value::symbol(name), Value::TRUE])?.truthy() {
                 // respond_to_missing?: a method that forwards to method_missing.
                 Arc::new(MethodEntry { name, original_name: name, owner: klass, visibility: Visibility::Public, body: MethodBody::Undefined })
             } else {

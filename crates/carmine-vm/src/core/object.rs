@@ -565,6 +565,13 @@ fn obj_public_send(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Err(ctx.arg_error("no method name given"));
     };
     let mid = crate::core::symbol::to_sym_id(ctx, name)?;
+    // Protected methods are refused whoever calls (CRuby's public_send).
+    let klass = class_of(ctx, recv);
+    if let Some(me) = module::find_method(ctx, klass, mid) {
+        if me.visibility == module::Visibility::Protected && !me.is_undefined() {
+            return Err(crate::interp::call::method_visibility_error(ctx, recv, mid, me.visibility));
+        }
+    }
     ctx.call_public(recv, mid, &args.pos[1..], args.kw, args.block)
 }
 
@@ -755,6 +762,7 @@ pub fn copy_object(ctx: &mut Ctx, recv: Value, clone: bool, freeze_kw: Option<bo
         _ => return Err(ctx.type_error("can't copy internal object")),
     };
     copy_ivars(ctx, copy, recv);
+    crate::weak::copy_finalizers(ctx, copy, recv);
     if clone {
         let k = basic(recv).klass;
         if module::is_class_or_module(k) && body(k).kind == ClassKind::Singleton && !module::is_class_or_module(recv) {
