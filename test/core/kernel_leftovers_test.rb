@@ -154,3 +154,29 @@ test "Object#=~ is gone (3.2); nil =~ still answers nil" do
   assert_nil(nil =~ /a/)
   assert_raise(NoMethodError) { Object.new !~ 1 }
 end
+
+test "puts goes through $stdout.puts when that is not IO's own; p flushes a File $stdout" do
+  got = []
+  out = Object.new
+  out.define_singleton_method(:puts) { |*a| got << a }
+  old = $stdout
+  begin
+    $stdout = out
+    puts :arg
+  ensure
+    $stdout = old
+  end
+  assert_equal [[:arg]], got
+  path = "/tmp/kernel_leftovers_p_#{Process.pid}"
+  File.open(path, "w") do |f|
+    begin
+      $stdout = f
+      p "abc"
+    ensure
+      $stdout = old
+    end
+    assert_equal "\"abc\"\n", File.read(path)
+  end
+ensure
+  File.delete(path) if path && File.exist?(path)
+end

@@ -36,8 +36,15 @@ pub fn caller_location(ctx: &Ctx) -> (Arc<str>, u32) {
 
 // ---- output ----
 
+/// `puts` is `$stdout.puts` (written directly while that is IO's own `puts`).
 fn k_puts(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let out = crate::core::globals::get(ctx, sym::DOLLAR_STDOUT)?;
+    let puts = ctx.intern("puts");
+    let k = crate::interp::class_of(ctx, out);
+    let builtin = crate::core::module::find_method(ctx, k, puts).is_some_and(|me| matches!(me.body, crate::core::module::MethodBody::Builtin { .. }));
+    if !builtin {
+        return ctx.call(out, puts, args.pos);
+    }
     io::puts_to(ctx, out, args.pos)?;
     Ok(Value::NIL)
 }
@@ -63,7 +70,11 @@ fn k_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         b.push(b'\n');
         io::write_bytes_to(ctx, out, &b)?;
     }
-    io::flush_if_stdout(ctx, out)?;
+    // As CRuby, `p` flushes `$stdout` when it is an IO such as a File (the process's
+    // standard output keeps its buffer, which is flushed at exit and before forks).
+    if crate::core::io::io_ref(out).is_some_and(|io| io.fd != 1) {
+        ctx.call_str(out, "flush", &[])?;
+    }
     Ok(match args.pos.len() {
         0 => Value::NIL,
         1 => args.pos[0],
