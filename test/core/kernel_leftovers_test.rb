@@ -159,6 +159,7 @@ test "puts goes through $stdout.puts when that is not IO's own; p flushes a File
   got = []
   out = Object.new
   out.define_singleton_method(:puts) { |*a| got << a }
+  out.define_singleton_method(:write) { |*a| }
   old = $stdout
   begin
     $stdout = out
