@@ -181,3 +181,16 @@ test "puts goes through $stdout.puts when that is not IO's own; p flushes a File
 ensure
   File.delete(path) if path && File.exist?(path)
 end
+
+test "define_singleton_method refuses another object's singleton method; backtick converts once" do
+  a = Object.new
+  def a.only_mine = :a
+  um = a.method(:only_mine).unbind
+  e = assert_raise(TypeError) { Object.new.define_singleton_method(:x, um) }
+  assert_equal "can't bind singleton method to a different class", e.message
+  cmd = Object.new
+  calls = 0
+  cmd.define_singleton_method(:to_str) { calls += 1; "echo hi" }
+  assert_equal "hi\n", Kernel.send(:`, cmd)
+  assert_equal 1, calls
+end

@@ -509,8 +509,11 @@ pub fn define_method_impl(ctx: &mut Ctx, target: Value, args: &Args, vis: Visibi
         };
         MethodEntry { name, original_name: name, owner: target, visibility: vis, body: MethodBody::Proc(p) }
     } else if let Some(inner) = crate::core::method::method_entry_of(bodyv) {
-        let owner_ok = module::is_class_or_module(inner.owner) && (module::is_module(inner.owner) || module::includes_module(ctx, target, inner.owner) || body(target).kind == ClassKind::Singleton);
+        let owner_ok = module::is_class_or_module(inner.owner) && (module::is_module(inner.owner) || module::includes_module(ctx, target, inner.owner));
         if !owner_ok {
+            if module::is_class_or_module(inner.owner) && body(inner.owner).kind == ClassKind::Singleton {
+                return Err(ctx.type_error("can't bind singleton method to a different class"));
+            }
             let oname = class_path(ctx, inner.owner);
             return Err(ctx.type_error(&format!("bind argument must be a subclass of {oname}")));
         }
