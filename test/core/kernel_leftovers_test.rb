@@ -194,3 +194,9 @@ test "define_singleton_method refuses another object's singleton method; backtic
   assert_equal "hi\n", Kernel.send(:`, cmd)
   assert_equal 1, calls
 end
+
+test "__dir__ in eval with a file name is that name's directory" do
+  assert_equal ".", eval("__dir__", nil, "foo.rb")
+  assert_equal "foo", eval("__dir__", nil, "foo/bar.rb")
+  assert_equal File.dirname(File.expand_path(__FILE__)), __dir__
+end

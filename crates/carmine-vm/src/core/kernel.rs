@@ -640,6 +640,12 @@ fn k_dir(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
         return Ok(Value::NIL);
     }
     let p = std::path::Path::new(&*path);
+    // A file name given to `eval` is taken as it is; a script's path is expanded.
+    let in_eval = ops::caller_ruby_frame(ctx).is_some_and(|fi| ctx.stacks.frames[fi].iseq().kind == crate::compile::iseq::IseqKind::Eval);
+    if in_eval {
+        let dir = p.parent().map(|d| d.to_string_lossy().into_owned()).filter(|d| !d.is_empty()).unwrap_or_else(|| ".".into());
+        return Ok(string::new_utf8(ctx, &dir));
+    }
     let abs = if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(p) };
     let dir = abs.parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_else(|| ".".into());
     Ok(string::new_utf8(ctx, &dir))
