@@ -200,3 +200,12 @@ test "__dir__ in eval with a file name is that name's directory" do
   assert_equal "foo", eval("__dir__", nil, "foo/bar.rb")
   assert_equal File.dirname(File.expand_path(__FILE__)), __dir__
 end
+
+test "a Method of an alias in a subclass equals the original's, with equal hashes" do
+  a = Class.new { def pub = :a }
+  b = Class.new(a) { alias_method :al, :pub }
+  o = b.new
+  assert_equal o.method(:pub), o.method(:al)
+  assert_equal o.method(:pub).hash, o.method(:al).hash
+  assert_not_equal b.new.method(:pub), o.method(:al)
+end

@@ -278,7 +278,27 @@ fn m_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if object::real_class_of(ctx, recv) != object::real_class_of(ctx, o) {
         return Ok(Value::FALSE);
     }
-    Ok(Value::bool(a.recv == b.recv && a.me.owner == b.me.owner && (Arc::ptr_eq(&a.me, &b.me) || definition_key(&a.me) == definition_key(&b.me))))
+    if a.recv != b.recv {
+        return Ok(Value::FALSE);
+    }
+    // One Ruby definition is the same method under any name or owner (an alias in a
+    // subclass included); builtins are told apart by owner too.
+    if let (Some(x), Some(y)) = (ruby_definition(&a.me), ruby_definition(&b.me)) {
+        return Ok(Value::bool(x == y));
+    }
+    Ok(Value::bool(a.me.owner == b.me.owner && (Arc::ptr_eq(&a.me, &b.me) || definition_key(&a.me) == definition_key(&b.me))))
+}
+
+/// The instruction sequence of a method written in Ruby, through aliases.
+fn ruby_definition(me: &MethodEntry) -> Option<Value> {
+    let mut def = me;
+    while let MethodBody::Alias(inner) = &def.body {
+        def = inner;
+    }
+    match &def.body {
+        MethodBody::Iseq { iseq, .. } => Some(*iseq),
+        _ => None,
+    }
 }
 
 /// What identifies a method's definition for `==`/`hash`: the function of a builtin (as
@@ -293,7 +313,11 @@ fn definition_key(me: &MethodEntry) -> u64 {
 
 fn m_hash(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let m = get(ctx, recv)?;
-    let h = crate::core::hash::mix(crate::core::hash::mix(ctx.vm().hash_seed, m.recv.raw()), definition_key(&m.me) ^ m.me.owner.raw());
+    let key = match ruby_definition(&m.me) {
+        Some(iseq) => iseq.raw(),
+        None => definition_key(&m.me) ^ m.me.owner.raw(),
+    };
+    let h = crate::core::hash::mix(crate::core::hash::mix(ctx.vm().hash_seed, m.recv.raw()), key);
     Ok(Value::fixnum((h >> 2) as i64))
 }
 
