@@ -209,3 +209,29 @@ test "a Method of an alias in a subclass equals the original's, with equal hashe
   assert_equal o.method(:pub).hash, o.method(:al).hash
   assert_not_equal b.new.method(:pub), o.method(:al)
 end
+
+test "raise: extra keywords go to exception, no cycles of causes, an empty message without $!" do
+  data_error = Class.new(StandardError) { attr_reader :data; def initialize(data) = @data = data }
+  e = assert_raise(data_error) { raise data_error, data: 42 }
+  assert_equal({ data: 42 }, e.data)
+  c = StandardError.new("c")
+  e = assert_raise(StandardError) { raise c, cause: c }
+  assert_nil e.cause
+  e1 = nil
+  begin
+    begin
+      raise "one"
+    rescue => e1
+      begin
+        raise "two"
+      rescue
+        raise e1
+      end
+    end
+  rescue => got
+    assert_same e1, got
+    assert_nil got.cause
+  end
+  e = assert_raise(RuntimeError) { raise }
+  assert_equal "", e.message
+end

@@ -298,8 +298,9 @@ pub fn make_exception(ctx: &mut Ctx, args: &[Value]) -> Result<Value> {
             return Ok(cur);
         }
         // No backtrace yet: raise records the caller's, without its own frame.
+        // An empty message (reported as "unhandled exception" if uncaught).
         let e = crate::core::exception::allocate(ctx, ctx.c().runtime_error);
-        let m = string::new_utf8(ctx, "unhandled exception");
+        let m = string::new_utf8(ctx, "");
         crate::core::exception::set_message(ctx, e, m);
         return Ok(e);
     }
@@ -330,15 +331,28 @@ fn k_raise(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     if cause_kw.is_some() && args.pos.is_empty() {
         return Err(ctx.arg_error("only cause is given with no arguments"));
     }
-    let e = make_exception(ctx, args.pos)?;
+    // Keywords other than `cause:` go to `exception` as a Hash (CRuby's compatibility).
+    let mut pos = args.pos.to_vec();
+    if let Some(kw) = args.kw.filter(|&k| hash::len(k) > 0) {
+        let extra = hash::new(ctx);
+        for (k, v) in hash::pairs(kw) {
+            if k != Value::symbol(ctx.intern("cause")) {
+                hash::aset(ctx, extra, k, v)?;
+            }
+        }
+        if hash::len(extra) > 0 {
+            pos.push(extra);
+        }
+    }
+    let pos = array::from_vec(ctx, pos);
+    let e = make_exception(ctx, &array::to_vec(pos))?;
     if object::ivar_get(ctx, e, sym::BT).is_nil() {
         exception::capture_backtrace_from_caller(ctx, e);
     }
     match cause_kw {
+        // An exception is never its own cause (the keyword is ignored then).
+        Some(c) if c == e => {}
         Some(c) => {
-            if c == e {
-                return Err(ctx.arg_error("circular causes"));
-            }
             if !c.is_nil() && !object::is_a(ctx, c, ctx.c().exception) {
                 return Err(ctx.type_error("exception object expected"));
             }
@@ -352,9 +366,19 @@ fn k_raise(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
             object::ivar_set_raw(ctx, e, sym::CAUSE, c);
         }
         None => {
+            // `$!` becomes the cause, unless that would make a cycle (re-raising an
+            // exception that is already the cause of `$!`).
             let cur = ctx.stacks.errinfo;
             if !cur.is_nil() && cur != e && !object::ivar_defined(ctx, e, sym::CAUSE) {
-                object::ivar_set_raw(ctx, e, sym::CAUSE, cur);
+                let mut c = cur;
+                let mut circular = false;
+                while !c.is_nil() && !circular {
+                    circular = c == e;
+                    c = object::ivar_get(ctx, c, sym::CAUSE);
+                }
+                if !circular {
+                    object::ivar_set_raw(ctx, e, sym::CAUSE, cur);
+                }
             }
         }
     }
