@@ -235,3 +235,13 @@ test "raise: extra keywords go to exception, no cycles of causes, an empty messa
   e = assert_raise(RuntimeError) { raise }
   assert_equal "", e.message
 end
+
+test "method takes what respond_to_missing?(name, true) answers; public_method only public ones" do
+  c = Class.new do
+    def respond_to_missing?(m, priv) = m == :ghost && priv
+    def method_missing(m, *a) = m == :ghost ? :boo : super
+  end
+  o = c.new
+  assert_equal :boo, o.method(:ghost).call
+  assert_raise(NameError) { o.public_method(:ghost) }
+end

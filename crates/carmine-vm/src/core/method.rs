@@ -45,13 +45,19 @@ fn name_error_for(ctx: &mut Ctx, recv: Value, name: SymId, unbound: bool) -> cra
 
 /// `obj.method(:name)`.
 pub fn method_object(ctx: &mut Ctx, recv: Value, name: SymId) -> Result<Value> {
+    method_object_of(ctx, recv, name, true)
+}
+
+/// A Method for `recv.name`; a method only `respond_to_missing?(name, include_all)`
+/// answers for forwards to `method_missing`.
+fn method_object_of(ctx: &mut Ctx, recv: Value, name: SymId, include_all: bool) -> Result<Value> {
     let klass = class_of(ctx, recv);
     let me = match module::find_method(ctx, klass, name) {
         Some(me) => me,
         None => {
-            // CRuby asks `respond_to_missing?(name, true)`: private ones count.
+            // `method` asks `respond_to_missing?(name, true)`, `public_method` with false.
             let rtm = sym::RESPOND_TO_MISSING;
-            if ctx.respond_to(recv, rtm, true) && ctx.call(recv, rtm, &[Value::symbol(name), Value::TRUE])?.truthy() {
+            if ctx.respond_to(recv, rtm, true) && ctx.call(recv, rtm, &[Value::symbol(name), Value::bool(include_all)])?.truthy() {
                 // respond_to_missing?: a method that forwards to method_missing.
                 Arc::new(MethodEntry { name, original_name: name, owner: klass, visibility: Visibility::Public, body: MethodBody::Undefined })
             } else {
@@ -474,7 +480,7 @@ fn k_method(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn k_public_method(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let name = symbol::to_sym_id(ctx, args.pos[0])?;
-    let m = method_object(ctx, recv, name)?;
+    let m = method_object_of(ctx, recv, name, false)?;
     if get(ctx, m)?.me.visibility != Visibility::Public {
         return Err(name_error_for(ctx, recv, name, false));
     }
