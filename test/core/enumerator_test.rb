@@ -40,7 +40,8 @@ test "Enumerable#chain and Enumerator#+ iterate one after the other" do
   assert_equal 4, c.size
   assert_equal [[1, 0], [2, 1], [3, 2], [4, 3]], c.with_index.to_a
   assert_equal [1, 2], c.each_slice(2).first
-  assert_equal 1, c.next
+  assert_raise(NoMethodError) { c.next }
+  assert !c.respond_to?(:peek)
   d = [1].each + [2]
   assert_equal [1, 2], d.to_a
   assert_equal "#<Enumerator::Chain: [1..2, [3]]>", (1..2).chain([3]).inspect

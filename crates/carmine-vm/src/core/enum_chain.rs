@@ -168,6 +168,11 @@ pub fn init(ctx: &mut Ctx) {
         ("inspect", m_inspect, [0], Safe),
         ("to_s", m_inspect, [0], Safe),
     ]);
+    // External iteration is not offered on chains, as in CRuby.
+    for name in ["feed", "next_values", "next", "peek_values", "peek"] {
+        let id = ctx.intern(name);
+        let _ = crate::core::module_methods::undef_method(ctx, c, id);
+    }
     let enumerable = ctx.c().enumerable;
     crate::methods!(ctx, enumerable, [("chain", e_chain, [0..], Safe)]);
     let enumerator = ctx.c().enumerator;

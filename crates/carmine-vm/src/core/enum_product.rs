@@ -203,5 +203,10 @@ pub fn init(ctx: &mut Ctx) {
         ("rewind", m_rewind, [0], Safe),
         ("inspect", m_inspect, [0], Safe),
     ]);
+    // External iteration is not offered on products, as in CRuby.
+    for name in ["feed", "next_values", "next", "peek_values", "peek"] {
+        let id = ctx.intern(name);
+        let _ = crate::core::module_methods::undef_method(ctx, c, id);
+    }
     crate::methods!(ctx, e, [("product", s_product, [0..], Safe, Singleton, Kw)]);
 }
