@@ -290,7 +290,9 @@ pub(crate) fn finish(ctx: &mut Ctx, r: Result<Value, Unwind>) -> Outcome {
         print_report(ctx, e);
     }
     crate::thread::sched::terminate_all(ctx);
-    crate::weak::run_all_at_exit(ctx);
+    if !exit_bang {
+        crate::weak::run_all_at_exit(ctx);
+    }
     crate::core::io::flush_stdout(ctx);
     outcome
 }
