@@ -198,7 +198,7 @@ end
 test "__dir__ in eval with a file name is that name's directory" do
   assert_equal ".", eval("__dir__", nil, "foo.rb")
   assert_equal "foo", eval("__dir__", nil, "foo/bar.rb")
-  assert_equal File.dirname(File.expand_path(__FILE__)), __dir__
+  assert_equal File.dirname(File.realpath(__FILE__)), __dir__
 end
 
 test "a Method of an alias in a subclass equals the original's, with equal hashes" do

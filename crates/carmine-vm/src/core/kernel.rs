@@ -671,6 +671,8 @@ fn k_dir(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
         return Ok(string::new_utf8(ctx, &dir));
     }
     let abs = if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(p) };
+    // The real path, as CRuby's `rb_current_realfilepath` (`..` and symlinks resolved).
+    let abs = std::fs::canonicalize(&abs).unwrap_or(abs);
     let dir = abs.parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_else(|| ".".into());
     Ok(string::new_utf8(ctx, &dir))
 }
