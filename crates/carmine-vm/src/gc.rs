@@ -8,6 +8,7 @@
 //! - suspended fibers' VM and native stacks, through their Fiber objects (reachable from
 //!   the running fiber's resumer chain, the root fiber, or Ruby references).
 //!
+//! - finalizers' callables (`weak`; weak tables are settled after marking),
 //! - other threads' contexts and native stacks: they are in safe regions (outside the
 //!   giant lock), with their stack tops recorded (`Ctx::safe_sp`).
 //!
@@ -15,17 +16,28 @@
 //! holding the giant lock, and every other thread of the VM is outside it.
 
 use crate::heap::stack_scan::with_registers_spilled;
-use crate::heap::Marker;
+use std::time::Instant;
+
+use crate::heap::page::SLOT_SIZE;
+use crate::heap::stats::{GcReason, GcRecord};
+use crate::heap::{HeapInner, Marker};
 use crate::interp::frame::Frame;
 use crate::object::{basic, FL_EXIVAR};
 use crate::thread::{Ctx, Stacks};
 use crate::vm::Vm;
 
+/// A collection because the heap needs slots.
 pub fn collect(ctx: &mut Ctx) {
+    collect_for(ctx, GcReason::NewObj);
+}
+
+/// One full collection: mark, settle weak references and finalizers, sweep.
+pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
     let start = std::time::Instant::now();
     ctx.drop_alloc_cache();
     let vm: &Vm = ctx.vm();
     let mut heap = vm.heap.lock();
+    let queued_finalizers;
     {
         let exivars = vm.generic_ivars.borrow();
         let mut m = Marker::new(&heap);
@@ -39,7 +51,9 @@ pub fn collect(ctx: &mut Ctx) {
             unsafe { m.mark_range_conservative(sp, hi) };
         });
         m.drain();
+        queued_finalizers = vm.objspace.after_mark(&mut m);
     }
+    let marked = std::time::Instant::now();
     let mut exivars = vm.generic_ivars.borrow_mut();
     let mut ids = vm.object_ids.borrow_mut();
     let mut class_died = false;
@@ -61,8 +75,38 @@ pub fn collect(ctx: &mut Ctx) {
         vm.class_freed();
     }
     heap.grow_after_collection(live);
-    heap.stats.count += 1;
-    heap.stats.time_ns += start.elapsed().as_nanos() as u64;
+    let have_finalizer = queued_finalizers || !vm.objspace.pending.borrow().is_empty();
+    record(&mut heap, reason, have_finalizer, start, marked, live);
+    drop(heap);
+    if have_finalizer {
+        vm.interrupt.fetch_or(crate::interp::ops::INTERRUPT_FINALIZE, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
+/// Updates the statistics and the profiler's records after a collection.
+fn record(heap: &mut HeapInner, reason: GcReason, have_finalizer: bool, start: Instant, marked: Instant, live: usize) {
+    let end = Instant::now();
+    let st = &mut heap.stats;
+    st.count += 1;
+    if st.measure_total_time {
+        st.time_ns += (end - start).as_nanos() as u64;
+        st.mark_ns += (marked - start).as_nanos() as u64;
+        st.sweep_ns += (end - marked).as_nanos() as u64;
+    }
+    let total = heap.total_slots() as u64;
+    let rec = GcRecord {
+        reason,
+        have_finalizer,
+        gc_time: (end - start).as_secs_f64(),
+        invoke_time: (start - heap.stats.started).as_secs_f64(),
+        heap_use_size: live as u64 * SLOT_SIZE as u64,
+        heap_total_size: total * SLOT_SIZE as u64,
+        heap_total_objects: total,
+    };
+    heap.stats.latest = Some(rec);
+    if heap.stats.profiling {
+        heap.stats.records.push(rec);
+    }
 }
 
 pub fn mark_vm_roots(vm: &Vm, m: &mut Marker<'_>) {
@@ -76,6 +120,7 @@ pub fn mark_vm_roots(vm: &Vm, m: &mut Marker<'_>) {
     m.mark(vm.main_obj.get());
     m.mark(vm.top_cref.get());
     m.mark_all(&vm.tracepoints.borrow());
+    vm.objspace.mark_roots(m);
     crate::fiber::scheduler::mark_blocked(&vm.blocked_fibers.borrow(), m);
 }
 

@@ -21,6 +21,7 @@ pub mod symbol;
 pub mod thread;
 pub mod value;
 pub mod vm;
+pub mod weak;
 
 pub use error::{Result, Unwind};
 pub use runtime::Runtime;

@@ -107,6 +107,9 @@ impl Runtime {
     /// The `-n`, `-p`, `-a` and `-l` switches (also shown by `$-p`, `$-a`, `$-l`).
     pub fn set_command_line(&mut self, l: crate::compile::CommandLine, line_mode: bool) {
         self.command_line = l;
+        if l.each_line || l.print {
+            crate::core::kernel::define_line_loop_methods(&mut self.ctx);
+        }
         for (name, on) in [("$-p", l.print), ("$-a", l.split), ("$-l", line_mode)] {
             let id = self.ctx.intern(name);
             crate::core::globals::set_raw(&self.ctx, id, Value::bool(on));
@@ -291,6 +294,9 @@ pub(crate) fn finish(ctx: &mut Ctx, r: Result<Value, Unwind>) -> Outcome {
         print_report(ctx, e);
     }
     crate::thread::sched::terminate_all(ctx);
+    if !exit_bang {
+        crate::weak::run_all_at_exit(ctx);
+    }
     crate::core::io::flush_stdout(ctx);
     outcome
 }

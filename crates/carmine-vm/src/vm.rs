@@ -135,6 +135,8 @@ pub struct Vm {
     pub tracing: AtomicBool,
     /// The `Coverage` measurement, from `Coverage.setup` to its final `result`.
     pub coverage: RefCell<Option<Box<crate::stdlib::coverage::State>>>,
+    /// Weak tables and finalizers (see `weak`).
+    pub objspace: crate::weak::ObjSpace,
 }
 
 impl Vm {
@@ -161,7 +163,7 @@ impl Vm {
             script_name: RefCell::new(String::from("-")),
             stdout_buf: RefCell::new(Vec::with_capacity(8192)),
             interrupt: std::sync::atomic::AtomicU32::new(0),
-            object_id_seq: AtomicU64::new(8),
+            object_id_seq: AtomicU64::new(16),
             io_serial: AtomicU64::new(1),
             object_ids: RefCell::new(HashMap::new()),
             frozen_string_literals: Cell::new(false),
@@ -185,6 +187,7 @@ impl Vm {
             tracepoints: RefCell::new(Vec::new()),
             tracing: AtomicBool::new(false),
             coverage: RefCell::new(None),
+            objspace: crate::weak::ObjSpace::default(),
         }
     }
 

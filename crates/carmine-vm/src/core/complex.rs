@@ -287,23 +287,45 @@ fn complex_arg(ctx: &mut Ctx, v: Value) -> Result<Value> {
 /// `Kernel#Complex(a, b = nil, exception: true)`.
 fn kernel_complex(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let raise = crate::core::convert::exception_kw(ctx, args)?;
+    // `exception: false` turns conversion errors into nil, but not a non-real real part
+    // given with a numeric imaginary part (CRuby's `nucomp_real_check`), nor a String in
+    // an ASCII-incompatible encoding.
+    let mut hard_error = false;
     let r = (|| -> Result<Value> {
-        let a = complex_arg(ctx, args.pos[0])?;
+        let a0 = args.pos[0];
+        for &v in args.pos {
+            let enc = if string::is_string(v) { string::encoding(v) } else { crate::core::encoding::UTF_8 };
+            if !crate::core::encoding::is_ascii_compatible(enc) {
+                hard_error = true;
+                let name = crate::core::encoding::name(enc);
+                return Err(ctx.raise(ctx.c().compatibility_error, &format!("ASCII incompatible encoding: {name}")));
+            }
+        }
+        if let Some(&b0) = args.pos.get(1) {
+            let numeric_b = !string::is_string(b0) && numeric::is_numeric(ctx, b0);
+            if !string::is_string(a0) && !is_complex(a0) && !numeric::is_numeric(ctx, a0) && !a0.is_nil() && numeric_b {
+                hard_error = true;
+                return Err(ctx.type_error("not a real"));
+            }
+        }
+        let a = complex_arg(ctx, a0)?;
         let Some(&b0) = args.pos.get(1) else {
-            if is_complex(a) {
+            // A non-real Numeric is returned as it is.
+            if is_complex(a) || !is_real(ctx, a)? {
                 return Ok(a);
             }
             return new_rect(ctx, a, Value::fixnum(0));
         };
         let b = complex_arg(ctx, b0)?;
-        if !is_complex(a) && !is_complex(b) {
+        let unreal = (!is_complex(a) && !is_real(ctx, a)?) || (!is_complex(b) && !is_real(ctx, b)?);
+        if !is_complex(a) && !is_complex(b) && !unreal {
             return new_rect(ctx, a, b);
         }
-        // a + b*i
+        // a + b*i, as the operands compute it (returned as it is for non-real Numerics).
         let i = new_rect(ctx, Value::fixnum(0), Value::fixnum(1))?;
         let bi = ctx.call(b, sym::MUL, &[i])?;
         let r = ctx.call(a, sym::PLUS, &[bi])?;
-        if is_complex(r) {
+        if unreal || is_complex(r) {
             Ok(r)
         } else {
             new_rect(ctx, r, Value::fixnum(0))
@@ -311,7 +333,7 @@ fn kernel_complex(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     })();
     match r {
         Ok(v) => Ok(v),
-        Err(crate::error::Unwind::Raise(_)) if !raise => Ok(Value::NIL),
+        Err(crate::error::Unwind::Raise(_)) if !raise && !hard_error => Ok(Value::NIL),
         Err(e) => Err(e),
     }
 }

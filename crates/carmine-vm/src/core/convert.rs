@@ -95,13 +95,16 @@ pub fn integer_conv_value(ctx: &mut Ctx, v: Value) -> Result<Value> {
             return Ok(r);
         }
     }
+    if let Some(s) = string::try_to_str(ctx, v)? {
+        return parse_integer_string(ctx, s, 0);
+    }
     if ctx.respond_to(v, sym::TO_I, true) {
         let r = ctx.call(v, sym::TO_I, &[])?;
         if integer::is_integer(r) {
             return Ok(r);
         }
         let cname = object::class_name_of(ctx, v);
-        let rname = object::class_name_of(ctx, r);
+        let rname = object::type_name_for_error(ctx, r);
         return Err(ctx.type_error(&format!("can't convert {cname} into Integer ({cname}#to_i gives {rname})")));
     }
     let name = object::type_name_for_error(ctx, v);
@@ -132,6 +135,16 @@ pub fn float_conv_value(ctx: &mut Ctx, v: Value) -> Result<Value> {
     }
     if v.is_nil() {
         return Err(ctx.type_error("can't convert nil into Float"));
+    }
+    // An object's `to_f` result is returned as it is (the same NaN or Infinity object).
+    if v.is_heap() && !integer::is_integer(v) && v != Value::TRUE && v != Value::FALSE && !string::is_string(v) && ctx.respond_to(v, sym::TO_F, true) {
+        let f = ctx.call(v, sym::TO_F, &[])?;
+        if float::is_float(f) {
+            return Ok(f);
+        }
+        let cname = object::class_name_of(ctx, v);
+        let rname = object::type_name_for_error(ctx, f);
+        return Err(ctx.type_error(&format!("can't convert {cname} into Float ({cname}#to_f gives {rname})")));
     }
     let f = crate::core::numeric::to_f64(ctx, v)?;
     Ok(float::new(ctx, f))

@@ -1231,14 +1231,6 @@ fn e_grep_v(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     grep_impl(ctx, recv, args, true)
 }
 
-fn e_chain(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let parts = array::from_slice(ctx, &[recv]);
-    for &a in args.pos {
-        array::push(ctx, parts, a);
-    }
-    crate::core::enumerator::chain_new(ctx, parts)
-}
-
 // ---- chunking: lazy enumerators over a native generator ----
 //
 // Each generator's state is an Array `[source, predicate, pattern]`; the predicate is a
@@ -1471,7 +1463,6 @@ pub fn init(ctx: &mut Ctx) {
         ("compact", e_compact, [0], Safe),
         ("grep", e_grep, [1], Safe),
         ("grep_v", e_grep_v, [1], Safe),
-        ("chain", e_chain, [0..], Safe),
         ("chunk", e_chunk, [0], Safe),
         ("slice_before", e_slice_before, [0..], Safe),
         ("slice_after", e_slice_after, [0..], Safe),

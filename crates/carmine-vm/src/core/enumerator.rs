@@ -1,10 +1,11 @@
-//! Enumerator (internal iteration), Enumerator::Yielder/Generator and Enumerator::Chain.
+//! Enumerator (internal iteration) and Enumerator::Yielder/Generator.
 //!
 //! Invariants:
 //! - An enumerator is (receiver, method, arguments) or a generator block; `each` with a
 //!   block calls through. External iteration (`next`) runs the enumerator in a fiber.
 //! - Enumerator::Lazy is in `lazy.rs`, Enumerator::ArithmeticSequence in `arith_seq.rs`;
-//!   both are Enumerators over native generators.
+//!   Enumerator::Chain in `enum_chain.rs`, Enumerator::Product in `enum_product.rs`;
+//!   all are Enumerators over native generators.
 
 use crate::core::{array, enumerable, float, integer, object, string};
 use crate::error::Unwind;
@@ -193,7 +194,7 @@ fn m_with_index(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         _ => Value::fixnum(0),
     };
     let Some(b) = args.block else {
-        return enum_for(ctx, recv, "with_index", &[offset], None);
+        return enum_for_sized(ctx, recv, "with_index", &[offset], SizeFn::Native(enumerable::enum_size));
     };
     let mut i = offset;
     let keep = array::from_slice(ctx, &[i]);
@@ -213,7 +214,7 @@ fn m_with_index(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn m_each_with_index(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if args.block.is_none() {
-        return enum_for(ctx, recv, "each_with_index", &[], None);
+        return enum_for_sized(ctx, recv, "each_with_index", &[], SizeFn::Native(enumerable::enum_size));
     }
     m_with_index(ctx, recv, &Args { pos: &[], kw: None, block: args.block })
 }
@@ -314,11 +315,6 @@ fn m_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(recv)
 }
 
-fn m_plus(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let parts = array::from_slice(ctx, &[recv, args.pos[0]]);
-    chain_new(ctx, parts)
-}
-
 // ---- Yielder ----
 
 pub struct YielderObj {
@@ -366,38 +362,10 @@ fn y_to_proc(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(crate::core::proc::method_proc(ctx, meth))
 }
 
-// ---- Chain ----
-
-pub fn chain_new(ctx: &mut Ctx, parts: Value) -> Result<Value> {
-    let klass = ctx.c().chain;
-    let empty = array::new(ctx);
-    Ok(new_enum(ctx, klass, EnumObj { recv: parts, meth: sym::EACH, args: empty, kw: Value::NIL, size: SizeFn::None, generator: Value::NIL, cursor: Value::NIL }))
-}
-
-fn chain_each(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let Some(b) = args.block else { return Ok(recv) };
-    let parts = get(ctx, recv)?.recv;
-    for p in array::to_vec(parts) {
-        ctx.call_with_block(p, sym::EACH, &[], Some(b))?;
-    }
-    Ok(recv)
-}
-
-fn chain_size(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let parts = get(ctx, recv)?.recv;
-    let mut total = Value::fixnum(0);
-    for p in array::to_vec(parts) {
-        let s = ctx.call(p, sym::SIZE, &[])?;
-        if s.is_nil() {
-            return Ok(Value::NIL);
-        }
-        total = ctx.call(total, sym::PLUS, &[s])?;
-    }
-    Ok(total)
-}
-
 fn s_produce(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let b = args.need_block(ctx)?;
+    let Some(b) = args.block else {
+        return Err(ctx.arg_error("no block given"));
+    };
     let p = crate::core::proc::from_block(ctx, &b)?;
     let init = args.pos.first().copied().unwrap_or(Value::UNDEF);
     let holder = array::from_slice(ctx, &[p, init]);
@@ -442,7 +410,6 @@ pub fn init(ctx: &mut Ctx) {
         ("next_values", m_next_values, [0], Unsafe),
         ("peek_values", m_peek_values, [0], Unsafe),
         ("feed", m_feed, [1], Unsafe),
-        ("+", m_plus, [1], Safe),
     ]);
     let a = ctx.c().array;
     crate::methods!(ctx, a, [("__produce_each__", produce_each, [0], Safe, Private)]);
@@ -452,10 +419,5 @@ pub fn init(ctx: &mut Ctx) {
         ("call", y_yield, [0..], Safe),
         ("<<", y_push, [1], Safe),
         ("to_proc", y_to_proc, [0], Safe),
-    ]);
-    let ch = ctx.c().chain;
-    crate::methods!(ctx, ch, [
-        ("each", chain_each, [0], Safe),
-        ("size", chain_size, [0], Safe),
     ]);
 }

@@ -177,9 +177,10 @@ fn gvar_name_arg(ctx: &mut Ctx, v: Value) -> Result<SymId> {
 pub fn trace_var(ctx: &mut Ctx, args: &crate::interp::Args) -> Result<Value> {
     let id = gvar_name_arg(ctx, args.pos[0])?;
     let cmd = match (args.pos.get(1), args.block) {
+        (Some(&c), _) if c.is_nil() => return untrace_var(ctx, args),
         (Some(&c), _) => c,
         (None, Some(b)) => crate::core::proc::from_block(ctx, &b)?,
-        (None, None) => return untrace_var(ctx, args),
+        (None, None) => return Err(ctx.arg_error("tried to create Proc object without a block")),
     };
     let mut g = ctx.vm().globals.borrow_mut();
     let e = g.entry(id).or_insert(GlobalEntry { value: Value::UNDEF, getter: None, setter: None, alias_of: None, traces: Vec::new() });

@@ -36,8 +36,15 @@ pub fn caller_location(ctx: &Ctx) -> (Arc<str>, u32) {
 
 // ---- output ----
 
+/// `puts` is `$stdout.puts` (written directly while that is IO's own `puts`).
 fn k_puts(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let out = crate::core::globals::get(ctx, sym::DOLLAR_STDOUT)?;
+    let puts = ctx.intern("puts");
+    let k = crate::interp::class_of(ctx, out);
+    let builtin = crate::core::module::find_method(ctx, k, puts).is_some_and(|me| matches!(me.body, crate::core::module::MethodBody::Builtin { .. }));
+    if !builtin {
+        return ctx.call(out, puts, args.pos);
+    }
     io::puts_to(ctx, out, args.pos)?;
     Ok(Value::NIL)
 }
@@ -63,7 +70,11 @@ fn k_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         b.push(b'\n');
         io::write_bytes_to(ctx, out, &b)?;
     }
-    io::flush_if_stdout(ctx, out)?;
+    // As CRuby, `p` flushes `$stdout` when it is an IO such as a File (the process's
+    // standard output keeps its buffer, which is flushed at exit and before forks).
+    if crate::core::io::io_ref(out).is_some_and(|io| io.fd != 1) {
+        ctx.call_str(out, "flush", &[])?;
+    }
     Ok(match args.pos.len() {
         0 => Value::NIL,
         1 => args.pos[0],
@@ -243,24 +254,25 @@ fn k_float(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     }
 }
 
+/// `String(v)` (CRuby's `rb_String`): `to_str`, else `to_s`, each found as
+/// `rb_check_funcall` finds methods (a user `respond_to?` and `method_missing` count).
 fn k_string(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let v = args.pos[0];
     if string::is_string(v) {
         return Ok(v);
     }
-    if v.is_heap() && ctx.respond_to(v, sym::TO_STR, true) {
-        return string::to_str_arg(ctx, v);
+    if let Some(s) = string::try_to_str(ctx, v)? {
+        return Ok(s);
     }
-    if ctx.respond_to(v, sym::TO_S, true) {
-        let r = ctx.call(v, sym::TO_S, &[])?;
-        if string::is_string(r) {
-            return Ok(r);
+    let cname = object::type_name_for_error(ctx, v);
+    match crate::core::convert::check_funcall(ctx, v, sym::TO_S, &[])? {
+        Some(r) if string::is_string(r) => Ok(r),
+        Some(r) => {
+            let rname = object::type_name_for_error(ctx, r);
+            Err(ctx.type_error(&format!("can't convert {cname} into String ({cname}#to_s gives {rname})")))
         }
-        let cname = object::class_name_of(ctx, v);
-        let rname = object::class_name_of(ctx, r);
-        return Err(ctx.type_error(&format!("can't convert {cname} into String ({cname}#to_s gives {rname})")));
+        None => Err(ctx.type_error(&format!("can't convert {cname} into String"))),
     }
-    Err(ctx.conversion_error(v, "String"))
 }
 
 fn k_array(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
@@ -303,8 +315,9 @@ pub fn make_exception(ctx: &mut Ctx, args: &[Value]) -> Result<Value> {
             return Ok(cur);
         }
         // No backtrace yet: raise records the caller's, without its own frame.
+        // An empty message (reported as "unhandled exception" if uncaught).
         let e = crate::core::exception::allocate(ctx, ctx.c().runtime_error);
-        let m = string::new_utf8(ctx, "unhandled exception");
+        let m = string::new_utf8(ctx, "");
         crate::core::exception::set_message(ctx, e, m);
         return Ok(e);
     }
@@ -335,15 +348,28 @@ fn k_raise(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     if cause_kw.is_some() && args.pos.is_empty() {
         return Err(ctx.arg_error("only cause is given with no arguments"));
     }
-    let e = make_exception(ctx, args.pos)?;
+    // Keywords other than `cause:` go to `exception` as a Hash (CRuby's compatibility).
+    let mut pos = args.pos.to_vec();
+    if let Some(kw) = args.kw.filter(|&k| hash::len(k) > 0) {
+        let extra = hash::new(ctx);
+        for (k, v) in hash::pairs(kw) {
+            if k != Value::symbol(ctx.intern("cause")) {
+                hash::aset(ctx, extra, k, v)?;
+            }
+        }
+        if hash::len(extra) > 0 {
+            pos.push(extra);
+        }
+    }
+    let pos = array::from_vec(ctx, pos);
+    let e = make_exception(ctx, &array::to_vec(pos))?;
     if object::ivar_get(ctx, e, sym::BT).is_nil() {
         exception::capture_backtrace_from_caller(ctx, e);
     }
     match cause_kw {
+        // An exception is never its own cause (the keyword is ignored then).
+        Some(c) if c == e => {}
         Some(c) => {
-            if c == e {
-                return Err(ctx.arg_error("circular causes"));
-            }
             if !c.is_nil() && !object::is_a(ctx, c, ctx.c().exception) {
                 return Err(ctx.type_error("exception object expected"));
             }
@@ -357,9 +383,19 @@ fn k_raise(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
             object::ivar_set_raw(ctx, e, sym::CAUSE, c);
         }
         None => {
+            // `$!` becomes the cause, unless that would make a cycle (re-raising an
+            // exception that is already the cause of `$!`).
             let cur = ctx.stacks.errinfo;
             if !cur.is_nil() && cur != e && !object::ivar_defined(ctx, e, sym::CAUSE) {
-                object::ivar_set_raw(ctx, e, sym::CAUSE, cur);
+                let mut c = cur;
+                let mut circular = false;
+                while !c.is_nil() && !circular {
+                    circular = c == e;
+                    c = object::ivar_get(ctx, c, sym::CAUSE);
+                }
+                if !circular {
+                    object::ivar_set_raw(ctx, e, sym::CAUSE, cur);
+                }
             }
         }
     }
@@ -430,7 +466,9 @@ fn k_block_given(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
 fn k_lambda(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     match args.block {
         Some(crate::interp::Block::Captured(c)) => Ok(crate::core::proc::new_from_captured(ctx, &c, true)),
-        Some(crate::interp::Block::Proc(p)) => Ok(p),
+        // Ruby 3.3: a non-lambda Proc cannot become a lambda.
+        Some(crate::interp::Block::Proc(p)) if crate::core::proc::is_lambda(p) => Ok(p),
+        Some(crate::interp::Block::Proc(_)) => Err(ctx.arg_error("the lambda method requires a literal block")),
         None => Err(ctx.arg_error("tried to create Proc object without a block")),
     }
 }
@@ -643,7 +681,15 @@ fn k_dir(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
         return Ok(Value::NIL);
     }
     let p = std::path::Path::new(&*path);
+    // A file name given to `eval` is taken as it is; a script's path is expanded.
+    let in_eval = ops::caller_ruby_frame(ctx).is_some_and(|fi| ctx.stacks.frames[fi].iseq().kind == crate::compile::iseq::IseqKind::Eval);
+    if in_eval {
+        let dir = p.parent().map(|d| d.to_string_lossy().into_owned()).filter(|d| !d.is_empty()).unwrap_or_else(|| ".".into());
+        return Ok(string::new_utf8(ctx, &dir));
+    }
     let abs = if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(p) };
+    // The real path, as CRuby's `rb_current_realfilepath` (`..` and symlinks resolved).
+    let abs = std::fs::canonicalize(&abs).unwrap_or(abs);
     let dir = abs.parent().map(|d| d.to_string_lossy().into_owned()).unwrap_or_else(|| ".".into());
     Ok(string::new_utf8(ctx, &dir))
 }
@@ -707,14 +753,14 @@ fn caller_range(ctx: &mut Ctx, args: &Args) -> Result<(usize, Option<CallerLen>)
                 return Err(ctx.arg_error(&format!("negative level ({s})")));
             }
             let len = match l {
-                Some(&l) => {
+                Some(&l) if !l.is_nil() => {
                     let l = integer::to_i64_arg(ctx, l)?;
                     if l < 0 {
                         return Err(ctx.arg_error(&format!("negative size ({l})")));
                     }
                     Some(CallerLen::Count(l as usize))
                 }
-                None => None,
+                _ => None,
             };
             Ok((s as usize, len))
         }
@@ -868,6 +914,32 @@ fn k_set_trace_func(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     Err(ctx.not_implemented("set_trace_func with a hook (event hooks come with TracePoint)"))
 }
 
+/// `syscall(num, *args)`: Integers pass as machine words, Strings as pointers to their
+/// bytes (which the call may fill in).
+fn k_syscall(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    if args.pos.len() > 7 {
+        return Err(ctx.arg_error("too many arguments for syscall"));
+    }
+    let num = integer::to_i64_arg(ctx, args.pos[0])?;
+    let mut words = [0 as libc::c_long; 6];
+    for (i, &a) in args.pos[1..].iter().enumerate() {
+        words[i] = if string::is_string(a) {
+            string::modify(ctx, a)?;
+            string::bytes_mut(a).as_mut_ptr() as libc::c_long
+        } else {
+            integer::to_i64_arg(ctx, a)? as libc::c_long
+        };
+    }
+    // SAFETY: the caller asked for this system call with these arguments; pointers given
+    // are to String buffers that stay alive (they are arguments) during the call.
+    let r = unsafe { libc::syscall(num as libc::c_long, words[0], words[1], words[2], words[3], words[4], words[5]) };
+    if r == -1 {
+        let e = crate::core::process::last_errno();
+        return Err(crate::core::process::errno_error(ctx, e, ""));
+    }
+    Ok(Value::fixnum(r as i64))
+}
+
 fn k_trace_var(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     crate::core::globals::trace_var(ctx, args)
 }
@@ -938,6 +1010,34 @@ fn k_frozen_literal_stub(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<V
     Ok(Value::NIL)
 }
 
+/// `chomp`/`chop` of `-n`/`-p` programs: `$_` replaced by `$_.chomp(*args)`/`$_.chop`.
+fn last_line_edit(ctx: &mut Ctx, meth: &str, args: &[Value]) -> Result<Value> {
+    let line = ops::get_caller_last_line(ctx);
+    if !crate::core::string::is_string(line) {
+        return Err(ctx.conversion_error(line, "String"));
+    }
+    let edited = ctx.call_str(line, meth, args)?;
+    ops::set_caller_last_line(ctx, edited);
+    Ok(edited)
+}
+
+fn k_chomp(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    last_line_edit(ctx, "chomp", args.pos)
+}
+
+fn k_chop(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    last_line_edit(ctx, "chop", &[])
+}
+
+/// The Kernel methods that exist only in `-n`/`-p` programs (as in CRuby).
+pub fn define_line_loop_methods(ctx: &mut Ctx) {
+    let k = ctx.c().kernel;
+    crate::methods!(ctx, k, [
+        ("chomp", k_chomp, [0..=1], Unsafe, ModuleFunction),
+        ("chop", k_chop, [0], Unsafe, ModuleFunction),
+    ]);
+}
+
 pub fn init(ctx: &mut Ctx) {
     let k = ctx.c().kernel;
     crate::methods!(ctx, k, [
@@ -980,6 +1080,7 @@ pub fn init(ctx: &mut Ctx) {
         ("local_variables", k_local_variables, [0], Safe, ModuleFunction),
         ("global_variables", k_global_variables, [0], Safe, ModuleFunction),
         ("trace_var", k_trace_var, [1..=2], Unsafe, ModuleFunction),
+        ("syscall", k_syscall, [1..], Unsafe, ModuleFunction),
         ("set_trace_func", k_set_trace_func, [1], Unsafe, ModuleFunction),
         ("untrace_var", k_untrace_var, [1..=2], Unsafe, ModuleFunction),
         ("__ENCODING__", k_encoding, [0], Safe, ModuleFunction),

@@ -698,8 +698,29 @@ fn l_to_enum(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         Some(b) => rproc::from_block(ctx, &b)?,
         None => Value::NIL,
     };
+    // A method Lazy overrides iterates eagerly here, with the original (as CRuby does).
+    let name = ctx.sym_str(meth);
+    let meth = if EAGER_ORIGINALS.contains(&name.as_str()) { ctx.intern(&format!("_enumerable_{name}")) } else { meth };
     let klass = object::real_class_of(ctx, recv);
     Ok(make(ctx, klass, LazyState { source: recv, meth, args: margs, init: Value::NIL, size, ops: Vec::new() }))
+}
+
+/// Methods Lazy makes lazy whose eager originals `to_enum` uses, under `_enumerable_<name>`.
+const EAGER_ORIGINALS: [&str; 18] = [
+    "map", "collect", "flat_map", "collect_concat", "select", "find_all", "filter", "filter_map", "reject", "grep", "grep_v", "zip", "take", "take_while", "drop",
+    "drop_while", "uniq", "with_index",
+];
+
+/// Defines the private `_enumerable_<name>` copies of the eager methods Lazy overrides.
+fn define_eager_originals(ctx: &mut Ctx, lazy: Value) {
+    use crate::core::module::{self, MethodEntry, Visibility};
+    for name in EAGER_ORIGINALS {
+        let id = ctx.intern(name);
+        let from = if name == "with_index" { ctx.c().enumerator } else { ctx.c().enumerable };
+        let Some(me) = module::body(from).methods.get(&id).cloned() else { continue };
+        let new_id = ctx.intern(&format!("_enumerable_{name}"));
+        module::add_method(ctx, lazy, MethodEntry { name: new_id, original_name: me.original_name, owner: me.owner, visibility: Visibility::Private, body: me.body.clone() });
+    }
 }
 
 fn l_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -707,10 +728,14 @@ fn l_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
         let k = object::real_class_of(ctx, recv);
         crate::core::module_methods::class_path(ctx, k)
     };
-    let (source, meth, margs, ops) = {
+    let (source, meth, margs, ops, init) = {
         let st = state(ctx, recv)?;
-        (st.source, st.meth, st.args, st.ops.clone())
+        (st.source, st.meth, st.args, st.ops.clone(), st.init)
     };
+    // `Lazy.allocate` without `initialize`: no source and no `Lazy.new` block.
+    if source.is_nil() && init.is_nil() {
+        return Ok(crate::core::string::new_utf8(ctx, &format!("#<{cname}: uninitialized>")));
+    }
     let shown_args = |ctx: &mut Ctx, a: Value| -> Result<String> {
         if array::len(a) == 0 {
             return Ok(String::new());
@@ -740,6 +765,7 @@ fn l_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 pub fn init(ctx: &mut Ctx) {
     let l = ctx.c().lazy;
     crate::core::module::body(l).alloc = crate::core::module::AllocKind::Data(alloc_lazy);
+    define_eager_originals(ctx, l);
     crate::methods!(ctx, l, [
         ("new", s_new, [0..], Unsafe, Singleton),
         ("initialize", initialize, [0..], Unsafe, Private),

@@ -286,12 +286,31 @@ pub fn autoload_now(ctx: &mut Ctx, klass: Value, id: SymId, path: Value) -> Resu
     r.map(|_| ())
 }
 
+/// The class of the caller's lexical scope (CRuby's `rb_vm_cbase`), Object at top level.
+fn caller_cbase(ctx: &Ctx) -> Value {
+    let cref = crate::interp::ops::caller_ruby_frame(ctx).map_or(Value::NIL, |fi| ctx.stacks.frames[fi].cref);
+    let c = crate::interp::ops::lexical_cref(cref);
+    if c.is_nil() {
+        return ctx.c().object;
+    }
+    let k = crate::interp::env::cref(c).klass;
+    if module::is_class_or_module(k) {
+        k
+    } else {
+        ctx.c().object
+    }
+}
+
+/// `Kernel#autoload`: an autoload in the caller's lexical scope.
 fn k_autoload(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let obj = ctx.c().object;
-    let id = crate::core::symbol::to_sym_id(ctx, args.pos[0])?;
-    let path = string::to_str_arg(ctx, args.pos[1])?;
-    register_autoload(ctx, obj, id, path)?;
-    Ok(Value::NIL)
+    let base = module::real_class(caller_cbase(ctx));
+    ctx.call_str(base, "autoload", args.pos)
+}
+
+/// `Kernel#autoload?(name, inherit = true)` of the caller's lexical scope.
+fn k_autoload_p(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let base = caller_cbase(ctx);
+    ctx.call_str(base, "autoload?", args.pos)
 }
 
 pub fn init(ctx: &mut Ctx) {
@@ -301,6 +320,7 @@ pub fn init(ctx: &mut Ctx) {
         ("require_relative", k_require_relative, [1], Unsafe, ModuleFunction),
         ("load", k_load, [1..=2], Unsafe, ModuleFunction),
         ("autoload", k_autoload, [2], Unsafe, ModuleFunction),
+        ("autoload?", k_autoload_p, [1..=2], Unsafe, ModuleFunction),
     ]);
     // Every CRuby program sees RbConfig (rubygems loads it at start): lib/rbconfig.rb.
     let obj = ctx.c().object;

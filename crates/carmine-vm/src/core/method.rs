@@ -45,11 +45,19 @@ fn name_error_for(ctx: &mut Ctx, recv: Value, name: SymId, unbound: bool) -> cra
 
 /// `obj.method(:name)`.
 pub fn method_object(ctx: &mut Ctx, recv: Value, name: SymId) -> Result<Value> {
+    method_object_of(ctx, recv, name, true)
+}
+
+/// A Method for `recv.name`; a method only `respond_to_missing?(name, include_all)`
+/// answers for forwards to `method_missing`.
+fn method_object_of(ctx: &mut Ctx, recv: Value, name: SymId, include_all: bool) -> Result<Value> {
     let klass = class_of(ctx, recv);
     let me = match crate::core::refinement::find_method_seen(ctx, klass, name) {
         Some(me) => me,
         None => {
-            if ctx.respond_to_dynamic(recv, name)? {
+            // `method` asks `respond_to_missing?(name, true)`, `public_method` with false.
+            let rtm = sym::RESPOND_TO_MISSING;
+            if ctx.respond_to(recv, rtm, true) && ctx.call(recv, rtm, &[Value::symbol(name), Value::bool(include_all)])?.truthy() {
                 // respond_to_missing?: a method that forwards to method_missing.
                 Arc::new(MethodEntry { name, original_name: name, owner: klass, visibility: Visibility::Public, body: MethodBody::Undefined })
             } else {
@@ -276,7 +284,27 @@ fn m_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if object::real_class_of(ctx, recv) != object::real_class_of(ctx, o) {
         return Ok(Value::FALSE);
     }
-    Ok(Value::bool(a.recv == b.recv && a.me.owner == b.me.owner && (Arc::ptr_eq(&a.me, &b.me) || definition_key(&a.me) == definition_key(&b.me))))
+    if a.recv != b.recv {
+        return Ok(Value::FALSE);
+    }
+    // One Ruby definition is the same method under any name or owner (an alias in a
+    // subclass included); builtins are told apart by owner too.
+    if let (Some(x), Some(y)) = (ruby_definition(&a.me), ruby_definition(&b.me)) {
+        return Ok(Value::bool(x == y));
+    }
+    Ok(Value::bool(a.me.owner == b.me.owner && (Arc::ptr_eq(&a.me, &b.me) || definition_key(&a.me) == definition_key(&b.me))))
+}
+
+/// The instruction sequence of a method written in Ruby, through aliases.
+fn ruby_definition(me: &MethodEntry) -> Option<Value> {
+    let mut def = me;
+    while let MethodBody::Alias(inner) = &def.body {
+        def = inner;
+    }
+    match &def.body {
+        MethodBody::Iseq { iseq, .. } => Some(*iseq),
+        _ => None,
+    }
 }
 
 /// What identifies a method's definition for `==`/`hash`: the function of a builtin (as
@@ -291,7 +319,11 @@ fn definition_key(me: &MethodEntry) -> u64 {
 
 fn m_hash(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let m = get(ctx, recv)?;
-    let h = crate::core::hash::mix(crate::core::hash::mix(ctx.vm().hash_seed, m.recv.raw()), definition_key(&m.me) ^ m.me.owner.raw());
+    let key = match ruby_definition(&m.me) {
+        Some(iseq) => iseq.raw(),
+        None => definition_key(&m.me) ^ m.me.owner.raw(),
+    };
+    let h = crate::core::hash::mix(crate::core::hash::mix(ctx.vm().hash_seed, m.recv.raw()), key);
     Ok(Value::fixnum((h >> 2) as i64))
 }
 
@@ -448,7 +480,7 @@ fn k_method(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn k_public_method(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let name = symbol::to_sym_id(ctx, args.pos[0])?;
-    let m = method_object(ctx, recv, name)?;
+    let m = method_object_of(ctx, recv, name, false)?;
     if get(ctx, m)?.me.visibility != Visibility::Public {
         return Err(name_error_for(ctx, recv, name, false));
     }
@@ -460,7 +492,9 @@ fn k_singleton_method(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> 
     if recv.is_heap() {
         let k = crate::object::basic(recv).klass;
         if module::is_class_or_module(k) && module::body(k).kind == module::ClassKind::Singleton {
-            if let Some(me) = module::body(k).methods.get(&name).cloned() {
+            // The singleton class and the modules it includes or prepends (Ruby 3.4).
+            let found = module::own_ancestors(ctx, k).iter().find_map(|&m| module::body(m).methods.get(&name).cloned());
+            if let Some(me) = found.filter(|me| !me.is_undefined()) {
                 let mc = ctx.c().method;
                 return Ok(object::new_data(ctx, mc, Box::new(MethodObj { recv, me, klass: k, name })));
             }

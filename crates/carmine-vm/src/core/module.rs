@@ -504,6 +504,15 @@ pub fn includes_module(ctx: &Ctx, klass: Value, module: Value) -> bool {
     klass == module || ancestors(ctx, klass).contains(&module)
 }
 
+/// `klass`'s own part of its ancestors: its prepended modules, itself and the modules it
+/// includes that its superclass does not have.
+pub fn own_ancestors(ctx: &Ctx, klass: Value) -> Vec<Value> {
+    let sup = body(klass).superclass;
+    let own = ancestors(ctx, klass);
+    let rest = if sup.is_nil() { 0 } else { ancestors(ctx, sup).len() };
+    own[..own.len().saturating_sub(rest)].to_vec()
+}
+
 /// The nearest non-singleton class (skipping singleton classes).
 pub fn real_class(mut klass: Value) -> Value {
     while is_class_or_module(klass) && body(klass).kind == ClassKind::Singleton {

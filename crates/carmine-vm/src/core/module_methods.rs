@@ -515,8 +515,11 @@ pub fn define_method_impl(ctx: &mut Ctx, target: Value, args: &Args, vis: Visibi
         };
         MethodEntry { name, original_name: name, owner: target, visibility: vis, body: MethodBody::Proc(p) }
     } else if let Some(inner) = crate::core::method::method_entry_of(bodyv) {
-        let owner_ok = module::is_class_or_module(inner.owner) && (module::is_module(inner.owner) || module::includes_module(ctx, target, inner.owner) || body(target).kind == ClassKind::Singleton);
+        let owner_ok = module::is_class_or_module(inner.owner) && (module::is_module(inner.owner) || module::includes_module(ctx, target, inner.owner));
         if !owner_ok {
+            if module::is_class_or_module(inner.owner) && body(inner.owner).kind == ClassKind::Singleton {
+                return Err(ctx.type_error("can't bind singleton method to a different class"));
+            }
             let oname = class_path(ctx, inner.owner);
             return Err(ctx.type_error(&format!("bind argument must be a subclass of {oname}")));
         }
@@ -1337,7 +1340,12 @@ fn m_attached_object(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> 
 
 fn m_autoload(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let id = const_name_arg(ctx, args.pos[0])?;
-    let path = string::to_str_arg(ctx, args.pos[1])?;
+    // A path object's `to_path` counts, as for `require`.
+    let mut path = args.pos[1];
+    if !string::is_string(path) && path.is_heap() && ctx.respond_to(path, crate::symbol::sym::TO_PATH, true) {
+        path = ctx.call(path, crate::symbol::sym::TO_PATH, &[])?;
+    }
+    let path = string::to_str_arg(ctx, path)?;
     if string::len(path) == 0 {
         return Err(ctx.arg_error("empty file name"));
     }
@@ -1347,7 +1355,13 @@ fn m_autoload(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn m_autoload_p(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let id = symbol::to_sym_id(ctx, args.pos[0])?;
-    Ok(body(recv).const_get(id).and_then(|e| e.autoload.filter(|_| e.value.is_undef())).unwrap_or(Value::NIL))
+    let pending = |m: Value| body(m).const_get(id).and_then(|e| e.autoload.filter(|_| e.value.is_undef()));
+    // With `inherit` (the default) the ancestors' autoloads count too.
+    if args.pos.get(1).is_none_or(|v| v.truthy()) {
+        let list = crate::core::module::ancestors(ctx, recv);
+        return Ok(list.iter().find_map(|&m| pending(m)).unwrap_or(Value::NIL));
+    }
+    Ok(pending(recv).unwrap_or(Value::NIL))
 }
 
 /// `Module#ruby2_keywords(*names)`: flags methods defined in this module (see

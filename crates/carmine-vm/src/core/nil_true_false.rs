@@ -48,9 +48,15 @@ fn nil_rationalize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     nil_to_r(ctx, recv, args)
 }
 
+/// `nil =~ other`: never matches (Object#=~ is gone since Ruby 3.2; nil keeps one).
+fn nil_match(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::NIL)
+}
+
 pub fn init(ctx: &mut Ctx) {
     let n = ctx.c().nil;
     crate::methods!(ctx, n, [
+        ("=~", nil_match, [1], Safe),
         ("to_s", nil_to_s, [0], Safe),
         ("to_a", nil_to_a, [0], Safe),
         ("to_h", nil_to_h, [0], Safe),

@@ -116,7 +116,27 @@ pub fn class_name_of(ctx: &mut Ctx, v: Value) -> String {
 
 pub fn is_a(ctx: &Ctx, v: Value, klass: Value) -> bool {
     let c = class_of(ctx, v);
-    module::includes_module(ctx, c, klass)
+    module::includes_module(ctx, c, klass) || is_a_virtual_metaclass(v, c, klass)
+}
+
+/// Metaclasses are made on demand: a class that has none yet is still an instance of
+/// its superclasses' metaclasses (`Class.new(a).is_a?(a.singleton_class)`).
+fn is_a_virtual_metaclass(v: Value, c: Value, klass: Value) -> bool {
+    if !module::is_class_or_module(klass) || body(klass).kind != ClassKind::Singleton || !module::is_class_or_module(v) {
+        return false;
+    }
+    if module::is_class_or_module(c) && body(c).kind == ClassKind::Singleton {
+        return false;
+    }
+    let target = body(klass).attached;
+    let mut k = v;
+    while module::is_class_or_module(k) && body(k).kind == ClassKind::Class {
+        if k == target {
+            return true;
+        }
+        k = body(k).superclass;
+    }
+    false
 }
 
 /// The singleton class of `v`, creating it if needed.
@@ -232,11 +252,9 @@ pub fn type_name_for_error(ctx: &mut Ctx, v: Value) -> String {
 }
 
 pub fn object_id(ctx: &mut Ctx, v: Value) -> Value {
-    if let Some(i) = v.as_fixnum() {
-        return Value::try_fixnum(i.wrapping_mul(2).wrapping_add(1)).unwrap_or(Value::fixnum(i));
-    }
     if !v.is_heap() {
-        return Value::fixnum((v.raw() >> 1) as i64 & 0x3fff_ffff_ffff_ffff);
+        // An immediate's id is its bits, as in CRuby (`ObjectSpace._id2ref` decodes it).
+        return crate::core::bignum::from_i128(ctx, v.raw() as i64 as i128);
     }
     let addr = v.raw() as usize;
     let vm = ctx.vm();
@@ -553,6 +571,13 @@ fn obj_public_send(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if let Some(r) = crate::core::refinement::send_refined(ctx, recv, mid, args, true) {
         return r;
     }
+    // Protected methods are refused whoever calls (CRuby's public_send).
+    let klass = class_of(ctx, recv);
+    if let Some(me) = module::find_method(ctx, klass, mid) {
+        if me.visibility == module::Visibility::Protected && !me.is_undefined() {
+            return Err(crate::interp::call::method_visibility_error(ctx, recv, mid, me.visibility));
+        }
+    }
     ctx.call_public(recv, mid, &args.pos[1..], args.kw, args.block)
 }
 
@@ -589,10 +614,6 @@ fn obj_nil_p(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 
 fn obj_eqq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(Value::bool(equal(ctx, recv, args.pos[0])?))
-}
-
-fn obj_match(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
-    Ok(Value::NIL)
 }
 
 fn obj_nmatch(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -636,12 +657,13 @@ fn obj_instance_of(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn obj_respond_to(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let mid = crate::core::symbol::to_sym_id(ctx, args.pos[0])?;
     let include_private = args.pos.get(1).is_some_and(|v| v.truthy());
-    // Without include_all only public methods count (protected ones do not: delegate.rb
-    // relies on it).
+    // Protected methods, like private ones, count only with `include_all`; otherwise
+    // `respond_to_missing?` decides, as for methods that do not exist.
     let klass = crate::interp::class_of(ctx, recv);
-    let found = module::find_method(ctx, klass, mid).is_some_and(|me| include_private || me.visibility == module::Visibility::Public);
-    if found {
-        return Ok(Value::TRUE);
+    if let Some(me) = module::find_method(ctx, klass, mid) {
+        if !me.is_undefined() && (include_private || me.visibility == module::Visibility::Public) {
+            return Ok(Value::TRUE);
+        }
     }
     if crate::core::refinement::refined_method_for(ctx, recv, mid).is_some_and(|me| include_private || me.visibility == module::Visibility::Public) {
         return Ok(Value::TRUE);
@@ -746,6 +768,7 @@ pub fn copy_object(ctx: &mut Ctx, recv: Value, clone: bool, freeze_kw: Option<bo
         _ => return Err(ctx.type_error("can't copy internal object")),
     };
     copy_ivars(ctx, copy, recv);
+    crate::weak::copy_finalizers(ctx, copy, recv);
     if clone {
         let k = basic(recv).klass;
         if module::is_class_or_module(k) && body(k).kind == ClassKind::Singleton && !module::is_class_or_module(recv) {
@@ -798,7 +821,7 @@ fn obj_clone(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let mut freeze_kw = None;
     if let Some(f) = args.kwarg(ctx, "freeze") {
         if !f.is_nil() && f != Value::TRUE && f != Value::FALSE {
-            let s = inspect_string(ctx, f)?;
+            let s = class_name_of(ctx, f);
             return Err(ctx.arg_error(&format!("unexpected value for freeze: {s}")));
         }
         if !f.is_nil() {
@@ -881,13 +904,19 @@ fn obj_singleton_methods(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Valu
     if recv.is_heap() {
         let k = basic(recv).klass;
         if module::is_class_or_module(k) && body(k).kind == ClassKind::Singleton {
+            // With `all`, the modules it extends and, for a class, its superclasses'
+            // singleton classes count too: the ancestors up to the first ordinary class.
             let mut mods = vec![k];
-            if all {
-                mods.extend(body(k).includes.iter().rev().copied());
+            let mut cur = k;
+            while all && module::is_class_or_module(cur) && body(cur).kind == ClassKind::Singleton {
+                mods.extend(module::own_ancestors(ctx, cur));
+                cur = body(cur).superclass;
             }
+            let mut seen = std::collections::HashSet::new();
             for m in mods {
                 for (name, me) in body(m).methods.iter() {
-                    if me.visibility != module::Visibility::Private && !me.is_undefined() && !out.contains(&Value::symbol(*name)) {
+                    // The nearest definition of a name decides (a private one hides it).
+                    if seen.insert(*name) && me.visibility != module::Visibility::Private && !me.is_undefined() {
                         out.push(Value::symbol(*name));
                     }
                 }
@@ -906,22 +935,47 @@ fn obj_methods(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(array::from_vec(ctx, list))
 }
 
-fn obj_private_methods(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+/// The methods of `recv` whose visibility passes `keep`: with `all` (the default) every
+/// ancestor's; otherwise those of its singleton classes and their modules, and of its
+/// first ordinary class (CRuby's `class_instance_method_list` for an object).
+fn obj_method_list(ctx: &mut Ctx, recv: Value, args: &Args, keep: fn(module::Visibility) -> bool) -> Result<Value> {
     let k = class_of(ctx, recv);
-    let list = crate::core::module_methods::method_list(ctx, k, true, |v| v == module::Visibility::Private);
-    Ok(array::from_vec(ctx, list))
+    if args.pos.first().is_none_or(|v| v.truthy()) {
+        let list = crate::core::module_methods::method_list(ctx, k, true, keep);
+        return Ok(array::from_vec(ctx, list));
+    }
+    let mut mods = Vec::new();
+    let mut cur = k;
+    while module::is_class_or_module(cur) && body(cur).kind == ClassKind::Singleton {
+        mods.extend(module::own_ancestors(ctx, cur));
+        cur = body(cur).superclass;
+    }
+    if module::is_class_or_module(cur) {
+        mods.push(cur);
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for m in mods {
+        for (name, me) in body(m).methods.iter() {
+            // The nearest definition of a name decides.
+            if seen.insert(*name) && !me.is_undefined() && keep(me.visibility) {
+                out.push(Value::symbol(*name));
+            }
+        }
+    }
+    Ok(array::from_vec(ctx, out))
 }
 
-fn obj_protected_methods(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let k = class_of(ctx, recv);
-    let list = crate::core::module_methods::method_list(ctx, k, true, |v| v == module::Visibility::Protected);
-    Ok(array::from_vec(ctx, list))
+fn obj_private_methods(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    obj_method_list(ctx, recv, args, |v| v == module::Visibility::Private)
 }
 
-fn obj_public_methods(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let k = class_of(ctx, recv);
-    let list = crate::core::module_methods::method_list(ctx, k, true, |v| v == module::Visibility::Public);
-    Ok(array::from_vec(ctx, list))
+fn obj_protected_methods(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    obj_method_list(ctx, recv, args, |v| v == module::Visibility::Protected)
+}
+
+fn obj_public_methods(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    obj_method_list(ctx, recv, args, |v| v == module::Visibility::Public)
 }
 
 fn obj_define_singleton_method(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -978,7 +1032,6 @@ pub fn init(ctx: &mut Ctx) {
         ("freeze", obj_freeze, [0], Unsafe),
         ("nil?", obj_nil_p, [0], Safe),
         ("===", obj_eqq, [1], Safe),
-        ("=~", obj_match, [1], Safe),
         ("!~", obj_nmatch, [1], Safe),
         ("eql?", obj_eql, [1], Safe),
         ("hash", obj_hash, [0], Safe),

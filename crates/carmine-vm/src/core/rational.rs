@@ -508,7 +508,8 @@ fn rational_arg(ctx: &mut Ctx, v: Value) -> Result<Value> {
             let re = ctx.call_str(v, "real", &[])?;
             return rational_arg(ctx, re);
         }
-        let s = object::inspect_string(ctx, v)?;
+        let s = ctx.call(v, sym::TO_S, &[])?;
+        let s = string::to_rust_string_lossy(s);
         return Err(ctx.range_error(&format!("can't convert {s} into Rational")));
     }
     if integer::is_integer(v) || is_rational(v) || float::is_float(v) {
@@ -519,10 +520,17 @@ fn rational_arg(ctx: &mut Ctx, v: Value) -> Result<Value> {
         if is_rational(r) {
             return Ok(r);
         }
+        let cname = object::class_name_of(ctx, v);
+        let rname = object::type_name_for_error(ctx, r);
+        return Err(ctx.type_error(&format!("can't convert {cname} into Rational ({cname}#to_r gives {rname})")));
     }
+    // As CRuby's rb_check_to_int: an exception in `to_int` means "not convertible".
     if v.is_heap() && ctx.respond_to(v, sym::TO_INT, true) {
-        let i = integer::to_integer_arg(ctx, v)?;
-        return from_integer(ctx, i);
+        match integer::to_integer_arg(ctx, v) {
+            Ok(i) => return from_integer(ctx, i),
+            Err(crate::error::Unwind::Raise(_)) => {}
+            Err(e) => return Err(e),
+        }
     }
     let name = object::type_name_for_error(ctx, v);
     Err(ctx.type_error(&format!("can't convert {name} into Rational")))
@@ -535,6 +543,10 @@ pub fn kernel_rational(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value
         let a = rational_arg(ctx, args.pos[0])?;
         match args.pos.get(1) {
             Some(&b) => {
+                // A Complex denominator with an imaginary part divides as a Complex.
+                if crate::core::complex::is_complex(b) && ctx.call_str(b, "imaginary", &[])? != Value::fixnum(0) {
+                    return ctx.call(a, sym::DIV, &[b]);
+                }
                 let b = rational_arg(ctx, b)?;
                 if b == Value::fixnum(0) || (is_rational(b) && parts(b).0.is_zero()) {
                     return Err(ctx.zero_division());

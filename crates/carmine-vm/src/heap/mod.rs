@@ -12,6 +12,7 @@
 
 pub mod page;
 pub mod stack_scan;
+pub mod stats;
 
 use std::collections::HashSet;
 use std::sync::Mutex;
@@ -24,14 +25,7 @@ pub struct Heap {
     pub(crate) inner: Mutex<HeapInner>,
 }
 
-#[derive(Default, Clone, Copy, Debug)]
-pub struct GcStats {
-    pub count: u64,
-    pub total_allocated_pages: u64,
-    pub total_freed_objects: u64,
-    pub live_after_last_gc: u64,
-    pub time_ns: u64,
-}
+pub use stats::GcStats;
 
 /// Hashes a page base (a multiple of `PAGE_SIZE`) with one multiplication: conservative
 /// stack scanning looks up every word of every stack, which SipHash made the bulk of a
@@ -171,6 +165,27 @@ impl HeapInner {
         self.ready.iter().map(|&(_, n)| n).sum()
     }
 
+    /// Calls `f` with every object slot that is not free (dead objects not yet swept
+    /// included: with immediate sweeping there are none outside a collection).
+    pub fn for_each_object(&self, f: &mut dyn FnMut(*mut RBasic)) {
+        for page in &self.pages {
+            for i in HEADER_SLOTS..SLOTS_PER_PAGE {
+                let p = page.slot(i) as *mut RBasic;
+                // SAFETY: p is an object slot of this page; the caller holds the heap lock.
+                if unsafe { (*p).obj_type() } != ObjType::Free {
+                    f(p);
+                }
+            }
+        }
+    }
+
+    /// Slots holding an object now (free slots in threads' allocation caches are not).
+    pub fn live_slots(&self) -> usize {
+        let mut n = 0;
+        self.for_each_object(&mut |_| n += 1);
+        n
+    }
+
     /// The object whose slot contains `addr` (interior pointers included), if it is live.
     #[inline]
     pub fn live_object_at(&self, addr: usize) -> Option<Value> {
@@ -265,6 +280,14 @@ impl<'a> Marker<'a> {
                 self.stack.push(v);
             }
         }
+    }
+
+    /// Whether `v` survives this collection so far (immediates always do).
+    #[inline]
+    pub fn is_marked(&self, v: Value) -> bool {
+        // SAFETY: heap values passed here are objects of this heap (weak tables and
+        // finalizer entries only hold objects that were live before this collection).
+        !v.is_heap() || unsafe { page::is_marked(v.as_ptr::<RBasic>()) }
     }
 
     pub fn mark_all(&mut self, vs: &[Value]) {

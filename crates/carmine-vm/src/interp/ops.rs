@@ -1145,6 +1145,8 @@ pub fn get_caller_last_line(ctx: &Ctx) -> Value {
 pub const INTERRUPT_SIGNAL: u32 = 1;
 /// Another thread has waited a whole time slice for the giant lock.
 pub const INTERRUPT_YIELD: u32 = 2;
+/// A collection queued finalizers of objects it freed (`weak::run_pending`).
+pub const INTERRUPT_FINALIZE: u32 = 4;
 
 /// Handles the VM's interrupt word at a safepoint: a signal (its handler run in the main
 /// thread, forwarded to it from others), a request to hand the giant lock over, and
@@ -1164,6 +1166,9 @@ pub fn handle_interrupt(ctx: &mut Ctx) -> Result<()> {
     }
     if bits & INTERRUPT_YIELD != 0 {
         sched::yield_gl(ctx);
+    }
+    if bits & INTERRUPT_FINALIZE != 0 {
+        crate::weak::run_pending(ctx);
     }
     sched::check_pending(ctx)
 }

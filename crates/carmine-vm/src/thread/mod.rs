@@ -238,7 +238,7 @@ impl Ctx {
         let vm = self.vm();
         let disabled = vm.gc_disabled.load(std::sync::atomic::Ordering::Relaxed);
         if vm.gc_stress.load(std::sync::atomic::Ordering::Relaxed) && !disabled {
-            crate::gc::collect(self);
+            crate::gc::collect_for(self, crate::heap::stats::GcReason::Stress);
         }
         loop {
             if !self.free_list.is_null() {
@@ -288,7 +288,7 @@ impl Ctx {
             heap.malloc_increase > heap.malloc_limit
         };
         if over && !self.vm().gc_disabled.load(std::sync::atomic::Ordering::Relaxed) {
-            crate::gc::collect(self);
+            crate::gc::collect_for(self, crate::heap::stats::GcReason::Malloc);
         }
     }
 

@@ -111,4 +111,7 @@ fn s_select(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 pub fn init(ctx: &mut Ctx) {
     let io = ctx.c().io;
     crate::methods!(ctx, io, [("select", s_select, [1..=4], Unsafe, Singleton)]);
+    // `Kernel#select` is `IO.select`.
+    let k = ctx.c().kernel;
+    crate::methods!(ctx, k, [("select", s_select, [1..=4], Unsafe, ModuleFunction)]);
 }

@@ -585,7 +585,8 @@ pub fn k_backtick(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         closed?;
         return Ok(out);
     }
-    let mut plan = plan_of(ctx, &Args::new(&args.pos[..1]))?;
+    // The command converted once (`to_str` is called one time, as in CRuby).
+    let mut plan = plan_of(ctx, &Args::new(&[cmd]))?;
     let mut fds = [0; 2];
     // SAFETY: fds has room for two descriptors.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {

@@ -1,0 +1,100 @@
+//! What the heap remembers about its collections: counters behind `GC.stat`, the cause
+//! of the last collection (`GC.latest_gc_info`) and the records of `GC::Profiler`.
+//!
+//! Invariants:
+//! - Every collection is a full (major) one that sweeps at once: `count` equals the
+//!   number of major collections, and no collection is ever left half done.
+//! - Counters only grow; `GC::Profiler.clear` empties the records, not the counters.
+
+/// Why a collection ran (CRuby's `gc_by` / `major_by`).
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Default)]
+pub enum GcReason {
+    /// The heap ran out of free slots.
+    #[default]
+    NewObj,
+    /// Out-of-line storage grew past its limit.
+    Malloc,
+    /// `GC.start` / `ObjectSpace.garbage_collect`.
+    Method,
+    /// `GC.stress`: every allocation collects.
+    Stress,
+}
+
+impl GcReason {
+    /// The `gc_by` symbol's name.
+    pub fn gc_by(self) -> &'static str {
+        match self {
+            GcReason::NewObj | GcReason::Stress => "newobj",
+            GcReason::Malloc => "malloc",
+            GcReason::Method => "method",
+        }
+    }
+
+    /// The `major_by` symbol's name: every collection is major, so it says why.
+    pub fn major_by(self) -> &'static str {
+        match self {
+            GcReason::NewObj => "nofree",
+            GcReason::Malloc => "oldmalloc",
+            GcReason::Method => "force",
+            GcReason::Stress => "stress",
+        }
+    }
+}
+
+/// One collection, as `GC::Profiler.raw_data` shows it.
+#[derive(Copy, Clone, Debug)]
+pub struct GcRecord {
+    pub reason: GcReason,
+    pub have_finalizer: bool,
+    /// Seconds the collection took.
+    pub gc_time: f64,
+    /// Seconds since the VM started, when the collection began.
+    pub invoke_time: f64,
+    /// Bytes of slots in use, and of all slots, after the collection.
+    pub heap_use_size: u64,
+    pub heap_total_size: u64,
+    /// Slots in the heap.
+    pub heap_total_objects: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct GcStats {
+    pub count: u64,
+    pub total_allocated_pages: u64,
+    pub total_freed_objects: u64,
+    pub live_after_last_gc: u64,
+    /// Nanoseconds spent collecting (while `measure_total_time` is on).
+    pub time_ns: u64,
+    pub mark_ns: u64,
+    pub sweep_ns: u64,
+    pub measure_total_time: bool,
+    /// The last collection (None before the first).
+    pub latest: Option<GcRecord>,
+    /// `GC::Profiler`: on or off, and its records since the last `clear`.
+    pub profiling: bool,
+    pub records: Vec<GcRecord>,
+    /// When the VM started (`GC_INVOKE_TIME` counts from it).
+    pub started: std::time::Instant,
+    /// `GC.auto_compact` (kept, never acted on: objects do not move).
+    pub auto_compact: bool,
+}
+
+impl Default for GcStats {
+    fn default() -> Self {
+        GcStats {
+            count: 0,
+            total_allocated_pages: 0,
+            total_freed_objects: 0,
+            live_after_last_gc: 0,
+            time_ns: 0,
+            mark_ns: 0,
+            sweep_ns: 0,
+            measure_total_time: true,
+            latest: None,
+            profiling: false,
+            records: Vec::new(),
+            started: std::time::Instant::now(),
+            auto_compact: false,
+        }
+    }
+}

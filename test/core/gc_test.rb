@@ -1,0 +1,111 @@
+require_relative "../assert"
+
+test "GC.start and garbage_collect take the keywords and return nil" do
+  assert_nil GC.start
+  assert_nil GC.start(full_mark: true, immediate_sweep: true)
+  assert_nil ObjectSpace.garbage_collect(full_mark: false)
+  o = Object.new.extend(GC)
+  assert_nil o.garbage_collect
+end
+
+test "GC.count and GC.stat count collections" do
+  c = GC.count
+  GC.start
+  assert GC.count > c
+  s = GC.stat
+  assert_kind_of Hash, s
+  assert s.values.all? { |v| v.is_a?(Integer) }
+  %i[count heap_allocated_pages heap_live_slots heap_free_slots total_allocated_objects total_freed_objects
+     malloc_increase_bytes minor_gc_count major_gc_count heap_available_slots time].each do |k|
+    assert s.key?(k), "GC.stat lacks #{k}"
+  end
+  assert_equal s[:heap_available_slots], s[:heap_live_slots] + s[:heap_free_slots]
+  assert s[:total_allocated_objects] >= s[:total_freed_objects] + s[:heap_live_slots] - 1
+  assert_equal GC.stat(:count), GC.stat(:major_gc_count)
+  assert_equal 0, GC.stat(:minor_gc_count)
+end
+
+test "total_allocated_objects grows with allocations" do
+  before = GC.stat(:total_allocated_objects)
+  keep = Array.new(100) { Object.new }
+  assert GC.stat(:total_allocated_objects) >= before + 100
+  assert_equal 100, keep.size
+end
+
+test "GC.stat with a Hash fills it; unknown keys and other arguments raise" do
+  h = { count: "x", other: 1 }
+  assert_same h, GC.stat(h)
+  assert_kind_of Integer, h[:count]
+  assert_equal 1, h[:other]
+  e = assert_raise(ArgumentError) { GC.stat(:foo) }
+  assert_equal "unknown key: foo", e.message
+  e = assert_raise(TypeError) { GC.stat(7) }
+  assert_equal "non-hash or symbol given", e.message
+end
+
+test "GC.latest_gc_info says why the last collection ran" do
+  GC.start
+  info = GC.latest_gc_info
+  assert_equal :method, info[:gc_by]
+  assert_equal :force, info[:major_by]
+  assert_equal true, info[:immediate_sweep]
+  assert_equal :none, GC.latest_gc_info(:state)
+  assert_raise(ArgumentError) { GC.latest_gc_info(:nope) }
+end
+
+test "GC.enable and GC.disable return the previous state" do
+  GC.enable
+  assert_equal false, GC.disable
+  assert_equal true, GC.disable
+  assert_equal true, GC.enable
+  assert_equal false, GC.enable
+end
+
+test "GC.stress can be read and set" do
+  was = GC.stress
+  GC.stress = true
+  assert_equal true, GC.stress
+  GC.stress = was
+  assert_equal was, GC.stress
+end
+
+test "GC::Profiler records collections while enabled" do
+  GC::Profiler.clear
+  GC::Profiler.enable
+  assert GC::Profiler.enabled?
+  GC.start
+  GC::Profiler.disable
+  data = GC::Profiler.raw_data
+  assert data.size >= 1
+  rec = data.last
+  assert_kind_of Float, rec[:GC_TIME]
+  assert rec[:HEAP_TOTAL_OBJECTS] > 0
+  assert_equal :method, rec[:GC_FLAGS][:gc_by]
+  assert_match(/\AGC \d+ invokes\.\nIndex +Invoke Time/, GC::Profiler.result)
+  assert_kind_of Float, GC::Profiler.total_time
+  GC::Profiler.clear
+  assert_equal "", GC::Profiler.result
+  assert_equal [], GC::Profiler.raw_data
+end
+
+test "GC.compact collects and moves nothing" do
+  info = GC.compact
+  assert_equal 0, info[:moved].values.sum
+  assert_equal false, GC.auto_compact
+  GC.auto_compact = true
+  assert_equal true, GC.auto_compact
+  GC.auto_compact = false
+end
+
+test "GC.config names the collector; GC.total_time and measure_total_time" do
+  assert_kind_of String, GC.config[:implementation]
+  assert_equal({}, GC.config({}))
+  assert_raise(ArgumentError) { GC.config(implementation: "x") }
+  assert_raise(ArgumentError) { GC.config(1) }
+  assert_kind_of Integer, GC.total_time
+  assert_equal true, GC.measure_total_time
+  GC.measure_total_time = false
+  assert_equal false, GC.measure_total_time
+  GC.measure_total_time = true
+  assert_kind_of Integer, GC::INTERNAL_CONSTANTS[:RVALUE_SIZE]
+end
