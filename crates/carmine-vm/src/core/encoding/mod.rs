@@ -1,12 +1,22 @@
 //! Encodings: the table of known encodings, character boundaries, and the Encoding class.
 //!
 //! Invariants:
-//! - An encoding is an index into `ENCODINGS` (an immutable table); strings store it in
-//!   `RBasic::aux`. Index 0 is ASCII-8BIT (BINARY), 1 UTF-8, 2 US-ASCII.
-//! - Character boundaries are computed for UTF-8 and single-byte encodings; other
-//!   multibyte encodings are treated byte-wise (documented limitation).
+//! - An encoding is an index into `ENCODINGS` (an immutable table in CRuby's `Encoding.list`
+//!   order); strings store it in `RBasic::aux`. Index 0 is ASCII-8BIT (BINARY), 1 UTF-8,
+//!   2 US-ASCII.
+//! - Character boundaries come from one function, `precise_char_len`, driven by each
+//!   encoding's `Kind` (its byte structure); every other character-level operation
+//!   (length, chars, valid_encoding?, scrub) goes through it.
 //! - Encoding objects are created once per VM and kept in `Encoding::LIST` order as
 //!   constants under `Encoding`.
+//! - Transcoding lives in the submodules: `tables` (the byte <-> codepoint tables),
+//!   `codec` (one decoder/encoder per encoding), `transcode` (the conversion engine with
+//!   its options, decorators and errors) and `converter` (the `Encoding::Converter` class).
+
+pub mod codec;
+pub mod converter;
+pub mod tables;
+pub mod transcode;
 
 use crate::core::{array, string};
 use crate::interp::Args;
@@ -19,76 +29,172 @@ pub const BINARY: u8 = 0;
 pub const UTF_8: u8 = 1;
 pub const US_ASCII: u8 = 2;
 
+/// The byte structure of an encoding's characters (what decides where a character ends).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    /// One byte per character, every byte valid.
+    Single,
+    /// One byte per character, bytes >= 0x80 invalid.
+    Ascii,
+    Utf8,
+    /// UTF-8 that also allows encoded surrogates (six-byte supplementary characters).
+    Cesu8,
+    Utf16Be,
+    Utf16Le,
+    Utf32Be,
+    Utf32Le,
+    /// Shift_JIS family: 0xA1-0xDF single; lead 0x81-0x9F/0xE0-0xFC, trail 0x40-0x7E/0x80-0xFC.
+    Sjis,
+    /// EUC-JP family: 0xA1-0xFE pairs, 0x8E + one byte, 0x8F + two bytes.
+    EucJp,
+    /// EUC-KR, GB2312: 0xA1-0xFE pairs.
+    EucKr,
+    /// CP949 (Unified Hangul Code): lead 0x81-0xFE, trail 0x41-0x5A/0x61-0x7A/0x81-0xFE.
+    Cp949,
+    /// Big5 family: lead 0xA1-0xFE, trail 0x40-0x7E/0xA1-0xFE.
+    Big5,
+    /// GBK: lead 0x81-0xFE, trail 0x40-0x7E/0x80-0xFE.
+    Gbk,
+    /// GBK's pairs plus four-byte sequences (0x81-0xFE 0x30-0x39 0x81-0xFE 0x30-0x39).
+    Gb18030,
+    /// EUC-TW: 0xA1-0xFE pairs, 0x8E 0xA1-0xB0 + a pair.
+    EucTw,
+    /// Emacs-Mule (and the stateless ISO-2022-JP built on it): a leading byte 0x81-0x9D
+    /// followed by one to three bytes 0xA0-0xFF.
+    EmacsMule,
+}
+
+use Kind::*;
+
 pub struct EncodingInfo {
     pub name: &'static str,
     pub aliases: &'static [&'static str],
-    /// Bytes per character for fixed-width encodings; 0 for variable (UTF-8) handling.
+    /// Bytes per character for fixed-width encodings; 0 for variable-width ones.
     pub unit: u8,
+    pub kind: Kind,
     pub ascii_compatible: bool,
     pub dummy: bool,
 }
 
+const fn enc(name: &'static str, aliases: &'static [&'static str], kind: Kind, ascii_compatible: bool, dummy: bool) -> EncodingInfo {
+    let unit = match kind {
+        Single | Ascii => 1,
+        Utf16Be | Utf16Le => 2,
+        Utf32Be | Utf32Le => 4,
+        _ => 0,
+    };
+    EncodingInfo { name, aliases, unit, kind, ascii_compatible, dummy }
+}
+
 pub static ENCODINGS: &[EncodingInfo] = &[
-    EncodingInfo { name: "ASCII-8BIT", aliases: &["BINARY"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "UTF-8", aliases: &["CP65001"], unit: 0, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "US-ASCII", aliases: &["ASCII", "ANSI_X3.4-1968", "646"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "ISO-8859-1", aliases: &["ISO8859-1"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "ISO-8859-2", aliases: &["ISO8859-2"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "ISO-8859-15", aliases: &["ISO8859-15"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "Windows-1252", aliases: &["CP1252"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "Windows-1251", aliases: &["CP1251"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "Shift_JIS", aliases: &[], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "EUC-JP", aliases: &["eucJP"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "Windows-31J", aliases: &["CP932", "csWindows31J", "SJIS", "PCK"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "UTF-16LE", aliases: &[], unit: 2, ascii_compatible: false, dummy: false },
-    EncodingInfo { name: "UTF-16BE", aliases: &["UCS-2BE"], unit: 2, ascii_compatible: false, dummy: false },
-    EncodingInfo { name: "UTF-32LE", aliases: &["UCS-4LE"], unit: 4, ascii_compatible: false, dummy: false },
-    EncodingInfo { name: "UTF-32BE", aliases: &["UCS-4BE"], unit: 4, ascii_compatible: false, dummy: false },
-    EncodingInfo { name: "UTF-16", aliases: &[], unit: 2, ascii_compatible: false, dummy: true },
-    EncodingInfo { name: "UTF-32", aliases: &[], unit: 4, ascii_compatible: false, dummy: true },
-    EncodingInfo { name: "UTF-7", aliases: &["CP65000"], unit: 1, ascii_compatible: false, dummy: true },
-    EncodingInfo { name: "EUC-KR", aliases: &["eucKR"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "Big5", aliases: &["CP950"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "GB18030", aliases: &[], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "IBM437", aliases: &["CP437"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "KOI8-R", aliases: &["CP878"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "UTF8-MAC", aliases: &["UTF-8-MAC", "UTF-8-HFS"], unit: 0, ascii_compatible: true, dummy: false },
-    // More single-byte encodings (character boundaries only; no transcoding tables).
-    EncodingInfo { name: "ISO-8859-3", aliases: &["ISO8859-3"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "ISO-8859-4", aliases: &["ISO8859-4"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "ISO-8859-5", aliases: &["ISO8859-5"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "ISO-8859-6", aliases: &["ISO8859-6"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "ISO-8859-7", aliases: &["ISO8859-7"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "ISO-8859-8", aliases: &["ISO8859-8"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "ISO-8859-9", aliases: &["ISO8859-9"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "ISO-8859-10", aliases: &["ISO8859-10"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "ISO-8859-11", aliases: &["ISO8859-11"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "ISO-8859-13", aliases: &["ISO8859-13"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "ISO-8859-14", aliases: &["ISO8859-14"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "ISO-8859-16", aliases: &["ISO8859-16"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "IBM737", aliases: &["CP737"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "IBM775", aliases: &["CP775"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "IBM850", aliases: &["CP850"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "IBM852", aliases: &["CP852"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "IBM855", aliases: &["CP855"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "IBM857", aliases: &["CP857"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "IBM860", aliases: &["CP860"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "IBM861", aliases: &["CP861"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "IBM862", aliases: &["CP862"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "IBM863", aliases: &["CP863"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "IBM864", aliases: &["CP864"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "IBM865", aliases: &["CP865"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "IBM866", aliases: &["CP866"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "IBM869", aliases: &["CP869"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "Windows-1250", aliases: &["CP1250"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "Windows-1253", aliases: &["CP1253"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "Windows-1254", aliases: &["CP1254"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "Windows-1255", aliases: &["CP1255"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "Windows-1256", aliases: &["CP1256"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "Windows-1257", aliases: &["CP1257"], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "KOI8-U", aliases: &[], unit: 1, ascii_compatible: true, dummy: false },
-    EncodingInfo { name: "macRoman", aliases: &[], unit: 1, ascii_compatible: true, dummy: false },
+    enc("ASCII-8BIT", &["BINARY"], Single, true, false),
+    enc("UTF-8", &["CP65001"], Utf8, true, false),
+    enc("US-ASCII", &["ASCII", "ANSI_X3.4-1968", "646"], Ascii, true, false),
+    enc("UTF-16BE", &["UCS-2BE"], Utf16Be, false, false),
+    enc("UTF-16LE", &[], Utf16Le, false, false),
+    enc("UTF-32BE", &["UCS-4BE"], Utf32Be, false, false),
+    enc("UTF-32LE", &["UCS-4LE"], Utf32Le, false, false),
+    enc("UTF-16", &[], Utf16Be, false, true),
+    enc("UTF-32", &[], Utf32Be, false, true),
+    enc("UTF8-MAC", &["UTF-8-MAC", "UTF-8-HFS"], Utf8, true, false),
+    enc("EUC-JP", &["eucJP"], EucJp, true, false),
+    enc("Windows-31J", &["CP932", "csWindows31J", "SJIS", "PCK"], Sjis, true, false),
+    enc("Big5", &[], Big5, true, false),
+    enc("Big5-HKSCS", &["Big5-HKSCS:2008"], Big5, true, false),
+    enc("Big5-UAO", &[], Big5, true, false),
+    enc("CESU-8", &[], Cesu8, true, false),
+    enc("CP949", &[], Cp949, true, false),
+    enc("Emacs-Mule", &[], EmacsMule, true, false),
+    enc("EUC-KR", &["eucKR"], EucKr, true, false),
+    enc("EUC-TW", &["eucTW"], EucTw, true, false),
+    enc("GB18030", &[], Gb18030, true, false),
+    enc("GBK", &["CP936"], Gbk, true, false),
+    enc("ISO-8859-1", &["ISO8859-1"], Single, true, false),
+    enc("ISO-8859-2", &["ISO8859-2"], Single, true, false),
+    enc("ISO-8859-3", &["ISO8859-3"], Single, true, false),
+    enc("ISO-8859-4", &["ISO8859-4"], Single, true, false),
+    enc("ISO-8859-5", &["ISO8859-5"], Single, true, false),
+    enc("ISO-8859-6", &["ISO8859-6"], Single, true, false),
+    enc("ISO-8859-7", &["ISO8859-7"], Single, true, false),
+    enc("ISO-8859-8", &["ISO8859-8"], Single, true, false),
+    enc("ISO-8859-9", &["ISO8859-9"], Single, true, false),
+    enc("ISO-8859-10", &["ISO8859-10"], Single, true, false),
+    enc("ISO-8859-11", &["ISO8859-11"], Single, true, false),
+    enc("ISO-8859-13", &["ISO8859-13"], Single, true, false),
+    enc("ISO-8859-14", &["ISO8859-14"], Single, true, false),
+    enc("ISO-8859-15", &["ISO8859-15"], Single, true, false),
+    enc("ISO-8859-16", &["ISO8859-16"], Single, true, false),
+    enc("KOI8-R", &["CP878"], Single, true, false),
+    enc("KOI8-U", &[], Single, true, false),
+    enc("Shift_JIS", &[], Sjis, true, false),
+    enc("Windows-1250", &["CP1250"], Single, true, false),
+    enc("Windows-1251", &["CP1251"], Single, true, false),
+    enc("Windows-1252", &["CP1252"], Single, true, false),
+    enc("Windows-1253", &["CP1253"], Single, true, false),
+    enc("Windows-1254", &["CP1254"], Single, true, false),
+    enc("Windows-1257", &["CP1257"], Single, true, false),
+    enc("IBM437", &["CP437"], Single, true, false),
+    enc("IBM720", &["CP720"], Single, true, false),
+    enc("IBM737", &["CP737"], Single, true, false),
+    enc("IBM775", &["CP775"], Single, true, false),
+    enc("CP850", &["IBM850"], Single, true, false),
+    enc("IBM852", &[], Single, true, false),
+    enc("CP852", &[], Single, true, false),
+    enc("IBM855", &[], Single, true, false),
+    enc("CP855", &[], Single, true, false),
+    enc("IBM857", &["CP857"], Single, true, false),
+    enc("IBM860", &["CP860"], Single, true, false),
+    enc("IBM861", &["CP861"], Single, true, false),
+    enc("IBM862", &["CP862"], Single, true, false),
+    enc("IBM863", &["CP863"], Single, true, false),
+    enc("IBM864", &["CP864"], Single, true, false),
+    enc("IBM865", &["CP865"], Single, true, false),
+    enc("IBM866", &["CP866"], Single, true, false),
+    enc("IBM869", &["CP869"], Single, true, false),
+    enc("Windows-1258", &["CP1258"], Single, true, false),
+    enc("GB1988", &[], Single, true, false),
+    enc("macCentEuro", &[], Single, true, false),
+    enc("macCroatian", &[], Single, true, false),
+    enc("macCyrillic", &[], Single, true, false),
+    enc("macGreek", &[], Single, true, false),
+    enc("macIceland", &[], Single, true, false),
+    enc("macRoman", &[], Single, true, false),
+    enc("macRomania", &[], Single, true, false),
+    enc("macThai", &[], Single, true, false),
+    enc("macTurkish", &[], Single, true, false),
+    enc("macUkraine", &[], Single, true, false),
+    enc("CP950", &[], Big5, true, false),
+    enc("CP951", &[], Big5, true, false),
+    enc("IBM037", &["ebcdic-cp-us"], Single, false, true),
+    enc("stateless-ISO-2022-JP", &[], EmacsMule, true, false),
+    enc("eucJP-ms", &["euc-jp-ms"], EucJp, true, false),
+    enc("CP51932", &[], EucJp, true, false),
+    enc("EUC-JIS-2004", &["EUC-JISX0213"], EucJp, true, false),
+    enc("GB2312", &["EUC-CN", "eucCN"], EucKr, true, false),
+    enc("GB12345", &[], EucKr, true, false),
+    enc("ISO-2022-JP", &["ISO2022-JP"], Single, false, true),
+    enc("ISO-2022-JP-2", &["ISO2022-JP2"], Single, false, true),
+    enc("CP50220", &[], Single, false, true),
+    enc("CP50221", &[], Single, false, true),
+    enc("Windows-1256", &["CP1256"], Single, true, false),
+    enc("Windows-1255", &["CP1255"], Single, true, false),
+    enc("TIS-620", &[], Single, true, false),
+    enc("Windows-874", &["CP874"], Single, true, false),
+    enc("MacJapanese", &["MacJapan"], Sjis, true, false),
+    enc("UTF-7", &["CP65000"], Single, false, true),
+    enc("UTF8-DoCoMo", &[], Utf8, true, false),
+    enc("SJIS-DoCoMo", &[], Sjis, true, false),
+    enc("UTF8-KDDI", &[], Utf8, true, false),
+    enc("SJIS-KDDI", &[], Sjis, true, false),
+    enc("ISO-2022-JP-KDDI", &[], Single, false, true),
+    enc("stateless-ISO-2022-JP-KDDI", &[], EmacsMule, true, false),
+    enc("UTF8-SoftBank", &[], Utf8, true, false),
+    enc("SJIS-SoftBank", &[], Sjis, true, false),
 ];
+
+pub fn kind(enc: u8) -> Kind {
+    ENCODINGS.get(enc as usize).map_or(Single, |e| e.kind)
+}
 
 /// Finds an encoding by (case-insensitive) name or alias.
 pub fn find(name: &str) -> Option<u8> {
@@ -100,16 +206,17 @@ pub fn name(enc: u8) -> &'static str {
     ENCODINGS.get(enc as usize).map_or("ASCII-8BIT", |e| e.name)
 }
 
+/// UTF-8 and its variants (UTF8-MAC, the mobile carriers' UTF-8): same byte structure.
 pub fn is_utf8(enc: u8) -> bool {
-    enc == UTF_8 || enc == UTF8_MAC
+    enc == UTF_8 || kind(enc) == Utf8
 }
 
 /// Index of UTF8-MAC (a UTF-8 variant).
-pub const UTF8_MAC: u8 = 23;
+pub const UTF8_MAC: u8 = 9;
 
 /// UTF-8, UTF-16/32 and their variants: encodings whose codepoints are Unicode.
 pub fn is_unicode(enc: u8) -> bool {
-    is_utf8(enc) || ENCODINGS.get(enc as usize).is_some_and(|e| e.name.starts_with("UTF-"))
+    matches!(kind(enc), Utf8 | Cesu8 | Utf16Be | Utf16Le | Utf32Be | Utf32Le)
 }
 
 pub fn is_ascii_compatible(enc: u8) -> bool {
@@ -131,7 +238,7 @@ pub fn inspect_name(enc: u8) -> &'static str {
 }
 
 fn is_little_endian(enc: u8) -> bool {
-    ENCODINGS.get(enc as usize).is_some_and(|e| e.name.ends_with("LE"))
+    matches!(kind(enc), Utf16Le | Utf32Le)
 }
 
 /// Length of the character starting at `i` (at least 1; invalid bytes count as one).
@@ -154,11 +261,11 @@ pub fn precise_char_len(enc: u8, b: &[u8], i: usize) -> std::result::Result<usiz
     }
     let rest = b.len() - i;
     let unit = ENCODINGS.get(enc as usize).map_or(1, |e| e.unit.max(1)) as usize;
-    if enc == US_ASCII {
-        return if b[i] < 0x80 { Ok(1) } else { Err(1) };
-    }
-    if unit == 1 {
-        return Ok(1);
+    match kind(enc) {
+        Ascii => return if b[i] < 0x80 { Ok(1) } else { Err(1) },
+        Single => return Ok(1),
+        Utf16Be | Utf16Le | Utf32Be | Utf32Le => {}
+        k => return multibyte_len(k, b, i),
     }
     if rest < unit {
         return Err(rest);
@@ -183,6 +290,87 @@ pub fn precise_char_len(enc: u8, b: &[u8], i: usize) -> std::result::Result<usiz
         Err(4)
     } else {
         Ok(4)
+    }
+}
+
+/// `precise_char_len` for the multibyte East Asian encodings and the UTF-8 relatives.
+fn multibyte_len(k: Kind, b: &[u8], i: usize) -> std::result::Result<usize, usize> {
+    let c = b[i];
+    // Each trailing byte must be in one of the ranges; `n` is the full length.
+    let seq = |n: usize, trails: &[&[(u8, u8)]]| -> std::result::Result<usize, usize> {
+        for k in 1..n {
+            let Some(&t) = b.get(i + k) else { return Err(k) };
+            if !trails[k - 1].iter().any(|&(lo, hi)| (lo..=hi).contains(&t)) {
+                return Err(k);
+            }
+        }
+        Ok(n)
+    };
+    const HI: &[(u8, u8)] = &[(0xA1, 0xFE)];
+    match k {
+        Utf8 => utf8_precise_len(b, i),
+        Cesu8 => {
+            if c == 0xED {
+                seq(3, &[&[(0x80, 0xBF)], &[(0x80, 0xBF)]])
+            } else if c >= 0xF0 {
+                Err(1)
+            } else {
+                utf8_precise_len(b, i)
+            }
+        }
+        Sjis => match c {
+            0x00..=0x7F | 0xA1..=0xDF => Ok(1),
+            0x81..=0x9F | 0xE0..=0xFC => seq(2, &[&[(0x40, 0x7E), (0x80, 0xFC)]]),
+            _ => Err(1),
+        },
+        EucJp => match c {
+            0x00..=0x7F => Ok(1),
+            0x8E | 0xA1..=0xFE => seq(2, &[HI]),
+            0x8F => seq(3, &[HI, HI]),
+            _ => Err(1),
+        },
+        EucKr => match c {
+            0x00..=0x7F => Ok(1),
+            0xA1..=0xFE => seq(2, &[HI]),
+            _ => Err(1),
+        },
+        Cp949 => match c {
+            0x00..=0x80 => Ok(1),
+            0x81..=0xFE => seq(2, &[&[(0x41, 0x5A), (0x61, 0x7A), (0x81, 0xFE)]]),
+            _ => Err(1),
+        },
+        Big5 => match c {
+            0x00..=0x7F => Ok(1),
+            0xA1..=0xFE => seq(2, &[&[(0x40, 0x7E), (0xA1, 0xFE)]]),
+            _ => Err(1),
+        },
+        Gbk => match c {
+            0x00..=0x7F => Ok(1),
+            0x81..=0xFE => seq(2, &[&[(0x40, 0x7E), (0x80, 0xFE)]]),
+            _ => Err(1),
+        },
+        Gb18030 => match c {
+            0x00..=0x7F => Ok(1),
+            0x81..=0xFE => match b.get(i + 1) {
+                Some(0x30..=0x39) => seq(4, &[&[(0x30, 0x39)], &[(0x81, 0xFE)], &[(0x30, 0x39)]]),
+                _ => seq(2, &[&[(0x40, 0x7E), (0x80, 0xFE)]]),
+            },
+            _ => Err(1),
+        },
+        EucTw => match c {
+            0x00..=0x7F => Ok(1),
+            0xA1..=0xFE => seq(2, &[HI]),
+            0x8E => seq(4, &[&[(0xA1, 0xB0)], HI, HI]),
+            _ => Err(1),
+        },
+        EmacsMule => match c {
+            0x00..=0x7F => Ok(1),
+            0x81..=0x8F => seq(2, &[&[(0xA0, 0xFF)]]),
+            0x90..=0x99 => seq(3, &[&[(0xA0, 0xFF)], &[(0xA0, 0xFF)]]),
+            0x9A..=0x9D => seq(4, &[&[(0xA0, 0xFF)], &[(0xA0, 0xFF)], &[(0xA0, 0xFF)]]),
+            _ => Err(1),
+        },
+        _ => Ok(1),
     }
 }
 
@@ -227,11 +415,10 @@ pub fn valid(enc: u8, b: &[u8]) -> bool {
     if is_utf8(enc) {
         return std::str::from_utf8(b).is_ok();
     }
-    if enc == US_ASCII {
-        return b.is_ascii();
-    }
-    if is_single_byte(enc) {
-        return true;
+    match kind(enc) {
+        Ascii => return b.is_ascii(),
+        Single => return true,
+        _ => {}
     }
     let mut i = 0;
     while i < b.len() {
@@ -287,11 +474,18 @@ pub fn encode_codepoint(enc: u8, cp: u32) -> Option<Vec<u8>> {
             char::from_u32(cp)?;
             Some(if is_little_endian(enc) { cp.to_le_bytes().to_vec() } else { cp.to_be_bytes().to_vec() })
         }
-        _ => {
-            if enc == US_ASCII && cp >= 0x80 {
+        1 => {
+            if kind(enc) == Ascii && cp >= 0x80 {
                 return None;
             }
             (cp < 0x100).then(|| vec![cp as u8])
+        }
+        _ => {
+            // Multibyte East Asian encodings: the codepoint is the character's bytes read
+            // as a big-endian number (CRuby's convention for non-Unicode encodings).
+            let bytes: Vec<u8> = cp.to_be_bytes().into_iter().skip_while(|&x| x == 0).collect();
+            let bytes = if bytes.is_empty() { vec![0] } else { bytes };
+            (precise_char_len(enc, &bytes, 0) == Ok(bytes.len())).then_some(bytes)
         }
     }
 }
@@ -543,6 +737,48 @@ fn enc_s_compatible(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     }
 }
 
+/// The special names that `Encoding.find` accepts besides the table's names and aliases,
+/// with what they currently stand for.
+fn special_names(ctx: &Ctx) -> Vec<(&'static str, u8)> {
+    let mut v = vec![("external", default_external(ctx)), ("locale", UTF_8), ("filesystem", UTF_8)];
+    if let Some(i) = default_internal(ctx) {
+        v.push(("internal", i));
+    }
+    v
+}
+
+fn enc_s_name_list(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    let out = array::new(ctx);
+    for info in ENCODINGS {
+        for n in std::iter::once(&info.name).chain(info.aliases.iter()) {
+            let s = string::new_us_ascii(ctx, n);
+            array::push(ctx, out, s);
+        }
+    }
+    for (n, _) in special_names(ctx) {
+        let s = string::new_us_ascii(ctx, n);
+        array::push(ctx, out, s);
+    }
+    Ok(out)
+}
+
+fn enc_s_aliases(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    let h = crate::core::hash::new(ctx);
+    for info in ENCODINGS {
+        for a in info.aliases {
+            let k = string::new_us_ascii(ctx, a);
+            let v = string::new_us_ascii(ctx, info.name);
+            crate::core::hash::aset(ctx, h, k, v)?;
+        }
+    }
+    for (n, e) in special_names(ctx) {
+        let k = string::new_us_ascii(ctx, n);
+        let v = string::new_us_ascii(ctx, name(e));
+        crate::core::hash::aset(ctx, h, k, v)?;
+    }
+    Ok(h)
+}
+
 pub fn init(ctx: &mut Ctx) {
     let c = ctx.c().encoding;
     let mut objs = Vec::new();
@@ -581,6 +817,9 @@ pub fn init(ctx: &mut Ctx) {
         ("default_external=", enc_s_set_default_external, [1], Unsafe, Singleton),
         ("default_internal=", enc_s_set_default_internal, [1], Unsafe, Singleton),
         ("compatible?", enc_s_compatible, [2], Safe, Singleton),
+        ("name_list", enc_s_name_list, [0], Safe, Singleton),
+        ("aliases", enc_s_aliases, [0], Safe, Singleton),
     ]);
+    converter::init(ctx);
     let _: Option<&dyn DataObj> = None;
 }

@@ -1,0 +1,420 @@
+//! The conversion engine behind `String#encode` and `Encoding::Converter`: a source decoder,
+//! decorators (newlines, XML escapes) on the codepoint stream, a destination encoder, and
+//! CRuby's error reporting.
+//!
+//! Invariants:
+//! - A `Transcoder` is fed input in pieces (`run`); bytes it has taken but not yet
+//!   converted (a truncated character, bytes to read again after an error) stay in
+//!   `pending` and are converted before the next piece.
+//! - Output accumulates in `out` until the caller takes it; the caller decides how much
+//!   it can take (`primitive_convert`'s destination size).
+//! - Errors are reported per conversion step as CRuby names them: a conversion between
+//!   two non-UTF-8 encodings goes "A to UTF-8 to B" (except CRuby's direct pairs), and
+//!   the step where an error happens is what `primitive_errinfo` and the exceptions show.
+
+use super::codec::{Codec, DecState, Decoded, EncState};
+use super::{name, UTF_8};
+
+pub const INVALID_MASK: u32 = 0x0f;
+pub const INVALID_REPLACE: u32 = 0x02;
+pub const UNDEF_MASK: u32 = 0xf0;
+pub const UNDEF_REPLACE: u32 = 0x20;
+pub const UNDEF_HEX_CHARREF: u32 = 0x30;
+pub const PARTIAL_INPUT: u32 = 0x10000;
+pub const AFTER_OUTPUT: u32 = 0x20000;
+pub const UNIVERSAL_NEWLINE_DECORATOR: u32 = 0x100;
+pub const CRLF_NEWLINE_DECORATOR: u32 = 0x1000;
+pub const CR_NEWLINE_DECORATOR: u32 = 0x2000;
+pub const LF_NEWLINE_DECORATOR: u32 = 0x4000_0000;
+pub const XML_TEXT_DECORATOR: u32 = 0x4000;
+pub const XML_ATTR_CONTENT_DECORATOR: u32 = 0x8000;
+pub const XML_ATTR_QUOTE_DECORATOR: u32 = 0x100000;
+pub const DECORATORS: u32 = UNIVERSAL_NEWLINE_DECORATOR | CRLF_NEWLINE_DECORATOR | CR_NEWLINE_DECORATOR | LF_NEWLINE_DECORATOR | XML_TEXT_DECORATOR | XML_ATTR_CONTENT_DECORATOR | XML_ATTR_QUOTE_DECORATOR;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Res {
+    SourceBufferEmpty,
+    DestinationBufferFull,
+    InvalidByteSequence,
+    UndefinedConversion,
+    IncompleteInput,
+    Finished,
+    AfterOutput,
+}
+
+impl Res {
+    pub fn symbol_name(self) -> &'static str {
+        match self {
+            Res::SourceBufferEmpty => "source_buffer_empty",
+            Res::DestinationBufferFull => "destination_buffer_full",
+            Res::InvalidByteSequence => "invalid_byte_sequence",
+            Res::UndefinedConversion => "undefined_conversion",
+            Res::IncompleteInput => "incomplete_input",
+            Res::Finished => "finished",
+            Res::AfterOutput => "after_output",
+        }
+    }
+}
+
+/// What went wrong in the last run (CRuby's `primitive_errinfo`).
+#[derive(Clone)]
+pub struct ErrInfo {
+    pub res: Res,
+    /// The conversion step where the error happened (encoding names).
+    pub step: Option<(&'static str, &'static str)>,
+    pub error_bytes: Vec<u8>,
+    pub readagain: Vec<u8>,
+    /// The undefined character's codepoint when the step's source is UTF-8.
+    pub codepoint: Option<u32>,
+}
+
+impl ErrInfo {
+    fn none(res: Res) -> ErrInfo {
+        ErrInfo { res, step: None, error_bytes: Vec::new(), readagain: Vec::new(), codepoint: None }
+    }
+}
+
+/// CRuby's conversion path between two encodings: the encodings visited in order.
+pub fn path(src: u8, dst: u8) -> Vec<&'static str> {
+    let (s, d) = (name(src), name(dst));
+    let direct = |a: &str, b: &str| matches!((a, b), ("EUC-JP", "Shift_JIS") | ("Shift_JIS", "EUC-JP"));
+    let mut p = vec![s];
+    let jp = |e: &str| e == "ISO-2022-JP";
+    if jp(s) {
+        p.extend(["stateless-ISO-2022-JP", "EUC-JP"]);
+        if d != "EUC-JP" {
+            p.push("UTF-8");
+            if d != "UTF-8" {
+                p.push(d);
+            }
+        }
+        return p;
+    }
+    if jp(d) {
+        if s != "EUC-JP" {
+            if direct(s, "EUC-JP") {
+                p.push("EUC-JP");
+            } else {
+                if s != "UTF-8" {
+                    p.push("UTF-8");
+                }
+                p.push("EUC-JP");
+            }
+        }
+        p.extend(["stateless-ISO-2022-JP", "ISO-2022-JP"]);
+        return p;
+    }
+    if s != "UTF-8" && d != "UTF-8" && !direct(s, d) {
+        p.push("UTF-8");
+    }
+    p.push(d);
+    p
+}
+
+pub struct Transcoder {
+    pub src: u8,
+    pub dst: u8,
+    dec: Codec,
+    enc: Codec,
+    pub flags: u32,
+    /// The replacement string's bytes and encoding; `None`: CRuby's default for `dst`.
+    pub replacement: Option<(Vec<u8>, u8)>,
+    dstate: DecState,
+    estate: EncState,
+    pub pending: Vec<u8>,
+    pub out: Vec<u8>,
+    cr_seen: bool,
+    quote_open: bool,
+    pub finished: bool,
+    pub last: ErrInfo,
+}
+
+impl Transcoder {
+    /// A transcoder from `src` to `dst`, or `None` when no converter exists.
+    pub fn new(src: u8, dst: u8, flags: u32) -> Option<Transcoder> {
+        let dec = Codec::of(src)?;
+        let enc = Codec::of(dst)?;
+        if !enc.can_encode() {
+            return None;
+        }
+        Some(Transcoder { src, dst, dec, enc, flags, replacement: None, dstate: DecState::default(), estate: EncState::default(), pending: Vec::new(), out: Vec::new(), cr_seen: false, quote_open: false, finished: false, last: ErrInfo::none(Res::SourceBufferEmpty) })
+    }
+
+    fn unicode_src(&self) -> bool {
+        super::is_unicode(self.src)
+    }
+
+    /// The step names for an error while decoding (`decoding`) or encoding.
+    fn step(&self, decoding: bool) -> (&'static str, &'static str) {
+        let p = path(self.src, self.dst);
+        if decoding {
+            (p[0], p[1])
+        } else {
+            (p[p.len() - 2], p[p.len() - 1])
+        }
+    }
+
+    /// The default or configured replacement, as bytes of `dst`.
+    pub fn replacement_bytes(&self) -> Vec<u8> {
+        match &self.replacement {
+            Some((b, e)) if *e == self.dst => b.clone(),
+            Some((b, e)) => convert_simple(b, *e, self.dst).unwrap_or_default(),
+            None => {
+                let mut out = Vec::new();
+                let mut st = EncState { bom_written: true, kanji: false };
+                if !(super::is_unicode(self.dst) && self.enc.encode(&mut st, 0xFFFD, &mut out)) {
+                    out.clear();
+                    self.enc.encode(&mut st, '?' as u32, &mut out);
+                }
+                out
+            }
+        }
+    }
+
+    /// Encodes `cp` after the newline and XML decorators; Err(()) when undefined.
+    fn put(&mut self, cp: u32) -> Result<(), ()> {
+        let f = self.flags;
+        if f & XML_ATTR_QUOTE_DECORATOR != 0 && !self.quote_open {
+            self.quote_open = true;
+            self.enc.encode(&mut self.estate, '"' as u32, &mut self.out);
+        }
+        if f & UNIVERSAL_NEWLINE_DECORATOR != 0 {
+            if cp == '\n' as u32 && self.cr_seen {
+                self.cr_seen = false;
+                return Ok(());
+            }
+            self.cr_seen = cp == '\r' as u32;
+            if self.cr_seen {
+                return self.put_raw('\n' as u32);
+            }
+        }
+        if f & (XML_TEXT_DECORATOR | XML_ATTR_CONTENT_DECORATOR) != 0 {
+            let esc = match cp {
+                0x26 => Some("&amp;"),
+                0x3C => Some("&lt;"),
+                0x3E => Some("&gt;"),
+                0x22 if f & XML_ATTR_CONTENT_DECORATOR != 0 => Some("&quot;"),
+                0x27 if f & XML_ATTR_CONTENT_DECORATOR != 0 => Some("&apos;"),
+                _ => None,
+            };
+            if let Some(e) = esc {
+                for ch in e.chars() {
+                    self.put_raw(ch as u32)?;
+                }
+                return Ok(());
+            }
+        }
+        if cp == '\n' as u32 {
+            if f & CRLF_NEWLINE_DECORATOR != 0 {
+                self.put_raw('\r' as u32)?;
+            } else if f & CR_NEWLINE_DECORATOR != 0 {
+                return self.put_raw('\r' as u32);
+            }
+        }
+        self.put_raw(cp)
+    }
+
+    fn put_raw(&mut self, cp: u32) -> Result<(), ()> {
+        if self.enc.encode(&mut self.estate, cp, &mut self.out) {
+            Ok(())
+        } else {
+            Err(())
+        }
+    }
+
+    fn put_replacement(&mut self) {
+        // A stateful destination first writes what precedes any character (its BOM).
+        let mut scratch = Vec::new();
+        if self.enc.encode(&mut self.estate, 'a' as u32, &mut scratch) {
+            scratch.pop();
+            if matches!(self.enc, Codec::Utf16 { .. }) {
+                scratch.pop();
+            } else if matches!(self.enc, Codec::Utf32 { .. }) {
+                scratch.truncate(scratch.len().saturating_sub(3));
+            }
+            self.out.extend_from_slice(&scratch);
+        }
+        let r = self.replacement_bytes();
+        self.out.extend_from_slice(&r);
+    }
+
+    fn put_ascii(&mut self, s: &str) {
+        for ch in s.chars() {
+            self.enc.encode(&mut self.estate, ch as u32, &mut self.out);
+        }
+    }
+
+    /// Converts `input` (after anything pending). Returns the result and how many bytes of
+    /// `input` were taken (taken bytes that are not yet converted move to `pending`).
+    /// `out_limit`: stop with `DestinationBufferFull` once `out` holds that many bytes.
+    pub fn run(&mut self, input: &[u8], out_limit: Option<usize>) -> (Res, usize) {
+        let plen = self.pending.len();
+        let mut buf = std::mem::take(&mut self.pending);
+        buf.extend_from_slice(input);
+        let partial = self.flags & PARTIAL_INPUT != 0;
+        let after_output = self.flags & AFTER_OUTPUT != 0;
+        let mut pos = 0;
+        let finish = |t: &mut Transcoder, buf: &[u8], pos: usize, keep: usize, res: Res| -> (Res, usize) {
+            // Bytes [pos, pos + keep) are taken but not converted: they wait in `pending`.
+            let end = pos + keep;
+            t.pending = buf[pos..end].to_vec();
+            let taken = end.saturating_sub(plen).min(buf.len() - plen);
+            if !matches!(res, Res::InvalidByteSequence | Res::UndefinedConversion | Res::IncompleteInput) {
+                t.last = ErrInfo::none(res);
+            }
+            (res, taken)
+        };
+        loop {
+            if let Some(limit) = out_limit {
+                if self.out.len() > limit || (self.out.len() == limit && pos < buf.len()) {
+                    return finish(self, &buf, pos, 0, Res::DestinationBufferFull);
+                }
+            }
+            if pos >= buf.len() {
+                if partial {
+                    return finish(self, &buf, pos, 0, Res::SourceBufferEmpty);
+                }
+                if !self.finished {
+                    self.finished = true;
+                    if self.quote_open || self.flags & XML_ATTR_QUOTE_DECORATOR != 0 {
+                        if !self.quote_open {
+                            self.quote_open = true;
+                            self.put_ascii("\"");
+                        }
+                        self.put_ascii("\"");
+                    }
+                    self.enc.finish(&mut self.estate, &mut self.out);
+                    if let Some(limit) = out_limit {
+                        if self.out.len() > limit {
+                            return finish(self, &buf, pos, 0, Res::DestinationBufferFull);
+                        }
+                    }
+                }
+                return finish(self, &buf, pos, 0, Res::Finished);
+            }
+            let before = self.out.len();
+            match self.dec.decode(&mut self.dstate, &buf, pos, !partial) {
+                Decoded::Char(cp, n) => {
+                    if self.put(cp).is_err() {
+                        let ch = &buf[pos..pos + n];
+                        if self.flags & UNDEF_MASK == UNDEF_HEX_CHARREF {
+                            self.put_ascii(&format!("&#x{cp:X};"));
+                        } else if self.flags & UNDEF_MASK == UNDEF_REPLACE {
+                            self.put_replacement();
+                        } else {
+                            let (eb, cpo) = if self.unicode_src() && self.src == UTF_8 || path(self.src, self.dst).len() == 2 {
+                                (ch.to_vec(), super::is_unicode(self.src).then_some(cp))
+                            } else {
+                                (char::from_u32(cp).map(|c| c.to_string().into_bytes()).unwrap_or_default(), Some(cp))
+                            };
+                            self.last = ErrInfo { res: Res::UndefinedConversion, step: Some(self.step(false)), error_bytes: eb, readagain: Vec::new(), codepoint: cpo };
+                            return finish(self, &buf, pos + n, 0, Res::UndefinedConversion);
+                        }
+                    }
+                    pos += n;
+                }
+                Decoded::Skip(n) => pos += n,
+                Decoded::Undefined(n) => {
+                    if self.flags & UNDEF_MASK != 0 {
+                        self.put_replacement();
+                        pos += n;
+                    } else {
+                        self.last = ErrInfo { res: Res::UndefinedConversion, step: Some(self.step(true)), error_bytes: buf[pos..pos + n].to_vec(), readagain: Vec::new(), codepoint: None };
+                        return finish(self, &buf, pos + n, 0, Res::UndefinedConversion);
+                    }
+                }
+                Decoded::Invalid { len, readagain } => {
+                    if self.flags & INVALID_MASK == INVALID_REPLACE {
+                        self.put_replacement();
+                        pos += len;
+                    } else {
+                        let incomplete = readagain == 0 && pos + len == buf.len() && !partial && is_truncation(&self.dec, &buf[pos..]);
+                        let res = if incomplete { Res::IncompleteInput } else { Res::InvalidByteSequence };
+                        self.last = ErrInfo { res, step: Some(self.step(true)), error_bytes: buf[pos..pos + len].to_vec(), readagain: buf[pos + len..pos + len + readagain].to_vec(), codepoint: None };
+                        return finish(self, &buf, pos + len, readagain, res);
+                    }
+                }
+                Decoded::Incomplete(n) => {
+                    return finish(self, &buf, pos, n, Res::SourceBufferEmpty);
+                }
+            }
+            if after_output && self.out.len() > before && pos < buf.len() {
+                return finish(self, &buf, pos, 0, Res::AfterOutput);
+            }
+        }
+    }
+
+    /// Takes back up to `n` of the bytes waiting to be read again (all when `None`).
+    pub fn putback(&mut self, n: Option<usize>) -> Vec<u8> {
+        let ra = &mut self.last.readagain;
+        let n = n.unwrap_or(ra.len()).min(ra.len()).min(self.pending.len());
+        let cut = self.pending.len() - n;
+        let back = self.pending.split_off(cut);
+        let rcut = ra.len() - n;
+        ra.truncate(rcut);
+        back
+    }
+}
+
+/// Whether an invalid sequence at the very end of the input is a truncated character.
+fn is_truncation(dec: &Codec, tail: &[u8]) -> bool {
+    let mut st = DecState::default();
+    matches!(dec.decode(&mut st, tail, 0, false), Decoded::Incomplete(_))
+}
+
+/// Converts `b` from `src` to `dst` with no options; `None` on any error.
+pub fn convert_simple(b: &[u8], src: u8, dst: u8) -> Option<Vec<u8>> {
+    if src == dst {
+        return Some(b.to_vec());
+    }
+    let mut t = Transcoder::new(src, dst, 0)?;
+    match t.run(b, None) {
+        (Res::Finished, _) => Some(t.out),
+        _ => None,
+    }
+}
+
+/// Bytes as CRuby shows them in conversion error messages: printable ASCII as is,
+/// everything else as `\xHH`.
+pub fn dump_bytes(b: &[u8]) -> String {
+    let mut s = String::new();
+    for &x in b {
+        if (0x20..0x7F).contains(&x) && x != b'"' && x != b'\\' {
+            s.push(x as char);
+        } else if x == 0x1B {
+            s.push_str("\\e");
+        } else {
+            s.push_str(&format!("\\x{x:02X}"));
+        }
+    }
+    s
+}
+
+/// The message of the exception for the last error of `t`.
+pub fn error_message(t: &Transcoder) -> String {
+    let e = &t.last;
+    let (s, d) = e.step.unwrap_or((name(t.src), name(t.dst)));
+    let p = path(t.src, t.dst);
+    let whole = p.join(" to ");
+    match e.res {
+        Res::UndefinedConversion => {
+            let what = match e.codepoint {
+                Some(cp) if s == "UTF-8" => format!("U+{cp:04X}"),
+                _ => format!("\"{}\"", dump_bytes(&e.error_bytes)),
+            };
+            if p.len() == 2 {
+                format!("{what} from {s} to {d}")
+            } else {
+                format!("{what} to {d} in conversion from {whole}")
+            }
+        }
+        Res::IncompleteInput => format!("incomplete \"{}\" on {s}", dump_bytes(&e.error_bytes)),
+        _ => {
+            if e.readagain.is_empty() {
+                format!("\"{}\" on {s}", dump_bytes(&e.error_bytes))
+            } else {
+                format!("\"{}\" followed by \"{}\" on {s}", dump_bytes(&e.error_bytes), dump_bytes(&e.readagain))
+            }
+        }
+    }
+}
