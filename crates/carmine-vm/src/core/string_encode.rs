@@ -119,6 +119,7 @@ fn encoded(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<(Vec<u8>, u8)> {
     let decorated = o.flags & transcode::DECORATORS != 0;
     let to = match to.or_else(|| encoding::default_internal(ctx)) {
         Some(t) => t,
+        None if o.flags & transcode::INVALID_MASK != 0 && !decorated => from,
         None if !decorated => return Ok((src, encoding(recv))),
         // No destination: only the decorators apply, within the string's own encoding.
         None => from,
@@ -346,7 +347,7 @@ fn e_destination_encoding_name(ctx: &mut Ctx, recv: Value, _args: &Args) -> Resu
     ctx.call_str(e, "name", &[])
 }
 fn e_incomplete_input(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    Ok(Value::bool(err_ivar(ctx, recv, "__incomplete").truthy()))
+    Ok(err_ivar(ctx, recv, "__incomplete"))
 }
 
 pub fn init(ctx: &mut Ctx) {

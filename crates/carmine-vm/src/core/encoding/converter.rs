@@ -169,6 +169,9 @@ pub fn transcode_string(ctx: &mut Ctx, src: &[u8], from: u8, to: u8, o: &Opts) -
                     hash::aref(ctx, fb, key)?
                 } else if proc::is_proc(fb) {
                     ctx.call_str(fb, "call", &[key])?
+                } else if !ctx.respond_to(fb, ctx.intern("[]"), true) {
+                    let x = last_error_exception(ctx, &t).unwrap_or(Value::NIL);
+                    return Err(Unwind::Raise(x));
                 } else {
                     ctx.call_str(fb, "[]", &[key])?
                 };
@@ -450,21 +453,25 @@ fn c_primitive_errinfo(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value
     let t = get(ctx, recv)?;
     let e = t.last.clone();
     let sym = Value::symbol(ctx.intern(e.res.symbol_name()));
-    let mut v = vec![sym];
+    let out = array::from_vec(ctx, vec![sym]);
     match e.step {
         Some((s, d)) => {
             let sv = string::new_utf8(ctx, s);
-            v.push(sv);
+            array::push(ctx, out, sv);
             let dv = string::new_utf8(ctx, d);
-            v.push(dv);
+            array::push(ctx, out, dv);
             let eb = string::new_binary(ctx, &e.error_bytes);
-            v.push(eb);
+            array::push(ctx, out, eb);
             let rb = string::new_binary(ctx, &e.readagain);
-            v.push(rb);
+            array::push(ctx, out, rb);
         }
-        None => v.extend([Value::NIL; 4]),
+        None => {
+            for _ in 0..4 {
+                array::push(ctx, out, Value::NIL);
+            }
+        }
     }
-    Ok(array::from_vec(ctx, v))
+    Ok(out)
 }
 
 fn c_last_error(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {

@@ -249,7 +249,8 @@ pub fn char_len(enc: u8, b: &[u8], i: usize) -> usize {
     }
     match precise_char_len(enc, b, i) {
         Ok(n) => n,
-        Err(_) => 1,
+        // An invalid code unit of UTF-16/32 still counts as one unit.
+        Err(_) => (ENCODINGS.get(enc as usize).map_or(1, |e| e.unit.max(1)) as usize).min(b.len() - i),
     }
 }
 
@@ -286,7 +287,8 @@ pub fn precise_char_len(enc: u8, b: &[u8], i: usize) -> std::result::Result<usiz
         };
     }
     let cp = if is_little_endian(enc) { u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]) } else { u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]) };
-    if cp > 0x10FFFF || (0xD800..=0xDFFF).contains(&cp) {
+    // CRuby compares the unit as a signed number: units with the top bit set pass.
+    if (cp as i32) > 0x10FFFF || (0xD800..=0xDFFF).contains(&cp) {
         Err(4)
     } else {
         Ok(4)
@@ -310,8 +312,10 @@ fn multibyte_len(k: Kind, b: &[u8], i: usize) -> std::result::Result<usize, usiz
     match k {
         Utf8 => utf8_precise_len(b, i),
         Cesu8 => {
-            if c == 0xED {
-                seq(3, &[&[(0x80, 0xBF)], &[(0x80, 0xBF)]])
+            if c == 0xED && b.get(i + 1).is_some_and(|&x| x >= 0xA0) {
+                // A surrogate pair: high (ED A0-AF xx) then low (ED B0-BF xx).
+                const CONT: &[(u8, u8)] = &[(0x80, 0xBF)];
+                seq(6, &[&[(0xA0, 0xAF)], CONT, &[(0xED, 0xED)], &[(0xB0, 0xBF)], CONT])
             } else if c >= 0xF0 {
                 Err(1)
             } else {
@@ -345,7 +349,7 @@ fn multibyte_len(k: Kind, b: &[u8], i: usize) -> std::result::Result<usize, usiz
             _ => Err(1),
         },
         Gbk => match c {
-            0x00..=0x7F => Ok(1),
+            0x00..=0x80 => Ok(1),
             0x81..=0xFE => seq(2, &[&[(0x40, 0x7E), (0x80, 0xFE)]]),
             _ => Err(1),
         },
@@ -617,7 +621,7 @@ pub fn encoding_arg(ctx: &mut Ctx, v: Value) -> Result<u8> {
         // The special names: Carmine's locale and filesystem encodings are UTF-8.
         None if ["locale", "filesystem"].iter().any(|n| name.eq_ignore_ascii_case(n)) => Ok(UTF_8),
         None if name.eq_ignore_ascii_case("external") => Ok(default_external(ctx)),
-        None if name.eq_ignore_ascii_case("internal") && default_internal(ctx).is_some() => Ok(default_internal(ctx).unwrap_or(UTF_8)),
+        None if name.eq_ignore_ascii_case("internal") => Ok(default_internal(ctx).unwrap_or(BINARY)),
         None => Err(ctx.arg_error(&format!("unknown encoding name - {name}"))),
     }
 }
@@ -643,12 +647,18 @@ fn enc_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 fn enc_names(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let i = data_ref::<EncodingObj>(recv).map_or(0, |e| e.index);
     let info = &ENCODINGS[i as usize];
-    let mut v = vec![string::new_utf8(ctx, info.name)];
-    for a in info.aliases {
-        let s = string::new_utf8(ctx, a);
-        v.push(s);
+    let out = array::new(ctx);
+    for n in std::iter::once(&info.name).chain(info.aliases.iter()) {
+        let s = string::new_us_ascii(ctx, n);
+        array::push(ctx, out, s);
     }
-    Ok(array::from_vec(ctx, v))
+    for (n, e) in special_names(ctx) {
+        if e == i {
+            let s = string::new_us_ascii(ctx, n);
+            array::push(ctx, out, s);
+        }
+    }
+    Ok(out)
 }
 
 fn enc_ascii_compatible(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -664,6 +674,10 @@ fn enc_dummy(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 fn enc_s_find(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     if data_ref::<EncodingObj>(args.pos[0]).is_some() {
         return Ok(args.pos[0]);
+    }
+    let s = string::to_str_arg(ctx, args.pos[0])?;
+    if string::to_rust_string_lossy(s).eq_ignore_ascii_case("internal") && default_internal(ctx).is_none() {
+        return Ok(Value::NIL);
     }
     let i = encoding_arg(ctx, args.pos[0])?;
     Ok(encoding_object(ctx, i))
@@ -747,6 +761,24 @@ fn special_names(ctx: &Ctx) -> Vec<(&'static str, u8)> {
     v
 }
 
+/// `Encoding.locale_charmap`: the codeset of the C library's locale, from the
+/// environment the process started with (LC_ALL, LC_CTYPE, LANG).
+fn enc_s_locale_charmap(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    let locale = ["LC_ALL", "LC_CTYPE", "LANG"].iter().filter_map(|k| std::env::var(k).ok()).find(|v| !v.is_empty()).unwrap_or_default();
+    let charmap = match locale.split_once('.') {
+        Some((_, cs)) => {
+            let cs = cs.split('@').next().unwrap_or(cs);
+            if cs.eq_ignore_ascii_case("utf8") || cs.eq_ignore_ascii_case("utf-8") {
+                "UTF-8".to_string()
+            } else {
+                cs.to_string()
+            }
+        }
+        None => "ANSI_X3.4-1968".to_string(),
+    };
+    Ok(string::new_us_ascii(ctx, &charmap))
+}
+
 fn enc_s_name_list(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     let out = array::new(ctx);
     for info in ENCODINGS {
@@ -818,6 +850,7 @@ pub fn init(ctx: &mut Ctx) {
         ("default_internal=", enc_s_set_default_internal, [1], Unsafe, Singleton),
         ("compatible?", enc_s_compatible, [2], Safe, Singleton),
         ("name_list", enc_s_name_list, [0], Safe, Singleton),
+        ("locale_charmap", enc_s_locale_charmap, [0], Safe, Singleton),
         ("aliases", enc_s_aliases, [0], Safe, Singleton),
     ]);
     converter::init(ctx);

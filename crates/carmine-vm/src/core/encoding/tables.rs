@@ -100,7 +100,7 @@ tables! {
     "Windows-874" => "windows-874", "Windows-1250" => "windows-1250", "Windows-1251" => "windows-1251",
     "Windows-1252" => "windows-1252", "Windows-1253" => "windows-1253", "Windows-1254" => "windows-1254",
     "Windows-1255" => "windows-1255", "Windows-1256" => "windows-1256", "Windows-1257" => "windows-1257",
-    "Windows-1258" => "windows-1258", "IBM437" => "ibm437", "IBM720" => "ibm720", "IBM737" => "ibm737",
+"IBM437" => "ibm437", "IBM720" => "ibm720", "IBM737" => "ibm737",
     "IBM775" => "ibm775", "CP850" => "cp850", "IBM852" => "ibm852", "CP852" => "cp852",
     "IBM855" => "ibm855", "CP855" => "cp855", "IBM857" => "ibm857", "IBM860" => "ibm860",
     "IBM861" => "ibm861", "IBM862" => "ibm862", "IBM863" => "ibm863", "IBM865" => "ibm865",

@@ -266,7 +266,7 @@ impl Transcoder {
         };
         loop {
             if let Some(limit) = out_limit {
-                if self.out.len() > limit || (self.out.len() == limit && pos < buf.len()) {
+                if self.out.len() > limit {
                     return finish(self, &buf, pos, 0, Res::DestinationBufferFull);
                 }
             }

@@ -69,7 +69,7 @@ def build(name, seqs, cp_range)
     exc[cp] = want if inverse.fetch(cp, 0xFFFFFFFF) != want
   end
   # Only ASCII decodes and nothing encodes: the reference has no converter for it.
-  return warn("#{name}: no converter") if dec.size <= 128 && exc.nil?
+  return warn("#{name}: no converter") if dec.keys.all? { |k| k < 0x80 } && exc.nil?
   write(name, dec, exc)
   warn "#{name}: #{dec.size} decode, #{exc ? exc.size : "no"} encode exceptions"
 end
