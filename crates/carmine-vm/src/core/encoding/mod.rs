@@ -619,8 +619,9 @@ pub fn encoding_arg(ctx: &mut Ctx, v: Value) -> Result<u8> {
     match find(&name) {
         Some(e) => Ok(e),
         // The special names: Carmine's locale and filesystem encodings are UTF-8.
-        None if ["locale", "filesystem"].iter().any(|n| name.eq_ignore_ascii_case(n)) => Ok(UTF_8),
-        None if name.eq_ignore_ascii_case("external") => Ok(default_external(ctx)),
+        None if name.eq_ignore_ascii_case("locale") => Ok(UTF_8),
+        // The filesystem encoding follows the default external one (CRuby on Unix).
+        None if ["external", "filesystem"].iter().any(|n| name.eq_ignore_ascii_case(n)) => Ok(default_external(ctx)),
         None if name.eq_ignore_ascii_case("internal") => Ok(default_internal(ctx).unwrap_or(BINARY)),
         None => Err(ctx.arg_error(&format!("unknown encoding name - {name}"))),
     }
@@ -730,31 +731,79 @@ fn enc_s_set_default_internal(ctx: &mut Ctx, _recv: Value, args: &Args) -> Resul
     Ok(v)
 }
 
+/// `Encoding.compatible?(a, b)`: CRuby's rule for strings, regexps, symbols and
+/// encodings. Only a String's contents are looked at; the others are represented by
+/// their encoding alone.
 fn enc_s_compatible(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let (a, b) = (args.pos[0], args.pos[1]);
-    let enc_of = |ctx: &mut Ctx, v: Value| -> Option<(u8, Vec<u8>)> {
+    let enc_of = |ctx: &mut Ctx, v: Value| -> Result<Option<(u8, Option<Vec<u8>>)>> {
         if string::is_string(v) {
-            Some((string::encoding(v), string::bytes(v).to_vec()))
-        } else if let Some(e) = data_ref::<EncodingObj>(v) {
-            Some((e.index, Vec::new()))
-        } else if v.is_symbol() {
-            let s = crate::core::symbol::to_string(ctx, v);
-            Some((string::encoding(s), string::bytes(s).to_vec()))
-        } else {
-            None
+            return Ok(Some((string::encoding(v), Some(string::bytes(v).to_vec()))));
         }
+        if let Some(e) = data_ref::<EncodingObj>(v) {
+            return Ok(Some((e.index, None)));
+        }
+        if v.is_symbol() {
+            let s = crate::core::symbol::to_string(ctx, v);
+            return Ok(Some((string::encoding(s), None)));
+        }
+        if crate::core::regexp::is_regexp(v) {
+            let e = ctx.call_str(v, "encoding", &[])?;
+            return Ok(data_ref::<EncodingObj>(e).map(|e| (e.index, None)));
+        }
+        Ok(None)
     };
-    let (Some((ea, ba)), Some((eb, bb))) = (enc_of(ctx, a), enc_of(ctx, b)) else { return Ok(Value::NIL) };
-    match compatible(ea, &ba, eb, &bb) {
-        Some(e) => Ok(encoding_object(ctx, e)),
-        None => Ok(Value::NIL),
+    let (Some((e1, s1)), Some((e2, s2))) = (enc_of(ctx, args.pos[0])?, enc_of(ctx, args.pos[1])?) else { return Ok(Value::NIL) };
+    let r = if e1 == e2 { Some(e1) } else { compatible_latter(e1, s1.as_deref(), e2, s2.as_deref()) };
+    Ok(match r {
+        Some(e) => encoding_object(ctx, e),
+        None => Value::NIL,
+    })
+}
+
+/// The encoding two different-encoding operands combine to; `None` for incompatible.
+/// `s1`/`s2` are the contents of operands that are strings.
+fn compatible_latter(e1: u8, s1: Option<&[u8]>, e2: u8, s2: Option<&[u8]>) -> Option<u8> {
+    if s2.is_some_and(|b| b.is_empty()) {
+        return Some(e1);
     }
+    if let (Some(a), Some(b)) = (s1, s2) {
+        if a.is_empty() {
+            return Some(if is_ascii_compatible(e1) && is_ascii_compatible(e2) && b.is_ascii() { e1 } else { e2 });
+        }
+    }
+    if !is_ascii_compatible(e1) || !is_ascii_compatible(e2) {
+        return None;
+    }
+    if s2.is_none() && e2 == US_ASCII {
+        return Some(e1);
+    }
+    if s1.is_none() && e1 == US_ASCII {
+        return Some(e2);
+    }
+    let (e1, s1, e2, s2) = if s1.is_none() { (e2, s2, e1, s1) } else { (e1, s1, e2, s2) };
+    let a = s1?;
+    let cr1 = code_range(e1, a);
+    if let Some(b) = s2 {
+        let cr2 = code_range(e2, b);
+        if cr1 != cr2 {
+            if cr1 == CodeRange::SevenBit {
+                return Some(e2);
+            }
+            if cr2 == CodeRange::SevenBit {
+                return Some(e1);
+            }
+        }
+        if cr2 == CodeRange::SevenBit {
+            return Some(e1);
+        }
+    }
+    (cr1 == CodeRange::SevenBit).then_some(e2)
 }
 
 /// The special names that `Encoding.find` accepts besides the table's names and aliases,
 /// with what they currently stand for.
 fn special_names(ctx: &Ctx) -> Vec<(&'static str, u8)> {
-    let mut v = vec![("external", default_external(ctx)), ("locale", UTF_8), ("filesystem", UTF_8)];
+    let mut v = vec![("external", default_external(ctx)), ("locale", UTF_8), ("filesystem", default_external(ctx))];
     if let Some(i) = default_internal(ctx) {
         v.push(("internal", i));
     }

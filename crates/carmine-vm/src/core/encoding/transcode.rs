@@ -127,6 +127,8 @@ pub struct Transcoder {
     quote_open: bool,
     pub finished: bool,
     pub last: ErrInfo,
+    /// How many bytes at the end of `pending` are read-again bytes `putback` can return.
+    readagain_left: usize,
 }
 
 impl Transcoder {
@@ -137,7 +139,7 @@ impl Transcoder {
         if !enc.can_encode() {
             return None;
         }
-        Some(Transcoder { src, dst, dec, enc, flags, replacement: None, dstate: DecState::default(), estate: EncState::default(), pending: Vec::new(), out: Vec::new(), cr_seen: false, quote_open: false, finished: false, last: ErrInfo::none(Res::SourceBufferEmpty) })
+        Some(Transcoder { src, dst, dec, enc, flags, replacement: None, dstate: DecState::default(), estate: EncState::default(), pending: Vec::new(), out: Vec::new(), cr_seen: false, quote_open: false, finished: false, last: ErrInfo::none(Res::SourceBufferEmpty), readagain_left: 0 })
     }
 
     fn unicode_src(&self) -> bool {
@@ -258,6 +260,7 @@ impl Transcoder {
             // Bytes [pos, pos + keep) are taken but not converted: they wait in `pending`.
             let end = pos + keep;
             t.pending = buf[pos..end].to_vec();
+            t.readagain_left = if res == Res::InvalidByteSequence { keep } else { 0 };
             let taken = end.saturating_sub(plen).min(buf.len() - plen);
             if !matches!(res, Res::InvalidByteSequence | Res::UndefinedConversion | Res::IncompleteInput) {
                 t.last = ErrInfo::none(res);
@@ -346,13 +349,11 @@ impl Transcoder {
 
     /// Takes back up to `n` of the bytes waiting to be read again (all when `None`).
     pub fn putback(&mut self, n: Option<usize>) -> Vec<u8> {
-        let ra = &mut self.last.readagain;
-        let n = n.unwrap_or(ra.len()).min(ra.len()).min(self.pending.len());
+        let avail = self.readagain_left.min(self.pending.len());
+        let n = n.unwrap_or(avail).min(avail);
         let cut = self.pending.len() - n;
-        let back = self.pending.split_off(cut);
-        let rcut = ra.len() - n;
-        ra.truncate(rcut);
-        back
+        self.readagain_left -= n;
+        self.pending.split_off(cut)
     }
 }
 
