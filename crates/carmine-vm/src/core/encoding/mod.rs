@@ -872,14 +872,18 @@ pub fn init(ctx: &mut Ctx) {
         array::push(ctx, list_arr, o);
         objs.push(o);
         for n in std::iter::once(&info.name).chain(info.aliases.iter()) {
-            let cname: String = n.replace('-', "_").to_ascii_uppercase();
-            if cname.chars().next().is_some_and(|ch| ch.is_ascii_alphabetic()) {
-                let id = ctx.intern(&cname);
-                crate::core::module::body(c).const_set(id, o);
+            // CRuby's constant names: non-alphanumerics become '_', then the name in
+            // upper case, and (for names with some capital letter) the name with its
+            // first letter capitalized.
+            let base: String = n.chars().map(|ch| if ch.is_ascii_alphanumeric() { ch } else { '_' }).collect();
+            if !base.starts_with(|ch: char| ch.is_ascii_alphabetic()) {
+                continue;
             }
-            let mixed: String = n.replace('-', "_");
-            if mixed.chars().next().is_some_and(|ch| ch.is_ascii_uppercase()) {
-                let id = ctx.intern(&mixed);
+            let mut mixed = base.clone();
+            mixed[..1].make_ascii_uppercase();
+            let has_upper = n.chars().any(|ch| ch.is_ascii_uppercase());
+            for cname in [has_upper.then_some(mixed), Some(base.to_ascii_uppercase())].into_iter().flatten() {
+                let id = ctx.intern(&cname);
                 crate::core::module::body(c).const_set(id, o);
             }
         }
