@@ -129,6 +129,9 @@ pub struct Transcoder {
     pub last: ErrInfo,
     /// How many bytes at the end of `pending` are read-again bytes `putback` can return.
     readagain_left: usize,
+    /// Shift_JIS <-> EUC-JP convert directly by JIS row and cell, not through Unicode
+    /// (as CRuby's direct converter does): `Some(true)` from Shift_JIS.
+    direct_jp: Option<bool>,
 }
 
 impl Transcoder {
@@ -139,7 +142,11 @@ impl Transcoder {
         if !enc.can_encode() {
             return None;
         }
-        Some(Transcoder { src, dst, dec, enc, flags, replacement: None, dstate: DecState::default(), estate: EncState::default(), pending: Vec::new(), out: Vec::new(), cr_seen: false, quote_open: false, finished: false, last: ErrInfo::none(Res::SourceBufferEmpty), readagain_left: 0 })
+        Some(Transcoder { src, dst, dec, enc, flags, replacement: None, dstate: DecState::default(), estate: EncState::default(), pending: Vec::new(), out: Vec::new(), cr_seen: false, quote_open: false, finished: false, last: ErrInfo::none(Res::SourceBufferEmpty), readagain_left: 0, direct_jp: match (name(src), name(dst)) {
+            ("Shift_JIS", "EUC-JP") => Some(true),
+            ("EUC-JP", "Shift_JIS") => Some(false),
+            _ => None,
+        } })
     }
 
     fn unicode_src(&self) -> bool {
@@ -296,7 +303,25 @@ impl Transcoder {
                 return finish(self, &buf, pos, 0, Res::Finished);
             }
             let before = self.out.len();
-            match self.dec.decode(&mut self.dstate, &buf, pos, !partial) {
+            let mut decoded = None;
+            if let Some(from_sjis) = self.direct_jp {
+                if buf[pos] >= 0x80 {
+                    if let Ok(n) = super::precise_char_len(self.src, &buf, pos) {
+                        match direct_jp(from_sjis, &buf[pos..pos + n]) {
+                            Some(bytes) => {
+                                self.out.extend_from_slice(&bytes);
+                                decoded = Some(Decoded::Skip(n));
+                            }
+                            None => decoded = Some(Decoded::Undefined(n)),
+                        }
+                    }
+                }
+            }
+            let decoded = match decoded {
+                Some(d) => d,
+                None => self.dec.decode(&mut self.dstate, &buf, pos, !partial),
+            };
+            match decoded {
                 Decoded::Char(cp, n) => {
                     if self.put(cp).is_err() {
                         let ch = &buf[pos..pos + n];
@@ -354,6 +379,37 @@ impl Transcoder {
         let cut = self.pending.len() - n;
         self.readagain_left -= n;
         self.pending.split_off(cut)
+    }
+}
+
+/// One non-ASCII character converted between Shift_JIS and EUC-JP through its JIS
+/// X 0208 row and cell; `None` when the other encoding has no such character.
+fn direct_jp(from_sjis: bool, c: &[u8]) -> Option<Vec<u8>> {
+    if from_sjis {
+        match *c {
+            [k] => Some(vec![0x8E, k]),
+            [s1, s2] => {
+                let base = match s1 {
+                    0x81..=0x9F => (s1 - 0x81) * 2,
+                    0xE0..=0xEF => (s1 - 0xE0) * 2 + 62,
+                    _ => return None,
+                };
+                let (row, cell) = if s2 >= 0x9F { (base + 2, s2 - 0x9E) } else { (base + 1, s2 - 0x3F - u8::from(s2 >= 0x80)) };
+                Some(vec![row + 0xA0, cell + 0xA0])
+            }
+            _ => None,
+        }
+    } else {
+        match *c {
+            [0x8E, k] => Some(vec![k]),
+            [e1, e2] if e1 >= 0xA1 && e2 >= 0xA1 => {
+                let (row, cell) = (e1 - 0xA0, e2 - 0xA0);
+                let s1 = if row <= 62 { (row + 1) / 2 + 0x80 } else { (row + 1) / 2 + 0xC0 };
+                let s2 = if row % 2 == 1 { cell + 0x3F + u8::from(cell >= 64) } else { cell + 0x9E };
+                Some(vec![s1, s2])
+            }
+            _ => None,
+        }
     }
 }
 
