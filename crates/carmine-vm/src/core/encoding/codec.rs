@@ -17,6 +17,8 @@ use super::{Kind, BINARY, UTF_8};
 #[derive(Clone, Copy)]
 pub enum Codec {
     Utf8,
+    /// UTF-8 with supplementary characters as two encoded surrogates.
+    Cesu8,
     Utf16 { le: bool, bom: bool },
     Utf32 { le: bool, bom: bool },
     Ascii,
@@ -59,6 +61,7 @@ impl Codec {
         let name = super::name(enc);
         Some(match super::kind(enc) {
             Kind::Utf8 => Codec::Utf8,
+            Kind::Cesu8 => Codec::Cesu8,
             Kind::Utf16Be => Codec::Utf16 { le: false, bom: name == "UTF-16" },
             Kind::Utf16Le => Codec::Utf16 { le: true, bom: false },
             Kind::Utf32Be => Codec::Utf32 { le: false, bom: name == "UTF-32" },
@@ -81,6 +84,7 @@ impl Codec {
     fn structure(&self) -> u8 {
         match *self {
             Codec::Utf8 => UTF_8,
+            Codec::Cesu8 => super::find("CESU-8").unwrap_or(UTF_8),
             Codec::Ascii => super::US_ASCII,
             Codec::Table(_, e) | Codec::Gb18030(_, e) => e,
             _ => BINARY,
@@ -165,6 +169,12 @@ impl Codec {
                         let seq = b[i..i + n].iter().fold(0u32, |a, &x| (a << 8) | x as u32);
                         let cp = match *self {
                             Codec::Utf8 => return Decoded::Char(super::codepoint_at(UTF_8, b, i).0, n),
+                            Codec::Cesu8 if n == 6 => {
+                                let hi = ((b[i + 1] as u32 & 0x0F) << 6) | (b[i + 2] as u32 & 0x3F);
+                                let lo = ((b[i + 4] as u32 & 0x0F) << 6) | (b[i + 5] as u32 & 0x3F);
+                                return Decoded::Char(0x10000 + (hi << 10) + lo, 6);
+                            }
+                            Codec::Cesu8 => return Decoded::Char(super::codepoint_at(UTF_8, b, i).0, n),
                             Codec::Ascii => Some(b[i] as u32),
                             Codec::Gb18030(_, _) if n == 4 => {
                                 let idx = (((b[i] as u32 - 0x81) * 10 + (b[i + 1] as u32 - 0x30)) * 126 + (b[i + 2] as u32 - 0x81)) * 10 + (b[i + 3] as u32 - 0x30);
@@ -189,6 +199,22 @@ impl Codec {
     pub fn encode(&self, st: &mut EncState, cp: u32, out: &mut Vec<u8>) -> bool {
         match *self {
             Codec::Utf8 => match char::from_u32(cp) {
+                Some(ch) => {
+                    let mut buf = [0u8; 4];
+                    out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                    true
+                }
+                None => false,
+            },
+            Codec::Cesu8 => match char::from_u32(cp) {
+                Some(ch) if cp >= 0x10000 => {
+                    let mut units = [0u16; 2];
+                    for u in ch.encode_utf16(&mut units) {
+                        let u = *u as u32;
+                        out.extend_from_slice(&[0xE0 | (u >> 12) as u8, 0x80 | ((u >> 6) & 0x3F) as u8, 0x80 | (u & 0x3F) as u8]);
+                    }
+                    true
+                }
                 Some(ch) => {
                     let mut buf = [0u8; 4];
                     out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());

@@ -113,7 +113,8 @@ tables! {
     "eucJP-ms" => "eucjp-ms", "CP51932" => "cp51932", "EUC-KR" => "euc-kr", "CP949" => "cp949",
     "Big5" => "big5", "CP950" => "cp950", "CP951" => "cp951", "Big5-HKSCS" => "big5-hkscs",
     "Big5-UAO" => "big5-uao", "GBK" => "gbk", "GB2312" => "gb2312", "GB12345" => "gb12345",
-    "GB18030" => "gb18030",
+    "GB18030" => "gb18030", "EUC-JIS-2004" => "euc-jis-2004", "SJIS-DoCoMo" => "sjis-docomo",
+    "SJIS-KDDI" => "sjis-kddi", "SJIS-SoftBank" => "sjis-softbank",
 }
 
 /// The table of the encoding named `name` (CRuby's canonical name), if it has one.

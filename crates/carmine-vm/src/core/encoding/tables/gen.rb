@@ -23,7 +23,8 @@ SINGLE = %w[ISO-8859-1 ISO-8859-2 ISO-8859-3 ISO-8859-4 ISO-8859-5 ISO-8859-6 IS
   macCentEuro macCroatian macCyrillic macGreek macIceland macRoman macRomania macThai
   macTurkish macUkraine GB1988 IBM037]
 MULTI = %w[Shift_JIS Windows-31J MacJapanese EUC-JP eucJP-ms CP51932 EUC-KR CP949 Big5 CP950
-  CP951 Big5-HKSCS Big5-UAO GBK GB2312 GB12345 GB18030 EUC-TW]
+  CP951 Big5-HKSCS Big5-UAO GBK GB2312 GB12345 GB18030 EUC-TW EUC-JIS-2004 SJIS-DoCoMo SJIS-KDDI
+  SJIS-SoftBank]
 
 def utf8_cps(s)
   u = s.encode("UTF-8")
@@ -83,13 +84,13 @@ MULTI.each do |n|
   next unless only.empty? || only.include?(n)
   seqs = (0..0x7F).map { |b| [b] } + (0x80..0xFF).map { |b| [b] }
   (0x81..0xFE).each { |l| (0x21..0xFE).each { |t| seqs << [l, t] } }
-  if n =~ /EUC-JP|eucJP|CP51932/
+  if n =~ /EUC-JP|eucJP|CP51932|EUC-JIS/
     (0xA1..0xFE).each { |a| (0xA1..0xFE).each { |b| seqs << [0x8F, a, b] } }
   end
   if n == "EUC-TW"
     (0xA1..0xB0).each { |p| (0xA1..0xFE).each { |a| (0xA1..0xFE).each { |b| seqs << [0x8E, p, a, b] } } }
   end
-  extra = n =~ /HKSCS|GB18030|EUC-TW/ ? 0x20000..0x2FFFF : nil
+  extra = n =~ /HKSCS|GB18030|EUC-TW|EUC-JIS/ ? 0x20000..0x2FFFF : nil
   range = extra ? (0..0xFFFF).to_a + extra.to_a : 0..0xFFFF
   range = 0..0x7F if n == "GB18030" # GB18030's 4-byte part is algorithmic; see below
   build(n, seqs, range)
