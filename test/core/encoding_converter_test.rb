@@ -102,3 +102,14 @@ test "decorators and flags on a converter" do
   ec = Encoding::Converter.new("UTF-8", "UTF-16BE", universal_newline: true)
   assert_equal "\x00a\x00\n\x00b\x00\n", (ec.convert("a\r\nb\r") + ec.finish).b
 end
+
+test "a converter with decorators only" do
+  ec = Encoding::Converter.new("", "", crlf_newline: true)
+  assert_equal "#<Encoding::Converter: crlf_newline>", ec.inspect
+  assert_nil ec.source_encoding
+  assert_equal ["crlf_newline"], ec.convpath
+  assert_equal "a\r\nb\xFF", ec.convert("a\nb\xFF")
+  assert_equal "#<Encoding::Converter: no-conversion>", Encoding::Converter.new("", "").inspect
+  assert_raise(Encoding::ConverterNotFoundError, "code converter not found (UTF-8)") { Encoding::Converter.new("", "UTF-8") }
+  assert_equal "\xFFa\r\n", "\xFFa\n".encode(crlf_newline: true).b
+end

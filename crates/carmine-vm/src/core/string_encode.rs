@@ -141,14 +141,12 @@ fn encoded(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<(Vec<u8>, u8)> {
         return Ok((src, to));
     }
     if to == from {
-        // Decorators within one encoding: convert through UTF-8 when it is not UTF-8.
-        if encoding::is_utf8(from) || from == BINARY || from == US_ASCII {
-            let mut t = transcode::Transcoder::new(UTF_8, UTF_8, o.flags).ok_or_else(|| converter::not_found_error(ctx, from, to))?;
-            let (res, _) = t.run(&src, None);
-            if res == transcode::Res::Finished {
-                return Ok((t.out, to));
-            }
-            return Ok((src, to));
+        // Decorators within one encoding: on the bytes themselves when the encoding is
+        // ASCII-compatible, else through UTF-8.
+        if encoding::is_ascii_compatible(from) {
+            let mut t = transcode::Transcoder::passthrough(o.flags & transcode::DECORATORS);
+            t.run(&src, None);
+            return Ok((t.out, to));
         }
         let mid = converter::transcode_string(ctx, &src, from, UTF_8, &converter::Opts { flags: o.flags & !transcode::DECORATORS & !transcode::UNDEF_HEX_CHARREF, ..Default::default() })?;
         let out = converter::transcode_string(ctx, &mid, UTF_8, to, &o)?;

@@ -27,6 +27,8 @@ pub enum Codec {
     Table(&'static Table, u8),
     Gb18030(&'static Table, u8),
     Iso2022Jp(&'static Table),
+    /// No conversion: bytes pass as they are (a converter with decorators only).
+    Bytes,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -162,6 +164,7 @@ impl Codec {
                 }
             }
             Codec::Iso2022Jp(t) => decode_iso2022jp(t, st, b, i, at_end),
+            Codec::Bytes => Decoded::Char(b[i] as u32, 1),
             _ => {
                 let enc = self.structure();
                 match structured_len(enc, b, i) {
@@ -246,6 +249,10 @@ impl Codec {
                 }
                 out.extend_from_slice(&if le { cp.to_le_bytes() } else { cp.to_be_bytes() });
                 true
+            }
+            Codec::Bytes => {
+                out.push(cp as u8);
+                cp < 0x100
             }
             Codec::Ascii | Codec::Binary => {
                 if cp < 0x80 {

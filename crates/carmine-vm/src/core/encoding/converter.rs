@@ -228,6 +228,17 @@ fn c_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let (src, dst) = (args.pos[0], args.pos[1]);
     let optv = args.pos.get(2).copied().or(args.kw);
     let o = flags_or_opts(ctx, optv)?;
+    let empty = |v: Value| string::is_string(v) && string::bytes(v).is_empty();
+    if empty(src) && empty(dst) {
+        set_data(recv, Box::new(ConverterObj { t: Some(Transcoder::passthrough(o.flags & transcode::DECORATORS)) }));
+        return Ok(Value::NIL);
+    }
+    if empty(src) || empty(dst) {
+        let named = if empty(src) { dst } else { src };
+        let e = encoding_arg(ctx, named)?;
+        let msg = format!("code converter not found ({})", name(e));
+        return Err(ctx.raise(ctx.c().converter_not_found_error, &msg));
+    }
     let from = encoding_arg(ctx, src)?;
     let to = encoding_arg(ctx, dst)?;
     if from == to {
@@ -244,18 +255,29 @@ fn c_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn c_source_encoding(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    if get(ctx, recv)?.passthrough {
+        return Ok(Value::NIL);
+    }
     let e = get(ctx, recv)?.src;
     Ok(encoding_object(ctx, e))
 }
 
 fn c_destination_encoding(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    if get(ctx, recv)?.passthrough {
+        return Ok(Value::NIL);
+    }
     let e = get(ctx, recv)?.dst;
     Ok(encoding_object(ctx, e))
 }
 
 fn c_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let t = get(ctx, recv)?;
-    let s = format!("#<Encoding::Converter: {} to {}>", name(t.src), name(t.dst));
+    let s = if t.passthrough {
+        let d = decorator_names(t.flags);
+        format!("#<Encoding::Converter: {}>", if d.is_empty() { "no-conversion".to_string() } else { d.join(", ") })
+    } else {
+        format!("#<Encoding::Converter: {} to {}>", name(t.src), name(t.dst))
+    };
     Ok(string::new_utf8(ctx, &s))
 }
 
@@ -285,8 +307,8 @@ fn decorator_names(flags: u32) -> Vec<&'static str> {
     v
 }
 
-fn convpath_array(ctx: &mut Ctx, from: u8, to: u8, flags: u32) -> Value {
-    let p = transcode::path(from, to);
+fn convpath_array(ctx: &mut Ctx, from: u8, to: u8, flags: u32, passthrough: bool) -> Value {
+    let p = if passthrough { Vec::new() } else { transcode::path(from, to) };
     let out = array::new(ctx);
     for w in p.windows(2) {
         let a = enc_named(ctx, w[0]);
@@ -303,8 +325,8 @@ fn convpath_array(ctx: &mut Ctx, from: u8, to: u8, flags: u32) -> Value {
 
 fn c_convpath(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let t = get(ctx, recv)?;
-    let (s, d, f) = (t.src, t.dst, t.flags);
-    Ok(convpath_array(ctx, s, d, f))
+    let (s, d, f, pt) = (t.src, t.dst, t.flags, t.passthrough);
+    Ok(convpath_array(ctx, s, d, f, pt))
 }
 
 fn c_s_search_convpath(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
@@ -314,7 +336,7 @@ fn c_s_search_convpath(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value
     if from == to || Transcoder::new(from, to, 0).is_none() {
         return Err(not_found_error(ctx, from, to));
     }
-    Ok(convpath_array(ctx, from, to, o.flags))
+    Ok(convpath_array(ctx, from, to, o.flags, false))
 }
 
 fn c_s_asciicompat_encoding(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {

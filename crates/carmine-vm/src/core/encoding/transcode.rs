@@ -132,9 +132,20 @@ pub struct Transcoder {
     /// Shift_JIS <-> EUC-JP convert directly by JIS row and cell, not through Unicode
     /// (as CRuby's direct converter does): `Some(true)` from Shift_JIS.
     direct_jp: Option<bool>,
+    /// No encodings, decorators only (`Converter.new("", "", ...)`).
+    pub passthrough: bool,
 }
 
 impl Transcoder {
+    /// A converter that only applies the decorators in `flags` to bytes.
+    pub fn passthrough(flags: u32) -> Transcoder {
+        let mut t = Transcoder::new(super::BINARY, super::BINARY, flags).expect("binary codec");
+        t.dec = Codec::Bytes;
+        t.enc = Codec::Bytes;
+        t.passthrough = true;
+        t
+    }
+
     /// A transcoder from `src` to `dst`, or `None` when no converter exists.
     pub fn new(src: u8, dst: u8, flags: u32) -> Option<Transcoder> {
         let dec = Codec::of(src)?;
@@ -146,7 +157,7 @@ impl Transcoder {
             ("Shift_JIS", "EUC-JP") => Some(true),
             ("EUC-JP", "Shift_JIS") => Some(false),
             _ => None,
-        } })
+        }, passthrough: false })
     }
 
     fn unicode_src(&self) -> bool {
