@@ -61,12 +61,18 @@ impl Codec {
     /// The codec for encoding `enc`; `None` when Carmine cannot convert from or to it.
     pub fn of(enc: u8) -> Option<Codec> {
         let name = super::name(enc);
+        // The dummy UTF-16/UTF-32 are byte-wise as strings but convert with a BOM.
+        match name {
+            "UTF-16" => return Some(Codec::Utf16 { le: false, bom: true }),
+            "UTF-32" => return Some(Codec::Utf32 { le: false, bom: true }),
+            _ => {}
+        }
         Some(match super::kind(enc) {
             Kind::Utf8 => Codec::Utf8,
             Kind::Cesu8 => Codec::Cesu8,
-            Kind::Utf16Be => Codec::Utf16 { le: false, bom: name == "UTF-16" },
+            Kind::Utf16Be => Codec::Utf16 { le: false, bom: false },
             Kind::Utf16Le => Codec::Utf16 { le: true, bom: false },
-            Kind::Utf32Be => Codec::Utf32 { le: false, bom: name == "UTF-32" },
+            Kind::Utf32Be => Codec::Utf32 { le: false, bom: false },
             Kind::Utf32Le => Codec::Utf32 { le: true, bom: false },
             Kind::Ascii => Codec::Ascii,
             _ if enc == BINARY => Codec::Binary,

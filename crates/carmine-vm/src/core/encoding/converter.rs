@@ -120,7 +120,8 @@ pub fn last_error_exception(ctx: &mut Ctx, t: &Transcoder) -> Option<Value> {
         Res::InvalidByteSequence | Res::IncompleteInput => {
             let x = ctx.new_error(ctx.c().invalid_byte_sequence_error, &msg);
             let eb = string::new_binary(ctx, &e.error_bytes);
-            let rb = string::new_binary(ctx, &e.readagain);
+            // CRuby leaves readagain_bytes nil when nothing is read again.
+            let rb = if e.readagain.is_empty() { Value::NIL } else { string::new_binary(ctx, &e.readagain) };
             let inc = Value::bool(e.res == Res::IncompleteInput);
             set_err_info(ctx, x, &[("__error_bytes", eb), ("__readagain_bytes", rb), ("__source_encoding", se), ("__destination_encoding", de), ("__source_encoding_name", sn), ("__destination_encoding_name", dn), ("__incomplete", inc)]);
             Some(x)
@@ -535,7 +536,7 @@ fn c_replacement(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
         return Ok(string::new_with_enc(ctx, b, e));
     }
     let b = t.replacement_bytes();
-    let enc = if super::is_unicode(t.dst) && b != b"?" { UTF_8 } else { US_ASCII };
+    let enc = if t.unicode_dst() && b != b"?" { UTF_8 } else { US_ASCII };
     let b = if enc == UTF_8 { "\u{FFFD}".as_bytes().to_vec() } else { b };
     Ok(string::new_with_enc(ctx, b, enc))
 }

@@ -160,6 +160,11 @@ impl Transcoder {
         }, passthrough: false })
     }
 
+    /// Whether the destination is a Unicode encoding (its default replacement is U+FFFD).
+    pub fn unicode_dst(&self) -> bool {
+        matches!(self.enc, Codec::Utf8 | Codec::Cesu8 | Codec::Utf16 { .. } | Codec::Utf32 { .. })
+    }
+
     fn unicode_src(&self) -> bool {
         super::is_unicode(self.src)
     }
@@ -182,7 +187,7 @@ impl Transcoder {
             None => {
                 let mut out = Vec::new();
                 let mut st = EncState { bom_written: true, kanji: false };
-                if !(super::is_unicode(self.dst) && self.enc.encode(&mut st, 0xFFFD, &mut out)) {
+                if !(self.unicode_dst() && self.enc.encode(&mut st, 0xFFFD, &mut out)) {
                     out.clear();
                     self.enc.encode(&mut st, '?' as u32, &mut out);
                 }
