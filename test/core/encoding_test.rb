@@ -65,6 +65,11 @@ test "ISO-2022-JP is stateful" do
   assert_equal "\e$B$\"$$\e(Ba".b, jis.b
   assert_equal "あいa", jis.encode("UTF-8")
   assert_equal "あ", "\e$B$\"".force_encoding("ISO-2022-JP").encode("UTF-8")
+  assert_equal "\e(I1\e(B".b, "ｱ".encode("CP50221").b
+  assert_equal "\e$B%\"\e(B".b, "ｱ".encode("CP50220").b
+  assert_equal "\e$B-!\e(B".b, "①".encode("CP50221").b
+  assert_equal "ｱ", "\x0e1\x0f".force_encoding("CP50221").encode("UTF-8")
+  assert_equal "\x92\xA4\xA2a".b, "あa".encode("stateless-ISO-2022-JP").b
 end
 
 test "conversion errors have CRuby's messages and details" do

@@ -26,9 +26,24 @@ pub enum Codec {
     /// A table-driven encoding; `enc` gives its byte structure.
     Table(&'static Table, u8),
     Gb18030(&'static Table, u8),
-    Iso2022Jp(&'static Table),
+    /// ISO-2022-JP and Microsoft's CP50220/CP50221 (JIS X 0208 through the EUC-JP or
+    /// CP51932 table, plus half-width katakana for the CP5022x).
+    Iso2022Jp(&'static Table, Kana),
+    /// stateless-ISO-2022-JP: ASCII, and 0x92 followed by a JIS X 0208 character's EUC-JP bytes.
+    StatelessJp(&'static Table),
     /// No conversion: bytes pass as they are (a converter with decorators only).
     Bytes,
+}
+
+/// What an ISO-2022-JP variant does with half-width katakana.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Kana {
+    /// ISO-2022-JP: none.
+    None,
+    /// CP50221: `ESC ( I` (and SO/SI when reading).
+    Escape,
+    /// CP50220: read like CP50221, written as full-width katakana.
+    FullWidth,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -49,12 +64,15 @@ pub struct DecState {
     pub le: Option<bool>,
     /// ISO-2022-JP: whether the two-byte JIS X 0208 set is designated.
     pub kanji: bool,
+    /// CP5022x: whether half-width katakana are designated (`ESC ( I` or SO).
+    pub kana: bool,
 }
 
 #[derive(Default, Clone, Copy)]
 pub struct EncState {
     pub bom_written: bool,
     pub kanji: bool,
+    pub kana: bool,
 }
 
 impl Codec {
@@ -77,7 +95,10 @@ impl Codec {
             Kind::Ascii => Codec::Ascii,
             _ if enc == BINARY => Codec::Binary,
             Kind::Gb18030 => Codec::Gb18030(tables::table(name)?, enc),
-            _ if name == "ISO-2022-JP" => Codec::Iso2022Jp(tables::table("EUC-JP")?),
+            _ if name == "ISO-2022-JP" => Codec::Iso2022Jp(tables::table("EUC-JP")?, Kana::None),
+            _ if name == "CP50221" => Codec::Iso2022Jp(tables::table("CP51932")?, Kana::Escape),
+            _ if name == "CP50220" => Codec::Iso2022Jp(tables::table("CP51932")?, Kana::FullWidth),
+            _ if name == "stateless-ISO-2022-JP" => Codec::StatelessJp(tables::table("EUC-JP")?),
             _ => Codec::Table(tables::table(name)?, enc),
         })
     }
@@ -169,7 +190,16 @@ impl Codec {
                     Decoded::Undefined(1)
                 }
             }
-            Codec::Iso2022Jp(t) => decode_iso2022jp(t, st, b, i, at_end),
+            Codec::Iso2022Jp(t, kana) => decode_iso2022jp(t, kana != Kana::None, st, b, i, at_end),
+            Codec::StatelessJp(t) => match b[i] {
+                0x00..=0x7F => Decoded::Char(b[i] as u32, 1),
+                0x92 if rest < 3 => truncated(rest, at_end),
+                0x92 if b[i + 1] >= 0xA1 && b[i + 2] >= 0xA1 => match t.decode(((b[i + 1] as u32) << 8) | b[i + 2] as u32) {
+                    Some(cp) => Decoded::Char(cp, 3),
+                    None => Decoded::Undefined(3),
+                },
+                _ => Decoded::Invalid { len: 1, readagain: 0 },
+            },
             Codec::Bytes => Decoded::Char(b[i] as u32, 1),
             _ => {
                 let enc = self.structure();
@@ -297,22 +327,47 @@ impl Codec {
                     None => false,
                 }
             }
-            Codec::Iso2022Jp(t) => {
+            Codec::StatelessJp(t) => {
                 if cp < 0x80 {
-                    if st.kanji {
-                        out.extend_from_slice(b"\x1b(B");
-                        st.kanji = false;
-                    }
                     out.push(cp as u8);
                     return true;
                 }
                 match t.encode(cp) {
                     Some(seq) if (0xA1A1..=0xFEFE).contains(&seq) && seq & 0xFF >= 0xA1 => {
+                        out.extend_from_slice(&[0x92, (seq >> 8) as u8, seq as u8]);
+                        true
+                    }
+                    _ => false,
+                }
+            }
+            Codec::Iso2022Jp(t, kana) => {
+                if cp < 0x80 {
+                    if st.kanji || st.kana {
+                        out.extend_from_slice(b"\x1b(B");
+                        st.kanji = false;
+                        st.kana = false;
+                    }
+                    out.push(cp as u8);
+                    return true;
+                }
+                let cp = if kana == Kana::FullWidth { full_width_kana(cp).unwrap_or(cp) } else { cp };
+                match t.encode(cp) {
+                    Some(seq) if (0xA1A1..=0xFEFE).contains(&seq) && seq & 0xFF >= 0xA1 => {
                         if !st.kanji {
                             out.extend_from_slice(b"\x1b$B");
                             st.kanji = true;
+                            st.kana = false;
                         }
                         out.extend_from_slice(&[(seq >> 8) as u8 & 0x7F, seq as u8 & 0x7F]);
+                        true
+                    }
+                    Some(seq) if kana == Kana::Escape && seq >> 8 == 0x8E => {
+                        if !st.kana {
+                            out.extend_from_slice(b"\x1b(I");
+                            st.kana = true;
+                            st.kanji = false;
+                        }
+                        out.push(seq as u8 & 0x7F);
                         true
                     }
                     _ => false,
@@ -323,10 +378,11 @@ impl Codec {
 
     /// Output that ends the conversion (returning a stateful encoding to its initial state).
     pub fn finish(&self, st: &mut EncState, out: &mut Vec<u8>) {
-        if let Codec::Iso2022Jp(_) = self {
-            if st.kanji {
+        if let Codec::Iso2022Jp(..) = self {
+            if st.kanji || st.kana {
                 out.extend_from_slice(b"\x1b(B");
                 st.kanji = false;
+                st.kana = false;
             }
         }
     }
@@ -382,9 +438,25 @@ fn structured_len(enc: u8, b: &[u8], i: usize) -> Result<usize, Broken> {
     }
 }
 
-fn decode_iso2022jp(t: &Table, st: &mut DecState, b: &[u8], i: usize, at_end: bool) -> Decoded {
+/// The full-width katakana (or punctuation) for a half-width one (CP50220 writes no
+/// half-width katakana).
+fn full_width_kana(cp: u32) -> Option<u32> {
+    const FULL: [u16; 63] = [
+        0x3002, 0x300C, 0x300D, 0x3001, 0x30FB, 0x30F2, 0x30A1, 0x30A3, 0x30A5, 0x30A7, 0x30A9, 0x30E3, 0x30E5, 0x30E7, 0x30C3, 0x30FC,
+        0x30A2, 0x30A4, 0x30A6, 0x30A8, 0x30AA, 0x30AB, 0x30AD, 0x30AF, 0x30B1, 0x30B3, 0x30B5, 0x30B7, 0x30B9, 0x30BB, 0x30BD, 0x30BF,
+        0x30C1, 0x30C4, 0x30C6, 0x30C8, 0x30CA, 0x30CB, 0x30CC, 0x30CD, 0x30CE, 0x30CF, 0x30D2, 0x30D5, 0x30D8, 0x30DB, 0x30DE, 0x30DF,
+        0x30E0, 0x30E1, 0x30E2, 0x30E4, 0x30E6, 0x30E8, 0x30E9, 0x30EA, 0x30EB, 0x30EC, 0x30ED, 0x30EF, 0x30F3, 0x309B, 0x309C,
+    ];
+    (0xFF61..=0xFF9F).contains(&cp).then(|| FULL[(cp - 0xFF61) as usize] as u32)
+}
+
+fn decode_iso2022jp(t: &Table, kana_ok: bool, st: &mut DecState, b: &[u8], i: usize, at_end: bool) -> Decoded {
     let rest = b.len() - i;
     let c = b[i];
+    if kana_ok && (c == 0x0E || c == 0x0F) {
+        st.kana = c == 0x0E;
+        return Decoded::Skip(1);
+    }
     if c == 0x1B {
         let Some(&c1) = b.get(i + 1) else { return truncated(1, at_end) };
         if c1 != b'(' && c1 != b'$' {
@@ -394,10 +466,17 @@ fn decode_iso2022jp(t: &Table, st: &mut DecState, b: &[u8], i: usize, at_end: bo
         return match (c1, c2) {
             (b'(', b'B') | (b'(', b'J') => {
                 st.kanji = false;
+                st.kana = false;
+                Decoded::Skip(3)
+            }
+            (b'(', b'I') if kana_ok => {
+                st.kanji = false;
+                st.kana = true;
                 Decoded::Skip(3)
             }
             (b'$', b'@') | (b'$', b'B') => {
                 st.kanji = true;
+                st.kana = false;
                 Decoded::Skip(3)
             }
             _ => Decoded::Invalid { len: 2, readagain: 1 },
@@ -405,6 +484,12 @@ fn decode_iso2022jp(t: &Table, st: &mut DecState, b: &[u8], i: usize, at_end: bo
     }
     if c >= 0x80 {
         return Decoded::Invalid { len: 1, readagain: 0 };
+    }
+    if st.kana && (0x21..=0x5F).contains(&c) {
+        return match t.decode(0x8E00 | (c as u32 | 0x80)) {
+            Some(cp) => Decoded::Char(cp, 1),
+            None => Decoded::Undefined(1),
+        };
     }
     if !st.kanji || c < 0x21 || c == 0x7F {
         return Decoded::Char(c as u32, 1);

@@ -79,6 +79,48 @@ pub fn path(src: u8, dst: u8) -> Vec<&'static str> {
     let (s, d) = (name(src), name(dst));
     let direct = |a: &str, b: &str| matches!((a, b), ("EUC-JP", "Shift_JIS") | ("Shift_JIS", "EUC-JP"));
     let mut p = vec![s];
+    // Microsoft's ISO-2022-JP variants go through CP51932.
+    let ms = |e: &str| e == "CP50220" || e == "CP50221";
+    if ms(s) {
+        p.push("CP51932");
+        if d != "CP51932" {
+            if d != "UTF-8" {
+                p.push("UTF-8");
+            }
+            p.push(d);
+        }
+        return p;
+    }
+    if ms(d) {
+        if s != "CP51932" {
+            if s != "UTF-8" {
+                p.push("UTF-8");
+            }
+            p.push("CP51932");
+        }
+        p.push(d);
+        return p;
+    }
+    if s == "stateless-ISO-2022-JP" && d != "ISO-2022-JP" {
+        p.push("EUC-JP");
+        if d != "EUC-JP" {
+            p.push("UTF-8");
+            if d != "UTF-8" {
+                p.push(d);
+            }
+        }
+        return p;
+    }
+    if d == "stateless-ISO-2022-JP" && s != "ISO-2022-JP" {
+        if s != "EUC-JP" {
+            if s != "UTF-8" && !direct(s, "EUC-JP") {
+                p.push("UTF-8");
+            }
+            p.push("EUC-JP");
+        }
+        p.push(d);
+        return p;
+    }
     let jp = |e: &str| e == "ISO-2022-JP";
     if jp(s) {
         p.extend(["stateless-ISO-2022-JP", "EUC-JP"]);
@@ -186,7 +228,7 @@ impl Transcoder {
             Some((b, e)) => convert_simple(b, *e, self.dst).unwrap_or_default(),
             None => {
                 let mut out = Vec::new();
-                let mut st = EncState { bom_written: true, kanji: false };
+                let mut st = EncState { bom_written: true, ..EncState::default() };
                 if !(self.unicode_dst() && self.enc.encode(&mut st, 0xFFFD, &mut out)) {
                     out.clear();
                     self.enc.encode(&mut st, '?' as u32, &mut out);
