@@ -462,7 +462,7 @@ fn direct_jp(from_sjis: bool, c: &[u8]) -> Option<Vec<u8>> {
             [0x8E, k] => Some(vec![k]),
             [e1, e2] if e1 >= 0xA1 && e2 >= 0xA1 => {
                 let (row, cell) = (e1 - 0xA0, e2 - 0xA0);
-                let s1 = if row <= 62 { (row + 1) / 2 + 0x80 } else { (row + 1) / 2 + 0xC0 };
+                let s1 = row.div_ceil(2) + if row <= 62 { 0x80 } else { 0xC0 };
                 let s2 = if row % 2 == 1 { cell + 0x3F + u8::from(cell >= 64) } else { cell + 0x9E };
                 Some(vec![s1, s2])
             }
