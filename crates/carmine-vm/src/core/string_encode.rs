@@ -76,31 +76,17 @@ fn encode_args(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<(Option<u8>, u
     if pos.len() > 2 {
         return Err(ctx.arity_error(pos.len(), 0, Some(2)));
     }
-    // An unknown name is a missing converter (CRuby looks converters up by name).
-    let lookup = |ctx: &mut Ctx, v: Value| -> Result<std::result::Result<u8, String>> {
-        if string::is_string(v) {
-            let n = string::to_rust_string_lossy(v);
-            if encoding::find(&n).is_none() && !["locale", "filesystem", "external", "internal"].iter().any(|s| n.eq_ignore_ascii_case(s)) {
-                return Ok(Err(n));
-            }
-        }
-        encoding::encoding_arg(ctx, v).map(Ok)
-    };
     let from = match pos.get(1) {
-        Some(&v) => lookup(ctx, v)?,
+        Some(&v) => converter::conversion_encoding(ctx, v)?,
         None => Ok(encoding(recv)),
     };
     let to = match pos.first() {
-        Some(&v) => Some(lookup(ctx, v)?),
+        Some(&v) => Some(converter::conversion_encoding(ctx, v)?),
         None => None,
     };
-    let name_of = |r: &std::result::Result<u8, String>| match r {
-        Ok(e) => encoding::name(*e).to_string(),
-        Err(n) => n.clone(),
-    };
     if from.is_err() || to.as_ref().is_some_and(|t| t.is_err()) {
-        let msg = format!("code converter not found ({} to {})", name_of(&from), to.as_ref().map_or(String::new(), name_of));
-        return Err(ctx.raise(ctx.c().converter_not_found_error, &msg));
+        let to = to.unwrap_or(Err(String::new()));
+        return Err(converter::not_found_by_name(ctx, &from, &to));
     }
     Ok((to.map(|t| t.unwrap_or(BINARY)), from.unwrap_or(BINARY), opts))
 }

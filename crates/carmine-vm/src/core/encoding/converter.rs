@@ -130,6 +130,28 @@ pub fn last_error_exception(ctx: &mut Ctx, t: &Transcoder) -> Option<Value> {
     }
 }
 
+/// An encoding argument of a conversion: its index, or the unknown name (CRuby looks
+/// converters up by name, so an unknown name is a missing converter, not an error).
+pub fn conversion_encoding(ctx: &mut Ctx, v: Value) -> Result<std::result::Result<u8, String>> {
+    if string::is_string(v) {
+        let n = string::to_rust_string_lossy(v);
+        if find(&n).is_none() && !["locale", "filesystem", "external", "internal"].iter().any(|s| n.eq_ignore_ascii_case(s)) {
+            return Ok(Err(n));
+        }
+    }
+    encoding_arg(ctx, v).map(Ok)
+}
+
+/// `ConverterNotFoundError` for a pair where either side may be an unknown name.
+pub fn not_found_by_name(ctx: &mut Ctx, src: &std::result::Result<u8, String>, dst: &std::result::Result<u8, String>) -> Unwind {
+    let n = |r: &std::result::Result<u8, String>| match r {
+        Ok(e) => name(*e).to_string(),
+        Err(s) => s.clone(),
+    };
+    let msg = format!("code converter not found ({} to {})", n(src), n(dst));
+    ctx.raise(ctx.c().converter_not_found_error, &msg)
+}
+
 pub fn not_found_error(ctx: &mut Ctx, src: u8, dst: u8) -> Unwind {
     let msg = format!("code converter not found ({} to {})", name(src), name(dst));
     ctx.raise(ctx.c().converter_not_found_error, &msg)
@@ -240,8 +262,10 @@ fn c_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         let msg = format!("code converter not found ({})", name(e));
         return Err(ctx.raise(ctx.c().converter_not_found_error, &msg));
     }
-    let from = encoding_arg(ctx, src)?;
-    let to = encoding_arg(ctx, dst)?;
+    let (from, to) = match (conversion_encoding(ctx, src)?, conversion_encoding(ctx, dst)?) {
+        (Ok(f), Ok(t)) => (f, t),
+        (f, t) => return Err(not_found_by_name(ctx, &f, &t)),
+    };
     if from == to {
         return Err(not_found_error(ctx, from, to));
     }
@@ -331,8 +355,10 @@ fn c_convpath(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 }
 
 fn c_s_search_convpath(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let from = encoding_arg(ctx, args.pos[0])?;
-    let to = encoding_arg(ctx, args.pos[1])?;
+    let (from, to) = match (conversion_encoding(ctx, args.pos[0])?, conversion_encoding(ctx, args.pos[1])?) {
+        (Ok(f), Ok(t)) => (f, t),
+        (f, t) => return Err(not_found_by_name(ctx, &f, &t)),
+    };
     let o = flags_or_opts(ctx, args.pos.get(2).copied().or(args.kw))?;
     if from == to || Transcoder::new(from, to, 0).is_none() {
         return Err(not_found_error(ctx, from, to));
