@@ -780,8 +780,14 @@ fn compatible_latter(e1: u8, s1: Option<&[u8]>, e2: u8, s2: Option<&[u8]>) -> Op
     if s1.is_none() && e1 == US_ASCII {
         return Some(e2);
     }
-    let (e1, s1, e2, s2) = if s1.is_none() { (e2, s2, e1, s1) } else { (e1, s1, e2, s2) };
+    // CRuby moves a String operand first but keeps returning the second operand's
+    // encoding: `compatible?(regexp, ascii_string)` is the string's encoding.
+    let (c1, s1, c2, s2) = if s1.is_none() { (e2, s2, e1, s1) } else { (e1, s1, e2, s2) };
     let a = s1?;
+    if s2.is_none() {
+        return (code_range(c1, a) == CodeRange::SevenBit).then_some(e2);
+    }
+    let (e1, e2) = (c1, c2);
     let cr1 = code_range(e1, a);
     if let Some(b) = s2 {
         let cr2 = code_range(e2, b);
