@@ -445,7 +445,7 @@ fn c_primitive_convert(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value>
     let (res, taken) = t.run(&input, limit);
     t.flags = saved;
     deliver(t, dst, limit);
-    let res = if limit.is_some_and(|_| !t.out.is_empty()) { Res::DestinationBufferFull } else { res };
+    let res = if limit.is_some() && !t.out.is_empty() && matches!(res, Res::Finished | Res::SourceBufferEmpty | Res::AfterOutput) { Res::DestinationBufferFull } else { res };
     if res == Res::DestinationBufferFull {
         t.last = transcode::ErrInfo { res, step: None, error_bytes: Vec::new(), readagain: Vec::new(), codepoint: None };
     }

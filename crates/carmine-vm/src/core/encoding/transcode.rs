@@ -322,11 +322,12 @@ impl Transcoder {
         let after_output = self.flags & AFTER_OUTPUT != 0;
         let mut pos = 0;
         let finish = |t: &mut Transcoder, buf: &[u8], pos: usize, keep: usize, res: Res| -> (Res, usize) {
-            // Bytes [pos, pos + keep) are taken but not converted: they wait in `pending`.
-            let end = pos + keep;
+            // Bytes [pos, pos + keep) are taken but not converted: they wait in `pending`,
+            // and so do pending bytes from an earlier call that were not reached.
+            let end = (pos + keep).max(plen);
             t.pending = buf[pos..end].to_vec();
             t.readagain_left = if res == Res::InvalidByteSequence { keep } else { 0 };
-            let taken = end.saturating_sub(plen).min(buf.len() - plen);
+            let taken = end - plen;
             if !matches!(res, Res::InvalidByteSequence | Res::UndefinedConversion | Res::IncompleteInput) {
                 t.last = ErrInfo::none(res);
             }
@@ -531,5 +532,59 @@ pub fn error_message(t: &Transcoder) -> String {
                 format!("\"{}\" followed by \"{}\" on {s}", dump_bytes(&e.error_bytes), dump_bytes(&e.readagain))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::encoding::find;
+
+    fn enc(n: &str) -> u8 {
+        find(n).expect("known encoding")
+    }
+
+    #[test]
+    fn paths_follow_cruby() {
+        assert_eq!(path(enc("Shift_JIS"), enc("EUC-JP")), ["Shift_JIS", "EUC-JP"]);
+        assert_eq!(path(enc("ISO-8859-1"), enc("EUC-JP")), ["ISO-8859-1", "UTF-8", "EUC-JP"]);
+        assert_eq!(path(enc("UTF-8"), enc("ISO-2022-JP")), ["UTF-8", "EUC-JP", "stateless-ISO-2022-JP", "ISO-2022-JP"]);
+        assert_eq!(path(enc("UTF-8"), enc("CP50221")), ["UTF-8", "CP51932", "CP50221"]);
+    }
+
+    #[test]
+    fn direct_jp_round_trips_every_jis_x_0208_cell() {
+        for row in 0xA1..=0xFEu8 {
+            for cell in 0xA1..=0xFEu8 {
+                let sjis = direct_jp(false, &[row, cell]).expect("EUC-JP pair maps");
+                assert_eq!(direct_jp(true, &sjis), Some(vec![row, cell]));
+            }
+        }
+    }
+
+    #[test]
+    fn streaming_keeps_truncated_characters() {
+        let mut t = Transcoder::new(UTF_8, enc("UTF-16BE"), PARTIAL_INPUT).expect("converter");
+        assert_eq!(t.run(b"a\xE3\x81", None), (Res::SourceBufferEmpty, 3));
+        assert_eq!(t.pending, b"\xE3\x81");
+        t.flags = 0;
+        assert_eq!(t.run(b"\x82", None), (Res::Finished, 1));
+        assert_eq!(t.out, [0, b'a', 0x30, 0x42]);
+    }
+
+    #[test]
+    fn invalid_bytes_report_read_again_bytes() {
+        let mut t = Transcoder::new(UTF_8, enc("ISO-8859-1"), 0).expect("converter");
+        assert_eq!(t.run(b"\xF1abc", None).0, Res::InvalidByteSequence);
+        assert_eq!(t.last.error_bytes, b"\xF1");
+        assert_eq!(t.last.readagain, b"a");
+        assert_eq!(error_message(&t), "\"\\xF1\" followed by \"a\" on UTF-8");
+    }
+
+    #[test]
+    fn gb18030_four_byte_sequences() {
+        let mut t = Transcoder::new(UTF_8, enc("GB18030"), 0).expect("converter");
+        t.run("\u{80}\u{10000}".as_bytes(), None);
+        assert_eq!(t.out, [0x81, 0x30, 0x81, 0x30, 0x90, 0x30, 0x81, 0x30]);
     }
 }
