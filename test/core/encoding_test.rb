@@ -88,6 +88,16 @@ test "conversion errors have CRuby's messages and details" do
   assert_equal "a".b, e.readagain_bytes
   e = assert_raise(Encoding::InvalidByteSequenceError, "incomplete \"\\xE3\\x81\" on UTF-8") { "\xE3\x81".encode("UTF-16LE") }
   assert_true e.incomplete_input?
+  e = assert_raise(Encoding::UndefinedConversionError, "U+3042 to WINDOWS-1252 in conversion from UTF-8 to WINDOWS-1252") { "あ".encode("Windows-1252") }
+  assert_equal "WINDOWS-1252", e.destination_encoding_name
+  assert_raise(Encoding::UndefinedConversionError, "\"\\x81\" to UTF-8 in conversion from Windows-1252 to UTF-8") do
+    "\x81".force_encoding("Windows-1252").encode("UTF-8")
+  end
+  e = assert_raise(Encoding::UndefinedConversionError, "\"\\x8E\\xB1\" to stateless-ISO-2022-JP in conversion from UTF-8 to EUC-JP to stateless-ISO-2022-JP to ISO-2022-JP") do
+    "ｱ".encode("ISO-2022-JP")
+  end
+  assert_equal Encoding::EUC_JP, e.error_char.encoding
+  assert_raise(Encoding::InvalidByteSequenceError, "\"\\xE3\\x81\" followed by \"\\r\" on UTF-8") { "\xE3\x81\r".encode("EUC-KR") }
   assert_raise(Encoding::ConverterNotFoundError, "code converter not found (UTF-8 to X-NOPE)") { "é".encode("X-NOPE") }
   assert_raise(Encoding::ConverterNotFoundError, "code converter not found (UTF-8 to UTF-7)") { "é".encode("UTF-7") }
 end

@@ -138,7 +138,8 @@ impl Codec {
                             st.le = Some(true);
                             return Decoded::Skip(2);
                         }
-                        _ => st.le = Some(false),
+                        // Without a byte order mark nothing can be read.
+                        _ => return Decoded::Invalid { len: 2, readagain: 0 },
                     }
                 }
                 let le = st.le.unwrap_or(le);
@@ -162,7 +163,12 @@ impl Codec {
             }
             Codec::Utf32 { le, bom } => {
                 if rest < 4 {
-                    return truncated(rest, at_end);
+                    // A prefix of a character: the bytes read so far keep it <= U+10FFFF.
+                    let possible = match st.le.unwrap_or(le) {
+                        false => b[i] == 0 && (rest < 2 || b[i + 1] <= 0x10),
+                        true => rest < 3 || b[i + 2] <= 0x10,
+                    };
+                    return if possible || bom && st.le.is_none() { truncated(rest, at_end) } else { Decoded::Invalid { len: rest, readagain: 0 } };
                 }
                 let q = [b[i], b[i + 1], b[i + 2], b[i + 3]];
                 if bom && st.le.is_none() {
@@ -174,7 +180,7 @@ impl Codec {
                         st.le = Some(true);
                         return Decoded::Skip(4);
                     }
-                    st.le = Some(false);
+                    return Decoded::Invalid { len: 4, readagain: 0 };
                 }
                 let cp = if st.le.unwrap_or(le) { u32::from_le_bytes(q) } else { u32::from_be_bytes(q) };
                 if cp > 0x10FFFF || (0xD800..=0xDFFF).contains(&cp) {
@@ -376,6 +382,20 @@ impl Codec {
         }
     }
 
+    /// For the ISO-2022-JP family: the bytes `cp` has in the intermediate EUC-JP/CP51932
+    /// step when that step has it but the ISO-2022-JP side cannot write it (JIS X 0212,
+    /// half-width katakana), so the error names that step as CRuby does.
+    pub fn intermediate(&self, cp: u32) -> Option<Vec<u8>> {
+        let t = match *self {
+            Codec::Iso2022Jp(t, _) | Codec::StatelessJp(t) => t,
+            _ => return None,
+        };
+        let seq = t.encode(cp)?;
+        let mut out = Vec::new();
+        push_seq(seq, &mut out);
+        Some(out)
+    }
+
     /// Output that ends the conversion (returning a stateful encoding to its initial state).
     pub fn finish(&self, st: &mut EncState, out: &mut Vec<u8>) {
         if let Codec::Iso2022Jp(..) = self {
@@ -480,6 +500,13 @@ fn decode_iso2022jp(t: &Table, kana_ok: bool, st: &mut DecState, b: &[u8], i: us
                 Decoded::Skip(3)
             }
             _ => Decoded::Invalid { len: 2, readagain: 1 },
+        };
+    }
+    // The CP5022x also read 8-bit half-width katakana.
+    if kana_ok && (0xA1..=0xDF).contains(&c) {
+        return match t.decode(0x8E00 | c as u32) {
+            Some(cp) => Decoded::Char(cp, 1),
+            None => Decoded::Undefined(1),
         };
     }
     if c >= 0x80 {

@@ -12,7 +12,7 @@
 //!   two non-UTF-8 encodings goes "A to UTF-8 to B" (except CRuby's direct pairs), and
 //!   the step where an error happens is what `primitive_errinfo` and the exceptions show.
 
-use super::codec::{Codec, DecState, Decoded, EncState};
+use super::codec::{Codec, DecState, Decoded, EncState, Kana};
 use super::{name, UTF_8};
 
 pub const INVALID_MASK: u32 = 0x0f;
@@ -76,6 +76,26 @@ impl ErrInfo {
 
 /// CRuby's conversion path between two encodings: the encodings visited in order.
 pub fn path(src: u8, dst: u8) -> Vec<&'static str> {
+    encodings_path(src, dst).into_iter().map(transcoder_name).collect()
+}
+
+/// The name CRuby's converter for an encoding goes by, where it differs from the
+/// encoding's name (the Windows and Mac code pages are registered in upper case); errors
+/// name conversion steps this way.
+fn transcoder_name(n: &'static str) -> &'static str {
+    const UPPER: &[(&str, &str)] = &[
+        ("Windows-874", "WINDOWS-874"), ("Windows-1250", "WINDOWS-1250"), ("Windows-1251", "WINDOWS-1251"),
+        ("Windows-1252", "WINDOWS-1252"), ("Windows-1253", "WINDOWS-1253"), ("Windows-1254", "WINDOWS-1254"),
+        ("Windows-1255", "WINDOWS-1255"), ("Windows-1256", "WINDOWS-1256"), ("Windows-1257", "WINDOWS-1257"),
+        ("macCroatian", "MACCROATIAN"), ("macCyrillic", "MACCYRILLIC"), ("macGreek", "MACGREEK"),
+        ("macIceland", "MACICELAND"), ("macRoman", "MACROMAN"), ("macRomania", "MACROMANIA"),
+        ("macTurkish", "MACTURKISH"), ("macUkraine", "MACUKRAINE"),
+    ];
+    UPPER.iter().find(|(k, _)| *k == n).map_or(n, |(_, v)| v)
+}
+
+/// The encodings a conversion from `src` to `dst` goes through, by encoding name.
+fn encodings_path(src: u8, dst: u8) -> Vec<&'static str> {
     let (s, d) = (name(src), name(dst));
     let direct = |a: &str, b: &str| matches!((a, b), ("EUC-JP", "Shift_JIS") | ("Shift_JIS", "EUC-JP"));
     let mut p = vec![s];
@@ -215,9 +235,12 @@ impl Transcoder {
     fn step(&self, decoding: bool) -> (&'static str, &'static str) {
         let p = path(self.src, self.dst);
         if decoding {
-            (p[0], p[1])
-        } else {
-            (p[p.len() - 2], p[p.len() - 1])
+            return (p[0], p[1]);
+        }
+        // Characters become undefined on the way out of Unicode.
+        match p.iter().position(|&e| e == "UTF-8").filter(|&k| k + 1 < p.len()) {
+            Some(k) => (p[k], p[k + 1]),
+            None => (p[0], p[1]),
         }
     }
 
@@ -225,7 +248,15 @@ impl Transcoder {
     pub fn replacement_bytes(&self) -> Vec<u8> {
         match &self.replacement {
             Some((b, e)) if *e == self.dst => b.clone(),
-            Some((b, e)) => convert_simple(b, *e, self.dst).unwrap_or_default(),
+            Some((b, e)) => {
+                // Converted alone, but as part of this output: no second BOM.
+                let Some(mut t) = Transcoder::new(*e, self.dst, 0) else { return Vec::new() };
+                t.estate.bom_written = true;
+                match t.run(b, None) {
+                    (Res::Finished, _) => t.out,
+                    _ => Vec::new(),
+                }
+            }
             None => {
                 let mut out = Vec::new();
                 let mut st = EncState { bom_written: true, ..EncState::default() };
@@ -388,6 +419,11 @@ impl Transcoder {
                             self.put_ascii(&format!("&#x{cp:X};"));
                         } else if self.flags & UNDEF_MASK == UNDEF_REPLACE {
                             self.put_replacement();
+                        } else if let Some(mid) = self.enc.intermediate(cp) {
+                            let p = path(self.src, self.dst);
+                            let k = p.len().saturating_sub(if matches!(self.enc, Codec::Iso2022Jp(_, Kana::None)) { 3 } else { 2 });
+                            self.last = ErrInfo { res: Res::UndefinedConversion, step: Some((p[k], p[k + 1])), error_bytes: mid, readagain: Vec::new(), codepoint: None };
+                            return finish(self, &buf, pos + n, 0, Res::UndefinedConversion);
                         } else {
                             let (eb, cpo) = if self.unicode_src() && self.src == UTF_8 || path(self.src, self.dst).len() == 2 {
                                 (ch.to_vec(), super::is_unicode(self.src).then_some(cp))
@@ -402,7 +438,7 @@ impl Transcoder {
                 }
                 Decoded::Skip(n) => pos += n,
                 Decoded::Undefined(n) => {
-                    if self.flags & UNDEF_MASK != 0 {
+                    if self.flags & UNDEF_MASK == UNDEF_REPLACE {
                         self.put_replacement();
                         pos += n;
                     } else {
@@ -495,10 +531,23 @@ pub fn convert_simple(b: &[u8], src: u8, dst: u8) -> Option<Vec<u8>> {
 pub fn dump_bytes(b: &[u8]) -> String {
     let mut s = String::new();
     for &x in b {
-        if (0x20..0x7F).contains(&x) && x != b'"' && x != b'\\' {
+        let esc = match x {
+            b'\n' => Some("\\n"),
+            b'\r' => Some("\\r"),
+            b'\t' => Some("\\t"),
+            0x0C => Some("\\f"),
+            0x0B => Some("\\v"),
+            0x08 => Some("\\b"),
+            0x07 => Some("\\a"),
+            0x1B => Some("\\e"),
+            b'"' => Some("\\\""),
+            b'\\' => Some("\\\\"),
+            _ => None,
+        };
+        if let Some(e) = esc {
+            s.push_str(e);
+        } else if (0x20..0x7F).contains(&x) {
             s.push(x as char);
-        } else if x == 0x1B {
-            s.push_str("\\e");
         } else {
             s.push_str(&format!("\\x{x:02X}"));
         }
@@ -511,14 +560,16 @@ pub fn error_message(t: &Transcoder) -> String {
     let e = &t.last;
     let (s, d) = e.step.unwrap_or((name(t.src), name(t.dst)));
     let p = path(t.src, t.dst);
-    let whole = p.join(" to ");
+    // The path as CRuby prints it: the source as given, then each step's destination.
+    let whole = std::iter::once(name(t.src)).chain(p[1..].iter().copied()).collect::<Vec<_>>().join(" to ");
+    let single = (s, d) == (name(t.src), name(t.dst));
     match e.res {
         Res::UndefinedConversion => {
             let what = match e.codepoint {
                 Some(cp) if s == "UTF-8" => format!("U+{cp:04X}"),
                 _ => format!("\"{}\"", dump_bytes(&e.error_bytes)),
             };
-            if p.len() == 2 {
+            if single {
                 format!("{what} from {s} to {d}")
             } else {
                 format!("{what} to {d} in conversion from {whole}")
