@@ -303,7 +303,7 @@ fn c_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     } else {
         format!("#<Encoding::Converter: {} to {}>", name(t.src), name(t.dst))
     };
-    Ok(string::new_utf8(ctx, &s))
+    Ok(string::new_binary(ctx, s.as_bytes()))
 }
 
 fn decorator_names(flags: u32) -> Vec<&'static str> {
@@ -567,31 +567,21 @@ fn c_replacement(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(string::new_with_enc(ctx, b, enc))
 }
 
+/// `replacement=`: the string is converted to the destination encoding now (CRuby keeps
+/// it that way), and a string that cannot be leaves the replacement as it was.
 fn c_set_replacement(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let r = string::to_str_arg(ctx, args.pos[0])?;
     let (b, e) = (string::bytes(r).to_vec(), string::encoding(r));
     let t = get(ctx, recv)?;
-    if e != t.dst && !b.is_empty() && transcode::convert_simple(&b, e, t.dst).is_none() {
-        let (from, to) = (e, t.dst);
-        if super::is_unicode(e) || e == BINARY || !string::is_7bit(r) {
-            let x = {
-                let mut tt = Transcoder::new(from, to, 0);
-                match tt.as_mut() {
-                    Some(tt) => {
-                        tt.run(&b, None);
-                        last_error_exception(ctx, tt)
-                    }
-                    None => None,
-                }
-            };
-            return Err(match x {
-                Some(x) => Unwind::Raise(x),
-                None => not_found_error(ctx, from, to),
-            });
+    let dst = t.dst;
+    let converted = transcode::convert_fragment(&b, e, dst);
+    match converted {
+        Some(c) => {
+            t.replacement = Some((c, dst));
+            Ok(args.pos[0])
         }
+        None => Err(ctx.raise(ctx.c().undefined_conversion_error, "replacement character setup failed")),
     }
-    t.replacement = Some((b, e));
-    Ok(args.pos[0])
 }
 
 fn c_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {

@@ -248,15 +248,7 @@ impl Transcoder {
     pub fn replacement_bytes(&self) -> Vec<u8> {
         match &self.replacement {
             Some((b, e)) if *e == self.dst => b.clone(),
-            Some((b, e)) => {
-                // Converted alone, but as part of this output: no second BOM.
-                let Some(mut t) = Transcoder::new(*e, self.dst, 0) else { return Vec::new() };
-                t.estate.bom_written = true;
-                match t.run(b, None) {
-                    (Res::Finished, _) => t.out,
-                    _ => Vec::new(),
-                }
-            }
+            Some((b, e)) => convert_fragment(b, *e, self.dst).unwrap_or_default(),
             None => {
                 let mut out = Vec::new();
                 let mut st = EncState { bom_written: true, ..EncState::default() };
@@ -520,6 +512,20 @@ pub fn convert_simple(b: &[u8], src: u8, dst: u8) -> Option<Vec<u8>> {
         return Some(b.to_vec());
     }
     let mut t = Transcoder::new(src, dst, 0)?;
+    match t.run(b, None) {
+        (Res::Finished, _) => Some(t.out),
+        _ => None,
+    }
+}
+
+/// Converts a piece of text to be inserted into `dst` output (a replacement): with no
+/// options and no byte order mark of its own; `None` on any error.
+pub fn convert_fragment(b: &[u8], src: u8, dst: u8) -> Option<Vec<u8>> {
+    if src == dst {
+        return Some(b.to_vec());
+    }
+    let mut t = Transcoder::new(src, dst, 0)?;
+    t.estate.bom_written = true;
     match t.run(b, None) {
         (Res::Finished, _) => Some(t.out),
         _ => None,
