@@ -444,6 +444,14 @@ fn is_prefix(enc: u8, prefix: &[u8]) -> bool {
 }
 
 fn structured_len(enc: u8, b: &[u8], i: usize) -> Result<usize, Broken> {
+    // CRuby's Big5 converters read leads 0x81-0xA0 too (user-defined and HKSCS rows).
+    if super::kind(enc) == Kind::Big5 && (0x81..=0xA0).contains(&b[i]) {
+        return match b.get(i + 1) {
+            None => Err(Broken::Truncated(1)),
+            Some(0x40..=0x7E | 0xA1..=0xFE) => Ok(2),
+            Some(_) => Err(Broken::Invalid(1, 1)),
+        };
+    }
     match super::precise_char_len(enc, b, i) {
         Ok(n) => Ok(n),
         Err(n) => {

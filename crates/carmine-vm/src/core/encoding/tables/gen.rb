@@ -49,7 +49,9 @@ def build(name, seqs, cp_range)
   dec = {}
   seqs.each do |bytes|
     s = bytes.pack("C*").force_encoding(e)
-    next unless s.valid_encoding? && s.length == 1
+    # The Big5 converters also read leads 0x81-0xA0, which the encoding itself rejects.
+    big5_lead = name =~ /Big5|CP95/ && bytes.size == 2 && (0x81..0xA0).include?(bytes[0])
+    next unless (s.valid_encoding? && s.length == 1) || big5_lead
     cps = utf8_cps(s)
     next unless cps && cps.size == 1
     dec[key(bytes)] = cps[0]
