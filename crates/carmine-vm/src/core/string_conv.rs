@@ -20,6 +20,7 @@ use crate::Result;
 // ---- numbers ----
 
 fn to_i(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    must_ascii_compatible(ctx, recv)?;
     let base = match args.pos.first() {
         Some(&b) => integer::to_i64_arg(ctx, b)?,
         None => 10,
@@ -32,11 +33,13 @@ fn to_i(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn hex(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    must_ascii_compatible(ctx, recv)?;
     let n = integer::parse_int(bytes(recv), 16, false).unwrap_or_default();
     Ok(bignum::normalize(ctx, n))
 }
 
 fn oct(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    must_ascii_compatible(ctx, recv)?;
     let n = integer::parse_int(bytes(recv), -8, false).unwrap_or_default();
     Ok(bignum::normalize(ctx, n))
 }
