@@ -4,6 +4,8 @@
 //! Invariants:
 //! - A Converter's payload is a `Transcoder` (no Ruby values inside, so nothing to mark);
 //!   the replacement string is kept as bytes plus encoding index.
+//! - Every method that reads converter state that conversions change is registered
+//!   Unsafe (runs under the giant lock); only the fixed source/destination are Safe.
 //! - Conversion errors carry their details in hidden instance variables read by the
 //!   `Encoding::UndefinedConversionError` / `InvalidByteSequenceError` accessors.
 
@@ -620,17 +622,17 @@ pub fn init(ctx: &mut Ctx) {
         ("source_encoding", c_source_encoding, [0], Safe),
         ("destination_encoding", c_destination_encoding, [0], Safe),
         ("inspect", c_inspect, [0], Safe),
-        ("convpath", c_convpath, [0], Safe),
+        ("convpath", c_convpath, [0], Unsafe),
         ("primitive_convert", c_primitive_convert, [2..=5], Unsafe, Kw),
         ("convert", c_convert, [1], Unsafe),
         ("finish", c_finish, [0], Unsafe),
-        ("primitive_errinfo", c_primitive_errinfo, [0], Safe),
-        ("last_error", c_last_error, [0], Safe),
+        ("primitive_errinfo", c_primitive_errinfo, [0], Unsafe),
+        ("last_error", c_last_error, [0], Unsafe),
         ("putback", c_putback, [0..=1], Unsafe),
         ("insert_output", c_insert_output, [1], Unsafe),
-        ("replacement", c_replacement, [0], Safe),
+        ("replacement", c_replacement, [0], Unsafe),
         ("replacement=", c_set_replacement, [1], Unsafe),
-        ("==", c_eq, [1], Safe),
+        ("==", c_eq, [1], Unsafe),
         ("search_convpath", c_s_search_convpath, [2..=3], Safe, Singleton, Kw),
         ("asciicompat_encoding", c_s_asciicompat_encoding, [1], Safe, Singleton),
     ]);
