@@ -621,7 +621,7 @@ pub fn init(ctx: &mut Ctx) {
         ("initialize", c_initialize, [2..=3], Unsafe, Kw),
         ("source_encoding", c_source_encoding, [0], Safe),
         ("destination_encoding", c_destination_encoding, [0], Safe),
-        ("inspect", c_inspect, [0], Safe),
+        ("inspect", c_inspect, [0], Unsafe),
         ("convpath", c_convpath, [0], Unsafe),
         ("primitive_convert", c_primitive_convert, [2..=5], Unsafe, Kw),
         ("convert", c_convert, [1], Unsafe),
