@@ -20,6 +20,7 @@ use crate::Result;
 // ---- numbers ----
 
 fn to_i(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    must_ascii_compatible(ctx, recv)?;
     let base = match args.pos.first() {
         Some(&b) => integer::to_i64_arg(ctx, b)?,
         None => 10,
@@ -32,16 +33,29 @@ fn to_i(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn hex(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    must_ascii_compatible(ctx, recv)?;
     let n = integer::parse_int(bytes(recv), 16, false).unwrap_or_default();
     Ok(bignum::normalize(ctx, n))
 }
 
 fn oct(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    must_ascii_compatible(ctx, recv)?;
     let n = integer::parse_int(bytes(recv), -8, false).unwrap_or_default();
     Ok(bignum::normalize(ctx, n))
 }
 
+/// CRuby's `rb_must_asciicompat`: numbers are parsed only from ASCII-compatible strings.
+fn must_ascii_compatible(ctx: &mut Ctx, recv: Value) -> Result<()> {
+    let enc = string::encoding(recv);
+    if crate::core::encoding::is_ascii_compatible(enc) {
+        return Ok(());
+    }
+    let msg = format!("ASCII incompatible encoding: {}", crate::core::encoding::name(enc));
+    Err(ctx.raise(ctx.c().compatibility_error, &msg))
+}
+
 fn to_f(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    must_ascii_compatible(ctx, recv)?;
     let f = float::parse_float(bytes(recv), false).unwrap_or(0.0);
     if f.is_infinite() {
         float::warn_out_of_range(ctx, bytes(recv));
@@ -50,11 +64,13 @@ fn to_f(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 }
 
 fn to_r(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    must_ascii_compatible(ctx, recv)?;
     let b = bytes(recv).to_vec();
     numeric_parse::rational_value(ctx, &b, false).map(|r| r.unwrap_or(Value::NIL))
 }
 
 fn to_c(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    must_ascii_compatible(ctx, recv)?;
     let b = bytes(recv).to_vec();
     numeric_parse::complex_value(ctx, &b, false).map(|r| r.unwrap_or(Value::NIL))
 }

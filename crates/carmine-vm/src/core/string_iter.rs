@@ -286,7 +286,14 @@ fn line_args(ctx: &mut Ctx, args: &Args) -> Result<(Option<Value>, bool)> {
 }
 
 fn lines_array(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let (sep, chomp) = line_args(ctx, args)?;
+    let (mut sep, chomp) = line_args(ctx, args)?;
+    let enc = string::encoding(recv);
+    // The default separator of a string in an ASCII-incompatible encoding is "\n"
+    // converted to that encoding (CRuby; for the dummy UTF-16 that includes a BOM).
+    if args.pos.is_empty() && sep.is_some_and(|s| bytes(s) == b"\n") && !crate::core::encoding::is_ascii_compatible(enc) && !bytes(recv).is_empty() {
+        let nl = crate::core::encoding::converter::transcode_string(ctx, b"\n", crate::core::encoding::US_ASCII, enc, &Default::default())?;
+        sep = Some(string::new_with_enc(ctx, nl, enc));
+    }
     if let Some(s) = sep {
         string::check_compatible(ctx, recv, s)?;
     }

@@ -892,6 +892,10 @@ fn chomp_len(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<usize> {
     };
     let b = bytes(recv);
     let sb: &[u8] = sep.map_or(b"\n", bytes);
+    let enc = encoding(recv);
+    if sb == b"\n" && !encoding::is_ascii_compatible(enc) {
+        return Ok(without_newline(enc, b));
+    }
     if sb == b"\n" {
         return Ok(if b.ends_with(b"\r\n") {
             b.len() - 2
@@ -933,10 +937,35 @@ fn chomp_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(recv)
 }
 
+/// The length of `b` (in a non-ASCII-compatible encoding) without a final CR LF, LF or
+/// CR character.
+fn without_newline(enc: u8, b: &[u8]) -> usize {
+    let offs = encoding::char_offsets(enc, b);
+    let n = offs.len() - 1;
+    let cp = |k: usize| encoding::codepoint_at(enc, b, offs[k]).0;
+    if n == 0 {
+        return b.len();
+    }
+    match cp(n - 1) {
+        0x0A if n >= 2 && cp(n - 2) == 0x0D => offs[n - 2],
+        0x0A | 0x0D => offs[n - 1],
+        _ => b.len(),
+    }
+}
+
 fn chop_len(v: Value) -> usize {
     let b = bytes(v);
     if b.is_empty() {
         return 0;
+    }
+    let enc = encoding(v);
+    if !encoding::is_ascii_compatible(enc) && encoding::is_unicode(enc) {
+        let offs = encoding::char_offsets(enc, b);
+        let n = offs.len() - 1;
+        if n >= 2 && encoding::codepoint_at(enc, b, offs[n - 1]).0 == 0x0A && encoding::codepoint_at(enc, b, offs[n - 2]).0 == 0x0D {
+            return offs[n - 2];
+        }
+        return offs[n - 1];
     }
     if b.ends_with(b"\r\n") {
         return b.len() - 2;
