@@ -93,8 +93,9 @@ pub fn require(ctx: &mut Ctx, name: &str) -> Result<bool> {
         push_feature(ctx, &key)?;
         return Ok(true);
     }
-    if let Some(&(_, init)) = NATIVE_FEATURES.iter().find(|(n, _)| *n == base) {
-        let key = format!("{base}.so");
+    let so_base = base.strip_suffix(".so");
+    if let Some(&(n, init)) = NATIVE_FEATURES.iter().find(|(n, _)| *n == base || Some(*n) == so_base) {
+        let key = format!("{}.so", n.trim_end_matches(".so"));
         if ctx.vm().loaded.borrow().contains(&key) {
             return Ok(false);
         }

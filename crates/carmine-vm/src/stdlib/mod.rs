@@ -12,11 +12,16 @@
 //! - Ruby code that belongs to a library lives in `lib/` (Carmine's own) or comes from the
 //!   installed CRuby standard library; an init may `require` it.
 
+pub mod psych;
+
 use crate::thread::Ctx;
 use crate::Result;
 
-/// Features implemented in Rust, by feature name (without `.so`).
+/// Features implemented in Rust, by feature name (without `.so`). A name spelled with
+/// `.so` is the C half of a Ruby library of the same name (`psych.rb` requires
+/// `"psych.so"`): only `require "name.so"` finds it, so the plain name loads the Ruby file.
 pub const NATIVE_FEATURES: &[(&str, fn(&mut Ctx) -> Result<()>)] = &[
     ("socket", crate::socket::init),
     ("carmine/scheduler", crate::event_loop::init),
+    ("psych.so", psych::init),
 ];
