@@ -104,5 +104,7 @@ pub fn init(ctx: &mut Ctx) -> Result<()> {
     let visitor = class_under(ctx, visitors, "Visitor", obj);
     let to_ruby = class_under(ctx, visitors, "ToRuby", visitor);
     crate::methods!(ctx, to_ruby, [("build_exception", build_exception, [2], Unsafe, Private)]);
+    // The parser raises Psych::SyntaxError, defined in Ruby next to psych.rb.
+    crate::core::load::require(ctx, "psych/syntax_error")?;
     Ok(())
 }
