@@ -14,8 +14,6 @@
 
 use std::mem::MaybeUninit;
 
-use unsafe_libyaml as yaml;
-
 use super::class_under;
 use crate::core::module::{body, AllocKind};
 use crate::core::{array, encoding, integer, object, string};
@@ -33,7 +31,7 @@ struct WriteState {
 }
 
 struct EmitterObj {
-    emitter: Box<MaybeUninit<yaml::yaml_emitter_t>>,
+    emitter: Box<MaybeUninit<unsafe_libyaml::yaml_emitter_t>>,
     write: Box<WriteState>,
     /// The settings as libyaml's setters store them (its fields are private).
     canonical: bool,
@@ -45,19 +43,19 @@ impl EmitterObj {
     fn set_indent(&mut self, n: i32) {
         self.indent = if 1 < n && n < 10 { n } else { 2 };
         // SAFETY: the payload's emitter is initialized.
-        unsafe { yaml::yaml_emitter_set_indent(self.emitter.as_mut_ptr(), n) };
+        unsafe { unsafe_libyaml::yaml_emitter_set_indent(self.emitter.as_mut_ptr(), n) };
     }
 
     fn set_width(&mut self, n: i32) {
         self.width = if n >= 0 { n } else { -1 };
         // SAFETY: the payload's emitter is initialized.
-        unsafe { yaml::yaml_emitter_set_width(self.emitter.as_mut_ptr(), n) };
+        unsafe { unsafe_libyaml::yaml_emitter_set_width(self.emitter.as_mut_ptr(), n) };
     }
 
     fn set_canonical(&mut self, b: bool) {
         self.canonical = b;
         // SAFETY: the payload's emitter is initialized.
-        unsafe { yaml::yaml_emitter_set_canonical(self.emitter.as_mut_ptr(), b) };
+        unsafe { unsafe_libyaml::yaml_emitter_set_canonical(self.emitter.as_mut_ptr(), b) };
     }
 }
 
@@ -66,7 +64,7 @@ crate::data_obj!(EmitterObj);
 impl Drop for EmitterObj {
     fn drop(&mut self) {
         // SAFETY: the emitter was initialized when the payload was made (`alloc_emitter`).
-        unsafe { yaml::yaml_emitter_delete(self.emitter.as_mut_ptr()) }
+        unsafe { unsafe_libyaml::yaml_emitter_delete(self.emitter.as_mut_ptr()) }
     }
 }
 
@@ -94,21 +92,39 @@ unsafe fn write_handler(data: *mut std::ffi::c_void, buffer: *mut u8, size: u64)
 }
 
 fn alloc_emitter(ctx: &mut Ctx, klass: Value) -> Result<Value> {
-    let mut emitter = Box::new(MaybeUninit::<yaml::yaml_emitter_t>::uninit());
-    let mut write = Box::new(WriteState { ctx: std::ptr::null_mut(), emitter_obj: Value::NIL, pending: None });
+    let mut emitter = Box::new(MaybeUninit::<unsafe_libyaml::yaml_emitter_t>::uninit());
+    let mut write = Box::new(WriteState {
+        ctx: std::ptr::null_mut(),
+        emitter_obj: Value::NIL,
+        pending: None,
+    });
     let e = emitter.as_mut_ptr();
     // SAFETY: `e` points to writable storage for an emitter; after a successful initialize
     // the setters act on an initialized emitter. The WriteState box outlives the emitter
     // (both are dropped together with the payload, the emitter first by `Drop`).
     unsafe {
-        if yaml::yaml_emitter_initialize(e).fail {
+        if unsafe_libyaml::yaml_emitter_initialize(e).fail {
             return Err(ctx.no_memory_error());
         }
-        yaml::yaml_emitter_set_unicode(e, true);
-        yaml::yaml_emitter_set_indent(e, 2);
-        yaml::yaml_emitter_set_output(e, write_handler, &mut *write as *mut WriteState as *mut std::ffi::c_void);
+        unsafe_libyaml::yaml_emitter_set_unicode(e, true);
+        unsafe_libyaml::yaml_emitter_set_indent(e, 2);
+        unsafe_libyaml::yaml_emitter_set_output(
+            e,
+            write_handler,
+            &mut *write as *mut WriteState as *mut std::ffi::c_void,
+        );
     }
-    Ok(object::new_data(ctx, klass, Box::new(EmitterObj { emitter, write, canonical: false, indent: 2, width: 0 })))
+    Ok(object::new_data(
+        ctx,
+        klass,
+        Box::new(EmitterObj {
+            emitter,
+            write,
+            canonical: false,
+            indent: 2,
+            width: 0,
+        }),
+    ))
 }
 
 fn emitter_of<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a mut EmitterObj> {
@@ -119,9 +135,13 @@ fn emitter_of<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a mut EmitterObj> {
 }
 
 /// Emits the event `init` builds (`init` returns libyaml's success); returns `recv`.
-fn emit(ctx: &mut Ctx, recv: Value, init: impl FnOnce(*mut yaml::yaml_event_t) -> bool) -> Result<Value> {
+fn emit(
+    ctx: &mut Ctx,
+    recv: Value,
+    init: impl FnOnce(*mut unsafe_libyaml::yaml_event_t) -> bool,
+) -> Result<Value> {
     let o = emitter_of(ctx, recv)?;
-    let mut ev = MaybeUninit::<yaml::yaml_event_t>::uninit();
+    let mut ev = MaybeUninit::<unsafe_libyaml::yaml_event_t>::uninit();
     if !init(ev.as_mut_ptr()) {
         return Err(ctx.runtime_error("invalid event (strings must be UTF-8)"));
     }
@@ -129,7 +149,8 @@ fn emit(ctx: &mut Ctx, recv: Value, init: impl FnOnce(*mut yaml::yaml_event_t) -
     o.write.emitter_obj = recv;
     // SAFETY: the emitter is initialized and `ev` was initialized by `init`; emit takes
     // ownership of the event's memory in every case.
-    let failed = unsafe { yaml::yaml_emitter_emit(o.emitter.as_mut_ptr(), ev.as_mut_ptr()) }.fail;
+    let failed =
+        unsafe { unsafe_libyaml::yaml_emitter_emit(o.emitter.as_mut_ptr(), ev.as_mut_ptr()) }.fail;
     o.write.ctx = std::ptr::null_mut();
     if let Some(u) = o.write.pending.take() {
         return Err(u);
@@ -141,7 +162,9 @@ fn emit(ctx: &mut Ctx, recv: Value, init: impl FnOnce(*mut yaml::yaml_event_t) -
             String::from("emitter error")
         } else {
             // SAFETY: non-null problem strings are NUL-terminated literals.
-            unsafe { std::ffi::CStr::from_ptr(problem) }.to_string_lossy().into_owned()
+            unsafe { std::ffi::CStr::from_ptr(problem) }
+                .to_string_lossy()
+                .into_owned()
         };
         return Err(ctx.runtime_error(&msg));
     }
@@ -159,15 +182,16 @@ fn utf8_arg(ctx: &mut Ctx, v: Value, nil_ok: bool) -> Result<Option<Vec<u8>>> {
         return Err(ctx.type_error(&format!("wrong argument type {cname} (expected String)")));
     }
     let enc = string::encoding(v);
-    let mut bytes = if enc == encoding::UTF_8 || enc == encoding::BINARY || enc == encoding::US_ASCII {
-        string::bytes(v).to_vec()
-    } else {
-        let utf8 = string::new_utf8(ctx, "UTF-8");
-        match ctx.call_str(v, "encode", &[utf8]) {
-            Ok(c) if string::is_string(c) => string::bytes(c).to_vec(),
-            _ => string::bytes(v).to_vec(),
-        }
-    };
+    let mut bytes =
+        if enc == encoding::UTF_8 || enc == encoding::BINARY || enc == encoding::US_ASCII {
+            string::bytes(v).to_vec()
+        } else {
+            let utf8 = string::new_utf8(ctx, "UTF-8");
+            match ctx.call_str(v, "encode", &[utf8]) {
+                Ok(c) if string::is_string(c) => string::bytes(c).to_vec(),
+                _ => string::bytes(v).to_vec(),
+            }
+        };
     bytes.push(0);
     Ok(Some(bytes))
 }
@@ -176,12 +200,12 @@ fn opt_ptr(b: &Option<Vec<u8>>) -> *const u8 {
     b.as_ref().map_or(std::ptr::null(), |v| v.as_ptr())
 }
 
-fn encoding_arg(n: i32) -> yaml::yaml_encoding_t {
+fn encoding_arg(n: i32) -> unsafe_libyaml::yaml_encoding_t {
     match n {
-        1 => yaml::YAML_UTF8_ENCODING,
-        2 => yaml::YAML_UTF16LE_ENCODING,
-        3 => yaml::YAML_UTF16BE_ENCODING,
-        _ => yaml::YAML_ANY_ENCODING,
+        1 => unsafe_libyaml::YAML_UTF8_ENCODING,
+        2 => unsafe_libyaml::YAML_UTF16LE_ENCODING,
+        3 => unsafe_libyaml::YAML_UTF16BE_ENCODING,
+        _ => unsafe_libyaml::YAML_ANY_ENCODING,
     }
 }
 
@@ -210,12 +234,20 @@ fn start_stream(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let n = integer::to_int_arg(ctx, args.get(0))?;
     let enc = encoding_arg(n);
     // SAFETY: `ev` is event storage handed over by `emit`.
-    emit(ctx, recv, |ev| unsafe { yaml::yaml_stream_start_event_initialize(ev, enc) }.ok)
+    emit(
+        ctx,
+        recv,
+        |ev| unsafe { unsafe_libyaml::yaml_stream_start_event_initialize(ev, enc) }.ok,
+    )
 }
 
 fn end_stream(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     // SAFETY: as in `start_stream`.
-    emit(ctx, recv, |ev| unsafe { yaml::yaml_stream_end_event_initialize(ev) }.ok)
+    emit(
+        ctx,
+        recv,
+        |ev| unsafe { unsafe_libyaml::yaml_stream_end_event_initialize(ev) }.ok,
+    )
 }
 
 /// `start_document(version, tag_directives, implicit)`: version is `[]` or
@@ -229,7 +261,14 @@ fn start_document(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let mut vd = None;
     if array::len(version) > 0 {
         let major = integer::to_int_arg(ctx, array::get(version, 0))?;
-        let minor = integer::to_int_arg(ctx, if array::len(version) > 1 { array::get(version, 1) } else { Value::NIL })?;
+        let minor = integer::to_int_arg(
+            ctx,
+            if array::len(version) > 1 {
+                array::get(version, 1)
+            } else {
+                Value::NIL
+            },
+        )?;
         vd = Some((major, minor));
     }
     let mut strings: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
@@ -241,7 +280,9 @@ fn start_document(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         for t in array::to_vec(tags) {
             if !array::is_array(t) {
                 let cname = object::class_name_of(ctx, t);
-                return Err(ctx.type_error(&format!("wrong argument type {cname} (expected Array)")));
+                return Err(
+                    ctx.type_error(&format!("wrong argument type {cname} (expected Array)"))
+                );
             }
             if array::len(t) < 2 {
                 return Err(ctx.runtime_error("tag tuple must be of length 2"));
@@ -253,10 +294,11 @@ fn start_document(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             strings.push((h, p));
         }
     }
-    let mut directives: Vec<yaml::yaml_tag_directive_t> = Vec::with_capacity(strings.len());
+    let mut directives: Vec<unsafe_libyaml::yaml_tag_directive_t> =
+        Vec::with_capacity(strings.len());
     for (h, p) in &strings {
         // SAFETY: the directive struct is plain pointers; zeroed then filled.
-        let mut d: yaml::yaml_tag_directive_t = unsafe { std::mem::zeroed() };
+        let mut d: unsafe_libyaml::yaml_tag_directive_t = unsafe { std::mem::zeroed() };
         d.handle = h.as_ptr() as *mut u8;
         d.prefix = p.as_ptr() as *mut u8;
         directives.push(d);
@@ -265,12 +307,12 @@ fn start_document(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         // SAFETY: the version and tag directive pointers are valid for this call (libyaml
         // copies them into the event); start..end bounds the directive array.
         unsafe {
-            let mut v: yaml::yaml_version_directive_t = std::mem::zeroed();
+            let mut v: unsafe_libyaml::yaml_version_directive_t = std::mem::zeroed();
             let vp = match vd {
                 Some((major, minor)) => {
                     v.major = major;
                     v.minor = minor;
-                    &mut v as *mut yaml::yaml_version_directive_t
+                    &mut v as *mut unsafe_libyaml::yaml_version_directive_t
                 }
                 None => std::ptr::null_mut(),
             };
@@ -280,7 +322,7 @@ fn start_document(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
                 let s = directives.as_mut_ptr();
                 (s, s.add(directives.len()))
             };
-            yaml::yaml_document_start_event_initialize(ev, vp, start, end, imp).ok
+            unsafe_libyaml::yaml_document_start_event_initialize(ev, vp, start, end, imp).ok
         }
     })
 }
@@ -288,17 +330,21 @@ fn start_document(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn end_document(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let imp = args.get(0).truthy();
     // SAFETY: as in `start_stream`.
-    emit(ctx, recv, |ev| unsafe { yaml::yaml_document_end_event_initialize(ev, imp) }.ok)
+    emit(
+        ctx,
+        recv,
+        |ev| unsafe { unsafe_libyaml::yaml_document_end_event_initialize(ev, imp) }.ok,
+    )
 }
 
-fn scalar_style(n: i32) -> yaml::yaml_scalar_style_t {
+fn scalar_style(n: i32) -> unsafe_libyaml::yaml_scalar_style_t {
     match n {
-        1 => yaml::YAML_PLAIN_SCALAR_STYLE,
-        2 => yaml::YAML_SINGLE_QUOTED_SCALAR_STYLE,
-        3 => yaml::YAML_DOUBLE_QUOTED_SCALAR_STYLE,
-        4 => yaml::YAML_LITERAL_SCALAR_STYLE,
-        5 => yaml::YAML_FOLDED_SCALAR_STYLE,
-        _ => yaml::YAML_ANY_SCALAR_STYLE,
+        1 => unsafe_libyaml::YAML_PLAIN_SCALAR_STYLE,
+        2 => unsafe_libyaml::YAML_SINGLE_QUOTED_SCALAR_STYLE,
+        3 => unsafe_libyaml::YAML_DOUBLE_QUOTED_SCALAR_STYLE,
+        4 => unsafe_libyaml::YAML_LITERAL_SCALAR_STYLE,
+        5 => unsafe_libyaml::YAML_FOLDED_SCALAR_STYLE,
+        _ => unsafe_libyaml::YAML_ANY_SCALAR_STYLE,
     }
 }
 
@@ -313,7 +359,17 @@ fn scalar(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     // SAFETY: the strings are NUL-terminated (value also carries its length) and live
     // across the call; libyaml copies them.
     emit(ctx, recv, |ev| unsafe {
-        yaml::yaml_scalar_event_initialize(ev, opt_ptr(&anchor), opt_ptr(&tag), value.as_ptr(), len, plain, quoted, style).ok
+        unsafe_libyaml::yaml_scalar_event_initialize(
+            ev,
+            opt_ptr(&anchor),
+            opt_ptr(&tag),
+            value.as_ptr(),
+            len,
+            plain,
+            quoted,
+            style,
+        )
+        .ok
     })
 }
 
@@ -323,17 +379,21 @@ fn start_sequence(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let tag = utf8_arg(ctx, args.get(1), true)?;
     let imp = args.get(2).truthy();
     let style = match integer::to_int_arg(ctx, args.get(3))? {
-        1 => yaml::YAML_BLOCK_SEQUENCE_STYLE,
-        2 => yaml::YAML_FLOW_SEQUENCE_STYLE,
-        _ => yaml::YAML_ANY_SEQUENCE_STYLE,
+        1 => unsafe_libyaml::YAML_BLOCK_SEQUENCE_STYLE,
+        2 => unsafe_libyaml::YAML_FLOW_SEQUENCE_STYLE,
+        _ => unsafe_libyaml::YAML_ANY_SEQUENCE_STYLE,
     };
     // SAFETY: as in `scalar`.
-    emit(ctx, recv, |ev| unsafe { yaml::yaml_sequence_start_event_initialize(ev, opt_ptr(&anchor), opt_ptr(&tag), imp, style) }.ok)
+    emit(ctx, recv, |ev| unsafe { unsafe_libyaml::yaml_sequence_start_event_initialize(ev, opt_ptr(&anchor), opt_ptr(&tag), imp, style) }.ok)
 }
 
 fn end_sequence(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     // SAFETY: as in `start_stream`.
-    emit(ctx, recv, |ev| unsafe { yaml::yaml_sequence_end_event_initialize(ev) }.ok)
+    emit(
+        ctx,
+        recv,
+        |ev| unsafe { unsafe_libyaml::yaml_sequence_end_event_initialize(ev) }.ok,
+    )
 }
 
 /// `start_mapping(anchor, tag, implicit, style)`.
@@ -342,24 +402,32 @@ fn start_mapping(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let tag = utf8_arg(ctx, args.get(1), true)?;
     let imp = args.get(2).truthy();
     let style = match integer::to_int_arg(ctx, args.get(3))? {
-        1 => yaml::YAML_BLOCK_MAPPING_STYLE,
-        2 => yaml::YAML_FLOW_MAPPING_STYLE,
-        _ => yaml::YAML_ANY_MAPPING_STYLE,
+        1 => unsafe_libyaml::YAML_BLOCK_MAPPING_STYLE,
+        2 => unsafe_libyaml::YAML_FLOW_MAPPING_STYLE,
+        _ => unsafe_libyaml::YAML_ANY_MAPPING_STYLE,
     };
     // SAFETY: as in `scalar`.
-    emit(ctx, recv, |ev| unsafe { yaml::yaml_mapping_start_event_initialize(ev, opt_ptr(&anchor), opt_ptr(&tag), imp, style) }.ok)
+    emit(ctx, recv, |ev| unsafe { unsafe_libyaml::yaml_mapping_start_event_initialize(ev, opt_ptr(&anchor), opt_ptr(&tag), imp, style) }.ok)
 }
 
 fn end_mapping(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     // SAFETY: as in `start_stream`.
-    emit(ctx, recv, |ev| unsafe { yaml::yaml_mapping_end_event_initialize(ev) }.ok)
+    emit(
+        ctx,
+        recv,
+        |ev| unsafe { unsafe_libyaml::yaml_mapping_end_event_initialize(ev) }.ok,
+    )
 }
 
 /// `alias(anchor)`.
 fn alias(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let anchor = utf8_arg(ctx, args.get(0), true)?;
     // SAFETY: as in `scalar`.
-    emit(ctx, recv, |ev| unsafe { yaml::yaml_alias_event_initialize(ev, opt_ptr(&anchor)) }.ok)
+    emit(
+        ctx,
+        recv,
+        |ev| unsafe { unsafe_libyaml::yaml_alias_event_initialize(ev, opt_ptr(&anchor)) }.ok,
+    )
 }
 
 fn canonical(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -394,23 +462,27 @@ fn set_line_width(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 pub fn init(ctx: &mut Ctx, psych: Value, handler: Value) {
     let emitter = class_under(ctx, psych, "Emitter", handler);
     body(emitter).alloc = AllocKind::Data(alloc_emitter);
-    crate::methods!(ctx, emitter, [
-        ("initialize", initialize, [1..=2], Unsafe, Private),
-        ("start_stream", start_stream, [1], Unsafe),
-        ("end_stream", end_stream, [0], Unsafe),
-        ("start_document", start_document, [3], Unsafe),
-        ("end_document", end_document, [1], Unsafe),
-        ("scalar", scalar, [6], Unsafe),
-        ("start_sequence", start_sequence, [4], Unsafe),
-        ("end_sequence", end_sequence, [0], Unsafe),
-        ("start_mapping", start_mapping, [4], Unsafe),
-        ("end_mapping", end_mapping, [0], Unsafe),
-        ("alias", alias, [1], Unsafe),
-        ("canonical", canonical, [0], Unsafe),
-        ("canonical=", set_canonical, [1], Unsafe),
-        ("indentation", indentation, [0], Unsafe),
-        ("indentation=", set_indentation, [1], Unsafe),
-        ("line_width", line_width, [0], Unsafe),
-        ("line_width=", set_line_width, [1], Unsafe),
-    ]);
+    crate::methods!(
+        ctx,
+        emitter,
+        [
+            ("initialize", initialize, [1..=2], Unsafe, Private),
+            ("start_stream", start_stream, [1], Unsafe),
+            ("end_stream", end_stream, [0], Unsafe),
+            ("start_document", start_document, [3], Unsafe),
+            ("end_document", end_document, [1], Unsafe),
+            ("scalar", scalar, [6], Unsafe),
+            ("start_sequence", start_sequence, [4], Unsafe),
+            ("end_sequence", end_sequence, [0], Unsafe),
+            ("start_mapping", start_mapping, [4], Unsafe),
+            ("end_mapping", end_mapping, [0], Unsafe),
+            ("alias", alias, [1], Unsafe),
+            ("canonical", canonical, [0], Unsafe),
+            ("canonical=", set_canonical, [1], Unsafe),
+            ("indentation", indentation, [0], Unsafe),
+            ("indentation=", set_indentation, [1], Unsafe),
+            ("line_width", line_width, [0], Unsafe),
+            ("line_width=", set_line_width, [1], Unsafe),
+        ]
+    );
 }

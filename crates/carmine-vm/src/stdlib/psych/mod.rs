@@ -47,14 +47,19 @@ fn module_under(ctx: &mut Ctx, outer: Value, name: &str) -> Value {
 fn psych_const(ctx: &mut Ctx, name: &str) -> Value {
     let obj = ctx.c().object;
     let pid = ctx.intern("Psych");
-    let Some(p) = body(obj).const_get(pid) else { return Value::NIL };
+    let Some(p) = body(obj).const_get(pid) else {
+        return Value::NIL;
+    };
     let id = ctx.intern(name);
     body(p.value).const_get(id).map_or(Value::NIL, |e| e.value)
 }
 
 /// `Psych.libyaml_version`: the libyaml release unsafe-libyaml translates.
 fn libyaml_version(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
-    Ok(array::from_slice(ctx, &[Value::fixnum(0), Value::fixnum(2), Value::fixnum(5)]))
+    Ok(array::from_slice(
+        ctx,
+        &[Value::fixnum(0), Value::fixnum(2), Value::fixnum(5)],
+    ))
 }
 
 /// `ClassLoader#path2class(path)`: the class or module a `"A::B"` path names, as CRuby's
@@ -69,10 +74,16 @@ fn path2class(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         }
         seen.push_str(part);
         let id = ctx.intern(part);
-        let found = if part.is_empty() { None } else { body(cur).const_get(id).map(|e| e.value) };
+        let found = if part.is_empty() {
+            None
+        } else {
+            body(cur).const_get(id).map(|e| e.value)
+        };
         match found {
             Some(v) if module::is_class_or_module(v) => cur = v,
-            Some(_) => return Err(ctx.type_error(&format!("{seen} does not refer to class/module"))),
+            Some(_) => {
+                return Err(ctx.type_error(&format!("{seen} does not refer to class/module")))
+            }
             None => return Err(ctx.arg_error(&format!("undefined class/module {seen}"))),
         }
     }
@@ -91,19 +102,31 @@ fn build_exception(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 pub fn init(ctx: &mut Ctx) -> Result<()> {
     let obj = ctx.c().object;
     let psych = module_under(ctx, obj, "Psych");
-    crate::methods!(ctx, psych, [("libyaml_version", libyaml_version, [0], Safe, Singleton)]);
+    crate::methods!(
+        ctx,
+        psych,
+        [("libyaml_version", libyaml_version, [0], Unsafe, Singleton)]
+    );
 
     let handler = class_under(ctx, psych, "Handler", obj);
     parser::init(ctx, psych);
     emitter::init(ctx, psych, handler);
 
     let loader = class_under(ctx, psych, "ClassLoader", obj);
-    crate::methods!(ctx, loader, [("path2class", path2class, [1], Unsafe, Private)]);
+    crate::methods!(
+        ctx,
+        loader,
+        [("path2class", path2class, [1], Unsafe, Private)]
+    );
 
     let visitors = module_under(ctx, psych, "Visitors");
     let visitor = class_under(ctx, visitors, "Visitor", obj);
     let to_ruby = class_under(ctx, visitors, "ToRuby", visitor);
-    crate::methods!(ctx, to_ruby, [("build_exception", build_exception, [2], Unsafe, Private)]);
+    crate::methods!(
+        ctx,
+        to_ruby,
+        [("build_exception", build_exception, [2], Unsafe, Private)]
+    );
     // The parser raises Psych::SyntaxError, defined in Ruby next to psych.rb.
     crate::core::load::require(ctx, "psych/syntax_error")?;
     Ok(())

@@ -14,8 +14,6 @@
 use std::cell::Cell;
 use std::mem::MaybeUninit;
 
-use unsafe_libyaml as yaml;
-
 use super::{class_under, psych_const};
 use crate::core::module::{body, AllocKind};
 use crate::core::{array, encoding, object, string};
@@ -40,29 +38,32 @@ fn alloc_parser(ctx: &mut Ctx, klass: Value) -> Result<Value> {
 
 /// An initialized libyaml parser, deleted when dropped; `input` outlives it.
 struct ParserGuard {
-    parser: Box<MaybeUninit<yaml::yaml_parser_t>>,
+    parser: Box<MaybeUninit<unsafe_libyaml::yaml_parser_t>>,
     _input: Vec<u8>,
 }
 
 impl ParserGuard {
-    fn new(input: Vec<u8>, enc: yaml::yaml_encoding_t) -> Option<ParserGuard> {
-        let mut g = ParserGuard { parser: Box::new(MaybeUninit::uninit()), _input: input };
+    fn new(input: Vec<u8>, enc: unsafe_libyaml::yaml_encoding_t) -> Option<ParserGuard> {
+        let mut g = ParserGuard {
+            parser: Box::new(MaybeUninit::uninit()),
+            _input: input,
+        };
         let p = g.parser.as_mut_ptr();
         // SAFETY: `p` points to writable memory the size of a parser; initialize fills it.
-        if unsafe { yaml::yaml_parser_initialize(p) }.fail {
+        if unsafe { unsafe_libyaml::yaml_parser_initialize(p) }.fail {
             return None;
         }
         // SAFETY: `p` is initialized; `_input` is owned by the guard, so the bytes stay
         // valid (a Vec's buffer does not move with the Vec) for as long as the parser.
         unsafe {
-            yaml::yaml_parser_set_encoding(p, enc);
+            unsafe_libyaml::yaml_parser_set_encoding(p, enc);
             let bytes = &g._input;
-            yaml::yaml_parser_set_input_string(p, bytes.as_ptr(), bytes.len() as u64);
+            unsafe_libyaml::yaml_parser_set_input_string(p, bytes.as_ptr(), bytes.len() as u64);
         }
         Some(g)
     }
 
-    fn ptr(&mut self) -> *mut yaml::yaml_parser_t {
+    fn ptr(&mut self) -> *mut unsafe_libyaml::yaml_parser_t {
         self.parser.as_mut_ptr()
     }
 }
@@ -70,17 +71,17 @@ impl ParserGuard {
 impl Drop for ParserGuard {
     fn drop(&mut self) {
         // SAFETY: the parser was initialized in `new` (a guard exists only then).
-        unsafe { yaml::yaml_parser_delete(self.parser.as_mut_ptr()) }
+        unsafe { unsafe_libyaml::yaml_parser_delete(self.parser.as_mut_ptr()) }
     }
 }
 
 /// One parsed event, deleted when dropped.
-struct EventGuard(MaybeUninit<yaml::yaml_event_t>);
+struct EventGuard(MaybeUninit<unsafe_libyaml::yaml_event_t>);
 
 impl Drop for EventGuard {
     fn drop(&mut self) {
         // SAFETY: an EventGuard is kept only after yaml_parser_parse filled the event.
-        unsafe { yaml::yaml_event_delete(self.0.as_mut_ptr()) }
+        unsafe { unsafe_libyaml::yaml_event_delete(self.0.as_mut_ptr()) }
     }
 }
 
@@ -94,38 +95,38 @@ fn cstr_value(ctx: &mut Ctx, p: *const u8) -> Value {
     string::new_with_enc(ctx, bytes.to_vec(), encoding::UTF_8)
 }
 
-fn encoding_number(e: yaml::yaml_encoding_t) -> i64 {
+fn encoding_number(e: unsafe_libyaml::yaml_encoding_t) -> i64 {
     match e {
-        yaml::YAML_UTF8_ENCODING => 1,
-        yaml::YAML_UTF16LE_ENCODING => 2,
-        yaml::YAML_UTF16BE_ENCODING => 3,
+        unsafe_libyaml::YAML_UTF8_ENCODING => 1,
+        unsafe_libyaml::YAML_UTF16LE_ENCODING => 2,
+        unsafe_libyaml::YAML_UTF16BE_ENCODING => 3,
         _ => 0,
     }
 }
 
-fn scalar_style_number(s: yaml::yaml_scalar_style_t) -> i64 {
+fn scalar_style_number(s: unsafe_libyaml::yaml_scalar_style_t) -> i64 {
     match s {
-        yaml::YAML_PLAIN_SCALAR_STYLE => 1,
-        yaml::YAML_SINGLE_QUOTED_SCALAR_STYLE => 2,
-        yaml::YAML_DOUBLE_QUOTED_SCALAR_STYLE => 3,
-        yaml::YAML_LITERAL_SCALAR_STYLE => 4,
-        yaml::YAML_FOLDED_SCALAR_STYLE => 5,
+        unsafe_libyaml::YAML_PLAIN_SCALAR_STYLE => 1,
+        unsafe_libyaml::YAML_SINGLE_QUOTED_SCALAR_STYLE => 2,
+        unsafe_libyaml::YAML_DOUBLE_QUOTED_SCALAR_STYLE => 3,
+        unsafe_libyaml::YAML_LITERAL_SCALAR_STYLE => 4,
+        unsafe_libyaml::YAML_FOLDED_SCALAR_STYLE => 5,
         _ => 0,
     }
 }
 
-fn sequence_style_number(s: yaml::yaml_sequence_style_t) -> i64 {
+fn sequence_style_number(s: unsafe_libyaml::yaml_sequence_style_t) -> i64 {
     match s {
-        yaml::YAML_BLOCK_SEQUENCE_STYLE => 1,
-        yaml::YAML_FLOW_SEQUENCE_STYLE => 2,
+        unsafe_libyaml::YAML_BLOCK_SEQUENCE_STYLE => 1,
+        unsafe_libyaml::YAML_FLOW_SEQUENCE_STYLE => 2,
         _ => 0,
     }
 }
 
-fn mapping_style_number(s: yaml::yaml_mapping_style_t) -> i64 {
+fn mapping_style_number(s: unsafe_libyaml::yaml_mapping_style_t) -> i64 {
     match s {
-        yaml::YAML_BLOCK_MAPPING_STYLE => 1,
-        yaml::YAML_FLOW_MAPPING_STYLE => 2,
+        unsafe_libyaml::YAML_BLOCK_MAPPING_STYLE => 1,
+        unsafe_libyaml::YAML_FLOW_MAPPING_STYLE => 2,
         _ => 0,
     }
 }
@@ -133,12 +134,15 @@ fn mapping_style_number(s: yaml::yaml_mapping_style_t) -> i64 {
 /// The bytes to parse and the encoding libyaml is told they have: UTF-8 and UTF-16
 /// strings as they are, other strings converted to UTF-8 when they can be (else their
 /// bytes, left to libyaml's detection), IO-like objects read to the end.
-fn input_bytes(ctx: &mut Ctx, yaml_src: Value) -> Result<(Vec<u8>, yaml::yaml_encoding_t)> {
+fn input_bytes(
+    ctx: &mut Ctx,
+    yaml_src: Value,
+) -> Result<(Vec<u8>, unsafe_libyaml::yaml_encoding_t)> {
     let read = ctx.intern("read");
     let src = if !string::is_string(yaml_src) && ctx.respond_to(yaml_src, read, false) {
         let s = ctx.call(yaml_src, read, &[])?;
         if s.is_nil() {
-            return Ok((Vec::new(), yaml::YAML_ANY_ENCODING));
+            return Ok((Vec::new(), unsafe_libyaml::YAML_ANY_ENCODING));
         }
         string::to_str_arg(ctx, s)?
     } else {
@@ -146,9 +150,24 @@ fn input_bytes(ctx: &mut Ctx, yaml_src: Value) -> Result<(Vec<u8>, yaml::yaml_en
     };
     let enc = string::encoding(src);
     match encoding::name(enc) {
-        "UTF-8" => return Ok((string::bytes(src).to_vec(), yaml::YAML_UTF8_ENCODING)),
-        "UTF-16LE" => return Ok((string::bytes(src).to_vec(), yaml::YAML_UTF16LE_ENCODING)),
-        "UTF-16BE" => return Ok((string::bytes(src).to_vec(), yaml::YAML_UTF16BE_ENCODING)),
+        "UTF-8" => {
+            return Ok((
+                string::bytes(src).to_vec(),
+                unsafe_libyaml::YAML_UTF8_ENCODING,
+            ))
+        }
+        "UTF-16LE" => {
+            return Ok((
+                string::bytes(src).to_vec(),
+                unsafe_libyaml::YAML_UTF16LE_ENCODING,
+            ))
+        }
+        "UTF-16BE" => {
+            return Ok((
+                string::bytes(src).to_vec(),
+                unsafe_libyaml::YAML_UTF16BE_ENCODING,
+            ))
+        }
         _ => {}
     }
     if enc != encoding::BINARY && enc != encoding::US_ASCII {
@@ -158,24 +177,39 @@ fn input_bytes(ctx: &mut Ctx, yaml_src: Value) -> Result<(Vec<u8>, yaml::yaml_en
         ctx.unprotect(m);
         if let Ok(c) = converted {
             if string::is_string(c) {
-                return Ok((string::bytes(c).to_vec(), yaml::YAML_ANY_ENCODING));
+                return Ok((string::bytes(c).to_vec(), unsafe_libyaml::YAML_ANY_ENCODING));
             }
         }
     }
-    Ok((string::bytes(src).to_vec(), yaml::YAML_ANY_ENCODING))
+    Ok((
+        string::bytes(src).to_vec(),
+        unsafe_libyaml::YAML_ANY_ENCODING,
+    ))
 }
 
 /// `Psych::SyntaxError` for the parser's failure.
-fn syntax_error(ctx: &mut Ctx, p: *mut yaml::yaml_parser_t, path: Value) -> Unwind {
+fn syntax_error(ctx: &mut Ctx, p: *mut unsafe_libyaml::yaml_parser_t, path: Value) -> Unwind {
     // SAFETY: `p` is an initialized parser whose last call failed; its problem and context
     // are static C strings or null.
-    let r: &yaml::yaml_parser_t = unsafe { &*p };
-    let (line, column, offset, problem, context) =
-        (r.context_mark.line + 1, r.context_mark.column + 1, r.problem_offset, r.problem, r.context);
+    let r: &unsafe_libyaml::yaml_parser_t = unsafe { &*p };
+    let (line, column, offset, problem, context) = (
+        r.context_mark.line + 1,
+        r.context_mark.column + 1,
+        r.problem_offset,
+        r.problem,
+        r.context,
+    );
     let problem = cstr_value(ctx, problem as *const u8);
     let context = cstr_value(ctx, context as *const u8);
     let k = psych_const(ctx, "SyntaxError");
-    let args = [path, Value::fixnum(line as i64), Value::fixnum(column as i64), Value::fixnum(offset as i64), problem, context];
+    let args = [
+        path,
+        Value::fixnum(line as i64),
+        Value::fixnum(column as i64),
+        Value::fixnum(offset as i64),
+        problem,
+        context,
+    ];
     match ctx.call_str(k, "new", &args) {
         Ok(e) => {
             crate::core::exception::capture_backtrace(ctx, e);
@@ -190,14 +224,14 @@ fn bool_value(b: bool) -> Value {
 }
 
 /// Calls the handler method for `ev` (already past `event_location`); true at stream end.
-fn deliver(ctx: &mut Ctx, handler: Value, ev: &yaml::yaml_event_t) -> Result<bool> {
+fn deliver(ctx: &mut Ctx, handler: Value, ev: &unsafe_libyaml::yaml_event_t) -> Result<bool> {
     // SAFETY (each union read below): `type_` says which member of `data` libyaml filled.
     match ev.type_ {
-        yaml::YAML_STREAM_START_EVENT => {
+        unsafe_libyaml::YAML_STREAM_START_EVENT => {
             let enc = encoding_number(unsafe { ev.data.stream_start.encoding });
             ctx.call_str(handler, "start_stream", &[Value::fixnum(enc)])?;
         }
-        yaml::YAML_DOCUMENT_START_EVENT => {
+        unsafe_libyaml::YAML_DOCUMENT_START_EVENT => {
             let d = unsafe { ev.data.document_start };
             let version = array::new(ctx);
             if !d.version_directive.is_null() {
@@ -220,17 +254,21 @@ fn deliver(ctx: &mut Ctx, handler: Value, ev: &yaml::yaml_event_t) -> Result<boo
                 // SAFETY: still within start..end after the bound check above.
                 t = unsafe { t.add(1) };
             }
-            ctx.call_str(handler, "start_document", &[version, tags, bool_value(d.implicit)])?;
+            ctx.call_str(
+                handler,
+                "start_document",
+                &[version, tags, bool_value(d.implicit)],
+            )?;
         }
-        yaml::YAML_DOCUMENT_END_EVENT => {
+        unsafe_libyaml::YAML_DOCUMENT_END_EVENT => {
             let imp = unsafe { ev.data.document_end.implicit };
             ctx.call_str(handler, "end_document", &[bool_value(imp)])?;
         }
-        yaml::YAML_ALIAS_EVENT => {
+        unsafe_libyaml::YAML_ALIAS_EVENT => {
             let anchor = cstr_value(ctx, unsafe { ev.data.alias.anchor });
             ctx.call_str(handler, "alias", &[anchor])?;
         }
-        yaml::YAML_SCALAR_EVENT => {
+        unsafe_libyaml::YAML_SCALAR_EVENT => {
             let s = unsafe { ev.data.scalar };
             // SAFETY: `value` holds `length` bytes (it may contain NULs).
             let bytes = unsafe { std::slice::from_raw_parts(s.value, s.length as usize) }.to_vec();
@@ -240,40 +278,57 @@ fn deliver(ctx: &mut Ctx, handler: Value, ev: &yaml::yaml_event_t) -> Result<boo
             ctx.protect(anchor);
             let tag = cstr_value(ctx, s.tag);
             ctx.protect(tag);
-            let args = [value, anchor, tag, bool_value(s.plain_implicit), bool_value(s.quoted_implicit), Value::fixnum(scalar_style_number(s.style))];
+            let args = [
+                value,
+                anchor,
+                tag,
+                bool_value(s.plain_implicit),
+                bool_value(s.quoted_implicit),
+                Value::fixnum(scalar_style_number(s.style)),
+            ];
             let r = ctx.call_str(handler, "scalar", &args);
             ctx.unprotect(m);
             r?;
         }
-        yaml::YAML_SEQUENCE_START_EVENT => {
+        unsafe_libyaml::YAML_SEQUENCE_START_EVENT => {
             let s = unsafe { ev.data.sequence_start };
             let anchor = cstr_value(ctx, s.anchor);
             let m = ctx.protect(anchor);
             let tag = cstr_value(ctx, s.tag);
             ctx.protect(tag);
-            let args = [anchor, tag, bool_value(s.implicit), Value::fixnum(sequence_style_number(s.style))];
+            let args = [
+                anchor,
+                tag,
+                bool_value(s.implicit),
+                Value::fixnum(sequence_style_number(s.style)),
+            ];
             let r = ctx.call_str(handler, "start_sequence", &args);
             ctx.unprotect(m);
             r?;
         }
-        yaml::YAML_SEQUENCE_END_EVENT => {
+        unsafe_libyaml::YAML_SEQUENCE_END_EVENT => {
             ctx.call_str(handler, "end_sequence", &[])?;
         }
-        yaml::YAML_MAPPING_START_EVENT => {
+        unsafe_libyaml::YAML_MAPPING_START_EVENT => {
             let s = unsafe { ev.data.mapping_start };
             let anchor = cstr_value(ctx, s.anchor);
             let m = ctx.protect(anchor);
             let tag = cstr_value(ctx, s.tag);
             ctx.protect(tag);
-            let args = [anchor, tag, bool_value(s.implicit), Value::fixnum(mapping_style_number(s.style))];
+            let args = [
+                anchor,
+                tag,
+                bool_value(s.implicit),
+                Value::fixnum(mapping_style_number(s.style)),
+            ];
             let r = ctx.call_str(handler, "start_mapping", &args);
             ctx.unprotect(m);
             r?;
         }
-        yaml::YAML_MAPPING_END_EVENT => {
+        unsafe_libyaml::YAML_MAPPING_END_EVENT => {
             ctx.call_str(handler, "end_mapping", &[])?;
         }
-        yaml::YAML_STREAM_END_EVENT => {
+        unsafe_libyaml::YAML_STREAM_END_EVENT => {
             ctx.call_str(handler, "end_stream", &[])?;
             return Ok(true);
         }
@@ -316,7 +371,7 @@ fn run(ctx: &mut Ctx, recv: Value, src: Value, path: Value) -> Result<()> {
     loop {
         let mut ev = EventGuard(MaybeUninit::uninit());
         // SAFETY: `p` is an initialized parser and `ev` writable event storage.
-        if unsafe { yaml::yaml_parser_parse(p, ev.0.as_mut_ptr()) }.fail {
+        if unsafe { unsafe_libyaml::yaml_parser_parse(p, ev.0.as_mut_ptr()) }.fail {
             std::mem::forget(ev);
             return Err(syntax_error(ctx, p, path));
         }
@@ -341,11 +396,20 @@ fn run(ctx: &mut Ctx, recv: Value, src: Value, path: Value) -> Result<()> {
 
 /// `Parser#mark`: a `Psych::Parser::Mark` (index, line, column) of the scanner position.
 fn mark(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let (index, line, column) = crate::object::data_ref::<ParserObj>(recv).map_or((0, 0, 0), |o| o.mark.get());
+    let (index, line, column) =
+        crate::object::data_ref::<ParserObj>(recv).map_or((0, 0, 0), |o| o.mark.get());
     let parser = psych_const(ctx, "Parser");
     let id = ctx.intern("Mark");
     let k = body(parser).const_get(id).map_or(Value::NIL, |e| e.value);
-    ctx.call_str(k, "new", &[Value::fixnum(index as i64), Value::fixnum(line as i64), Value::fixnum(column as i64)])
+    ctx.call_str(
+        k,
+        "new",
+        &[
+            Value::fixnum(index as i64),
+            Value::fixnum(line as i64),
+            Value::fixnum(column as i64),
+        ],
+    )
 }
 
 pub fn init(ctx: &mut Ctx, psych: Value) {
@@ -356,8 +420,12 @@ pub fn init(ctx: &mut Ctx, psych: Value) {
         let id = ctx.intern(name);
         body(parser).const_set(id, Value::fixnum(v));
     }
-    crate::methods!(ctx, parser, [
-        ("parse", parse, [1..=2], Unsafe),
-        ("mark", mark, [0], Unsafe),
-    ]);
+    crate::methods!(
+        ctx,
+        parser,
+        [
+            ("parse", parse, [1..=2], Unsafe),
+            ("mark", mark, [0], Unsafe),
+        ]
+    );
 }
