@@ -419,9 +419,10 @@ fn end_mapping(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     )
 }
 
-/// `alias(anchor)`.
+/// `alias(anchor)`: the anchor is a String (libyaml asserts it is not null, which aborts
+/// CRuby; here nil is a TypeError).
 fn alias(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let anchor = utf8_arg(ctx, args.get(0), true)?;
+    let anchor = utf8_arg(ctx, args.get(0), false)?;
     // SAFETY: as in `scalar`.
     emit(
         ctx,
