@@ -131,3 +131,26 @@ test "parser events and the emitter" do
   assert_equal "[a b, *x]\n", io.string
   assert_raise(TypeError, "wrong argument type Integer (expected String)") { em.scalar(1, nil, nil, true, false, 0) }
 end
+
+class YamlChunks
+  attr_reader :calls
+  def initialize(s) = (@s = s; @calls = 0)
+  def external_encoding = nil
+  def read(n)
+    @calls += 1
+    r = @s.byteslice(0, [n, 3].min)
+    @s = @s.byteslice(r.size..)
+    r.empty? ? nil : r
+  end
+end
+
+test "IO input is read with read(size) while parsing" do
+  src = YamlChunks.new("a: [1, 2]\nb: x\n")
+  assert_equal({"a" => [1, 2], "b" => "x"}, YAML.load(src))
+  assert_true src.calls > 3
+  assert_equal({"x" => ["é"]}, YAML.load(StringIO.new("x: [é]")))
+  bad = Object.new
+  def bad.external_encoding = nil
+  def bad.read(n) = raise(IOError, "gone")
+  assert_raise(IOError, "gone") { YAML.load(bad) }
+end

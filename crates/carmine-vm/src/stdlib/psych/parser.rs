@@ -3,7 +3,8 @@
 //!
 //! Invariants:
 //! - The libyaml parser and the input bytes it reads live in this call's Rust frame and
-//!   are freed on every exit (a handler's exception included) by `ParserGuard`.
+//!   are freed on every exit (a handler's exception included) by `ParserGuard`. An IO is
+//!   read with `read(size)` while parsing, so events arrive before the end of the input.
 //! - Before each event the handler gets `event_location(start_line, start_column,
 //!   end_line, end_column)` (0-based), then the event method with CRuby's arguments:
 //!   strings are new UTF-8 Strings, absent anchors and tags are nil, styles are Integers.
@@ -36,29 +37,88 @@ fn alloc_parser(ctx: &mut Ctx, klass: Value) -> Result<Value> {
     Ok(object::new_data(ctx, klass, Box::new(ParserObj::default())))
 }
 
-/// An initialized libyaml parser, deleted when dropped; `input` outlives it.
+/// Where the parser reads: a copy of a String's bytes, or an IO-like object read with
+/// `read(size)` as libyaml asks for more.
+enum Input {
+    Bytes(Vec<u8>),
+    Io(Value),
+}
+
+/// What the read handler needs while one `yaml_parser_parse` runs: the `Ctx` (set only
+/// for that call) and the IO; an exception from `read` waits in `pending`.
+struct ReadState {
+    ctx: *mut Ctx,
+    io: Value,
+    pending: Option<Unwind>,
+}
+
+/// libyaml's read handler for IO input: `io.read(size)`, nil or "" at the end.
+///
+/// SAFETY (caller): `data` is the `ReadState` of a live `ParserGuard` whose `ctx` was set
+/// for the current parse call, and `buffer` has room for `size` bytes.
+unsafe fn read_handler(data: *mut std::ffi::c_void, buffer: *mut u8, size: u64, size_read: *mut u64) -> i32 {
+    let st = &mut *(data as *mut ReadState);
+    *size_read = 0;
+    if st.ctx.is_null() {
+        return 0;
+    }
+    let ctx = &mut *st.ctx;
+    let chunk = match ctx.call_str(st.io, "read", &[Value::fixnum(size as i64)]) {
+        Ok(c) => c,
+        Err(u) => {
+            st.pending = Some(u);
+            return 0;
+        }
+    };
+    if chunk.is_nil() {
+        return 1;
+    }
+    let chunk = match string::to_str_arg(ctx, chunk) {
+        Ok(c) => c,
+        Err(u) => {
+            st.pending = Some(u);
+            return 0;
+        }
+    };
+    let bytes = string::bytes(chunk);
+    let n = bytes.len().min(size as usize);
+    std::ptr::copy_nonoverlapping(bytes.as_ptr(), buffer, n);
+    *size_read = n as u64;
+    1
+}
+
+/// An initialized libyaml parser, deleted when dropped; its input outlives it.
 struct ParserGuard {
     parser: Box<MaybeUninit<unsafe_libyaml::yaml_parser_t>>,
-    _input: Vec<u8>,
+    bytes: Vec<u8>,
+    reader: Box<ReadState>,
 }
 
 impl ParserGuard {
-    fn new(input: Vec<u8>, enc: unsafe_libyaml::yaml_encoding_t) -> Option<ParserGuard> {
-        let mut g = ParserGuard {
-            parser: Box::new(MaybeUninit::uninit()),
-            _input: input,
+    fn new(input: Input, enc: unsafe_libyaml::yaml_encoding_t) -> Option<ParserGuard> {
+        let (bytes, io) = match input {
+            Input::Bytes(b) => (b, None),
+            Input::Io(io) => (Vec::new(), Some(io)),
         };
+        let reader = Box::new(ReadState { ctx: std::ptr::null_mut(), io: io.unwrap_or(Value::NIL), pending: None });
+        let mut g = ParserGuard { parser: Box::new(MaybeUninit::uninit()), bytes, reader };
         let p = g.parser.as_mut_ptr();
         // SAFETY: `p` points to writable memory the size of a parser; initialize fills it.
         if unsafe { unsafe_libyaml::yaml_parser_initialize(p) }.fail {
             return None;
         }
-        // SAFETY: `p` is initialized; `_input` is owned by the guard, so the bytes stay
-        // valid (a Vec's buffer does not move with the Vec) for as long as the parser.
+        // SAFETY: `p` is initialized; the bytes and the ReadState are owned by the guard
+        // (their heap buffers do not move with it), so they stay valid as long as the
+        // parser.
         unsafe {
             unsafe_libyaml::yaml_parser_set_encoding(p, enc);
-            let bytes = &g._input;
-            unsafe_libyaml::yaml_parser_set_input_string(p, bytes.as_ptr(), bytes.len() as u64);
+            if io.is_some() {
+                let data = &mut *g.reader as *mut ReadState as *mut std::ffi::c_void;
+                unsafe_libyaml::yaml_parser_set_input(p, read_handler, data);
+            } else {
+                let bytes = &g.bytes;
+                unsafe_libyaml::yaml_parser_set_input_string(p, bytes.as_ptr(), bytes.len() as u64);
+            }
         }
         Some(g)
     }
@@ -131,23 +191,30 @@ fn mapping_style_number(s: unsafe_libyaml::yaml_mapping_style_t) -> i64 {
     }
 }
 
-/// The bytes to parse and the encoding libyaml is told they have: UTF-8 and UTF-16
-/// strings as they are, other strings converted to UTF-8 when they can be (else their
-/// bytes, left to libyaml's detection), IO-like objects read to the end.
-fn input_bytes(
-    ctx: &mut Ctx,
-    yaml_src: Value,
-) -> Result<(Vec<u8>, unsafe_libyaml::yaml_encoding_t)> {
+/// The input and the encoding libyaml is told it has: UTF-8 and UTF-16 strings as they
+/// are, other strings converted to UTF-8 when they can be (else their bytes, left to
+/// libyaml's detection); an object with `read` (not a String) is read as libyaml asks.
+fn input_of(ctx: &mut Ctx, yaml_src: Value) -> Result<(Input, unsafe_libyaml::yaml_encoding_t)> {
     let read = ctx.intern("read");
-    let src = if !string::is_string(yaml_src) && ctx.respond_to(yaml_src, read, false) {
-        let s = ctx.call(yaml_src, read, &[])?;
-        if s.is_nil() {
-            return Ok((Vec::new(), unsafe_libyaml::YAML_ANY_ENCODING));
-        }
-        string::to_str_arg(ctx, s)?
-    } else {
-        string::to_str_arg(ctx, yaml_src)?
-    };
+    if !string::is_string(yaml_src) && ctx.respond_to(yaml_src, read, false) {
+        // The IO's external encoding says how to read it, as in CRuby's psych: US-ASCII
+        // counts as UTF-8; anything but UTF-8 and UTF-16 is left to libyaml's detection.
+        let ext = ctx.call_str(yaml_src, "external_encoding", &[])?;
+        let name = if ext.is_nil() { String::new() } else { string::to_rust_string_lossy(string::to_s(ctx, ext)?) };
+        let enc = match name.as_str() {
+            "UTF-8" | "US-ASCII" => unsafe_libyaml::YAML_UTF8_ENCODING,
+            "UTF-16LE" => unsafe_libyaml::YAML_UTF16LE_ENCODING,
+            "UTF-16BE" => unsafe_libyaml::YAML_UTF16BE_ENCODING,
+            _ => unsafe_libyaml::YAML_ANY_ENCODING,
+        };
+        return Ok((Input::Io(yaml_src), enc));
+    }
+    let src = string::to_str_arg(ctx, yaml_src)?;
+    let (bytes, enc) = string_input(ctx, src)?;
+    Ok((Input::Bytes(bytes), enc))
+}
+
+fn string_input(ctx: &mut Ctx, src: Value) -> Result<(Vec<u8>, unsafe_libyaml::yaml_encoding_t)> {
     let enc = string::encoding(src);
     match encoding::name(enc) {
         "UTF-8" => {
@@ -363,15 +430,23 @@ fn parse(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn run(ctx: &mut Ctx, recv: Value, src: Value, path: Value) -> Result<()> {
     let hid = ctx.intern("@handler");
     let handler = object::ivar_get(ctx, recv, hid);
-    let (input, enc) = input_bytes(ctx, src)?;
+    let (input, enc) = input_of(ctx, src)?;
     let Some(mut guard) = ParserGuard::new(input, enc) else {
         return Err(ctx.raise(ctx.c().no_memory_error, "failed to allocate memory"));
     };
     let p = guard.ptr();
     loop {
         let mut ev = EventGuard(MaybeUninit::uninit());
-        // SAFETY: `p` is an initialized parser and `ev` writable event storage.
-        if unsafe { unsafe_libyaml::yaml_parser_parse(p, ev.0.as_mut_ptr()) }.fail {
+        guard.reader.ctx = ctx as *mut Ctx;
+        // SAFETY: `p` is an initialized parser and `ev` writable event storage; the read
+        // handler's Ctx is set for exactly this call.
+        let failed = unsafe { unsafe_libyaml::yaml_parser_parse(p, ev.0.as_mut_ptr()) }.fail;
+        guard.reader.ctx = std::ptr::null_mut();
+        if let Some(u) = guard.reader.pending.take() {
+            std::mem::forget(ev);
+            return Err(u);
+        }
+        if failed {
             std::mem::forget(ev);
             return Err(syntax_error(ctx, p, path));
         }
