@@ -56,7 +56,12 @@ struct ReadState {
 ///
 /// SAFETY (caller): `data` is the `ReadState` of a live `ParserGuard` whose `ctx` was set
 /// for the current parse call, and `buffer` has room for `size` bytes.
-unsafe fn read_handler(data: *mut std::ffi::c_void, buffer: *mut u8, size: u64, size_read: *mut u64) -> i32 {
+unsafe fn read_handler(
+    data: *mut std::ffi::c_void,
+    buffer: *mut u8,
+    size: u64,
+    size_read: *mut u64,
+) -> i32 {
     let st = &mut *(data as *mut ReadState);
     *size_read = 0;
     if st.ctx.is_null() {
@@ -100,8 +105,16 @@ impl ParserGuard {
             Input::Bytes(b) => (b, None),
             Input::Io(io) => (Vec::new(), Some(io)),
         };
-        let reader = Box::new(ReadState { ctx: std::ptr::null_mut(), io: io.unwrap_or(Value::NIL), pending: None });
-        let mut g = ParserGuard { parser: Box::new(MaybeUninit::uninit()), bytes, reader };
+        let reader = Box::new(ReadState {
+            ctx: std::ptr::null_mut(),
+            io: io.unwrap_or(Value::NIL),
+            pending: None,
+        });
+        let mut g = ParserGuard {
+            parser: Box::new(MaybeUninit::uninit()),
+            bytes,
+            reader,
+        };
         let p = g.parser.as_mut_ptr();
         // SAFETY: `p` points to writable memory the size of a parser; initialize fills it.
         if unsafe { unsafe_libyaml::yaml_parser_initialize(p) }.fail {
@@ -200,7 +213,11 @@ fn input_of(ctx: &mut Ctx, yaml_src: Value) -> Result<(Input, unsafe_libyaml::ya
         // The IO's external encoding says how to read it, as in CRuby's psych: US-ASCII
         // counts as UTF-8; anything but UTF-8 and UTF-16 is left to libyaml's detection.
         let ext = ctx.call_str(yaml_src, "external_encoding", &[])?;
-        let name = if ext.is_nil() { String::new() } else { string::to_rust_string_lossy(string::to_s(ctx, ext)?) };
+        let name = if ext.is_nil() {
+            String::new()
+        } else {
+            string::to_rust_string_lossy(string::to_s(ctx, ext)?)
+        };
         let enc = match name.as_str() {
             "UTF-8" | "US-ASCII" => unsafe_libyaml::YAML_UTF8_ENCODING,
             "UTF-16LE" => unsafe_libyaml::YAML_UTF16LE_ENCODING,
