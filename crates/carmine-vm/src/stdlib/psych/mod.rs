@@ -100,6 +100,9 @@ fn build_exception(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 
 /// Defines Psych's native classes and methods.
 pub fn init(ctx: &mut Ctx) -> Result<()> {
+    // The parser raises Psych::SyntaxError, defined in Ruby next to psych.rb; loaded
+    // first, so that a failure leaves nothing half defined.
+    crate::core::load::require(ctx, "psych/syntax_error")?;
     let obj = ctx.c().object;
     let psych = module_under(ctx, obj, "Psych");
     crate::methods!(
@@ -127,7 +130,5 @@ pub fn init(ctx: &mut Ctx) -> Result<()> {
         to_ruby,
         [("build_exception", build_exception, [2], Unsafe, Private)]
     );
-    // The parser raises Psych::SyntaxError, defined in Ruby next to psych.rb.
-    crate::core::load::require(ctx, "psych/syntax_error")?;
     Ok(())
 }
