@@ -20,6 +20,7 @@ use crate::core::module::{body, AllocKind};
 use crate::core::{array, encoding, object, string};
 use crate::error::Unwind;
 use crate::interp::Args;
+use crate::symbol::SymId;
 use crate::thread::Ctx;
 use crate::value::Value;
 use crate::Result;
@@ -307,13 +308,53 @@ fn bool_value(b: bool) -> Value {
     Value::bool(b)
 }
 
+/// The handler's event methods, interned once per parse.
+struct Events {
+    start_stream: SymId,
+    start_document: SymId,
+    end_document: SymId,
+    alias: SymId,
+    scalar: SymId,
+    start_sequence: SymId,
+    end_sequence: SymId,
+    start_mapping: SymId,
+    end_mapping: SymId,
+    end_stream: SymId,
+    empty: SymId,
+    event_location: SymId,
+}
+
+impl Events {
+    fn new(ctx: &Ctx) -> Events {
+        Events {
+            start_stream: ctx.intern("start_stream"),
+            start_document: ctx.intern("start_document"),
+            end_document: ctx.intern("end_document"),
+            alias: ctx.intern("alias"),
+            scalar: ctx.intern("scalar"),
+            start_sequence: ctx.intern("start_sequence"),
+            end_sequence: ctx.intern("end_sequence"),
+            start_mapping: ctx.intern("start_mapping"),
+            end_mapping: ctx.intern("end_mapping"),
+            end_stream: ctx.intern("end_stream"),
+            empty: ctx.intern("empty"),
+            event_location: ctx.intern("event_location"),
+        }
+    }
+}
+
 /// Calls the handler method for `ev` (already past `event_location`); true at stream end.
-fn deliver(ctx: &mut Ctx, handler: Value, ev: &unsafe_libyaml::yaml_event_t) -> Result<bool> {
+fn deliver(
+    ctx: &mut Ctx,
+    handler: Value,
+    ev_ids: &Events,
+    ev: &unsafe_libyaml::yaml_event_t,
+) -> Result<bool> {
     // SAFETY (each union read below): `type_` says which member of `data` libyaml filled.
     match ev.type_ {
         unsafe_libyaml::YAML_STREAM_START_EVENT => {
             let enc = encoding_number(unsafe { ev.data.stream_start.encoding });
-            ctx.call_str(handler, "start_stream", &[Value::fixnum(enc)])?;
+            ctx.call(handler, ev_ids.start_stream, &[Value::fixnum(enc)])?;
         }
         unsafe_libyaml::YAML_DOCUMENT_START_EVENT => {
             let d = unsafe { ev.data.document_start };
@@ -338,19 +379,19 @@ fn deliver(ctx: &mut Ctx, handler: Value, ev: &unsafe_libyaml::yaml_event_t) -> 
                 // SAFETY: still within start..end after the bound check above.
                 t = unsafe { t.add(1) };
             }
-            ctx.call_str(
+            ctx.call(
                 handler,
-                "start_document",
+                ev_ids.start_document,
                 &[version, tags, bool_value(d.implicit)],
             )?;
         }
         unsafe_libyaml::YAML_DOCUMENT_END_EVENT => {
             let imp = unsafe { ev.data.document_end.implicit };
-            ctx.call_str(handler, "end_document", &[bool_value(imp)])?;
+            ctx.call(handler, ev_ids.end_document, &[bool_value(imp)])?;
         }
         unsafe_libyaml::YAML_ALIAS_EVENT => {
             let anchor = cstr_value(ctx, unsafe { ev.data.alias.anchor });
-            ctx.call_str(handler, "alias", &[anchor])?;
+            ctx.call(handler, ev_ids.alias, &[anchor])?;
         }
         unsafe_libyaml::YAML_SCALAR_EVENT => {
             let s = unsafe { ev.data.scalar };
@@ -370,7 +411,7 @@ fn deliver(ctx: &mut Ctx, handler: Value, ev: &unsafe_libyaml::yaml_event_t) -> 
                 bool_value(s.quoted_implicit),
                 Value::fixnum(scalar_style_number(s.style)),
             ];
-            let r = ctx.call_str(handler, "scalar", &args);
+            let r = ctx.call(handler, ev_ids.scalar, &args);
             ctx.unprotect(m);
             r?;
         }
@@ -386,12 +427,12 @@ fn deliver(ctx: &mut Ctx, handler: Value, ev: &unsafe_libyaml::yaml_event_t) -> 
                 bool_value(s.implicit),
                 Value::fixnum(sequence_style_number(s.style)),
             ];
-            let r = ctx.call_str(handler, "start_sequence", &args);
+            let r = ctx.call(handler, ev_ids.start_sequence, &args);
             ctx.unprotect(m);
             r?;
         }
         unsafe_libyaml::YAML_SEQUENCE_END_EVENT => {
-            ctx.call_str(handler, "end_sequence", &[])?;
+            ctx.call(handler, ev_ids.end_sequence, &[])?;
         }
         unsafe_libyaml::YAML_MAPPING_START_EVENT => {
             let s = unsafe { ev.data.mapping_start };
@@ -405,19 +446,19 @@ fn deliver(ctx: &mut Ctx, handler: Value, ev: &unsafe_libyaml::yaml_event_t) -> 
                 bool_value(s.implicit),
                 Value::fixnum(mapping_style_number(s.style)),
             ];
-            let r = ctx.call_str(handler, "start_mapping", &args);
+            let r = ctx.call(handler, ev_ids.start_mapping, &args);
             ctx.unprotect(m);
             r?;
         }
         unsafe_libyaml::YAML_MAPPING_END_EVENT => {
-            ctx.call_str(handler, "end_mapping", &[])?;
+            ctx.call(handler, ev_ids.end_mapping, &[])?;
         }
         unsafe_libyaml::YAML_STREAM_END_EVENT => {
-            ctx.call_str(handler, "end_stream", &[])?;
+            ctx.call(handler, ev_ids.end_stream, &[])?;
             return Ok(true);
         }
         _ => {
-            ctx.call_str(handler, "empty", &[])?;
+            ctx.call(handler, ev_ids.empty, &[])?;
         }
     }
     Ok(false)
@@ -452,6 +493,7 @@ fn run(ctx: &mut Ctx, recv: Value, src: Value, path: Value) -> Result<()> {
         return Err(ctx.raise(ctx.c().no_memory_error, "failed to allocate memory"));
     };
     let p = guard.ptr();
+    let ev_ids = Events::new(ctx);
     loop {
         let mut ev = EventGuard(MaybeUninit::uninit());
         guard.reader.ctx = ctx as *mut Ctx;
@@ -479,8 +521,8 @@ fn run(ctx: &mut Ctx, recv: Value, src: Value, path: Value) -> Result<()> {
             Value::fixnum(e.end_mark.line as i64),
             Value::fixnum(e.end_mark.column as i64),
         ];
-        ctx.call_str(handler, "event_location", &loc)?;
-        if deliver(ctx, handler, e)? {
+        ctx.call(handler, ev_ids.event_location, &loc)?;
+        if deliver(ctx, handler, &ev_ids, e)? {
             return Ok(());
         }
     }
