@@ -509,6 +509,22 @@ class Object
     MSpec::BeCloseMatcher.new(expected, tolerance)
   end
 
+  # `yaml.should match_yaml(expected)`: equal YAML text once trailing blanks at line
+  # ends and the final newline are dropped; an `expected` that is not a YAML document
+  # is dumped with `to_yaml` first.
+  def match_yaml(expected)
+    require 'yaml'
+    clean = ->(y) { y.gsub(/([^-]|^---)\s+\n/, "\\1\n").sub(/\n\z/, "") }
+    yaml_text = begin
+      YAML.respond_to?(:unsafe_load) ? YAML.unsafe_load(expected) : YAML.load(expected)
+      true
+    rescue Exception
+      false
+    end
+    expected = expected.to_yaml unless expected.is_a?(String) && yaml_text
+    MSpec::SimpleMatcher.new('to match YAML', expected) { |a| a.is_a?(String) && clean.(a) == clean.(expected) }
+  end
+
   def be_computed_by(sym, *args)
     MSpec::BeComputedByMatcher.new(sym, *args)
   end

@@ -23,6 +23,7 @@ pub mod io_console;
 pub mod json;
 pub mod monitor;
 pub mod pathname;
+pub mod psych;
 pub mod strscan;
 pub mod zlib;
 
@@ -58,6 +59,7 @@ pub const NATIVE_FEATURES: &[(&str, NativeInit)] = &[
     ("io/console", io_console::init),
     ("etc", etc::init),
     ("cgi/escape", cgi_escape::init),
+    ("psych.so", psych::init),
 ];
 
 /// The native feature `require name` loads (`name` without `.rb`), and the name it is
