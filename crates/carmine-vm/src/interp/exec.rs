@@ -186,8 +186,10 @@ fn fix_sub(a: Value, b: Value) -> Option<Value> {
 }
 
 /// Runs the dispatch loop in its untraced instance, or in its traced one while a TracePoint
-/// is enabled (`core::tracepoint`): the untraced loop has no event checks at all, and each
-/// instance hands over to the other at its next frame change when tracing is switched.
+/// is enabled (`core::tracepoint`): the untraced loop has no event checks at all. Tracing is
+/// switched by builtins (`TracePoint#enable`, `Coverage.start` …): after a call returns a
+/// value, the running instance hands over to the other one if it changed (returning with
+/// the frame synced; the other instance resumes it at its pc).
 fn run_loop(ctx: &mut Ctx) -> Result<Value> {
     loop {
         let r = if crate::core::tracepoint::tracing(ctx) { run_loop_impl::<true>(ctx) } else { run_loop_impl::<false>(ctx) };
@@ -201,10 +203,6 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
 
 fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
     'reload: loop {
-        if TRACE != crate::core::tracepoint::tracing(ctx) {
-            ctx.trace_switch = true;
-            return Ok(Value::NIL);
-        }
         let fi = ctx.stacks.frames.len() - 1;
         // SAFETY: fi is the top frame.
         if unsafe { ctx.stacks.frames.get_unchecked(fi).iseq.is_null() } {
@@ -337,6 +335,11 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                     Ok(Some(v)) => {
                         sp = ctx.stacks.sp;
                         push!(v);
+                        if TRACE != crate::core::tracepoint::tracing(ctx) {
+                            ctx.stacks.sp = sp;
+                            ctx.trace_switch = true;
+                            return Ok(Value::NIL);
+                        }
                     }
                     Ok(None) => continue 'reload,
                     Err(e) => throw_call!(e),
@@ -674,10 +677,11 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                             sp = ctx.stacks.sp;
                             push!(v);
                             // A builtin (TracePoint#enable, #disable) switched tracing: go on in
-                            // the other instance of the loop.
+                            // the other instance of the loop (from this frame's synced state).
                             if TRACE != crate::core::tracepoint::tracing(ctx) {
                                 ctx.stacks.sp = sp;
-                                continue 'reload;
+                                ctx.trace_switch = true;
+                                return Ok(Value::NIL);
                             }
                         }
                         Ok(None) => continue 'reload,
