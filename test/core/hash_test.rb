@@ -245,3 +245,16 @@ test "Hash[] and Hash.new argument errors" do
   assert_equal({}, Hash.new(capacity: 10))
   assert_equal({1 => nil, 2 => 3}, Hash[[[1], [2, 3]]])
 end
+
+test "select/reject on a large Hash keep exactly the chosen entries (deletion while iterating does not compact)" do
+  h = {}
+  40.times { |i| h["k#{i}"] = i % 5 == 0 ? "x" : "y#{i}" }
+  assert_equal %w[k0 k5 k10 k15 k20 k25 k30 k35], h.select { |_, v| v == "x" }.keys
+  assert_equal 32, h.reject { |_, v| v == "x" }.size
+  g = h.dup
+  g.select! { |_, v| v == "x" }
+  assert_equal 8, g.size
+  g = h.dup
+  g.each { |k, v| g.delete(k) if v != "x" }
+  assert_equal %w[k0 k5 k10 k15 k20 k25 k30 k35], g.keys
+end

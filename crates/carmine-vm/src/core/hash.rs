@@ -357,7 +357,10 @@ pub fn delete(ctx: &mut Ctx, hv: Value, key: Value) -> Result<Option<Value>> {
             if n == 0 {
                 h.entries.clear();
                 h.index = None;
-            } else if h.entries.len() > 32 && h.entries.len() > 2 * n {
+            } else if h.entries.len() > 32 && h.entries.len() > 2 * n && !iterating(hv) {
+                // Not while iterated: iteration goes by position, and compacting moves
+                // the entries after the hole (Hash#select deleting from its copy skipped
+                // entries).
                 compact(h);
             }
             Ok(Some(v))

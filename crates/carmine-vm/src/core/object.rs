@@ -616,6 +616,12 @@ fn obj_eqq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(Value::bool(equal(ctx, recv, args.pos[0])?))
 }
 
+/// `Object#=~`: nil. Ruby 3.2 removed it, but the standard library Carmine runs (CRuby
+/// 3.1's: delegate.rb, pathname) still undefines it by name, so it stays.
+fn obj_match(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::NIL)
+}
+
 fn obj_nmatch(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let r = ctx.call(recv, sym::MATCH, &[args.pos[0]])?;
     Ok(Value::bool(!r.truthy()))
@@ -1032,6 +1038,7 @@ pub fn init(ctx: &mut Ctx) {
         ("freeze", obj_freeze, [0], Unsafe),
         ("nil?", obj_nil_p, [0], Safe),
         ("===", obj_eqq, [1], Safe),
+        ("=~", obj_match, [1], Safe),
         ("!~", obj_nmatch, [1], Safe),
         ("eql?", obj_eql, [1], Safe),
         ("hash", obj_hash, [0], Safe),
