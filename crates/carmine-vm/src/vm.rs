@@ -75,6 +75,8 @@ pub struct Vm {
     pub generic_ivars: RefCell<HashMap<usize, Vec<(SymId, Value)>>>,
     /// Values that must live as long as the VM (cached procs, literal tables …).
     pub roots: RefCell<Vec<Value>>,
+    /// The frozen Strings `nil.to_s`, `true.to_s` and `false.to_s` return (also in `roots`).
+    pub literal_to_s: Cell<[Value; 3]>,
     pub main_obj: Cell<Value>,
     pub top_cref: Cell<Value>,
     /// TOPLEVEL_BINDING (also a root), which the main script's locals join.
@@ -151,6 +153,7 @@ impl Vm {
             globals: RefCell::new(SymMap::default()),
             generic_ivars: RefCell::new(HashMap::new()),
             roots: RefCell::new(Vec::new()),
+            literal_to_s: Cell::new([Value::NIL; 3]),
             main_obj: Cell::new(Value::NIL),
             top_cref: Cell::new(Value::NIL),
             toplevel_binding: Cell::new(Value::NIL),

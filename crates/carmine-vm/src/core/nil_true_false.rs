@@ -6,9 +6,24 @@ use crate::thread::Ctx;
 use crate::value::Value;
 use crate::Result;
 
+/// The frozen String `to_s` of nil, true and false always returns (one per VM, made at
+/// boot and kept in `Vm::roots`).
+fn fixed_to_s(ctx: &mut Ctx, which: usize, text: &str) -> Value {
+    let cached = ctx.vm().literal_to_s.get()[which];
+    if !cached.is_nil() {
+        return cached;
+    }
+    let s = string::new_us_ascii(ctx, text);
+    crate::core::object::freeze(s);
+    ctx.vm().roots.borrow_mut().push(s);
+    let mut all = ctx.vm().literal_to_s.get();
+    all[which] = s;
+    ctx.vm().literal_to_s.set(all);
+    s
+}
+
 fn nil_to_s(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
-    let s = string::new_us_ascii(ctx, "");
-    Ok(crate::core::object::freeze(s))
+    Ok(fixed_to_s(ctx, 0, ""))
 }
 fn nil_to_a(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     Ok(array::new(ctx))
@@ -38,8 +53,10 @@ fn xor_m(_ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(Value::bool(recv.truthy() != args.pos[0].truthy()))
 }
 fn bool_to_s(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let s = string::new_us_ascii(ctx, if recv.truthy() { "true" } else { "false" });
-    Ok(crate::core::object::freeze(s))
+    Ok(if recv.truthy() { fixed_to_s(ctx, 1, "true") } else { fixed_to_s(ctx, 2, "false") })
+}
+fn bool_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(string::new_us_ascii(ctx, if recv.truthy() { "true" } else { "false" }))
 }
 fn nil_to_r(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     crate::core::rational::from_integer(ctx, Value::fixnum(0))
@@ -73,10 +90,17 @@ pub fn init(ctx: &mut Ctx) {
     for c in [ctx.c().true_, ctx.c().false_] {
         crate::methods!(ctx, c, [
             ("to_s", bool_to_s, [0], Safe),
-            ("inspect", bool_to_s, [0], Safe),
+            ("inspect", bool_inspect, [0], Safe),
             ("&", and_m, [1], Safe),
             ("|", or_m, [1], Safe),
             ("^", xor_m, [1], Safe),
-            ]);
+        ]);
+    }
+    // nil, true and false are the only instances: no `new` (NoMethodError, as CRuby).
+    let new = ctx.intern("new");
+    for c in [ctx.c().nil, ctx.c().true_, ctx.c().false_] {
+        if let Ok(meta) = crate::core::object::singleton_class(ctx, c) {
+            crate::core::module::add_method(ctx, meta, crate::core::module::MethodEntry { name: new, original_name: new, owner: meta, visibility: crate::core::module::Visibility::Public, body: crate::core::module::MethodBody::Undefined });
+        }
     }
 }
