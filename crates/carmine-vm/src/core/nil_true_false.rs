@@ -55,8 +55,9 @@ fn xor_m(_ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn bool_to_s(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(if recv.truthy() { fixed_to_s(ctx, 1, "true") } else { fixed_to_s(ctx, 2, "false") })
 }
-fn bool_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    Ok(string::new_us_ascii(ctx, if recv.truthy() { "true" } else { "false" }))
+fn nil_to_c(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    let complex = ctx.c().complex;
+    ctx.call_str(complex, "rect", &[Value::fixnum(0), Value::fixnum(0)])
 }
 fn nil_to_r(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     crate::core::rational::from_integer(ctx, Value::fixnum(0))
@@ -80,6 +81,7 @@ pub fn init(ctx: &mut Ctx) {
         ("to_i", nil_to_i, [0], Safe),
         ("to_f", nil_to_f, [0], Safe),
         ("to_r", nil_to_r, [0], Safe),
+        ("to_c", nil_to_c, [0], Safe),
         ("rationalize", nil_rationalize, [0..=1], Safe),
         ("inspect", nil_inspect, [0], Safe),
         ("nil?", nil_nil_p, [0], Safe),
@@ -90,11 +92,18 @@ pub fn init(ctx: &mut Ctx) {
     for c in [ctx.c().true_, ctx.c().false_] {
         crate::methods!(ctx, c, [
             ("to_s", bool_to_s, [0], Safe),
-            ("inspect", bool_inspect, [0], Safe),
             ("&", and_m, [1], Safe),
             ("|", or_m, [1], Safe),
             ("^", xor_m, [1], Safe),
         ]);
+    }
+    // Aliases as CRuby defines them (`method(:inspect) == method(:to_s)`).
+    let (inspect, to_s, caret, bar) = (ctx.intern("inspect"), ctx.intern("to_s"), ctx.intern("^"), ctx.intern("|"));
+    for c in [ctx.c().true_, ctx.c().false_] {
+        let _ = crate::core::module_methods::alias_method(ctx, c, inspect, to_s);
+    }
+    for c in [ctx.c().nil, ctx.c().false_] {
+        let _ = crate::core::module_methods::alias_method(ctx, c, caret, bar);
     }
     // nil, true and false are the only instances: no `new` (NoMethodError, as CRuby).
     let new = ctx.intern("new");
