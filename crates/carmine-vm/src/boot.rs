@@ -56,9 +56,17 @@ fn main_private(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     main_visibility(ctx, "private", args)
 }
 
+/// `define_method` at the top level defines a public method of Object (unlike `def`).
 fn main_define_method(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let obj = ctx.c().object;
-    crate::core::module_methods::define_method_impl(ctx, obj, args, Visibility::Private)
+    crate::core::module_methods::define_method_impl(ctx, obj, args, Visibility::Public)
+}
+
+/// `main.ruby2_keywords(*names)`: Object's.
+fn main_ruby2_keywords(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let obj = ctx.c().object;
+    let mid = ctx.intern("ruby2_keywords");
+    ctx.call(obj, mid, args.pos)
 }
 
 /// The core classes are named before String exists, so their name strings
@@ -344,9 +352,10 @@ pub fn boot(ctx: &mut Ctx) {
         ("private", main_private, [0..], Unsafe, Singleton),
         ("define_method", main_define_method, [0..], Unsafe, Singleton),
         ("using", crate::core::refinement::main_using, [1], Unsafe, Singleton),
+        ("ruby2_keywords", main_ruby2_keywords, [0..], Unsafe, Singleton),
     ]);
     if let Ok(s) = object::singleton_class(ctx, main) {
-        for n in ["include", "public", "private", "define_method", "using"] {
+        for n in ["include", "public", "private", "define_method", "using", "ruby2_keywords"] {
             let id = ctx.intern(n);
             if let Some(me) = body(s).methods.get(&id).cloned() {
                 let mut e = crate::core::module::MethodEntry { name: me.name, original_name: me.original_name, owner: me.owner, visibility: Visibility::Private, body: me.body.clone() };
@@ -385,6 +394,9 @@ fn define_constants(ctx: &mut Ctx) {
     set(ctx, "RUBY_ENGINE", v);
     let v = frozen(ctx, CARMINE_VERSION);
     set(ctx, "RUBY_ENGINE_VERSION", v);
+    // The revision of this build: Carmine's own version (there is no CRuby commit).
+    let v = frozen(ctx, CARMINE_VERSION);
+    set(ctx, "RUBY_REVISION", v);
     let v = frozen(ctx, "2024-12-25");
     set(ctx, "RUBY_RELEASE_DATE", v);
     set(ctx, "RUBY_PATCHLEVEL", Value::fixnum(0));
