@@ -440,6 +440,15 @@ impl Iseq {
         self.lines.get(pc).copied().or_else(|| self.lines.last().copied()).unwrap_or(self.first_line)
     }
 
+    /// The line that starts at instruction `pc`, if one does: an instruction whose line
+    /// differs from the previous instruction's (where TracePoint's `:line` fires and what
+    /// Coverage counts).
+    #[inline]
+    pub fn line_start(&self, pc: usize) -> Option<u32> {
+        let line = self.lines.get(pc).copied().filter(|&l| l != 0)?;
+        (pc == 0 || self.lines[pc - 1] != line).then_some(line)
+    }
+
     pub fn local_count(&self) -> usize {
         self.local_names.len()
     }

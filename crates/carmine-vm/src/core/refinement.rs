@@ -80,14 +80,18 @@ pub fn scope_refinements(ctx: &mut Ctx, klass: Value, inherited: Value) -> Value
     concat(ctx, inherited, &[(owner, Value::UNDEF)])
 }
 
-/// The refinements active in the innermost Ruby frame (nil when none).
-pub fn caller_refinements(ctx: &Ctx) -> Value {
-    let Some(f) = ctx.stacks.frames.iter().rev().find(|f| f.kind != FrameKind::Builtin) else { return Value::NIL };
+/// The refinements active in frame `f`'s scope (nil when none).
+pub fn frame_refinements(f: &crate::interp::frame::Frame) -> Value {
     if f.cref.is_nil() {
         Value::NIL
     } else {
         crate::interp::env::cref(f.cref).refinements
     }
+}
+
+/// The refinements active in the innermost Ruby frame (nil when none).
+pub fn caller_refinements(ctx: &Ctx) -> Value {
+    ctx.stacks.frames.iter().rev().find(|f| f.kind != FrameKind::Builtin).map_or(Value::NIL, frame_refinements)
 }
 
 /// Method `mid` of `klass` as seen by a scope with refinements `active`.
@@ -247,8 +251,15 @@ fn caller_frame(ctx: &Ctx) -> Option<usize> {
     ctx.stacks.frames.iter().rposition(|f| f.kind != FrameKind::Builtin)
 }
 
+/// Whether frame `fi` runs inside a method: a method or lambda frame, or a block whose
+/// home is a method (it has the method's owner).
 fn in_method(ctx: &Ctx, fi: usize) -> bool {
-    matches!(ctx.stacks.frames[fi].kind, FrameKind::Method | FrameKind::Lambda) || ctx.stacks.frames[..=fi].iter().rev().take_while(|f| f.kind == FrameKind::Block).count() > 0 && !ctx.stacks.frames[fi].owner.is_nil()
+    let f = &ctx.stacks.frames[fi];
+    match f.kind {
+        FrameKind::Method | FrameKind::Lambda => true,
+        FrameKind::Block => !f.owner.is_nil(),
+        _ => false,
+    }
 }
 
 /// `main.using(mod)`: only at the top level of a file (or an eval there).

@@ -328,6 +328,17 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                 }
             }};
         }
+        // After a call returned a value: a builtin (TracePoint#enable, Coverage.start …) may
+        // have switched tracing; then this frame (synced) goes on in the other instance.
+        macro_rules! switch_if_tracing_changed {
+            () => {
+                if TRACE != crate::core::tracepoint::tracing(ctx) {
+                    ctx.stacks.sp = sp;
+                    ctx.trace_switch = true;
+                    return Ok(Value::NIL);
+                }
+            };
+        }
         macro_rules! call_op {
             ($op:expr) => {{
                 sync!();
@@ -335,11 +346,7 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                     Ok(Some(v)) => {
                         sp = ctx.stacks.sp;
                         push!(v);
-                        if TRACE != crate::core::tracepoint::tracing(ctx) {
-                            ctx.stacks.sp = sp;
-                            ctx.trace_switch = true;
-                            return Ok(Value::NIL);
-                        }
+                        switch_if_tracing_changed!();
                     }
                     Ok(None) => continue 'reload,
                     Err(e) => throw_call!(e),
@@ -421,10 +428,7 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
         }
         loop {
             if TRACE {
-                // A line starts where the instruction's line differs from the previous one.
-                let pc = pc!();
-                let line = iseq.lines.get(pc).copied().unwrap_or(0);
-                if line != 0 && (pc == 0 || iseq.lines[pc - 1] != line) {
+                if let Some(line) = iseq.line_start(pc!()) {
                     sync!();
                     tri!(crate::core::tracepoint::line(ctx, fi, line));
                 }
@@ -676,13 +680,7 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                         Ok(Some(v)) => {
                             sp = ctx.stacks.sp;
                             push!(v);
-                            // A builtin (TracePoint#enable, #disable) switched tracing: go on in
-                            // the other instance of the loop (from this frame's synced state).
-                            if TRACE != crate::core::tracepoint::tracing(ctx) {
-                                ctx.stacks.sp = sp;
-                                ctx.trace_switch = true;
-                                return Ok(Value::NIL);
-                            }
+                            switch_if_tracing_changed!();
                         }
                         Ok(None) => continue 'reload,
                         Err(e) => throw_call!(e),

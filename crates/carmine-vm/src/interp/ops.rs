@@ -57,7 +57,7 @@ pub fn block_from_value(ctx: &mut Ctx, v: Value) -> Result<Option<Block>> {
         let p = crate::core::proc::symbol_proc(ctx, s);
         // `&:sym` in a scope with refinements calls the refined method.
         if let Some(f) = ctx.stacks.frames.last() {
-            if !f.cref.is_nil() && !crate::interp::env::cref(f.cref).refinements.is_nil() {
+            if !crate::core::refinement::frame_refinements(f).is_nil() {
                 crate::core::proc::set_symbol_scope(p, f.cref);
             }
         }
@@ -144,7 +144,7 @@ fn lookup_cached(ctx: &Ctx, ci: &CallInfo, klass: Value) -> Option<Arc<MethodEnt
     }
     // A call site in a scope with refinements (`using`) sees them; the site's cache holds
     // what it saw.
-    let active = ctx.stacks.frames.last().map_or(Value::NIL, |f| if f.cref.is_nil() { Value::NIL } else { crate::interp::env::cref(f.cref).refinements });
+    let active = ctx.stacks.frames.last().map_or(Value::NIL, crate::core::refinement::frame_refinements);
     let me = if active.is_nil() { module::find_method(ctx, klass, ci.mid) } else { crate::core::refinement::find_method_refined(ctx, klass, ci.mid, active) };
     cc.klass.set(klass.raw());
     cc.epoch.set(epoch);

@@ -42,11 +42,7 @@ pub fn running(ctx: &Ctx) -> bool {
 
 fn collect_lines(iseq: Value, out: &mut Vec<u32>) {
     let i = crate::compile::iseq::iseq_of(iseq);
-    for (pc, &l) in i.lines.iter().enumerate() {
-        if l != 0 && (pc == 0 || i.lines[pc - 1] != l) {
-            out.push(l);
-        }
-    }
+    out.extend((0..i.lines.len()).filter_map(|pc| i.line_start(pc)));
     for &c in &i.children {
         collect_lines(c, out);
     }
