@@ -296,7 +296,26 @@ pub fn hash_bytes(seed: u64, v: Value) -> u64 {
 /// The encoding of a result combining `a` and `b` (CRuby's `rb_enc_compatible` for two
 /// Strings); `None` when they are incompatible.
 pub fn compatible(a: Value, b: Value) -> Option<u8> {
-    encoding::compatible(encoding(a), bytes(a), encoding(b), bytes(b))
+    let (ea, eb) = (encoding(a), encoding(b));
+    if ea == eb || len(b) == 0 {
+        return Some(ea);
+    }
+    // The rules of `encoding::compatible`, with each side's code range read from its
+    // cache: appending to a long string must not rescan it every time.
+    let both_ascii_compatible = encoding::is_ascii_compatible(ea) && encoding::is_ascii_compatible(eb);
+    if len(a) == 0 {
+        return Some(if both_ascii_compatible && coderange(b) == CR_7BIT { ea } else { eb });
+    }
+    if !both_ascii_compatible {
+        return None;
+    }
+    if coderange(b) == CR_7BIT {
+        Some(ea)
+    } else if coderange(a) == CR_7BIT {
+        Some(eb)
+    } else {
+        None
+    }
 }
 
 /// `Encoding::CompatibilityError: incompatible character encodings: A and B`.
@@ -322,8 +341,12 @@ pub fn append(v: Value, b: &[u8]) {
 /// Appends a Ruby string with encoding negotiation.
 pub fn append_str(ctx: &mut Ctx, dst: Value, src: Value) -> Result<()> {
     let enc = check_compatible(ctx, dst, src)?;
+    // ASCII appended to known ASCII stays ASCII: keep the cached code range.
+    let stays_7bit = basic(dst).aux & CR_MASK == CR_7BIT << CR_SHIFT && coderange(src) == CR_7BIT;
     set_encoding(dst, enc);
-    forget_coderange(dst);
+    if stays_7bit && encoding::is_ascii_compatible(enc) {
+        basic(dst).aux |= CR_7BIT << CR_SHIFT;
+    }
     if dst == src {
         let copy = bytes(src).to_vec();
         rstring(dst).bytes.extend_from_slice(&copy);
