@@ -374,3 +374,30 @@ test "recursive arrays inspect, compare and hash" do
   assert_equal a.hash, b.hash
   assert_equal a.hash, [1, a].hash
 end
+
+test "shift and unshift keep order through the buffer's front room" do
+  a = (1..10).to_a
+  assert_equal 1, a.shift
+  assert_equal [2, 3], a.shift(2)
+  a.unshift(:x, :y)
+  assert_equal [:x, :y, 4, 5, 6, 7, 8, 9, 10], a
+  a.insert(0, :z)
+  assert_equal :z, a.first
+  q = []
+  1000.times { |i| q.push(i); q.shift if q.size > 3 }
+  assert_equal [997, 998, 999], q
+  l = []
+  100.times { |i| l.unshift(i) }
+  assert_equal (0...100).to_a.reverse, l
+  assert_equal [99, 98], l.shift(2)
+  l.concat([:a])
+  assert_equal :a, l.last
+  assert_equal 99, l.size
+  l.sort_by! { |x| x.is_a?(Integer) ? x : -1 }
+  assert_equal :a, l.first
+  assert_equal [], [1].tap(&:shift)
+  e = [1, 2]
+  e.shift(5)
+  e << 3
+  assert_equal [3], e
+end

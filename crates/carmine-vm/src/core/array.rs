@@ -7,6 +7,7 @@
 //! - Mutators check `FL_FROZEN` (`ctx.check_frozen`).
 //! - The Ruby-visible methods beyond the basics are in `array_methods.rs`.
 
+use crate::core::array_items::Items;
 use crate::core::object;
 use crate::heap::page::SLOT_SIZE;
 use crate::heap::Marker;
@@ -20,7 +21,7 @@ use crate::Result;
 #[repr(C)]
 pub struct RArray {
     pub basic: RBasic,
-    pub items: Vec<Value>,
+    pub items: Items,
 }
 
 const _: () = assert!(std::mem::size_of::<RArray>() <= SLOT_SIZE);
@@ -54,7 +55,7 @@ pub fn from_vec(ctx: &mut Ctx, items: Vec<Value>) -> Value {
     let p = ctx.alloc_slot(ObjType::Array, klass) as *mut RArray;
     ctx.pending_values = outer;
     // SAFETY: fresh Array slot.
-    unsafe { std::ptr::write(&mut (*p).items, items) };
+    unsafe { std::ptr::write(&mut (*p).items, Items::from(items)) };
     Value::from_ptr(p)
 }
 
@@ -84,7 +85,7 @@ pub fn get(v: Value, i: usize) -> Value {
 
 /// A copy of the elements (for iteration that must not observe mutation).
 pub fn to_vec(v: Value) -> Vec<Value> {
-    rarray(v).items.clone()
+    rarray(v).items.to_vec()
 }
 
 pub fn slice_to_vec(v: Value, start: usize, n: usize) -> Vec<Value> {
@@ -156,7 +157,7 @@ pub fn aset_fix(ctx: &mut Ctx, a: Value, i: i64, v: Value) -> Result<()> {
 pub fn reserve_up_to(ctx: &mut Ctx, a: Value, n: usize) -> Result<()> {
     let cur = len(a);
     if n > cur {
-        ctx.try_reserve(&mut rarray(a).items, n - cur)?;
+        ctx.try_reserve(rarray(a).items.vec_mut(), n - cur)?;
     }
     Ok(())
 }
@@ -250,7 +251,7 @@ fn s_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn s_aref(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let a = object::allocate(ctx, recv)?;
-    rarray(a).items = args.pos.to_vec();
+    rarray(a).items = args.pos.to_vec().into();
     Ok(a)
 }
 
@@ -271,7 +272,7 @@ fn initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if args.pos.len() == 1 && !first.is_fixnum() {
         if let Some(a) = try_to_ary(ctx, first)? {
             let items = to_vec(a);
-            rarray(recv).items = items;
+            rarray(recv).items = items.into();
             return Ok(recv);
         }
     }
@@ -359,7 +360,7 @@ fn shift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             }
             let items = &mut rarray(recv).items;
             let k = (n as usize).min(items.len());
-            let head: Vec<Value> = items.drain(..k).collect();
+            let head = items.shift_n(k);
             Ok(from_vec(ctx, head))
         }
     }
@@ -368,7 +369,7 @@ fn shift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn unshift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     ctx.check_frozen(recv)?;
     let items = &mut rarray(recv).items;
-    items.splice(0..0, args.pos.iter().copied());
+    items.prepend(args.pos);
     Ok(recv)
 }
 
@@ -713,7 +714,7 @@ fn replace(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     ctx.check_frozen(recv)?;
     let o = to_ary_arg(ctx, args.pos[0])?;
     let v = to_vec(o);
-    rarray(recv).items = v;
+    rarray(recv).items = v.into();
     Ok(recv)
 }
 

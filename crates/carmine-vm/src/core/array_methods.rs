@@ -836,7 +836,7 @@ fn uniq_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Ok(Value::NIL);
     }
     let v = array::to_vec(u);
-    rarray(recv).items = v;
+    rarray(recv).items = v.into();
     Ok(recv)
 }
 
@@ -942,7 +942,7 @@ fn flatten_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     match flatten_values(ctx, recv, level)? {
         Some(r) => {
             let v = array::to_vec(r);
-            rarray(recv).items = v;
+            rarray(recv).items = v.into();
             Ok(recv)
         }
         None => Ok(Value::NIL),

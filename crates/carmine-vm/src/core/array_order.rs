@@ -38,7 +38,7 @@ fn sort_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         let sorted = enumerable::sort_array(ctx, recv, args.block)?;
         ctx.check_frozen(recv)?;
         let v = array::to_vec(sorted);
-        rarray(recv).items = v;
+        rarray(recv).items = v.into();
     }
     Ok(recv)
 }
@@ -50,7 +50,7 @@ fn sort_by_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let sorted = enumerable::sort_by_values(ctx, snapshot, &b)?;
     ctx.check_frozen(recv)?;
     let v = array::to_vec(sorted);
-    rarray(recv).items = v;
+    rarray(recv).items = v.into();
     Ok(recv)
 }
 

@@ -722,7 +722,7 @@ pub fn sort_array(ctx: &mut Ctx, src: Value, block: Option<Block>) -> Result<Val
         }
         None => comparable::compare(ctx, a, b),
     })?;
-    array::rarray(keep).items = items;
+    array::rarray(keep).items = items.into();
     Ok(keep)
 }
 
@@ -869,7 +869,7 @@ fn e_minmax_by(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         let k = yield_packed(ctx, &b, v)?;
         if first {
             first = false;
-            array::rarray(keep).items = vec![v, k, v, k];
+            array::rarray(keep).items = vec![v, k, v, k].into();
             return Ok(true);
         }
         if comparable::compare(ctx, k, array::get(keep, 1))? < 0 {

@@ -2,6 +2,7 @@
 //! each method it defines with its arity and thread-safety flag (see `methods!`).
 
 pub mod array;
+pub mod array_items;
 pub mod array_methods;
 pub mod array_order;
 pub mod arith_seq;
