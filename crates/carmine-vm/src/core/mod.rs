@@ -54,6 +54,7 @@ pub mod range_iter;
 pub mod refinement;
 pub mod tracepoint;
 pub mod rational;
+pub mod matchdata;
 pub mod regexp;
 pub mod regexp_syntax;
 pub mod set;
@@ -201,6 +202,7 @@ pub fn init_all(ctx: &mut Ctx) {
     exception::init(ctx);
     exception_report::init(ctx);
     regexp::init(ctx);
+    matchdata::init(ctx);
     enumerator::init(ctx);
     enum_chain::init(ctx);
     enum_product::init(ctx);

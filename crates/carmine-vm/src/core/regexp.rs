@@ -10,6 +10,7 @@
 
 use onig::{EncodedBytes, MatchParam, Regex, RegexOptions, Region, SearchOptions};
 
+use crate::core::matchdata::{group_str, m_get, md_aref, named_group, new_match, MatchObj};
 use crate::core::{array, encoding, hash, integer, object, regexp_syntax, string};
 use crate::error::Unwind;
 use crate::interp::{ops, Args};
@@ -40,24 +41,8 @@ pub struct RegexpObj {
 
 crate::data_obj!(RegexpObj);
 
-pub struct MatchObj {
-    pub regexp: Value,
-    pub string: Value,
-    /// Byte ranges of each group (None when the group did not participate).
-    pub groups: Vec<Option<(usize, usize)>>,
-}
-
-crate::data_obj!(MatchObj, |s, m| {
-    m.mark(s.regexp);
-    m.mark(s.string);
-});
-
 pub fn is_regexp(v: Value) -> bool {
     data_ref::<RegexpObj>(v).is_some()
-}
-
-pub fn is_match_data(v: Value) -> bool {
-    data_ref::<MatchObj>(v).is_some()
 }
 
 /// The Oniguruma encoding a pattern or subject in `enc` is compiled/searched with.
@@ -360,12 +345,6 @@ pub fn group_names(re: Value) -> Vec<(String, Vec<usize>)> {
     data_ref::<RegexpObj>(re).map(|r| names_of(r)).unwrap_or_default()
 }
 
-fn new_match(ctx: &mut Ctx, re: Value, s: Value, groups: Vec<Option<(usize, usize)>>) -> Value {
-    let frozen = string::frozen_snapshot(ctx, s);
-    let klass = ctx.c().match_data;
-    object::new_data(ctx, klass, Box::new(MatchObj { regexp: re, string: frozen, groups }))
-}
-
 /// `re =~ s` style matching that sets `$~`; returns the MatchData or nil.
 pub fn match_at(ctx: &mut Ctx, re: Value, s: Value, start: usize) -> Result<Value> {
     match search(ctx, re, s, start, false)? {
@@ -381,80 +360,18 @@ pub fn match_at(ctx: &mut Ctx, re: Value, s: Value, start: usize) -> Result<Valu
     }
 }
 
-fn m_get<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a MatchObj> {
-    match data_ref::<MatchObj>(v) {
-        Some(m) => Ok(m),
-        None => Err(ctx.type_error("uninitialized MatchData")),
-    }
-}
-
-fn group_str(ctx: &mut Ctx, m: &MatchObj, i: usize) -> Value {
-    match m.groups.get(i).copied().flatten() {
-        Some((s, e)) => {
-            let enc = string::encoding(m.string);
-            let piece = string::bytes(m.string)[s..e].to_vec();
-            string::new_with_enc(ctx, piece, enc)
-        }
-        None => Value::NIL,
-    }
-}
-
-fn names_of(r: &RegexpObj) -> Vec<(String, Vec<usize>)> {
-    let mut out = Vec::new();
+/// The named groups of a compiled pattern in the order they are defined (a name used
+/// twice is listed once, where it first appears).
+pub(crate) fn names_of(r: &RegexpObj) -> Vec<(String, Vec<usize>)> {
+    let mut out: Vec<(String, Vec<usize>)> = Vec::new();
     if let Some(re) = &r.regex {
         re.foreach_name(|name, groups| {
             out.push((name.to_string(), groups.iter().map(|&g| g as usize).collect()));
             true
         });
     }
+    out.sort_by_key(|(_, groups)| groups.iter().min().copied().unwrap_or(usize::MAX));
     out
-}
-
-fn named_group(ctx: &mut Ctx, m: &MatchObj, name: &str) -> Result<Option<Value>> {
-    let Some(r) = data_ref::<RegexpObj>(m.regexp) else { return Ok(None) };
-    for (n, groups) in names_of(r) {
-        if n == name {
-            for &g in groups.iter().rev() {
-                if m.groups.get(g).copied().flatten().is_some() {
-                    return Ok(Some(group_str(ctx, m, g)));
-                }
-            }
-            return Ok(Some(Value::NIL));
-        }
-    }
-    Ok(None)
-}
-
-/// `$&`, `` $` ``, `$'`, `$+`, `$n`, named captures (for `GetSpecial`).
-pub fn match_special(ctx: &mut Ctx, md: Value, kind: u32) -> Result<Value> {
-    let m = m_get(ctx, md)?;
-    let b = string::bytes(m.string);
-    let enc = string::encoding(m.string);
-    Ok(match kind {
-        1 => group_str(ctx, m, 0),
-        2 => {
-            let s = m.groups[0].map_or(0, |g| g.0);
-            string::new_with_enc(ctx, b[..s].to_vec(), enc)
-        }
-        3 => {
-            let e = m.groups[0].map_or(b.len(), |g| g.1);
-            string::new_with_enc(ctx, b[e..].to_vec(), enc)
-        }
-        4 => {
-            let last = (1..m.groups.len()).rev().find(|&i| m.groups[i].is_some());
-            match last {
-                Some(i) => group_str(ctx, m, i),
-                None => Value::NIL,
-            }
-        }
-        k if k >= 1 << 24 => {
-            let li = (k - (1 << 24)) as usize;
-            let frame_lits = ctx.stacks.frames.last().map(|f| f.iseq().literals.get(li).copied()).flatten();
-            let name = frame_lits.and_then(|v| v.as_symbol()).map(|s| ctx.sym_str(s)).unwrap_or_default();
-            named_group(ctx, m, &name)?.unwrap_or(Value::NIL)
-        }
-        k => group_str(ctx, m, (k - 16) as usize),
-    })
 }
 
 /// The `(?-mix:src)` form.
@@ -1239,17 +1156,27 @@ fn re_named_captures(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> 
     Ok(h)
 }
 
-fn re_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let o = args.pos[0];
-    let (Some(a), Some(b)) = (data_ref::<RegexpObj>(recv), data_ref::<RegexpObj>(o)) else { return Ok(Value::FALSE) };
-    let _ = ctx;
+/// `Regexp#==`: the same source, options and encoding.
+pub fn same_pattern(a: Value, b: Value) -> bool {
+    let (Some(a), Some(b)) = (data_ref::<RegexpObj>(a), data_ref::<RegexpObj>(b)) else { return false };
     let flags = IGNORECASE | EXTENDED | MULTILINE | FIXEDENCODING;
-    Ok(Value::bool(a.source == b.source && a.opts & flags == b.opts & flags && a.enc == b.enc))
+    a.source == b.source && a.opts & flags == b.opts & flags && a.enc == b.enc
+}
+
+/// The hash of a regexp's source and `/imx` options (`/n` and the encoding do not count).
+pub fn pattern_hash(ctx: &mut Ctx, re: Value) -> u64 {
+    let Some(r) = data_ref::<RegexpObj>(re) else { return 0 };
+    let opts = r.opts & (IGNORECASE | EXTENDED | MULTILINE);
+    crate::core::hash::hash_bytes(ctx.vm().hash_seed ^ opts as u64, &r.source)
+}
+
+fn re_eq(_ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    Ok(Value::bool(same_pattern(recv, args.pos[0])))
 }
 
 fn re_hash(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let r = get(ctx, recv)?;
-    let h = crate::core::hash::hash_bytes(ctx.vm().hash_seed ^ r.opts as u64, &r.source);
+    get(ctx, recv)?;
+    let h = pattern_hash(ctx, recv);
     Ok(Value::fixnum((h >> 2) as i64))
 }
 
@@ -1261,198 +1188,6 @@ fn re_encoding(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 fn re_fixed_encoding(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let r = get(ctx, recv)?;
     Ok(Value::bool(r.opts & FIXEDENCODING != 0))
-}
-
-// ---- MatchData methods ----
-
-fn md_aref(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let m = m_get(ctx, recv)?;
-    let a = args.pos[0];
-    if args.pos.len() == 2 {
-        let all = md_to_a(ctx, recv, &Args::new(&[]))?;
-        let aref = ctx.intern("[]");
-        return ctx.call(all, aref, args.pos);
-    }
-    if let Some(i) = a.as_fixnum() {
-        // rb_reg_nth_match: a negative index never reaches the whole match (group 0).
-        let n = m.groups.len() as i64;
-        let i = if i < 0 { i + n } else { i };
-        if i < 0 || i >= n || (i == 0 && a.as_fixnum().is_some_and(|x| x < 0)) {
-            return Ok(Value::NIL);
-        }
-        return Ok(group_str(ctx, m, i as usize));
-    }
-    if string::is_string(a) || a.is_symbol() {
-        let name = if a.is_symbol() { ctx.sym_str(a.as_symbol().expect("sym")) } else { string::to_rust_string_lossy(a) };
-        return match named_group(ctx, m, &name)? {
-            Some(v) => Ok(v),
-            None => Err(ctx.index_error(&format!("undefined group name reference: {name}"))),
-        };
-    }
-    if crate::core::range::is_range(a) {
-        let all = md_to_a(ctx, recv, &Args::new(&[]))?;
-        let aref = ctx.intern("[]");
-        return ctx.call(all, aref, &[a]);
-    }
-    let i = integer::to_i64_arg(ctx, a)?;
-    md_aref(ctx, recv, &Args::new(&[Value::fixnum(i)]))
-}
-
-fn md_to_a(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let m = m_get(ctx, recv)?;
-    let out = array::new(ctx);
-    for i in 0..m.groups.len() {
-        let v = group_str(ctx, m, i);
-        array::push(ctx, out, v);
-    }
-    Ok(out)
-}
-
-fn md_captures(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let m = m_get(ctx, recv)?;
-    let out = array::new(ctx);
-    for i in 1..m.groups.len() {
-        let v = group_str(ctx, m, i);
-        array::push(ctx, out, v);
-    }
-    Ok(out)
-}
-
-fn md_named_captures(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let m = m_get(ctx, recv)?;
-    let symbolize = args.kwarg(ctx, "symbolize_names").is_some_and(|v| v.truthy());
-    let names = data_ref::<RegexpObj>(m.regexp).map(|r| names_of(r)).unwrap_or_default();
-    let h = hash::new(ctx);
-    for (n, _) in names {
-        let v = named_group(ctx, m, &n)?.unwrap_or(Value::NIL);
-        let k = if symbolize { Value::symbol(ctx.intern(&n)) } else { string::new_utf8(ctx, &n) };
-        hash::aset(ctx, h, k, v)?;
-    }
-    Ok(h)
-}
-
-fn md_names(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let re = m_get(ctx, recv)?.regexp;
-    re_names(ctx, re, &Args::new(&[]))
-}
-
-fn md_pre_match(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    match_special(ctx, recv, 2)
-}
-
-fn md_post_match(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    match_special(ctx, recv, 3)
-}
-
-fn group_index(ctx: &mut Ctx, m: &MatchObj, a: Value) -> Result<usize> {
-    if string::is_string(a) || a.is_symbol() {
-        let name = if a.is_symbol() { ctx.sym_str(a.as_symbol().expect("sym")) } else { string::to_rust_string_lossy(a) };
-        let names = data_ref::<RegexpObj>(m.regexp).map(|r| names_of(r)).unwrap_or_default();
-        return match names.into_iter().find(|(n, _)| *n == name) {
-            Some((_, g)) => Ok(*g.last().unwrap_or(&0)),
-            None => Err(ctx.index_error(&format!("undefined group name reference: {name}"))),
-        };
-    }
-    let i = integer::to_i64_arg(ctx, a)?;
-    if i < 0 || i as usize >= m.groups.len() {
-        return Err(ctx.index_error(&format!("index {i} out of matches")));
-    }
-    Ok(i as usize)
-}
-
-fn md_begin(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let m = m_get(ctx, recv)?;
-    let i = group_index(ctx, m, args.pos[0])?;
-    Ok(match m.groups[i] {
-        Some((s, _)) => Value::fixnum(string::byte_to_char_index(m.string, s) as i64),
-        None => Value::NIL,
-    })
-}
-
-fn md_end(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let m = m_get(ctx, recv)?;
-    let i = group_index(ctx, m, args.pos[0])?;
-    Ok(match m.groups[i] {
-        Some((_, e)) => Value::fixnum(string::byte_to_char_index(m.string, e) as i64),
-        None => Value::NIL,
-    })
-}
-
-fn md_offset(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let b = md_begin(ctx, recv, args)?;
-    let e = md_end(ctx, recv, args)?;
-    Ok(array::from_slice(ctx, &[b, e]))
-}
-
-fn md_byteoffset(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let m = m_get(ctx, recv)?;
-    let i = group_index(ctx, m, args.pos[0])?;
-    Ok(match m.groups[i] {
-        Some((s, e)) => array::from_slice(ctx, &[Value::fixnum(s as i64), Value::fixnum(e as i64)]),
-        None => array::from_slice(ctx, &[Value::NIL, Value::NIL]),
-    })
-}
-
-fn md_size(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    Ok(Value::fixnum(m_get(ctx, recv)?.groups.len() as i64))
-}
-
-fn md_to_s(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let m = m_get(ctx, recv)?;
-    Ok(group_str(ctx, m, 0))
-}
-
-fn md_string(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    Ok(m_get(ctx, recv)?.string)
-}
-
-fn md_regexp(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    Ok(m_get(ctx, recv)?.regexp)
-}
-
-fn md_values_at(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let out = array::new(ctx);
-    for &a in args.pos {
-        let v = md_aref(ctx, recv, &Args::new(&[a]))?;
-        array::push(ctx, out, v);
-    }
-    Ok(out)
-}
-
-fn md_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let m = m_get(ctx, recv)?;
-    let names = data_ref::<RegexpObj>(m.regexp).map(|r| names_of(r)).unwrap_or_default();
-    let mut out = b"#<MatchData ".to_vec();
-    for i in 0..m.groups.len() {
-        if i > 0 {
-            out.push(b' ');
-            let label = names.iter().find(|(_, g)| g.contains(&i)).map(|(n, _)| n.clone()).unwrap_or_else(|| i.to_string());
-            out.extend_from_slice(label.as_bytes());
-            out.push(b':');
-        }
-        let g = group_str(ctx, m, i);
-        if g.is_nil() {
-            out.extend_from_slice(b"nil");
-        } else {
-            out.extend(string::inspect_bytes(string::bytes(g), string::encoding(g)));
-        }
-    }
-    out.push(b'>');
-    Ok(string::new_from_bytes(ctx, &out))
-}
-
-fn md_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let (Some(a), Some(b)) = (data_ref::<MatchObj>(recv), data_ref::<MatchObj>(args.pos[0])) else { return Ok(Value::FALSE) };
-    let _ = ctx;
-    Ok(Value::bool(a.regexp == b.regexp && string::eq(a.string, b.string) && a.groups == b.groups))
-}
-
-fn md_deconstruct_keys(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let kw_h = hash::new(ctx);
-    let kw = Some(kw_h);
-    let sym_true = Value::symbol(ctx.intern("symbolize_names"));
-    hash::aset(ctx, kw_h, sym_true, Value::TRUE)?;
-    md_named_captures(ctx, recv, &Args { pos: &[], kw, block: None })
 }
 
 pub fn init(ctx: &mut Ctx) {
@@ -1487,31 +1222,6 @@ pub fn init(ctx: &mut Ctx) {
         ("hash", re_hash, [0], Safe),
         ("encoding", re_encoding, [0], Safe),
         ("fixed_encoding?", re_fixed_encoding, [0], Safe),
-    ]);
-    let m = ctx.c().match_data;
-    crate::methods!(ctx, m, [
-        ("[]", md_aref, [1..=2], Safe),
-        ("to_a", md_to_a, [0], Safe),
-        ("captures", md_captures, [0], Safe),
-        ("deconstruct", md_captures, [0], Safe),
-        ("named_captures", md_named_captures, [0], Safe, Kw),
-        ("deconstruct_keys", md_deconstruct_keys, [1], Safe),
-        ("names", md_names, [0], Safe),
-        ("pre_match", md_pre_match, [0], Safe),
-        ("post_match", md_post_match, [0], Safe),
-        ("begin", md_begin, [1], Safe),
-        ("end", md_end, [1], Safe),
-        ("offset", md_offset, [1], Safe),
-        ("byteoffset", md_byteoffset, [1], Safe),
-        ("size", md_size, [0], Safe),
-        ("length", md_size, [0], Safe),
-        ("to_s", md_to_s, [0], Safe),
-        ("string", md_string, [0], Safe),
-        ("regexp", md_regexp, [0], Safe),
-        ("values_at", md_values_at, [0..], Safe),
-        ("inspect", md_inspect, [0], Safe),
-        ("==", md_eq, [1], Safe),
-        ("eql?", md_eq, [1], Safe),
     ]);
     let s = ctx.c().string;
     crate::methods!(ctx, s, [
