@@ -37,6 +37,8 @@ pub struct RegexpObj {
     pub opts: u32,
     pub enc: u8,
     pub literal: bool,
+    /// This regexp's match time limit in seconds (`timeout:`), overriding `Regexp.timeout`.
+    pub timeout: Option<f64>,
 }
 
 crate::data_obj!(RegexpObj);
@@ -136,7 +138,7 @@ fn init_regexp(ctx: &mut Ctx, re: Value, source: &[u8], opts: u32, str_enc: u8) 
 }
 
 fn alloc_regexp(ctx: &mut Ctx, klass: Value) -> Result<Value> {
-    Ok(object::new_data(ctx, klass, Box::new(RegexpObj { regex: None, others: Vec::new(), source: Vec::new(), opts: 0, enc: encoding::BINARY, literal: false })))
+    Ok(object::new_data(ctx, klass, Box::new(RegexpObj { regex: None, others: Vec::new(), source: Vec::new(), opts: 0, enc: encoding::BINARY, literal: false, timeout: None })))
 }
 
 /// A new Regexp of class `klass` from `source` in encoding `enc`.
@@ -295,19 +297,55 @@ pub fn search(ctx: &mut Ctx, re: Value, s: Value, start: usize, reverse: bool) -
         return Ok(None);
     }
     let oenc = onig_encoding(enc);
+    let timeout = r.timeout.or_else(|| ctx.vm().regexp_timeout());
     let regex = regex_for(ctx, r, oenc)?;
     let mut region = Region::new();
-    let chars = EncodedBytes::from_parts(b, oenc);
     let (from, to) = if reverse { (start, 0) } else { (start, b.len()) };
-    let res = regex.search_with_param(chars, from, to, SearchOptions::SEARCH_OPTION_NONE, Some(&mut region), MatchParam::default());
-    match res {
-        Ok(Some(_)) => {
-            let groups = (0..region.len()).map(|i| region.pos(i)).collect();
-            Ok(Some(groups))
+    let found = run_limited(ctx, timeout, |mp| {
+        let chars = EncodedBytes::from_parts(b, oenc);
+        regex.search_with_param(chars, from, to, SearchOptions::SEARCH_OPTION_NONE, Some(&mut region), mp)
+    })?;
+    Ok(found.map(|_| (0..region.len()).map(|i| region.pos(i)).collect()))
+}
+
+/// Runs one Oniguruma search or match under a time limit in seconds (Regexp::TimeoutError
+/// when it is exceeded). Oniguruma has no clock: the run is bounded by a budget of
+/// backtracking steps instead, and when the budget runs out before the time limit has
+/// passed the run starts over with twice the budget, so the work done stays under twice
+/// that of the last run. Without a limit Oniguruma's own step limit applies
+/// (a RegexpError when reached).
+fn run_limited<T>(ctx: &mut Ctx, timeout: Option<f64>, mut run: impl FnMut(MatchParam) -> std::result::Result<Option<T>, onig::Error>) -> Result<Option<T>> {
+    let Some(limit) = timeout else {
+        return run(MatchParam::default()).map_err(|e| ctx.raise(ctx.c().regexp_error, e.description()));
+    };
+    let started = std::time::Instant::now();
+    let mut budget: std::os::raw::c_ulong = 100_000;
+    loop {
+        let mp = MatchParam::default();
+        // SAFETY: `as_raw` is the OnigMatchParam `mp` owns, alive until `mp` is dropped.
+        unsafe {
+            onig_sys::onig_set_retry_limit_in_match_of_match_param(mp.as_raw(), 0);
+            onig_sys::onig_set_retry_limit_in_search_of_match_param(mp.as_raw(), budget);
         }
-        Ok(None) => Ok(None),
-        Err(e) => Err(ctx.raise(ctx.c().regexp_error, e.description())),
+        match run(mp) {
+            Err(e) if e.code() == onig_sys::ONIGERR_RETRY_LIMIT_IN_SEARCH_OVER || e.code() == onig_sys::ONIGERR_RETRY_LIMIT_IN_MATCH_OVER => {
+                if started.elapsed().as_secs_f64() >= limit {
+                    let klass = timeout_error_class(ctx);
+                    return Err(ctx.raise(klass, "regexp match timeout"));
+                }
+                budget = budget.saturating_mul(2);
+            }
+            Err(e) => return Err(ctx.raise(ctx.c().regexp_error, e.description())),
+            Ok(found) => return Ok(found),
+        }
     }
+}
+
+/// `Regexp::TimeoutError`.
+fn timeout_error_class(ctx: &mut Ctx) -> Value {
+    let c = ctx.c().regexp;
+    let id = ctx.intern("TimeoutError");
+    crate::core::module::body(c).const_get(id).map_or(ctx.c().regexp_error, |e| e.value)
 }
 
 /// Matches `re` against the bytes of `s` from `base` on (the pattern sees them as the
@@ -325,19 +363,18 @@ pub fn match_in(ctx: &mut Ctx, re: Value, s: Value, base: usize, start: usize, a
     let b = &all[base..];
     let at = start - base;
     let oenc = onig_encoding(enc);
+    let timeout = r.timeout.or_else(|| ctx.vm().regexp_timeout());
     let regex = regex_for(ctx, r, oenc)?;
     let mut region = Region::new();
-    let chars = EncodedBytes::from_parts(b, oenc);
-    let res = if anchored {
-        regex.match_with_param(chars, at, SearchOptions::SEARCH_OPTION_NONE, Some(&mut region), MatchParam::default()).map(|m| m.map(|_| ()))
-    } else {
-        regex.search_with_param(chars, at, b.len(), SearchOptions::SEARCH_OPTION_NONE, Some(&mut region), MatchParam::default()).map(|m| m.map(|_| ()))
-    };
-    match res {
-        Ok(Some(())) => Ok(Some((0..region.len()).map(|i| region.pos(i).map(|(x, y)| (x + base, y + base))).collect())),
-        Ok(None) => Ok(None),
-        Err(e) => Err(ctx.raise(ctx.c().regexp_error, e.description())),
-    }
+    let found = run_limited(ctx, timeout, |mp| {
+        let chars = EncodedBytes::from_parts(b, oenc);
+        if anchored {
+            regex.match_with_param(chars, at, SearchOptions::SEARCH_OPTION_NONE, Some(&mut region), mp).map(|m| m.map(|_| ()))
+        } else {
+            regex.search_with_param(chars, at, b.len(), SearchOptions::SEARCH_OPTION_NONE, Some(&mut region), mp).map(|m| m.map(|_| ()))
+        }
+    })?;
+    Ok(found.map(|()| (0..region.len()).map(|i| region.pos(i).map(|(x, y)| (x + base, y + base))).collect()))
 }
 
 /// The named groups of a regexp: each name with its group numbers.
@@ -374,26 +411,76 @@ pub(crate) fn names_of(r: &RegexpObj) -> Vec<(String, Vec<usize>)> {
     out
 }
 
-/// The `(?-mix:src)` form.
+/// The option letter of a Ruby option bit.
+fn option_bit(c: u8) -> u32 {
+    match c {
+        b'm' => MULTILINE,
+        b'i' => IGNORECASE,
+        b'x' => EXTENDED,
+        _ => 0,
+    }
+}
+
+/// `Regexp#to_s` (CRuby's `rb_reg_to_s`): the `(?on-off:src)` form. Leading option groups
+/// that cover the whole pattern (`(?i)...`, `(?i:...)`) are folded into the outer options
+/// when the group's body is a valid pattern on its own.
 pub fn to_s_bytes(re: Value) -> Vec<u8> {
     let Some(r) = data_ref::<RegexpObj>(re) else { return Vec::new() };
+    let src = &r.source[..];
+    let mut opts = r.opts & (MULTILINE | IGNORECASE | EXTENDED);
+    let mut body = src;
+    let ascii_src = encoding::is_ascii_compatible(r.enc);
+    while ascii_src && body.len() >= 4 && body.starts_with(b"(?") {
+        let mut o = opts;
+        let mut p = &body[2..];
+        while let Some(&c) = p.first().filter(|&&c| option_bit(c) != 0) {
+            o |= option_bit(c);
+            p = &p[1..];
+        }
+        if p.len() > 1 && p[0] == b'-' {
+            p = &p[1..];
+            while let Some(&c) = p.first().filter(|&&c| option_bit(c) != 0) {
+                o &= !option_bit(c);
+                p = &p[1..];
+            }
+        }
+        if p.first() == Some(&b')') {
+            opts = o;
+            body = &p[1..];
+            continue;
+        }
+        let inner = (p.first() == Some(&b':') && p.last() == Some(&b')')).then(|| &p[1..p.len() - 1]);
+        match inner.filter(|inner| compile_regex(inner, o, onig_encoding(r.enc)).is_ok()) {
+            Some(inner) => {
+                opts = o;
+                body = inner;
+            }
+            // Anything else keeps the pattern as written (earlier folds included).
+            None => {
+                opts = r.opts & (MULTILINE | IGNORECASE | EXTENDED);
+                body = src;
+            }
+        }
+        break;
+    }
     let mut on = String::new();
     let mut off = String::new();
     for (bit, c) in [(MULTILINE, 'm'), (IGNORECASE, 'i'), (EXTENDED, 'x')] {
-        if r.opts & bit != 0 {
+        if opts & bit != 0 {
             on.push(c);
         } else {
             off.push(c);
         }
     }
-    let mut out = format!("(?{on}").into_bytes();
+    let mut head = format!("(?{on}");
     if !off.is_empty() {
-        out.push(b'-');
-        out.extend_from_slice(off.as_bytes());
+        head.push('-');
+        head.push_str(&off);
     }
-    out.push(b':');
-    out.extend_from_slice(&r.source);
-    out.push(b')');
+    head.push(':');
+    let mut out = ascii_in(r.enc, head.as_bytes());
+    out.extend_from_slice(body);
+    out.extend(ascii_in(r.enc, b")"));
     out
 }
 
@@ -447,27 +534,80 @@ fn inspect_bytes(r: &RegexpObj) -> Vec<u8> {
     out
 }
 
-/// `Regexp.escape`.
-pub fn escape_bytes(b: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(b.len());
-    for &c in b {
-        match c {
-            b'.' | b'*' | b'?' | b'+' | b'^' | b'$' | b'|' | b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'\\' | b'/' | b'-' => {
-                if c != b'/' {
-                    out.push(b'\\');
+/// The escape of ASCII character `c` in a quoted pattern (None: `c` stands for itself).
+fn quoted_ascii(c: u8) -> Option<&'static [u8]> {
+    Some(match c {
+        b'.' => b"\\.",
+        b'*' => b"\\*",
+        b'?' => b"\\?",
+        b'+' => b"\\+",
+        b'^' => b"\\^",
+        b'$' => b"\\$",
+        b'|' => b"\\|",
+        b'(' => b"\\(",
+        b')' => b"\\)",
+        b'[' => b"\\[",
+        b']' => b"\\]",
+        b'{' => b"\\{",
+        b'}' => b"\\}",
+        b'\\' => b"\\\\",
+        b'-' => b"\\-",
+        b' ' => b"\\ ",
+        b'\n' => b"\\n",
+        b'\t' => b"\\t",
+        b'\r' => b"\\r",
+        0x0c => b"\\f",
+        0x0b => b"\\v",
+        _ => return None,
+    })
+}
+
+/// `Regexp.escape` of `b` in encoding `enc`, character by character (so a multibyte
+/// character's bytes are never escaped, and escapes of an ASCII-incompatible encoding
+/// are written in that encoding).
+pub fn quote(b: &[u8], enc: u8) -> Vec<u8> {
+    let mut out = Vec::with_capacity(b.len() + 8);
+    let ascii_compatible = encoding::is_ascii_compatible(enc);
+    let mut i = 0;
+    while i < b.len() {
+        let (cp, n) = if ascii_compatible {
+            (b[i] as u32, encoding::char_len(enc, b, i).max(1).min(b.len() - i))
+        } else {
+            let (cp, n) = encoding::codepoint_at(enc, b, i);
+            (cp, n.max(1).min(b.len() - i))
+        };
+        let single = if ascii_compatible { n == 1 } else { cp < 0x80 };
+        match quoted_ascii(cp as u8).filter(|_| single && cp < 0x80) {
+            Some(esc) if ascii_compatible => out.extend_from_slice(esc),
+            Some(esc) => {
+                for &e in esc {
+                    out.extend(encoding::encode_codepoint(enc, e as u32).unwrap_or_else(|| vec![e]));
                 }
-                out.push(c);
             }
-            b' ' => out.extend_from_slice(b"\\ "),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            0x0c => out.extend_from_slice(b"\\f"),
-            0x0b => out.extend_from_slice(b"\\v"),
-            _ => out.push(c),
+            None => out.extend_from_slice(&b[i..i + n]),
         }
+        i += n;
     }
     out
+}
+
+/// The encoding of `Regexp.escape`'s result: US-ASCII for ASCII-only text in an
+/// ASCII-compatible encoding, otherwise the string's.
+fn quote_encoding(s: Value) -> u8 {
+    let enc = string::encoding(s);
+    if encoding::is_ascii_compatible(enc) && string::is_7bit(s) {
+        encoding::US_ASCII
+    } else {
+        enc
+    }
+}
+
+/// The quoted form of String or Symbol `v` as a new String.
+fn quote_value(ctx: &mut Ctx, v: Value) -> Result<Value> {
+    let s = if v.is_symbol() { crate::core::symbol::to_string(ctx, v) } else { string::to_str_arg(ctx, v)? };
+    let out = quote(string::bytes(s), string::encoding(s));
+    let enc = quote_encoding(s);
+    Ok(string::new_with_enc(ctx, out, enc))
 }
 
 /// Converts a pattern argument: Regexp as is, String as a literal pattern.
@@ -476,9 +616,10 @@ pub fn pattern_arg(ctx: &mut Ctx, v: Value) -> Result<Value> {
         return Ok(v);
     }
     let s = string::to_str_arg(ctx, v)?;
-    let esc = escape_bytes(string::bytes(s));
+    let enc = string::encoding(s);
+    let esc = quote(string::bytes(s), enc);
     let klass = ctx.c().regexp;
-    new_regexp(ctx, klass, &esc, 0, string::encoding(s))
+    new_regexp(ctx, klass, &esc, 0, enc)
 }
 
 // ---- String integration ----
@@ -917,6 +1058,18 @@ fn s_slice_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 // ---- Regexp methods ----
 
+/// A warning at the calling Ruby line; `verbose_only` ones need `$VERBOSE` true.
+fn warn(ctx: &mut Ctx, msg: &str, verbose_only: bool) {
+    if verbose_only && crate::core::globals::verbose_level(ctx) < 2 {
+        return;
+    }
+    let (path, line) = crate::core::kernel::caller_location(ctx);
+    crate::core::kernel::write_warning(ctx, &format!("{path}:{line}: warning: {msg}\n"));
+}
+
+/// The options argument of `Regexp.new`: an Integer of option bits, a String of option
+/// letters, or any other object as a truth value for `/i` (nil and false: none; `true`
+/// silently, anything else with a verbose-mode warning).
 fn opts_arg(ctx: &mut Ctx, v: Option<Value>) -> Result<u32> {
     Ok(match v {
         None => 0,
@@ -934,55 +1087,200 @@ fn opts_arg(ctx: &mut Ctx, v: Option<Value>) -> Result<u32> {
             }
             o
         }
-        Some(_) => IGNORECASE,
+        Some(v) => {
+            if v != Value::TRUE {
+                let shown = object::inspect_string(ctx, v)?;
+                warn(ctx, &format!("expected true or false as ignorecase: {shown}"), true);
+            }
+            IGNORECASE
+        }
     })
 }
 
-/// `Regexp#initialize(source, options = nil)`: a Regexp copies another's pattern,
-/// options and encoding (a second argument is then ignored, with a warning in CRuby).
+/// A match time limit in seconds from a `timeout` value (nil: none); CRuby's `set_timeout`.
+fn timeout_arg(ctx: &mut Ctx, v: Value) -> Result<Option<f64>> {
+    if v.is_nil() {
+        return Ok(None);
+    }
+    let t = crate::core::numeric::to_f64(ctx, v)?;
+    if !(t > 0.0) {
+        let shown = object::inspect_string(ctx, v)?;
+        return Err(ctx.arg_error(&format!("invalid timeout: {shown}")));
+    }
+    Ok(Some(t))
+}
+
+/// `Regexp#initialize(source, options = nil, timeout: nil)`: a Regexp copies another's
+/// pattern, options and encoding (options given with it are ignored, with a warning).
 fn re_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    ctx.check_frozen(recv)?;
     if data_ref::<RegexpObj>(recv).is_some_and(|r| r.regex.is_some()) {
         return Err(ctx.type_error("already initialized regexp"));
     }
+    let timeout = match args.kwarg(ctx, "timeout") {
+        Some(t) => timeout_arg(ctx, t)?,
+        None => None,
+    };
     let src = args.pos[0];
     if is_regexp(src) {
+        if args.pos.len() > 1 {
+            warn(ctx, "flags ignored", false);
+        }
         let r = get(ctx, src)?;
         let (s, o, e) = (r.source.clone(), r.opts, r.enc);
         let o = if o & NOENCODING != 0 { o & !FIXEDENCODING } else { o };
         init_regexp(ctx, recv, &s, o, e)?;
-        return Ok(Value::NIL);
+    } else {
+        let s = string::to_str_arg(ctx, src)?;
+        let o = opts_arg(ctx, args.pos.get(1).copied())?;
+        let bytes = string::bytes(s).to_vec();
+        let enc = string::encoding(s);
+        let enc = if o & NOENCODING != 0 { encoding::BINARY } else { enc };
+        init_regexp(ctx, recv, &bytes, o, enc)?;
     }
-    let s = string::to_str_arg(ctx, src)?;
-    let o = opts_arg(ctx, args.pos.get(1).copied())?;
-    let bytes = string::bytes(s).to_vec();
-    let enc = string::encoding(s);
-    let enc = if o & NOENCODING != 0 { encoding::BINARY } else { enc };
-    init_regexp(ctx, recv, &bytes, o, enc)?;
+    if let Some(r) = data_ref::<RegexpObj>(recv) {
+        r.timeout = timeout;
+    }
     Ok(Value::NIL)
 }
 
 /// `initialize_copy` (dup/clone): the copy shares nothing but the pattern text.
 fn re_initialize_copy(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let r = get(ctx, args.pos[0])?;
-    let (s, o, e) = (r.source.clone(), r.opts, r.enc);
+    let (s, o, e, t) = (r.source.clone(), r.opts, r.enc, r.timeout);
     if let Some(me) = data_ref::<RegexpObj>(recv) {
         me.regex = None;
     }
     let o = if o & NOENCODING != 0 { o & !FIXEDENCODING } else { o };
     init_regexp(ctx, recv, &s, o, e)?;
+    if let Some(me) = data_ref::<RegexpObj>(recv) {
+        me.timeout = t;
+    }
     Ok(recv)
 }
 
 fn re_s_compile(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    ctx.call_with_block(recv, sym::NEW, args.pos, args.block)
+    ctx.call_kw(recv, sym::NEW, args.pos, args.kw, args.block)
+}
+
+fn timeout_value(ctx: &mut Ctx, t: Option<f64>) -> Value {
+    t.map_or(Value::NIL, |t| crate::core::float::new(ctx, t))
+}
+
+fn re_s_timeout(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    let t = ctx.vm().regexp_timeout();
+    Ok(timeout_value(ctx, t))
+}
+
+fn re_s_set_timeout(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let t = timeout_arg(ctx, args.pos[0])?;
+    ctx.vm().set_regexp_timeout(t);
+    Ok(args.pos[0])
+}
+
+fn re_timeout(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let t = get(ctx, recv)?.timeout;
+    Ok(timeout_value(ctx, t))
+}
+
+/// `Regexp.linear_time?(re)`: whether matching `re` takes time linear in the subject's
+/// length with Carmine's backtracking engine (see `regexp_syntax::is_linear_time`). A
+/// String is compiled with the given options first; options given with a Regexp are
+/// ignored, with a warning.
+fn re_s_linear_time(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let v = args.pos[0];
+    let (src, opts, enc) = match check_regexp(ctx, v)? {
+        Some(r) => {
+            if args.pos.len() > 1 {
+                warn(ctx, "flags ignored", false);
+            }
+            let ro = get(ctx, r)?;
+            (ro.source.clone(), ro.opts, ro.enc)
+        }
+        None => {
+            let s = string::to_str_arg(ctx, v)?;
+            let o = opts_arg(ctx, args.pos.get(1).copied())?;
+            let klass = ctx.c().regexp;
+            let bytes = string::bytes(s).to_vec();
+            let re = new_regexp(ctx, klass, &bytes, o, string::encoding(s))?;
+            let ro = get(ctx, re)?;
+            (ro.source.clone(), ro.opts, ro.enc)
+        }
+    };
+    let _ = (opts, enc);
+    Ok(Value::bool(regexp_syntax::is_linear_time(&src, opts & EXTENDED != 0)))
 }
 
 fn re_s_escape(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let v = args.pos[0];
-    let s = if v.is_symbol() { crate::core::symbol::to_string(ctx, v) } else { string::to_str_arg(ctx, v)? };
-    let out = escape_bytes(string::bytes(s));
-    let enc = string::encoding(s);
-    Ok(string::new_with_enc(ctx, out, enc))
+    quote_value(ctx, args.pos[0])
+}
+
+/// `v.to_regexp` if `v` is a Regexp or converts to one (nil when it does not respond).
+fn check_regexp(ctx: &mut Ctx, v: Value) -> Result<Option<Value>> {
+    if is_regexp(v) {
+        return Ok(Some(v));
+    }
+    let id = ctx.intern("to_regexp");
+    if !v.is_heap() || !ctx.respond_to(v, id, true) {
+        return Ok(None);
+    }
+    let r = ctx.call(v, id, &[])?;
+    if !is_regexp(r) {
+        let cname = object::class_name_of(ctx, v);
+        let rname = object::class_name_of(ctx, r);
+        return Err(ctx.type_error(&format!("can't convert {cname} into Regexp ({cname}#to_regexp gives {rname})")));
+    }
+    Ok(Some(r))
+}
+
+fn re_s_try_convert(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    Ok(check_regexp(ctx, args.pos[0])?.unwrap_or(Value::NIL))
+}
+
+/// How the parts of a `Regexp.union` constrain its encoding (CRuby's `rb_reg_s_union`):
+/// at most one ASCII-incompatible encoding, at most one fixed ASCII-compatible one, and
+/// never an ASCII-incompatible part together with another kind.
+#[derive(Default)]
+struct UnionEncoding {
+    incompatible: Option<u8>,
+    fixed: Option<u8>,
+    ascii_only: bool,
+}
+
+impl UnionEncoding {
+    fn add(&mut self, ctx: &mut Ctx, enc: u8, fixed: bool) -> Result<()> {
+        let conflict = |ctx: &mut Ctx, a: u8, b: u8| ctx.arg_error(&format!("incompatible encodings: {} and {}", encoding::name(a), encoding::name(b)));
+        if !encoding::is_ascii_compatible(enc) {
+            match self.incompatible {
+                Some(e) if e != enc => return Err(conflict(ctx, e, enc)),
+                _ => self.incompatible = Some(enc),
+            }
+        } else if fixed {
+            match self.fixed {
+                Some(e) if e != enc => return Err(conflict(ctx, e, enc)),
+                _ => self.fixed = Some(enc),
+            }
+        } else {
+            self.ascii_only = true;
+        }
+        if let Some(inc) = self.incompatible {
+            if self.ascii_only {
+                return Err(ctx.arg_error(&format!("ASCII incompatible encoding: {}", encoding::name(inc))));
+            }
+            if let Some(f) = self.fixed {
+                return Err(conflict(ctx, inc, f));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Transcodes ASCII text to ASCII-incompatible `enc` (the `|` and `(?-mix:` of a union).
+fn ascii_in(enc: u8, text: &[u8]) -> Vec<u8> {
+    if encoding::is_ascii_compatible(enc) {
+        return text.to_vec();
+    }
+    text.iter().flat_map(|&c| encoding::encode_codepoint(enc, c as u32).unwrap_or_else(|| vec![c])).collect()
 }
 
 fn re_s_union(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -993,24 +1291,45 @@ fn re_s_union(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         }
     }
     if items.is_empty() {
-        return new_regexp(ctx, recv, b"(?!)", 0, encoding::UTF_8);
+        return new_regexp(ctx, recv, b"(?!)", 0, encoding::US_ASCII);
     }
-    if items.len() == 1 && is_regexp(items[0]) {
-        return Ok(items[0]);
-    }
-    let mut src = Vec::new();
-    for (i, &it) in items.iter().enumerate() {
-        if i > 0 {
-            src.push(b'|');
+    if items.len() == 1 {
+        if let Some(r) = check_regexp(ctx, items[0])? {
+            return Ok(r);
         }
-        if is_regexp(it) {
-            src.extend(to_s_bytes(it));
+        let q = quote_value(ctx, items[0])?;
+        let enc = string::encoding(q);
+        let src = string::bytes(q).to_vec();
+        return new_regexp(ctx, recv, &src, 0, enc);
+    }
+    let mut parts: Vec<(Vec<u8>, u8)> = Vec::with_capacity(items.len());
+    let mut encs = UnionEncoding::default();
+    for &it in &items {
+        if let Some(r) = check_regexp(ctx, it)? {
+            let ro = get(ctx, r)?;
+            let (enc, fixed) = (ro.enc, ro.opts & FIXEDENCODING != 0);
+            encs.add(ctx, enc, fixed)?;
+            parts.push((to_s_bytes(r), enc));
         } else {
             let s = string::to_str_arg(ctx, it)?;
-            src.extend(escape_bytes(string::bytes(s)));
+            let enc = string::encoding(s);
+            let ascii_only = encoding::is_ascii_compatible(enc) && string::is_7bit(s);
+            encs.add(ctx, enc, !ascii_only)?;
+            parts.push((quote(string::bytes(s), enc), enc));
         }
     }
-    new_regexp(ctx, recv, &src, 0, encoding::UTF_8)
+    let enc = encs.incompatible.or(encs.fixed).unwrap_or(encoding::BINARY);
+    let mut src = Vec::new();
+    for (i, (bytes, part_enc)) in parts.iter().enumerate() {
+        if i > 0 {
+            src.extend(ascii_in(enc, b"|"));
+        }
+        // The checks above leave only parts in `enc` or ASCII-only parts of an
+        // ASCII-compatible `enc`.
+        debug_assert!(*part_enc == enc || encoding::is_ascii_compatible(enc));
+        src.extend_from_slice(bytes);
+    }
+    new_regexp(ctx, recv, &src, 0, enc)
 }
 
 fn re_s_last_match(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
@@ -1197,13 +1516,20 @@ pub fn init(ctx: &mut Ctx) {
         let id = ctx.intern(n);
         crate::core::module::body(c).const_set(id, Value::fixnum(v as i64));
     }
+    let regexp_error = ctx.c().regexp_error;
+    crate::core::module_methods::define_class_under(ctx, c, "TimeoutError", regexp_error);
     crate::methods!(ctx, c, [
-        ("compile", re_s_compile, [0..], Unsafe, Singleton),
-        ("initialize", re_initialize, [1..=3], Unsafe, Private),
+        ("compile", re_s_compile, [0..], Unsafe, Singleton, Kw),
+        ("initialize", re_initialize, [1..=2], Unsafe, Private, Kw),
         ("initialize_copy", re_initialize_copy, [1], Unsafe, Private),
         ("escape", re_s_escape, [1], Safe, Singleton),
         ("quote", re_s_escape, [1], Safe, Singleton),
         ("union", re_s_union, [0..], Unsafe, Singleton),
+        ("try_convert", re_s_try_convert, [1], Unsafe, Singleton),
+        ("linear_time?", re_s_linear_time, [1..=2], Unsafe, Singleton, Kw),
+        ("timeout", re_s_timeout, [0], Safe, Singleton),
+        ("timeout=", re_s_set_timeout, [1], Safe, Singleton),
+        ("timeout", re_timeout, [0], Safe),
         ("last_match", re_s_last_match, [0..=1], Safe, Singleton),
         ("match", re_match, [1..=2], Safe),
         ("match?", re_match_p, [1..=2], Safe),

@@ -59,8 +59,12 @@ pub fn encoding_needs(src: &[u8]) -> EncodingNeeds {
                 i += 2 + n;
             }
             Some(b'u') => {
-                needs.unicode_escape = true;
-                i += 2;
+                // Only a non-ASCII character makes the pattern UTF-8; `\u{41}` is plain `A`.
+                let (codes, n) = unicode_escape_codes(src, i);
+                if codes.iter().any(|&c| c >= 0x80) {
+                    needs.unicode_escape = true;
+                }
+                i += n.max(2);
             }
             Some(d @ b'0'..=b'7') => {
                 // Three octal digits name a byte (fewer may be a back-reference).
@@ -78,6 +82,135 @@ pub fn encoding_needs(src: &[u8]) -> EncodingNeeds {
         }
     }
     needs
+}
+
+/// The code points of the `\u` escape at `i` (`\uHHHH` or `\u{H HHHH ...}`) and its
+/// length; a malformed escape yields what could be read (compiling reports the error).
+fn unicode_escape_codes(src: &[u8], i: usize) -> (Vec<u32>, usize) {
+    if src.get(i + 2) != Some(&b'{') {
+        let (v, d) = hex_digits(src, i + 2, 4);
+        return (if d == 4 { vec![v] } else { Vec::new() }, 2 + d);
+    }
+    let mut codes = Vec::new();
+    let mut j = i + 3;
+    loop {
+        while src.get(j).is_some_and(|b| *b == b' ' || *b == b'\t') {
+            j += 1;
+        }
+        let (v, d) = hex_digits(src, j, 8);
+        if d == 0 {
+            let end = if src.get(j) == Some(&b'}') { j + 1 } else { j };
+            return (codes, end - i);
+        }
+        codes.push(v);
+        j += d;
+    }
+}
+
+/// Whether a (valid) pattern always matches in time linear in the subject's length with a
+/// backtracking engine such as Oniguruma (`Regexp.linear_time?`). Oniguruma does not
+/// memoize as CRuby's Onigmo does, so the sound test is that every match attempt does a
+/// bounded amount of work: no unbounded repetition (`*`, `+`, `{n,}`, `\X`, the absent
+/// operator), no back-references, and no subexpression call that could recurse (a call
+/// from inside a group, or of the whole pattern). A search then costs O(n) attempts of
+/// bounded cost. Anything the scan is unsure about counts as not linear.
+pub fn is_linear_time(src: &[u8], extended: bool) -> bool {
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < src.len() {
+        match src[i] {
+            b'\\' => {
+                match src.get(i + 1) {
+                    Some(b'1'..=b'9' | b'k' | b'X') => return false,
+                    Some(b'g') => {
+                        let whole = matches!(src.get(i + 3..i + 5), Some(b"0>" | b"0'"));
+                        if depth > 0 || whole {
+                            return false;
+                        }
+                    }
+                    _ => {}
+                }
+                i += 2;
+            }
+            // In extended mode a `[` may sit in a comment; scanning the class text as
+            // pattern text can only find more to object to.
+            b'[' if !extended => i = skip_class(src, i),
+            b'(' => {
+                if src[i + 1..].starts_with(b"?#") {
+                    while i < src.len() && src[i] != b')' {
+                        i += if src[i] == b'\\' { 2 } else { 1 };
+                    }
+                    i += 1;
+                    continue;
+                }
+                if src[i + 1..].starts_with(b"?~") {
+                    return false;
+                }
+                depth += 1;
+                i += 1;
+            }
+            b')' => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            b'*' | b'+' => return false,
+            b'{' => match interval_upper_bound(src, i) {
+                Some((bounded, len)) => {
+                    if !bounded {
+                        return false;
+                    }
+                    i += len;
+                }
+                None => i += 1,
+            },
+            _ => i += 1,
+        }
+    }
+    true
+}
+
+/// The end of the bracket expression starting at `i` (nested brackets and escapes
+/// included).
+fn skip_class(src: &[u8], mut i: usize) -> usize {
+    let mut level = 0usize;
+    let start = i;
+    while i < src.len() {
+        match src[i] {
+            b'\\' => {
+                i += 2;
+                continue;
+            }
+            b'[' => level += 1,
+            // A `]` right after the opening `[` or `[^` is a literal.
+            b']' if i == start + 1 || (i == start + 2 && src[start + 1] == b'^') => {}
+            b']' => {
+                level -= 1;
+                if level == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    src.len()
+}
+
+/// An interval quantifier at `i` (`{n}`, `{n,m}`, `{,m}`, `{n,}`): whether it has an
+/// upper bound, and its length. None when the `{` is a literal.
+fn interval_upper_bound(src: &[u8], i: usize) -> Option<(bool, usize)> {
+    let end = i + src[i..].iter().position(|&b| b == b'}')?;
+    let body = &src[i + 1..end];
+    let (lo, hi) = match body.iter().position(|&b| b == b',') {
+        Some(c) => (&body[..c], Some(&body[c + 1..])),
+        None => (body, None),
+    };
+    let digits = |d: &[u8]| d.iter().all(u8::is_ascii_digit);
+    if !digits(lo) || !hi.is_none_or(digits) || (lo.is_empty() && hi.is_none_or(<[u8]>::is_empty)) {
+        return None;
+    }
+    let bounded = hi.is_none_or(|h| !h.is_empty());
+    Some((bounded, end + 1 - i))
 }
 
 /// Reads up to `max` hex digits at `at`: (value, digits read).
@@ -279,10 +412,7 @@ fn ascii_class(letter: u8) -> Option<&'static [u8]> {
 /// Copies the escape at `i` (checking `\x`); returns the input length consumed.
 /// `ascii_classes`: `\w \d \s` are ASCII-only; `in_class`: inside a bracket.
 fn escape(src: &[u8], i: usize, utf8: bool, ascii_classes: bool, in_class: bool, out: &mut Vec<u8>) -> Result<usize, String> {
-    let Some(&n) = src.get(i + 1) else {
-        out.push(b'\\');
-        return Ok(1);
-    };
+    let Some(&n) = src.get(i + 1) else { return Err("too short escape sequence".into()) };
     if n == b'x' {
         let (v, digits) = hex_digits(src, i + 2, 2);
         if digits == 0 {
@@ -349,8 +479,11 @@ fn unicode_escape(src: &[u8], i: usize, out: &mut Vec<u8>) -> Result<usize, Stri
                 _ => {}
             }
             let (v, d) = hex_digits(src, j, 8);
-            if d == 0 || d > 6 {
+            if d == 0 {
                 return Err("invalid Unicode list".into());
+            }
+            if d > 6 {
+                return Err("invalid Unicode range".into());
             }
             push(v, out)?;
             any = true;
