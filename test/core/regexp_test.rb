@@ -135,3 +135,21 @@ test "hash ignores /n" do
   assert_equal(/cat/ix.hash, /cat/ixn.hash)
   assert_not_equal(/cat/.hash, /cat/ix.hash)
 end
+
+test "warnings about nested repeat operators, as Onigmo folds them" do
+  w = capture_warnings { Regexp.new("a**") }
+  assert_match(/warning: regular expression has redundant nested repeat operator '\*': \/a\*\*\//, w)
+  w = capture_warnings { Regexp.new("foo(A{0,1}+)Abar") }
+  assert_match(/nested repeat operator '\?' and '\+' was replaced with '\*' in regular expression/, w)
+  assert_match(/'\+' and '\*\?' was replaced with '\+ and \?\?'/, capture_warnings { Regexp.new("(?:a+)*?") })
+  assert_match(/'\?' and '\*' was replaced/, capture_warnings { Regexp.new("a{2}?*") })
+  assert_match(/redundant nested repeat operator '\*'/, capture_warnings { Regexp.new("a{0,}++") })
+  %w[(a*)* (?i:a*)* a*+ a{1,3}* (?:a*|b)* a+?* \\** [*]*].each do |quiet|
+    assert_equal "", capture_warnings { Regexp.new(quiet) }, quiet
+  end
+  assert_equal "", capture_warnings { $VERBOSE = nil; Regexp.new("a**") }
+  assert_match(/\(eval at .*\):1: warning: regular expression has redundant/, capture_warnings { eval("/a**/") })
+  re = nil
+  capture_warnings { re = Regexp.new("foo(A{0,1}+)Abar") }
+  assert_equal ["fooAAAbar", "AA"], re.match("fooAAAbar").to_a
+end

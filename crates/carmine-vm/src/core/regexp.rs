@@ -169,11 +169,12 @@ fn literal_opts(opts: u32, source_enc: u8) -> (u32, u8) {
 
 /// A regexp literal (compile-time; a bad pattern is a SyntaxError). `source_enc` is the
 /// source file's encoding.
-pub fn new_literal(ctx: &mut Ctx, source: &[u8], opts: u32, source_enc: u8) -> Result<Value> {
+pub fn new_literal(ctx: &mut Ctx, source: &[u8], opts: u32, source_enc: u8, at: (std::sync::Arc<str>, u32)) -> Result<Value> {
     let (opts, enc) = literal_opts(opts, source_enc);
     let klass = ctx.c().regexp;
     match new_regexp(ctx, klass, source, opts, enc) {
         Ok(v) => {
+            warn_nested_repeats(ctx, source, opts, Some(at));
             if let Some(r) = data_ref::<RegexpObj>(v) {
                 r.literal = true;
             }
@@ -184,6 +185,20 @@ pub fn new_literal(ctx: &mut Ctx, source: &[u8], opts: u32, source_enc: u8) -> R
             Err(ctx.raise(ctx.c().syntax_error, &msg))
         }
         Err(e) => Err(e),
+    }
+}
+
+/// Onigmo's warnings about nested repeat operators in a pattern compiled at `at` (the
+/// calling Ruby line when None).
+fn warn_nested_repeats(ctx: &mut Ctx, source: &[u8], opts: u32, at: Option<(std::sync::Arc<str>, u32)>) {
+    let warnings = regexp_syntax::nested_repeat_warnings(source, opts & EXTENDED != 0);
+    if warnings.is_empty() {
+        return;
+    }
+    let (path, line) = at.unwrap_or_else(|| crate::core::kernel::caller_location(ctx));
+    let shown = String::from_utf8_lossy(source).into_owned();
+    for w in warnings {
+        crate::core::kernel::write_warning(ctx, &format!("{path}:{line}: warning: {w}: /{shown}/\n"));
     }
 }
 
@@ -223,7 +238,9 @@ pub fn from_parts(ctx: &mut Ctx, parts: &[Value], opts: u32) -> Result<Value> {
     let klass = ctx.c().regexp;
     let enc = if opts & FIXEDENCODING != 0 { forced } else { fixed.unwrap_or(forced) };
     let opts = if fixed.is_some() && opts & NOENCODING == 0 { opts | FIXEDENCODING } else { opts };
-    new_regexp(ctx, klass, &src, opts, enc)
+    let re = new_regexp(ctx, klass, &src, opts, enc)?;
+    warn_nested_repeats(ctx, &src, opts, None);
+    Ok(re)
 }
 
 fn get<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a RegexpObj> {
@@ -1137,6 +1154,7 @@ fn re_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         let enc = string::encoding(s);
         let enc = if o & NOENCODING != 0 { encoding::BINARY } else { enc };
         init_regexp(ctx, recv, &bytes, o, enc)?;
+        warn_nested_repeats(ctx, &bytes, o, None);
     }
     if let Some(r) = data_ref::<RegexpObj>(recv) {
         r.timeout = timeout;

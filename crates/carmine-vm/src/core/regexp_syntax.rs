@@ -169,6 +169,223 @@ pub fn is_linear_time(src: &[u8], extended: bool) -> bool {
     true
 }
 
+/// The six "popular" quantifiers Onigmo folds when one directly repeats another:
+/// `?`, `*`, `+` and their lazy forms, in Onigmo's order.
+const POPULAR_QUANTIFIERS: [&str; 6] = ["?", "*", "+", "??", "*?", "+?"];
+
+/// What Onigmo makes of quantifier `outer` applied to a node quantified by `inner`
+/// (indexes into POPULAR_QUANTIFIERS): None when it keeps both, Some(None) when `outer`
+/// is redundant, Some(Some(text)) when the pair is replaced by `text`.
+fn nested_repeat_reduction(inner: usize, outer: usize) -> Option<Option<&'static str>> {
+    const ASIS: u8 = 0;
+    const DEL: u8 = 1;
+    const A: u8 = 2;
+    const AQ: u8 = 3;
+    const QQ: u8 = 4;
+    const P_QQ: u8 = 5;
+    const TABLE: [[u8; 6]; 6] = [
+        [DEL, A, A, QQ, AQ, ASIS],
+        [DEL, DEL, DEL, P_QQ, P_QQ, DEL],
+        [A, A, DEL, ASIS, P_QQ, DEL],
+        [DEL, AQ, AQ, DEL, AQ, AQ],
+        [DEL, DEL, DEL, DEL, DEL, DEL],
+        // Onigmo's table has PQ_Q and DEL for `*` and `+` over `+?`, but CRuby neither
+        // warns about nor folds `a+?*` and `a+?+`.
+        [ASIS, ASIS, ASIS, AQ, AQ, DEL],
+    ];
+    match TABLE[inner][outer] {
+        ASIS => None,
+        DEL => Some(None),
+        A => Some(Some("*")),
+        AQ => Some(Some("*?")),
+        QQ => Some(Some("??")),
+        _ => Some(Some("+ and ??")),
+    }
+}
+
+/// The popular quantifier that results from reducing `outer` over `inner` (the top
+/// quantifier of the node afterwards), as Onigmo's `onig_reduce_nested_quantifier`.
+fn reduced_quantifier(inner: usize, outer: usize) -> Option<usize> {
+    match nested_repeat_reduction(inner, outer) {
+        None => Some(outer),
+        Some(None) => Some(inner),
+        Some(Some("*")) => Some(1),
+        Some(Some("*?")) => Some(4),
+        Some(Some("??")) => Some(3),
+        Some(Some(_)) => Some(3),
+    }
+}
+
+/// A quantifier token at `i`: (popular index if it is one, possessive, length). The
+/// `+` after an interval is not possessive in Ruby's syntax: it is another quantifier.
+fn quantifier_at(src: &[u8], i: usize) -> Option<(Option<usize>, bool, usize)> {
+    let (lower, upper, mut len, interval) = match src.get(i)? {
+        b'?' => (0, Some(1), 1, false),
+        b'*' => (0, None, 1, false),
+        b'+' => (1, None, 1, false),
+        b'{' => {
+            let end = i + src[i..].iter().position(|&b| b == b'}')?;
+            let body = &src[i + 1..end];
+            let num = |d: &[u8]| -> Option<Option<u64>> {
+                if d.is_empty() {
+                    Some(None)
+                } else if d.iter().all(u8::is_ascii_digit) {
+                    std::str::from_utf8(d).ok()?.parse().ok().map(Some)
+                } else {
+                    None
+                }
+            };
+            let (lo, hi) = match body.iter().position(|&b| b == b',') {
+                Some(c) => (num(&body[..c])?, num(&body[c + 1..])?),
+                None => {
+                    let n = num(body)??;
+                    (Some(n), Some(n))
+                }
+            };
+            if lo.is_none() && hi.is_none() {
+                return None;
+            }
+            (lo.unwrap_or(0), hi, end + 1 - i, true)
+        }
+        _ => return None,
+    };
+    // `{n}?` is `{n}` repeated by `?` in Ruby's syntax, not a lazy `{n}`.
+    let fixed = interval && !src[i..i + len].contains(&b',');
+    let lazy = !fixed && src.get(i + len) == Some(&b'?');
+    if lazy {
+        len += 1;
+    }
+    let possessive = !lazy && !interval && src.get(i + len) == Some(&b'+');
+    if possessive {
+        len += 1;
+    }
+    let popular = match (lower, upper) {
+        (0, Some(1)) => Some(0),
+        (0, None) => Some(1),
+        (1, None) => Some(2),
+        _ => None,
+    };
+    Some((popular.map(|p| if lazy { p + 3 } else { p }), possessive, len))
+}
+
+/// Onigmo's warnings about a quantifier that directly repeats a quantified item
+/// (`a**`, `(?:a+)?`, `a{0,1}+`), which Onigmo folds into one quantifier; each without
+/// the `: /source/` suffix. Capturing and option groups keep the two apart, as in Onigmo.
+pub fn nested_repeat_warnings(src: &[u8], extended: bool) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let mut i = 0;
+    nested_repeat_sequence(src, &mut i, extended, &mut warnings);
+    warnings
+}
+
+/// Scans alternatives up to the `)` closing the current group (or the end). Returns the
+/// top quantifier of the group's content when it is one quantified item, which a plain
+/// `(?:...)` passes on to a quantifier after it.
+fn nested_repeat_sequence(src: &[u8], i: &mut usize, extended: bool, warnings: &mut Vec<String>) -> Option<usize> {
+    let mut items = 0;
+    let mut alternatives = 1;
+    let mut last: Option<usize> = None;
+    while *i < src.len() {
+        let c = src[*i];
+        if extended && (c.is_ascii_whitespace() || c == b'#') {
+            skip_extended_space(src, i);
+            continue;
+        }
+        // The item at *i, and the quantifier it carries into what follows.
+        let carried: Option<usize> = match c {
+            b')' => {
+                *i += 1;
+                return if alternatives == 1 && items == 1 { last } else { None };
+            }
+            b'|' => {
+                alternatives += 1;
+                items = 0;
+                *i += 1;
+                continue;
+            }
+            b'\\' => {
+                *i += 2;
+                None
+            }
+            b'[' => {
+                *i = skip_class(src, *i);
+                None
+            }
+            b'(' => {
+                let rest = &src[*i + 1..];
+                if rest.starts_with(b"?#") {
+                    while *i < src.len() && src[*i] != b')' {
+                        *i += if src[*i] == b'\\' { 2 } else { 1 };
+                    }
+                    *i += 1;
+                    continue;
+                }
+                let plain = rest.starts_with(b"?:");
+                let opt_len = rest.iter().skip(1).take_while(|b| b"imxadu-".contains(b)).count();
+                let inline_options = rest.first() == Some(&b'?') && opt_len > 0 && rest.get(1 + opt_len) == Some(&b')');
+                *i += if plain { 3 } else { 1 };
+                if inline_options {
+                    *i += opt_len + 1;
+                    continue;
+                }
+                let inner = nested_repeat_sequence(src, i, extended, warnings);
+                if plain { inner } else { None }
+            }
+            _ => {
+                *i += if c >= 0x80 { utf8_len(c) } else { 1 };
+                None
+            }
+        };
+        items += 1;
+        let mut top = carried;
+        // Quantifiers after the item, each repeating the result of the previous ones.
+        loop {
+            let mut j = *i;
+            if extended {
+                skip_extended_space(src, &mut j);
+            }
+            let Some((popular, possessive, len)) = quantifier_at(src, j) else { break };
+            *i = j + len;
+            // A possessive quantifier is folded like any other and then becomes an
+            // atomic group, which nothing after it folds into.
+            top = match (top, popular) {
+                (Some(inner), Some(outer)) => {
+                    match nested_repeat_reduction(inner, outer) {
+                        None => {}
+                        Some(None) => warnings.push(format!("regular expression has redundant nested repeat operator '{}'", POPULAR_QUANTIFIERS[inner])),
+                        Some(Some(to)) => warnings.push(format!(
+                            "nested repeat operator '{}' and '{}' was replaced with '{}' in regular expression",
+                            POPULAR_QUANTIFIERS[inner], POPULAR_QUANTIFIERS[outer], to
+                        )),
+                    }
+                    reduced_quantifier(inner, outer)
+                }
+                (_, p) => p,
+            };
+            if possessive {
+                top = None;
+            }
+        }
+        last = top;
+    }
+    None
+}
+
+/// Skips whitespace and `#` comments of an extended pattern.
+fn skip_extended_space(src: &[u8], i: &mut usize) {
+    while *i < src.len() {
+        match src[*i] {
+            b'#' => {
+                while *i < src.len() && src[*i] != b'\n' {
+                    *i += 1;
+                }
+            }
+            c if c.is_ascii_whitespace() => *i += 1,
+            _ => return,
+        }
+    }
+}
+
 /// The end of the bracket expression starting at `i` (nested brackets and escapes
 /// included).
 fn skip_class(src: &[u8], mut i: usize) -> usize {
