@@ -153,3 +153,22 @@ test "warnings about nested repeat operators, as Onigmo folds them" do
   capture_warnings { re = Regexp.new("foo(A{0,1}+)Abar") }
   assert_equal ["fooAAAbar", "AA"], re.match("fooAAAbar").to_a
 end
+
+test "[[:word:]] includes the join controls" do
+  assert_equal ["\u200C"], "\u200C".match(/[[:word:]]/).to_a
+  assert_equal 0, "\u200D" =~ /[[:word:]]/
+  assert_nil "\u200D" =~ /[^[:word:]]/
+  assert_nil "\u200C" =~ /(?a)[[:word:]]/
+  assert_nil "\u200C" =~ /[[:alpha:]]/
+end
+
+test "the absent operator over a literal matches as in Onigmo" do
+  assert_equal ["fo", "o", ""], "foo".scan(Regexp.new("(?~foo)"))
+  assert_equal ["hello"], Regexp.new("(?~foo)").match("hello").to_a
+  assert_equal ["xfo"], Regexp.new("(?~foo)").match("xfoo").to_a
+  assert_equal ["fofo"], Regexp.new("(?~foo)").match("fofoo").to_a
+  assert_equal ["a\nfo"], Regexp.new("(?~foo)").match("a\nfoo").to_a
+  assert_equal ["xFO", "Oy", ""], "xFOOy".scan(Regexp.new("(?~foo)", Regexp::IGNORECASE))
+  assert_equal ["añ", "éb", ""], "añéb".scan(Regexp.new("(?~ñé)"))
+  assert_equal "(?~foo)", Regexp.new("(?~foo)").source
+end

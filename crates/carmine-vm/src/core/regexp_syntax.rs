@@ -485,6 +485,8 @@ struct Mode {
     /// `\w \d \s` (and negations) are ASCII-only: Ruby's default and `(?a)`/`(?d)`;
     /// `(?u)` makes them Unicode. Oniguruma's are Unicode, so they are spelled out.
     ascii_classes: bool,
+    /// POSIX brackets are Unicode (Ruby's default, `(?d)` and `(?u)`; not `(?a)`).
+    unicode_posix: bool,
 }
 
 /// Wraps `out[at..]` in an atomic group.
@@ -525,7 +527,7 @@ fn interval_len(src: &[u8], i: usize) -> Option<usize> {
 /// is compiled as UTF-8. Errors are CRuby's messages, without the `/pattern/` suffix.
 pub fn translate(src: &[u8], utf8: bool, extended: bool) -> Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(src.len() + 8);
-    let mut stack = vec![Frame::new(0, false, Mode { extended, ascii_classes: true })];
+    let mut stack = vec![Frame::new(0, false, Mode { extended, ascii_classes: true, unicode_posix: true })];
     let mut i = 0;
     while i < src.len() {
         let c = src[i];
@@ -544,12 +546,17 @@ pub fn translate(src: &[u8], utf8: bool, extended: bool) -> Result<Vec<u8>, Stri
                 item(&mut stack[top], at, true);
             }
             b'[' => {
-                i = char_class(src, i, utf8, stack[top].mode.ascii_classes, &mut out)?;
+                i = char_class(src, i, utf8, stack[top].mode, &mut out)?;
                 item(&mut stack[top], at, false);
             }
-            b'(' => {
-                i = open_group(src, i, &mut out, &mut stack)?;
-            }
+            b'(' => match absent_literal(src, i, utf8, stack[top].mode.extended) {
+                Some((n, rewritten)) => {
+                    out.extend_from_slice(&rewritten);
+                    i += n;
+                    item(&mut stack[top], at, false);
+                }
+                None => i = open_group(src, i, &mut out, &mut stack)?,
+            },
             b')' if stack.len() > 1 => {
                 let mut f = stack.pop().expect("open group");
                 end_alternative(&mut f, &mut out);
@@ -737,7 +744,8 @@ fn multibyte_escape(src: &[u8], i: usize, out: &mut Vec<u8>) -> Result<usize, St
 }
 
 /// Copies a bracket expression starting at `i`; returns the index after it.
-fn char_class(src: &[u8], i: usize, utf8: bool, ascii_classes: bool, out: &mut Vec<u8>) -> Result<usize, String> {
+fn char_class(src: &[u8], i: usize, utf8: bool, mode: Mode, out: &mut Vec<u8>) -> Result<usize, String> {
+    let ascii_classes = mode.ascii_classes;
     let mut j = i + 1;
     out.push(b'[');
     if src.get(j) == Some(&b'^') {
@@ -757,6 +765,11 @@ fn char_class(src: &[u8], i: usize, utf8: bool, ascii_classes: bool, out: &mut V
                 match end {
                     Some(e) => {
                         out.extend_from_slice(&src[j..e]);
+                        // Onigmo's Unicode word characters include the join controls
+                        // (ZWNJ, ZWJ); Oniguruma's do not.
+                        if utf8 && mode.unicode_posix && &src[j..e] == b"[:word:]" {
+                            out.extend_from_slice("\u{200C}\u{200D}".as_bytes());
+                        }
                         j = e;
                     }
                     None => {
@@ -790,6 +803,46 @@ fn char_class(src: &[u8], i: usize, utf8: bool, ascii_classes: bool, out: &mut V
         }
     }
     Ok(j)
+}
+
+/// The absent operator `(?~lit)` over a plain literal, at `i`: its length and an
+/// equivalent pattern. Onigmo's `(?~X)` matches any text that does not contain a match
+/// of X; Oniguruma's also stops before an X that would only end past the text. For a
+/// literal the two agree on: characters where no `lit` starts, then at most a proper
+/// prefix of `lit` (where the first `lit` starts). Other contents are left to Oniguruma.
+fn absent_literal(src: &[u8], i: usize, utf8: bool, extended: bool) -> Option<(usize, Vec<u8>)> {
+    let rest = src.get(i..)?;
+    if !rest.starts_with(b"(?~") || rest.get(3) == Some(&b'|') {
+        return None;
+    }
+    let body_len = rest[3..].iter().position(|&b| b == b')')?;
+    let body = &rest[3..3 + body_len];
+    let special = |b: &u8| b"\\^$.|?*+()[]{}".contains(b) || (extended && (b.is_ascii_whitespace() || *b == b'#'));
+    if body.is_empty() || body.iter().any(special) {
+        return None;
+    }
+    let mut chars = Vec::new();
+    let mut j = 0;
+    while j < body.len() {
+        let n = if utf8 { utf8_len(body[j]).min(body.len() - j) } else { 1 };
+        chars.push(j + n);
+        j += n;
+    }
+    let mut out = b"(?:(?:(?!".to_vec();
+    out.extend_from_slice(body);
+    out.extend_from_slice(b")(?m:.))*");
+    if chars.len() > 1 {
+        out.extend_from_slice(b"(?:");
+        for (k, &end) in chars[..chars.len() - 1].iter().rev().enumerate() {
+            if k > 0 {
+                out.push(b'|');
+            }
+            out.extend_from_slice(&body[..end]);
+        }
+        out.extend_from_slice(b")?");
+    }
+    out.push(b')');
+    Some((3 + body_len + 1, out))
 }
 
 /// Handles `(` at `i`: comments and option groups are copied (options translated),
@@ -828,14 +881,17 @@ fn open_group(src: &[u8], i: usize, out: &mut Vec<u8>, stack: &mut Vec<Frame>) -
                 (b'a', false) => {
                     on.extend_from_slice(b"WDSP");
                     new_mode.ascii_classes = true;
+                    new_mode.unicode_posix = false;
                 }
                 (b'd', false) => {
                     off.extend_from_slice(b"WDSP");
                     new_mode.ascii_classes = true;
+                    new_mode.unicode_posix = true;
                 }
                 (b'u', false) => {
                     off.extend_from_slice(b"WDSP");
                     new_mode.ascii_classes = false;
+                    new_mode.unicode_posix = true;
                 }
                 (b'a' | b'd' | b'u', true) => return Err("undefined group option".into()),
                 (l, false) => {
