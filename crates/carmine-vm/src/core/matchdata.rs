@@ -348,6 +348,7 @@ fn md_values_at(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     for &a in args.pos {
         if !a.is_fixnum() && crate::core::range::is_range(a) {
             if let Some((beg, len)) = array_methods::range_beg_len(ctx, a, n, 1)? {
+                array_methods::check_alloc_len(ctx, len)?;
                 for j in beg..beg + len {
                     let v = if j < n { md_aref(ctx, recv, &Args::new(&[Value::fixnum(j)]))? } else { Value::NIL };
                     array::push(ctx, out, v);

@@ -1134,6 +1134,7 @@ fn re_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if data_ref::<RegexpObj>(recv).is_some_and(|r| r.regex.is_some()) {
         return Err(ctx.type_error("already initialized regexp"));
     }
+    crate::core::numeric::check_keywords(ctx, args, &["timeout"])?;
     let timeout = match args.kwarg(ctx, "timeout") {
         Some(t) => timeout_arg(ctx, t)?,
         None => None,
@@ -1206,26 +1207,26 @@ fn re_timeout(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 /// String is compiled with the given options first; options given with a Regexp are
 /// ignored, with a warning.
 fn re_s_linear_time(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    // `timeout:` is accepted as by Regexp.new; it has no bearing on the answer.
+    crate::core::numeric::check_keywords(ctx, args, &["timeout"])?;
     let v = args.pos[0];
-    let (src, opts, enc) = match check_regexp(ctx, v)? {
+    let re = match check_regexp(ctx, v)? {
         Some(r) => {
             if args.pos.len() > 1 {
                 warn(ctx, "flags ignored", false);
             }
-            let ro = get(ctx, r)?;
-            (ro.source.clone(), ro.opts, ro.enc)
+            r
         }
         None => {
             let s = string::to_str_arg(ctx, v)?;
             let o = opts_arg(ctx, args.pos.get(1).copied())?;
             let klass = ctx.c().regexp;
             let bytes = string::bytes(s).to_vec();
-            let re = new_regexp(ctx, klass, &bytes, o, string::encoding(s))?;
-            let ro = get(ctx, re)?;
-            (ro.source.clone(), ro.opts, ro.enc)
+            new_regexp(ctx, klass, &bytes, o, string::encoding(s))?
         }
     };
-    let _ = (opts, enc);
+    let r = get(ctx, re)?;
+    let (src, opts) = (r.source.clone(), r.opts);
     Ok(Value::bool(regexp_syntax::is_linear_time(&src, opts & EXTENDED != 0)))
 }
 
