@@ -57,6 +57,7 @@ pub mod rational;
 pub mod matchdata;
 pub mod regexp;
 pub mod regexp_syntax;
+pub mod string_pattern;
 pub mod set;
 pub mod signal;
 pub mod string;
@@ -203,6 +204,7 @@ pub fn init_all(ctx: &mut Ctx) {
     exception_report::init(ctx);
     regexp::init(ctx);
     matchdata::init(ctx);
+    string_pattern::init(ctx);
     enumerator::init(ctx);
     enum_chain::init(ctx);
     enum_product::init(ctx);
