@@ -84,6 +84,8 @@ pub struct Vm {
     pub gc_disabled: AtomicBool,
     pub gc_stress: AtomicBool,
     pub hash_seed: u64,
+    /// `Regexp.timeout` as f64 bits (0: no limit).
+    regexp_timeout: AtomicU64,
     /// `at_exit` blocks, run in reverse order.
     pub at_exit: RefCell<Vec<Value>>,
     /// Features already required (absolute paths), mirrored in `$LOADED_FEATURES`.
@@ -160,6 +162,7 @@ impl Vm {
             gc_disabled: AtomicBool::new(false),
             gc_stress: AtomicBool::new(false),
             hash_seed: seed_from_os(),
+            regexp_timeout: AtomicU64::new(0),
             at_exit: RefCell::new(Vec::new()),
             loaded: RefCell::new(std::collections::HashSet::new()),
             loading: RefCell::new(std::collections::HashMap::new()),
@@ -201,6 +204,16 @@ impl Vm {
 
     pub fn bump_method_epoch(&self) {
         self.method_epoch.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// `Regexp.timeout`: the default match time limit in seconds.
+    pub fn regexp_timeout(&self) -> Option<f64> {
+        let bits = self.regexp_timeout.load(Ordering::Relaxed);
+        (bits != 0).then(|| f64::from_bits(bits))
+    }
+
+    pub fn set_regexp_timeout(&self, t: Option<f64>) {
+        self.regexp_timeout.store(t.map_or(0, f64::to_bits), Ordering::Relaxed);
     }
 
     #[inline(always)]

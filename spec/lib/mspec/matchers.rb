@@ -601,7 +601,10 @@ class Object
     end
   end
 
-  def complain(expected = nil, verbose: false)
+  # ruby/spec passes options both as keywords and as a positional Hash
+  # (`complain(/x/, {verbose: true})`), as mspec's `complain(complaint, options = {})` allows.
+  def complain(expected = nil, options = nil, verbose: false)
+    verbose = options.fetch(:verbose, verbose) if options.is_a?(Hash)
     MSpec::ComplainMatcher.new(expected, verbose: verbose)
   end
 

@@ -200,7 +200,8 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                 if used {
                     let n = node.as_regular_expression_node().expect("regexp");
                     let opts = regexp_options(n.is_ignore_case(), n.is_extended(), n.is_multi_line(), n.is_ascii_8bit(), n.is_euc_jp(), n.is_windows_31j(), n.is_utf_8());
-                    match crate::core::regexp::new_literal(self.ctx, n.unescaped(), opts, self.source_encoding) {
+                    let at = (self.path.clone(), node.location().start_line() as u32);
+                    match crate::core::regexp::new_literal(self.ctx, n.unescaped(), opts, self.source_encoding, at) {
                         Ok(v) => self.put_literal(v),
                         Err(e) => self.error = Some(e),
                     }
@@ -215,7 +216,8 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             Node::MatchLastLineNode { .. } => {
                 let n = node.as_match_last_line_node().expect("match last line");
                 let opts = regexp_options(n.is_ignore_case(), n.is_extended(), n.is_multi_line(), n.is_ascii_8bit(), n.is_euc_jp(), n.is_windows_31j(), n.is_utf_8());
-                match crate::core::regexp::new_literal(self.ctx, n.unescaped(), opts, self.source_encoding) {
+                let at = (self.path.clone(), node.location().start_line() as u32);
+                match crate::core::regexp::new_literal(self.ctx, n.unescaped(), opts, self.source_encoding, at) {
                     Ok(v) => self.put_literal(v),
                     Err(e) => self.error = Some(e),
                 }

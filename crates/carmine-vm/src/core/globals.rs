@@ -62,7 +62,7 @@ pub fn get(ctx: &mut Ctx, id: SymId) -> Result<Value> {
             if md.is_nil() {
                 return Ok(Value::NIL);
             }
-            return crate::core::regexp::match_special(ctx, md, kind);
+            return crate::core::matchdata::match_special(ctx, md, kind);
         }
         if verbose_level(ctx) == 2 {
             let (path, line) = crate::core::kernel::caller_location(ctx);
@@ -94,7 +94,7 @@ pub fn set(ctx: &mut Ctx, id: SymId, v: Value) -> Result<()> {
             return Ok(());
         }
         sym::DOLLAR_TILDE => {
-            if !v.is_nil() && !crate::core::regexp::is_match_data(v) {
+            if !v.is_nil() && !crate::core::matchdata::is_match_data(v) {
                 let cname = object::class_name_of(ctx, v);
                 return Err(ctx.type_error(&format!("wrong argument type {cname} (expected MatchData)")));
             }

@@ -273,7 +273,7 @@ fn n_truncate(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 // ---- Numeric#step (CRuby's num_step) ----
 
 /// Rejects keywords other than `allowed`, as `rb_get_kwargs` does.
-fn check_keywords(ctx: &mut Ctx, args: &Args, allowed: &[&str]) -> Result<()> {
+pub fn check_keywords(ctx: &mut Ctx, args: &Args, allowed: &[&str]) -> Result<()> {
     let Some(kw) = args.kw else { return Ok(()) };
     let mut unknown = Vec::new();
     for (k, _) in crate::core::hash::pairs(kw) {

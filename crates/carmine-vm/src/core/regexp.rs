@@ -1,16 +1,19 @@
-//! Regexp (Onigmo through the `onig` crate) and MatchData, plus the String methods that
-//! take a pattern (scan, gsub/sub, split, index, []).
+//! Regexp, compiled by Oniguruma (the `onig` crate) from Ruby's syntax as rewritten by
+//! `regexp_syntax`. MatchData is in `matchdata.rs`, the String methods that take a
+//! pattern in `string_pattern.rs`; docs/regexp.md describes the whole.
 //!
 //! Invariants:
-//! - A Regexp is compiled once; its source and options never change.
-//! - Subjects are checked for valid encoding before Onigmo sees them (invalid UTF-8 raises
-//!   `ArgumentError`, as in CRuby), and searches use `search_with_param`, which reports
-//!   errors instead of panicking.
-//! - MatchData keeps a frozen copy of the subject and byte offsets of each group.
+//! - A Regexp is compiled once; its source and options never change. A regexp not fixed
+//!   to an encoding keeps one compiled pattern per subject encoding it has met (`others`).
+//! - Subjects are checked for valid encoding before Oniguruma sees them (invalid UTF-8
+//!   raises `ArgumentError`, as in CRuby), and every search goes through `run_limited`,
+//!   which reports Oniguruma's errors as exceptions and enforces the match time limit.
 
 use onig::{EncodedBytes, MatchParam, Regex, RegexOptions, Region, SearchOptions};
 
+use crate::core::matchdata::{m_get, md_aref, new_match};
 use crate::core::{array, encoding, hash, integer, object, regexp_syntax, string};
+pub use crate::core::string_pattern::{match_at_start, split, string_aref, string_aset, string_index, string_rindex};
 use crate::error::Unwind;
 use crate::interp::{ops, Args};
 use crate::object::data_ref;
@@ -36,28 +39,14 @@ pub struct RegexpObj {
     pub opts: u32,
     pub enc: u8,
     pub literal: bool,
+    /// This regexp's match time limit in seconds (`timeout:`), overriding `Regexp.timeout`.
+    pub timeout: Option<f64>,
 }
 
 crate::data_obj!(RegexpObj);
 
-pub struct MatchObj {
-    pub regexp: Value,
-    pub string: Value,
-    /// Byte ranges of each group (None when the group did not participate).
-    pub groups: Vec<Option<(usize, usize)>>,
-}
-
-crate::data_obj!(MatchObj, |s, m| {
-    m.mark(s.regexp);
-    m.mark(s.string);
-});
-
 pub fn is_regexp(v: Value) -> bool {
     data_ref::<RegexpObj>(v).is_some()
-}
-
-pub fn is_match_data(v: Value) -> bool {
-    data_ref::<MatchObj>(v).is_some()
 }
 
 /// The Oniguruma encoding a pattern or subject in `enc` is compiled/searched with.
@@ -151,7 +140,7 @@ fn init_regexp(ctx: &mut Ctx, re: Value, source: &[u8], opts: u32, str_enc: u8) 
 }
 
 fn alloc_regexp(ctx: &mut Ctx, klass: Value) -> Result<Value> {
-    Ok(object::new_data(ctx, klass, Box::new(RegexpObj { regex: None, others: Vec::new(), source: Vec::new(), opts: 0, enc: encoding::BINARY, literal: false })))
+    Ok(object::new_data(ctx, klass, Box::new(RegexpObj { regex: None, others: Vec::new(), source: Vec::new(), opts: 0, enc: encoding::BINARY, literal: false, timeout: None })))
 }
 
 /// A new Regexp of class `klass` from `source` in encoding `enc`.
@@ -182,11 +171,12 @@ fn literal_opts(opts: u32, source_enc: u8) -> (u32, u8) {
 
 /// A regexp literal (compile-time; a bad pattern is a SyntaxError). `source_enc` is the
 /// source file's encoding.
-pub fn new_literal(ctx: &mut Ctx, source: &[u8], opts: u32, source_enc: u8) -> Result<Value> {
+pub fn new_literal(ctx: &mut Ctx, source: &[u8], opts: u32, source_enc: u8, at: (std::sync::Arc<str>, u32)) -> Result<Value> {
     let (opts, enc) = literal_opts(opts, source_enc);
     let klass = ctx.c().regexp;
     match new_regexp(ctx, klass, source, opts, enc) {
         Ok(v) => {
+            warn_nested_repeats(ctx, source, opts, Some(at));
             if let Some(r) = data_ref::<RegexpObj>(v) {
                 r.literal = true;
             }
@@ -197,6 +187,20 @@ pub fn new_literal(ctx: &mut Ctx, source: &[u8], opts: u32, source_enc: u8) -> R
             Err(ctx.raise(ctx.c().syntax_error, &msg))
         }
         Err(e) => Err(e),
+    }
+}
+
+/// Onigmo's warnings about nested repeat operators in a pattern compiled at `at` (the
+/// calling Ruby line when None).
+fn warn_nested_repeats(ctx: &mut Ctx, source: &[u8], opts: u32, at: Option<(std::sync::Arc<str>, u32)>) {
+    let warnings = regexp_syntax::nested_repeat_warnings(source, opts & EXTENDED != 0);
+    if warnings.is_empty() {
+        return;
+    }
+    let (path, line) = at.unwrap_or_else(|| crate::core::kernel::caller_location(ctx));
+    let shown = String::from_utf8_lossy(source).into_owned();
+    for w in warnings {
+        crate::core::kernel::write_warning(ctx, &format!("{path}:{line}: warning: {w}: /{shown}/\n"));
     }
 }
 
@@ -236,7 +240,9 @@ pub fn from_parts(ctx: &mut Ctx, parts: &[Value], opts: u32) -> Result<Value> {
     let klass = ctx.c().regexp;
     let enc = if opts & FIXEDENCODING != 0 { forced } else { fixed.unwrap_or(forced) };
     let opts = if fixed.is_some() && opts & NOENCODING == 0 { opts | FIXEDENCODING } else { opts };
-    new_regexp(ctx, klass, &src, opts, enc)
+    let re = new_regexp(ctx, klass, &src, opts, enc)?;
+    warn_nested_repeats(ctx, &src, opts, None);
+    Ok(re)
 }
 
 fn get<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a RegexpObj> {
@@ -310,19 +316,55 @@ pub fn search(ctx: &mut Ctx, re: Value, s: Value, start: usize, reverse: bool) -
         return Ok(None);
     }
     let oenc = onig_encoding(enc);
+    let timeout = r.timeout.or_else(|| ctx.vm().regexp_timeout());
     let regex = regex_for(ctx, r, oenc)?;
     let mut region = Region::new();
-    let chars = EncodedBytes::from_parts(b, oenc);
     let (from, to) = if reverse { (start, 0) } else { (start, b.len()) };
-    let res = regex.search_with_param(chars, from, to, SearchOptions::SEARCH_OPTION_NONE, Some(&mut region), MatchParam::default());
-    match res {
-        Ok(Some(_)) => {
-            let groups = (0..region.len()).map(|i| region.pos(i)).collect();
-            Ok(Some(groups))
+    let found = run_limited(ctx, timeout, |mp| {
+        let chars = EncodedBytes::from_parts(b, oenc);
+        regex.search_with_param(chars, from, to, SearchOptions::SEARCH_OPTION_NONE, Some(&mut region), mp)
+    })?;
+    Ok(found.map(|_| (0..region.len()).map(|i| region.pos(i)).collect()))
+}
+
+/// Runs one Oniguruma search or match under a time limit in seconds (Regexp::TimeoutError
+/// when it is exceeded). Oniguruma has no clock: the run is bounded by a budget of
+/// backtracking steps instead, and when the budget runs out before the time limit has
+/// passed the run starts over with twice the budget, so the work done stays under twice
+/// that of the last run. Without a limit Oniguruma's own step limit applies
+/// (a RegexpError when reached).
+fn run_limited<T>(ctx: &mut Ctx, timeout: Option<f64>, mut run: impl FnMut(MatchParam) -> std::result::Result<Option<T>, onig::Error>) -> Result<Option<T>> {
+    let Some(limit) = timeout else {
+        return run(MatchParam::default()).map_err(|e| ctx.raise(ctx.c().regexp_error, e.description()));
+    };
+    let started = std::time::Instant::now();
+    let mut budget: std::os::raw::c_ulong = 100_000;
+    loop {
+        let mp = MatchParam::default();
+        // SAFETY: `as_raw` is the OnigMatchParam `mp` owns, alive until `mp` is dropped.
+        unsafe {
+            onig_sys::onig_set_retry_limit_in_match_of_match_param(mp.as_raw(), 0);
+            onig_sys::onig_set_retry_limit_in_search_of_match_param(mp.as_raw(), budget);
         }
-        Ok(None) => Ok(None),
-        Err(e) => Err(ctx.raise(ctx.c().regexp_error, e.description())),
+        match run(mp) {
+            Err(e) if e.code() == onig_sys::ONIGERR_RETRY_LIMIT_IN_SEARCH_OVER || e.code() == onig_sys::ONIGERR_RETRY_LIMIT_IN_MATCH_OVER => {
+                if started.elapsed().as_secs_f64() >= limit {
+                    let klass = timeout_error_class(ctx);
+                    return Err(ctx.raise(klass, "regexp match timeout"));
+                }
+                budget = budget.saturating_mul(2);
+            }
+            Err(e) => return Err(ctx.raise(ctx.c().regexp_error, e.description())),
+            Ok(found) => return Ok(found),
+        }
     }
+}
+
+/// `Regexp::TimeoutError`.
+fn timeout_error_class(ctx: &mut Ctx) -> Value {
+    let c = ctx.c().regexp;
+    let id = ctx.intern("TimeoutError");
+    crate::core::module::body(c).const_get(id).map_or(ctx.c().regexp_error, |e| e.value)
 }
 
 /// Matches `re` against the bytes of `s` from `base` on (the pattern sees them as the
@@ -340,30 +382,23 @@ pub fn match_in(ctx: &mut Ctx, re: Value, s: Value, base: usize, start: usize, a
     let b = &all[base..];
     let at = start - base;
     let oenc = onig_encoding(enc);
+    let timeout = r.timeout.or_else(|| ctx.vm().regexp_timeout());
     let regex = regex_for(ctx, r, oenc)?;
     let mut region = Region::new();
-    let chars = EncodedBytes::from_parts(b, oenc);
-    let res = if anchored {
-        regex.match_with_param(chars, at, SearchOptions::SEARCH_OPTION_NONE, Some(&mut region), MatchParam::default()).map(|m| m.map(|_| ()))
-    } else {
-        regex.search_with_param(chars, at, b.len(), SearchOptions::SEARCH_OPTION_NONE, Some(&mut region), MatchParam::default()).map(|m| m.map(|_| ()))
-    };
-    match res {
-        Ok(Some(())) => Ok(Some((0..region.len()).map(|i| region.pos(i).map(|(x, y)| (x + base, y + base))).collect())),
-        Ok(None) => Ok(None),
-        Err(e) => Err(ctx.raise(ctx.c().regexp_error, e.description())),
-    }
+    let found = run_limited(ctx, timeout, |mp| {
+        let chars = EncodedBytes::from_parts(b, oenc);
+        if anchored {
+            regex.match_with_param(chars, at, SearchOptions::SEARCH_OPTION_NONE, Some(&mut region), mp).map(|m| m.map(|_| ()))
+        } else {
+            regex.search_with_param(chars, at, b.len(), SearchOptions::SEARCH_OPTION_NONE, Some(&mut region), mp).map(|m| m.map(|_| ()))
+        }
+    })?;
+    Ok(found.map(|()| (0..region.len()).map(|i| region.pos(i).map(|(x, y)| (x + base, y + base))).collect()))
 }
 
 /// The named groups of a regexp: each name with its group numbers.
 pub fn group_names(re: Value) -> Vec<(String, Vec<usize>)> {
     data_ref::<RegexpObj>(re).map(|r| names_of(r)).unwrap_or_default()
-}
-
-fn new_match(ctx: &mut Ctx, re: Value, s: Value, groups: Vec<Option<(usize, usize)>>) -> Value {
-    let frozen = string::frozen_snapshot(ctx, s);
-    let klass = ctx.c().match_data;
-    object::new_data(ctx, klass, Box::new(MatchObj { regexp: re, string: frozen, groups }))
 }
 
 /// `re =~ s` style matching that sets `$~`; returns the MatchData or nil.
@@ -381,102 +416,90 @@ pub fn match_at(ctx: &mut Ctx, re: Value, s: Value, start: usize) -> Result<Valu
     }
 }
 
-fn m_get<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a MatchObj> {
-    match data_ref::<MatchObj>(v) {
-        Some(m) => Ok(m),
-        None => Err(ctx.type_error("uninitialized MatchData")),
-    }
-}
-
-fn group_str(ctx: &mut Ctx, m: &MatchObj, i: usize) -> Value {
-    match m.groups.get(i).copied().flatten() {
-        Some((s, e)) => {
-            let enc = string::encoding(m.string);
-            let piece = string::bytes(m.string)[s..e].to_vec();
-            string::new_with_enc(ctx, piece, enc)
-        }
-        None => Value::NIL,
-    }
-}
-
-fn names_of(r: &RegexpObj) -> Vec<(String, Vec<usize>)> {
-    let mut out = Vec::new();
+/// The named groups of a compiled pattern in the order they are defined (a name used
+/// twice is listed once, where it first appears).
+pub(crate) fn names_of(r: &RegexpObj) -> Vec<(String, Vec<usize>)> {
+    let mut out: Vec<(String, Vec<usize>)> = Vec::new();
     if let Some(re) = &r.regex {
         re.foreach_name(|name, groups| {
             out.push((name.to_string(), groups.iter().map(|&g| g as usize).collect()));
             true
         });
     }
+    out.sort_by_key(|(_, groups)| groups.iter().min().copied().unwrap_or(usize::MAX));
     out
 }
 
-fn named_group(ctx: &mut Ctx, m: &MatchObj, name: &str) -> Result<Option<Value>> {
-    let Some(r) = data_ref::<RegexpObj>(m.regexp) else { return Ok(None) };
-    for (n, groups) in names_of(r) {
-        if n == name {
-            for &g in groups.iter().rev() {
-                if m.groups.get(g).copied().flatten().is_some() {
-                    return Ok(Some(group_str(ctx, m, g)));
-                }
-            }
-            return Ok(Some(Value::NIL));
-        }
+/// The option letter of a Ruby option bit.
+fn option_bit(c: u8) -> u32 {
+    match c {
+        b'm' => MULTILINE,
+        b'i' => IGNORECASE,
+        b'x' => EXTENDED,
+        _ => 0,
     }
-    Ok(None)
 }
 
-/// `$&`, `` $` ``, `$'`, `$+`, `$n`, named captures (for `GetSpecial`).
-pub fn match_special(ctx: &mut Ctx, md: Value, kind: u32) -> Result<Value> {
-    let m = m_get(ctx, md)?;
-    let b = string::bytes(m.string);
-    let enc = string::encoding(m.string);
-    Ok(match kind {
-        1 => group_str(ctx, m, 0),
-        2 => {
-            let s = m.groups[0].map_or(0, |g| g.0);
-            string::new_with_enc(ctx, b[..s].to_vec(), enc)
-        }
-        3 => {
-            let e = m.groups[0].map_or(b.len(), |g| g.1);
-            string::new_with_enc(ctx, b[e..].to_vec(), enc)
-        }
-        4 => {
-            let last = (1..m.groups.len()).rev().find(|&i| m.groups[i].is_some());
-            match last {
-                Some(i) => group_str(ctx, m, i),
-                None => Value::NIL,
-            }
-        }
-        k if k >= 1 << 24 => {
-            let li = (k - (1 << 24)) as usize;
-            let frame_lits = ctx.stacks.frames.last().map(|f| f.iseq().literals.get(li).copied()).flatten();
-            let name = frame_lits.and_then(|v| v.as_symbol()).map(|s| ctx.sym_str(s)).unwrap_or_default();
-            named_group(ctx, m, &name)?.unwrap_or(Value::NIL)
-        }
-        k => group_str(ctx, m, (k - 16) as usize),
-    })
-}
-
-/// The `(?-mix:src)` form.
+/// `Regexp#to_s` (CRuby's `rb_reg_to_s`): the `(?on-off:src)` form. Leading option groups
+/// that cover the whole pattern (`(?i)...`, `(?i:...)`) are folded into the outer options
+/// when the group's body is a valid pattern on its own.
 pub fn to_s_bytes(re: Value) -> Vec<u8> {
     let Some(r) = data_ref::<RegexpObj>(re) else { return Vec::new() };
+    let src = &r.source[..];
+    let mut opts = r.opts & (MULTILINE | IGNORECASE | EXTENDED);
+    let mut body = src;
+    let ascii_src = encoding::is_ascii_compatible(r.enc);
+    while ascii_src && body.len() >= 4 && body.starts_with(b"(?") {
+        let mut o = opts;
+        let mut p = &body[2..];
+        while let Some(&c) = p.first().filter(|&&c| option_bit(c) != 0) {
+            o |= option_bit(c);
+            p = &p[1..];
+        }
+        if p.len() > 1 && p[0] == b'-' {
+            p = &p[1..];
+            while let Some(&c) = p.first().filter(|&&c| option_bit(c) != 0) {
+                o &= !option_bit(c);
+                p = &p[1..];
+            }
+        }
+        if p.first() == Some(&b')') {
+            opts = o;
+            body = &p[1..];
+            continue;
+        }
+        let inner = (p.first() == Some(&b':') && p.last() == Some(&b')')).then(|| &p[1..p.len() - 1]);
+        match inner.filter(|inner| compile_regex(inner, o, onig_encoding(r.enc)).is_ok()) {
+            Some(inner) => {
+                opts = o;
+                body = inner;
+            }
+            // Anything else keeps the pattern as written (earlier folds included).
+            None => {
+                opts = r.opts & (MULTILINE | IGNORECASE | EXTENDED);
+                body = src;
+            }
+        }
+        break;
+    }
     let mut on = String::new();
     let mut off = String::new();
     for (bit, c) in [(MULTILINE, 'm'), (IGNORECASE, 'i'), (EXTENDED, 'x')] {
-        if r.opts & bit != 0 {
+        if opts & bit != 0 {
             on.push(c);
         } else {
             off.push(c);
         }
     }
-    let mut out = format!("(?{on}").into_bytes();
+    let mut head = format!("(?{on}");
     if !off.is_empty() {
-        out.push(b'-');
-        out.extend_from_slice(off.as_bytes());
+        head.push('-');
+        head.push_str(&off);
     }
-    out.push(b':');
-    out.extend_from_slice(&r.source);
-    out.push(b')');
+    head.push(':');
+    let mut out = ascii_in(r.enc, head.as_bytes());
+    out.extend_from_slice(body);
+    out.extend(ascii_in(r.enc, b")"));
     out
 }
 
@@ -530,27 +553,80 @@ fn inspect_bytes(r: &RegexpObj) -> Vec<u8> {
     out
 }
 
-/// `Regexp.escape`.
-pub fn escape_bytes(b: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(b.len());
-    for &c in b {
-        match c {
-            b'.' | b'*' | b'?' | b'+' | b'^' | b'$' | b'|' | b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'\\' | b'/' | b'-' => {
-                if c != b'/' {
-                    out.push(b'\\');
+/// The escape of ASCII character `c` in a quoted pattern (None: `c` stands for itself).
+fn quoted_ascii(c: u8) -> Option<&'static [u8]> {
+    Some(match c {
+        b'.' => b"\\.",
+        b'*' => b"\\*",
+        b'?' => b"\\?",
+        b'+' => b"\\+",
+        b'^' => b"\\^",
+        b'$' => b"\\$",
+        b'|' => b"\\|",
+        b'(' => b"\\(",
+        b')' => b"\\)",
+        b'[' => b"\\[",
+        b']' => b"\\]",
+        b'{' => b"\\{",
+        b'}' => b"\\}",
+        b'\\' => b"\\\\",
+        b'-' => b"\\-",
+        b' ' => b"\\ ",
+        b'\n' => b"\\n",
+        b'\t' => b"\\t",
+        b'\r' => b"\\r",
+        0x0c => b"\\f",
+        0x0b => b"\\v",
+        _ => return None,
+    })
+}
+
+/// `Regexp.escape` of `b` in encoding `enc`, character by character (so a multibyte
+/// character's bytes are never escaped, and escapes of an ASCII-incompatible encoding
+/// are written in that encoding).
+pub fn quote(b: &[u8], enc: u8) -> Vec<u8> {
+    let mut out = Vec::with_capacity(b.len() + 8);
+    let ascii_compatible = encoding::is_ascii_compatible(enc);
+    let mut i = 0;
+    while i < b.len() {
+        let (cp, n) = if ascii_compatible {
+            (b[i] as u32, encoding::char_len(enc, b, i).max(1).min(b.len() - i))
+        } else {
+            let (cp, n) = encoding::codepoint_at(enc, b, i);
+            (cp, n.max(1).min(b.len() - i))
+        };
+        let single = if ascii_compatible { n == 1 } else { cp < 0x80 };
+        match quoted_ascii(cp as u8).filter(|_| single && cp < 0x80) {
+            Some(esc) if ascii_compatible => out.extend_from_slice(esc),
+            Some(esc) => {
+                for &e in esc {
+                    out.extend(encoding::encode_codepoint(enc, e as u32).unwrap_or_else(|| vec![e]));
                 }
-                out.push(c);
             }
-            b' ' => out.extend_from_slice(b"\\ "),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            0x0c => out.extend_from_slice(b"\\f"),
-            0x0b => out.extend_from_slice(b"\\v"),
-            _ => out.push(c),
+            None => out.extend_from_slice(&b[i..i + n]),
         }
+        i += n;
     }
     out
+}
+
+/// The encoding of `Regexp.escape`'s result: US-ASCII for ASCII-only text in an
+/// ASCII-compatible encoding, otherwise the string's.
+fn quote_encoding(s: Value) -> u8 {
+    let enc = string::encoding(s);
+    if encoding::is_ascii_compatible(enc) && string::is_7bit(s) {
+        encoding::US_ASCII
+    } else {
+        enc
+    }
+}
+
+/// The quoted form of String or Symbol `v` as a new String.
+fn quote_value(ctx: &mut Ctx, v: Value) -> Result<Value> {
+    let s = if v.is_symbol() { crate::core::symbol::to_string(ctx, v) } else { string::to_str_arg(ctx, v)? };
+    let out = quote(string::bytes(s), string::encoding(s));
+    let enc = quote_encoding(s);
+    Ok(string::new_with_enc(ctx, out, enc))
 }
 
 /// Converts a pattern argument: Regexp as is, String as a literal pattern.
@@ -559,447 +635,26 @@ pub fn pattern_arg(ctx: &mut Ctx, v: Value) -> Result<Value> {
         return Ok(v);
     }
     let s = string::to_str_arg(ctx, v)?;
-    let esc = escape_bytes(string::bytes(s));
+    let enc = string::encoding(s);
+    let esc = quote(string::bytes(s), enc);
     let klass = ctx.c().regexp;
-    new_regexp(ctx, klass, &esc, 0, string::encoding(s))
-}
-
-// ---- String integration ----
-
-pub fn match_at_start(ctx: &mut Ctx, re: Value, s: Value) -> Result<bool> {
-    match search(ctx, re, s, 0, false)? {
-        Some(g) if g[0].is_some_and(|(st, _)| st == 0) => {
-            let m = new_match(ctx, re, s, g);
-            ops::set_last_match(ctx, m);
-            Ok(true)
-        }
-        _ => {
-            // A failed `start_with?(re)` clears $~ (rb_reg_start_with_p).
-            ops::set_last_match(ctx, Value::NIL);
-            Ok(false)
-        }
-    }
-}
-
-pub fn string_index(ctx: &mut Ctx, s: Value, re: Value, bstart: usize) -> Result<Value> {
-    let m = match_at(ctx, re, s, bstart)?;
-    if m.is_nil() {
-        return Ok(Value::NIL);
-    }
-    let st = m_get(ctx, m)?.groups[0].map_or(0, |g| g.0);
-    Ok(Value::fixnum(string::byte_to_char_index(s, st) as i64))
-}
-
-pub fn string_rindex(ctx: &mut Ctx, s: Value, re: Value, bstart: usize) -> Result<Value> {
-    match search(ctx, re, s, bstart, true)? {
-        Some(g) => {
-            let st = g[0].map_or(0, |x| x.0);
-            let m = new_match(ctx, re, s, g);
-            ops::set_last_match(ctx, m);
-            Ok(Value::fixnum(string::byte_to_char_index(s, st) as i64))
-        }
-        None => {
-            ops::set_last_match(ctx, Value::NIL);
-            Ok(Value::NIL)
-        }
-    }
-}
-
-pub fn string_aref(ctx: &mut Ctx, s: Value, re: Value, group: Option<Value>) -> Result<Value> {
-    let m = match_at(ctx, re, s, 0)?;
-    if m.is_nil() {
-        return Ok(Value::NIL);
-    }
-    match group {
-        None => {
-            let mo = m_get(ctx, m)?;
-            Ok(group_str(ctx, mo, 0))
-        }
-        Some(g) => md_aref(ctx, m, &Args::new(&[g])),
-    }
-}
-
-pub fn string_aset(ctx: &mut Ctx, s: Value, re: Value, repl: Value) -> Result<()> {
-    match search(ctx, re, s, 0, false)? {
-        Some(g) => {
-            let (st, en) = g[0].expect("group 0");
-            let r = string::bytes(repl).to_vec();
-            string::bytes_mut(s).splice(st..en, r);
-            Ok(())
-        }
-        None => Err(ctx.index_error("regexp not matched")),
-    }
-}
-
-/// `String#split` with a Regexp.
-pub fn split(ctx: &mut Ctx, s: Value, re: Value, limit: i64) -> Result<Value> {
-    let enc = string::encoding(s);
-    let b = string::bytes(s).to_vec();
-    let out = array::new(ctx);
-    let mut start = 0usize;
-    let mut search_at = 0usize;
-    let mut count = 0i64;
-    while search_at <= b.len() {
-        if limit > 0 && count == limit - 1 {
-            break;
-        }
-        let Some(groups) = search(ctx, re, s, search_at, false)? else { break };
-        let (ms, me) = groups[0].expect("group 0");
-        if me == ms {
-            if ms >= b.len() {
-                break;
-            }
-            if ms == start {
-                search_at = ms + encoding::char_len(enc, &b, ms);
-                if ms == 0 {
-                    continue;
-                }
-                let piece = b[start..search_at].to_vec();
-                let p = string::new_with_enc(ctx, piece, enc);
-                array::push(ctx, out, p);
-                start = search_at;
-                count += 1;
-                continue;
-            }
-        }
-        let piece = b[start..ms].to_vec();
-        let p = string::new_with_enc(ctx, piece, enc);
-        array::push(ctx, out, p);
-        count += 1;
-        for g in groups.iter().skip(1) {
-            let v = match g {
-                Some((gs, ge)) => string::new_with_enc(ctx, b[*gs..*ge].to_vec(), enc),
-                None => Value::NIL,
-            };
-            if !v.is_nil() {
-                array::push(ctx, out, v);
-            }
-        }
-        start = me;
-        search_at = if me == ms { me + encoding::char_len(enc, &b, me) } else { me };
-    }
-    let tail = b[start.min(b.len())..].to_vec();
-    let t = string::new_with_enc(ctx, tail, enc);
-    array::push(ctx, out, t);
-    if limit == 0 {
-        while array::len(out) > 0 && string::len(array::get(out, array::len(out) - 1)) == 0 {
-            array::rarray(out).items.pop();
-        }
-    }
-    Ok(out)
-}
-
-/// Expands `\1`, `\k<name>`, `\0`/`\&`, `` \` ``, `\'`, `\\` in a replacement.
-fn expand_replacement(ctx: &mut Ctx, repl: &[u8], m: &MatchObj) -> Result<Vec<u8>> {
-    let subj = string::bytes(m.string);
-    let mut out = Vec::with_capacity(repl.len());
-    let mut i = 0;
-    while i < repl.len() {
-        let c = repl[i];
-        if c != b'\\' || i + 1 >= repl.len() {
-            out.push(c);
-            i += 1;
-            continue;
-        }
-        let n = repl[i + 1];
-        i += 2;
-        let range = match n {
-            b'0'..=b'9' => m.groups.get((n - b'0') as usize).copied().flatten(),
-            b'&' => m.groups[0],
-            // `\+`: the last group that took part in the match.
-            b'+' => m.groups.iter().skip(1).rev().find(|g| g.is_some()).copied().flatten(),
-            b'`' => Some((0, m.groups[0].map_or(0, |g| g.0))),
-            b'\'' => Some((m.groups[0].map_or(0, |g| g.1), subj.len())),
-            b'\\' => {
-                out.push(b'\\');
-                continue;
-            }
-            b'k' if i < repl.len() && repl[i] == b'<' => {
-                let end = repl[i..].iter().position(|&x| x == b'>').map(|p| i + p);
-                match end {
-                    Some(e) => {
-                        let name = String::from_utf8_lossy(&repl[i + 1..e]).into_owned();
-                        i = e + 1;
-                        let v = named_group(ctx, m, &name)?;
-                        match v {
-                            Some(v) if !v.is_nil() => out.extend_from_slice(string::bytes(v)),
-                            Some(_) => {}
-                            None => return Err(ctx.index_error(&format!("undefined group name reference: {name}"))),
-                        }
-                        continue;
-                    }
-                    None => {
-                        out.extend_from_slice(b"\\k");
-                        continue;
-                    }
-                }
-            }
-            other => {
-                out.push(b'\\');
-                out.push(other);
-                continue;
-            }
-        };
-        if let Some((s, e)) = range {
-            out.extend_from_slice(&subj[s..e]);
-        }
-    }
-    Ok(out)
-}
-
-/// `sub`/`gsub` core: returns the new bytes, or None if nothing matched.
-fn substitute(ctx: &mut Ctx, s: Value, args: &Args, global: bool) -> Result<Option<(Vec<u8>, u8)>> {
-    let pat = args.pos[0];
-    let re = pattern_arg(ctx, pat)?;
-    let repl = args.pos.get(1).copied();
-    let hash_repl = repl.filter(|&r| hash::is_hash(r));
-    let str_repl = match repl {
-        Some(r) if hash_repl.is_none() => Some(string::to_str_arg(ctx, r)?),
-        _ => None,
-    };
-    if repl.is_none() && args.block.is_none() {
-        return Err(ctx.arity_error(1, 2, Some(2)));
-    }
-    let subject = string::dup_literal(ctx, s);
-    object::freeze(subject);
-    let enc = string::encoding(s);
-    let b = string::bytes(subject).to_vec();
-    let mut out = Vec::with_capacity(b.len());
-    let mut pos = 0usize;
-    let mut last_end = 0usize;
-    let mut any = false;
-    while pos <= b.len() {
-        let Some(groups) = search(ctx, re, subject, pos, false)? else { break };
-        let (ms, me) = groups[0].expect("group 0");
-        any = true;
-        out.extend_from_slice(&b[last_end..ms]);
-        let md = new_match(ctx, re, subject, groups);
-        let piece: Vec<u8> = if let Some(h) = hash_repl {
-            let mo = m_get(ctx, md)?;
-            let matched = group_str(ctx, mo, 0);
-            let v = hash::aref(ctx, h, matched)?;
-            let v = string::to_s(ctx, v)?;
-            string::bytes(v).to_vec()
-        } else if let Some(r) = str_repl {
-            let rb = string::bytes(r).to_vec();
-            let m = m_get(ctx, md)?;
-            expand_replacement(ctx, &rb, m)?
-        } else {
-            ops::set_last_match(ctx, md);
-            let mo = m_get(ctx, md)?;
-            let matched = group_str(ctx, mo, 0);
-            let blk = args.block.expect("block");
-            let v = ctx.yield1(&blk, matched)?;
-            let v = string::to_s(ctx, v)?;
-            string::bytes(v).to_vec()
-        };
-        out.extend_from_slice(&piece);
-        ops::set_last_match(ctx, md);
-        last_end = me;
-        if !global {
-            break;
-        }
-        if me == ms {
-            if me < b.len() {
-                let n = encoding::char_len(enc, &b, me);
-                out.extend_from_slice(&b[me..me + n]);
-                last_end = me + n;
-            }
-            if me >= b.len() {
-                break;
-            }
-            pos = last_end;
-        } else {
-            pos = me;
-        }
-    }
-    if !any {
-        ops::set_last_match(ctx, Value::NIL);
-        return Ok(None);
-    }
-    if last_end < b.len() {
-        out.extend_from_slice(&b[last_end..]);
-    }
-    Ok(Some((out, enc)))
-}
-
-fn s_sub(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    match substitute(ctx, recv, args, false)? {
-        Some((b, e)) => Ok(string::new_with_enc(ctx, b, e)),
-        None => Ok(string::dup_literal(ctx, recv)),
-    }
-}
-
-fn s_gsub(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    if args.pos.len() == 1 && args.block.is_none() {
-        return crate::core::enumerator::enum_for(ctx, recv, "gsub", args.pos, None);
-    }
-    match substitute(ctx, recv, args, true)? {
-        Some((b, e)) => Ok(string::new_with_enc(ctx, b, e)),
-        None => Ok(string::dup_literal(ctx, recv)),
-    }
-}
-
-fn s_sub_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    ctx.check_frozen(recv)?;
-    match substitute(ctx, recv, args, false)? {
-        Some((b, _)) => {
-            ctx.check_frozen(recv)?;
-            *string::bytes_mut(recv) = b;
-            Ok(recv)
-        }
-        None => Ok(Value::NIL),
-    }
-}
-
-fn s_gsub_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    ctx.check_frozen(recv)?;
-    match substitute(ctx, recv, args, true)? {
-        Some((b, _)) => {
-            ctx.check_frozen(recv)?;
-            *string::bytes_mut(recv) = b;
-            Ok(recv)
-        }
-        None => Ok(Value::NIL),
-    }
-}
-
-fn s_scan(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let re = pattern_arg(ctx, args.pos[0])?;
-    let subject = object::freeze(string::dup_literal(ctx, recv));
-    let enc = string::encoding(recv);
-    let b = string::bytes(subject).to_vec();
-    let out = array::new(ctx);
-    let mut pos = 0usize;
-    while pos <= b.len() {
-        let Some(groups) = search(ctx, re, subject, pos, false)? else { break };
-        let (ms, me) = groups[0].expect("group 0");
-        let md = new_match(ctx, re, subject, groups.clone());
-        let item = if groups.len() > 1 {
-            let caps = array::new(ctx);
-            for g in groups.iter().skip(1) {
-                let v = match *g {
-                    Some((s, e)) => string::new_with_enc(ctx, b[s..e].to_vec(), enc),
-                    None => Value::NIL,
-                };
-                array::push(ctx, caps, v);
-            }
-            caps
-        } else {
-            string::new_with_enc(ctx, b[ms..me].to_vec(), enc)
-        };
-        ops::set_last_match(ctx, md);
-        match args.block {
-            Some(blk) => {
-                ctx.yield1(&blk, item)?;
-                ops::set_last_match(ctx, md);
-            }
-            None => array::push(ctx, out, item),
-        }
-        pos = if me == ms { me + if me < b.len() { encoding::char_len(enc, &b, me) } else { 1 } } else { me };
-    }
-    if args.block.is_some() {
-        return Ok(recv);
-    }
-    Ok(out)
-}
-
-fn s_match_op(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let o = args.pos[0];
-    if string::is_string(o) {
-        return Err(ctx.type_error("wrong argument type String (expected Regexp)"));
-    }
-    if is_regexp(o) {
-        return re_match_op(ctx, o, &Args::new(&[recv]));
-    }
-    ctx.call(o, sym::MATCH, &[recv])
-}
-
-fn s_match(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let re = pattern_arg(ctx, args.pos[0])?;
-    let mut rest = vec![recv];
-    rest.extend_from_slice(&args.pos[1..]);
-    re_match(ctx, re, &Args { pos: &rest, kw: None, block: args.block })
-}
-
-fn s_match_p(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let re = pattern_arg(ctx, args.pos[0])?;
-    let start = match args.pos.get(1) {
-        Some(&p) => integer::to_i64_arg(ctx, p)?,
-        None => 0,
-    };
-    let bs = if start < 0 { (string::char_length(recv) as i64 + start).max(0) } else { start };
-    let Some(b) = string::char_to_byte(recv, bs as usize) else { return Ok(Value::FALSE) };
-    Ok(Value::bool(search(ctx, re, recv, b, false)?.is_some()))
-}
-
-fn s_partition(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let enc = string::encoding(recv);
-    let b = string::bytes(recv).to_vec();
-    let range = if is_regexp(args.pos[0]) {
-        search(ctx, args.pos[0], recv, 0, false)?.and_then(|g| g[0])
-    } else {
-        let p = string::to_str_arg(ctx, args.pos[0])?;
-        let pb = string::bytes(p).to_vec();
-        b.windows(pb.len().max(1)).position(|w| w == &pb[..]).map(|i| (i, i + pb.len())).filter(|_| !pb.is_empty() || b.is_empty())
-    };
-    let parts = match range {
-        Some((s, e)) => [b[..s].to_vec(), b[s..e].to_vec(), b[e..].to_vec()],
-        None => [b.clone(), Vec::new(), Vec::new()],
-    };
-    // Each piece goes into the Array as it is made, so the collector always sees it.
-    let out = array::new(ctx);
-    for p in parts {
-        let v = string::new_with_enc(ctx, p, enc);
-        array::push(ctx, out, v);
-    }
-    Ok(out)
-}
-
-fn s_rpartition(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let enc = string::encoding(recv);
-    let b = string::bytes(recv).to_vec();
-    let range = if is_regexp(args.pos[0]) {
-        search(ctx, args.pos[0], recv, b.len(), true)?.and_then(|g| g[0])
-    } else {
-        let p = string::to_str_arg(ctx, args.pos[0])?;
-        let pb = string::bytes(p).to_vec();
-        if pb.len() > b.len() {
-            None
-        } else {
-            (0..=b.len() - pb.len()).rev().find(|&i| b[i..].starts_with(&pb)).map(|i| (i, i + pb.len()))
-        }
-    };
-    let parts = match range {
-        Some((s, e)) => [b[..s].to_vec(), b[s..e].to_vec(), b[e..].to_vec()],
-        None => [Vec::new(), Vec::new(), b.clone()],
-    };
-    // Each piece goes into the Array as it is made, so the collector always sees it.
-    let out = array::new(ctx);
-    for p in parts {
-        let v = string::new_with_enc(ctx, p, enc);
-        array::push(ctx, out, v);
-    }
-    Ok(out)
-}
-
-fn s_slice_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    ctx.check_frozen(recv)?;
-    let aref = ctx.intern("[]");
-    let piece = ctx.call(recv, aref, args.pos)?;
-    if piece.is_nil() {
-        return Ok(Value::NIL);
-    }
-    let mut a: Vec<Value> = args.pos.to_vec();
-    let empty = string::new_utf8(ctx, "");
-    a.push(empty);
-    let aset = ctx.intern("[]=");
-    ctx.call(recv, aset, &a)?;
-    Ok(piece)
+    new_regexp(ctx, klass, &esc, 0, enc)
 }
 
 // ---- Regexp methods ----
 
+/// A warning at the calling Ruby line; `verbose_only` ones need `$VERBOSE` true.
+fn warn(ctx: &mut Ctx, msg: &str, verbose_only: bool) {
+    if verbose_only && crate::core::globals::verbose_level(ctx) < 2 {
+        return;
+    }
+    let (path, line) = crate::core::kernel::caller_location(ctx);
+    crate::core::kernel::write_warning(ctx, &format!("{path}:{line}: warning: {msg}\n"));
+}
+
+/// The options argument of `Regexp.new`: an Integer of option bits, a String of option
+/// letters, or any other object as a truth value for `/i` (nil and false: none; `true`
+/// silently, anything else with a verbose-mode warning).
 fn opts_arg(ctx: &mut Ctx, v: Option<Value>) -> Result<u32> {
     Ok(match v {
         None => 0,
@@ -1017,55 +672,202 @@ fn opts_arg(ctx: &mut Ctx, v: Option<Value>) -> Result<u32> {
             }
             o
         }
-        Some(_) => IGNORECASE,
+        Some(v) => {
+            if v != Value::TRUE {
+                let shown = object::inspect_string(ctx, v)?;
+                warn(ctx, &format!("expected true or false as ignorecase: {shown}"), true);
+            }
+            IGNORECASE
+        }
     })
 }
 
-/// `Regexp#initialize(source, options = nil)`: a Regexp copies another's pattern,
-/// options and encoding (a second argument is then ignored, with a warning in CRuby).
+/// A match time limit in seconds from a `timeout` value (nil: none); CRuby's `set_timeout`.
+fn timeout_arg(ctx: &mut Ctx, v: Value) -> Result<Option<f64>> {
+    if v.is_nil() {
+        return Ok(None);
+    }
+    let t = crate::core::numeric::to_f64(ctx, v)?;
+    if !(t > 0.0) {
+        let shown = object::inspect_string(ctx, v)?;
+        return Err(ctx.arg_error(&format!("invalid timeout: {shown}")));
+    }
+    Ok(Some(t))
+}
+
+/// `Regexp#initialize(source, options = nil, timeout: nil)`: a Regexp copies another's
+/// pattern, options and encoding (options given with it are ignored, with a warning).
 fn re_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    ctx.check_frozen(recv)?;
     if data_ref::<RegexpObj>(recv).is_some_and(|r| r.regex.is_some()) {
         return Err(ctx.type_error("already initialized regexp"));
     }
+    crate::core::numeric::check_keywords(ctx, args, &["timeout"])?;
+    let timeout = match args.kwarg(ctx, "timeout") {
+        Some(t) => timeout_arg(ctx, t)?,
+        None => None,
+    };
     let src = args.pos[0];
     if is_regexp(src) {
+        if args.pos.len() > 1 {
+            warn(ctx, "flags ignored", false);
+        }
         let r = get(ctx, src)?;
         let (s, o, e) = (r.source.clone(), r.opts, r.enc);
         let o = if o & NOENCODING != 0 { o & !FIXEDENCODING } else { o };
         init_regexp(ctx, recv, &s, o, e)?;
-        return Ok(Value::NIL);
+    } else {
+        let s = string::to_str_arg(ctx, src)?;
+        let o = opts_arg(ctx, args.pos.get(1).copied())?;
+        let bytes = string::bytes(s).to_vec();
+        let enc = string::encoding(s);
+        let enc = if o & NOENCODING != 0 { encoding::BINARY } else { enc };
+        init_regexp(ctx, recv, &bytes, o, enc)?;
+        warn_nested_repeats(ctx, &bytes, o, None);
     }
-    let s = string::to_str_arg(ctx, src)?;
-    let o = opts_arg(ctx, args.pos.get(1).copied())?;
-    let bytes = string::bytes(s).to_vec();
-    let enc = string::encoding(s);
-    let enc = if o & NOENCODING != 0 { encoding::BINARY } else { enc };
-    init_regexp(ctx, recv, &bytes, o, enc)?;
+    if let Some(r) = data_ref::<RegexpObj>(recv) {
+        r.timeout = timeout;
+    }
     Ok(Value::NIL)
 }
 
 /// `initialize_copy` (dup/clone): the copy shares nothing but the pattern text.
 fn re_initialize_copy(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let r = get(ctx, args.pos[0])?;
-    let (s, o, e) = (r.source.clone(), r.opts, r.enc);
+    let (s, o, e, t) = (r.source.clone(), r.opts, r.enc, r.timeout);
     if let Some(me) = data_ref::<RegexpObj>(recv) {
         me.regex = None;
     }
     let o = if o & NOENCODING != 0 { o & !FIXEDENCODING } else { o };
     init_regexp(ctx, recv, &s, o, e)?;
+    if let Some(me) = data_ref::<RegexpObj>(recv) {
+        me.timeout = t;
+    }
     Ok(recv)
 }
 
 fn re_s_compile(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    ctx.call_with_block(recv, sym::NEW, args.pos, args.block)
+    ctx.call_kw(recv, sym::NEW, args.pos, args.kw, args.block)
+}
+
+fn timeout_value(ctx: &mut Ctx, t: Option<f64>) -> Value {
+    t.map_or(Value::NIL, |t| crate::core::float::new(ctx, t))
+}
+
+fn re_s_timeout(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    let t = ctx.vm().regexp_timeout();
+    Ok(timeout_value(ctx, t))
+}
+
+fn re_s_set_timeout(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let t = timeout_arg(ctx, args.pos[0])?;
+    ctx.vm().set_regexp_timeout(t);
+    Ok(args.pos[0])
+}
+
+fn re_timeout(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let t = get(ctx, recv)?.timeout;
+    Ok(timeout_value(ctx, t))
+}
+
+/// `Regexp.linear_time?(re)`: whether matching `re` takes time linear in the subject's
+/// length with Carmine's backtracking engine (see `regexp_syntax::is_linear_time`). A
+/// String is compiled with the given options first; options given with a Regexp are
+/// ignored, with a warning.
+fn re_s_linear_time(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    // `timeout:` is accepted as by Regexp.new; it has no bearing on the answer.
+    crate::core::numeric::check_keywords(ctx, args, &["timeout"])?;
+    let v = args.pos[0];
+    let re = match check_regexp(ctx, v)? {
+        Some(r) => {
+            if args.pos.len() > 1 {
+                warn(ctx, "flags ignored", false);
+            }
+            r
+        }
+        None => {
+            let s = string::to_str_arg(ctx, v)?;
+            let o = opts_arg(ctx, args.pos.get(1).copied())?;
+            let klass = ctx.c().regexp;
+            let bytes = string::bytes(s).to_vec();
+            new_regexp(ctx, klass, &bytes, o, string::encoding(s))?
+        }
+    };
+    let r = get(ctx, re)?;
+    let (src, opts) = (r.source.clone(), r.opts);
+    Ok(Value::bool(regexp_syntax::is_linear_time(&src, opts & EXTENDED != 0)))
 }
 
 fn re_s_escape(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let v = args.pos[0];
-    let s = if v.is_symbol() { crate::core::symbol::to_string(ctx, v) } else { string::to_str_arg(ctx, v)? };
-    let out = escape_bytes(string::bytes(s));
-    let enc = string::encoding(s);
-    Ok(string::new_with_enc(ctx, out, enc))
+    quote_value(ctx, args.pos[0])
+}
+
+/// `v.to_regexp` if `v` is a Regexp or converts to one (nil when it does not respond).
+fn check_regexp(ctx: &mut Ctx, v: Value) -> Result<Option<Value>> {
+    if is_regexp(v) {
+        return Ok(Some(v));
+    }
+    let id = ctx.intern("to_regexp");
+    if !v.is_heap() || !ctx.respond_to(v, id, true) {
+        return Ok(None);
+    }
+    let r = ctx.call(v, id, &[])?;
+    if !is_regexp(r) {
+        let cname = object::class_name_of(ctx, v);
+        let rname = object::class_name_of(ctx, r);
+        return Err(ctx.type_error(&format!("can't convert {cname} into Regexp ({cname}#to_regexp gives {rname})")));
+    }
+    Ok(Some(r))
+}
+
+fn re_s_try_convert(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    Ok(check_regexp(ctx, args.pos[0])?.unwrap_or(Value::NIL))
+}
+
+/// How the parts of a `Regexp.union` constrain its encoding (CRuby's `rb_reg_s_union`):
+/// at most one ASCII-incompatible encoding, at most one fixed ASCII-compatible one, and
+/// never an ASCII-incompatible part together with another kind.
+#[derive(Default)]
+struct UnionEncoding {
+    incompatible: Option<u8>,
+    fixed: Option<u8>,
+    ascii_only: bool,
+}
+
+impl UnionEncoding {
+    fn add(&mut self, ctx: &mut Ctx, enc: u8, fixed: bool) -> Result<()> {
+        let conflict = |ctx: &mut Ctx, a: u8, b: u8| ctx.arg_error(&format!("incompatible encodings: {} and {}", encoding::name(a), encoding::name(b)));
+        if !encoding::is_ascii_compatible(enc) {
+            match self.incompatible {
+                Some(e) if e != enc => return Err(conflict(ctx, e, enc)),
+                _ => self.incompatible = Some(enc),
+            }
+        } else if fixed {
+            match self.fixed {
+                Some(e) if e != enc => return Err(conflict(ctx, e, enc)),
+                _ => self.fixed = Some(enc),
+            }
+        } else {
+            self.ascii_only = true;
+        }
+        if let Some(inc) = self.incompatible {
+            if self.ascii_only {
+                return Err(ctx.arg_error(&format!("ASCII incompatible encoding: {}", encoding::name(inc))));
+            }
+            if let Some(f) = self.fixed {
+                return Err(conflict(ctx, inc, f));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Transcodes ASCII text to ASCII-incompatible `enc` (the `|` and `(?-mix:` of a union).
+fn ascii_in(enc: u8, text: &[u8]) -> Vec<u8> {
+    if encoding::is_ascii_compatible(enc) {
+        return text.to_vec();
+    }
+    text.iter().flat_map(|&c| encoding::encode_codepoint(enc, c as u32).unwrap_or_else(|| vec![c])).collect()
 }
 
 fn re_s_union(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -1076,24 +878,45 @@ fn re_s_union(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         }
     }
     if items.is_empty() {
-        return new_regexp(ctx, recv, b"(?!)", 0, encoding::UTF_8);
+        return new_regexp(ctx, recv, b"(?!)", 0, encoding::US_ASCII);
     }
-    if items.len() == 1 && is_regexp(items[0]) {
-        return Ok(items[0]);
-    }
-    let mut src = Vec::new();
-    for (i, &it) in items.iter().enumerate() {
-        if i > 0 {
-            src.push(b'|');
+    if items.len() == 1 {
+        if let Some(r) = check_regexp(ctx, items[0])? {
+            return Ok(r);
         }
-        if is_regexp(it) {
-            src.extend(to_s_bytes(it));
+        let q = quote_value(ctx, items[0])?;
+        let enc = string::encoding(q);
+        let src = string::bytes(q).to_vec();
+        return new_regexp(ctx, recv, &src, 0, enc);
+    }
+    let mut parts: Vec<(Vec<u8>, u8)> = Vec::with_capacity(items.len());
+    let mut encs = UnionEncoding::default();
+    for &it in &items {
+        if let Some(r) = check_regexp(ctx, it)? {
+            let ro = get(ctx, r)?;
+            let (enc, fixed) = (ro.enc, ro.opts & FIXEDENCODING != 0);
+            encs.add(ctx, enc, fixed)?;
+            parts.push((to_s_bytes(r), enc));
         } else {
             let s = string::to_str_arg(ctx, it)?;
-            src.extend(escape_bytes(string::bytes(s)));
+            let enc = string::encoding(s);
+            let ascii_only = encoding::is_ascii_compatible(enc) && string::is_7bit(s);
+            encs.add(ctx, enc, !ascii_only)?;
+            parts.push((quote(string::bytes(s), enc), enc));
         }
     }
-    new_regexp(ctx, recv, &src, 0, encoding::UTF_8)
+    let enc = encs.incompatible.or(encs.fixed).unwrap_or(encoding::BINARY);
+    let mut src = Vec::new();
+    for (i, (bytes, part_enc)) in parts.iter().enumerate() {
+        if i > 0 {
+            src.extend(ascii_in(enc, b"|"));
+        }
+        // The checks above leave only parts in `enc` or ASCII-only parts of an
+        // ASCII-compatible `enc`.
+        debug_assert!(*part_enc == enc || encoding::is_ascii_compatible(enc));
+        src.extend_from_slice(bytes);
+    }
+    new_regexp(ctx, recv, &src, 0, enc)
 }
 
 fn re_s_last_match(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
@@ -1114,7 +937,7 @@ fn subject_arg(ctx: &mut Ctx, v: Value) -> Result<Option<Value>> {
     Ok(Some(string::to_str_arg(ctx, v)?))
 }
 
-fn re_match(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+pub(crate) fn re_match(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(s) = subject_arg(ctx, args.pos[0])? else {
         ops::set_last_match(ctx, Value::NIL);
         return Ok(Value::NIL);
@@ -1152,7 +975,7 @@ fn re_match_p(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(Value::bool(search(ctx, recv, s, bs, false)?.is_some()))
 }
 
-fn re_match_op(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+pub(crate) fn re_match_op(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(s) = subject_arg(ctx, args.pos[0])? else {
         ops::set_last_match(ctx, Value::NIL);
         return Ok(Value::NIL);
@@ -1239,17 +1062,27 @@ fn re_named_captures(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> 
     Ok(h)
 }
 
-fn re_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let o = args.pos[0];
-    let (Some(a), Some(b)) = (data_ref::<RegexpObj>(recv), data_ref::<RegexpObj>(o)) else { return Ok(Value::FALSE) };
-    let _ = ctx;
+/// `Regexp#==`: the same source, options and encoding.
+pub fn same_pattern(a: Value, b: Value) -> bool {
+    let (Some(a), Some(b)) = (data_ref::<RegexpObj>(a), data_ref::<RegexpObj>(b)) else { return false };
     let flags = IGNORECASE | EXTENDED | MULTILINE | FIXEDENCODING;
-    Ok(Value::bool(a.source == b.source && a.opts & flags == b.opts & flags && a.enc == b.enc))
+    a.source == b.source && a.opts & flags == b.opts & flags && a.enc == b.enc
+}
+
+/// The hash of a regexp's source and `/imx` options (`/n` and the encoding do not count).
+pub fn pattern_hash(ctx: &mut Ctx, re: Value) -> u64 {
+    let Some(r) = data_ref::<RegexpObj>(re) else { return 0 };
+    let opts = r.opts & (IGNORECASE | EXTENDED | MULTILINE);
+    crate::core::hash::hash_bytes(ctx.vm().hash_seed ^ opts as u64, &r.source)
+}
+
+fn re_eq(_ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    Ok(Value::bool(same_pattern(recv, args.pos[0])))
 }
 
 fn re_hash(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let r = get(ctx, recv)?;
-    let h = crate::core::hash::hash_bytes(ctx.vm().hash_seed ^ r.opts as u64, &r.source);
+    get(ctx, recv)?;
+    let h = pattern_hash(ctx, recv);
     Ok(Value::fixnum((h >> 2) as i64))
 }
 
@@ -1263,198 +1096,6 @@ fn re_fixed_encoding(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> 
     Ok(Value::bool(r.opts & FIXEDENCODING != 0))
 }
 
-// ---- MatchData methods ----
-
-fn md_aref(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let m = m_get(ctx, recv)?;
-    let a = args.pos[0];
-    if args.pos.len() == 2 {
-        let all = md_to_a(ctx, recv, &Args::new(&[]))?;
-        let aref = ctx.intern("[]");
-        return ctx.call(all, aref, args.pos);
-    }
-    if let Some(i) = a.as_fixnum() {
-        // rb_reg_nth_match: a negative index never reaches the whole match (group 0).
-        let n = m.groups.len() as i64;
-        let i = if i < 0 { i + n } else { i };
-        if i < 0 || i >= n || (i == 0 && a.as_fixnum().is_some_and(|x| x < 0)) {
-            return Ok(Value::NIL);
-        }
-        return Ok(group_str(ctx, m, i as usize));
-    }
-    if string::is_string(a) || a.is_symbol() {
-        let name = if a.is_symbol() { ctx.sym_str(a.as_symbol().expect("sym")) } else { string::to_rust_string_lossy(a) };
-        return match named_group(ctx, m, &name)? {
-            Some(v) => Ok(v),
-            None => Err(ctx.index_error(&format!("undefined group name reference: {name}"))),
-        };
-    }
-    if crate::core::range::is_range(a) {
-        let all = md_to_a(ctx, recv, &Args::new(&[]))?;
-        let aref = ctx.intern("[]");
-        return ctx.call(all, aref, &[a]);
-    }
-    let i = integer::to_i64_arg(ctx, a)?;
-    md_aref(ctx, recv, &Args::new(&[Value::fixnum(i)]))
-}
-
-fn md_to_a(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let m = m_get(ctx, recv)?;
-    let out = array::new(ctx);
-    for i in 0..m.groups.len() {
-        let v = group_str(ctx, m, i);
-        array::push(ctx, out, v);
-    }
-    Ok(out)
-}
-
-fn md_captures(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let m = m_get(ctx, recv)?;
-    let out = array::new(ctx);
-    for i in 1..m.groups.len() {
-        let v = group_str(ctx, m, i);
-        array::push(ctx, out, v);
-    }
-    Ok(out)
-}
-
-fn md_named_captures(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let m = m_get(ctx, recv)?;
-    let symbolize = args.kwarg(ctx, "symbolize_names").is_some_and(|v| v.truthy());
-    let names = data_ref::<RegexpObj>(m.regexp).map(|r| names_of(r)).unwrap_or_default();
-    let h = hash::new(ctx);
-    for (n, _) in names {
-        let v = named_group(ctx, m, &n)?.unwrap_or(Value::NIL);
-        let k = if symbolize { Value::symbol(ctx.intern(&n)) } else { string::new_utf8(ctx, &n) };
-        hash::aset(ctx, h, k, v)?;
-    }
-    Ok(h)
-}
-
-fn md_names(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let re = m_get(ctx, recv)?.regexp;
-    re_names(ctx, re, &Args::new(&[]))
-}
-
-fn md_pre_match(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    match_special(ctx, recv, 2)
-}
-
-fn md_post_match(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    match_special(ctx, recv, 3)
-}
-
-fn group_index(ctx: &mut Ctx, m: &MatchObj, a: Value) -> Result<usize> {
-    if string::is_string(a) || a.is_symbol() {
-        let name = if a.is_symbol() { ctx.sym_str(a.as_symbol().expect("sym")) } else { string::to_rust_string_lossy(a) };
-        let names = data_ref::<RegexpObj>(m.regexp).map(|r| names_of(r)).unwrap_or_default();
-        return match names.into_iter().find(|(n, _)| *n == name) {
-            Some((_, g)) => Ok(*g.last().unwrap_or(&0)),
-            None => Err(ctx.index_error(&format!("undefined group name reference: {name}"))),
-        };
-    }
-    let i = integer::to_i64_arg(ctx, a)?;
-    if i < 0 || i as usize >= m.groups.len() {
-        return Err(ctx.index_error(&format!("index {i} out of matches")));
-    }
-    Ok(i as usize)
-}
-
-fn md_begin(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let m = m_get(ctx, recv)?;
-    let i = group_index(ctx, m, args.pos[0])?;
-    Ok(match m.groups[i] {
-        Some((s, _)) => Value::fixnum(string::byte_to_char_index(m.string, s) as i64),
-        None => Value::NIL,
-    })
-}
-
-fn md_end(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let m = m_get(ctx, recv)?;
-    let i = group_index(ctx, m, args.pos[0])?;
-    Ok(match m.groups[i] {
-        Some((_, e)) => Value::fixnum(string::byte_to_char_index(m.string, e) as i64),
-        None => Value::NIL,
-    })
-}
-
-fn md_offset(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let b = md_begin(ctx, recv, args)?;
-    let e = md_end(ctx, recv, args)?;
-    Ok(array::from_slice(ctx, &[b, e]))
-}
-
-fn md_byteoffset(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let m = m_get(ctx, recv)?;
-    let i = group_index(ctx, m, args.pos[0])?;
-    Ok(match m.groups[i] {
-        Some((s, e)) => array::from_slice(ctx, &[Value::fixnum(s as i64), Value::fixnum(e as i64)]),
-        None => array::from_slice(ctx, &[Value::NIL, Value::NIL]),
-    })
-}
-
-fn md_size(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    Ok(Value::fixnum(m_get(ctx, recv)?.groups.len() as i64))
-}
-
-fn md_to_s(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let m = m_get(ctx, recv)?;
-    Ok(group_str(ctx, m, 0))
-}
-
-fn md_string(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    Ok(m_get(ctx, recv)?.string)
-}
-
-fn md_regexp(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    Ok(m_get(ctx, recv)?.regexp)
-}
-
-fn md_values_at(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let out = array::new(ctx);
-    for &a in args.pos {
-        let v = md_aref(ctx, recv, &Args::new(&[a]))?;
-        array::push(ctx, out, v);
-    }
-    Ok(out)
-}
-
-fn md_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let m = m_get(ctx, recv)?;
-    let names = data_ref::<RegexpObj>(m.regexp).map(|r| names_of(r)).unwrap_or_default();
-    let mut out = b"#<MatchData ".to_vec();
-    for i in 0..m.groups.len() {
-        if i > 0 {
-            out.push(b' ');
-            let label = names.iter().find(|(_, g)| g.contains(&i)).map(|(n, _)| n.clone()).unwrap_or_else(|| i.to_string());
-            out.extend_from_slice(label.as_bytes());
-            out.push(b':');
-        }
-        let g = group_str(ctx, m, i);
-        if g.is_nil() {
-            out.extend_from_slice(b"nil");
-        } else {
-            out.extend(string::inspect_bytes(string::bytes(g), string::encoding(g)));
-        }
-    }
-    out.push(b'>');
-    Ok(string::new_from_bytes(ctx, &out))
-}
-
-fn md_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let (Some(a), Some(b)) = (data_ref::<MatchObj>(recv), data_ref::<MatchObj>(args.pos[0])) else { return Ok(Value::FALSE) };
-    let _ = ctx;
-    Ok(Value::bool(a.regexp == b.regexp && string::eq(a.string, b.string) && a.groups == b.groups))
-}
-
-fn md_deconstruct_keys(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let kw_h = hash::new(ctx);
-    let kw = Some(kw_h);
-    let sym_true = Value::symbol(ctx.intern("symbolize_names"));
-    hash::aset(ctx, kw_h, sym_true, Value::TRUE)?;
-    md_named_captures(ctx, recv, &Args { pos: &[], kw, block: None })
-}
-
 pub fn init(ctx: &mut Ctx) {
     let c = ctx.c().regexp;
     crate::core::module::body(c).alloc = crate::core::module::AllocKind::Data(alloc_regexp);
@@ -1462,13 +1103,20 @@ pub fn init(ctx: &mut Ctx) {
         let id = ctx.intern(n);
         crate::core::module::body(c).const_set(id, Value::fixnum(v as i64));
     }
+    let regexp_error = ctx.c().regexp_error;
+    crate::core::module_methods::define_class_under(ctx, c, "TimeoutError", regexp_error);
     crate::methods!(ctx, c, [
-        ("compile", re_s_compile, [0..], Unsafe, Singleton),
-        ("initialize", re_initialize, [1..=3], Unsafe, Private),
+        ("compile", re_s_compile, [0..], Unsafe, Singleton, Kw),
+        ("initialize", re_initialize, [1..=2], Unsafe, Private, Kw),
         ("initialize_copy", re_initialize_copy, [1], Unsafe, Private),
         ("escape", re_s_escape, [1], Safe, Singleton),
         ("quote", re_s_escape, [1], Safe, Singleton),
         ("union", re_s_union, [0..], Unsafe, Singleton),
+        ("try_convert", re_s_try_convert, [1], Unsafe, Singleton),
+        ("linear_time?", re_s_linear_time, [1..=2], Unsafe, Singleton, Kw),
+        ("timeout", re_s_timeout, [0], Safe, Singleton),
+        ("timeout=", re_s_set_timeout, [1], Safe, Singleton),
+        ("timeout", re_timeout, [0], Safe),
         ("last_match", re_s_last_match, [0..=1], Safe, Singleton),
         ("match", re_match, [1..=2], Safe),
         ("match?", re_match_p, [1..=2], Safe),
@@ -1487,44 +1135,5 @@ pub fn init(ctx: &mut Ctx) {
         ("hash", re_hash, [0], Safe),
         ("encoding", re_encoding, [0], Safe),
         ("fixed_encoding?", re_fixed_encoding, [0], Safe),
-    ]);
-    let m = ctx.c().match_data;
-    crate::methods!(ctx, m, [
-        ("[]", md_aref, [1..=2], Safe),
-        ("to_a", md_to_a, [0], Safe),
-        ("captures", md_captures, [0], Safe),
-        ("deconstruct", md_captures, [0], Safe),
-        ("named_captures", md_named_captures, [0], Safe, Kw),
-        ("deconstruct_keys", md_deconstruct_keys, [1], Safe),
-        ("names", md_names, [0], Safe),
-        ("pre_match", md_pre_match, [0], Safe),
-        ("post_match", md_post_match, [0], Safe),
-        ("begin", md_begin, [1], Safe),
-        ("end", md_end, [1], Safe),
-        ("offset", md_offset, [1], Safe),
-        ("byteoffset", md_byteoffset, [1], Safe),
-        ("size", md_size, [0], Safe),
-        ("length", md_size, [0], Safe),
-        ("to_s", md_to_s, [0], Safe),
-        ("string", md_string, [0], Safe),
-        ("regexp", md_regexp, [0], Safe),
-        ("values_at", md_values_at, [0..], Safe),
-        ("inspect", md_inspect, [0], Safe),
-        ("==", md_eq, [1], Safe),
-        ("eql?", md_eq, [1], Safe),
-    ]);
-    let s = ctx.c().string;
-    crate::methods!(ctx, s, [
-        ("sub", s_sub, [1..=2], Unsafe),
-        ("gsub", s_gsub, [1..=2], Unsafe),
-        ("sub!", s_sub_bang, [1..=2], Unsafe),
-        ("gsub!", s_gsub_bang, [1..=2], Unsafe),
-        ("scan", s_scan, [1], Unsafe),
-        ("=~", s_match_op, [1], Unsafe),
-        ("match", s_match, [1..=2], Unsafe),
-        ("match?", s_match_p, [1..=2], Safe),
-        ("partition", s_partition, [1], Unsafe),
-        ("rpartition", s_rpartition, [1], Unsafe),
-        ("slice!", s_slice_bang, [1..=2], Unsafe),
     ]);
 }

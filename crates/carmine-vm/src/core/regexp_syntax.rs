@@ -59,8 +59,12 @@ pub fn encoding_needs(src: &[u8]) -> EncodingNeeds {
                 i += 2 + n;
             }
             Some(b'u') => {
-                needs.unicode_escape = true;
-                i += 2;
+                // Only a non-ASCII character makes the pattern UTF-8; `\u{41}` is plain `A`.
+                let (codes, n) = unicode_escape_codes(src, i);
+                if codes.iter().any(|&c| c >= 0x80) {
+                    needs.unicode_escape = true;
+                }
+                i += n.max(2);
             }
             Some(d @ b'0'..=b'7') => {
                 // Three octal digits name a byte (fewer may be a back-reference).
@@ -78,6 +82,352 @@ pub fn encoding_needs(src: &[u8]) -> EncodingNeeds {
         }
     }
     needs
+}
+
+/// The code points of the `\u` escape at `i` (`\uHHHH` or `\u{H HHHH ...}`) and its
+/// length; a malformed escape yields what could be read (compiling reports the error).
+fn unicode_escape_codes(src: &[u8], i: usize) -> (Vec<u32>, usize) {
+    if src.get(i + 2) != Some(&b'{') {
+        let (v, d) = hex_digits(src, i + 2, 4);
+        return (if d == 4 { vec![v] } else { Vec::new() }, 2 + d);
+    }
+    let mut codes = Vec::new();
+    let mut j = i + 3;
+    loop {
+        while src.get(j).is_some_and(|b| *b == b' ' || *b == b'\t') {
+            j += 1;
+        }
+        let (v, d) = hex_digits(src, j, 8);
+        if d == 0 {
+            let end = if src.get(j) == Some(&b'}') { j + 1 } else { j };
+            return (codes, end - i);
+        }
+        codes.push(v);
+        j += d;
+    }
+}
+
+/// Whether a (valid) pattern always matches in time linear in the subject's length with a
+/// backtracking engine such as Oniguruma (`Regexp.linear_time?`). Oniguruma does not
+/// memoize as CRuby's Onigmo does, so the sound test is that every match attempt does a
+/// bounded amount of work: no unbounded repetition (`*`, `+`, `{n,}`, `\X`, the absent
+/// operator), no back-references, and no subexpression call that could recurse (a call
+/// from inside a group, or of the whole pattern). A search then costs O(n) attempts of
+/// bounded cost. Anything the scan is unsure about counts as not linear.
+pub fn is_linear_time(src: &[u8], extended: bool) -> bool {
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < src.len() {
+        match src[i] {
+            b'\\' => {
+                match src.get(i + 1) {
+                    Some(b'1'..=b'9' | b'k' | b'X') => return false,
+                    Some(b'g') => {
+                        let whole = matches!(src.get(i + 3..i + 5), Some(b"0>" | b"0'"));
+                        if depth > 0 || whole {
+                            return false;
+                        }
+                    }
+                    _ => {}
+                }
+                i += 2;
+            }
+            // In extended mode a `[` may sit in a comment; scanning the class text as
+            // pattern text can only find more to object to.
+            b'[' if !extended => i = skip_class(src, i),
+            b'(' => {
+                if src[i + 1..].starts_with(b"?#") {
+                    while i < src.len() && src[i] != b')' {
+                        i += if src[i] == b'\\' { 2 } else { 1 };
+                    }
+                    i += 1;
+                    continue;
+                }
+                if src[i + 1..].starts_with(b"?~") {
+                    return false;
+                }
+                depth += 1;
+                i += 1;
+            }
+            b')' => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            b'*' | b'+' => return false,
+            b'{' => match interval_upper_bound(src, i) {
+                Some((bounded, len)) => {
+                    if !bounded {
+                        return false;
+                    }
+                    i += len;
+                }
+                None => i += 1,
+            },
+            _ => i += 1,
+        }
+    }
+    true
+}
+
+/// The six "popular" quantifiers Onigmo folds when one directly repeats another:
+/// `?`, `*`, `+` and their lazy forms, in Onigmo's order.
+const POPULAR_QUANTIFIERS: [&str; 6] = ["?", "*", "+", "??", "*?", "+?"];
+
+/// What Onigmo makes of quantifier `outer` applied to a node quantified by `inner`
+/// (indexes into POPULAR_QUANTIFIERS): None when it keeps both, Some(None) when `outer`
+/// is redundant, Some(Some(text)) when the pair is replaced by `text`.
+fn nested_repeat_reduction(inner: usize, outer: usize) -> Option<Option<&'static str>> {
+    const ASIS: u8 = 0;
+    const DEL: u8 = 1;
+    const A: u8 = 2;
+    const AQ: u8 = 3;
+    const QQ: u8 = 4;
+    const P_QQ: u8 = 5;
+    const TABLE: [[u8; 6]; 6] = [
+        [DEL, A, A, QQ, AQ, ASIS],
+        [DEL, DEL, DEL, P_QQ, P_QQ, DEL],
+        [A, A, DEL, ASIS, P_QQ, DEL],
+        [DEL, AQ, AQ, DEL, AQ, AQ],
+        [DEL, DEL, DEL, DEL, DEL, DEL],
+        // Onigmo's table has PQ_Q and DEL for `*` and `+` over `+?`, but CRuby neither
+        // warns about nor folds `a+?*` and `a+?+`.
+        [ASIS, ASIS, ASIS, AQ, AQ, DEL],
+    ];
+    match TABLE[inner][outer] {
+        ASIS => None,
+        DEL => Some(None),
+        A => Some(Some("*")),
+        AQ => Some(Some("*?")),
+        QQ => Some(Some("??")),
+        _ => Some(Some("+ and ??")),
+    }
+}
+
+/// The popular quantifier that results from reducing `outer` over `inner` (the top
+/// quantifier of the node afterwards), as Onigmo's `onig_reduce_nested_quantifier`.
+fn reduced_quantifier(inner: usize, outer: usize) -> Option<usize> {
+    match nested_repeat_reduction(inner, outer) {
+        None => Some(outer),
+        Some(None) => Some(inner),
+        Some(Some("*")) => Some(1),
+        Some(Some("*?")) => Some(4),
+        Some(Some("??")) => Some(3),
+        Some(Some(_)) => Some(3),
+    }
+}
+
+/// A quantifier token at `i`: (popular index if it is one, possessive, length). The
+/// `+` after an interval is not possessive in Ruby's syntax: it is another quantifier.
+fn quantifier_at(src: &[u8], i: usize) -> Option<(Option<usize>, bool, usize)> {
+    let (lower, upper, mut len, interval) = match src.get(i)? {
+        b'?' => (0, Some(1), 1, false),
+        b'*' => (0, None, 1, false),
+        b'+' => (1, None, 1, false),
+        b'{' => {
+            let end = i + src[i..].iter().position(|&b| b == b'}')?;
+            let body = &src[i + 1..end];
+            let num = |d: &[u8]| -> Option<Option<u64>> {
+                if d.is_empty() {
+                    Some(None)
+                } else if d.iter().all(u8::is_ascii_digit) {
+                    std::str::from_utf8(d).ok()?.parse().ok().map(Some)
+                } else {
+                    None
+                }
+            };
+            let (lo, hi) = match body.iter().position(|&b| b == b',') {
+                Some(c) => (num(&body[..c])?, num(&body[c + 1..])?),
+                None => {
+                    let n = num(body)??;
+                    (Some(n), Some(n))
+                }
+            };
+            if lo.is_none() && hi.is_none() {
+                return None;
+            }
+            (lo.unwrap_or(0), hi, end + 1 - i, true)
+        }
+        _ => return None,
+    };
+    // `{n}?` is `{n}` repeated by `?` in Ruby's syntax, not a lazy `{n}`.
+    let fixed = interval && !src[i..i + len].contains(&b',');
+    let lazy = !fixed && src.get(i + len) == Some(&b'?');
+    if lazy {
+        len += 1;
+    }
+    let possessive = !lazy && !interval && src.get(i + len) == Some(&b'+');
+    if possessive {
+        len += 1;
+    }
+    let popular = match (lower, upper) {
+        (0, Some(1)) => Some(0),
+        (0, None) => Some(1),
+        (1, None) => Some(2),
+        _ => None,
+    };
+    Some((popular.map(|p| if lazy { p + 3 } else { p }), possessive, len))
+}
+
+/// Onigmo's warnings about a quantifier that directly repeats a quantified item
+/// (`a**`, `(?:a+)?`, `a{0,1}+`), which Onigmo folds into one quantifier; each without
+/// the `: /source/` suffix. Capturing and option groups keep the two apart, as in Onigmo.
+pub fn nested_repeat_warnings(src: &[u8], extended: bool) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let mut i = 0;
+    nested_repeat_sequence(src, &mut i, extended, &mut warnings);
+    warnings
+}
+
+/// Scans alternatives up to the `)` closing the current group (or the end). Returns the
+/// top quantifier of the group's content when it is one quantified item, which a plain
+/// `(?:...)` passes on to a quantifier after it.
+fn nested_repeat_sequence(src: &[u8], i: &mut usize, extended: bool, warnings: &mut Vec<String>) -> Option<usize> {
+    let mut items = 0;
+    let mut alternatives = 1;
+    let mut last: Option<usize> = None;
+    while *i < src.len() {
+        let c = src[*i];
+        if extended && (c.is_ascii_whitespace() || c == b'#') {
+            skip_extended_space(src, i);
+            continue;
+        }
+        // The item at *i, and the quantifier it carries into what follows.
+        let carried: Option<usize> = match c {
+            b')' => {
+                *i += 1;
+                return if alternatives == 1 && items == 1 { last } else { None };
+            }
+            b'|' => {
+                alternatives += 1;
+                items = 0;
+                *i += 1;
+                continue;
+            }
+            b'\\' => {
+                *i += 2;
+                None
+            }
+            b'[' => {
+                *i = skip_class(src, *i);
+                None
+            }
+            b'(' => {
+                let rest = &src[*i + 1..];
+                if rest.starts_with(b"?#") {
+                    while *i < src.len() && src[*i] != b')' {
+                        *i += if src[*i] == b'\\' { 2 } else { 1 };
+                    }
+                    *i += 1;
+                    continue;
+                }
+                let plain = rest.starts_with(b"?:");
+                let opt_len = rest.iter().skip(1).take_while(|b| b"imxadu-".contains(b)).count();
+                let inline_options = rest.first() == Some(&b'?') && opt_len > 0 && rest.get(1 + opt_len) == Some(&b')');
+                *i += if plain { 3 } else { 1 };
+                if inline_options {
+                    *i += opt_len + 1;
+                    continue;
+                }
+                let inner = nested_repeat_sequence(src, i, extended, warnings);
+                if plain { inner } else { None }
+            }
+            _ => {
+                *i += if c >= 0x80 { utf8_len(c) } else { 1 };
+                None
+            }
+        };
+        items += 1;
+        let mut top = carried;
+        // Quantifiers after the item, each repeating the result of the previous ones.
+        loop {
+            let mut j = *i;
+            if extended {
+                skip_extended_space(src, &mut j);
+            }
+            let Some((popular, possessive, len)) = quantifier_at(src, j) else { break };
+            *i = j + len;
+            // A possessive quantifier is folded like any other and then becomes an
+            // atomic group, which nothing after it folds into.
+            top = match (top, popular) {
+                (Some(inner), Some(outer)) => {
+                    match nested_repeat_reduction(inner, outer) {
+                        None => {}
+                        Some(None) => warnings.push(format!("regular expression has redundant nested repeat operator '{}'", POPULAR_QUANTIFIERS[inner])),
+                        Some(Some(to)) => warnings.push(format!(
+                            "nested repeat operator '{}' and '{}' was replaced with '{}' in regular expression",
+                            POPULAR_QUANTIFIERS[inner], POPULAR_QUANTIFIERS[outer], to
+                        )),
+                    }
+                    reduced_quantifier(inner, outer)
+                }
+                (_, p) => p,
+            };
+            if possessive {
+                top = None;
+            }
+        }
+        last = top;
+    }
+    None
+}
+
+/// Skips whitespace and `#` comments of an extended pattern.
+fn skip_extended_space(src: &[u8], i: &mut usize) {
+    while *i < src.len() {
+        match src[*i] {
+            b'#' => {
+                while *i < src.len() && src[*i] != b'\n' {
+                    *i += 1;
+                }
+            }
+            c if c.is_ascii_whitespace() => *i += 1,
+            _ => return,
+        }
+    }
+}
+
+/// The end of the bracket expression starting at `i` (nested brackets and escapes
+/// included).
+fn skip_class(src: &[u8], mut i: usize) -> usize {
+    let mut level = 0usize;
+    let start = i;
+    while i < src.len() {
+        match src[i] {
+            b'\\' => {
+                i += 2;
+                continue;
+            }
+            b'[' => level += 1,
+            // A `]` right after the opening `[` or `[^` is a literal.
+            b']' if i == start + 1 || (i == start + 2 && src[start + 1] == b'^') => {}
+            b']' => {
+                level -= 1;
+                if level == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    src.len()
+}
+
+/// An interval quantifier at `i` (`{n}`, `{n,m}`, `{,m}`, `{n,}`): whether it has an
+/// upper bound, and its length. None when the `{` is a literal.
+fn interval_upper_bound(src: &[u8], i: usize) -> Option<(bool, usize)> {
+    let end = i + src[i..].iter().position(|&b| b == b'}')?;
+    let body = &src[i + 1..end];
+    let (lo, hi) = match body.iter().position(|&b| b == b',') {
+        Some(c) => (&body[..c], Some(&body[c + 1..])),
+        None => (body, None),
+    };
+    let digits = |d: &[u8]| d.iter().all(u8::is_ascii_digit);
+    if !digits(lo) || !hi.is_none_or(digits) || (lo.is_empty() && hi.is_none_or(<[u8]>::is_empty)) {
+        return None;
+    }
+    let bounded = hi.is_none_or(|h| !h.is_empty());
+    Some((bounded, end + 1 - i))
 }
 
 /// Reads up to `max` hex digits at `at`: (value, digits read).
@@ -135,6 +485,8 @@ struct Mode {
     /// `\w \d \s` (and negations) are ASCII-only: Ruby's default and `(?a)`/`(?d)`;
     /// `(?u)` makes them Unicode. Oniguruma's are Unicode, so they are spelled out.
     ascii_classes: bool,
+    /// POSIX brackets are Unicode (Ruby's default, `(?d)` and `(?u)`; not `(?a)`).
+    unicode_posix: bool,
 }
 
 /// Wraps `out[at..]` in an atomic group.
@@ -175,7 +527,7 @@ fn interval_len(src: &[u8], i: usize) -> Option<usize> {
 /// is compiled as UTF-8. Errors are CRuby's messages, without the `/pattern/` suffix.
 pub fn translate(src: &[u8], utf8: bool, extended: bool) -> Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(src.len() + 8);
-    let mut stack = vec![Frame::new(0, false, Mode { extended, ascii_classes: true })];
+    let mut stack = vec![Frame::new(0, false, Mode { extended, ascii_classes: true, unicode_posix: true })];
     let mut i = 0;
     while i < src.len() {
         let c = src[i];
@@ -194,12 +546,17 @@ pub fn translate(src: &[u8], utf8: bool, extended: bool) -> Result<Vec<u8>, Stri
                 item(&mut stack[top], at, true);
             }
             b'[' => {
-                i = char_class(src, i, utf8, stack[top].mode.ascii_classes, &mut out)?;
+                i = char_class(src, i, utf8, stack[top].mode, &mut out)?;
                 item(&mut stack[top], at, false);
             }
-            b'(' => {
-                i = open_group(src, i, &mut out, &mut stack)?;
-            }
+            b'(' => match absent_literal(src, i, utf8, stack[top].mode.extended) {
+                Some((n, rewritten)) => {
+                    out.extend_from_slice(&rewritten);
+                    i += n;
+                    item(&mut stack[top], at, false);
+                }
+                None => i = open_group(src, i, &mut out, &mut stack)?,
+            },
             b')' if stack.len() > 1 => {
                 let mut f = stack.pop().expect("open group");
                 end_alternative(&mut f, &mut out);
@@ -279,10 +636,7 @@ fn ascii_class(letter: u8) -> Option<&'static [u8]> {
 /// Copies the escape at `i` (checking `\x`); returns the input length consumed.
 /// `ascii_classes`: `\w \d \s` are ASCII-only; `in_class`: inside a bracket.
 fn escape(src: &[u8], i: usize, utf8: bool, ascii_classes: bool, in_class: bool, out: &mut Vec<u8>) -> Result<usize, String> {
-    let Some(&n) = src.get(i + 1) else {
-        out.push(b'\\');
-        return Ok(1);
-    };
+    let Some(&n) = src.get(i + 1) else { return Err("too short escape sequence".into()) };
     if n == b'x' {
         let (v, digits) = hex_digits(src, i + 2, 2);
         if digits == 0 {
@@ -349,8 +703,11 @@ fn unicode_escape(src: &[u8], i: usize, out: &mut Vec<u8>) -> Result<usize, Stri
                 _ => {}
             }
             let (v, d) = hex_digits(src, j, 8);
-            if d == 0 || d > 6 {
+            if d == 0 {
                 return Err("invalid Unicode list".into());
+            }
+            if d > 6 {
+                return Err("invalid Unicode range".into());
             }
             push(v, out)?;
             any = true;
@@ -387,7 +744,8 @@ fn multibyte_escape(src: &[u8], i: usize, out: &mut Vec<u8>) -> Result<usize, St
 }
 
 /// Copies a bracket expression starting at `i`; returns the index after it.
-fn char_class(src: &[u8], i: usize, utf8: bool, ascii_classes: bool, out: &mut Vec<u8>) -> Result<usize, String> {
+fn char_class(src: &[u8], i: usize, utf8: bool, mode: Mode, out: &mut Vec<u8>) -> Result<usize, String> {
+    let ascii_classes = mode.ascii_classes;
     let mut j = i + 1;
     out.push(b'[');
     if src.get(j) == Some(&b'^') {
@@ -407,6 +765,11 @@ fn char_class(src: &[u8], i: usize, utf8: bool, ascii_classes: bool, out: &mut V
                 match end {
                     Some(e) => {
                         out.extend_from_slice(&src[j..e]);
+                        // Onigmo's Unicode word characters include the join controls
+                        // (ZWNJ, ZWJ); Oniguruma's do not.
+                        if utf8 && mode.unicode_posix && &src[j..e] == b"[:word:]" {
+                            out.extend_from_slice("\u{200C}\u{200D}".as_bytes());
+                        }
                         j = e;
                     }
                     None => {
@@ -440,6 +803,46 @@ fn char_class(src: &[u8], i: usize, utf8: bool, ascii_classes: bool, out: &mut V
         }
     }
     Ok(j)
+}
+
+/// The absent operator `(?~lit)` over a plain literal, at `i`: its length and an
+/// equivalent pattern. Onigmo's `(?~X)` matches any text that does not contain a match
+/// of X; Oniguruma's also stops before an X that would only end past the text. For a
+/// literal the two agree on: characters where no `lit` starts, then at most a proper
+/// prefix of `lit` (where the first `lit` starts). Other contents are left to Oniguruma.
+fn absent_literal(src: &[u8], i: usize, utf8: bool, extended: bool) -> Option<(usize, Vec<u8>)> {
+    let rest = src.get(i..)?;
+    if !rest.starts_with(b"(?~") || rest.get(3) == Some(&b'|') {
+        return None;
+    }
+    let body_len = rest[3..].iter().position(|&b| b == b')')?;
+    let body = &rest[3..3 + body_len];
+    let special = |b: &u8| b"\\^$.|?*+()[]{}".contains(b) || (extended && (b.is_ascii_whitespace() || *b == b'#'));
+    if body.is_empty() || body.iter().any(special) {
+        return None;
+    }
+    let mut chars = Vec::new();
+    let mut j = 0;
+    while j < body.len() {
+        let n = if utf8 { utf8_len(body[j]).min(body.len() - j) } else { 1 };
+        chars.push(j + n);
+        j += n;
+    }
+    let mut out = b"(?:(?:(?!".to_vec();
+    out.extend_from_slice(body);
+    out.extend_from_slice(b")(?m:.))*");
+    if chars.len() > 1 {
+        out.extend_from_slice(b"(?:");
+        for (k, &end) in chars[..chars.len() - 1].iter().rev().enumerate() {
+            if k > 0 {
+                out.push(b'|');
+            }
+            out.extend_from_slice(&body[..end]);
+        }
+        out.extend_from_slice(b")?");
+    }
+    out.push(b')');
+    Some((3 + body_len + 1, out))
 }
 
 /// Handles `(` at `i`: comments and option groups are copied (options translated),
@@ -478,14 +881,17 @@ fn open_group(src: &[u8], i: usize, out: &mut Vec<u8>, stack: &mut Vec<Frame>) -
                 (b'a', false) => {
                     on.extend_from_slice(b"WDSP");
                     new_mode.ascii_classes = true;
+                    new_mode.unicode_posix = false;
                 }
                 (b'd', false) => {
                     off.extend_from_slice(b"WDSP");
                     new_mode.ascii_classes = true;
+                    new_mode.unicode_posix = true;
                 }
                 (b'u', false) => {
                     off.extend_from_slice(b"WDSP");
                     new_mode.ascii_classes = false;
+                    new_mode.unicode_posix = true;
                 }
                 (b'a' | b'd' | b'u', true) => return Err("undefined group option".into()),
                 (l, false) => {

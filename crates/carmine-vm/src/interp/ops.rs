@@ -1114,7 +1114,7 @@ pub fn get_special(ctx: &mut Ctx, fi: usize, kind: u32) -> Result<Value> {
     if m.is_nil() {
         return Ok(Value::NIL);
     }
-    crate::core::regexp::match_special(ctx, m, kind)
+    crate::core::matchdata::match_special(ctx, m, kind)
 }
 
 pub fn last_line(ctx: &Ctx, fi: usize) -> Value {

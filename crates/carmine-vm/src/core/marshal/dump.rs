@@ -526,7 +526,7 @@ impl Dumper {
             return self.write_object(ctx, data, limit);
         }
         let name = object::class_name_of(ctx, v);
-        if object::is_a(ctx, v, ctx.c().io) || regexp::is_match_data(v) {
+        if object::is_a(ctx, v, ctx.c().io) || crate::core::matchdata::is_match_data(v) {
             return Err(ctx.type_error(&format!("can't dump {name}")));
         }
         Err(ctx.type_error(&format!("no _dump_data is defined for class {name}")))
