@@ -270,11 +270,14 @@ pub struct CallCache {
     pub me: Cell<Option<*const MethodEntry>>,
     /// Keeps the cached entry alive while it is referenced here.
     pub keep: std::cell::RefCell<Option<Arc<MethodEntry>>>,
+    /// For an attribute reader or writer: the instance variable's slot, as a `GetIvar`
+    /// cache holds it (class, epoch and index).
+    pub ivar: (Cell<u64>, Cell<u32>),
 }
 
 impl Default for CallCache {
     fn default() -> Self {
-        CallCache { epoch: Cell::new(u64::MAX), klass: Cell::new(0), me: Cell::new(None), keep: std::cell::RefCell::new(None) }
+        CallCache { epoch: Cell::new(u64::MAX), klass: Cell::new(0), me: Cell::new(None), keep: std::cell::RefCell::new(None), ivar: Default::default() }
     }
 }
 

@@ -504,7 +504,7 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                 Insn::GetIvar(id, c) => {
                     let self_ = self_!();
                     let cache = &iseq.ivar_caches[c as usize];
-                    if self_.is_heap() && basic(self_).obj_type() == ObjType::Object && basic(self_).klass.raw() == cache.0.get() && cache.1.get() >> 16 == ctx.vm().class_epoch16() {
+                    if ops::ivar_cache_hit(ctx, self_, cache) {
                         // SAFETY: type checked; index came from this class's layout.
                         let v = unsafe { (*self_.as_ptr::<RObject>()).ivar((cache.1.get() & 0xFFFF) as usize) };
                         push!(if v.is_undef() { Value::NIL } else { v })
@@ -518,9 +518,8 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                     let self_ = self_!();
                     let v = top!(0);
                     let cache = &iseq.ivar_caches[c as usize];
-                    let b = if self_.is_heap() { Some(basic(self_)) } else { None };
-                    match b {
-                        Some(b) if b.obj_type() == ObjType::Object && b.klass.raw() == cache.0.get() && cache.1.get() >> 16 == ctx.vm().class_epoch16() && b.flags & crate::object::FL_FROZEN == 0 => {
+                    match self_ {
+                        _ if ops::ivar_cache_hit(ctx, self_, cache) && basic(self_).flags & crate::object::FL_FROZEN == 0 => {
                             // SAFETY: type checked; index came from this class's layout.
                             unsafe { (*self_.as_ptr::<RObject>()).set_ivar((cache.1.get() & 0xFFFF) as usize, v) };
                         }

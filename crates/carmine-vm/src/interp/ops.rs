@@ -237,8 +237,47 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
                 }
             }
         }
+        MethodBody::AttrReader(name) if argc == 0 && ci.block == u32::MAX => {
+            let v = ivar_get_fast(ctx, recv, name, &ci.cache.ivar);
+            ctx.stacks.sp = ret_sp;
+            Some(Ok(Some(v)))
+        }
+        MethodBody::AttrWriter(name) if argc == 1 && ci.block == u32::MAX => {
+            let v = ctx.stacks.stack[ret_sp + 1];
+            let r = ivar_set_fast(ctx, recv, name, v, &ci.cache.ivar);
+            ctx.stacks.sp = ret_sp;
+            Some(r.map(|()| Some(v)))
+        }
         _ => None,
     }
+}
+
+/// Whether an ivar cache holds `obj`'s class layout (then its index is valid for `obj`).
+#[inline(always)]
+pub fn ivar_cache_hit(ctx: &Ctx, obj: Value, cache: &(Cell<u64>, Cell<u32>)) -> bool {
+    obj.is_heap() && basic(obj).obj_type() == ObjType::Object && basic(obj).klass.raw() == cache.0.get() && cache.1.get() >> 16 == ctx.vm().class_epoch16()
+}
+
+/// `obj`'s instance variable `id` through `cache` (filled on a miss).
+#[inline(always)]
+pub fn ivar_get_fast(ctx: &mut Ctx, obj: Value, id: SymId, cache: &(Cell<u64>, Cell<u32>)) -> Value {
+    if ivar_cache_hit(ctx, obj, cache) {
+        // SAFETY: type checked; the index came from this class's layout.
+        let v = unsafe { (*obj.as_ptr::<RObject>()).ivar((cache.1.get() & 0xFFFF) as usize) };
+        return if v.is_undef() { Value::NIL } else { v };
+    }
+    get_ivar_cached(ctx, obj, id, cache)
+}
+
+/// Sets `obj`'s instance variable `id` through `cache` (FrozenError on a frozen object).
+#[inline(always)]
+pub fn ivar_set_fast(ctx: &mut Ctx, obj: Value, id: SymId, v: Value, cache: &(Cell<u64>, Cell<u32>)) -> Result<()> {
+    if ivar_cache_hit(ctx, obj, cache) && basic(obj).flags & crate::object::FL_FROZEN == 0 {
+        // SAFETY: type checked; the index came from this class's layout.
+        unsafe { (*obj.as_ptr::<RObject>()).set_ivar((cache.1.get() & 0xFFFF) as usize, v) };
+        return Ok(());
+    }
+    set_ivar_cached(ctx, obj, id, v, cache)
 }
 
 /// The value a `GetConst` inline cache holds for lexical scope `cref`, if still valid.
