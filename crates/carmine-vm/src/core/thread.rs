@@ -725,9 +725,9 @@ fn m_pending_interrupt_p(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Valu
     Ok(Value::bool(sched::has_pending(ctx, recv, k)))
 }
 
-/// The frames of thread `t` (innermost first) as (path, line, label), or None when it is
-/// dead; `skip` leading frames of the current thread are left out.
-fn frames_of(ctx: &mut Ctx, t: Value, skip: usize) -> Option<Vec<(std::sync::Arc<str>, u32, String)>> {
+/// The frames of thread `t` (innermost first), or None when it is dead; `skip` leading
+/// frames of the current thread are left out.
+fn frames_of(ctx: &mut Ctx, t: Value, skip: usize) -> Option<Vec<crate::core::exception::BtFrame>> {
     let d = td(t);
     if d.status == Status::Dead {
         return None;
@@ -793,8 +793,8 @@ fn m_backtrace(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(frames) = frames_of(ctx, recv, 0) else { return Ok(Value::NIL) };
     let Some((start, count)) = backtrace_range(ctx, args, frames.len())? else { return Ok(Value::NIL) };
     let out = array::new(ctx);
-    for (p, l, lab) in &frames[start..start + count] {
-        let s = string::new_utf8(ctx, &crate::core::exception::format_location(p, *l, lab));
+    for f in &frames[start..start + count] {
+        let s = string::new_utf8(ctx, &f.to_line());
         array::push(ctx, out, s);
     }
     Ok(out)
