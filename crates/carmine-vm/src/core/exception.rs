@@ -2,7 +2,10 @@
 //! turned into strings on demand), causes, and CRuby's error report format.
 //!
 //! Invariants: exception state lives in hidden instance variables (names without `@`):
-//! `mesg`, `bt` (Backtrace data or an Array of Strings), `cause`.
+//! `mesg`, `bt` (Backtrace data or an Array of Strings), `cause`, and `bt_locations`:
+//! the Backtrace data once `bt` has been turned into Strings, then the Array that
+//! `backtrace_locations` returned (the same Array each time). An exception whose
+//! backtrace was set as Strings has no `bt_locations`.
 
 use std::sync::Arc;
 
@@ -177,8 +180,15 @@ fn backtrace_from(ctx: &mut Ctx, mut infos: FrameInfos, skip: usize) -> Backtrac
 
 pub fn capture_backtrace(ctx: &mut Ctx, e: Value) {
     let bt = current_backtrace(ctx, 0);
+    set_backtrace_data(ctx, e, bt);
+}
+
+/// Makes `bt` the backtrace of `e` (replacing Strings or locations it had).
+fn set_backtrace_data(ctx: &mut Ctx, e: Value, bt: Backtrace) {
     let d = object::new_data(ctx, Value::NIL, Box::new(bt));
     object::ivar_set_raw(ctx, e, sym::BT, d);
+    let locs = ctx.intern("bt_locations");
+    object::ivar_set_raw(ctx, e, locs, Value::NIL);
 }
 
 /// Captures the backtrace without the innermost frame when it is a builtin's
@@ -186,8 +196,7 @@ pub fn capture_backtrace(ctx: &mut Ctx, e: Value) {
 pub fn capture_backtrace_from_caller(ctx: &mut Ctx, e: Value) {
     let skip = usize::from(ctx.stacks.frames.last().is_some_and(|f| !f.is_ruby()));
     let bt = current_backtrace(ctx, skip);
-    let d = object::new_data(ctx, Value::NIL, Box::new(bt));
-    object::ivar_set_raw(ctx, e, sym::BT, d);
+    set_backtrace_data(ctx, e, bt);
 }
 
 /// Sets the backtrace unless one is already set.
@@ -202,7 +211,7 @@ pub fn format_location(path: &str, line: u32, label: &str) -> String {
     format!("{path}:{line}:in '{label}'")
 }
 
-/// The backtrace as an Array of Strings (or nil).
+/// The backtrace as an Array of Strings (or nil); made once, then the same Array.
 pub fn backtrace(ctx: &mut Ctx, e: Value) -> Value {
     let bt = object::ivar_get(ctx, e, sym::BT);
     if let Some(b) = data_ref::<Backtrace>(bt) {
@@ -211,6 +220,11 @@ pub fn backtrace(ctx: &mut Ctx, e: Value) -> Value {
         for l in lines {
             let s = string::new_utf8(ctx, &l);
             array::push(ctx, arr, s);
+        }
+        // The frames stay for `backtrace_locations`.
+        let locs = ctx.intern("bt_locations");
+        if object::ivar_get(ctx, e, locs).is_nil() {
+            object::ivar_set_raw(ctx, e, locs, bt);
         }
         object::ivar_set_raw(ctx, e, sym::BT, arr);
         return arr;
@@ -289,23 +303,30 @@ fn set_backtrace(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     } else if v.is_nil() || (array::is_array(v) && array::to_vec(v).iter().all(|&x| string::is_string(x))) {
         v
     } else if array::is_array(v) && array::to_vec(v).iter().all(|&x| crate::core::kernel::is_location(x)) {
-        v
+        let frames = array::to_vec(v).iter().filter_map(|&l| crate::core::kernel::location_frame(l).cloned()).collect();
+        set_backtrace_data(ctx, recv, Backtrace { frames });
+        return Ok(v);
     } else {
         return Err(ctx.type_error("backtrace must be an Array of String or an Array of Thread::Backtrace::Location"));
     };
     object::ivar_set_raw(ctx, recv, sym::BT, bt);
+    let locs = ctx.intern("bt_locations");
+    object::ivar_set_raw(ctx, recv, locs, Value::NIL);
     Ok(bt)
 }
 
 fn backtrace_locations(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let bt = object::ivar_get(ctx, recv, sym::BT);
-    match data_ref::<Backtrace>(bt) {
-        Some(b) => {
-            let frames = b.frames.clone();
-            crate::core::kernel::locations_array(ctx, &frames)
-        }
-        None => Ok(Value::NIL),
+    let locs = ctx.intern("bt_locations");
+    let cached = object::ivar_get(ctx, recv, locs);
+    if array::is_array(cached) {
+        return Ok(cached);
     }
+    let data = if cached.is_nil() { object::ivar_get(ctx, recv, sym::BT) } else { cached };
+    let Some(b) = data_ref::<Backtrace>(data) else { return Ok(Value::NIL) };
+    let frames = b.frames.clone();
+    let arr = crate::core::kernel::locations_array(ctx, &frames)?;
+    object::ivar_set_raw(ctx, recv, locs, arr);
+    Ok(arr)
 }
 
 fn cause(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {

@@ -819,7 +819,7 @@ fn location_class(ctx: &mut Ctx) -> Value {
     crate::core::module::body(ctx.c().object).const_get(id).map_or(ctx.c().object, |e| e.value)
 }
 
-fn location_frame(recv: Value) -> Option<&'static exception::BtFrame> {
+pub fn location_frame(recv: Value) -> Option<&'static exception::BtFrame> {
     data_ref::<Location>(recv).map(|l| &l.frame)
 }
 
