@@ -410,6 +410,15 @@ fn take_pending(ctx: &mut Ctx, t: Value, bits: u32, blocking: bool) -> std::resu
                 if !d.pending_raise.is_empty() {
                     keep |= PENDING_RAISE;
                 }
+                // As CRuby, the target thread asks for the exception again (`exception`
+                // without arguments), and an exception without a backtrace gets the
+                // target's: where it was interrupted.
+                let e = match ctx.call(e, crate::symbol::sym::EXCEPTION, &[]) {
+                    Ok(x) if crate::core::object::is_a(ctx, x, ctx.c().exception) => x,
+                    Ok(_) => e,
+                    Err(u) => return Err((keep, u)),
+                };
+                crate::core::exception::ensure_backtrace(ctx, e);
                 return Err((keep, Unwind::Raise(e)));
             }
         }
