@@ -556,7 +556,8 @@ fn m_fetch(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     thread_arg(ctx, recv)?;
     let table = locals_of(ctx, recv);
     if args.pos.len() == 2 && args.block.is_some() {
-        crate::core::warning::emit(ctx, "block supersedes default value argument", None)?;
+        let (path, line) = kernel::caller_location(ctx);
+        kernel::write_warning(ctx, &format!("{path}:{line}: warning: block supersedes default value argument\n"));
     }
     let k = key_of(ctx, args.pos[0])?;
     if !table.is_nil() {
