@@ -237,6 +237,17 @@ pub fn raised(ctx: &mut Ctx, exc: Value) -> Result<()> {
     fire(ctx, ev)
 }
 
+/// Frame `fi` enters the handler of a `rescue` for `exc` (`:rescue`, before the
+/// exception classes are matched, as in CRuby).
+pub fn rescue_entered(ctx: &mut Ctx, fi: usize, exc: Value) -> Result<()> {
+    if wanted(ctx) & RESCUE == 0 {
+        return Ok(());
+    }
+    let mut ev = frame_event(ctx, RESCUE, fi);
+    ev.raised = exc;
+    fire(ctx, ev)
+}
+
 /// `:thread_begin`, `:thread_end`, `:fiber_switch`.
 pub fn simple(ctx: &mut Ctx, kind: u32) -> Result<()> {
     if wanted(ctx) & kind == 0 {
@@ -255,7 +266,14 @@ fn events_from_args(ctx: &mut Ctx, args: &[Value]) -> Result<u32> {
     }
     let mut mask = 0;
     for &a in args {
-        let a = if a.is_symbol() || string::is_string(a) { a } else { ctx.call_str(a, "to_sym", &[])? };
+        let a = if a.is_symbol() || string::is_string(a) {
+            a
+        } else if ctx.respond_to(a, ctx.intern("to_sym"), true) {
+            ctx.call_str(a, "to_sym", &[])?
+        } else {
+            let s = object::inspect_string(ctx, a)?;
+            return Err(ctx.type_error(&format!("{s} is not a symbol nor a string")));
+        };
         let id = crate::core::symbol::to_sym_id(ctx, a)?;
         let name = ctx.sym_str(id);
         let bit = match name.as_str() {
@@ -347,7 +365,9 @@ fn m_enable(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let was = get(ctx, recv)?.enabled;
     let target = args.kwarg(ctx, "target").unwrap_or(Value::NIL);
     let line = args.kwarg(ctx, "target_line").unwrap_or(Value::NIL);
-    let thread = args.kwarg(ctx, "target_thread").unwrap_or(Value::NIL);
+    // `target_thread: nil` given explicitly: every thread, even with a block.
+    let thread_kw = args.kwarg(ctx, "target_thread");
+    let thread = thread_kw.unwrap_or(Value::NIL);
     if !get(ctx, recv)?.target.is_nil() {
         return Err(ctx.arg_error("can't nest-enable a targeting TracePoint"));
     }
@@ -380,7 +400,7 @@ fn m_enable(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let t = get(ctx, recv)?;
     if !thread.is_nil() {
         t.target_thread = thread;
-    } else if args.block.is_some() && target.is_nil() {
+    } else if args.block.is_some() && target.is_nil() && thread_kw.is_none() {
         // With a block and no target, CRuby reports only the current thread's events.
         t.target_thread = ctx.thread_obj;
     }
