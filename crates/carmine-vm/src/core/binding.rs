@@ -221,6 +221,12 @@ fn run_eval(ctx: &mut Ctx, b: Value, src: Value, file: Option<String>, line: Opt
     let bytes = string::bytes(src).to_vec();
     let iseq = crate::compile::compile(ctx, &bytes, &opts)?;
     let keep = ctx.protect(iseq);
+    if crate::core::tracepoint::tracing(ctx) {
+        if let Err(e) = crate::core::tracepoint::script_compiled(ctx, src) {
+            ctx.unprotect(keep);
+            return Err(e);
+        }
+    }
     let r = crate::interp::call::run_iseq_frame(ctx, iseq, FrameKind::Eval, self_, cref, envv, owner, mid, block);
     ctx.unprotect(keep);
     let (v, new_env) = r?;

@@ -983,6 +983,12 @@ pub fn run_program_with(ctx: &mut Ctx, source: &[u8], path: &str, main: bool, co
     let realpath = if path == "-e" || path == "-" { None } else { std::fs::canonicalize(path).ok().map(|p| p.to_string_lossy().into_owned()) };
     let opts = CompileOptions { frozen_string_literal: ctx.vm().frozen_string_literals.get().then_some(true), realpath, ..opts };
     let (iseq, data) = crate::compile::compile_program_with(ctx, source, &opts, command_line)?;
+    if crate::core::tracepoint::tracing(ctx) {
+        let keep = ctx.protect(iseq);
+        let r = crate::core::tracepoint::script_compiled(ctx, Value::NIL);
+        ctx.unprotect(keep);
+        r?;
+    }
     crate::stdlib::coverage::register(ctx, path, iseq, source);
     let main_obj = ctx.vm().main_obj.get();
     let cref = ctx.vm().top_cref.get();
