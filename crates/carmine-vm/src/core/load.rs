@@ -330,4 +330,9 @@ pub fn init(ctx: &mut Ctx) {
     let id = ctx.intern("RbConfig");
     let path = string::new_utf8(ctx, "rbconfig");
     let _ = register_autoload(ctx, obj, id, path);
+    // As in CRuby since `set` is loaded at start: SortedSet explains it has moved to a gem
+    // (lib/set/sorted_set.rb).
+    let id = ctx.intern("SortedSet");
+    let path = string::new_utf8(ctx, "set/sorted_set");
+    let _ = register_autoload(ctx, obj, id, path);
 }
