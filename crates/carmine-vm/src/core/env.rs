@@ -184,29 +184,25 @@ fn env_update(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(recv)
 }
 
-/// `ENV.replace(hash)`: every pair is checked before ENV changes.
+/// `ENV.replace(hash)`: as CRuby, the pairs are stored one by one (a bad pair stops
+/// there, the ones before it stay stored), and only when all are stored are the other
+/// names removed.
 fn env_replace(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let h = hash::to_hash_arg(ctx, args.pos[0])?;
-    let mut pairs = Vec::new();
+    if h == recv {
+        return Ok(recv);
+    }
+    let mut kept = Vec::new();
     for (k, v) in hash::pairs(h) {
-        // A nil value leaves the name out, as assigning nil deletes it.
-        if let (name, Some(value)) = checked_pair(ctx, k, v)? {
-            pairs.push((name, value));
+        let (name, value) = checked_pair(ctx, k, v)?;
+        store_pair(ctx, recv, name, value)?;
+        kept.push(string::bytes(name).to_vec());
+    }
+    for (k, _) in hash::pairs(recv) {
+        if !kept.iter().any(|n| n.as_slice() == string::bytes(k)) {
+            hash::delete(ctx, recv, k)?;
         }
     }
-    let marks: Vec<_> = pairs.iter().flat_map(|&(k, v)| [k, v]).map(|v| ctx.protect(v)).collect();
-    hash::clear(recv);
-    let mut r = Ok(());
-    for &(k, v) in &pairs {
-        r = store_pair(ctx, recv, k, Some(v));
-        if r.is_err() {
-            break;
-        }
-    }
-    for m in marks.into_iter().rev() {
-        ctx.unprotect(m);
-    }
-    r?;
     Ok(recv)
 }
 
