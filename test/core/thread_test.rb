@@ -438,3 +438,15 @@ end
 test "SortedSet says it moved out of the set library" do
   assert_raise(RuntimeError) { SortedSet }
 end
+
+test "Thread#kill right after Thread#raise: the raise is taken first" do
+  t = Thread.new do
+    Thread.current.report_on_exception = false
+    sleep
+  end
+  Thread.pass until t.stop?
+  t.raise RuntimeError, "raised before kill"
+  t.kill
+  Thread.pass while t.alive?
+  assert_raise(RuntimeError, "raised before kill") { t.join }
+end

@@ -396,6 +396,7 @@ fn m_kill(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
         return Ok(recv);
     }
     td(recv).killed = true;
+    td(recv).raise_before_kill = !td(recv).pending_raise.is_empty();
     sched::post(ctx, recv, PENDING_KILL);
     Ok(recv)
 }
