@@ -424,3 +424,16 @@ test "a fiber cannot be resumed, transferred to or raised into from another thre
   assert roots[0] != Fiber.current
   assert_equal [1, 2, 3], Thread.new { e = [1, 2, 3].each; [e.next, e.next, e.next] }.value
 end
+
+test "Fiber#raise gives a backtrace-less exception the fiber's backtrace" do
+  e = RuntimeError.new("no backtrace")
+  f = Fiber.new { Fiber.yield }
+  f.resume
+  r = begin
+    f.raise(e)
+  rescue => err
+    err
+  end
+  assert_same e, r
+  assert_match(/'Fiber.yield'/, r.backtrace[0])
+end

@@ -397,3 +397,56 @@ test "thousands of threads spinning on Thread.pass all finish" do
   threads.each(&:join)
   assert_equal 2000, count
 end
+
+test "Thread#raise: the target calls #exception again and records where it was interrupted" do
+  log = []
+  cls = Class.new(StandardError) do
+    define_method(:exception) do |*args|
+      log << [Thread.current, args]
+      super(*args)
+    end
+  end
+  t = Thread.new do
+    Thread.current.report_on_exception = false
+    sleep
+  end
+  Thread.pass until t.stop?
+  t.raise cls.new, "interrupted"
+  e = begin
+    t.join
+    nil
+  rescue cls => err
+    err
+  end
+  assert_equal "interrupted", e.message
+  assert_equal [[Thread.current, ["interrupted"]], [t, []]], log
+  assert_match(/'Kernel#sleep'/, e.backtrace[0])
+end
+
+test "Thread#fetch warns with the caller's location when a block overrides the default" do
+  t = Thread.new {}
+  t.join
+  _, err, = run_carmine("t = Thread.new {}; t.join; p t.fetch(:k, 1) { 2 }", "-W")
+  assert_match(/:1: warning: block supersedes default value argument/, err)
+end
+
+test "Regexp.escape escapes '#', which starts a comment in extended mode" do
+  assert_equal "\\#<a\\ b>", Regexp.escape("#<a b>")
+  assert_match(/\A#{Regexp.escape("#x y")}\z/x, "#x y")
+end
+
+test "SortedSet says it moved out of the set library" do
+  assert_raise(RuntimeError) { SortedSet }
+end
+
+test "Thread#kill right after Thread#raise: the raise is taken first" do
+  t = Thread.new do
+    Thread.current.report_on_exception = false
+    sleep
+  end
+  Thread.pass until t.stop?
+  t.raise RuntimeError, "raised before kill"
+  t.kill
+  Thread.pass while t.alive?
+  assert_raise(RuntimeError, "raised before kill") { t.join }
+end

@@ -167,6 +167,11 @@ impl Runtime {
         self.ctx.vm().frozen_string_literals.set(on);
     }
 
+    /// `--backtrace-limit`: how many "from" lines error reports show (-1: all).
+    pub fn set_backtrace_limit(&mut self, limit: i64) {
+        self.ctx.vm().backtrace_limit.set(limit);
+    }
+
     pub fn configure(&mut self, script_name: &str, argv: &[Vec<u8>], load_path: &[String], verbose: Verbosity) {
         let ctx = &mut self.ctx;
         let name = string::new_utf8(ctx, script_name);

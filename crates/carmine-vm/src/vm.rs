@@ -104,6 +104,8 @@ pub struct Vm {
     pub io_serial: AtomicU64,
     pub object_ids: RefCell<HashMap<usize, u64>>,
     pub frozen_string_literals: Cell<bool>,
+    /// `--backtrace-limit` (-1: none): error reports show at most this many "from" lines.
+    pub backtrace_limit: Cell<i64>,
     /// Methods (iseq) and call sites already warned about an unused block.
     pub unused_block_warned: RefCell<std::collections::HashSet<(usize, usize)>>,
     /// `Encoding.default_external` / `default_internal` (encoding indexes).
@@ -173,6 +175,7 @@ impl Vm {
             io_serial: AtomicU64::new(1),
             object_ids: RefCell::new(HashMap::new()),
             frozen_string_literals: Cell::new(false),
+            backtrace_limit: Cell::new(-1),
             unused_block_warned: RefCell::new(std::collections::HashSet::new()),
             default_external: Cell::new(crate::core::encoding::UTF_8),
             default_internal: Cell::new(None),

@@ -32,6 +32,8 @@ struct Options {
     dump_insns: bool,
     chdir: Option<String>,
     frozen_string_literals: bool,
+    /// `--backtrace-limit=N` (-1: no limit).
+    backtrace_limit: i64,
     /// `-n`, `-p`, `-a`, `-l`.
     command_line: CommandLine,
     /// `-l` was given (`$-l`), with or without `-n`/`-p`.
@@ -81,6 +83,13 @@ fn long_option(o: &mut Options, s: &str) -> Result<(), String> {
         "--enable-frozen-string-literal" | "--enable=frozen-string-literal" | "--enable=frozen_string_literal" => o.frozen_string_literals = true,
         "--disable-frozen-string-literal" | "--disable=frozen-string-literal" | "--disable=frozen_string_literal" => o.frozen_string_literals = false,
         "--disable-gems" | "--disable=gems" | "--yjit" => {}
+        _ if s.starts_with("--backtrace-limit=") => {
+            let n = &s["--backtrace-limit=".len()..];
+            match n.parse::<i64>() {
+                Ok(v) if v >= -1 => o.backtrace_limit = v,
+                _ => return Err(String::from("carmine: wrong limit for backtrace length (RuntimeError)")),
+            }
+        }
         _ if s.starts_with("--disable") || s.starts_with("--enable") || s.starts_with("--encoding") => {}
         _ => return Err(format!("carmine: invalid option {s}  (-h will show valid options) (RuntimeError)")),
     }
@@ -88,7 +97,7 @@ fn long_option(o: &mut Options, s: &str) -> Result<(), String> {
 }
 
 fn parse_args(argv: Vec<std::ffi::OsString>) -> Result<Options, String> {
-    let mut o = Options { exprs: Vec::new(), script: None, args: Vec::new(), check: false, print_version: false, version_only: false, load_path: Vec::new(), requires: Vec::new(), verbose: Verbosity::Medium, dump_insns: false, chdir: None, frozen_string_literals: false, command_line: CommandLine::default(), line_mode: false, input_separator: None, output_separator: None, field_separator: None, inplace: None, debug: false, switch_variables: false };
+    let mut o = Options { exprs: Vec::new(), script: None, args: Vec::new(), check: false, print_version: false, version_only: false, load_path: Vec::new(), requires: Vec::new(), verbose: Verbosity::Medium, dump_insns: false, chdir: None, frozen_string_literals: false, backtrace_limit: -1, command_line: CommandLine::default(), line_mode: false, input_separator: None, output_separator: None, field_separator: None, inplace: None, debug: false, switch_variables: false };
     let mut it = argv.into_iter().skip(1);
     while let Some(a) = it.next() {
         let bytes = a.clone().into_encoded_bytes();
@@ -254,6 +263,7 @@ fn run(mut o: Options) -> i32 {
     let mut rt = Runtime::new();
     rt.configure(&path, &args, &o.load_path, o.verbose);
     rt.set_frozen_string_literals(o.frozen_string_literals);
+    rt.set_backtrace_limit(o.backtrace_limit);
     let command_line = CommandLine { inline_program: !o.exprs.is_empty(), ..o.command_line };
     rt.set_command_line(command_line, o.line_mode);
     if let Err(e) = apply_switches(&mut rt, &o) {

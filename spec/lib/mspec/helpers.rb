@@ -378,7 +378,9 @@ class Object
       ENV[k] = v
     end
     begin
-      output = `#{command}`
+      # `exec`: the shell becomes the child, so `$?` is the child's own status (its
+      # pid, and the signal that killed it rather than the shell's 128+n).
+      output = `exec #{command}`
     ensure
       saved.each { |k, v| ENV[k] = v }
     end

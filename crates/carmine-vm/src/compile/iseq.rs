@@ -405,6 +405,9 @@ pub struct Iseq {
     /// For method iseqs, the method name.
     pub method_name: Option<SymId>,
     pub path: Arc<str>,
+    /// The canonical absolute path of the file the code was loaded from (symlinks
+    /// resolved when it was loaded); None for eval'd code and `-e`.
+    pub realpath: Option<Arc<str>>,
     pub first_line: u32,
     pub code: Vec<Insn>,
     /// Source line of each instruction (same length as `code`).

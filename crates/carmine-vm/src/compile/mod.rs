@@ -48,6 +48,11 @@ pub struct CompileOptions {
     pub default_encoding: Option<u8>,
     /// An eval whose binding is inside a method (where `yield` is valid).
     pub eval_in_method: bool,
+    /// For `eval`: the label of the frame the binding was taken from, which the eval's
+    /// frame shows in backtraces.
+    pub eval_label: Option<String>,
+    /// The canonical path of the file being compiled (see `Iseq::realpath`).
+    pub realpath: Option<String>,
 }
 
 /// Switches of the `ruby` command that change how the main program parses: `-n` runs
@@ -95,10 +100,10 @@ impl CommandLine {
 
 impl CompileOptions {
     pub fn main(path: &str) -> CompileOptions {
-        CompileOptions { path: path.to_string(), line: 1, kind: IseqKind::Main, eval_scopes: Vec::new(), frozen_string_literal: None, top_label: "<main>".into(), default_encoding: None, eval_in_method: false }
+        CompileOptions { path: path.to_string(), line: 1, kind: IseqKind::Main, eval_scopes: Vec::new(), frozen_string_literal: None, top_label: "<main>".into(), default_encoding: None, eval_in_method: false, eval_label: None, realpath: None }
     }
     pub fn required(path: &str) -> CompileOptions {
-        CompileOptions { path: path.to_string(), line: 1, kind: IseqKind::Top, eval_scopes: Vec::new(), frozen_string_literal: None, top_label: "<top (required)>".into(), default_encoding: None, eval_in_method: false }
+        CompileOptions { path: path.to_string(), line: 1, kind: IseqKind::Top, eval_scopes: Vec::new(), frozen_string_literal: None, top_label: "<top (required)>".into(), default_encoding: None, eval_in_method: false, eval_label: None, realpath: None }
     }
 }
 
@@ -143,6 +148,7 @@ pub(crate) struct Scope<'pr> {
 pub(crate) struct Compiler<'c, 'pr> {
     pub ctx: &'c mut Ctx,
     pub path: Arc<str>,
+    pub realpath: Option<Arc<str>>,
     pub scopes: Vec<Scope<'pr>>,
     pub top_label: String,
     /// Names of the enclosing method for block labels, innermost last.
@@ -230,6 +236,7 @@ pub fn compile_program_with(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions,
     let mut c = Compiler {
         ctx,
         path: Arc::from(opts.path.as_str()),
+        realpath: opts.realpath.as_deref().map(Arc::from),
         scopes: Vec::new(),
         top_label: opts.top_label.clone(),
         method_names: Vec::new(),
@@ -243,7 +250,7 @@ pub fn compile_program_with(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions,
     };
     let kind = opts.kind;
     let label = match kind {
-        IseqKind::Eval => c.eval_label(),
+        IseqKind::Eval => opts.eval_label.clone().unwrap_or_else(|| c.eval_label()),
         _ => opts.top_label.clone(),
     };
     c.push_scope(kind, label, opts.line.max(0) as u32);
@@ -600,6 +607,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             name: std::mem::take(&mut b.name),
             method_name: b.method_name,
             path: self.path.clone(),
+            realpath: self.realpath.clone(),
             first_line: if b.start_line > 0 { b.start_line } else { b.lines.first().copied().unwrap_or(b.line) },
             code: std::mem::take(&mut b.code),
             lines: std::mem::take(&mut b.lines),

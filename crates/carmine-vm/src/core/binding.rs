@@ -27,6 +27,8 @@ pub struct BindingObj {
     pub block: Option<Block>,
     pub path: String,
     pub line: u32,
+    /// The backtrace label of the frame the binding was taken from, if known.
+    pub label: Option<String>,
 }
 
 crate::data_obj!(BindingObj, |s, m| {
@@ -69,6 +71,7 @@ pub fn dup(ctx: &mut Ctx, v: Value) -> Option<Value> {
         block: b.block,
         path: b.path.clone(),
         line: b.line,
+        label: b.label.clone(),
     };
     let klass = object::real_class_of(ctx, v);
     Some(object::new_data(ctx, klass, Box::new(copy)))
@@ -76,11 +79,12 @@ pub fn dup(ctx: &mut Ctx, v: Value) -> Option<Value> {
 
 /// The binding of frame `fi`.
 pub fn from_frame(ctx: &mut Ctx, fi: usize) -> Result<Value> {
-    let (self_, fenv, outer, cref, owner, mid, block, iseq_val, bp, nlocals, path, line) = {
+    let (self_, fenv, outer, cref, owner, mid, block, iseq_val, bp, nlocals, path, line, info) = {
         let f = &ctx.stacks.frames[fi];
         let iseq = f.iseq();
-        (f.self_, f.env, f.outer, f.cref, f.owner, f.mid, f.block(&ctx.stacks.frames), f.iseq_val, f.bp, iseq.local_count(), iseq.path.to_string(), f.line())
+        (f.self_, f.env, f.outer, f.cref, f.owner, f.mid, f.block(&ctx.stacks.frames), f.iseq_val, f.bp, iseq.local_count(), iseq.path.to_string(), f.line(), crate::core::exception::FrameInfo::of(f))
     };
+    let label = Some(crate::core::exception::frame_label(ctx, info));
     let iseq = iseq_of(iseq_val);
     let mut names = vec![iseq.local_names.clone()];
     if matches!(iseq.kind, IseqKind::Block | IseqKind::Eval) {
@@ -92,7 +96,7 @@ pub fn from_frame(ctx: &mut Ctx, fi: usize) -> Result<Value> {
     } else {
         fenv
     };
-    Ok(new_binding(ctx, BindingObj { self_, env: env_v, cref, names, owner, mid, block, path, line }))
+    Ok(new_binding(ctx, BindingObj { self_, env: env_v, cref, names, owner, mid, block, path, line, label }))
 }
 
 /// TOPLEVEL_BINDING: main's self and top-level scope, with no variables until
@@ -100,7 +104,7 @@ pub fn from_frame(ctx: &mut Ctx, fi: usize) -> Result<Value> {
 pub fn new_toplevel(ctx: &mut Ctx) -> Value {
     let self_ = ctx.vm().main_obj.get();
     let cref = ctx.vm().top_cref.get();
-    new_binding(ctx, BindingObj { self_, env: Value::NIL, cref, names: Vec::new(), owner: Value::NIL, mid: None, block: None, path: String::from("<main>"), line: 0 })
+    new_binding(ctx, BindingObj { self_, env: Value::NIL, cref, names: Vec::new(), owner: Value::NIL, mid: None, block: None, path: String::from("<main>"), line: 0, label: None })
 }
 
 /// The environment TOPLEVEL_BINDING's variables are in (the main script's frame
@@ -140,7 +144,7 @@ pub fn from_captured(ctx: &mut Ctx, c: &Captured) -> Result<Value> {
     names.truncate(reachable);
     let path = iseq.path.to_string();
     let line = iseq.first_line;
-    Ok(new_binding(ctx, BindingObj { self_: c.self_, env: c.env, cref: c.cref, names, owner: Value::NIL, mid: None, block: None, path, line }))
+    Ok(new_binding(ctx, BindingObj { self_: c.self_, env: c.env, cref: c.cref, names, owner: Value::NIL, mid: None, block: None, path, line, label: None }))
 }
 
 fn get<'a>(ctx: &mut Ctx, b: Value) -> Result<&'a mut BindingObj> {
@@ -207,16 +211,22 @@ pub fn eval_with_self(ctx: &mut Ctx, b: Value, src: Value, file: Option<String>,
 }
 
 fn run_eval(ctx: &mut Ctx, b: Value, src: Value, file: Option<String>, line: Option<i32>, self_: Value, cref: Value) -> Result<Value> {
-    let (names, envv, owner, mid, block, bpath, bline) = {
+    let (names, envv, owner, mid, block, bpath, bline, eval_label) = {
         let o = get(ctx, b)?;
-        (o.names.clone(), o.env, o.owner, o.mid, o.block, o.path.clone(), o.line)
+        (o.names.clone(), o.env, o.owner, o.mid, o.block, o.path.clone(), o.line, o.label.clone())
     };
     let path = file.unwrap_or_else(|| format!("(eval at {bpath}:{bline})"));
     let default_encoding = Some(string::encoding(src));
-    let opts = CompileOptions { path, line: line.unwrap_or(1), kind: IseqKind::Eval, eval_scopes: names.clone(), frozen_string_literal: ctx.vm().frozen_string_literals.get().then_some(true), top_label: String::from("<main>"), default_encoding, eval_in_method: mid.is_some() };
+    let opts = CompileOptions { path, line: line.unwrap_or(1), kind: IseqKind::Eval, eval_scopes: names.clone(), frozen_string_literal: ctx.vm().frozen_string_literals.get().then_some(true), top_label: String::from("<main>"), default_encoding, eval_in_method: mid.is_some(), eval_label, realpath: None };
     let bytes = string::bytes(src).to_vec();
     let iseq = crate::compile::compile(ctx, &bytes, &opts)?;
     let keep = ctx.protect(iseq);
+    if crate::core::tracepoint::tracing(ctx) {
+        if let Err(e) = crate::core::tracepoint::script_compiled(ctx, src) {
+            ctx.unprotect(keep);
+            return Err(e);
+        }
+    }
     let r = crate::interp::call::run_iseq_frame(ctx, iseq, FrameKind::Eval, self_, cref, envv, owner, mid, block);
     ctx.unprotect(keep);
     let (v, new_env) = r?;

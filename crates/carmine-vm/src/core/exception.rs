@@ -2,7 +2,10 @@
 //! turned into strings on demand), causes, and CRuby's error report format.
 //!
 //! Invariants: exception state lives in hidden instance variables (names without `@`):
-//! `mesg`, `bt` (Backtrace data or an Array of Strings), `cause`.
+//! `mesg`, `bt` (Backtrace data or an Array of Strings), `cause`, and `bt_locations`:
+//! the Backtrace data once `bt` has been turned into Strings, then the Array that
+//! `backtrace_locations` returned (the same Array each time). An exception whose
+//! backtrace was set as Strings has no `bt_locations`.
 
 use std::sync::Arc;
 
@@ -16,9 +19,27 @@ use crate::thread::Ctx;
 use crate::value::Value;
 use crate::Result;
 
-/// A captured backtrace: (path, line, label) per frame, innermost first.
+/// A captured backtrace, innermost frame first.
 pub struct Backtrace {
-    pub frames: Vec<(Arc<str>, u32, String)>,
+    pub frames: Vec<BtFrame>,
+}
+
+/// One frame of a backtrace. A builtin's frame has the location of the Ruby code that
+/// called it.
+#[derive(Clone)]
+pub struct BtFrame {
+    pub path: Arc<str>,
+    pub line: u32,
+    pub label: String,
+    /// The canonical path of the frame's file (`Iseq::realpath`).
+    pub realpath: Option<Arc<str>>,
+}
+
+impl BtFrame {
+    /// The frame as a line of `Exception#backtrace` ("path:line:in 'label'").
+    pub fn to_line(&self) -> String {
+        format_location(&self.path, self.line, &self.label)
+    }
 }
 
 crate::data_obj!(Backtrace);
@@ -82,7 +103,8 @@ pub fn method_label(ctx: &mut Ctx, owner: Value, mid: Option<crate::symbol::SymI
 pub fn frame_label(ctx: &mut Ctx, f: FrameInfo) -> String {
     match f.kind {
         FrameKind::Builtin => method_label(ctx, f.owner, f.mid).unwrap_or_default(),
-        FrameKind::Method => method_label(ctx, f.owner, f.mid).unwrap_or_else(|| f.iseq().name.clone()),
+        // An alias's frame is labelled with the name the method was defined with.
+        FrameKind::Method => method_label(ctx, f.owner, f.iseq().method_name.or(f.mid)).unwrap_or_else(|| f.iseq().name.clone()),
         FrameKind::Block | FrameKind::Lambda => {
             let base = match method_label(ctx, f.owner, f.mid) {
                 Some(m) if f.flags & crate::interp::frame::FRAME_BMETHOD != 0 => return m,
@@ -119,16 +141,25 @@ pub fn backtrace_of_frames(ctx: &mut Ctx, frames: &[crate::interp::frame::Frame]
     backtrace_from(ctx, infos, skip)
 }
 
-type FrameInfos = Vec<(FrameInfo, Option<(Arc<str>, u32)>)>;
+/// A frame's path, line and real path.
+type SourcePos = (Arc<str>, u32, Option<Arc<str>>);
+type FrameInfos = Vec<(FrameInfo, Option<SourcePos>)>;
 
 fn frame_infos(frames: &[crate::interp::frame::Frame]) -> FrameInfos {
-    frames.iter().map(|f| (FrameInfo::of(f), if f.is_ruby() { Some((f.iseq().path.clone(), f.line())) } else { None })).collect()
+    frames.iter().map(|f| (FrameInfo::of(f), if f.is_ruby() { Some((f.iseq().path.clone(), f.line(), f.iseq().realpath.clone())) } else { None })).collect()
 }
 
-fn backtrace_from(ctx: &mut Ctx, infos: FrameInfos, skip: usize) -> Backtrace {
+/// `Proc#call` and its aliases run the block in place of their own frame, as in CRuby:
+/// backtraces go from the block straight to the code that called the proc.
+fn hidden_from_backtraces(ctx: &Ctx, f: &FrameInfo) -> bool {
+    f.kind == FrameKind::Builtin && f.owner == ctx.c().proc_ && matches!(f.mid, Some(m) if m == sym::CALL || m == sym::YIELD || m == sym::AREF || m == sym::EQQ)
+}
+
+fn backtrace_from(ctx: &mut Ctx, mut infos: FrameInfos, skip: usize) -> Backtrace {
+    infos.retain(|(f, _)| !hidden_from_backtraces(ctx, f));
     // Builtin frames report the location of the Ruby code that called them.
-    let mut caller_loc: Vec<Option<(Arc<str>, u32)>> = Vec::with_capacity(infos.len());
-    let mut last: Option<(Arc<str>, u32)> = None;
+    let mut caller_loc: Vec<Option<SourcePos>> = Vec::with_capacity(infos.len());
+    let mut last: Option<SourcePos> = None;
     for (_, l) in &infos {
         if l.is_some() {
             last = l.clone();
@@ -137,9 +168,9 @@ fn backtrace_from(ctx: &mut Ctx, infos: FrameInfos, skip: usize) -> Backtrace {
     }
     let mut out = Vec::with_capacity(infos.len());
     for (i, (info, loc)) in infos.iter().enumerate().rev() {
-        let (path, line) = loc.clone().or_else(|| caller_loc[i].clone()).unwrap_or((Arc::from("<internal>"), 0));
+        let (path, line, realpath) = loc.clone().or_else(|| caller_loc[i].clone()).unwrap_or((Arc::from("<internal>"), 0, None));
         let label = frame_label(ctx, *info);
-        out.push((path, line, label));
+        out.push(BtFrame { path, line, label, realpath });
     }
     if skip > 0 {
         out.drain(..skip.min(out.len()));
@@ -149,8 +180,15 @@ fn backtrace_from(ctx: &mut Ctx, infos: FrameInfos, skip: usize) -> Backtrace {
 
 pub fn capture_backtrace(ctx: &mut Ctx, e: Value) {
     let bt = current_backtrace(ctx, 0);
+    set_backtrace_data(ctx, e, bt);
+}
+
+/// Makes `bt` the backtrace of `e` (replacing Strings or locations it had).
+fn set_backtrace_data(ctx: &mut Ctx, e: Value, bt: Backtrace) {
     let d = object::new_data(ctx, Value::NIL, Box::new(bt));
     object::ivar_set_raw(ctx, e, sym::BT, d);
+    let locs = ctx.intern("bt_locations");
+    object::ivar_set_raw(ctx, e, locs, Value::NIL);
 }
 
 /// Captures the backtrace without the innermost frame when it is a builtin's
@@ -158,8 +196,7 @@ pub fn capture_backtrace(ctx: &mut Ctx, e: Value) {
 pub fn capture_backtrace_from_caller(ctx: &mut Ctx, e: Value) {
     let skip = usize::from(ctx.stacks.frames.last().is_some_and(|f| !f.is_ruby()));
     let bt = current_backtrace(ctx, skip);
-    let d = object::new_data(ctx, Value::NIL, Box::new(bt));
-    object::ivar_set_raw(ctx, e, sym::BT, d);
+    set_backtrace_data(ctx, e, bt);
 }
 
 /// Sets the backtrace unless one is already set.
@@ -174,15 +211,20 @@ pub fn format_location(path: &str, line: u32, label: &str) -> String {
     format!("{path}:{line}:in '{label}'")
 }
 
-/// The backtrace as an Array of Strings (or nil).
+/// The backtrace as an Array of Strings (or nil); made once, then the same Array.
 pub fn backtrace(ctx: &mut Ctx, e: Value) -> Value {
     let bt = object::ivar_get(ctx, e, sym::BT);
     if let Some(b) = data_ref::<Backtrace>(bt) {
-        let lines: Vec<String> = b.frames.iter().map(|(p, l, label)| format_location(p, *l, label)).collect();
+        let lines: Vec<String> = b.frames.iter().map(BtFrame::to_line).collect();
         let arr = array::new(ctx);
         for l in lines {
             let s = string::new_utf8(ctx, &l);
             array::push(ctx, arr, s);
+        }
+        // The frames stay for `backtrace_locations`.
+        let locs = ctx.intern("bt_locations");
+        if object::ivar_get(ctx, e, locs).is_nil() {
+            object::ivar_set_raw(ctx, e, locs, bt);
         }
         object::ivar_set_raw(ctx, e, sym::BT, arr);
         return arr;
@@ -261,23 +303,30 @@ fn set_backtrace(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     } else if v.is_nil() || (array::is_array(v) && array::to_vec(v).iter().all(|&x| string::is_string(x))) {
         v
     } else if array::is_array(v) && array::to_vec(v).iter().all(|&x| crate::core::kernel::is_location(x)) {
-        v
+        let frames = array::to_vec(v).iter().filter_map(|&l| crate::core::kernel::location_frame(l).cloned()).collect();
+        set_backtrace_data(ctx, recv, Backtrace { frames });
+        return Ok(v);
     } else {
         return Err(ctx.type_error("backtrace must be an Array of String or an Array of Thread::Backtrace::Location"));
     };
     object::ivar_set_raw(ctx, recv, sym::BT, bt);
+    let locs = ctx.intern("bt_locations");
+    object::ivar_set_raw(ctx, recv, locs, Value::NIL);
     Ok(bt)
 }
 
 fn backtrace_locations(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let bt = object::ivar_get(ctx, recv, sym::BT);
-    match data_ref::<Backtrace>(bt) {
-        Some(b) => {
-            let frames = b.frames.clone();
-            crate::core::kernel::locations_array(ctx, &frames)
-        }
-        None => Ok(Value::NIL),
+    let locs = ctx.intern("bt_locations");
+    let cached = object::ivar_get(ctx, recv, locs);
+    if array::is_array(cached) {
+        return Ok(cached);
     }
+    let data = if cached.is_nil() { object::ivar_get(ctx, recv, sym::BT) } else { cached };
+    let Some(b) = data_ref::<Backtrace>(data) else { return Ok(Value::NIL) };
+    let frames = b.frames.clone();
+    let arr = crate::core::kernel::locations_array(ctx, &frames)?;
+    object::ivar_set_raw(ctx, recv, locs, arr);
+    Ok(arr)
 }
 
 fn cause(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {

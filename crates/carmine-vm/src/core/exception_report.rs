@@ -169,8 +169,8 @@ fn write_errinfo(ctx: &mut Ctx, out: &mut Vec<u8>, e: Value, bt: &Option<Vec<Vec
         None => {
             // Where full_message was called from (not the builtin's own frame).
             let here = exception::current_backtrace(ctx, 1);
-            if let Some((p, l, label)) = here.frames.first() {
-                out.extend_from_slice(exception::format_location(p, *l, label).as_bytes());
+            if let Some(f) = here.frames.first() {
+                out.extend_from_slice(f.to_line().as_bytes());
             }
         }
     }
@@ -191,24 +191,34 @@ fn write_errinfo(ctx: &mut Ctx, out: &mut Vec<u8>, e: Value, bt: &Option<Vec<Vec
     out.push(b'\n');
 }
 
-fn write_backtrace(out: &mut Vec<u8>, bt: &Option<Vec<Vec<u8>>>, reverse: bool) {
+/// The "from" lines after the first; with `--backtrace-limit=N` only N of them, then
+/// "... K levels..." for the K left out.
+fn write_backtrace(out: &mut Vec<u8>, bt: &Option<Vec<Vec<u8>>>, reverse: bool, limit: i64) {
     let Some(lines) = bt else { return };
     let len = lines.len();
     if len <= 1 {
         return;
     }
+    let shown = if limit >= 0 && len as i64 > limit + 2 { limit as usize + 1 } else { len };
+    let skipped = len - shown;
     let width = ((len - 1) as f64).log10() as usize + 1;
     if reverse {
-        for i in (1..len).rev() {
+        if skipped > 0 {
+            out.extend_from_slice(format!("\t ... {skipped} levels...\n").as_bytes());
+        }
+        for i in (1..shown).rev() {
             out.extend_from_slice(format!("\t{:>width$}: from ", i).as_bytes());
             out.extend_from_slice(&lines[i]);
             out.push(b'\n');
         }
     } else {
-        for line in &lines[1..] {
+        for line in &lines[1..shown] {
             out.extend_from_slice(b"\tfrom ");
             out.extend_from_slice(line);
             out.push(b'\n');
+        }
+        if skipped > 0 {
+            out.extend_from_slice(format!("\t ... {skipped} levels...\n").as_bytes());
         }
     }
 }
@@ -225,11 +235,11 @@ fn write_error(ctx: &mut Ctx, out: &mut Vec<u8>, e: Value, highlight: bool, reve
             out.extend_from_slice(b"Traceback (most recent call last):\n");
         }
         write_cause(ctx, out, e, highlight, reverse, extra, shown)?;
-        write_backtrace(out, &bt, true);
+        write_backtrace(out, &bt, true, ctx.vm().backtrace_limit.get());
         write_errinfo(ctx, out, e, &bt, &msg, highlight);
     } else {
         write_errinfo(ctx, out, e, &bt, &msg, highlight);
-        write_backtrace(out, &bt, false);
+        write_backtrace(out, &bt, false, ctx.vm().backtrace_limit.get());
         write_cause(ctx, out, e, highlight, reverse, extra, shown)?;
     }
     Ok(())

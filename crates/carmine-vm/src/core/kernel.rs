@@ -34,6 +34,12 @@ pub fn caller_location(ctx: &Ctx) -> (Arc<str>, u32) {
     }
 }
 
+/// The canonical path of the file the calling Ruby code was loaded from (None in eval'd
+/// code and `-e`).
+pub fn caller_realpath(ctx: &Ctx) -> Option<Arc<str>> {
+    ops::caller_ruby_frame(ctx).and_then(|fi| ctx.stacks.frames[fi].iseq().realpath.clone())
+}
+
 // ---- output ----
 
 /// `puts` is `$stdout.puts` (written directly while that is IO's own `puts`).
@@ -589,9 +595,9 @@ fn k_warn(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let mut out = Vec::new();
     if let Some(up) = uplevel {
         let bt = exception::current_backtrace(ctx, 1);
-        let ruby_frames: Vec<_> = bt.frames.iter().filter(|(p, _, _)| &**p != "<internal>").collect();
-        if let Some((p, l, _)) = ruby_frames.get(up) {
-            out.extend_from_slice(format!("{p}:{l}: warning: ").as_bytes());
+        let ruby_frames: Vec<_> = bt.frames.iter().filter(|f| &*f.path != "<internal>").collect();
+        if let Some(f) = ruby_frames.get(up) {
+            out.extend_from_slice(format!("{}:{}: warning: ", f.path, f.line).as_bytes());
         } else {
             out.extend_from_slice(b"warning: ");
         }
@@ -676,6 +682,10 @@ fn k_callee(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
 }
 
 fn k_dir(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    if let Some(real) = caller_realpath(ctx) {
+        let dir = std::path::Path::new(&*real).parent().map_or_else(|| "/".into(), |d| d.to_string_lossy().into_owned());
+        return Ok(string::new_utf8(ctx, &dir));
+    }
     let (path, _) = caller_location(ctx);
     if path.starts_with('(') || &*path == "-" {
         return Ok(Value::NIL);
@@ -698,7 +708,7 @@ fn k_caller(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let (start, len) = caller_range(ctx, args)?;
     let bt = exception::current_backtrace(ctx, 1);
     let len = len.map(|l| l.count(start, bt.frames.len()));
-    let frames: Vec<String> = bt.frames.iter().skip(start).take(len.unwrap_or(usize::MAX)).map(|(p, l, lab)| exception::format_location(p, *l, lab)).collect();
+    let frames: Vec<String> = bt.frames.iter().skip(start).take(len.unwrap_or(usize::MAX)).map(exception::BtFrame::to_line).collect();
     if start > bt.frames.len() {
         return Ok(Value::NIL);
     }
@@ -780,9 +790,7 @@ fn k_caller_locations(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value>
 
 /// A `Thread::Backtrace::Location`.
 pub struct Location {
-    pub path: Arc<str>,
-    pub line: u32,
-    pub label: String,
+    pub frame: exception::BtFrame,
 }
 
 crate::data_obj!(Location);
@@ -791,19 +799,19 @@ pub fn is_location(v: Value) -> bool {
     data_ref::<Location>(v).is_some()
 }
 
-pub fn locations_array(ctx: &mut Ctx, frames: &[(Arc<str>, u32, String)]) -> Result<Value> {
+pub fn locations_array(ctx: &mut Ctx, frames: &[exception::BtFrame]) -> Result<Value> {
     let klass = location_class(ctx);
     let out = array::new(ctx);
-    for (p, l, lab) in frames {
-        let loc = object::new_data(ctx, klass, Box::new(Location { path: p.clone(), line: *l, label: lab.clone() }));
+    for f in frames {
+        let loc = object::new_data(ctx, klass, Box::new(Location { frame: f.clone() }));
         array::push(ctx, out, loc);
     }
     Ok(out)
 }
 
-/// `Thread::Backtrace.limit`: -1, since Carmine has no `--backtrace-limit`.
-fn bt_limit(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
-    Ok(Value::fixnum(-1))
+/// `Thread::Backtrace.limit`: the `--backtrace-limit` given, or -1.
+fn bt_limit(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::fixnum(ctx.vm().backtrace_limit.get()))
 }
 
 fn location_class(ctx: &mut Ctx) -> Value {
@@ -811,25 +819,36 @@ fn location_class(ctx: &mut Ctx) -> Value {
     crate::core::module::body(ctx.c().object).const_get(id).map_or(ctx.c().object, |e| e.value)
 }
 
+pub fn location_frame(recv: Value) -> Option<&'static exception::BtFrame> {
+    data_ref::<Location>(recv).map(|l| &l.frame)
+}
+
 fn loc_path(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let p = data_ref::<Location>(recv).map(|l| l.path.clone()).unwrap_or_else(|| Arc::from(""));
+    let p = location_frame(recv).map(|f| f.path.clone()).unwrap_or_else(|| Arc::from(""));
     Ok(string::new_utf8(ctx, &p))
 }
+/// `absolute_path`: the canonical path of the frame's file, nil for eval'd code.
+fn loc_absolute_path(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    match location_frame(recv).and_then(|f| f.realpath.clone()) {
+        Some(p) => Ok(string::new_utf8(ctx, &p)),
+        None => Ok(Value::NIL),
+    }
+}
 fn loc_lineno(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    Ok(Value::fixnum(data_ref::<Location>(recv).map_or(0, |l| l.line) as i64))
+    Ok(Value::fixnum(location_frame(recv).map_or(0, |f| f.line) as i64))
 }
 fn loc_label(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let l = data_ref::<Location>(recv).map(|l| l.label.clone()).unwrap_or_default();
+    let l = location_frame(recv).map(|f| f.label.clone()).unwrap_or_default();
     Ok(string::new_utf8(ctx, &l))
 }
 fn loc_base_label(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let l = data_ref::<Location>(recv).map(|l| l.label.clone()).unwrap_or_default();
+    let l = location_frame(recv).map(|f| f.label.clone()).unwrap_or_default();
     let base = l.rsplit(" in ").next().unwrap_or(&l).to_string();
     let base = base.rsplit(['#', '.']).next().unwrap_or(&base).to_string();
     Ok(string::new_utf8(ctx, &base))
 }
 fn loc_to_s(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let s = data_ref::<Location>(recv).map(|l| exception::format_location(&l.path, l.line, &l.label)).unwrap_or_default();
+    let s = location_frame(recv).map(exception::BtFrame::to_line).unwrap_or_default();
     Ok(string::new_utf8(ctx, &s))
 }
 fn loc_inspect(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -960,8 +979,16 @@ pub fn run_program(ctx: &mut Ctx, source: &[u8], path: &str, main: bool) -> Resu
 /// `run_program`, the main program wrapped in a `gets` loop by `-n`/`-p`.
 pub fn run_program_with(ctx: &mut Ctx, source: &[u8], path: &str, main: bool, command_line: crate::compile::CommandLine) -> Result<Value> {
     let opts = if main { CompileOptions::main(path) } else { CompileOptions::required(path) };
-    let opts = CompileOptions { frozen_string_literal: ctx.vm().frozen_string_literals.get().then_some(true), ..opts };
+    // The file's real path is taken now: the file may be moved or removed while it runs.
+    let realpath = if path == "-e" || path == "-" { None } else { std::fs::canonicalize(path).ok().map(|p| p.to_string_lossy().into_owned()) };
+    let opts = CompileOptions { frozen_string_literal: ctx.vm().frozen_string_literals.get().then_some(true), realpath, ..opts };
     let (iseq, data) = crate::compile::compile_program_with(ctx, source, &opts, command_line)?;
+    if crate::core::tracepoint::tracing(ctx) {
+        let keep = ctx.protect(iseq);
+        let r = crate::core::tracepoint::script_compiled(ctx, Value::NIL);
+        ctx.unprotect(keep);
+        r?;
+    }
     crate::stdlib::coverage::register(ctx, path, iseq, source);
     let main_obj = ctx.vm().main_obj.get();
     let cref = ctx.vm().top_cref.get();
@@ -1100,7 +1127,7 @@ pub fn init(ctx: &mut Ctx) {
     crate::core::module::body(obj).const_set(id, loc);
     crate::methods!(ctx, loc, [
         ("path", loc_path, [0], Safe),
-        ("absolute_path", loc_path, [0], Safe),
+        ("absolute_path", loc_absolute_path, [0], Safe),
         ("lineno", loc_lineno, [0], Safe),
         ("label", loc_label, [0], Safe),
         ("base_label", loc_base_label, [0], Safe),

@@ -234,7 +234,10 @@ fn k_require(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 
 fn k_require_relative(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let name = feature_name(ctx, args.pos[0])?;
-    let (path, _) = crate::core::kernel::caller_location(ctx);
+    let path = match crate::core::kernel::caller_realpath(ctx) {
+        Some(real) => real,
+        None => crate::core::kernel::caller_location(ctx).0,
+    };
     // A script given as "x.rb" has the empty parent "": it is relative to the cwd.
     let dir = std::path::Path::new(&*path).parent().map(|p| p.to_string_lossy().into_owned()).filter(|d| !d.is_empty()).unwrap_or_else(|| ".".into());
     let full = if name.starts_with('/') { name } else { format!("{dir}/{name}") };
@@ -326,5 +329,10 @@ pub fn init(ctx: &mut Ctx) {
     let obj = ctx.c().object;
     let id = ctx.intern("RbConfig");
     let path = string::new_utf8(ctx, "rbconfig");
+    let _ = register_autoload(ctx, obj, id, path);
+    // As in CRuby since `set` is loaded at start: SortedSet explains it has moved to a gem
+    // (lib/set/sorted_set.rb).
+    let id = ctx.intern("SortedSet");
+    let path = string::new_utf8(ctx, "set/sorted_set");
     let _ = register_autoload(ctx, obj, id, path);
 }

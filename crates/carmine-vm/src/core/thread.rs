@@ -396,6 +396,7 @@ fn m_kill(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
         return Ok(recv);
     }
     td(recv).killed = true;
+    td(recv).raise_before_kill = !td(recv).pending_raise.is_empty();
     sched::post(ctx, recv, PENDING_KILL);
     Ok(recv)
 }
@@ -556,7 +557,8 @@ fn m_fetch(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     thread_arg(ctx, recv)?;
     let table = locals_of(ctx, recv);
     if args.pos.len() == 2 && args.block.is_some() {
-        crate::core::warning::emit(ctx, "block supersedes default value argument", None)?;
+        let (path, line) = kernel::caller_location(ctx);
+        kernel::write_warning(ctx, &format!("{path}:{line}: warning: block supersedes default value argument\n"));
     }
     let k = key_of(ctx, args.pos[0])?;
     if !table.is_nil() {
@@ -725,9 +727,9 @@ fn m_pending_interrupt_p(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Valu
     Ok(Value::bool(sched::has_pending(ctx, recv, k)))
 }
 
-/// The frames of thread `t` (innermost first) as (path, line, label), or None when it is
-/// dead; `skip` leading frames of the current thread are left out.
-fn frames_of(ctx: &mut Ctx, t: Value, skip: usize) -> Option<Vec<(std::sync::Arc<str>, u32, String)>> {
+/// The frames of thread `t` (innermost first), or None when it is dead; `skip` leading
+/// frames of the current thread are left out.
+fn frames_of(ctx: &mut Ctx, t: Value, skip: usize) -> Option<Vec<crate::core::exception::BtFrame>> {
     let d = td(t);
     if d.status == Status::Dead {
         return None;
@@ -793,8 +795,8 @@ fn m_backtrace(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(frames) = frames_of(ctx, recv, 0) else { return Ok(Value::NIL) };
     let Some((start, count)) = backtrace_range(ctx, args, frames.len())? else { return Ok(Value::NIL) };
     let out = array::new(ctx);
-    for (p, l, lab) in &frames[start..start + count] {
-        let s = string::new_utf8(ctx, &crate::core::exception::format_location(p, *l, lab));
+    for f in &frames[start..start + count] {
+        let s = string::new_utf8(ctx, &f.to_line());
         array::push(ctx, out, s);
     }
     Ok(out)

@@ -1,6 +1,6 @@
 //! `TracePoint`: hooks called on interpreter events (`:line`, `:call`, `:return`,
 //! `:c_call`, `:c_return`, `:b_call`, `:b_return`, `:class`, `:end`, `:raise`,
-//! `:thread_begin`, `:thread_end`, `:fiber_switch`).
+//! `:thread_begin`, `:thread_end`, `:fiber_switch`, `:rescue`, `:script_compiled`).
 //!
 //! Invariants:
 //! - `Vm::tracepoints` lists the enabled TracePoints (GC roots) and `Vm::tracing` says
@@ -35,6 +35,7 @@ pub const THREAD_BEGIN: u32 = 1 << 10;
 pub const THREAD_END: u32 = 1 << 11;
 pub const FIBER_SWITCH: u32 = 1 << 12;
 pub const RESCUE: u32 = 1 << 13;
+pub const SCRIPT_COMPILED: u32 = 1 << 14;
 
 const NAMES: &[(&str, u32)] = &[
     ("line", LINE),
@@ -51,6 +52,7 @@ const NAMES: &[(&str, u32)] = &[
     ("thread_end", THREAD_END),
     ("fiber_switch", FIBER_SWITCH),
     ("rescue", RESCUE),
+    ("script_compiled", SCRIPT_COMPILED),
 ];
 
 /// What a hook sees of the event being reported.
@@ -68,6 +70,8 @@ struct Event {
     frame: Option<usize>,
     /// A `:call`/`:return` of a method: its parameters come from this entry's iseq.
     iseq: Value,
+    /// `:script_compiled`: the source given to `eval` (nil for a file).
+    eval_script: Value,
 }
 
 pub struct TracePointObj {
@@ -91,7 +95,7 @@ crate::data_obj!(TracePointObj, |t, m| {
     m.mark_all(&t.target_iseqs);
     m.mark(t.target_thread);
     if let Some(e) = &t.current {
-        for v in [e.path, e.defined_class, e.self_, e.return_value, e.raised, e.iseq] {
+        for v in [e.path, e.defined_class, e.self_, e.return_value, e.raised, e.iseq, e.eval_script] {
             m.mark(v);
         }
     }
@@ -121,9 +125,14 @@ pub fn refresh(ctx: &Ctx) {
     ctx.vm().tracing.store(on, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// Calls the hooks of the enabled TracePoints that want `ev`.
+/// Calls the hooks of the enabled TracePoints that want `ev`: as in CRuby, the global
+/// ones first (in the order they were enabled), then the ones enabled with `target:`
+/// (the last enabled first).
 fn fire(ctx: &mut Ctx, ev: Event) -> Result<()> {
-    let tps: Vec<Value> = ctx.vm().tracepoints.borrow().clone();
+    let all: Vec<Value> = ctx.vm().tracepoints.borrow().clone();
+    let targeted = |tp: &Value| data_ref::<TracePointObj>(*tp).is_some_and(|t| !t.target.is_nil());
+    let mut tps: Vec<Value> = all.iter().copied().filter(|tp| !targeted(tp)).collect();
+    tps.extend(all.iter().rev().copied().filter(|tp| targeted(tp)));
     for tp in tps {
         let Some(t) = data_ref::<TracePointObj>(tp) else { continue };
         if !t.enabled || t.events & ev.kind == 0 {
@@ -161,7 +170,7 @@ fn frame_event(ctx: &Ctx, kind: u32, fi: usize) -> Event {
     } else {
         (Value::NIL, f.line() as i64, f.iseq_val)
     };
-    Event { kind, path, lineno, method_id: f.mid, defined_class: f.owner, self_: f.self_, return_value: Value::NIL, raised: Value::NIL, frame: Some(fi), iseq: method_iseq(ctx, fi, iseq) }
+    Event { kind, path, lineno, method_id: f.mid, defined_class: f.owner, self_: f.self_, return_value: Value::NIL, raised: Value::NIL, frame: Some(fi), iseq: method_iseq(ctx, fi, iseq), eval_script: Value::NIL }
 }
 
 /// The iseq `enable(target:)` compares with: a block's own iseq, a method's body.
@@ -222,7 +231,7 @@ pub fn c_event(ctx: &mut Ctx, recv: Value, owner: Value, mid: SymId, done: Optio
     }
     let fi = ctx.stacks.frames.iter().rposition(|f| f.kind != FrameKind::Builtin);
     let lineno = fi.map_or(0, |i| ctx.stacks.frames[i].line() as i64);
-    let ev = Event { kind, path: Value::NIL, lineno, method_id: Some(mid), defined_class: owner, self_: recv, return_value: done.unwrap_or(Value::NIL), raised: Value::NIL, frame: fi, iseq: Value::NIL };
+    let ev = Event { kind, path: Value::NIL, lineno, method_id: Some(mid), defined_class: owner, self_: recv, return_value: done.unwrap_or(Value::NIL), raised: Value::NIL, frame: fi, iseq: Value::NIL, eval_script: Value::NIL };
     fire(ctx, ev)
 }
 
@@ -237,13 +246,36 @@ pub fn raised(ctx: &mut Ctx, exc: Value) -> Result<()> {
     fire(ctx, ev)
 }
 
+/// Frame `fi` enters the handler of a `rescue` for `exc` (`:rescue`, before the
+/// exception classes are matched, as in CRuby).
+pub fn rescue_entered(ctx: &mut Ctx, fi: usize, exc: Value) -> Result<()> {
+    if wanted(ctx) & RESCUE == 0 {
+        return Ok(());
+    }
+    let mut ev = frame_event(ctx, RESCUE, fi);
+    ev.raised = exc;
+    fire(ctx, ev)
+}
+
+/// `:script_compiled`: code was compiled for `eval` (`src`, its source) or from a file
+/// (`src` nil), reported at the Ruby code that asked for it.
+pub fn script_compiled(ctx: &mut Ctx, src: Value) -> Result<()> {
+    if wanted(ctx) & SCRIPT_COMPILED == 0 {
+        return Ok(());
+    }
+    let Some(fi) = ctx.stacks.frames.iter().rposition(|f| f.kind != FrameKind::Builtin && !f.iseq.is_null()) else { return Ok(()) };
+    let mut ev = frame_event(ctx, SCRIPT_COMPILED, fi);
+    ev.eval_script = src;
+    fire(ctx, ev)
+}
+
 /// `:thread_begin`, `:thread_end`, `:fiber_switch`.
 pub fn simple(ctx: &mut Ctx, kind: u32) -> Result<()> {
     if wanted(ctx) & kind == 0 {
         return Ok(());
     }
     let self_ = if kind == FIBER_SWITCH { ctx.fiber_obj } else { ctx.thread_obj };
-    let ev = Event { kind, path: Value::NIL, lineno: 0, method_id: None, defined_class: Value::NIL, self_, return_value: Value::NIL, raised: Value::NIL, frame: None, iseq: Value::NIL };
+    let ev = Event { kind, path: Value::NIL, lineno: 0, method_id: None, defined_class: Value::NIL, self_, return_value: Value::NIL, raised: Value::NIL, frame: None, iseq: Value::NIL, eval_script: Value::NIL };
     fire(ctx, ev)
 }
 
@@ -251,11 +283,18 @@ pub fn simple(ctx: &mut Ctx, kind: u32) -> Result<()> {
 
 fn events_from_args(ctx: &mut Ctx, args: &[Value]) -> Result<u32> {
     if args.is_empty() {
-        return Ok(NAMES.iter().filter(|(n, _)| !matches!(*n, "thread_begin" | "thread_end" | "fiber_switch" | "rescue")).fold(0, |a, (_, b)| a | b));
+        return Ok(NAMES.iter().filter(|(n, _)| !matches!(*n, "thread_begin" | "thread_end" | "fiber_switch" | "rescue" | "script_compiled")).fold(0, |a, (_, b)| a | b));
     }
     let mut mask = 0;
     for &a in args {
-        let a = if a.is_symbol() || string::is_string(a) { a } else { ctx.call_str(a, "to_sym", &[])? };
+        let a = if a.is_symbol() || string::is_string(a) {
+            a
+        } else if ctx.respond_to(a, ctx.intern("to_sym"), true) {
+            ctx.call_str(a, "to_sym", &[])?
+        } else {
+            let s = object::inspect_string(ctx, a)?;
+            return Err(ctx.type_error(&format!("{s} is not a symbol nor a string")));
+        };
         let id = crate::core::symbol::to_sym_id(ctx, a)?;
         let name = ctx.sym_str(id);
         let bit = match name.as_str() {
@@ -263,7 +302,6 @@ fn events_from_args(ctx: &mut Ctx, args: &[Value]) -> Result<u32> {
             "a_return" => RETURN | B_RETURN | C_RETURN,
             n => match NAMES.iter().find(|(k, _)| *k == n) {
                 Some(&(_, b)) => b,
-                None if matches!(n, "script_compiled") => 0,
                 None => return Err(ctx.arg_error(&format!("unknown event: {n}"))),
             },
         };
@@ -334,6 +372,20 @@ fn target_iseq(ctx: &mut Ctx, target: Value) -> Result<Value> {
     Err(ctx.arg_error("specified target is not supported"))
 }
 
+/// The events code of `iseq` itself can report (for `enable(target:)`).
+fn events_of_iseq(iseq: Value) -> u32 {
+    use crate::compile::iseq::IseqKind;
+    let i = crate::compile::iseq::iseq_of(iseq);
+    let own = match i.kind {
+        IseqKind::Method => CALL | RETURN,
+        IseqKind::Block => B_CALL | B_RETURN,
+        IseqKind::Class => CLASS | END,
+        _ => 0,
+    };
+    let calls = if i.calls.is_empty() { 0 } else { C_CALL | C_RETURN };
+    own | calls | LINE | RAISE | RESCUE
+}
+
 /// The iseq and the iseqs of the blocks inside it.
 fn with_children(iseq: Value, out: &mut Vec<Value>) {
     out.push(iseq);
@@ -347,8 +399,10 @@ fn m_enable(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let was = get(ctx, recv)?.enabled;
     let target = args.kwarg(ctx, "target").unwrap_or(Value::NIL);
     let line = args.kwarg(ctx, "target_line").unwrap_or(Value::NIL);
-    let thread = args.kwarg(ctx, "target_thread").unwrap_or(Value::NIL);
-    if !get(ctx, recv)?.target.is_nil() {
+    // `target_thread: nil` given explicitly: every thread, even with a block.
+    let thread_kw = args.kwarg(ctx, "target_thread");
+    let thread = thread_kw.unwrap_or(Value::NIL);
+    if !get(ctx, recv)?.target.is_nil() || (was && !target.is_nil()) {
         return Err(ctx.arg_error("can't nest-enable a targeting TracePoint"));
     }
     let line = if line.is_nil() {
@@ -366,6 +420,9 @@ fn m_enable(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         let iseq = target_iseq(ctx, target)?;
         let mut all = Vec::new();
         with_children(iseq, &mut all);
+        if get(ctx, recv)?.events & all.iter().fold(0, |a, &i| a | events_of_iseq(i)) == 0 {
+            return Err(ctx.arg_error("can not enable any hooks"));
+        }
         if let Some(l) = line {
             let covers = all.iter().any(|&i| crate::compile::iseq::iseq_of(i).lines.iter().any(|&x| x as i64 == l));
             if !covers {
@@ -380,7 +437,7 @@ fn m_enable(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let t = get(ctx, recv)?;
     if !thread.is_nil() {
         t.target_thread = thread;
-    } else if args.block.is_some() && target.is_nil() {
+    } else if args.block.is_some() && target.is_nil() && thread_kw.is_none() {
         // With a block and no target, CRuby reports only the current thread's events.
         t.target_thread = ctx.thread_obj;
     }
@@ -490,6 +547,14 @@ fn m_raised_exception(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value>
     Ok(e.raised)
 }
 
+fn m_eval_script(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let e = current(ctx, recv)?;
+    if e.kind != SCRIPT_COMPILED {
+        return Err(ctx.raise(ctx.c().runtime_error, "not supported by this event"));
+    }
+    Ok(e.eval_script)
+}
+
 fn m_binding(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let e = current(ctx, recv)?;
     match e.frame {
@@ -558,6 +623,7 @@ pub fn init(ctx: &mut Ctx) {
         ("return_value", m_return_value, [0], Safe),
         ("raised_exception", m_raised_exception, [0], Safe),
         ("binding", m_binding, [0], Safe),
+        ("eval_script", m_eval_script, [0], Safe),
         ("parameters", m_parameters, [0], Safe),
         ("inspect", m_inspect, [0], Safe),
     ]);

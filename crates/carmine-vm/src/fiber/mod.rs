@@ -521,12 +521,19 @@ fn running(ctx: &mut Ctx) -> (Value, *mut FiberData) {
     (ctx.fiber_obj, ctx.fibers.cur)
 }
 
+/// `Fiber#raise`'s exception arriving in the fiber: without a backtrace, it gets the
+/// fiber's, where the fiber was suspended.
+fn raised_here(ctx: &mut Ctx, e: Value) -> Unwind {
+    crate::core::exception::ensure_backtrace(ctx, e);
+    Unwind::Raise(e)
+}
+
 #[inline(always)]
 fn take_message(ctx: &mut Ctx) -> Result<Value> {
     match ctx.fibers.take() {
         Xfer::None => Ok(Value::NIL),
         Xfer::Value(v) => Ok(v),
-        Xfer::Raise(e) => Err(Unwind::Raise(e)),
+        Xfer::Raise(e) => Err(raised_here(ctx, e)),
         Xfer::Kill => Err(kill_unwind(ctx)),
         Xfer::Done(r) => r,
         Xfer::Panic(p) => std::panic::resume_unwind(p),
@@ -650,7 +657,7 @@ fn run_fiber(ctx: &mut Ctx, fiber: Value) -> Leave {
         d.shallow = false;
         let resumed = match msg {
             Xfer::Value(v) => Ok(v),
-            Xfer::Raise(e) => Err(Unwind::Raise(e)),
+            Xfer::Raise(e) => Err(raised_here(ctx, e)),
             Xfer::Kill => Err(kill_unwind(ctx)),
             _ => Ok(Value::NIL),
         };

@@ -153,12 +153,22 @@ fn handle_unwind(ctx: &mut Ctx, e: Unwind) -> Result<Option<Value>> {
                         ctx.stacks.errinfo = exc;
                     }
                 }
+                let rescued = match e {
+                    Unwind::Raise(exc) if entry.kind == CatchKind::Rescue => Some(exc),
+                    _ => None,
+                };
                 let v = unwind_to_value(ctx, e);
                 let f = &mut ctx.stacks.frames[fi];
                 // SAFETY: entry.local is a local of this frame.
                 unsafe { *f.locals.add(entry.local as usize) = v };
                 f.pc = entry.handler as usize;
                 ctx.stacks.sp = f.sp_base + entry.depth as usize;
+                if let Some(exc) = rescued.filter(|_| crate::core::tracepoint::tracing(ctx)) {
+                    // A hook raising unwinds from the handler.
+                    if let Err(other) = crate::core::tracepoint::rescue_entered(ctx, fi, exc) {
+                        return handle_unwind(ctx, other);
+                    }
+                }
                 return Ok(None);
             }
         }

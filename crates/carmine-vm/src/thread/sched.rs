@@ -97,6 +97,9 @@ pub struct ThreadData {
     pub exception: Value,
     /// Exceptions posted by `Thread#raise`, oldest first.
     pub pending_raise: Vec<Value>,
+    /// A `Thread#kill` came after a pending `Thread#raise`: the raise is taken first (the
+    /// thread ends with that exception), as CRuby takes interrupts in order.
+    pub raise_before_kill: bool,
     /// `Thread#[]` of the thread's root fiber (a Hash or nil), and of its other fibers
     /// (fiber, Hash); entries of finished fibers are dropped when one is added.
     pub locals: Value,
@@ -156,6 +159,7 @@ impl ThreadData {
             value: Value::NIL,
             exception: Value::NIL,
             pending_raise: Vec::new(),
+            raise_before_kill: false,
             locals: Value::NIL,
             fiber_locals: Vec::new(),
             vars: Value::NIL,
@@ -380,6 +384,12 @@ pub fn check_pending(ctx: &mut Ctx) -> Result<()> {
 /// still pending (deferred, or not handled yet).
 fn take_pending(ctx: &mut Ctx, t: Value, bits: u32, blocking: bool) -> std::result::Result<u32, (u32, Unwind)> {
     let mut keep = 0;
+    let raise_first = bits & PENDING_KILL != 0 && td(t).raise_before_kill && td(t).pending_raise.first().is_some_and(|&e| deliverable(ctx, t, e, blocking));
+    if raise_first {
+        td(t).raise_before_kill = false;
+        let e = td(t).pending_raise.remove(0);
+        return Err((bits, raise_in_target(ctx, e)));
+    }
     if bits & PENDING_KILL != 0 {
         // CRuby masks a kill like an Integer (its internal kill signal is a Fixnum).
         if deliverable(ctx, t, Value::fixnum(0), blocking) {
@@ -410,7 +420,7 @@ fn take_pending(ctx: &mut Ctx, t: Value, bits: u32, blocking: bool) -> std::resu
                 if !d.pending_raise.is_empty() {
                     keep |= PENDING_RAISE;
                 }
-                return Err((keep, Unwind::Raise(e)));
+                return Err((keep, raise_in_target(ctx, e)));
             }
         }
         if !td(t).pending_raise.is_empty() {
@@ -418,6 +428,19 @@ fn take_pending(ctx: &mut Ctx, t: Value, bits: u32, blocking: bool) -> std::resu
         }
     }
     Ok(keep)
+}
+
+/// The unwind that delivers a `Thread#raise` of `e` in its target thread: as CRuby, the
+/// target asks for the exception again (`exception` without arguments), and an
+/// exception without a backtrace gets the target's, where it was interrupted.
+fn raise_in_target(ctx: &mut Ctx, e: Value) -> Unwind {
+    let e = match ctx.call(e, crate::symbol::sym::EXCEPTION, &[]) {
+        Ok(x) if crate::core::object::is_a(ctx, x, ctx.c().exception) => x,
+        Ok(_) => e,
+        Err(u) => return u,
+    };
+    crate::core::exception::ensure_backtrace(ctx, e);
+    Unwind::Raise(e)
 }
 
 /// Whether an interrupt raising `e` may be taken now under the thread's
