@@ -263,13 +263,22 @@ pub mod call_flags {
     pub const SELF_RECV: u32 = 1024;
 }
 
-/// Inline method cache of one call site.
+/// Receiver classes one call site remembers (a polymorphic inline cache).
+pub const PIC_SIZE: usize = 4;
+
+/// Inline method cache of one call site: up to `PIC_SIZE` receiver classes and the entries
+/// found for them, all valid for one method epoch. Entry 0 is the first class seen, so a
+/// monomorphic site hits on the first compare; later classes take the other entries in
+/// turn.
 pub struct CallCache {
     pub epoch: Cell<u64>,
-    pub klass: Cell<u64>,
-    pub me: Cell<Option<*const MethodEntry>>,
-    /// Keeps the cached entry alive while it is referenced here.
-    pub keep: std::cell::RefCell<Option<Arc<MethodEntry>>>,
+    /// Raw class values (0: empty entry).
+    pub klass: [Cell<u64>; PIC_SIZE],
+    pub me: [Cell<Option<*const MethodEntry>>; PIC_SIZE],
+    /// Keeps the cached entries alive while they are referenced here.
+    pub keep: std::cell::RefCell<[Option<Arc<MethodEntry>>; PIC_SIZE]>,
+    /// The entry the next new class replaces.
+    pub next: Cell<u8>,
     /// For an attribute reader or writer: the instance variable's slot, as a `GetIvar`
     /// cache holds it (class, epoch and index).
     pub ivar: (Cell<u64>, Cell<u32>),
@@ -277,7 +286,7 @@ pub struct CallCache {
 
 impl Default for CallCache {
     fn default() -> Self {
-        CallCache { epoch: Cell::new(u64::MAX), klass: Cell::new(0), me: Cell::new(None), keep: std::cell::RefCell::new(None), ivar: Default::default() }
+        CallCache { epoch: Cell::new(u64::MAX), klass: Default::default(), me: Default::default(), keep: Default::default(), next: Cell::new(0), ivar: Default::default() }
     }
 }
 

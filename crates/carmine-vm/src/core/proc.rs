@@ -207,12 +207,17 @@ pub fn call_special(ctx: &mut Ctx, p: Value, args: &[Value], kw: Option<Value>, 
                 }
             }
         }
-        if let Some(me) = crate::core::module::find_method(ctx, klass, s) {
-            if me.visibility == crate::core::module::Visibility::Protected {
+        // One lookup: a public method is invoked with the entry found here; the rest
+        // (private, missing: NoMethodError or method_missing) takes the general path.
+        match crate::core::module::find_method(ctx, klass, s) {
+            Some(me) if me.visibility == crate::core::module::Visibility::Public => {
+                return crate::interp::call::invoke_from_rust(ctx, recv, &me, rest, kw, block);
+            }
+            Some(me) if me.visibility == crate::core::module::Visibility::Protected => {
                 return Err(crate::interp::call::method_visibility_error(ctx, recv, s, me.visibility));
             }
+            _ => return crate::interp::call::call_method(ctx, recv, s, rest, kw, block, false),
         }
-        return crate::interp::call::call_method(ctx, recv, s, rest, kw, block, false);
     }
     if flags & METHOD != 0 {
         return ctx.call_kw(target, sym::CALL, args, kw, block);

@@ -7,7 +7,7 @@
 use std::cell::Cell;
 use std::sync::Arc;
 
-use crate::compile::iseq::{iseq_of, call_flags as cf, CallInfo, Insn, Iseq};
+use crate::compile::iseq::{iseq_of, call_flags as cf, CallInfo, Insn, Iseq, PIC_SIZE};
 use crate::core::module::{self, ClassKind, MethodBody, MethodEntry, Visibility};
 use crate::core::{array, hash, object, string};
 use crate::error::Unwind;
@@ -139,17 +139,28 @@ fn prepare_args(ctx: &mut Ctx, ci: &CallInfo) -> Result<(usize, Option<Value>, O
 fn lookup_cached(ctx: &Ctx, ci: &CallInfo, klass: Value) -> Option<Arc<MethodEntry>> {
     let epoch = ctx.vm().method_epoch();
     let cc = &ci.cache;
-    if cc.klass.get() == klass.raw() && cc.epoch.get() == epoch {
-        return cc.keep.borrow().clone();
+    if cc.epoch.get() == epoch {
+        if let Some(i) = cc.klass.iter().position(|k| k.get() == klass.raw()) {
+            return cc.keep.borrow()[i].clone();
+        }
+    } else {
+        for i in 0..PIC_SIZE {
+            cc.klass[i].set(0);
+            cc.me[i].set(None);
+        }
+        *cc.keep.borrow_mut() = Default::default();
+        cc.next.set(0);
+        cc.epoch.set(epoch);
     }
     // A call site in a scope with refinements (`using`) sees them; the site's cache holds
     // what it saw.
     let active = ctx.stacks.frames.last().map_or(Value::NIL, crate::core::refinement::frame_refinements);
     let me = if active.is_nil() { module::find_method(ctx, klass, ci.mid) } else { crate::core::refinement::find_method_refined(ctx, klass, ci.mid, active) };
-    cc.klass.set(klass.raw());
-    cc.epoch.set(epoch);
-    cc.me.set(me.as_ref().map(|m| Arc::as_ptr(m)));
-    *cc.keep.borrow_mut() = me.clone();
+    let i = cc.next.get() as usize;
+    cc.next.set(((i + 1) % PIC_SIZE) as u8);
+    cc.klass[i].set(klass.raw());
+    cc.me[i].set(me.as_ref().map(|m| Arc::as_ptr(m)));
+    cc.keep.borrow_mut()[i] = me.clone();
     me
 }
 
@@ -290,14 +301,19 @@ pub fn const_cache_hit(ctx: &Ctx, cache: &(Cell<u64>, Cell<Value>, Cell<Value>),
 /// from this site (visibility).
 #[inline(always)]
 pub fn cache_hit<'a>(ctx: &Ctx, ci: &'a CallInfo, recv: Value) -> Option<&'a MethodEntry> {
-    let klass = class_of(ctx, recv);
+    let k = class_of(ctx, recv).raw();
     let cc = &ci.cache;
-    if cc.klass.get() != klass.raw() || cc.epoch.get() != ctx.vm().method_epoch() {
+    if cc.epoch.get() != ctx.vm().method_epoch() {
         return None;
     }
+    let i = if cc.klass[0].get() == k {
+        0
+    } else {
+        (1..PIC_SIZE).find(|&i| cc.klass[i].get() == k)?
+    };
     // SAFETY: on a cache hit `cc.keep` owns the entry; the cache is only rewritten by a later
     // lookup at this call site, and the entry is not used after control reaches Ruby code.
-    let me: &MethodEntry = unsafe { &*cc.me.get()? };
+    let me: &MethodEntry = unsafe { &*cc.me[i].get()? };
     if me.visibility != Visibility::Public && !ci.has(cf::FCALL) && !ci.has(cf::SELF_RECV) {
         return None;
     }
