@@ -124,8 +124,71 @@ pub fn is_type(v: Value, t: ObjType) -> bool {
     v.is_heap() && basic(v).obj_type() == t
 }
 
-/// Number of instance variables stored inside an `RObject` slot.
-pub const INLINE_IVARS: usize = 3;
+/// Number of instance variables stored inside an `RObject` slot (the slot's 64 bytes: the
+/// header, five values and the pointer to the rest).
+pub const INLINE_IVARS: usize = 5;
+
+/// The instance variables past the inline ones: null, or one malloc'd block holding its
+/// length followed by that many values (`UNDEF` where unset). One pointer instead of a
+/// `Vec`'s three words leaves room for more inline variables.
+pub struct IvarExt(*mut usize);
+
+impl IvarExt {
+    pub const EMPTY: IvarExt = IvarExt(std::ptr::null_mut());
+
+    fn layout(n: usize) -> std::alloc::Layout {
+        std::alloc::Layout::array::<usize>(n + 1).expect("ivar block size")
+    }
+
+    #[inline]
+    pub fn as_slice(&self) -> &[Value] {
+        if self.0.is_null() {
+            return &[];
+        }
+        // SAFETY: a non-null block starts with its length, followed by that many values.
+        unsafe { std::slice::from_raw_parts(self.0.add(1) as *const Value, *self.0) }
+    }
+
+    /// Stores `v` at `i`, growing the block (to at least `i + 1` and twice its length).
+    fn set(&mut self, i: usize, v: Value) {
+        let len = self.as_slice().len();
+        if i >= len {
+            let n = (i + 1).max(len * 2).max(2);
+            // SAFETY: a fresh block of n + 1 words; the old one's values are copied over and
+            // it is freed with the layout it was allocated with.
+            unsafe {
+                let p = std::alloc::alloc(Self::layout(n)) as *mut usize;
+                if p.is_null() {
+                    std::alloc::handle_alloc_error(Self::layout(n));
+                }
+                *p = n;
+                let vals = p.add(1) as *mut Value;
+                std::ptr::copy_nonoverlapping(self.as_slice().as_ptr(), vals, len);
+                for k in len..n {
+                    vals.add(k).write(Value::UNDEF);
+                }
+                self.free();
+                self.0 = p;
+            }
+        }
+        // SAFETY: i < length now.
+        unsafe { *(self.0.add(1) as *mut Value).add(i) = v };
+    }
+
+    fn free(&mut self) {
+        if !self.0.is_null() {
+            // SAFETY: allocated by `set` with this length's layout.
+            unsafe { std::alloc::dealloc(self.0 as *mut u8, Self::layout(*self.0)) };
+            self.0 = std::ptr::null_mut();
+        }
+    }
+}
+
+impl Drop for IvarExt {
+    fn drop(&mut self) {
+        self.free();
+    }
+}
 
 /// A plain object (instances of user classes, exceptions, …).
 ///
@@ -136,8 +199,10 @@ pub const INLINE_IVARS: usize = 3;
 pub struct RObject {
     pub basic: RBasic,
     pub inline: [Value; INLINE_IVARS],
-    pub ext: Vec<Value>,
+    pub ext: IvarExt,
 }
+
+const _: () = assert!(std::mem::size_of::<RObject>() <= crate::heap::page::SLOT_SIZE);
 
 impl RObject {
     #[inline]
@@ -145,7 +210,7 @@ impl RObject {
         if idx < INLINE_IVARS {
             self.inline[idx]
         } else {
-            self.ext.get(idx - INLINE_IVARS).copied().unwrap_or(Value::UNDEF)
+            self.ext.as_slice().get(idx - INLINE_IVARS).copied().unwrap_or(Value::UNDEF)
         }
     }
 
@@ -154,16 +219,12 @@ impl RObject {
         if idx < INLINE_IVARS {
             self.inline[idx] = v;
         } else {
-            let i = idx - INLINE_IVARS;
-            if self.ext.len() <= i {
-                self.ext.resize(i + 1, Value::UNDEF);
-            }
-            self.ext[i] = v;
+            self.ext.set(idx - INLINE_IVARS, v);
         }
     }
 
     pub fn ivar_capacity(&self) -> usize {
-        INLINE_IVARS + self.ext.len()
+        INLINE_IVARS + self.ext.as_slice().len()
     }
 }
 
@@ -271,7 +332,7 @@ pub fn mark_children(v: Value, m: &mut Marker<'_>) {
             ObjType::Object => {
                 let o = &*v.as_ptr::<RObject>();
                 m.mark_all(&o.inline);
-                m.mark_all(&o.ext);
+                m.mark_all(o.ext.as_slice());
             }
             ObjType::Class => crate::core::module::mark_class(v, m),
             ObjType::String => {}

@@ -23,7 +23,7 @@ pub fn new_object(ctx: &mut Ctx, klass: Value) -> Value {
     // SAFETY: fresh Object slot; fields initialised before the next allocation.
     unsafe {
         (*p).inline = [Value::UNDEF; INLINE_IVARS];
-        std::ptr::write(&mut (*p).ext, Vec::new());
+        std::ptr::write(&mut (*p).ext, crate::object::IvarExt::EMPTY);
     }
     Value::from_ptr(p)
 }
