@@ -999,6 +999,9 @@ pub fn dup_data(ctx: &mut Ctx, v: Value) -> Result<Option<Value>> {
     if let Some(b) = crate::core::binding::dup(ctx, v) {
         return Ok(Some(b));
     }
+    if let Some(m) = crate::core::method::dup(ctx, v) {
+        return Ok(Some(m));
+    }
     crate::core::struct_::dup_data(ctx, v, klass)
 }
 

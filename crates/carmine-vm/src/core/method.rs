@@ -78,6 +78,14 @@ pub fn unbound_method(ctx: &mut Ctx, klass: Value, name: SymId, public_only: boo
     Ok(object::new_data(ctx, uc, Box::new(MethodObj { recv: Value::UNDEF, me, klass, name })))
 }
 
+/// A copy of a Method/UnboundMethod (`dup`/`clone`): same receiver, entry and lookup class.
+pub fn dup(ctx: &mut Ctx, v: Value) -> Option<Value> {
+    let m = data_ref::<MethodObj>(v)?;
+    let copy = MethodObj { recv: m.recv, me: m.me.clone(), klass: m.klass, name: m.name };
+    let klass = object::real_class_of(ctx, v);
+    Some(object::new_data(ctx, klass, Box::new(copy)))
+}
+
 fn get<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a MethodObj> {
     match data_ref::<MethodObj>(v) {
         Some(m) => Ok(m),
@@ -136,48 +144,64 @@ fn m_arity(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::fixnum(arity_of_entry(&me)))
 }
 
-fn m_parameters(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let me = get(ctx, recv)?.me.clone();
-    let mut body = me.body.clone();
-    while let MethodBody::Alias(inner) = body {
-        body = inner.body.clone();
+/// The body that runs for `me`: through the entries `define_method(name, method)` wraps.
+fn resolved_body(me: &MethodEntry) -> &MethodBody {
+    let mut def = me;
+    while let MethodBody::Alias(inner) = &def.body {
+        def = inner;
     }
-    match body {
-        MethodBody::Iseq { iseq, .. } => Ok(crate::core::proc::parameters_of(ctx, iseq, true)),
-        MethodBody::Proc(p) => match crate::core::proc::captured(p) {
-            Some(c) => Ok(crate::core::proc::parameters_of(ctx, c.iseq, true)),
-            None => Ok(array::new(ctx)),
+    &def.body
+}
+
+/// `Method#parameters` of an entry.
+fn parameters_of_entry(ctx: &mut Ctx, me: &MethodEntry) -> Value {
+    let kind = |ctx: &mut Ctx, k: &str| {
+        let k = Value::symbol(ctx.intern(k));
+        array::from_slice(ctx, &[k])
+    };
+    match resolved_body(me) {
+        MethodBody::Iseq { iseq, .. } => crate::core::proc::parameters_of(ctx, *iseq, true),
+        MethodBody::Proc(p) => match crate::core::proc::captured(*p) {
+            Some(c) => crate::core::proc::parameters_of(ctx, c.iseq, true),
+            None => array::new(ctx),
         },
         MethodBody::AttrWriter(_) => {
-            let k = Value::symbol(ctx.intern("req"));
-            let p = array::from_slice(ctx, &[k]);
-            Ok(array::from_slice(ctx, &[p]))
+            let p = kind(ctx, "req");
+            array::from_slice(ctx, &[p])
+        }
+        // A method `respond_to_missing?` answers for takes anything.
+        MethodBody::Undefined => {
+            let p = kind(ctx, "rest");
+            array::from_slice(ctx, &[p])
         }
         MethodBody::Builtin { arity, .. } => {
+            let arity = *arity;
             let out = array::new(ctx);
-            let req = Value::symbol(ctx.intern("req"));
-            let opt = Value::symbol(ctx.intern("opt"));
-            let rest = Value::symbol(ctx.intern("rest"));
             for _ in 0..arity.min {
-                let p = array::from_slice(ctx, &[req]);
+                let p = kind(ctx, "req");
                 array::push(ctx, out, p);
             }
             match arity.max {
                 Some(max) => {
                     for _ in arity.min..max {
-                        let p = array::from_slice(ctx, &[opt]);
+                        let p = kind(ctx, "opt");
                         array::push(ctx, out, p);
                     }
                 }
                 None => {
-                    let p = array::from_slice(ctx, &[rest]);
+                    let p = kind(ctx, "rest");
                     array::push(ctx, out, p);
                 }
             }
-            Ok(out)
+            out
         }
-        _ => Ok(array::new(ctx)),
+        _ => array::new(ctx),
     }
+}
+
+fn m_parameters(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let me = get(ctx, recv)?.me.clone();
+    Ok(parameters_of_entry(ctx, &me))
 }
 
 fn m_owner(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -240,9 +264,9 @@ fn u_bind_call(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     call::invoke_from_rust(ctx, target, &me, rest, args.kw, args.block)
 }
 
-fn m_source_location(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let me = get(ctx, recv)?.me.clone();
-    let iseq = match &me.body {
+/// `[path, line]` of a method written in Ruby, `nil` for a builtin.
+pub fn source_location_of_entry(ctx: &mut Ctx, me: &MethodEntry) -> Value {
+    let iseq = match resolved_body(me) {
         MethodBody::Iseq { iseq, .. } => Some(*iseq),
         MethodBody::Proc(p) => crate::core::proc::captured(*p).map(|c| c.iseq),
         _ => None,
@@ -251,29 +275,117 @@ fn m_source_location(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> 
         Some(i) => {
             let is = crate::compile::iseq::iseq_of(i);
             let p = string::new_utf8(ctx, &is.path);
-            Ok(array::from_slice(ctx, &[p, Value::fixnum(is.first_line as i64)]))
+            array::from_slice(ctx, &[p, Value::fixnum(is.first_line as i64)])
         }
-        None => Ok(Value::NIL),
+        None => Value::NIL,
     }
 }
 
+fn m_source_location(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let me = get(ctx, recv)?.me.clone();
+    Ok(source_location_of_entry(ctx, &me))
+}
+
+/// The parameter list `inspect` shows, from `parameters`: `(a, b=..., *c, d:, e: ..., **f,
+/// &g)`; unnamed ones read `_`, and `*, **, &` together (or a lone `&`) read `...`.
+fn signature_of(ctx: &mut Ctx, params: Value) -> String {
+    let pairs: Vec<(String, Option<String>)> = array::to_vec(params)
+        .into_iter()
+        .map(|pair| {
+            let v = array::to_vec(pair);
+            let kind = v.first().and_then(|k| k.as_symbol()).map(|k| ctx.sym_str(k).to_string()).unwrap_or_default();
+            let name = v.get(1).and_then(|n| n.as_symbol()).map(|n| ctx.sym_str(n).to_string());
+            (kind, name)
+        })
+        .collect();
+    let named = |i: usize, kind: &str, name: &str| pairs.get(i).is_some_and(|(k, n)| k == kind && n.as_deref() == Some(name));
+    let forwarding = pairs.len() >= 3 && {
+        let n = pairs.len();
+        named(n - 3, "rest", "*") && named(n - 2, "keyrest", "**") && named(n - 1, "block", "&")
+    };
+    let mut parts: Vec<String> = Vec::new();
+    for (i, (kind, name)) in pairs.iter().enumerate() {
+        if forwarding && i + 3 >= pairs.len() {
+            if i + 3 == pairs.len() {
+                parts.push("...".into());
+            }
+            continue;
+        }
+        let name = name.as_deref();
+        let part = match (kind.as_str(), name) {
+            ("req", n) => n.unwrap_or("_").to_string(),
+            ("opt", n) => format!("{}=...", n.unwrap_or("_")),
+            ("keyreq", n) => format!("{}:", n.unwrap_or("_")),
+            ("key", n) => format!("{}: ...", n.unwrap_or("_")),
+            ("rest", Some("*")) | ("rest", None) => "*".into(),
+            ("rest", Some(n)) => format!("*{n}"),
+            ("keyrest", Some("**")) | ("keyrest", None) => "**".into(),
+            ("keyrest", Some(n)) => format!("**{n}"),
+            // CRuby shows an anonymous block parameter as `...` too.
+            ("block", Some("&")) => "...".into(),
+            ("block", n) => format!("&{}", n.unwrap_or("block")),
+            ("nokey", _) => "**nil".into(),
+            (_, n) => n.unwrap_or("_").to_string(),
+        };
+        parts.push(part);
+    }
+    format!("({})", parts.join(", "))
+}
+
+/// `Method#inspect` as Ruby 3.4 writes it: `#<Method: Receiver(Owner)#name(original)(params)
+/// path:line>`; a singleton method reads `recv.name`, an UnboundMethod names its owner.
 fn m_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let (r, me, klass, name) = {
         let m = get(ctx, recv)?;
         (m.recv, m.me.clone(), m.klass, m.name)
     };
     let cname = object::class_name_of(ctx, recv);
-    let owner = crate::core::module_methods::class_path(ctx, module::real_class(me.owner));
-    let n = ctx.sym_str(name);
-    let target = if r.is_undef() {
-        crate::core::module_methods::class_path(ctx, klass)
-    } else if module::is_class_or_module(r) && module::body(me.owner).kind == module::ClassKind::Singleton {
-        let c = crate::core::module_methods::class_path(ctx, r);
-        return Ok(string::new_utf8(ctx, &format!("#<{cname}: {c}.{n}>")));
+    let owner = me.owner;
+    let mut s = format!("#<{cname}: ");
+    let mut sharp = "#";
+    let is_singleton = |k: Value| module::is_class_or_module(k) && module::body(k).kind == module::ClassKind::Singleton;
+    if r.is_undef() {
+        s.push_str(&object::inspect_string(ctx, owner)?);
+    } else if is_singleton(owner) {
+        let attached = module::body(owner).attached;
+        sharp = ".";
+        if attached == r {
+            s.push_str(&object::inspect_string(ctx, r)?);
+        } else {
+            s.push_str(&object::inspect_string(ctx, r)?);
+            s.push('(');
+            s.push_str(&object::inspect_string(ctx, attached)?);
+            s.push(')');
+        }
     } else {
-        crate::core::module_methods::class_path(ctx, object::real_class_of(ctx, r))
-    };
-    let s = if target == owner { format!("#<{cname}: {owner}#{n}>") } else { format!("#<{cname}: {target}({owner})#{n}>") };
+        // The receiver's class; a plain object's singleton class shows as its class.
+        let mut shown = klass;
+        if is_singleton(shown) && !module::is_class_or_module(module::body(shown).attached) {
+            shown = module::real_class(shown);
+        }
+        s.push_str(&object::inspect_string(ctx, shown)?);
+        if shown != owner {
+            s.push('(');
+            s.push_str(&object::inspect_string(ctx, owner)?);
+            s.push(')');
+        }
+    }
+    s.push_str(sharp);
+    s.push_str(&ctx.sym_str(name));
+    if me.original_name != name {
+        s.push('(');
+        s.push_str(&ctx.sym_str(me.original_name));
+        s.push(')');
+    }
+    let params = parameters_of_entry(ctx, &me);
+    s.push_str(&signature_of(ctx, params));
+    let loc = source_location_of_entry(ctx, &me);
+    if !loc.is_nil() {
+        let v = array::to_vec(loc);
+        let path = string::to_rust_string_lossy(v[0]);
+        s.push_str(&format!(" {}:{}", path, v[1].as_fixnum().unwrap_or(0)));
+    }
+    s.push('>');
     Ok(string::new_utf8(ctx, &s))
 }
 

@@ -288,10 +288,14 @@ pub fn parameters_of(ctx: &mut Ctx, iseq_v: Value, lambda: bool) -> Value {
     let p = &iseq.params;
     let names = &iseq.local_names;
     let out = array::new(ctx);
-    let push = |ctx: &mut Ctx, kind: &str, name: Option<SymId>| {
+    // Hidden locals (a destructured parameter) have no name: a proc's positional
+    // parameter then reads `[:opt, nil]`, a lambda's `[:req]`. Anonymous `*`, `**` and
+    // `&` keep their marks as names (Ruby 3.2+).
+    let push = |ctx: &mut Ctx, kind: &str, name: Option<SymId>, nil_if_hidden: bool| {
         let k = Value::symbol(ctx.intern(kind));
         let pair = match name {
-            Some(n) if !ctx.sym_name(n).starts_with(b"\0") && !matches!(&*ctx.sym_name(n), b"*" | b"**" | b"&") => array::from_slice(ctx, &[k, Value::symbol(n)]),
+            Some(n) if !ctx.sym_name(n).starts_with(b"\0") => array::from_slice(ctx, &[k, Value::symbol(n)]),
+            _ if nil_if_hidden => array::from_slice(ctx, &[k, Value::NIL]),
             _ => array::from_slice(ctx, &[k]),
         };
         array::push(ctx, out, pair);
@@ -305,28 +309,28 @@ pub fn parameters_of(ctx: &mut Ctx, iseq_v: Value, lambda: bool) -> Value {
         return out;
     }
     for i in 0..p.lead {
-        push(ctx, req, names.get(i as usize).copied());
+        push(ctx, req, names.get(i as usize).copied(), !lambda);
     }
     for i in 0..p.opt {
-        push(ctx, "opt", names.get((p.lead + i) as usize).copied());
+        push(ctx, "opt", names.get((p.lead + i) as usize).copied(), false);
     }
     if p.rest {
-        push(ctx, "rest", names.get(p.rest_index() as usize).copied());
+        push(ctx, "rest", names.get(p.rest_index() as usize).copied(), false);
     }
     for i in 0..p.post {
-        push(ctx, req, names.get((p.post_start() + i) as usize).copied());
+        push(ctx, req, names.get((p.post_start() + i) as usize).copied(), !lambda);
     }
     for k in &p.kw {
-        push(ctx, if k.required { "keyreq" } else { "key" }, Some(k.name));
+        push(ctx, if k.required { "keyreq" } else { "key" }, Some(k.name), false);
     }
     if p.kwrest {
-        push(ctx, "keyrest", names.get(p.kwrest_index() as usize).copied());
+        push(ctx, "keyrest", names.get(p.kwrest_index() as usize).copied(), false);
     }
     if p.no_kw {
-        push(ctx, "nokey", None);
+        push(ctx, "nokey", None, false);
     }
     if p.block {
-        push(ctx, "block", names.get(p.block_index() as usize).copied());
+        push(ctx, "block", names.get(p.block_index() as usize).copied(), false);
     }
     out
 }
