@@ -139,6 +139,18 @@ pub fn arity_of_entry(me: &MethodEntry) -> i64 {
     }
 }
 
+/// (required, maximum or `None` when unbounded) positional arguments of a method.
+pub fn min_max_of_entry(me: &MethodEntry) -> (i64, Option<i64>) {
+    match resolved_body(me) {
+        MethodBody::Builtin { arity, .. } => (arity.min as i64, arity.max.map(|m| m as i64)),
+        MethodBody::Iseq { iseq, .. } => crate::core::proc::iseq_min_max(*iseq),
+        MethodBody::AttrReader(_) => (0, Some(0)),
+        MethodBody::AttrWriter(_) => (1, Some(1)),
+        MethodBody::Proc(p) => crate::core::proc::min_max(*p),
+        _ => (0, None),
+    }
+}
+
 fn m_arity(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let me = get(ctx, recv)?.me.clone();
     Ok(Value::fixnum(arity_of_entry(&me)))
@@ -456,17 +468,7 @@ fn m_super_method(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 
 fn m_curry(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let p = crate::core::proc::method_proc(ctx, recv);
-    let arity = arity_of_entry(&get(ctx, recv)?.me);
-    let n = match args.pos.first() {
-        Some(&n) => crate::core::integer::to_i64_arg(ctx, n)?,
-        None => {
-            if arity < 0 {
-                -arity - 1
-            } else {
-                arity
-            }
-        }
-    };
+    let n = crate::core::proc::curry_arity(ctx, p, args.pos.first().copied())?;
     make_curry(ctx, p, n, true)
 }
 

@@ -181,7 +181,8 @@ pub fn dup(ctx: &mut Ctx, p: Value) -> Value {
     let cap = rproc(p).cap;
     let flags = basic(p).aux;
     let n = alloc(ctx, cap, flags);
-    basic(n).klass = basic(p).klass;
+    // The singleton class stays with the original (`clone` copies its methods itself).
+    basic(n).klass = object::real_class_of(ctx, p);
     object::copy_ivars(ctx, n, p);
     n
 }
@@ -255,6 +256,25 @@ pub fn iseq_min_max(iseq_v: Value) -> (i64, Option<i64>) {
     let min = (p.lead + p.post) as i64 + p.kw.iter().any(|k| k.required) as i64;
     let max = if p.rest || p.forwarding { None } else { Some((p.lead + p.opt + p.post) as i64 + has_kw as i64) };
     (min, max)
+}
+
+/// (required, maximum or `None` when unbounded) positional arguments of a proc, as
+/// `curry` checks a lambda's arity against them.
+pub fn min_max(p: Value) -> (i64, Option<i64>) {
+    let flags = basic(p).aux;
+    if flags & SYMBOL != 0 {
+        return (1, None);
+    }
+    if flags & METHOD != 0 {
+        return match crate::core::method::method_entry_of(rproc(p).cap.self_) {
+            Some(me) => crate::core::method::min_max_of_entry(&me),
+            None => (0, None),
+        };
+    }
+    if flags & NATIVE != 0 {
+        return (0, None);
+    }
+    iseq_min_max(rproc(p).cap.iseq)
 }
 
 /// CRuby's `Proc#arity`.
@@ -341,7 +361,9 @@ fn s_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(b) = args.block else {
         return Err(ctx.arg_error("tried to create Proc object without a block"));
     };
+    // A proc of exactly this class is returned itself; otherwise a copy of this class.
     let p = match b {
+        Block::Proc(p) if basic(p).klass == recv => p,
         Block::Proc(p) => dup(ctx, p),
         Block::Captured(c) => new_from_captured(ctx, &c, false),
     };
@@ -375,8 +397,14 @@ fn parameters(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     }
     if flags & METHOD != 0 {
         let m = rproc(recv).cap.self_;
-        let params = ctx.intern("parameters");
-        return ctx.call(m, params, &[]);
+        if crate::core::method::method_entry_of(m).is_some() {
+            let params = ctx.intern("parameters");
+            return ctx.call(m, params, &[]);
+        }
+        // A curried or composed proc takes any arguments.
+        let rest = Value::symbol(ctx.intern("rest"));
+        let a = array::from_slice(ctx, &[rest]);
+        return Ok(array::from_slice(ctx, &[a]));
     }
     let lambda = match args.kwarg(ctx, "lambda") {
         Some(v) if !v.is_nil() => v.truthy(),
@@ -386,6 +414,13 @@ fn parameters(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn source_location(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    if basic(recv).aux & METHOD != 0 {
+        // A Method's proc is where the method is.
+        return Ok(match crate::core::method::method_entry_of(rproc(recv).cap.self_) {
+            Some(me) => crate::core::method::source_location_of_entry(ctx, &me),
+            None => Value::NIL,
+        });
+    }
     if captured(recv).is_none() {
         return Ok(Value::NIL);
     }
@@ -409,7 +444,8 @@ fn inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
         s.push_str(" (lambda)");
     }
     s.push('>');
-    Ok(string::new_utf8(ctx, &s))
+    // CRuby builds it as a binary string.
+    Ok(string::new_binary(ctx, s.as_bytes()))
 }
 
 fn eq(_ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -421,41 +457,32 @@ fn eq(_ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Ok(Value::FALSE);
     }
     let (a, b) = (rproc(recv).cap, rproc(o).cap);
-    Ok(Value::bool(a.iseq == b.iseq && a.self_ == b.self_ && a.env == b.env))
+    // Same code, self and variables; a block whose home keeps no heap environment
+    // is told apart by the call it was made in.
+    Ok(Value::bool(a.iseq == b.iseq && a.self_ == b.self_ && a.env == b.env && a.home_serial == b.home_serial))
 }
 
 fn hash(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let c = rproc(recv).cap;
-    let h = crate::core::hash::mix(crate::core::hash::mix(ctx.vm().hash_seed, c.iseq.raw()), c.env.raw());
+    let h = crate::core::hash::mix(crate::core::hash::mix(ctx.vm().hash_seed, c.iseq.raw()), c.env.raw() ^ c.home_serial as u64);
     Ok(Value::fixnum((h >> 2) as i64))
 }
 
-fn curry(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let arity = arity_of(ctx, recv);
-    let n = match args.pos.first() {
-        Some(&n) => {
-            let n = crate::core::integer::to_i64_arg(ctx, n)?;
-            if is_lambda(recv) {
-                let req = if arity < 0 { -arity - 1 } else { arity };
-                if (arity >= 0 && n != arity) || (arity < 0 && n < req) {
-                    return Err(ctx.arity_error(n as usize, req as usize, if arity >= 0 { Some(arity as usize) } else { None }));
-                }
-            }
-            n
-        }
-        None => {
-            if arity < 0 {
-                -arity - 1
-            } else {
-                arity
-            }
-        }
-    };
-    crate::core::method::make_curry(ctx, recv, n, is_lambda(recv))
+/// The number of arguments `curry(arity)` collects: `arity`, or the required count; a
+/// lambda's `arity` must be one it accepts.
+pub fn curry_arity(ctx: &mut Ctx, p: Value, arity: Option<Value>) -> Result<i64> {
+    let (min, max) = min_max(p);
+    let Some(n) = arity else { return Ok(min) };
+    let n = crate::core::integer::to_i64_arg(ctx, n)?;
+    if is_lambda(p) && (n < min || max.is_some_and(|m| n > m)) {
+        return Err(ctx.arity_error(n.max(0) as usize, min as usize, max.map(|m| m as usize)));
+    }
+    Ok(n)
 }
 
-fn yield_m(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    call(ctx, recv, args)
+fn curry(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let n = curry_arity(ctx, recv, args.pos.first().copied())?;
+    crate::core::method::make_curry(ctx, recv, n, is_lambda(recv))
 }
 
 /// `f << g`: a proc calling g, then f with its result; a lambda when g is one.
@@ -484,10 +511,19 @@ fn ruby2_keywords(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 }
 
 fn binding(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    match captured(recv) {
-        Some(c) => crate::core::kernel::binding_from_captured(ctx, &c),
-        None => Err(ctx.arg_error("Can't create Binding from C level function")),
+    if let Some(c) = captured(recv) {
+        return crate::core::kernel::binding_from_captured(ctx, &c);
     }
+    // A Method's proc: the method's receiver, no variables.
+    if basic(recv).aux & METHOD != 0 {
+        if let Some(m) = crate::object::data_ref::<crate::core::method::MethodObj>(rproc(recv).cap.self_) {
+            let (self_, me) = (m.recv, m.me.clone());
+            if !self_.is_undef() {
+                return Ok(crate::core::binding::for_method(ctx, self_, &me));
+            }
+        }
+    }
+    Err(ctx.arg_error("Can't create Binding from C level function"))
 }
 
 pub fn init(ctx: &mut Ctx) {
@@ -496,7 +532,7 @@ pub fn init(ctx: &mut Ctx) {
         ("new", s_new, [0..], Safe, Singleton, Kw),
         ("call", call, [0..], Safe, Kw),
         ("()", call, [0..], Safe, Kw),
-        ("yield", yield_m, [0..], Safe, Kw),
+        ("yield", call, [0..], Safe, Kw),
         ("===", call, [0..], Safe, Kw),
         ("[]", call, [0..], Safe, Kw),
         ("to_proc", to_proc, [0], Safe),
