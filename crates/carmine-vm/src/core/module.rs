@@ -188,6 +188,9 @@ pub struct ClassBody {
     /// The refinements this module defines, as a flat Array `[refined class, refinement,
     /// …]` in definition order (nil until the first `refine`).
     pub refinements: Value,
+    /// A class made by `Class.allocate` that `initialize` has not given a superclass yet:
+    /// it has no instances and no superclass.
+    pub uninitialized: bool,
 }
 
 #[repr(C)]
@@ -226,6 +229,7 @@ impl ClassBody {
             refined_class: Value::NIL,
             refinement_owner: Value::NIL,
             refinements: Value::NIL,
+            uninitialized: false,
         }
     }
 

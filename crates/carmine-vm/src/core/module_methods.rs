@@ -31,6 +31,15 @@ pub fn new_class(ctx: &mut Ctx, superclass: Value, name: Option<&str>) -> Value 
     k
 }
 
+/// `Class.allocate`: a class without a superclass until `initialize` gives it one.
+pub fn new_uninitialized_class(ctx: &mut Ctx) -> Value {
+    let object = ctx.c().object;
+    let k = new_class(ctx, object, None);
+    body(object).subclasses.retain(|&c| c != k);
+    body(k).uninitialized = true;
+    k
+}
+
 pub fn new_module(ctx: &mut Ctx, name: Option<&str>) -> Value {
     let module_class = ctx.c().module;
     let b = ClassBody::new(ClassKind::Module, Value::NIL, AllocKind::None);
@@ -293,6 +302,9 @@ pub fn copy_class(ctx: &mut Ctx, k: Value) -> Result<Value> {
     let src = body(k);
     if src.kind == ClassKind::Singleton {
         return Err(ctx.type_error("can't copy singleton class"));
+    }
+    if src.kind == ClassKind::Class && src.superclass.is_nil() {
+        return Err(ctx.type_error("can't copy the root class"));
     }
     let klass = basic(k).klass;
     let mut b = ClassBody::new(src.kind, src.superclass, src.alloc);
@@ -1450,7 +1462,10 @@ fn c_allocate(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     object::allocate(ctx, recv)
 }
 
-fn c_superclass(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+fn c_superclass(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    if body(recv).uninitialized {
+        return Err(ctx.type_error("uninitialized class"));
+    }
     let mut s = body(recv).superclass;
     while module::is_class_or_module(s) && body(s).kind == ClassKind::Singleton && body(recv).kind != ClassKind::Singleton {
         s = body(s).superclass;
@@ -1463,8 +1478,8 @@ fn c_subclasses(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(array::from_vec(ctx, subs))
 }
 
-fn c_class_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let sup = args.pos.first().copied().unwrap_or(ctx.c().object);
+/// Checks that `sup` may be the superclass of a new class.
+fn check_inheritable(ctx: &mut Ctx, sup: Value) -> Result<()> {
     if !module::is_class(sup) {
         let cname = object::class_name_of(ctx, sup);
         return Err(ctx.type_error(&format!("superclass must be an instance of Class (given an instance of {cname})")));
@@ -1475,6 +1490,15 @@ fn c_class_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if sup == ctx.c().class {
         return Err(ctx.type_error("can't make subclass of Class"));
     }
+    if body(sup).uninitialized {
+        return Err(ctx.type_error("can't inherit uninitialized class"));
+    }
+    Ok(())
+}
+
+fn c_class_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let sup = args.pos.first().copied().unwrap_or(ctx.c().object);
+    check_inheritable(ctx, sup)?;
     let k = new_class(ctx, sup, None);
     if recv != ctx.c().class {
         basic(k).klass = recv;
@@ -1486,7 +1510,28 @@ fn c_class_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(k)
 }
 
-fn c_initialize(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+/// `Class#initialize(superclass = Object)`: completes a class made by `Class.allocate`.
+fn c_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    if !body(recv).uninitialized {
+        return Err(ctx.type_error("already initialized class"));
+    }
+    let sup = args.pos.first().copied().unwrap_or(ctx.c().object);
+    check_inheritable(ctx, sup)?;
+    let b = body(recv);
+    b.superclass = sup;
+    b.alloc = body(sup).alloc;
+    b.uninitialized = false;
+    body(sup).subclasses.push(recv);
+    // The metaclass follows: class methods of `sup` become the new class's.
+    let meta = basic(recv).klass;
+    if module::is_class_or_module(meta) && body(meta).kind == ClassKind::Singleton && body(meta).attached == recv {
+        body(meta).superclass = object::singleton_class(ctx, sup)?;
+    }
+    ctx.vm().bump_method_epoch();
+    ctx.call(sup, sym::INHERITED, &[recv])?;
+    if let Some(blk) = args.block {
+        ctx.yield_with_self(&blk, recv, &[recv], Some(recv))?;
+    }
     Ok(Value::NIL)
 }
 
