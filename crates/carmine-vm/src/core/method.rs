@@ -19,11 +19,15 @@ pub struct MethodObj {
     /// The class the method was looked up in (for `inspect` and `bind` checks).
     pub klass: Value,
     pub name: SymId,
+    /// The class whose `public :m`/`private :m` made the inherited method found its own
+    /// (`owner` reports it); nil otherwise.
+    pub zsuper_owner: Value,
 }
 
 crate::data_obj!(MethodObj, |s, m| {
     m.mark(s.recv);
     m.mark(s.klass);
+    m.mark(s.zsuper_owner);
     s.me.mark(m);
 });
 
@@ -66,7 +70,8 @@ fn method_object_of(ctx: &mut Ctx, recv: Value, name: SymId, include_all: bool) 
         }
     };
     let mc = ctx.c().method;
-    Ok(object::new_data(ctx, mc, Box::new(MethodObj { recv, me, klass, name })))
+    let zsuper_owner = zsuper_owner(ctx, klass, name);
+    Ok(object::new_data(ctx, mc, Box::new(MethodObj { recv, me, klass, name, zsuper_owner })))
 }
 
 pub fn unbound_method(ctx: &mut Ctx, klass: Value, name: SymId, public_only: bool) -> Result<Value> {
@@ -75,13 +80,27 @@ pub fn unbound_method(ctx: &mut Ctx, klass: Value, name: SymId, public_only: boo
         return Err(name_error_for(ctx, klass, name, true));
     };
     let uc = ctx.c().unbound_method;
-    Ok(object::new_data(ctx, uc, Box::new(MethodObj { recv: Value::UNDEF, me, klass, name })))
+    let zsuper_owner = zsuper_owner(ctx, klass, name);
+    Ok(object::new_data(ctx, uc, Box::new(MethodObj { recv: Value::UNDEF, me, klass, name, zsuper_owner })))
+}
+
+/// The class whose visibility change (`public :m` of an inherited method) lookup of
+/// `name` from `klass` stops at first, or nil.
+fn zsuper_owner(ctx: &Ctx, klass: Value, name: SymId) -> Value {
+    if !module::is_class_or_module(klass) {
+        return Value::NIL;
+    }
+    let anc = module::ancestors(ctx, klass);
+    match anc.iter().find_map(|&m| module::body(m).methods.get(&name).map(|e| (m, matches!(e.body, MethodBody::ZSuper)))) {
+        Some((m, true)) => m,
+        _ => Value::NIL,
+    }
 }
 
 /// A copy of a Method/UnboundMethod (`dup`/`clone`): same receiver, entry and lookup class.
 pub fn dup(ctx: &mut Ctx, v: Value) -> Option<Value> {
     let m = data_ref::<MethodObj>(v)?;
-    let copy = MethodObj { recv: m.recv, me: m.me.clone(), klass: m.klass, name: m.name };
+    let copy = MethodObj { recv: m.recv, me: m.me.clone(), klass: m.klass, name: m.name, zsuper_owner: m.zsuper_owner };
     let klass = object::real_class_of(ctx, v);
     Some(object::new_data(ctx, klass, Box::new(copy)))
 }
@@ -216,8 +235,19 @@ fn m_parameters(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(parameters_of_entry(ctx, &me))
 }
 
+/// The entry an alias made in another class stands for (`alias_method` of an inherited
+/// method, `define_method(name, method)`).
+fn aliased_entry(me: &Arc<MethodEntry>) -> &Arc<MethodEntry> {
+    let mut def = me;
+    while let MethodBody::Alias(inner) = &def.body {
+        def = inner;
+    }
+    def
+}
+
 fn m_owner(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    Ok(get(ctx, recv)?.me.owner)
+    let m = get(ctx, recv)?;
+    Ok(if m.zsuper_owner.is_nil() { m.me.owner } else { m.zsuper_owner })
 }
 
 fn m_receiver(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -233,12 +263,12 @@ fn m_original_name(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 }
 
 fn m_unbind(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let (me, klass, name) = {
+    let (me, klass, name, zsuper_owner) = {
         let m = get(ctx, recv)?;
-        (m.me.clone(), m.klass, m.name)
+        (m.me.clone(), m.klass, m.name, m.zsuper_owner)
     };
     let uc = ctx.c().unbound_method;
-    Ok(object::new_data(ctx, uc, Box::new(MethodObj { recv: Value::UNDEF, me, klass, name })))
+    Ok(object::new_data(ctx, uc, Box::new(MethodObj { recv: Value::UNDEF, me, klass, name, zsuper_owner })))
 }
 
 fn check_bind(ctx: &mut Ctx, me: &MethodEntry, target: Value) -> Result<()> {
@@ -247,24 +277,27 @@ fn check_bind(ctx: &mut Ctx, me: &MethodEntry, target: Value) -> Result<()> {
         return Ok(());
     }
     let k = class_of(ctx, target);
-    if !module::includes_module(ctx, k, module::real_class(owner)) && !module::includes_module(ctx, k, owner) {
-        let oname = crate::core::module_methods::class_path(ctx, module::real_class(owner));
-        let singleton = module::is_class_or_module(owner) && module::body(owner).kind == module::ClassKind::Singleton;
-        let msg = if singleton { "singleton method called for a different object".to_string() } else { format!("bind argument must be an instance of {oname}") };
-        return Err(ctx.type_error(&msg));
+    if module::includes_module(ctx, k, owner) {
+        return Ok(());
     }
-    Ok(())
+    // A singleton method binds only to its object (or, for a class's, its subclasses).
+    let singleton = module::is_class_or_module(owner) && module::body(owner).kind == module::ClassKind::Singleton;
+    if singleton {
+        return Err(ctx.type_error("singleton method called for a different object"));
+    }
+    let oname = crate::core::module_methods::class_path(ctx, owner);
+    Err(ctx.type_error(&format!("bind argument must be an instance of {oname}")))
 }
 
 fn u_bind(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let (me, klass, name) = {
+    let (me, klass, name, zsuper_owner) = {
         let m = get(ctx, recv)?;
-        (m.me.clone(), m.klass, m.name)
+        (m.me.clone(), m.klass, m.name, m.zsuper_owner)
     };
     let target = args.pos[0];
     check_bind(ctx, &me, target)?;
     let mc = ctx.c().method;
-    Ok(object::new_data(ctx, mc, Box::new(MethodObj { recv: target, me, klass, name })))
+    Ok(object::new_data(ctx, mc, Box::new(MethodObj { recv: target, me, klass, name, zsuper_owner })))
 }
 
 fn u_bind_call(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -412,11 +445,12 @@ fn m_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Ok(Value::FALSE);
     }
     // One Ruby definition is the same method under any name or owner (an alias in a
-    // subclass included); builtins are told apart by owner too.
+    // subclass included); builtins are told apart by the owner of their definition too.
     if let (Some(x), Some(y)) = (ruby_definition(&a.me), ruby_definition(&b.me)) {
         return Ok(Value::bool(x == y));
     }
-    Ok(Value::bool(a.me.owner == b.me.owner && (Arc::ptr_eq(&a.me, &b.me) || definition_key(&a.me) == definition_key(&b.me))))
+    let (x, y) = (aliased_entry(&a.me), aliased_entry(&b.me));
+    Ok(Value::bool(x.owner == y.owner && (Arc::ptr_eq(x, y) || definition_key(x) == definition_key(y))))
 }
 
 /// The instruction sequence of a method written in Ruby, through aliases.
@@ -445,22 +479,28 @@ fn m_hash(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let m = get(ctx, recv)?;
     let key = match ruby_definition(&m.me) {
         Some(iseq) => iseq.raw(),
-        None => definition_key(&m.me) ^ m.me.owner.raw(),
+        None => {
+            let def = aliased_entry(&m.me);
+            definition_key(def) ^ def.owner.raw()
+        }
     };
     let h = crate::core::hash::mix(crate::core::hash::mix(ctx.vm().hash_seed, m.recv.raw()), key);
     Ok(Value::fixnum((h >> 2) as i64))
 }
 
 fn m_super_method(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let (r, me, name) = {
+    let (r, me) = {
         let m = get(ctx, recv)?;
-        (m.recv, m.me.clone(), m.name)
+        (m.recv, m.me.clone())
     };
     let klass = if r.is_undef() { get(ctx, recv)?.klass } else { class_of(ctx, r) };
-    match module::find_super_method(ctx, klass, me.owner, name) {
+    // An alias looks above the method it stands for, by that method's name.
+    let def = aliased_entry(&me);
+    match module::find_super_method(ctx, klass, def.owner, def.original_name) {
         Some(sme) => {
             let mc = object::real_class_of(ctx, recv);
-            Ok(object::new_data(ctx, mc, Box::new(MethodObj { recv: r, me: sme, klass, name })))
+            let name = sme.name;
+            Ok(object::new_data(ctx, mc, Box::new(MethodObj { recv: r, me: sme, klass, name, zsuper_owner: Value::NIL })))
         }
         None => Ok(Value::NIL),
     }
@@ -610,7 +650,7 @@ fn k_singleton_method(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> 
             let found = module::own_ancestors(ctx, k).iter().find_map(|&m| module::body(m).methods.get(&name).cloned());
             if let Some(me) = found.filter(|me| !me.is_undefined()) {
                 let mc = ctx.c().method;
-                return Ok(object::new_data(ctx, mc, Box::new(MethodObj { recv, me, klass: k, name })));
+                return Ok(object::new_data(ctx, mc, Box::new(MethodObj { recv, me, klass: k, name, zsuper_owner: Value::NIL })));
             }
         }
     }

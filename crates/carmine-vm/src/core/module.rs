@@ -469,7 +469,14 @@ pub fn find_super_method(ctx: &Ctx, klass: Value, owner: Value, mid: SymId) -> O
 /// in `klass`'s ancestors, with the occurrence of its own owner it was found at.
 pub fn find_super_method_at(ctx: &Ctx, klass: Value, owner: Value, skip: u32, mid: SymId) -> Option<(Arc<MethodEntry>, u32)> {
     let anc = ancestors(ctx, klass);
-    let start = anc.iter().enumerate().filter(|(_, &m)| m == owner).nth(skip as usize)?.0 + 1;
+    let start = match anc.iter().enumerate().filter(|(_, &m)| m == owner).nth(skip as usize) {
+        Some((i, _)) => i + 1,
+        // A module's method bound (`UnboundMethod#bind`) to an object whose class does
+        // not include the module: `super` goes on as if the module sat just below the
+        // object's class.
+        None if skip == 0 && is_module(owner) => 0,
+        None => return None,
+    };
     for (i, &m) in anc.iter().enumerate().skip(start) {
         if let Some(me) = body(m).methods.get(&mid) {
             if me.is_undefined() {

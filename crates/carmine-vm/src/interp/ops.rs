@@ -540,7 +540,8 @@ fn super_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usi
     let me = if module::is_class_or_module(owner) && module::body(owner).refined {
         // A refined method's super: the refined class's own method.
         crate::core::refinement::super_of_refined(ctx, klass, owner, mid).map(|me| (me, 0))
-    } else if module::is_class_or_module(owner) && module::includes_module(ctx, klass, owner) {
+    } else if module::is_class_or_module(owner) && (module::is_module(owner) || module::includes_module(ctx, klass, owner)) {
+        // (A module's method may run on an object without the module: `UnboundMethod#bind`.)
         module::find_super_method_at(ctx, klass, owner, skip, mid)
     } else {
         None
