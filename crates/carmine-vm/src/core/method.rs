@@ -385,7 +385,8 @@ fn m_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
         (m.recv, m.me.clone(), m.klass, m.name)
     };
     let cname = object::class_name_of(ctx, recv);
-    let owner = me.owner;
+    // An alias of an inherited method shows where the aliased method is defined.
+    let owner = aliased_entry(&me).owner;
     let mut s = format!("#<{cname}: ");
     let mut sharp = "#";
     let is_singleton = |k: Value| module::is_class_or_module(k) && module::body(k).kind == module::ClassKind::Singleton;
