@@ -493,6 +493,13 @@ pub fn find_super_method_at(ctx: &Ctx, klass: Value, owner: Value, skip: u32, mi
     None
 }
 
+/// Methods of a class or module (not a singleton class) that are private however they are
+/// defined (`def`, `define_method`, `alias_method`).
+pub fn always_private(ctx: &Ctx, klass: Value, name: SymId) -> bool {
+    body(klass).kind != ClassKind::Singleton
+        && matches!(&*ctx.sym_name(name), b"initialize" | b"initialize_copy" | b"initialize_clone" | b"initialize_dup" | b"respond_to_missing?")
+}
+
 /// Adds or replaces a method entry and invalidates caches.
 pub fn add_method(ctx: &Ctx, klass: Value, me: MethodEntry) {
     let name = me.name;

@@ -989,7 +989,7 @@ fn obj_public_methods(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> 
 
 fn obj_define_singleton_method(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let s = singleton_class(ctx, recv)?;
-    crate::core::module_methods::define_method_impl(ctx, s, args, module::Visibility::Public)
+    crate::core::module_methods::define_method_impl(ctx, s, args)
 }
 
 fn obj_display(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {

@@ -1293,7 +1293,7 @@ pub fn definee(ctx: &mut Ctx, fi: usize) -> Result<Value> {
 /// The default visibility for `def` in block frame `fi`: what `private` set
 /// in the block itself, else that of the enclosing class body or top level
 /// when the block still defines into it (same cref), else public.
-fn block_scope_visibility(ctx: &Ctx, mut fi: usize) -> Visibility {
+pub fn block_scope_visibility(ctx: &Ctx, mut fi: usize) -> Visibility {
     loop {
         let f = &ctx.stacks.frames[fi];
         match f.kind {
@@ -1326,7 +1326,7 @@ pub fn define_method(ctx: &mut Ctx, fi: usize, name: SymId, iseq_val: Value) -> 
         FrameKind::Block | FrameKind::Lambda => block_scope_visibility(ctx, fi),
         _ => Visibility::Public,
     };
-    if matches!(ctx.sym_str(name).as_str(), "initialize" | "initialize_copy" | "initialize_clone" | "initialize_dup" | "respond_to_missing?") {
+    if module::always_private(ctx, target, name) {
         vis = Visibility::Private;
     }
     crate::core::module_methods::check_class_modifiable(ctx, target)?;
