@@ -46,3 +46,13 @@ test "Class.allocate makes an uninitialized class that Class#initialize complete
   assert_raise(TypeError, "can't make subclass of Class") { Class.allocate.send(:initialize, Class) }
   assert_raise(TypeError, "can't copy the root class") { BasicObject.dup }
 end
+
+def proc_test_lambda_in(some, params)
+  -> {}
+end
+
+test "a lambda's binding sees the locals of its method after the method returned" do
+  b = proc_test_lambda_in(1, 2).binding
+  assert_equal [:some, :params], b.local_variables
+  assert_equal 3, b.eval("some + params")
+end
