@@ -101,6 +101,9 @@ test "bind: a singleton method only to its object; a module method's super from 
   assert_equal :only, um.bind_call(a)
   assert_raise(TypeError, "singleton method called for a different object") { um.bind(Object.new) }
   assert_equal :plain, MethodTestMod.instance_method(:greet).bind_call(MethodTestPlain.new)
+  probe = Module.new { def greet = defined?(super) ? super : :none }
+  assert_equal :plain, probe.instance_method(:greet).bind_call(MethodTestPlain.new)
+  assert_equal :none, probe.instance_method(:greet).bind_call(Object.new)
 end
 
 test "curry checks a lambda's or method's arity against its minimum and maximum" do

@@ -1491,7 +1491,7 @@ pub fn defined(ctx: &mut Ctx, _iseq: &Iseq, fi: usize, kind: u32, operand: u32) 
             let found = match mid {
                 Some(mid) if module::is_class_or_module(owner) => {
                     let klass = class_of(ctx, self_);
-                    module::includes_module(ctx, klass, owner) && module::find_super_method(ctx, klass, owner, mid).is_some()
+                    (module::is_module(owner) || module::includes_module(ctx, klass, owner)) && module::find_super_method(ctx, klass, owner, mid).is_some()
                 }
                 _ => false,
             };
