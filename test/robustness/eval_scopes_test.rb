@@ -36,13 +36,17 @@ end
 
 # Proc#binding of a block that captured nothing: its method kept its locals in the frame,
 # which is gone once the method returns. The binding must not read it (a segfault); those
-# locals are not visible through it (CRuby shows them: a known difference).
+# locals are not visible through it (CRuby shows them: a known difference). A lambda
+# literal keeps its method's locals on the heap, so its binding sees them (as in CRuby).
 test "Proc#binding after the creating method returned" do
   obj = Object.new
-  def obj.make(some, params) = -> {}
+  def obj.take(&b) = b
+  def obj.make(some, params) = take {}
   b = obj.make(1, 2).binding
   assert_raise(NameError) { eval("some", b) }
   assert_equal 3, eval("x = 3; x", b)
+  def obj.make_lambda(some, params) = -> {}
+  assert_equal 3, eval("some + params", obj.make_lambda(1, 2).binding)
   def obj.make_using(some) = -> { some }
   assert_equal 1, eval("some", obj.make_using(1).binding)
 end

@@ -59,7 +59,7 @@ fn main_private(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 /// `define_method` at the top level defines a public method of Object (unlike `def`).
 fn main_define_method(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let obj = ctx.c().object;
-    crate::core::module_methods::define_method_impl(ctx, obj, args, Visibility::Public)
+    crate::core::module_methods::define_method_impl(ctx, obj, args)
 }
 
 /// `main.ruby2_keywords(*names)`: Object's.

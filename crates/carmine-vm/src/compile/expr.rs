@@ -569,6 +569,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             Node::ClassNode { .. } | Node::ModuleNode { .. } | Node::SingletonClassNode { .. } => self.compile_class(node, used),
             Node::LambdaNode { .. } => {
                 let n = node.as_lambda_node().expect("lambda");
+                self.keep_locals_for_lambda();
                 let child = self.compile_block_like(n.parameters(), n.body(), &n.locals(), true);
                 let ci = self.b().child(child);
                 self.b().emit(Insn::Lambda(ci));

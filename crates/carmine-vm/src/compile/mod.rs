@@ -470,6 +470,19 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         ((top - i) as u32, idx)
     }
 
+    /// A lambda literal is a Proc that outlives the call, and its `binding` sees the
+    /// locals around it: the scopes up to the enclosing method keep them on the heap.
+    pub fn keep_locals_for_lambda(&mut self) {
+        let top = self.scopes.len() - 1;
+        let mut i = top;
+        while i > 0 && (self.scopes[i].transparent || self.scopes[i].b.kind == IseqKind::Block) {
+            i -= 1;
+        }
+        for s in &mut self.scopes[i..=top] {
+            s.b.locals_on_heap = true;
+        }
+    }
+
     /// The label for a block nested in the current context.
     pub fn block_label(&self) -> String {
         let depth = self.scopes.last().map_or(0, |s| s.b.block_depth) + 1;

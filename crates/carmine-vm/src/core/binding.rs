@@ -99,6 +99,23 @@ pub fn from_frame(ctx: &mut Ctx, fi: usize) -> Result<Value> {
     Ok(new_binding(ctx, BindingObj { self_, env: env_v, cref, names, owner, mid, block, path, line, label }))
 }
 
+/// The binding of a Method's proc: the receiver as self, the method's lexical scope
+/// (the top level for a builtin), no variables.
+pub fn for_method(ctx: &mut Ctx, self_: Value, me: &crate::core::module::MethodEntry) -> Value {
+    let cref = match &me.body {
+        crate::core::module::MethodBody::Iseq { cref, .. } if !cref.is_nil() => *cref,
+        _ => ctx.vm().top_cref.get(),
+    };
+    let (path, line) = match &me.body {
+        crate::core::module::MethodBody::Iseq { iseq, .. } => {
+            let is = iseq_of(*iseq);
+            (is.path.to_string(), is.first_line)
+        }
+        _ => (String::from("<main>"), 0),
+    };
+    new_binding(ctx, BindingObj { self_, env: Value::NIL, cref, names: Vec::new(), owner: Value::NIL, mid: None, block: None, path, line, label: None })
+}
+
 /// TOPLEVEL_BINDING: main's self and top-level scope, with no variables until
 /// `local_variable_set` adds some or the main script starts (`attach_main`).
 pub fn new_toplevel(ctx: &mut Ctx) -> Value {

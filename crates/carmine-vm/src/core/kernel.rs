@@ -1029,6 +1029,9 @@ pub fn dup_data(ctx: &mut Ctx, v: Value) -> Result<Option<Value>> {
     if let Some(m) = crate::core::matchdata::dup(ctx, v, klass) {
         return Ok(Some(m));
     }
+    if let Some(m) = crate::core::method::dup(ctx, v) {
+        return Ok(Some(m));
+    }
     crate::core::struct_::dup_data(ctx, v, klass)
 }
 

@@ -19,11 +19,15 @@ pub struct MethodObj {
     /// The class the method was looked up in (for `inspect` and `bind` checks).
     pub klass: Value,
     pub name: SymId,
+    /// The class whose `public :m`/`private :m` made the inherited method found its own
+    /// (`owner` reports it); nil otherwise.
+    pub zsuper_owner: Value,
 }
 
 crate::data_obj!(MethodObj, |s, m| {
     m.mark(s.recv);
     m.mark(s.klass);
+    m.mark(s.zsuper_owner);
     s.me.mark(m);
 });
 
@@ -66,7 +70,8 @@ fn method_object_of(ctx: &mut Ctx, recv: Value, name: SymId, include_all: bool) 
         }
     };
     let mc = ctx.c().method;
-    Ok(object::new_data(ctx, mc, Box::new(MethodObj { recv, me, klass, name })))
+    let zsuper_owner = zsuper_owner(ctx, klass, name);
+    Ok(object::new_data(ctx, mc, Box::new(MethodObj { recv, me, klass, name, zsuper_owner })))
 }
 
 pub fn unbound_method(ctx: &mut Ctx, klass: Value, name: SymId, public_only: bool) -> Result<Value> {
@@ -75,7 +80,29 @@ pub fn unbound_method(ctx: &mut Ctx, klass: Value, name: SymId, public_only: boo
         return Err(name_error_for(ctx, klass, name, true));
     };
     let uc = ctx.c().unbound_method;
-    Ok(object::new_data(ctx, uc, Box::new(MethodObj { recv: Value::UNDEF, me, klass, name })))
+    let zsuper_owner = zsuper_owner(ctx, klass, name);
+    Ok(object::new_data(ctx, uc, Box::new(MethodObj { recv: Value::UNDEF, me, klass, name, zsuper_owner })))
+}
+
+/// The class whose visibility change (`public :m` of an inherited method) lookup of
+/// `name` from `klass` stops at first, or nil.
+fn zsuper_owner(ctx: &Ctx, klass: Value, name: SymId) -> Value {
+    if !module::is_class_or_module(klass) {
+        return Value::NIL;
+    }
+    let anc = module::ancestors(ctx, klass);
+    match anc.iter().find_map(|&m| module::body(m).methods.get(&name).map(|e| (m, matches!(e.body, MethodBody::ZSuper)))) {
+        Some((m, true)) => m,
+        _ => Value::NIL,
+    }
+}
+
+/// A copy of a Method/UnboundMethod (`dup`/`clone`): same receiver, entry and lookup class.
+pub fn dup(ctx: &mut Ctx, v: Value) -> Option<Value> {
+    let m = data_ref::<MethodObj>(v)?;
+    let copy = MethodObj { recv: m.recv, me: m.me.clone(), klass: m.klass, name: m.name, zsuper_owner: m.zsuper_owner };
+    let klass = object::real_class_of(ctx, v);
+    Some(object::new_data(ctx, klass, Box::new(copy)))
 }
 
 fn get<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a MethodObj> {
@@ -131,57 +158,96 @@ pub fn arity_of_entry(me: &MethodEntry) -> i64 {
     }
 }
 
+/// (required, maximum or `None` when unbounded) positional arguments of a method.
+pub fn min_max_of_entry(me: &MethodEntry) -> (i64, Option<i64>) {
+    match resolved_body(me) {
+        MethodBody::Builtin { arity, .. } => (arity.min as i64, arity.max.map(|m| m as i64)),
+        MethodBody::Iseq { iseq, .. } => crate::core::proc::iseq_min_max(*iseq),
+        MethodBody::AttrReader(_) => (0, Some(0)),
+        MethodBody::AttrWriter(_) => (1, Some(1)),
+        MethodBody::Proc(p) => crate::core::proc::min_max(*p),
+        _ => (0, None),
+    }
+}
+
 fn m_arity(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let me = get(ctx, recv)?.me.clone();
     Ok(Value::fixnum(arity_of_entry(&me)))
 }
 
-fn m_parameters(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let me = get(ctx, recv)?.me.clone();
-    let mut body = me.body.clone();
-    while let MethodBody::Alias(inner) = body {
-        body = inner.body.clone();
+/// The body that runs for `me`: through the entries `define_method(name, method)` wraps.
+fn resolved_body(me: &MethodEntry) -> &MethodBody {
+    let mut def = me;
+    while let MethodBody::Alias(inner) = &def.body {
+        def = inner;
     }
-    match body {
-        MethodBody::Iseq { iseq, .. } => Ok(crate::core::proc::parameters_of(ctx, iseq, true)),
-        MethodBody::Proc(p) => match crate::core::proc::captured(p) {
-            Some(c) => Ok(crate::core::proc::parameters_of(ctx, c.iseq, true)),
-            None => Ok(array::new(ctx)),
+    &def.body
+}
+
+/// `Method#parameters` of an entry.
+fn parameters_of_entry(ctx: &mut Ctx, me: &MethodEntry) -> Value {
+    let kind = |ctx: &mut Ctx, k: &str| {
+        let k = Value::symbol(ctx.intern(k));
+        array::from_slice(ctx, &[k])
+    };
+    match resolved_body(me) {
+        MethodBody::Iseq { iseq, .. } => crate::core::proc::parameters_of(ctx, *iseq, true),
+        MethodBody::Proc(p) => match crate::core::proc::captured(*p) {
+            Some(c) => crate::core::proc::parameters_of(ctx, c.iseq, true),
+            None => array::new(ctx),
         },
         MethodBody::AttrWriter(_) => {
-            let k = Value::symbol(ctx.intern("req"));
-            let p = array::from_slice(ctx, &[k]);
-            Ok(array::from_slice(ctx, &[p]))
+            let p = kind(ctx, "req");
+            array::from_slice(ctx, &[p])
+        }
+        // A method `respond_to_missing?` answers for takes anything.
+        MethodBody::Undefined => {
+            let p = kind(ctx, "rest");
+            array::from_slice(ctx, &[p])
         }
         MethodBody::Builtin { arity, .. } => {
+            let arity = *arity;
             let out = array::new(ctx);
-            let req = Value::symbol(ctx.intern("req"));
-            let opt = Value::symbol(ctx.intern("opt"));
-            let rest = Value::symbol(ctx.intern("rest"));
             for _ in 0..arity.min {
-                let p = array::from_slice(ctx, &[req]);
+                let p = kind(ctx, "req");
                 array::push(ctx, out, p);
             }
             match arity.max {
                 Some(max) => {
                     for _ in arity.min..max {
-                        let p = array::from_slice(ctx, &[opt]);
+                        let p = kind(ctx, "opt");
                         array::push(ctx, out, p);
                     }
                 }
                 None => {
-                    let p = array::from_slice(ctx, &[rest]);
+                    let p = kind(ctx, "rest");
                     array::push(ctx, out, p);
                 }
             }
-            Ok(out)
+            out
         }
-        _ => Ok(array::new(ctx)),
+        _ => array::new(ctx),
     }
 }
 
+fn m_parameters(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let me = get(ctx, recv)?.me.clone();
+    Ok(parameters_of_entry(ctx, &me))
+}
+
+/// The entry an alias made in another class stands for (`alias_method` of an inherited
+/// method, `define_method(name, method)`).
+fn aliased_entry(me: &Arc<MethodEntry>) -> &Arc<MethodEntry> {
+    let mut def = me;
+    while let MethodBody::Alias(inner) = &def.body {
+        def = inner;
+    }
+    def
+}
+
 fn m_owner(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    Ok(get(ctx, recv)?.me.owner)
+    let m = get(ctx, recv)?;
+    Ok(if m.zsuper_owner.is_nil() { m.me.owner } else { m.zsuper_owner })
 }
 
 fn m_receiver(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -197,12 +263,12 @@ fn m_original_name(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 }
 
 fn m_unbind(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let (me, klass, name) = {
+    let (me, klass, name, zsuper_owner) = {
         let m = get(ctx, recv)?;
-        (m.me.clone(), m.klass, m.name)
+        (m.me.clone(), m.klass, m.name, m.zsuper_owner)
     };
     let uc = ctx.c().unbound_method;
-    Ok(object::new_data(ctx, uc, Box::new(MethodObj { recv: Value::UNDEF, me, klass, name })))
+    Ok(object::new_data(ctx, uc, Box::new(MethodObj { recv: Value::UNDEF, me, klass, name, zsuper_owner })))
 }
 
 fn check_bind(ctx: &mut Ctx, me: &MethodEntry, target: Value) -> Result<()> {
@@ -211,24 +277,27 @@ fn check_bind(ctx: &mut Ctx, me: &MethodEntry, target: Value) -> Result<()> {
         return Ok(());
     }
     let k = class_of(ctx, target);
-    if !module::includes_module(ctx, k, module::real_class(owner)) && !module::includes_module(ctx, k, owner) {
-        let oname = crate::core::module_methods::class_path(ctx, module::real_class(owner));
-        let singleton = module::is_class_or_module(owner) && module::body(owner).kind == module::ClassKind::Singleton;
-        let msg = if singleton { "singleton method called for a different object".to_string() } else { format!("bind argument must be an instance of {oname}") };
-        return Err(ctx.type_error(&msg));
+    if module::includes_module(ctx, k, owner) {
+        return Ok(());
     }
-    Ok(())
+    // A singleton method binds only to its object (or, for a class's, its subclasses).
+    let singleton = module::is_class_or_module(owner) && module::body(owner).kind == module::ClassKind::Singleton;
+    if singleton {
+        return Err(ctx.type_error("singleton method called for a different object"));
+    }
+    let oname = crate::core::module_methods::class_path(ctx, owner);
+    Err(ctx.type_error(&format!("bind argument must be an instance of {oname}")))
 }
 
 fn u_bind(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let (me, klass, name) = {
+    let (me, klass, name, zsuper_owner) = {
         let m = get(ctx, recv)?;
-        (m.me.clone(), m.klass, m.name)
+        (m.me.clone(), m.klass, m.name, m.zsuper_owner)
     };
     let target = args.pos[0];
     check_bind(ctx, &me, target)?;
     let mc = ctx.c().method;
-    Ok(object::new_data(ctx, mc, Box::new(MethodObj { recv: target, me, klass, name })))
+    Ok(object::new_data(ctx, mc, Box::new(MethodObj { recv: target, me, klass, name, zsuper_owner })))
 }
 
 fn u_bind_call(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -240,9 +309,9 @@ fn u_bind_call(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     call::invoke_from_rust(ctx, target, &me, rest, args.kw, args.block)
 }
 
-fn m_source_location(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let me = get(ctx, recv)?.me.clone();
-    let iseq = match &me.body {
+/// `[path, line]` of a method written in Ruby, `nil` for a builtin.
+pub fn source_location_of_entry(ctx: &mut Ctx, me: &MethodEntry) -> Value {
+    let iseq = match resolved_body(me) {
         MethodBody::Iseq { iseq, .. } => Some(*iseq),
         MethodBody::Proc(p) => crate::core::proc::captured(*p).map(|c| c.iseq),
         _ => None,
@@ -251,29 +320,118 @@ fn m_source_location(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> 
         Some(i) => {
             let is = crate::compile::iseq::iseq_of(i);
             let p = string::new_utf8(ctx, &is.path);
-            Ok(array::from_slice(ctx, &[p, Value::fixnum(is.first_line as i64)]))
+            array::from_slice(ctx, &[p, Value::fixnum(is.first_line as i64)])
         }
-        None => Ok(Value::NIL),
+        None => Value::NIL,
     }
 }
 
+fn m_source_location(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let me = get(ctx, recv)?.me.clone();
+    Ok(source_location_of_entry(ctx, &me))
+}
+
+/// The parameter list `inspect` shows, from `parameters`: `(a, b=..., *c, d:, e: ..., **f,
+/// &g)`; unnamed ones read `_`, and `*, **, &` together (or a lone `&`) read `...`.
+fn signature_of(ctx: &mut Ctx, params: Value) -> String {
+    let pairs: Vec<(String, Option<String>)> = array::to_vec(params)
+        .into_iter()
+        .map(|pair| {
+            let v = array::to_vec(pair);
+            let kind = v.first().and_then(|k| k.as_symbol()).map(|k| ctx.sym_str(k).to_string()).unwrap_or_default();
+            let name = v.get(1).and_then(|n| n.as_symbol()).map(|n| ctx.sym_str(n).to_string());
+            (kind, name)
+        })
+        .collect();
+    let named = |i: usize, kind: &str, name: &str| pairs.get(i).is_some_and(|(k, n)| k == kind && n.as_deref() == Some(name));
+    let forwarding = pairs.len() >= 3 && {
+        let n = pairs.len();
+        named(n - 3, "rest", "*") && named(n - 2, "keyrest", "**") && named(n - 1, "block", "&")
+    };
+    let mut parts: Vec<String> = Vec::new();
+    for (i, (kind, name)) in pairs.iter().enumerate() {
+        if forwarding && i + 3 >= pairs.len() {
+            if i + 3 == pairs.len() {
+                parts.push("...".into());
+            }
+            continue;
+        }
+        let name = name.as_deref();
+        let part = match (kind.as_str(), name) {
+            ("req", n) => n.unwrap_or("_").to_string(),
+            ("opt", n) => format!("{}=...", n.unwrap_or("_")),
+            ("keyreq", n) => format!("{}:", n.unwrap_or("_")),
+            ("key", n) => format!("{}: ...", n.unwrap_or("_")),
+            ("rest", Some("*")) | ("rest", None) => "*".into(),
+            ("rest", Some(n)) => format!("*{n}"),
+            ("keyrest", Some("**")) | ("keyrest", None) => "**".into(),
+            ("keyrest", Some(n)) => format!("**{n}"),
+            // CRuby shows an anonymous block parameter as `...` too.
+            ("block", Some("&")) => "...".into(),
+            ("block", n) => format!("&{}", n.unwrap_or("block")),
+            ("nokey", _) => "**nil".into(),
+            (_, n) => n.unwrap_or("_").to_string(),
+        };
+        parts.push(part);
+    }
+    format!("({})", parts.join(", "))
+}
+
+/// `Method#inspect` as Ruby 3.4 writes it: `#<Method: Receiver(Owner)#name(original)(params)
+/// path:line>`; a singleton method reads `recv.name`, an UnboundMethod names its owner.
 fn m_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let (r, me, klass, name) = {
         let m = get(ctx, recv)?;
         (m.recv, m.me.clone(), m.klass, m.name)
     };
     let cname = object::class_name_of(ctx, recv);
-    let owner = crate::core::module_methods::class_path(ctx, module::real_class(me.owner));
-    let n = ctx.sym_str(name);
-    let target = if r.is_undef() {
-        crate::core::module_methods::class_path(ctx, klass)
-    } else if module::is_class_or_module(r) && module::body(me.owner).kind == module::ClassKind::Singleton {
-        let c = crate::core::module_methods::class_path(ctx, r);
-        return Ok(string::new_utf8(ctx, &format!("#<{cname}: {c}.{n}>")));
+    // An alias of an inherited method shows where the aliased method is defined.
+    let owner = aliased_entry(&me).owner;
+    let mut s = format!("#<{cname}: ");
+    let mut sharp = "#";
+    let is_singleton = |k: Value| module::is_class_or_module(k) && module::body(k).kind == module::ClassKind::Singleton;
+    if r.is_undef() {
+        s.push_str(&object::inspect_string(ctx, owner)?);
+    } else if is_singleton(owner) {
+        let attached = module::body(owner).attached;
+        sharp = ".";
+        if attached == r {
+            s.push_str(&object::inspect_string(ctx, r)?);
+        } else {
+            s.push_str(&object::inspect_string(ctx, r)?);
+            s.push('(');
+            s.push_str(&object::inspect_string(ctx, attached)?);
+            s.push(')');
+        }
     } else {
-        crate::core::module_methods::class_path(ctx, object::real_class_of(ctx, r))
-    };
-    let s = if target == owner { format!("#<{cname}: {owner}#{n}>") } else { format!("#<{cname}: {target}({owner})#{n}>") };
+        // The receiver's class; a plain object's singleton class shows as its class.
+        let mut shown = klass;
+        if is_singleton(shown) && !module::is_class_or_module(module::body(shown).attached) {
+            shown = module::real_class(shown);
+        }
+        s.push_str(&object::inspect_string(ctx, shown)?);
+        if shown != owner {
+            s.push('(');
+            s.push_str(&object::inspect_string(ctx, owner)?);
+            s.push(')');
+        }
+    }
+    s.push_str(sharp);
+    s.push_str(&ctx.sym_str(name));
+    if me.original_name != name {
+        s.push('(');
+        s.push_str(&ctx.sym_str(me.original_name));
+        s.push(')');
+    }
+    let params = parameters_of_entry(ctx, &me);
+    s.push_str(&signature_of(ctx, params));
+    let loc = source_location_of_entry(ctx, &me);
+    if !loc.is_nil() {
+        let v = array::to_vec(loc);
+        let path = string::to_rust_string_lossy(v[0]);
+        s.push_str(&format!(" {}:{}", path, v[1].as_fixnum().unwrap_or(0)));
+    }
+    s.push('>');
     Ok(string::new_utf8(ctx, &s))
 }
 
@@ -288,11 +446,12 @@ fn m_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Ok(Value::FALSE);
     }
     // One Ruby definition is the same method under any name or owner (an alias in a
-    // subclass included); builtins are told apart by owner too.
+    // subclass included); builtins are told apart by the owner of their definition too.
     if let (Some(x), Some(y)) = (ruby_definition(&a.me), ruby_definition(&b.me)) {
         return Ok(Value::bool(x == y));
     }
-    Ok(Value::bool(a.me.owner == b.me.owner && (Arc::ptr_eq(&a.me, &b.me) || definition_key(&a.me) == definition_key(&b.me))))
+    let (x, y) = (aliased_entry(&a.me), aliased_entry(&b.me));
+    Ok(Value::bool(x.owner == y.owner && (Arc::ptr_eq(x, y) || definition_key(x) == definition_key(y))))
 }
 
 /// The instruction sequence of a method written in Ruby, through aliases.
@@ -321,22 +480,28 @@ fn m_hash(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let m = get(ctx, recv)?;
     let key = match ruby_definition(&m.me) {
         Some(iseq) => iseq.raw(),
-        None => definition_key(&m.me) ^ m.me.owner.raw(),
+        None => {
+            let def = aliased_entry(&m.me);
+            definition_key(def) ^ def.owner.raw()
+        }
     };
     let h = crate::core::hash::mix(crate::core::hash::mix(ctx.vm().hash_seed, m.recv.raw()), key);
     Ok(Value::fixnum((h >> 2) as i64))
 }
 
 fn m_super_method(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let (r, me, name) = {
+    let (r, me) = {
         let m = get(ctx, recv)?;
-        (m.recv, m.me.clone(), m.name)
+        (m.recv, m.me.clone())
     };
     let klass = if r.is_undef() { get(ctx, recv)?.klass } else { class_of(ctx, r) };
-    match module::find_super_method(ctx, klass, me.owner, name) {
+    // An alias looks above the method it stands for, by that method's name.
+    let def = aliased_entry(&me);
+    match module::find_super_method(ctx, klass, def.owner, def.original_name) {
         Some(sme) => {
             let mc = object::real_class_of(ctx, recv);
-            Ok(object::new_data(ctx, mc, Box::new(MethodObj { recv: r, me: sme, klass, name })))
+            let name = sme.name;
+            Ok(object::new_data(ctx, mc, Box::new(MethodObj { recv: r, me: sme, klass, name, zsuper_owner: Value::NIL })))
         }
         None => Ok(Value::NIL),
     }
@@ -344,17 +509,7 @@ fn m_super_method(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 
 fn m_curry(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let p = crate::core::proc::method_proc(ctx, recv);
-    let arity = arity_of_entry(&get(ctx, recv)?.me);
-    let n = match args.pos.first() {
-        Some(&n) => crate::core::integer::to_i64_arg(ctx, n)?,
-        None => {
-            if arity < 0 {
-                -arity - 1
-            } else {
-                arity
-            }
-        }
-    };
+    let n = crate::core::proc::curry_arity(ctx, p, args.pos.first().copied())?;
     make_curry(ctx, p, n, true)
 }
 
@@ -496,7 +651,7 @@ fn k_singleton_method(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> 
             let found = module::own_ancestors(ctx, k).iter().find_map(|&m| module::body(m).methods.get(&name).cloned());
             if let Some(me) = found.filter(|me| !me.is_undefined()) {
                 let mc = ctx.c().method;
-                return Ok(object::new_data(ctx, mc, Box::new(MethodObj { recv, me, klass: k, name })));
+                return Ok(object::new_data(ctx, mc, Box::new(MethodObj { recv, me, klass: k, name, zsuper_owner: Value::NIL })));
             }
         }
     }

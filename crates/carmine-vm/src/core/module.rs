@@ -188,6 +188,9 @@ pub struct ClassBody {
     /// The refinements this module defines, as a flat Array `[refined class, refinement,
     /// …]` in definition order (nil until the first `refine`).
     pub refinements: Value,
+    /// A class made by `Class.allocate` that `initialize` has not given a superclass yet:
+    /// it has no instances and no superclass.
+    pub uninitialized: bool,
 }
 
 #[repr(C)]
@@ -226,6 +229,7 @@ impl ClassBody {
             refined_class: Value::NIL,
             refinement_owner: Value::NIL,
             refinements: Value::NIL,
+            uninitialized: false,
         }
     }
 
@@ -465,7 +469,14 @@ pub fn find_super_method(ctx: &Ctx, klass: Value, owner: Value, mid: SymId) -> O
 /// in `klass`'s ancestors, with the occurrence of its own owner it was found at.
 pub fn find_super_method_at(ctx: &Ctx, klass: Value, owner: Value, skip: u32, mid: SymId) -> Option<(Arc<MethodEntry>, u32)> {
     let anc = ancestors(ctx, klass);
-    let start = anc.iter().enumerate().filter(|(_, &m)| m == owner).nth(skip as usize)?.0 + 1;
+    let start = match anc.iter().enumerate().filter(|(_, &m)| m == owner).nth(skip as usize) {
+        Some((i, _)) => i + 1,
+        // A module's method bound (`UnboundMethod#bind`) to an object whose class does
+        // not include the module: `super` goes on as if the module sat just below the
+        // object's class.
+        None if skip == 0 && is_module(owner) => 0,
+        None => return None,
+    };
     for (i, &m) in anc.iter().enumerate().skip(start) {
         if let Some(me) = body(m).methods.get(&mid) {
             if me.is_undefined() {
@@ -480,6 +491,13 @@ pub fn find_super_method_at(ctx: &Ctx, klass: Value, owner: Value, skip: u32, mi
         }
     }
     None
+}
+
+/// Methods of a class or module (not a singleton class) that are private however they are
+/// defined (`def`, `define_method`, `alias_method`).
+pub fn always_private(ctx: &Ctx, klass: Value, name: SymId) -> bool {
+    body(klass).kind != ClassKind::Singleton
+        && matches!(&*ctx.sym_name(name), b"initialize" | b"initialize_copy" | b"initialize_clone" | b"initialize_dup" | b"respond_to_missing?")
 }
 
 /// Adds or replaces a method entry and invalidates caches.

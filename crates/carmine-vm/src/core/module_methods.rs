@@ -31,6 +31,15 @@ pub fn new_class(ctx: &mut Ctx, superclass: Value, name: Option<&str>) -> Value 
     k
 }
 
+/// `Class.allocate`: a class without a superclass until `initialize` gives it one.
+pub fn new_uninitialized_class(ctx: &mut Ctx) -> Value {
+    let object = ctx.c().object;
+    let k = new_class(ctx, object, None);
+    body(object).subclasses.retain(|&c| c != k);
+    body(k).uninitialized = true;
+    k
+}
+
 pub fn new_module(ctx: &mut Ctx, name: Option<&str>) -> Value {
     let module_class = ctx.c().module;
     let b = ClassBody::new(ClassKind::Module, Value::NIL, AllocKind::None);
@@ -294,6 +303,9 @@ pub fn copy_class(ctx: &mut Ctx, k: Value) -> Result<Value> {
     if src.kind == ClassKind::Singleton {
         return Err(ctx.type_error("can't copy singleton class"));
     }
+    if src.kind == ClassKind::Class && src.superclass.is_nil() {
+        return Err(ctx.type_error("can't copy the root class"));
+    }
     let klass = basic(k).klass;
     let mut b = ClassBody::new(src.kind, src.superclass, src.alloc);
     b.methods = src.methods.iter().map(|(n, me)| {
@@ -443,7 +455,8 @@ pub fn alias_method(ctx: &mut Ctx, target: Value, new: SymId, old: SymId) -> Res
     let Some(me) = found else {
         return Err(undefined_method_error(ctx, target, old));
     };
-    let entry = MethodEntry { name: new, original_name: me.original_name, owner: me.owner, visibility: me.visibility, body: me.body.clone() };
+    let visibility = if module::always_private(ctx, target, new) { Visibility::Private } else { me.visibility };
+    let entry = MethodEntry { name: new, original_name: me.original_name, owner: me.owner, visibility, body: me.body.clone() };
     let entry = if me.owner != target {
         MethodEntry { body: MethodBody::Alias(me.clone()), owner: target, ..entry }
     } else {
@@ -493,18 +506,16 @@ pub fn method_list(ctx: &mut Ctx, klass: Value, inherit: bool, want: impl Fn(Vis
 }
 
 /// `define_method(name, body = nil, &block)` on `target`.
-pub fn define_method_impl(ctx: &mut Ctx, target: Value, args: &Args, vis: Visibility) -> Result<Value> {
+pub fn define_method_impl(ctx: &mut Ctx, target: Value, args: &Args) -> Result<Value> {
     let name = symbol::to_sym_id(ctx, args.pos[0])?;
     let bodyv = match (args.pos.get(1), args.block) {
         (Some(&b), _) => b,
         (None, Some(b)) => crate::core::proc::from_block(ctx, &b)?,
         (None, None) => return Err(ctx.arg_error("tried to create Proc object without a block")),
     };
-    let vis = match ops::caller_ruby_frame(ctx).map(|fi| (ctx.stacks.frames[fi].kind, ctx.stacks.frames[fi].visibility, ctx.stacks.frames[fi].self_)) {
-        Some((crate::interp::frame::FrameKind::Class, v, s)) if s == target && vis == Visibility::Public => v,
-        _ => vis,
-    };
-    let vis = if vis == Visibility::ModuleFunction { Visibility::Private } else { vis };
+    let scope_vis = scope_visibility(ctx, target);
+    let module_function = scope_vis == Visibility::ModuleFunction;
+    let vis = if module_function || module::always_private(ctx, target, name) { Visibility::Private } else { scope_vis };
     let me = if crate::core::proc::is_proc(bodyv) {
         let p = if crate::core::proc::is_lambda(bodyv) {
             bodyv
@@ -534,7 +545,17 @@ pub fn define_method_impl(ctx: &mut Ctx, target: Value, args: &Args, vis: Visibi
         let cname = object::class_name_of(ctx, bodyv);
         return Err(ctx.type_error(&format!("wrong argument type {cname} (expected Proc/Method/UnboundMethod)")));
     };
+    // Under `module_function`, the module's singleton gets a public copy.
+    let single_copy = if module_function {
+        let single = object::singleton_class(ctx, target)?;
+        Some((single, MethodEntry { name, original_name: me.original_name, owner: single, visibility: Visibility::Public, body: me.body.clone() }))
+    } else {
+        None
+    };
     add_method_with_hooks(ctx, target, me)?;
+    if let Some((single, me)) = single_copy {
+        add_method_with_hooks(ctx, single, me)?;
+    }
     Ok(Value::symbol(name))
 }
 
@@ -1075,7 +1096,7 @@ fn m_define_method(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if args.pos.is_empty() || args.pos.len() > 2 {
         return Err(ctx.arity_error(args.pos.len(), 1, Some(2)));
     }
-    define_method_impl(ctx, recv, args, Visibility::Public)
+    define_method_impl(ctx, recv, args)
 }
 
 fn m_alias_method(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -1132,25 +1153,28 @@ fn attr_name(ctx: &mut Ctx, v: Value) -> Result<(SymId, SymId)> {
     Ok((id, ivar))
 }
 
-fn default_visibility(ctx: &Ctx, recv: Value) -> Visibility {
-    match ops::caller_ruby_frame(ctx) {
-        Some(fi) => {
-            let f = &ctx.stacks.frames[fi];
-            if f.kind == crate::interp::frame::FrameKind::Class && f.self_ == recv {
-                match f.visibility {
-                    Visibility::ModuleFunction => Visibility::Private,
-                    v => v,
-                }
-            } else {
-                Visibility::Public
-            }
-        }
-        None => Visibility::Public,
+/// The visibility `define_method`/`attr_*` give a method of `target`: the scope's
+/// (`private` with no arguments before it, in a class body or a block run by the class)
+/// when called from `target`'s own scope, public otherwise.
+fn scope_visibility(ctx: &Ctx, target: Value) -> Visibility {
+    use crate::interp::frame::FrameKind;
+    let Some(fi) = ops::caller_ruby_frame(ctx) else { return Visibility::Public };
+    let f = &ctx.stacks.frames[fi];
+    if f.self_ != target {
+        return Visibility::Public;
+    }
+    match f.kind {
+        FrameKind::Class => f.visibility,
+        FrameKind::Block | FrameKind::Lambda => ops::block_scope_visibility(ctx, fi),
+        _ => Visibility::Public,
     }
 }
 
 fn define_attr(ctx: &mut Ctx, recv: Value, args: &Args, reader: bool, writer: bool) -> Result<Value> {
-    let vis = default_visibility(ctx, recv);
+    let vis = match scope_visibility(ctx, recv) {
+        Visibility::ModuleFunction => Visibility::Private,
+        v => v,
+    };
     let mut out = Vec::new();
     for &a in args.pos {
         let (id, ivar) = attr_name(ctx, a)?;
@@ -1288,10 +1312,6 @@ fn m_freeze(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 
 fn m_hash(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::fixnum((object::identity_hash(ctx, recv) >> 2) as i64))
-}
-
-fn m_module_eval_string(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    m_class_eval(ctx, recv, args)
 }
 
 fn m_nesting(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
@@ -1450,7 +1470,10 @@ fn c_allocate(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     object::allocate(ctx, recv)
 }
 
-fn c_superclass(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+fn c_superclass(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    if body(recv).uninitialized {
+        return Err(ctx.type_error("uninitialized class"));
+    }
     let mut s = body(recv).superclass;
     while module::is_class_or_module(s) && body(s).kind == ClassKind::Singleton && body(recv).kind != ClassKind::Singleton {
         s = body(s).superclass;
@@ -1463,8 +1486,8 @@ fn c_subclasses(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(array::from_vec(ctx, subs))
 }
 
-fn c_class_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let sup = args.pos.first().copied().unwrap_or(ctx.c().object);
+/// Checks that `sup` may be the superclass of a new class.
+fn check_inheritable(ctx: &mut Ctx, sup: Value) -> Result<()> {
     if !module::is_class(sup) {
         let cname = object::class_name_of(ctx, sup);
         return Err(ctx.type_error(&format!("superclass must be an instance of Class (given an instance of {cname})")));
@@ -1475,6 +1498,15 @@ fn c_class_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if sup == ctx.c().class {
         return Err(ctx.type_error("can't make subclass of Class"));
     }
+    if body(sup).uninitialized {
+        return Err(ctx.type_error("can't inherit uninitialized class"));
+    }
+    Ok(())
+}
+
+fn c_class_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let sup = args.pos.first().copied().unwrap_or(ctx.c().object);
+    check_inheritable(ctx, sup)?;
     let k = new_class(ctx, sup, None);
     if recv != ctx.c().class {
         basic(k).klass = recv;
@@ -1486,7 +1518,28 @@ fn c_class_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(k)
 }
 
-fn c_initialize(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+/// `Class#initialize(superclass = Object)`: completes a class made by `Class.allocate`.
+fn c_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    if !body(recv).uninitialized {
+        return Err(ctx.type_error("already initialized class"));
+    }
+    let sup = args.pos.first().copied().unwrap_or(ctx.c().object);
+    check_inheritable(ctx, sup)?;
+    let b = body(recv);
+    b.superclass = sup;
+    b.alloc = body(sup).alloc;
+    b.uninitialized = false;
+    body(sup).subclasses.push(recv);
+    // The metaclass follows: class methods of `sup` become the new class's.
+    let meta = basic(recv).klass;
+    if module::is_class_or_module(meta) && body(meta).kind == ClassKind::Singleton && body(meta).attached == recv {
+        body(meta).superclass = object::singleton_class(ctx, sup)?;
+    }
+    ctx.vm().bump_method_epoch();
+    ctx.call(sup, sym::INHERITED, &[recv])?;
+    if let Some(blk) = args.block {
+        ctx.yield_with_self(&blk, recv, &[recv], Some(recv))?;
+    }
     Ok(Value::NIL)
 }
 
@@ -1547,7 +1600,7 @@ pub fn init(ctx: &mut Ctx) {
         ("class_variables", m_class_variables, [0..=1], Safe),
         ("remove_class_variable", m_remove_class_variable, [1], Unsafe),
         ("class_eval", m_class_eval, [0..=3], Unsafe),
-        ("module_eval", m_module_eval_string, [0..=3], Unsafe),
+        ("module_eval", m_class_eval, [0..=3], Unsafe),
         ("class_exec", m_class_exec, [0..], Unsafe, Kw),
         ("module_exec", m_class_exec, [0..], Unsafe, Kw),
         ("define_method", m_define_method, [0..], Unsafe),

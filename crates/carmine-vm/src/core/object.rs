@@ -57,6 +57,9 @@ pub fn new_class_object(ctx: &mut Ctx, klass: Value, b: ClassBody) -> Value {
 
 /// `Class#allocate`: an uninitialised instance of `klass`.
 pub fn allocate(ctx: &mut Ctx, klass: Value) -> Result<Value> {
+    if body(klass).uninitialized {
+        return Err(ctx.type_error("can't instantiate uninitialized class"));
+    }
     let kind = body(klass).alloc;
     Ok(match kind {
         AllocKind::Object => new_object(ctx, klass),
@@ -77,7 +80,7 @@ pub fn allocate(ctx: &mut Ctx, klass: Value) -> Result<Value> {
         }
         AllocKind::Range => crate::core::range::allocate(ctx, klass),
         AllocKind::Data(f) => f(ctx, klass)?,
-        AllocKind::Class => crate::core::module_methods::new_class(ctx, ctx.c().object, None),
+        AllocKind::Class => crate::core::module_methods::new_uninitialized_class(ctx),
         AllocKind::Module => crate::core::module_methods::new_module(ctx, None),
         AllocKind::Proc | AllocKind::None => {
             let name = crate::core::module_methods::class_path(ctx, klass);
@@ -986,7 +989,7 @@ fn obj_public_methods(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> 
 
 fn obj_define_singleton_method(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let s = singleton_class(ctx, recv)?;
-    crate::core::module_methods::define_method_impl(ctx, s, args, module::Visibility::Public)
+    crate::core::module_methods::define_method_impl(ctx, s, args)
 }
 
 fn obj_display(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {

@@ -181,7 +181,8 @@ pub fn dup(ctx: &mut Ctx, p: Value) -> Value {
     let cap = rproc(p).cap;
     let flags = basic(p).aux;
     let n = alloc(ctx, cap, flags);
-    basic(n).klass = basic(p).klass;
+    // The singleton class stays with the original (`clone` copies its methods itself).
+    basic(n).klass = object::real_class_of(ctx, p);
     object::copy_ivars(ctx, n, p);
     n
 }
@@ -262,6 +263,25 @@ pub fn iseq_min_max(iseq_v: Value) -> (i64, Option<i64>) {
     (min, max)
 }
 
+/// (required, maximum or `None` when unbounded) positional arguments of a proc, as
+/// `curry` checks a lambda's arity against them.
+pub fn min_max(p: Value) -> (i64, Option<i64>) {
+    let flags = basic(p).aux;
+    if flags & SYMBOL != 0 {
+        return (1, None);
+    }
+    if flags & METHOD != 0 {
+        return match crate::core::method::method_entry_of(rproc(p).cap.self_) {
+            Some(me) => crate::core::method::min_max_of_entry(&me),
+            None => (0, None),
+        };
+    }
+    if flags & NATIVE != 0 {
+        return (0, None);
+    }
+    iseq_min_max(rproc(p).cap.iseq)
+}
+
 /// CRuby's `Proc#arity`.
 pub fn arity_of(_ctx: &Ctx, p: Value) -> i64 {
     let flags = basic(p).aux;
@@ -293,10 +313,14 @@ pub fn parameters_of(ctx: &mut Ctx, iseq_v: Value, lambda: bool) -> Value {
     let p = &iseq.params;
     let names = &iseq.local_names;
     let out = array::new(ctx);
-    let push = |ctx: &mut Ctx, kind: &str, name: Option<SymId>| {
+    // Hidden locals (a destructured parameter) have no name: a proc's positional
+    // parameter then reads `[:opt, nil]`, a lambda's `[:req]`. Anonymous `*`, `**` and
+    // `&` keep their marks as names (Ruby 3.2+).
+    let push = |ctx: &mut Ctx, kind: &str, name: Option<SymId>, nil_if_hidden: bool| {
         let k = Value::symbol(ctx.intern(kind));
         let pair = match name {
-            Some(n) if !ctx.sym_name(n).starts_with(b"\0") && !matches!(&*ctx.sym_name(n), b"*" | b"**" | b"&") => array::from_slice(ctx, &[k, Value::symbol(n)]),
+            Some(n) if !ctx.sym_name(n).starts_with(b"\0") => array::from_slice(ctx, &[k, Value::symbol(n)]),
+            _ if nil_if_hidden => array::from_slice(ctx, &[k, Value::NIL]),
             _ => array::from_slice(ctx, &[k]),
         };
         array::push(ctx, out, pair);
@@ -310,28 +334,28 @@ pub fn parameters_of(ctx: &mut Ctx, iseq_v: Value, lambda: bool) -> Value {
         return out;
     }
     for i in 0..p.lead {
-        push(ctx, req, names.get(i as usize).copied());
+        push(ctx, req, names.get(i as usize).copied(), !lambda);
     }
     for i in 0..p.opt {
-        push(ctx, "opt", names.get((p.lead + i) as usize).copied());
+        push(ctx, "opt", names.get((p.lead + i) as usize).copied(), false);
     }
     if p.rest {
-        push(ctx, "rest", names.get(p.rest_index() as usize).copied());
+        push(ctx, "rest", names.get(p.rest_index() as usize).copied(), false);
     }
     for i in 0..p.post {
-        push(ctx, req, names.get((p.post_start() + i) as usize).copied());
+        push(ctx, req, names.get((p.post_start() + i) as usize).copied(), !lambda);
     }
     for k in &p.kw {
-        push(ctx, if k.required { "keyreq" } else { "key" }, Some(k.name));
+        push(ctx, if k.required { "keyreq" } else { "key" }, Some(k.name), false);
     }
     if p.kwrest {
-        push(ctx, "keyrest", names.get(p.kwrest_index() as usize).copied());
+        push(ctx, "keyrest", names.get(p.kwrest_index() as usize).copied(), false);
     }
     if p.no_kw {
-        push(ctx, "nokey", None);
+        push(ctx, "nokey", None, false);
     }
     if p.block {
-        push(ctx, "block", names.get(p.block_index() as usize).copied());
+        push(ctx, "block", names.get(p.block_index() as usize).copied(), false);
     }
     out
 }
@@ -342,7 +366,9 @@ fn s_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(b) = args.block else {
         return Err(ctx.arg_error("tried to create Proc object without a block"));
     };
+    // A proc of exactly this class is returned itself; otherwise a copy of this class.
     let p = match b {
+        Block::Proc(p) if basic(p).klass == recv => p,
         Block::Proc(p) => dup(ctx, p),
         Block::Captured(c) => new_from_captured(ctx, &c, false),
     };
@@ -376,8 +402,14 @@ fn parameters(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     }
     if flags & METHOD != 0 {
         let m = rproc(recv).cap.self_;
-        let params = ctx.intern("parameters");
-        return ctx.call(m, params, &[]);
+        if crate::core::method::method_entry_of(m).is_some() {
+            let params = ctx.intern("parameters");
+            return ctx.call(m, params, &[]);
+        }
+        // A curried or composed proc takes any arguments.
+        let rest = Value::symbol(ctx.intern("rest"));
+        let a = array::from_slice(ctx, &[rest]);
+        return Ok(array::from_slice(ctx, &[a]));
     }
     let lambda = match args.kwarg(ctx, "lambda") {
         Some(v) if !v.is_nil() => v.truthy(),
@@ -387,6 +419,13 @@ fn parameters(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn source_location(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    if basic(recv).aux & METHOD != 0 {
+        // A Method's proc is where the method is.
+        return Ok(match crate::core::method::method_entry_of(rproc(recv).cap.self_) {
+            Some(me) => crate::core::method::source_location_of_entry(ctx, &me),
+            None => Value::NIL,
+        });
+    }
     if captured(recv).is_none() {
         return Ok(Value::NIL);
     }
@@ -410,7 +449,8 @@ fn inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
         s.push_str(" (lambda)");
     }
     s.push('>');
-    Ok(string::new_utf8(ctx, &s))
+    // CRuby builds it as a binary string.
+    Ok(string::new_binary(ctx, s.as_bytes()))
 }
 
 fn eq(_ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -422,41 +462,32 @@ fn eq(_ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Ok(Value::FALSE);
     }
     let (a, b) = (rproc(recv).cap, rproc(o).cap);
-    Ok(Value::bool(a.iseq == b.iseq && a.self_ == b.self_ && a.env == b.env))
+    // Same code, self and variables; a block whose home keeps no heap environment
+    // is told apart by the call it was made in.
+    Ok(Value::bool(a.iseq == b.iseq && a.self_ == b.self_ && a.env == b.env && a.home_serial == b.home_serial))
 }
 
 fn hash(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let c = rproc(recv).cap;
-    let h = crate::core::hash::mix(crate::core::hash::mix(ctx.vm().hash_seed, c.iseq.raw()), c.env.raw());
+    let h = crate::core::hash::mix(crate::core::hash::mix(ctx.vm().hash_seed, c.iseq.raw()), c.env.raw() ^ c.home_serial as u64);
     Ok(Value::fixnum((h >> 2) as i64))
 }
 
-fn curry(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let arity = arity_of(ctx, recv);
-    let n = match args.pos.first() {
-        Some(&n) => {
-            let n = crate::core::integer::to_i64_arg(ctx, n)?;
-            if is_lambda(recv) {
-                let req = if arity < 0 { -arity - 1 } else { arity };
-                if (arity >= 0 && n != arity) || (arity < 0 && n < req) {
-                    return Err(ctx.arity_error(n as usize, req as usize, if arity >= 0 { Some(arity as usize) } else { None }));
-                }
-            }
-            n
-        }
-        None => {
-            if arity < 0 {
-                -arity - 1
-            } else {
-                arity
-            }
-        }
-    };
-    crate::core::method::make_curry(ctx, recv, n, is_lambda(recv))
+/// The number of arguments `curry(arity)` collects: `arity`, or the required count; a
+/// lambda's `arity` must be one it accepts.
+pub fn curry_arity(ctx: &mut Ctx, p: Value, arity: Option<Value>) -> Result<i64> {
+    let (min, max) = min_max(p);
+    let Some(n) = arity else { return Ok(min) };
+    let n = crate::core::integer::to_i64_arg(ctx, n)?;
+    if is_lambda(p) && (n < min || max.is_some_and(|m| n > m)) {
+        return Err(ctx.arity_error(n.max(0) as usize, min as usize, max.map(|m| m as usize)));
+    }
+    Ok(n)
 }
 
-fn yield_m(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    call(ctx, recv, args)
+fn curry(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let n = curry_arity(ctx, recv, args.pos.first().copied())?;
+    crate::core::method::make_curry(ctx, recv, n, is_lambda(recv))
 }
 
 /// `f << g`: a proc calling g, then f with its result; a lambda when g is one.
@@ -485,10 +516,19 @@ fn ruby2_keywords(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 }
 
 fn binding(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    match captured(recv) {
-        Some(c) => crate::core::kernel::binding_from_captured(ctx, &c),
-        None => Err(ctx.arg_error("Can't create Binding from C level function")),
+    if let Some(c) = captured(recv) {
+        return crate::core::kernel::binding_from_captured(ctx, &c);
     }
+    // A Method's proc: the method's receiver, no variables.
+    if basic(recv).aux & METHOD != 0 {
+        if let Some(m) = crate::object::data_ref::<crate::core::method::MethodObj>(rproc(recv).cap.self_) {
+            let (self_, me) = (m.recv, m.me.clone());
+            if !self_.is_undef() {
+                return Ok(crate::core::binding::for_method(ctx, self_, &me));
+            }
+        }
+    }
+    Err(ctx.arg_error("Can't create Binding from C level function"))
 }
 
 pub fn init(ctx: &mut Ctx) {
@@ -497,7 +537,7 @@ pub fn init(ctx: &mut Ctx) {
         ("new", s_new, [0..], Safe, Singleton, Kw),
         ("call", call, [0..], Safe, Kw),
         ("()", call, [0..], Safe, Kw),
-        ("yield", yield_m, [0..], Safe, Kw),
+        ("yield", call, [0..], Safe, Kw),
         ("===", call, [0..], Safe, Kw),
         ("[]", call, [0..], Safe, Kw),
         ("to_proc", to_proc, [0], Safe),

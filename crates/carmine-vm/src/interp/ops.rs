@@ -595,7 +595,8 @@ fn super_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usi
     let me = if module::is_class_or_module(owner) && module::body(owner).refined {
         // A refined method's super: the refined class's own method.
         crate::core::refinement::super_of_refined(ctx, klass, owner, mid).map(|me| (me, 0))
-    } else if module::is_class_or_module(owner) && module::includes_module(ctx, klass, owner) {
+    } else if module::is_class_or_module(owner) && (module::is_module(owner) || module::includes_module(ctx, klass, owner)) {
+        // (A module's method may run on an object without the module: `UnboundMethod#bind`.)
         module::find_super_method_at(ctx, klass, owner, skip, mid)
     } else {
         None
@@ -1347,7 +1348,7 @@ pub fn definee(ctx: &mut Ctx, fi: usize) -> Result<Value> {
 /// The default visibility for `def` in block frame `fi`: what `private` set
 /// in the block itself, else that of the enclosing class body or top level
 /// when the block still defines into it (same cref), else public.
-fn block_scope_visibility(ctx: &Ctx, mut fi: usize) -> Visibility {
+pub fn block_scope_visibility(ctx: &Ctx, mut fi: usize) -> Visibility {
     loop {
         let f = &ctx.stacks.frames[fi];
         match f.kind {
@@ -1380,7 +1381,7 @@ pub fn define_method(ctx: &mut Ctx, fi: usize, name: SymId, iseq_val: Value) -> 
         FrameKind::Block | FrameKind::Lambda => block_scope_visibility(ctx, fi),
         _ => Visibility::Public,
     };
-    if matches!(ctx.sym_str(name).as_str(), "initialize" | "initialize_copy" | "initialize_clone" | "initialize_dup" | "respond_to_missing?") {
+    if module::always_private(ctx, target, name) {
         vis = Visibility::Private;
     }
     crate::core::module_methods::check_class_modifiable(ctx, target)?;
@@ -1545,7 +1546,7 @@ pub fn defined(ctx: &mut Ctx, _iseq: &Iseq, fi: usize, kind: u32, operand: u32) 
             let found = match mid {
                 Some(mid) if module::is_class_or_module(owner) => {
                     let klass = class_of(ctx, self_);
-                    module::includes_module(ctx, klass, owner) && module::find_super_method(ctx, klass, owner, mid).is_some()
+                    (module::is_module(owner) || module::includes_module(ctx, klass, owner)) && module::find_super_method(ctx, klass, owner, mid).is_some()
                 }
                 _ => false,
             };
