@@ -22,6 +22,7 @@ pub mod etc;
 pub mod io_console;
 pub mod json;
 pub mod monitor;
+pub mod objspace;
 pub mod pathname;
 pub mod psych;
 pub mod strscan;
@@ -54,6 +55,7 @@ pub const NATIVE_FEATURES: &[(&str, NativeInit)] = &[
     ("digest/rmd160", digest::init_rmd160),
     ("digest/bubblebabble", digest::init_bubblebabble),
     ("monitor.so", monitor::init),
+    ("objspace.so", objspace::init),
     ("pathname.so", pathname::init),
     ("strscan", strscan::init),
     ("io/console", io_console::init),
