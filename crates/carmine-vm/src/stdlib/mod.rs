@@ -25,6 +25,7 @@ pub mod monitor;
 pub mod objspace;
 pub mod pathname;
 pub mod psych;
+pub mod racc_cparse;
 pub mod strscan;
 pub mod zlib;
 
@@ -62,6 +63,7 @@ pub const NATIVE_FEATURES: &[(&str, NativeInit)] = &[
     ("etc", etc::init),
     ("cgi/escape", cgi_escape::init),
     ("psych.so", psych::init),
+    ("racc/cparse", racc_cparse::init),
 ];
 
 /// The native feature `require name` loads (`name` without `.rb`), and the name it is
