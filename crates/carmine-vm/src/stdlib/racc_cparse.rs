@@ -86,6 +86,17 @@ struct Core {
     retval: Value,
     fin: Fin,
     debug: bool,
+    ids: Ids,
+}
+
+/// Names the core uses on every token or reduction, interned once per parse.
+struct Ids {
+    next_token: SymId,
+    on_error: SymId,
+    reduce_none: SymId,
+    error_status: SymId,
+    /// `:racc_jump`, the tag `yyerror` and `yyaccept` throw.
+    jump: Value,
 }
 
 /// Element `i` of Array `a`, nil outside it (negative `i` included).
@@ -131,6 +142,13 @@ impl Core {
         let a = |i: usize| array::get(arg, i);
         let vstack = array::with_capacity(ctx, 64);
         let tstack = if debug { array::with_capacity(ctx, 64) } else { Value::NIL };
+        let ids = Ids {
+            next_token: ctx.intern("next_token"),
+            on_error: ctx.intern("on_error"),
+            reduce_none: ctx.intern("_reduce_none"),
+            error_status: ctx.intern("@racc_error_status"),
+            jump: Value::symbol(ctx.intern("racc_jump")),
+        };
         let core = Core {
             parser,
             lexer,
@@ -161,6 +179,7 @@ impl Core {
             retval: Value::NIL,
             fin: Fin::Running,
             debug,
+            ids,
         };
         core.store_errstatus(ctx)?;
         let (iv_v, iv_t) = (ctx.intern("@vstack"), ctx.intern("@tstack"));
@@ -170,13 +189,11 @@ impl Core {
     }
 
     fn store_errstatus(&self, ctx: &mut Ctx) -> Result<()> {
-        let id = ctx.intern("@racc_error_status");
-        object::ivar_set(ctx, self.parser, id, Value::fixnum(self.errstatus))
+        object::ivar_set(ctx, self.parser, self.ids.error_status, Value::fixnum(self.errstatus))
     }
 
     fn load_errstatus(&mut self, ctx: &mut Ctx) -> Result<()> {
-        let id = ctx.intern("@racc_error_status");
-        let v = object::ivar_get(ctx, self.parser, id);
+        let v = object::ivar_get(ctx, self.parser, self.ids.error_status);
         self.errstatus = to_i64_arg(ctx, v)?;
         Ok(())
     }
@@ -245,10 +262,7 @@ impl Core {
                     let given = match token.take() {
                         Some(g) => g,
                         None if self.lexer.is_some() => return Ok(()),
-                        None => {
-                            let mid = ctx.intern("next_token");
-                            ctx.call(self.parser, mid, &[])?
-                        }
+                        None => ctx.call(self.parser, self.ids.next_token, &[])?,
                     };
                     let (tok, val) = self.user_token(ctx, given)?;
                     self.val = val;
@@ -323,8 +337,7 @@ impl Core {
         loop {
             if !from_yyerror && self.errstatus == 0 {
                 self.nerr += 1;
-                let mid = ctx.intern("on_error");
-                ctx.call(self.parser, mid, &[Value::fixnum(self.t), self.val, self.vstack])?;
+                ctx.call(self.parser, self.ids.on_error, &[Value::fixnum(self.t), self.val, self.vstack])?;
             }
             if self.errstatus == 3 {
                 if self.t == FINAL_TOKEN {
@@ -381,7 +394,7 @@ impl Core {
     /// Reduces by rule `-act`, inside `catch(:racc_jump)` (`yyerror`, `yyaccept`), then
     /// reads back `@racc_error_status`.
     fn reduce(&mut self, ctx: &mut Ctx, act: i64) -> Result<Jump> {
-        let tag = Value::symbol(ctx.intern("racc_jump"));
+        let tag = self.ids.jump;
         ctx.stacks.catch_tags.push(tag);
         let r = self.reduce_rule(ctx, -act * 3);
         ctx.stacks.catch_tags.pop();
@@ -405,7 +418,7 @@ impl Core {
         let method = at(self.reduce_table, ruleno + 2);
         let mid = expect_symbol(ctx, method)?;
         // `_reduce_none` (a rule without an action) passes its first value on uncalled.
-        let noreduce = mid == ctx.intern("_reduce_none");
+        let noreduce = mid == self.ids.reduce_none;
         let mut values = Value::NIL;
         let mut tokens = Value::NIL;
         let mut result = Value::NIL;
