@@ -229,7 +229,7 @@ pub fn os_dump_all(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     for i in 0..array::len(held) {
         let v = array::get(held, i);
         if let Some(g) = since {
-            if !site_of(ctx, v).is_some_and(|s| s.generation >= g) {
+            if site_of(ctx, v).is_none_or(|s| s.generation < g) {
                 continue;
             }
         }
