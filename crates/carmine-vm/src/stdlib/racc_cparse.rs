@@ -249,10 +249,16 @@ impl Core {
         to_i64_arg(ctx, d)
     }
 
+    // Table entries are untrusted integers: index arithmetic wraps (an out-of-range index
+    // reads nil) rather than overflowing.
+
     /// Runs the automaton until the input is accepted or rejected (`fin`), or, with a
     /// lexer, until it needs the next token (`token`: the one just yielded, if any).
     fn run(&mut self, ctx: &mut Ctx, mut token: Option<Value>) -> Result<()> {
         loop {
+            // A safepoint: tables that send the automaton round a cycle of reductions
+            // without actions never return to Ruby code, and stay interruptible here.
+            crate::thread::sched::poll_interrupts(ctx)?;
             let ptr = at(self.action_pointer, self.curstate);
             let act = if ptr.is_nil() {
                 self.default_action(ctx)?
@@ -273,7 +279,7 @@ impl Core {
                     }
                 }
                 self.read_next = false;
-                self.action_at(ctx, base + self.t)?
+                self.action_at(ctx, base.wrapping_add(self.t))?
             };
             self.act(ctx, act)?;
             if self.fin != Fin::Running {
@@ -295,13 +301,13 @@ impl Core {
             self.shift(ctx, act, Value::fixnum(self.t))?;
             self.read_next = true;
             Ok(())
-        } else if act < 0 && act > -self.reduce_n {
+        } else if act < 0 && act > self.reduce_n.wrapping_neg() {
             match self.reduce(ctx, act)? {
                 Jump::None => Ok(()),
                 Jump::YyError => self.recover(ctx, true),
                 Jump::YyAccept => self.accept(ctx),
             }
-        } else if act == -self.reduce_n {
+        } else if act == self.reduce_n.wrapping_neg() {
             self.recover(ctx, false)
         } else if act == self.shift_n {
             self.accept(ctx)
@@ -352,7 +358,7 @@ impl Core {
             let act = loop {
                 let ptr = at(self.action_pointer, self.curstate);
                 if !ptr.is_nil() {
-                    let i = to_i64_arg(ctx, ptr)? + ERROR_TOKEN;
+                    let i = to_i64_arg(ctx, ptr)?.wrapping_add(ERROR_TOKEN);
                     let act = at(self.action_table, i);
                     if i >= 0 && !act.is_nil() {
                         let check = at(self.action_check, i);
@@ -377,7 +383,7 @@ impl Core {
             };
             if act > 0 && act < self.shift_n {
                 return self.shift(ctx, act, Value::fixnum(ERROR_TOKEN));
-            } else if act < 0 && act > -self.reduce_n {
+            } else if act < 0 && act > self.reduce_n.wrapping_neg() {
                 match self.reduce(ctx, act)? {
                     Jump::None => return Ok(()),
                     Jump::YyError => from_yyerror = true,
@@ -396,7 +402,7 @@ impl Core {
     fn reduce(&mut self, ctx: &mut Ctx, act: i64) -> Result<Jump> {
         let tag = self.ids.jump;
         ctx.stacks.catch_tags.push(tag);
-        let r = self.reduce_rule(ctx, -act * 3);
+        let r = self.reduce_rule(ctx, act.wrapping_neg().wrapping_mul(3));
         ctx.stacks.catch_tags.pop();
         let code = match r {
             Ok(()) => 0,
@@ -414,8 +420,8 @@ impl Core {
     fn reduce_rule(&mut self, ctx: &mut Ctx, ruleno: i64) -> Result<()> {
         let len = at(self.reduce_table, ruleno);
         let len = to_i64_arg(ctx, len)?;
-        let reduce_to = at(self.reduce_table, ruleno + 1);
-        let method = at(self.reduce_table, ruleno + 2);
+        let reduce_to = at(self.reduce_table, ruleno.wrapping_add(1));
+        let method = at(self.reduce_table, ruleno.wrapping_add(2));
         let mid = expect_symbol(ctx, method)?;
         // `_reduce_none` (a rule without an action) passes its first value on uncalled.
         let noreduce = mid == self.ids.reduce_none;
@@ -432,7 +438,7 @@ impl Core {
         } else {
             let len = len as usize;
             if noreduce {
-                result = array::aref_fix(self.vstack, array::len(self.vstack) as i64 - len as i64);
+                result = array::aref_fix(self.vstack, (array::len(self.vstack) as i64).wrapping_sub(len as i64));
             } else {
                 values = tail(ctx, self.vstack, len);
                 result = array::get(values, 0);
@@ -456,7 +462,7 @@ impl Core {
         let Some(&k2) = self.state.last() else {
             return Err(ctx.runtime_error("state stack unexpectedly empty"));
         };
-        let k1 = to_i64_arg(ctx, reduce_to)? - self.nt_base;
+        let k1 = to_i64_arg(ctx, reduce_to)?.wrapping_sub(self.nt_base);
         let goto_state = self.goto_at(ctx, k1, k2)?;
         let next = to_i64_arg(ctx, goto_state)?;
         self.state.push(next);
@@ -468,7 +474,7 @@ impl Core {
     fn goto_at(&self, ctx: &mut Ctx, k1: i64, k2: i64) -> Result<Value> {
         let ptr = at(self.goto_pointer, k1);
         if !ptr.is_nil() {
-            let i = to_i64_arg(ctx, ptr)? + k2;
+            let i = to_i64_arg(ctx, ptr)?.wrapping_add(k2);
             if i >= 0 {
                 let st = at(self.goto_table, i);
                 let check = at(self.goto_check, i);
