@@ -99,7 +99,7 @@ test "socket: a TCP echo on 127.0.0.1" do
   assert_equal "127.0.0.1", Addrinfo.tcp("127.0.0.1", 80).ip_address
 end
 
-test "a racc parser runs on the pure-Ruby runtime" do
+test "a racc parser runs on racc's runtime" do
   require_relative "fixtures/calc_parser"
   assert_equal 11, Calc.new.parse("2+3*(4-1)")
   assert_equal 2, Calc.new.parse("10/2-3")

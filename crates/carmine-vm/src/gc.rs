@@ -57,6 +57,8 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
     let mut exivars = vm.generic_ivars.borrow_mut();
     let mut ids = vm.object_ids.borrow_mut();
     let mut class_died = false;
+    let mut alloc_trace = vm.alloc_trace.lock();
+    let forget_sites = !alloc_trace.keep_freed && !alloc_trace.sites.is_empty();
     let live = heap.sweep(&mut |p| {
         // SAFETY: p is a dead object slot; its header is still intact.
         let flags = unsafe { (*p).flags };
@@ -70,7 +72,11 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
         if !ids.is_empty() {
             ids.remove(&(p as usize));
         }
+        if forget_sites {
+            alloc_trace.sites.remove(&(p as usize));
+        }
     });
+    drop(alloc_trace);
     if class_died {
         vm.class_freed();
     }

@@ -143,6 +143,8 @@ pub struct Vm {
     pub coverage: RefCell<Option<Box<crate::stdlib::coverage::State>>>,
     /// Weak tables and finalizers (see `weak`).
     pub objspace: crate::weak::ObjSpace,
+    /// Allocation sites recorded by `ObjectSpace.trace_object_allocations`.
+    pub alloc_trace: crate::heap::alloc_trace::AllocTrace,
 }
 
 impl Vm {
@@ -197,6 +199,7 @@ impl Vm {
             tracing: AtomicBool::new(false),
             coverage: RefCell::new(None),
             objspace: crate::weak::ObjSpace::default(),
+            alloc_trace: Default::default(),
         }
     }
 

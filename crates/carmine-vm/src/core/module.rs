@@ -292,6 +292,28 @@ pub fn body<'a>(v: Value) -> &'a mut ClassBody {
     unsafe { &mut (*v.as_ptr::<RClass>()).body }
 }
 
+/// The class path of `k` as far as it can be told without running Ruby code (for the
+/// allocator, which records it in allocation sites): its name, `#<Class:Name>` for the
+/// metaclass of a named module, an address description otherwise; None for nil.
+pub fn static_path(k: Value) -> Option<Arc<str>> {
+    if !is_class_or_module(k) {
+        return None;
+    }
+    let b = body(k);
+    if let Some(n) = b.name {
+        return Some(Arc::from(crate::core::string::to_rust_string_lossy(n)));
+    }
+    let desc = match b.kind {
+        ClassKind::Singleton => match static_path(b.attached) {
+            Some(inner) => format!("#<Class:{inner}>"),
+            None => format!("#<Class:0x{:016x}>", b.attached.raw()),
+        },
+        ClassKind::Module => format!("#<Module:0x{:016x}>", k.raw()),
+        ClassKind::Class => format!("#<Class:0x{:016x}>", k.raw()),
+    };
+    Some(Arc::from(desc))
+}
+
 pub fn is_class_or_module(v: Value) -> bool {
     crate::object::is_type(v, crate::object::ObjType::Class)
 }

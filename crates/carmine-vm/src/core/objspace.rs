@@ -19,7 +19,7 @@ use crate::weak::Finalizer;
 use crate::Result;
 
 /// Whether a heap object may be shown to Ruby code.
-fn is_visible(v: Value) -> bool {
+pub(crate) fn is_visible(v: Value) -> bool {
     let b = basic(v);
     if b.klass.is_nil() {
         return false;
@@ -77,7 +77,7 @@ fn os_each_object(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 /// The `T_*` name CRuby would count a heap object under.
-fn type_name(ctx: &Ctx, v: Value) -> &'static str {
+pub(crate) fn type_name(ctx: &Ctx, v: Value) -> &'static str {
     let b = basic(v);
     match b.obj_type() {
         ObjType::Free => "FREE",
@@ -115,7 +115,7 @@ fn type_name(ctx: &Ctx, v: Value) -> &'static str {
     }
 }
 
-const TYPE_ORDER: [&str; 17] = [
+pub(crate) const TYPE_ORDER: [&str; 17] = [
     "T_OBJECT", "T_CLASS", "T_MODULE", "T_FLOAT", "T_STRING", "T_REGEXP", "T_ARRAY", "T_HASH", "T_STRUCT", "T_BIGNUM", "T_FILE", "T_DATA", "T_MATCH",
     "T_COMPLEX", "T_RATIONAL", "T_SYMBOL", "T_IMEMO",
 ];

@@ -128,7 +128,7 @@ unsafe fn thread_main(vm: *mut Vm, t: Value) {
     (*vm).gl.acquire(&(*vm).interrupt);
     let cp: *mut Ctx = &mut *ctx;
     ctx.thread_obj = t;
-    ctx.gc_stress = (*vm).gc_stress.load(std::sync::atomic::Ordering::Relaxed);
+    ctx.inherit_alloc_flags();
     td(t).ctx = cp;
     for e in (*vm).threads.borrow_mut().iter_mut() {
         if e.obj == t {

@@ -10,6 +10,7 @@
 //! - Roots are supplied by the collector driver (`crate::gc`); this module knows nothing of
 //!   frames or threads.
 
+pub mod alloc_trace;
 pub mod page;
 pub mod stack_scan;
 pub mod stats;
@@ -179,6 +180,17 @@ impl HeapInner {
         }
     }
 
+    /// Calls `f` with every object slot and whether it holds an object.
+    pub fn for_each_slot(&self, f: &mut dyn FnMut(*mut RBasic, bool)) {
+        for page in &self.pages {
+            for i in HEADER_SLOTS..SLOTS_PER_PAGE {
+                let p = page.slot(i) as *mut RBasic;
+                // SAFETY: p is an object slot of this page; the caller holds the heap lock.
+                f(p, unsafe { (*p).obj_type() } != ObjType::Free);
+            }
+        }
+    }
+
     /// Slots holding an object now (free slots in threads' allocation caches are not).
     pub fn live_slots(&self) -> usize {
         let mut n = 0;
@@ -326,6 +338,20 @@ impl<'a> Marker<'a> {
         if v.is_heap() {
             self.mark_conservative(v.raw() as usize);
         }
+    }
+
+    /// Ends a marking that only gathers references instead of collecting
+    /// (`ObjectSpace.reachable_objects_from`): the objects marked since the marker was
+    /// made, in marking order, with their mark bits cleared again. Outside a collection
+    /// no mark bit is set, so every reference is gathered once; nothing may allocate
+    /// between the marking and this call.
+    pub fn take_gathered(&mut self) -> Vec<Value> {
+        let gathered = std::mem::take(&mut self.stack);
+        for &v in &gathered {
+            // SAFETY: `mark` pushed only heap objects of this heap.
+            unsafe { page::clear_mark(v) };
+        }
+        gathered
     }
 
     /// Traces everything reachable from what has been marked so far.

@@ -154,6 +154,17 @@ pub unsafe fn test_and_set_mark(v: Value) -> bool {
     was
 }
 
+/// Clears the mark bit of the object at `v`.
+///
+/// # Safety
+/// `v` must point to an object slot of a live page.
+#[inline]
+pub unsafe fn clear_mark(v: Value) {
+    let (base, idx) = slot_index(v.raw() as usize);
+    let header = base as *mut PageHeader;
+    (*header).mark_bits[idx / 64] &= !(1u64 << (idx % 64));
+}
+
 /// # Safety
 /// `p` must point to an object slot of a live page.
 #[inline]

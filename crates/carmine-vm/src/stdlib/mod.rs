@@ -22,8 +22,10 @@ pub mod etc;
 pub mod io_console;
 pub mod json;
 pub mod monitor;
+pub mod objspace;
 pub mod pathname;
 pub mod psych;
+pub mod racc_cparse;
 pub mod strscan;
 pub mod zlib;
 
@@ -54,12 +56,14 @@ pub const NATIVE_FEATURES: &[(&str, NativeInit)] = &[
     ("digest/rmd160", digest::init_rmd160),
     ("digest/bubblebabble", digest::init_bubblebabble),
     ("monitor.so", monitor::init),
+    ("objspace.so", objspace::init),
     ("pathname.so", pathname::init),
     ("strscan", strscan::init),
     ("io/console", io_console::init),
     ("etc", etc::init),
     ("cgi/escape", cgi_escape::init),
     ("psych.so", psych::init),
+    ("racc/cparse", racc_cparse::init),
 ];
 
 /// The native feature `require name` loads (`name` without `.rb`), and the name it is

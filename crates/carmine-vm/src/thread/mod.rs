@@ -90,6 +90,11 @@ pub struct Ctx {
     pub(crate) free_list: *mut FreeSlot,
     /// `GC.stress`: every allocation takes the slow path and collects.
     pub(crate) gc_stress: bool,
+    /// `ObjectSpace.trace_object_allocations`: every allocation takes the slow path and
+    /// records its site.
+    pub(crate) trace_alloc: bool,
+    /// `gc_stress || trace_alloc`: the one flag the allocation fast path tests.
+    pub(crate) alloc_hooked: bool,
     /// Boxed so that a fiber switch exchanges one pointer, not the whole struct.
     pub stacks: Box<Stacks>,
     pub frame_serial: u64,
@@ -140,6 +145,8 @@ impl Ctx {
             vm,
             free_list: std::ptr::null_mut(),
             gc_stress: false,
+            trace_alloc: false,
+            alloc_hooked: false,
             stacks: Box::new(Stacks::new(stack, max_frames)),
             // Frame serials identify a block's home frame; blocks may run on other threads,
             // so each thread numbers its frames in a range of its own.
@@ -210,7 +217,7 @@ impl Ctx {
     #[inline(always)]
     pub fn alloc_slot(&mut self, ty: ObjType, klass: Value) -> *mut RBasic {
         let mut slot = self.free_list;
-        if slot.is_null() || self.gc_stress {
+        if slot.is_null() || self.alloc_hooked {
             slot = self.alloc_slow();
         }
         // SAFETY: slot is a Free slot owned by this thread's cache.
@@ -227,12 +234,64 @@ impl Ctx {
     /// Turns `GC.stress` on or off for this thread and its VM.
     pub fn set_gc_stress(&mut self, on: bool) {
         self.gc_stress = on;
+        self.alloc_hooked = self.gc_stress || self.trace_alloc;
         self.vm().gc_stress.store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Turns allocation-site recording on or off for this thread (threads started later
+    /// follow `Vm::alloc_trace`).
+    pub fn set_trace_alloc(&mut self, on: bool) {
+        self.trace_alloc = on;
+        self.alloc_hooked = self.gc_stress || self.trace_alloc;
+    }
+
+    /// Takes this thread's per-VM flags from the VM (a thread that starts).
+    pub(crate) fn inherit_alloc_flags(&mut self) {
+        let vm = self.vm();
+        let stress = vm.gc_stress.load(std::sync::atomic::Ordering::Relaxed);
+        let trace = vm.alloc_trace.is_on();
+        self.gc_stress = stress;
+        self.set_trace_alloc(trace);
     }
 
     #[cold]
     #[inline(never)]
     fn alloc_slow(&mut self) -> *mut FreeSlot {
+        let slot = self.refill_alloc_cache();
+        if self.trace_alloc {
+            // A thread that started while tracing was on stops when another turns it off.
+            if self.vm().alloc_trace.is_on() {
+                self.record_alloc_site(slot as usize);
+            } else {
+                self.set_trace_alloc(false);
+            }
+        }
+        slot
+    }
+
+    /// Records where the object about to be made at `addr` is allocated: the innermost
+    /// Ruby frame's file and line, and the running method (a builtin's, when the
+    /// allocation happens inside one). Runs no Ruby code and allocates no object.
+    fn record_alloc_site(&self, addr: usize) {
+        let frames = &self.stacks.frames;
+        let Some(ruby) = frames.iter().rposition(|f| f.is_ruby()) else { return };
+        let f = &frames[ruby];
+        let (path, line) = (f.iseq().path.clone(), f.line());
+        // `Class#new` is not a frame of its own when `initialize` is Ruby code (the
+        // dispatch loop runs allocate + initialize in the caller's frame); its builtin
+        // frame is skipped here too, so `Foo.new` reports its caller either way.
+        let class = self.c().class;
+        let running = frames.iter().rev().find(|r| r.is_ruby() || r.mid != Some(crate::symbol::sym::NEW) || r.owner != class).unwrap_or(f);
+        let method_id = running.mid;
+        let class_path = if method_id.is_some() { crate::core::module::static_path(running.owner) } else { None };
+        let generation = self.vm().heap.lock().stats.count;
+        let site = crate::heap::alloc_trace::AllocSite { path, line, class_path, method_id, generation };
+        self.vm().alloc_trace.lock().sites.insert(addr, site);
+    }
+
+    /// Makes sure the allocation cache has a slot, refilling it (collecting or growing the
+    /// heap as needed), and returns its first slot.
+    fn refill_alloc_cache(&mut self) -> *mut FreeSlot {
         /// Slots a thread's cache takes at a time while other threads exist.
         const SHARED_CACHE_SLOTS: usize = 128;
         let vm = self.vm();
