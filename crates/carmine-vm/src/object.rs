@@ -149,6 +149,11 @@ impl IvarExt {
         unsafe { std::slice::from_raw_parts(self.0.add(1) as *const Value, *self.0) }
     }
 
+    /// Bytes of the malloc'd block (0 when there is none).
+    pub fn heap_bytes(&self) -> usize {
+        if self.0.is_null() { 0 } else { (self.as_slice().len() + 1) * std::mem::size_of::<usize>() }
+    }
+
     /// Stores `v` at `i`, growing the block (to at least `i + 1` and twice its length).
     fn set(&mut self, i: usize, v: Value) {
         let len = self.as_slice().len();

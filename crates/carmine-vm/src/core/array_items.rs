@@ -104,6 +104,11 @@ impl Items {
         self.vec.capacity()
     }
 
+    /// Bytes of the buffer (for `ObjectSpace.memsize_of`).
+    pub fn heap_bytes(&self) -> usize {
+        self.vec.capacity() * std::mem::size_of::<Value>()
+    }
+
     #[inline]
     pub fn push(&mut self, v: Value) {
         if self.head > 0 && self.vec.len() == self.vec.capacity() {

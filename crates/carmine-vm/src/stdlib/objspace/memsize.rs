@@ -45,9 +45,9 @@ fn owned_bytes(v: Value) -> usize {
     unsafe {
         match basic(v).obj_type() {
             ObjType::Free | ObjType::Float | ObjType::Range | ObjType::Proc | ObjType::Cref => 0,
-            ObjType::Object => vec_bytes(&(*v.as_ptr::<RObject>()).ext),
+            ObjType::Object => (*v.as_ptr::<RObject>()).ext.heap_bytes(),
             ObjType::String => crate::core::string::bytes_mut(v).capacity(),
-            ObjType::Array => vec_bytes(&crate::core::array::rarray(v).items),
+            ObjType::Array => crate::core::array::rarray(v).items.heap_bytes(),
             ObjType::Hash => {
                 let h = &*v.as_ptr::<crate::core::hash::RHash>();
                 vec_bytes(&h.entries) + h.index.as_ref().map_or(0, |ix| ix.len() * size_of::<u32>())
