@@ -19,12 +19,31 @@ pub struct SymId(pub u32);
 #[derive(Default, Clone, Copy)]
 pub struct SymHasher(u64);
 
+impl SymHasher {
+    #[inline(always)]
+    fn add(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
 impl std::hash::Hasher for SymHasher {
+    /// Eight bytes at a time (symbol names are hashed on every `intern`).
     #[inline]
     fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().unwrap_or_default()));
         }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut b = [0u8; 8];
+            b[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(b));
+        }
+    }
+    #[inline]
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
     }
     #[inline]
     fn write_u32(&mut self, n: u32) {
@@ -109,14 +128,36 @@ predefined_symbols! {
     EXCEPTION_CLASS = "exception_class", RESULT = "result", INTERN = "intern",
     FORWARD = "...", TIMES = "times", LOOP = "loop",
     LITERAL_HASH = "__literal_hash__",
+    STRUCT_MEMBERS = "__members__", STRUCT_KEYWORD_INIT = "__keyword_init__",
 }
 
 pub struct SymbolTable {
     inner: RwLock<Inner>,
 }
 
+/// Hashes symbol names with `SymHasher` from a per-table random seed (names can come from
+/// input, e.g. `String#to_sym`, so collisions must not be predictable).
+#[derive(Clone)]
+struct NameHash(u64);
+
+impl std::hash::BuildHasher for NameHash {
+    type Hasher = SymHasher;
+    fn build_hasher(&self) -> SymHasher {
+        SymHasher(self.0)
+    }
+}
+
+impl NameHash {
+    fn random() -> NameHash {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u8(0);
+        NameHash(h.finish())
+    }
+}
+
 struct Inner {
-    by_name: HashMap<Arc<[u8]>, SymId>,
+    by_name: HashMap<Arc<[u8]>, SymId, NameHash>,
     names: Vec<Arc<[u8]>>,
 }
 
@@ -128,7 +169,7 @@ impl Default for SymbolTable {
 
 impl SymbolTable {
     pub fn new() -> SymbolTable {
-        let mut inner = Inner { by_name: HashMap::with_capacity(4096), names: Vec::with_capacity(4096) };
+        let mut inner = Inner { by_name: HashMap::with_capacity_and_hasher(4096, NameHash::random()), names: Vec::with_capacity(4096) };
         for name in PREDEFINED {
             let bytes: Arc<[u8]> = Arc::from(name.as_bytes());
             let id = SymId(inner.names.len() as u32);

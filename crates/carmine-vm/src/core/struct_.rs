@@ -59,12 +59,12 @@ pub fn values(ctx: &mut Ctx, v: Value) -> Result<Value> {
     }
 }
 
-fn members_id(ctx: &Ctx) -> SymId {
-    ctx.intern("__members__")
+fn members_id(_ctx: &Ctx) -> SymId {
+    sym::STRUCT_MEMBERS
 }
 
-fn keyword_init_id(ctx: &Ctx) -> SymId {
-    ctx.intern("__keyword_init__")
+fn keyword_init_id(_ctx: &Ctx) -> SymId {
+    sym::STRUCT_KEYWORD_INIT
 }
 
 /// The members Array of a generated class (or of its nearest generated ancestor).
