@@ -165,6 +165,16 @@ impl Dec {
         }
     }
 
+    /// The leading word of CRuby's representation (a nonzero finite value).
+    pub fn leading_word(&self) -> u64 {
+        if self.kind != Kind::Finite {
+            return 0;
+        }
+        let shift = BASE_FIG * (self.word_exp() - 1) - self.exp;
+        let w = if shift >= 0 { &self.m / pow10(shift as u64) } else { &self.m * pow10((-shift) as u64) };
+        w.to_u64().unwrap_or(0)
+    }
+
     /// BigDecimal#scale: digits after the decimal point.
     pub fn scale(&self) -> i64 {
         if self.kind == Kind::Finite {

@@ -343,16 +343,21 @@ fn slash(ctx: &mut Ctx, a: &Dec, b: &Dec) -> Result<Dec> {
     if b.m == num_bigint::BigUint::from(1u32) && b.exp == 0 {
         return Ok(if b.neg { a.negate() } else { a.clone() });
     }
-    let (q, v, _) = a.div_words(b, quotient_words(a, b));
+    let (q, _, _) = a.div_words(b, quotient_words(a, b));
     let mode = rounding_mode(ctx);
     let limit = precision_limit(ctx);
     if limit > 0 && arith::ceil_div(limit, BASE_FIG) <= q.prec_words() {
         return Ok(q.round_sig(limit, mode));
     }
-    if v == 0 || q.kind != Kind::Finite {
+    if q.kind != Kind::Finite {
         return Ok(q);
     }
-    let last_odd = q.m.bit(0);
+    let v = cruby_next_digit(a, b, &q);
+    if v == 0 {
+        return Ok(q);
+    }
+    // The parity CRuby looks at is that of the quotient's last nonzero word.
+    let last_odd = q.exp.rem_euclid(BASE_FIG) == 0 && q.m.bit(0);
     let up = match mode {
         arith::ROUND_DOWN => false,
         arith::ROUND_UP => true,
@@ -369,6 +374,23 @@ fn slash(ctx: &mut Ctx, a: &Dec, b: &Dec) -> Result<Dec> {
     let unit = BASE_FIG * arith::floor_div(q.exp, BASE_FIG);
     let step = Dec::new(q.neg, num_bigint::BigUint::from(1u32), unit);
     Ok(q.add(&step))
+}
+
+/// The digit CRuby rounds a quotient's last place with: the first digit of
+/// `BASE × r₀ / b₀` kept in 32 bits, where r₀ and b₀ are the leading words of the
+/// remainder and of the divisor. (It is the true next digit when b₀ is large; for small
+/// b₀ CRuby's estimate is what decides, and results must match CRuby's.)
+fn cruby_next_digit(a: &Dec, b: &Dec, q: &Dec) -> u32 {
+    let r = a.abs().sub(&q.abs().mul(&b.abs()));
+    if r.kind != Kind::Finite || r.neg {
+        return 0;
+    }
+    let (r0, b0) = (r.leading_word(), b.leading_word());
+    if b0 == 0 {
+        return 0;
+    }
+    let est = (1_000_000_000u64 * r0 / b0) as u32;
+    est / 100_000_000
 }
 
 /// `a.div(b, n)` for n > 0: the quotient with n significant digits.
@@ -400,9 +422,15 @@ fn divmod_values(ctx: &mut Ctx, a: &Dec, b: &Dec) -> Result<(Dec, Dec)> {
     if a.is_zero() {
         return Ok((Dec::zero(false), Dec::zero(false)));
     }
-    let (q, _, _) = a.div_words(b, quotient_words(a, b));
+    let words = quotient_words(a, b);
+    let (q, _, _) = a.div_words(b, words);
     let d = q.fix();
-    let m = a.sub(&d.mul(b));
+    // CRuby subtracts in a window of `words - 1` words from the top word of either
+    // operand, dropping what lies below it.
+    let db = d.mul(b);
+    let top = a.word_exp().max(db.word_exp());
+    let pos = BASE_FIG * (top - (words - 1));
+    let m = a.round_at(pos, arith::ROUND_DOWN).sub(&db.round_at(pos, arith::ROUND_DOWN));
     if !m.is_zero() && a.neg != b.neg {
         Ok((d.sub(&Dec::one()), m.add(b)))
     } else {
@@ -756,21 +784,16 @@ fn m_remainder(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let a = get(ctx, recv)?;
     let other = args.pos[0];
     let Some(b) = operand(ctx, other, a.prec_words() * BASE_FIG)? else { return coerce_op(ctx, recv, other, "remainder") };
-    if a.is_nan() || b.is_nan() || a.is_inf() {
-        return ret(ctx, Dec::nan());
-    }
-    if b.is_inf() {
-        return ret(ctx, a);
-    }
-    if b.is_zero() {
+    if a.is_nan() || b.is_nan() || a.is_inf() || b.is_inf() || b.is_zero() {
         return ret(ctx, Dec::nan());
     }
     if a.is_zero() {
-        return ret(ctx, Dec::zero(a.neg));
+        return ret(ctx, Dec::zero(a.neg && !b.neg));
     }
     let (q, _, _) = a.div_trunc(&b, 0);
     let r = a.sub(&q.mul(&b));
-    ret(ctx, r)
+    // A zero remainder keeps the dividend's sign, as CRuby's does.
+    ret(ctx, if r.is_zero() { Dec::zero(a.neg) } else { r })
 }
 
 fn m_uplus(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -901,6 +924,19 @@ fn m_power(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return power_fractional(ctx, recv, &a, e, prec);
     }
     let n = if let Some(i) = e.as_fixnum() { BigInt::from(i) } else { bignum::get(e).clone() };
+    if a.is_zero() {
+        // Zero to a positive power is +0; to a negative one, an infinity signed like
+        // the base to an odd power.
+        let r = match n.sign() {
+            num_bigint::Sign::NoSign => Dec::one(),
+            num_bigint::Sign::Plus => Dec::zero(false),
+            num_bigint::Sign::Minus => Dec::inf(a.neg && n.bit(0)),
+        };
+        return ret(ctx, r);
+    }
+    if n == BigInt::from(1) {
+        return Ok(recv);
+    }
     let mut r = power_int(ctx, &a, &n)?;
     if let Some(p) = prec {
         if r.kind == Kind::Finite {
@@ -1127,14 +1163,18 @@ fn m_to_s(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         }
     }
     let s = if fmt_f { format::to_f_string(&a, grouping, plus) } else { format::to_e_string(&a, grouping, plus) };
-    let v = string::new_utf8(ctx, &s);
-    Ok(v)
+    Ok(ascii_string(ctx, s))
+}
+
+/// A US-ASCII String, as CRuby's to_s and inspect return.
+fn ascii_string(ctx: &mut Ctx, s: String) -> Value {
+    string::new_with_enc(ctx, s.into_bytes(), crate::core::encoding::US_ASCII)
 }
 
 fn m_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let a = get(ctx, recv)?;
     let s = format::to_e_string(&a, 0, 0);
-    Ok(string::new_utf8(ctx, &s))
+    Ok(ascii_string(ctx, s))
 }
 
 fn m_dump(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
