@@ -328,6 +328,27 @@ impl Dec {
         self.div_trunc(o, unit)
     }
 
+    /// `self + o` as CRuby computes it into a result of `max_prec` words: when the
+    /// exact sum needs more, both operands are cut below a window of `max_prec - 1`
+    /// words from the top word of the larger one (and an operand wholly below the result
+    /// leaves the other one rounded to `max_prec` words).
+    pub fn add_window(&self, o: &Dec, max_prec: i64, mode: u8) -> Dec {
+        if self.kind != Kind::Finite || o.kind != Kind::Finite {
+            return self.add(o);
+        }
+        let (x, y) = if self.word_exp() > o.word_exp() || (self.word_exp() == o.word_exp() && self.abs().cmp(&o.abs()) != Some(Ordering::Less)) { (self, o) } else { (o, self) };
+        let shift = x.word_exp() - y.word_exp();
+        let right = x.prec_words().max(y.prec_words() + shift);
+        if right <= max_prec - 1 {
+            return self.add(o);
+        }
+        if shift >= max_prec {
+            return x.round_at(BASE_FIG * (x.word_exp() - max_prec), mode);
+        }
+        let pos = BASE_FIG * (x.word_exp() - (max_prec - 1));
+        x.round_at(pos, ROUND_DOWN).add(&y.round_at(pos, ROUND_DOWN))
+    }
+
     /// Rounds to a multiple of 10**pos (keeping the digits at 10**pos and above) in
     /// `mode`. CRuby's word layout shows through one way: a rounding position more than
     /// a whole word above the leading word gives zero except in ceiling/floor modes.

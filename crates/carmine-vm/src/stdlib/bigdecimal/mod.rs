@@ -294,7 +294,16 @@ fn add_values(ctx: &mut Ctx, a: &Dec, b: &Dec, op: u8) -> Result<Dec> {
     if let Some(r) = special_op(ctx, a, b, op)? {
         return Ok(r);
     }
-    let r = if op == b'-' { a.sub(b) } else { a.add(b) };
+    let b = if op == b'-' { b.negate() } else { b.clone() };
+    let limit = precision_limit(ctx);
+    if limit == 0 {
+        return Ok(a.add(&b));
+    }
+    // Under a limit CRuby sums into a result of at most limit + 2 words.
+    let mx = a.prec_words().max(b.prec_words()) + (a.word_exp() - b.word_exp()).abs();
+    let words = arith::ceil_div(mx * (BASE_FIG + 1), BASE_FIG).min(arith::ceil_div(limit, BASE_FIG) + 2);
+    let mode = rounding_mode(ctx);
+    let r = a.add_window(&b, words, mode);
     Ok(limited(ctx, r))
 }
 
@@ -422,17 +431,22 @@ fn divmod_values(ctx: &mut Ctx, a: &Dec, b: &Dec) -> Result<(Dec, Dec)> {
     if a.is_zero() {
         return Ok((Dec::zero(false), Dec::zero(false)));
     }
-    let words = quotient_words(a, b);
+    let mut words = quotient_words(a, b);
+    let limit = precision_limit(ctx);
+    if limit > 0 {
+        words = words.min(arith::ceil_div(limit, BASE_FIG) + 2);
+    }
     let (q, _, _) = a.div_words(b, words);
     let d = q.fix();
-    // CRuby subtracts in a window of `words - 1` words from the top word of either
-    // operand, dropping what lies below it.
-    let db = d.mul(b);
-    let top = a.word_exp().max(db.word_exp());
-    let pos = BASE_FIG * (top - (words - 1));
-    let m = a.round_at(pos, arith::ROUND_DOWN).sub(&db.round_at(pos, arith::ROUND_DOWN));
+    let mode = rounding_mode(ctx);
+    // CRuby's intermediate results have fixed sizes in words; see Dec::add_window.
+    let db = limited(ctx, d.mul(b));
+    let m = limited(ctx, a.add_window(&db.negate(), words, mode));
     if !m.is_zero() && a.neg != b.neg {
-        Ok((d.sub(&Dec::one()), m.add(b)))
+        let d_words = q.prec_words().max(2);
+        let d1 = limited(ctx, d.add_window(&Dec::one().negate(), d_words, mode));
+        let m1 = limited(ctx, m.add(b));
+        Ok((d1, m1))
     } else {
         Ok((d, m))
     }
@@ -802,12 +816,14 @@ fn m_uplus(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 
 fn m_neg(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let a = get(ctx, recv)?;
-    ret(ctx, a.negate())
+    let r = limited(ctx, a.negate());
+    ret(ctx, r)
 }
 
 fn m_abs(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let a = get(ctx, recv)?;
-    ret(ctx, a.abs())
+    let r = limited(ctx, a.abs());
+    ret(ctx, r)
 }
 
 fn m_sqrt(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -828,7 +844,8 @@ fn m_sqrt(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         digits = digits.min((arith::ceil_div(limit, BASE_FIG) + 2) * BASE_FIG);
     }
     let words = arith::ceil_div(digits, BASE_FIG);
-    ret(ctx, a.sqrt(words))
+    let r = limited(ctx, a.sqrt(words));
+    ret(ctx, r)
 }
 
 /// `x ** n` for an Integer n (CRuby's VpPowerByInt and the words it allocates).
@@ -872,7 +889,29 @@ fn power_int(ctx: &mut Ctx, a: &Dec, n: &BigInt) -> Result<Dec> {
     if limit > 0 {
         words = words.min(arith::ceil_div(limit, BASE_FIG) + 2);
     }
-    let p = a.powi(n.abs());
+    let p = if limit > 0 {
+        // Under a limit CRuby rounds every product of its square-and-multiply loop.
+        let base = limited(ctx, a.abs());
+        let mut y = base.clone();
+        let mut k = n.unsigned_abs() - 1;
+        while k > 0 {
+            let mut w = base.clone();
+            let mut s = 1u64;
+            while s + s <= k {
+                w = limited(ctx, w.mul(&w));
+                s += s;
+            }
+            k -= s;
+            y = limited(ctx, y.mul(&w));
+        }
+        if a.neg && n % 2 != 0 {
+            y.negate()
+        } else {
+            y
+        }
+    } else {
+        a.powi(n.abs())
+    };
     if p.kind != Kind::Finite {
         return Ok(if n < 0 { if p.is_inf() { Dec::zero(p.neg) } else { Dec::inf(p.neg) } } else { p });
     }
@@ -886,10 +925,8 @@ fn power_int(ctx: &mut Ctx, a: &Dec, n: &BigInt) -> Result<Dec> {
         q
     };
     // The result has the words of y.
-    if r.prec_words() > words {
-        return Ok(r.round_at(BASE_FIG * (r.word_exp() - words), mode));
-    }
-    Ok(r)
+    let r = if r.prec_words() > words { r.round_at(BASE_FIG * (r.word_exp() - words), mode) } else { r };
+    Ok(limited(ctx, r))
 }
 
 fn m_power(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -1179,7 +1216,8 @@ fn m_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 
 fn m_dump(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let a = get(ctx, recv)?;
-    let s = format!("{}:{}", (arith::ceil_div(a.n_digits(), BASE_FIG) + 1) * BASE_FIG, format::to_e_string(&a, 0, 0));
+    let digits = if a.is_zero() { 1 } else { a.n_digits() };
+    let s = format!("{}:{}", (arith::ceil_div(digits, BASE_FIG) + 1) * BASE_FIG, format::to_e_string(&a, 0, 0));
     Ok(string::new_utf8(ctx, &s))
 }
 
