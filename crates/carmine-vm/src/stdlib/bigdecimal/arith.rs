@@ -40,13 +40,28 @@ pub struct Dec {
 }
 
 pub fn pow10(n: u64) -> BigUint {
+    if n < 20 {
+        return BigUint::from(10u64.pow(n as u32));
+    }
     num_traits::pow(BigUint::from(10u32), n as usize)
+}
+
+/// Whether 10 divides `m`, without dividing: even, and (as 2**32 ≡ 1 mod 5) the sum of
+/// its 32-bit digits divisible by 5.
+fn divisible_by_10(m: &BigUint) -> bool {
+    if m.bit(0) {
+        return false;
+    }
+    m.iter_u32_digits().fold(0u64, |acc, d| (acc + d as u64) % 5) == 0
 }
 
 /// The number of decimal digits of `m` (1 for zero).
 pub fn ndigits(m: &BigUint) -> i64 {
     if m.is_zero() {
         return 1;
+    }
+    if let Some(v) = m.to_u64() {
+        return v.ilog10() as i64 + 1;
     }
     // log10(2) slightly under-estimated, then corrected by one comparison.
     let bits = m.bits();
@@ -85,6 +100,9 @@ impl Dec {
     pub fn new(neg: bool, mut m: BigUint, mut exp: i64) -> Dec {
         if m.is_zero() {
             return Dec::zero(neg);
+        }
+        if !divisible_by_10(&m) {
+            return Dec { kind: Kind::Finite, neg, m, exp };
         }
         // Strip trailing zeros, many at a time while possible.
         let big = BigUint::from(1_000_000_000u32);
@@ -544,6 +562,18 @@ mod tests {
         assert_eq!(x.precision(), 5);
         assert_eq!(d("1e20").precision(), 21);
         assert_eq!(d("1e-20").precision(), 20);
+    }
+
+    #[test]
+    fn tests_divisibility_by_ten() {
+        for n in [10u64, 20, 1_000_000_000_000_000_000, 4_294_967_296 * 10] {
+            assert!(divisible_by_10(&BigUint::from(n)), "{n}");
+        }
+        for n in [1u64, 5, 12, 4_294_967_296, 4_294_967_296 * 5 + 2] {
+            assert!(!divisible_by_10(&BigUint::from(n)), "{n}");
+        }
+        assert!(divisible_by_10(&(pow10(40) * 7u32)));
+        assert!(!divisible_by_10(&(pow10(40) + 2u32)));
     }
 
     #[test]
