@@ -297,9 +297,18 @@ impl Dec {
             (Zero, _) => o.clone(),
             (_, Zero) => self.clone(),
             (Finite, Finite) => {
-                let (x, y, e) = Dec::aligned(self, o);
-                let s = x + y;
-                Dec::new(s.sign() == Sign::Minus, s.magnitude().clone(), e)
+                // Magnitudes on the smaller exponent, then a sum or a difference.
+                let e = self.exp.min(o.exp);
+                let scaled = |d: &Dec| if d.exp == e { d.m.clone() } else { &d.m * pow10((d.exp - e) as u64) };
+                let (x, y) = (scaled(self), scaled(o));
+                if self.neg == o.neg {
+                    return Dec::new(self.neg, x + y, e);
+                }
+                match x.cmp(&y) {
+                    Ordering::Equal => Dec::zero(false),
+                    Ordering::Greater => Dec::new(self.neg, x - y, e),
+                    Ordering::Less => Dec::new(o.neg, y - x, e),
+                }
             }
         }
     }

@@ -26,6 +26,7 @@ mod math;
 use crate::core::{array, bignum, float, integer, object, rational, string};
 use crate::interp::Args;
 use crate::object::data_ref;
+use crate::symbol::sym;
 use crate::thread::Ctx;
 use crate::value::Value;
 use crate::Result;
@@ -58,9 +59,10 @@ fn dec_of(v: Value) -> Option<Dec> {
     data_ref::<BigDecimalData>(v).map(|b| b.d.clone())
 }
 
-fn get(ctx: &mut Ctx, v: Value) -> Result<Dec> {
-    match dec_of(v) {
-        Some(d) => Ok(d),
+/// The value of a BigDecimal receiver (values never change, so a reference is enough).
+fn get<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a Dec> {
+    match data_ref::<BigDecimalData>(v) {
+        Some(b) => Ok(&b.d),
         None => {
             let name = object::class_name_of(ctx, v);
             Err(ctx.type_error(&format!("wrong argument type {name} (expected BigDecimal)")))
@@ -111,27 +113,49 @@ fn mode_key(ctx: &mut Ctx, name: &str) -> Value {
     Value::symbol(ctx.intern(name))
 }
 
-fn thread_int(ctx: &mut Ctx, name: &str, default: i64) -> i64 {
-    let k = mode_key(ctx, name);
-    crate::core::thread::current_local_get(ctx, k).as_fixnum().unwrap_or(default)
+/// The three per-thread settings, under the `Thread#[]` keys CRuby uses.
+#[derive(Clone, Copy)]
+enum Mode {
+    Exception,
+    Rounding,
+    Limit,
 }
 
-fn set_thread_int(ctx: &mut Ctx, name: &str, v: i64) -> Result<()> {
-    let k = mode_key(ctx, name);
-    crate::core::thread::current_local_set(ctx, k, Value::fixnum(v))?;
+impl Mode {
+    fn key(self) -> Value {
+        Value::symbol(match self {
+            Mode::Exception => sym::BIGDECIMAL_EXCEPTION_MODE,
+            Mode::Rounding => sym::BIGDECIMAL_ROUNDING_MODE,
+            Mode::Limit => sym::BIGDECIMAL_PRECISION_LIMIT,
+        })
+    }
+    fn default(self) -> i64 {
+        match self {
+            Mode::Rounding => arith::ROUND_HALF_UP as i64,
+            _ => 0,
+        }
+    }
+}
+
+fn thread_int(ctx: &mut Ctx, mode: Mode) -> i64 {
+    crate::core::thread::current_local_get(ctx, mode.key()).as_fixnum().unwrap_or(mode.default())
+}
+
+fn set_thread_int(ctx: &mut Ctx, mode: Mode, v: i64) -> Result<()> {
+    crate::core::thread::current_local_set(ctx, mode.key(), Value::fixnum(v))?;
     Ok(())
 }
 
 fn exception_mode(ctx: &mut Ctx) -> u16 {
-    thread_int(ctx, "BigDecimal.exception_mode", 0) as u16
+    thread_int(ctx, Mode::Exception) as u16
 }
 
 fn rounding_mode(ctx: &mut Ctx) -> u8 {
-    thread_int(ctx, "BigDecimal.rounding_mode", arith::ROUND_HALF_UP as i64) as u8
+    thread_int(ctx, Mode::Rounding) as u8
 }
 
 fn precision_limit(ctx: &mut Ctx) -> i64 {
-    thread_int(ctx, "BigDecimal.precision_limit", 0)
+    thread_int(ctx, Mode::Limit)
 }
 
 /// Rounds an arithmetic result to BigDecimal.limit significant digits, when set.
@@ -590,7 +614,7 @@ fn s_mode(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
                 }
             }
         }
-        set_thread_int(ctx, "BigDecimal.exception_mode", mode as i64)?;
+        set_thread_int(ctx, Mode::Exception, mode as i64)?;
         return Ok(Value::fixnum(mode as i64));
     }
     if which == ROUND_MODE {
@@ -598,7 +622,7 @@ fn s_mode(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
             return Ok(Value::fixnum(rounding_mode(ctx) as i64));
         }
         let m = rounding_mode_arg(ctx, val)?;
-        set_thread_int(ctx, "BigDecimal.rounding_mode", m as i64)?;
+        set_thread_int(ctx, Mode::Rounding, m as i64)?;
         return Ok(Value::fixnum(m as i64));
     }
     Err(ctx.type_error("first argument for BigDecimal.mode invalid"))
@@ -614,7 +638,7 @@ fn s_limit(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         if n < 0 {
             return Err(ctx.arg_error("argument must be positive"));
         }
-        set_thread_int(ctx, "BigDecimal.precision_limit", n as i64)?;
+        set_thread_int(ctx, Mode::Limit, n as i64)?;
     }
     Ok(Value::fixnum(cur))
 }
@@ -624,24 +648,24 @@ fn s_double_fig(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
 }
 
 /// Runs the block, then puts the thread's mode `name` back as it was.
-fn save_mode(ctx: &mut Ctx, args: &Args, name: &str, default: i64) -> Result<Value> {
-    let saved = thread_int(ctx, name, default);
+fn save_mode(ctx: &mut Ctx, args: &Args, mode: Mode) -> Result<Value> {
+    let saved = thread_int(ctx, mode);
     let Some(block) = args.block.clone() else { return Err(ctx.raise(ctx.c().local_jump_error, "no block given (yield)")) };
     let r = ctx.yield_block(&block, &[]);
-    set_thread_int(ctx, name, saved)?;
+    set_thread_int(ctx, mode, saved)?;
     r
 }
 
 fn s_save_exception_mode(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    save_mode(ctx, args, "BigDecimal.exception_mode", 0)
+    save_mode(ctx, args, Mode::Exception)
 }
 
 fn s_save_rounding_mode(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    save_mode(ctx, args, "BigDecimal.rounding_mode", arith::ROUND_HALF_UP as i64)
+    save_mode(ctx, args, Mode::Rounding)
 }
 
 fn s_save_limit(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    save_mode(ctx, args, "BigDecimal.precision_limit", 0)
+    save_mode(ctx, args, Mode::Limit)
 }
 
 fn s_load(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
@@ -830,7 +854,8 @@ fn m_sqrt(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let a = get(ctx, recv)?;
     let n = precision_arg(ctx, args.pos[0])?;
     if a.is_zero() || (a.is_inf() && !a.neg) {
-        return ret(ctx, a);
+        check_exception(ctx, a, false)?;
+        return Ok(recv);
     }
     if a.is_nan() {
         return Err(ctx.float_domain_error("sqrt of 'NaN'(Not a Number)"));
@@ -1021,7 +1046,7 @@ fn power_fractional(ctx: &mut Ctx, recv: Value, a: &Dec, e: Value, prec: Option<
         if prec.is_none() {
             n += d.prec_words() * BASE_FIG;
         }
-        d
+        d.clone()
     };
     if a.neg {
         let c = ctx.c().math_domain_error;
