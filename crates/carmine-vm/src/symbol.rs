@@ -109,7 +109,8 @@ predefined_symbols! {
     EXCEPTION_CLASS = "exception_class", RESULT = "result", INTERN = "intern",
     FORWARD = "...", TIMES = "times", LOOP = "loop",
     LITERAL_HASH = "__literal_hash__",
-    // bigdecimal's per-thread modes (read on every BigDecimal operation)
+    // bigdecimal's class and per-thread modes (read on every BigDecimal operation)
+    BIGDECIMAL = "BigDecimal",
     BIGDECIMAL_EXCEPTION_MODE = "BigDecimal.exception_mode",
     BIGDECIMAL_ROUNDING_MODE = "BigDecimal.rounding_mode",
     BIGDECIMAL_PRECISION_LIMIT = "BigDecimal.precision_limit",

@@ -52,7 +52,7 @@ const ROUND_MODE: i64 = 0x100;
 
 fn class(ctx: &mut Ctx) -> Value {
     let obj = ctx.c().object;
-    super::const_of(ctx, obj, "BigDecimal").unwrap_or(obj)
+    crate::core::module::body(obj).const_get(sym::BIGDECIMAL).map_or(obj, |e| e.value)
 }
 
 fn dec_of(v: Value) -> Option<Dec> {
