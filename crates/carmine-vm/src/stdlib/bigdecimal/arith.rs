@@ -193,6 +193,14 @@ impl Dec {
         w.to_u64().unwrap_or(0)
     }
 
+    /// The decimal digits an exact sum with `o` spans (both finite and nonzero).
+    pub fn sum_digits(&self, o: &Dec) -> i64 {
+        if self.kind != Kind::Finite || o.kind != Kind::Finite {
+            return 0;
+        }
+        self.exponent10().max(o.exponent10()).saturating_sub(self.exp.min(o.exp))
+    }
+
     /// BigDecimal#scale: digits after the decimal point.
     pub fn scale(&self) -> i64 {
         if self.kind == Kind::Finite {
@@ -325,7 +333,11 @@ impl Dec {
             (Inf, Zero) | (Zero, Inf) => Dec::nan(),
             (Inf, _) | (_, Inf) => Dec::inf(neg),
             (Zero, _) | (_, Zero) => Dec::zero(neg),
-            (Finite, Finite) => Dec::new(neg, &self.m * &o.m, self.exp + o.exp),
+            (Finite, Finite) => match self.exp.checked_add(o.exp) {
+                Some(e) => Dec::new(neg, &self.m * &o.m, e),
+                None if self.exp > 0 => Dec::inf(neg),
+                None => Dec::zero(neg),
+            },
         }
     }
 
@@ -387,11 +399,15 @@ impl Dec {
             return Dec::zero(self.neg);
         }
         let k = (pos - self.exp) as u64;
-        let (q, r) = self.m.div_rem(&pow10(k));
-        // r != 0: the last digit of m is nonzero.
-        let (v, rest) = r.div_rem(&pow10(k - 1));
-        let v = v.to_u8().unwrap_or(0);
-        let rest = !rest.is_zero();
+        let (q, v, rest) = if k as i64 > ndigits(&self.m) {
+            // Every digit lies below the first one dropped.
+            (BigUint::zero(), 0u8, true)
+        } else {
+            let (q, r) = self.m.div_rem(&pow10(k));
+            // r != 0: the last digit of m is nonzero.
+            let (v, rest) = r.div_rem(&pow10(k - 1));
+            (q, v.to_u8().unwrap_or(0), !rest.is_zero())
+        };
         let fracf = true;
         let odd = q.is_odd();
         let up = match mode {
@@ -450,6 +466,9 @@ impl Dec {
         }
         if self.exp >= 0 {
             return Dec::zero(self.neg);
+        }
+        if -self.exp >= ndigits(&self.m) {
+            return self.clone();
         }
         let (_, r) = self.m.div_rem(&pow10((-self.exp) as u64));
         Dec::new(self.neg, r, self.exp)

@@ -107,6 +107,17 @@ fn vp_exception(ctx: &mut Ctx, flag: u16, msg: &str) -> Result<()> {
     Ok(())
 }
 
+/// The most digits one result may have. CRuby allocates whatever the operands ask for;
+/// past this Carmine raises NoMemoryError rather than spend minutes and gigabytes.
+const MAX_DIGITS: i64 = 20_000_000;
+
+fn check_digits(ctx: &mut Ctx, digits: i64) -> Result<()> {
+    if digits > MAX_DIGITS {
+        return Err(ctx.no_memory_error());
+    }
+    Ok(())
+}
+
 // ---- per-thread modes ----
 
 fn mode_key(ctx: &mut Ctx, name: &str) -> Value {
@@ -319,6 +330,7 @@ fn add_values(ctx: &mut Ctx, a: &Dec, b: &Dec, op: u8) -> Result<Dec> {
         return Ok(r);
     }
     let b = if op == b'-' { b.negate() } else { b.clone() };
+    check_digits(ctx, a.sum_digits(&b))?;
     let limit = precision_limit(ctx);
     if limit == 0 {
         return Ok(a.add(&b));
@@ -376,7 +388,9 @@ fn slash(ctx: &mut Ctx, a: &Dec, b: &Dec) -> Result<Dec> {
     if b.m == num_bigint::BigUint::from(1u32) && b.exp == 0 {
         return Ok(if b.neg { a.negate() } else { a.clone() });
     }
-    let (q, _, _) = a.div_words(b, quotient_words(a, b));
+    let words = quotient_words(a, b);
+    check_digits(ctx, words * BASE_FIG)?;
+    let (q, _, _) = a.div_words(b, words);
     let mode = rounding_mode(ctx);
     let limit = precision_limit(ctx);
     if limit > 0 && arith::ceil_div(limit, BASE_FIG) <= q.prec_words() {
@@ -432,6 +446,7 @@ fn div_digits(ctx: &mut Ctx, a: &Dec, b: &Dec, n: i64) -> Result<Dec> {
     if let Some(r) = div_special(ctx, a, b)? {
         return Ok(r);
     }
+    check_digits(ctx, n)?;
     let words = arith::ceil_div(n + 3 * BASE_FIG, BASE_FIG);
     let (q, _, _) = a.div_words(b, words);
     Ok(q.round_sig(n, mode))
@@ -456,6 +471,7 @@ fn divmod_values(ctx: &mut Ctx, a: &Dec, b: &Dec) -> Result<(Dec, Dec)> {
         return Ok((Dec::zero(false), Dec::zero(false)));
     }
     let mut words = quotient_words(a, b);
+    check_digits(ctx, words * BASE_FIG)?;
     let limit = precision_limit(ctx);
     if limit > 0 {
         words = words.min(arith::ceil_div(limit, BASE_FIG) + 2);
@@ -729,6 +745,9 @@ fn arith_digits(ctx: &mut Ctx, recv: Value, args: &Args, op: u8) -> Result<Value
     let Some(b) = operand(ctx, other, a.prec_words() * BASE_FIG)? else {
         return coerce_op(ctx, recv, other, &(op as char).to_string());
     };
+    if op != b'*' {
+        check_digits(ctx, a.sum_digits(&b))?;
+    }
     let r = match op {
         b'*' => special_op(ctx, &a, &b, op)?.unwrap_or_else(|| a.mul(&b)),
         b'-' => special_op(ctx, &a, &b, op)?.unwrap_or_else(|| a.sub(&b)),
@@ -828,6 +847,12 @@ fn m_remainder(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if a.is_zero() {
         return ret(ctx, Dec::zero(a.neg && !b.neg));
     }
+    if a.exponent10() < b.exponent10() {
+        // |a| < |b|: the quotient truncates to zero.
+        return ret(ctx, a.clone());
+    }
+    check_digits(ctx, a.exponent10() - b.exponent10())?;
+    check_digits(ctx, a.sum_digits(&b))?;
     let (q, _, _) = a.div_trunc(&b, 0);
     let r = a.sub(&q.mul(&b));
     // A zero remainder keeps the dividend's sign, as CRuby's does.
@@ -868,6 +893,7 @@ fn m_sqrt(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if limit > 0 {
         digits = digits.min((arith::ceil_div(limit, BASE_FIG) + 2) * BASE_FIG);
     }
+    check_digits(ctx, digits)?;
     let words = arith::ceil_div(digits, BASE_FIG);
     let r = limited(ctx, a.sqrt(words));
     ret(ctx, r)
@@ -908,6 +934,7 @@ fn power_int(ctx: &mut Ctx, a: &Dec, n: &BigInt) -> Result<Dec> {
     if a.kind != Kind::Finite {
         return Ok(a.powi(n));
     }
+    check_digits(ctx, a.n_digits().saturating_mul(n.abs()))?;
     let ma = n.unsigned_abs().max(1) as i64;
     let mut words = arith::ceil_div(a.prec_words() * (BASE_FIG + 1) * (ma + 1), BASE_FIG);
     let limit = precision_limit(ctx);
@@ -976,7 +1003,9 @@ fn m_power(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         }
     } else if let Some(d) = dec_of(e) {
         if d.is_finite() && d.frac().is_zero() {
-            e = bignum::normalize(ctx, d.to_bigint());
+            // An exponent past 10**30 only says "overflow or underflow" (and is even).
+            let n = if d.exponent10() > 30 { BigInt::from(if d.neg { -1i64 } else { 1 }) << 100 } else { d.to_bigint() };
+            e = bignum::normalize(ctx, n);
         }
     } else if !integer::is_integer(e) {
         let name = object::class_name_of(ctx, e);
@@ -1053,6 +1082,7 @@ fn power_fractional(ctx: &mut Ctx, recv: Value, a: &Dec, e: Value, prec: Option<
         return Err(ctx.raise(c, "Computation results in complex number"));
     }
     let _ = recv;
+    check_digits(ctx, n)?;
     let log_x = math::log(a, n + 1);
     let prod = exp.mul(&log_x).round_sig(n + 1, rounding_mode(ctx));
     let r = math::exp(&prod, n);
@@ -1148,6 +1178,10 @@ fn m_hash(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 
 fn to_integer(ctx: &mut Ctx, d: &Dec) -> Result<Value> {
     check_exception(ctx, d, true)?;
+    // Integer#** answers Infinity past 32 Mi bits, which CRuby's to_i turns into this.
+    if d.exponent10() as f64 * std::f64::consts::LOG2_10 > (32 * 1024 * 1024) as f64 {
+        return Err(ctx.float_domain_error("Infinity"));
+    }
     let n = d.to_bigint();
     Ok(bignum::normalize(ctx, n))
 }
@@ -1173,6 +1207,7 @@ fn m_to_f(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 fn m_to_r(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let a = get(ctx, recv)?;
     check_exception(ctx, &a, true)?;
+    check_digits(ctx, a.exp.abs())?;
     let (n, d) = a.to_ratio();
     rational::reduce(ctx, n, d)
 }
@@ -1223,6 +1258,9 @@ fn m_to_s(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             }
             grouping = n as usize;
         }
+    }
+    if fmt_f {
+        check_digits(ctx, a.exponent10().abs().max(a.exp.abs()))?;
     }
     let s = if fmt_f { format::to_f_string(&a, grouping, plus) } else { format::to_e_string(&a, grouping, plus) };
     Ok(ascii_string(ctx, s))
@@ -1397,6 +1435,7 @@ fn bigmath_prec(ctx: &mut Ctx, v: Value) -> Result<i64> {
     if n <= 0 {
         return Err(ctx.arg_error("Zero or negative precision for exp"));
     }
+    check_digits(ctx, n)?;
     Ok(n)
 }
 
@@ -1443,6 +1482,7 @@ fn bigmath_log(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     if n <= 0 {
         return Err(ctx.arg_error("Zero or negative precision for exp"));
     }
+    check_digits(ctx, n)?;
     let is_num = integer::is_integer(v) || float::is_float(v) || rational::is_rational(v) || dec_of(v).is_some();
     if !is_num || crate::core::complex::is_complex(v) {
         let c = ctx.c().math_domain_error;
