@@ -1171,7 +1171,8 @@ fn m_hash(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     use std::hash::{Hash, Hasher};
     let a = get(ctx, recv)?;
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    (a.kind as u8, a.neg, a.exp).hash(&mut h);
+    // -0 == +0, so they hash alike.
+    (a.kind as u8, a.neg && !a.is_zero(), a.exp).hash(&mut h);
     a.m.hash(&mut h);
     Ok(Value::fixnum((h.finish() >> 2) as i64))
 }
@@ -1507,12 +1508,10 @@ pub fn init(ctx: &mut Ctx) -> Result<()> {
     let obj = ctx.c().object;
     let numeric = ctx.c().numeric;
     let k = super::class_under(ctx, obj, "BigDecimal", numeric);
-    crate::core::module::body(k).alloc = crate::core::module::AllocKind::Data(crate::object::alloc_uninitialized);
+    // Values come only from Kernel#BigDecimal and operations: no allocator, no `new`.
+    crate::core::module::body(k).alloc = crate::core::module::AllocKind::None;
     let meta = object::singleton_class(ctx, k)?;
-    let new_id = ctx.intern("new");
-    let _ = crate::core::module_methods::undef_method(ctx, meta, new_id);
-    let alloc_id = ctx.intern("allocate");
-    let _ = crate::core::module_methods::undef_method(ctx, meta, alloc_id);
+    let _ = crate::core::module_methods::undef_method(ctx, meta, sym::NEW);
 
     let kernel = ctx.c().kernel;
     crate::methods!(ctx, kernel, [
