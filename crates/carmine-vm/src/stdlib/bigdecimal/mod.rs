@@ -502,7 +502,7 @@ fn exception_opt(ctx: &mut Ctx, kw: Option<Value>) -> Result<bool> {
         Some(Value::FALSE) => Ok(false),
         Some(v) => {
             let s = object::inspect_string(ctx, v)?;
-            Err(ctx.arg_error(&format!("true or false is expected as exception: {s}")))
+            Err(ctx.arg_error(&format!("expected true or false as exception: {s}")))
         }
     }
 }
