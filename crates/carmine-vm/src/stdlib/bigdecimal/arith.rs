@@ -248,7 +248,7 @@ impl Dec {
     }
 
     /// Numeric comparison; None when either is NaN.
-    pub fn cmp(&self, o: &Dec) -> Option<Ordering> {
+    pub fn compare(&self, o: &Dec) -> Option<Ordering> {
         use Kind::*;
         let rank = |d: &Dec| -> i32 {
             match d.kind {
@@ -375,10 +375,10 @@ impl Dec {
         if self.kind != Kind::Finite || o.kind != Kind::Finite {
             return self.add(o);
         }
-        let (x, y) = if self.word_exp() > o.word_exp() || (self.word_exp() == o.word_exp() && self.abs().cmp(&o.abs()) != Some(Ordering::Less)) { (self, o) } else { (o, self) };
+        let (x, y) = if self.word_exp() > o.word_exp() || (self.word_exp() == o.word_exp() && self.abs().compare(&o.abs()) != Some(Ordering::Less)) { (self, o) } else { (o, self) };
         let shift = x.word_exp() - y.word_exp();
         let right = x.prec_words().max(y.prec_words() + shift);
-        if right <= max_prec - 1 {
+        if right < max_prec {
             return self.add(o);
         }
         if shift >= max_prec {
@@ -553,6 +553,41 @@ impl Dec {
         }
         let m = num_traits::pow(self.m.clone(), k as usize);
         Dec::new(self.neg && k % 2 == 1, m, exp)
+    }
+
+    /// e**|self| to about `p` significant digits, for arguments too large for CRuby's
+    /// plain Taylor series (which needs about e·|x| terms): the argument is halved `s`
+    /// times, the series summed with guard digits, and the sum squared `s` times.
+    /// Infinity past the largest exponent.
+    pub fn exp_abs(&self, p: i64) -> Dec {
+        let e10 = self.exponent10();
+        if self.kind != Kind::Finite {
+            return if self.is_zero() { Dec::one() } else { self.clone() };
+        }
+        if e10 > 19 {
+            return Dec::inf(false);
+        }
+        let s = ((e10 + 3).max(0) as f64 * std::f64::consts::LOG2_10).ceil() as u64;
+        let p = p + 12 + e10.max(0) + (s.max(1) as f64).log10().ceil() as i64;
+        let five_s = num_traits::pow(BigUint::from(5u32), s as usize);
+        let y = Dec::new(false, &self.m * five_s, self.exp - s as i64);
+        let div_sig = |a: &Dec, b: &Dec| a.div_trunc(b, a.exponent10() - b.exponent10() - p - 1).0;
+        let (mut sum, mut term, mut k) = (Dec::one(), Dec::one(), 1u64);
+        loop {
+            term = div_sig(&term.mul(&y).round_sig(p, ROUND_HALF_UP), &Dec::new(false, BigUint::from(k), 0));
+            if term.is_zero() || term.exponent10() < sum.exponent10() - p {
+                break;
+            }
+            sum = sum.add(&term);
+            k += 1;
+        }
+        for _ in 0..s {
+            sum = sum.mul(&sum).round_sig(p, ROUND_HALF_UP);
+            if sum.exponent10() > super::format::EXP_LIMIT {
+                return Dec::inf(false);
+            }
+        }
+        sum
     }
 
     /// The square root truncated to `words` words starting at its leading word (x > 0).

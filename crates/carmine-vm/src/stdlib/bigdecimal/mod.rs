@@ -21,7 +21,6 @@
 
 pub mod arith;
 pub mod format;
-mod math;
 
 use crate::core::{array, bignum, float, integer, object, rational, string};
 use crate::interp::Args;
@@ -666,7 +665,7 @@ fn s_double_fig(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
 /// Runs the block, then puts the thread's mode `name` back as it was.
 fn save_mode(ctx: &mut Ctx, args: &Args, mode: Mode) -> Result<Value> {
     let saved = thread_int(ctx, mode);
-    let Some(block) = args.block.clone() else { return Err(ctx.raise(ctx.c().local_jump_error, "no block given (yield)")) };
+    let Some(block) = args.block else { return Err(ctx.raise(ctx.c().local_jump_error, "no block given (yield)")) };
     let r = ctx.yield_block(&block, &[]);
     set_thread_int(ctx, mode, saved)?;
     r
@@ -726,9 +725,9 @@ fn arith_op(ctx: &mut Ctx, recv: Value, other: Value, op: u8) -> Result<Value> {
         return coerce_op(ctx, recv, other, &(op as char).to_string());
     };
     let r = match op {
-        b'+' | b'-' => add_values(ctx, &a, &b, op)?,
-        b'*' => mul_values(ctx, &a, &b)?,
-        _ => slash(ctx, &a, &b)?,
+        b'+' | b'-' => add_values(ctx, a, &b, op)?,
+        b'*' => mul_values(ctx, a, &b)?,
+        _ => slash(ctx, a, &b)?,
     };
     ret(ctx, r)
 }
@@ -749,9 +748,9 @@ fn arith_digits(ctx: &mut Ctx, recv: Value, args: &Args, op: u8) -> Result<Value
         check_digits(ctx, a.sum_digits(&b))?;
     }
     let r = match op {
-        b'*' => special_op(ctx, &a, &b, op)?.unwrap_or_else(|| a.mul(&b)),
-        b'-' => special_op(ctx, &a, &b, op)?.unwrap_or_else(|| a.sub(&b)),
-        _ => special_op(ctx, &a, &b, op)?.unwrap_or_else(|| a.add(&b)),
+        b'*' => special_op(ctx, a, &b, op)?.unwrap_or_else(|| a.mul(&b)),
+        b'-' => special_op(ctx, a, &b, op)?.unwrap_or_else(|| a.sub(&b)),
+        _ => special_op(ctx, a, &b, op)?.unwrap_or_else(|| a.add(&b)),
     };
     let mode = rounding_mode(ctx);
     ret(ctx, r.round_sig(n, mode))
@@ -787,7 +786,7 @@ fn m_div3(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         None | Some(&Value::NIL) => {
             let a = get(ctx, recv)?;
             let Some(b) = operand(ctx, other, a.prec_words() * BASE_FIG)? else { return coerce_op(ctx, recv, other, "div") };
-            let (d, _) = divmod_values(ctx, &a, &b)?;
+            let (d, _) = divmod_values(ctx, a, &b)?;
             check_exception(ctx, &d, false)?;
             to_integer(ctx, &d)
         }
@@ -798,7 +797,7 @@ fn m_div3(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             }
             let a = get(ctx, recv)?;
             let Some(b) = divisor_with_digits(ctx, other, n)? else { return Err(cannot_coerce(ctx, other)) };
-            let r = div_digits(ctx, &a, &b, n)?;
+            let r = div_digits(ctx, a, &b, n)?;
             ret(ctx, r)
         }
     }
@@ -811,7 +810,7 @@ fn m_quo(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             let a = get(ctx, recv)?;
             let other = args.pos[0];
             let Some(b) = divisor_with_digits(ctx, other, n)? else { return Err(cannot_coerce(ctx, other)) };
-            let r = div_digits(ctx, &a, &b, n)?;
+            let r = div_digits(ctx, a, &b, n)?;
             return ret(ctx, r);
         }
     }
@@ -822,7 +821,7 @@ fn m_mod(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let a = get(ctx, recv)?;
     let other = args.pos[0];
     let Some(b) = operand(ctx, other, a.prec_words() * BASE_FIG)? else { return coerce_op(ctx, recv, other, "%") };
-    let (_, m) = divmod_values(ctx, &a, &b)?;
+    let (_, m) = divmod_values(ctx, a, &b)?;
     ret(ctx, m)
 }
 
@@ -830,7 +829,7 @@ fn m_divmod(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let a = get(ctx, recv)?;
     let other = args.pos[0];
     let Some(b) = operand(ctx, other, a.prec_words() * BASE_FIG)? else { return coerce_op(ctx, recv, other, "divmod") };
-    let (d, m) = divmod_values(ctx, &a, &b)?;
+    let (d, m) = divmod_values(ctx, a, &b)?;
     let d = ret(ctx, d)?;
     let m = ret(ctx, m)?;
     Ok(array::from_vec(ctx, vec![d, m]))
@@ -907,7 +906,7 @@ fn power_int(ctx: &mut Ctx, a: &Dec, n: &BigInt) -> Result<Dec> {
         let one = Dec::one();
         let even = !n.bit(0);
         let neg_n = n.is_negative();
-        return Ok(match abs.cmp(&one) {
+        return Ok(match abs.compare(&one) {
             Some(Ordering::Equal) => {
                 if a.neg && !even {
                     a.clone()
@@ -1012,7 +1011,7 @@ fn m_power(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Err(ctx.type_error(&format!("wrong argument type {name} (expected scalar Numeric)")));
     }
     if !integer::is_integer(e) {
-        return power_fractional(ctx, recv, &a, e, prec);
+        return power_fractional(ctx, recv, a, e, prec);
     }
     let n = if let Some(i) = e.as_fixnum() { BigInt::from(i) } else { bignum::get(e).clone() };
     if a.is_zero() {
@@ -1028,7 +1027,7 @@ fn m_power(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if n == BigInt::from(1) {
         return Ok(recv);
     }
-    let mut r = power_int(ctx, &a, &n)?;
+    let mut r = power_int(ctx, a, &n)?;
     if let Some(p) = prec {
         if r.kind == Kind::Finite {
             let digits = integer::to_i64_arg(ctx, p)?;
@@ -1079,14 +1078,14 @@ fn power_fractional(ctx: &mut Ctx, recv: Value, a: &Dec, e: Value, prec: Option<
     };
     if a.neg {
         let c = ctx.c().math_domain_error;
-        return Err(ctx.raise(c, "Computation results in complex number"));
+        // CRuby's power goes through BigMath.log, which refuses the base.
+        return Err(ctx.raise(c, "Zero or negative argument for log"));
     }
     let _ = recv;
     check_digits(ctx, n)?;
-    let log_x = math::log(a, n + 1);
-    let prod = exp.mul(&log_x).round_sig(n + 1, rounding_mode(ctx));
-    let r = math::exp(&prod, n);
-    ret(ctx, r)
+    let log_x = series_log(ctx, a, n + 1)?;
+    let prod = mult_digits(ctx, &exp, &log_x, n + 1);
+    series_exp(ctx, &prod, n)
 }
 
 fn cmp_op(ctx: &mut Ctx, recv: Value, other: Value, op: &str) -> Result<Value> {
@@ -1118,7 +1117,7 @@ fn cmp_op(ctx: &mut Ctx, recv: Value, other: Value, op: &str) -> Result<Value> {
             }
         };
     };
-    let o = a.cmp(&b);
+    let o = a.compare(&b);
     Ok(match op {
         "<=>" => o.map_or(Value::NIL, |o| Value::fixnum(o as i64)),
         "==" => Value::bool(o == Some(Ordering::Equal)),
@@ -1189,7 +1188,7 @@ fn to_integer(ctx: &mut Ctx, d: &Dec) -> Result<Value> {
 
 fn m_to_i(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let a = get(ctx, recv)?;
-    to_integer(ctx, &a)
+    to_integer(ctx, a)
 }
 
 fn m_to_f(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -1207,7 +1206,7 @@ fn m_to_f(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 
 fn m_to_r(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let a = get(ctx, recv)?;
-    check_exception(ctx, &a, true)?;
+    check_exception(ctx, a, true)?;
     check_digits(ctx, a.exp.abs())?;
     let (n, d) = a.to_ratio();
     rational::reduce(ctx, n, d)
@@ -1263,7 +1262,7 @@ fn m_to_s(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if fmt_f {
         check_digits(ctx, a.exponent10().abs().max(a.exp.abs()))?;
     }
-    let s = if fmt_f { format::to_f_string(&a, grouping, plus) } else { format::to_e_string(&a, grouping, plus) };
+    let s = if fmt_f { format::to_f_string(a, grouping, plus) } else { format::to_e_string(a, grouping, plus) };
     Ok(ascii_string(ctx, s))
 }
 
@@ -1274,14 +1273,14 @@ fn ascii_string(ctx: &mut Ctx, s: String) -> Value {
 
 fn m_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let a = get(ctx, recv)?;
-    let s = format::to_e_string(&a, 0, 0);
+    let s = format::to_e_string(a, 0, 0);
     Ok(ascii_string(ctx, s))
 }
 
 fn m_dump(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let a = get(ctx, recv)?;
     let digits = if a.is_zero() { 1 } else { a.n_digits() };
-    let s = format!("{}:{}", (arith::ceil_div(digits, BASE_FIG) + 1) * BASE_FIG, format::to_e_string(&a, 0, 0));
+    let s = format!("{}:{}", (arith::ceil_div(digits, BASE_FIG) + 1) * BASE_FIG, format::to_e_string(a, 0, 0));
     Ok(string::new_utf8(ctx, &s))
 }
 
@@ -1428,10 +1427,6 @@ fn m_clone(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 // ---- BigMath.exp and BigMath.log ----
 
 fn bigmath_prec(ctx: &mut Ctx, v: Value) -> Result<i64> {
-    if !integer::is_integer(v) {
-        let name = object::class_name_of(ctx, v);
-        return Err(ctx.type_error(&format!("no implicit conversion of {name} into Integer")));
-    }
     let n = integer::to_i64_arg(ctx, v)?;
     if n <= 0 {
         return Err(ctx.arg_error("Zero or negative precision for exp"));
@@ -1440,7 +1435,8 @@ fn bigmath_prec(ctx: &mut Ctx, v: Value) -> Result<i64> {
     Ok(n)
 }
 
-/// The argument of BigMath.exp/log as a BigDecimal value.
+/// The argument of BigMath.exp/log as a BigDecimal value; anything else is an
+/// ArgumentError there.
 fn bigmath_arg(ctx: &mut Ctx, v: Value, n: i64) -> Result<Dec> {
     if float::is_float(v) {
         return Ok(format::from_f64(float::get(v), 0));
@@ -1450,7 +1446,10 @@ fn bigmath_arg(ctx: &mut Ctx, v: Value, n: i64) -> Result<Dec> {
     }
     match operand(ctx, v, n)? {
         Some(d) => Ok(d),
-        None => Err(cannot_coerce(ctx, v)),
+        None => {
+            let desc = if v.is_nil() || v == Value::TRUE || v == Value::FALSE { object::inspect_string(ctx, v)? } else { object::class_name_of(ctx, v) };
+            Err(ctx.arg_error(&format!("{desc} can't be coerced into BigDecimal")))
+        }
     }
 }
 
@@ -1467,39 +1466,126 @@ fn bigmath_exp(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
             }
         }
         Kind::Zero => Dec::one(),
-        Kind::Finite => math::exp(&x, n),
+        Kind::Finite => return series_exp(ctx, &x, n),
     };
     ret(ctx, r)
 }
 
 fn bigmath_log(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let v = args.pos[0];
-    let nv = args.pos[1];
+    let (v, nv) = (args.pos[0], args.pos[1]);
     if !integer::is_integer(nv) {
-        let name = object::class_name_of(ctx, nv);
-        return Err(ctx.type_error(&format!("no implicit conversion of {name} into Integer")));
+        return Err(ctx.arg_error("precision must be an Integer"));
     }
-    let n = integer::to_i64_arg(ctx, nv)?;
-    if n <= 0 {
-        return Err(ctx.arg_error("Zero or negative precision for exp"));
-    }
-    check_digits(ctx, n)?;
-    let is_num = integer::is_integer(v) || float::is_float(v) || rational::is_rational(v) || dec_of(v).is_some();
-    if !is_num || crate::core::complex::is_complex(v) {
+    let n = bigmath_prec(ctx, nv)?;
+    if crate::core::complex::is_complex(v) {
         let c = ctx.c().math_domain_error;
         return Err(ctx.raise(c, "Complex argument for BigMath.log"));
     }
     let x = bigmath_arg(ctx, v, n)?;
     if x.is_zero() || (x.neg && !x.is_nan()) {
         let c = ctx.c().math_domain_error;
-        return Err(ctx.raise(c, if x.is_zero() { "Zero or negative argument for log" } else { "Zero or negative argument for log" }));
+        return Err(ctx.raise(c, "Zero or negative argument for log"));
     }
     let r = match x.kind {
         Kind::NaN => Dec::nan(),
         Kind::Inf => Dec::inf(false),
-        _ => math::log(&x, n),
+        _ => series_log(ctx, &x, n)?,
     };
     ret(ctx, r)
+}
+
+/// `a.mult(b, n)`: the exact product rounded to `n` significant digits.
+fn mult_digits(ctx: &mut Ctx, a: &Dec, b: &Dec, n: i64) -> Dec {
+    let mode = rounding_mode(ctx);
+    a.mul(b).round_sig(n, mode)
+}
+
+/// The number of digits a term of a series keeps: the working digits `n` less the
+/// distance between the sum's and the term's exponents, at least double_fig; None when
+/// the term no longer reaches the sum.
+fn term_digits(n: i64, sum: &Dec, term: &Dec) -> Option<i64> {
+    let m = n - (sum.exponent10() - term.exponent10()).abs();
+    (m > 0).then_some(m.max(DOUBLE_FIG))
+}
+
+/// BigMath.exp(x, prec) as CRuby evaluates it, so that the digits agree: the Taylor
+/// series of e**|x| with prec + double_fig working digits, each term divided to the
+/// digits it can still contribute; a negative x takes the reciprocal to prec digits, a
+/// positive one is rounded to prec significant digits (an Integer when they do not
+/// reach the decimal point).
+fn series_exp(ctx: &mut Ctx, x: &Dec, prec: i64) -> Result<Value> {
+    let n = prec + DOUBLE_FIG;
+    let ax = x.abs();
+    let one = Dec::one();
+    let mut y = one.clone();
+    let mut d = one.clone();
+    let mut i: u64 = 1;
+    if x.exponent10() > 3 {
+        // |x| >= 1000: the series would take e·|x| terms. Its truncated terms leave
+        // errors far below the digits kept, so e**|x| computed another way rounds alike.
+        y = ax.exp_abs(n);
+        d = Dec::zero(false);
+        if y.is_inf() {
+            return ret(ctx, if x.neg { Dec::zero(false) } else { y });
+        }
+    }
+    while !d.is_zero() {
+        let Some(m) = term_digits(n, &y, &d) else { break };
+        crate::thread::sched::poll_interrupts(ctx)?;
+        d = mul_values(ctx, &d, &ax)?;
+        d = div_digits(ctx, &d, &Dec::new(false, i.into(), 0), m)?;
+        y = add_values(ctx, &y, &d, b'+')?;
+        i += 1;
+    }
+    if x.neg {
+        let r = div_digits(ctx, &one, &y, prec)?;
+        return ret(ctx, r);
+    }
+    let digits = prec - y.exponent10();
+    let mode = rounding_mode(ctx);
+    let r = y.round_at(-digits, mode);
+    if digits < 1 {
+        check_exception(ctx, &r, false)?;
+        return to_integer(ctx, &r);
+    }
+    ret(ctx, r)
+}
+
+/// BigMath.log(x, prec) as CRuby evaluates it (x positive and finite): x scaled by a
+/// power of ten into [1, 1000), then 2 atanh((x-1)/(x+1)) by its series with
+/// prec + double_fig working digits, plus the exponent times log(10).
+fn series_log(ctx: &mut Ctx, x: &Dec, prec: i64) -> Result<Dec> {
+    let n = prec + DOUBLE_FIG;
+    let one = Dec::one();
+    let mut expo = x.exponent10();
+    let x = if !(0..3).contains(&expo) {
+        mult_digits(ctx, x, &Dec::new(false, 1u32.into(), -expo), n)
+    } else {
+        expo = 0;
+        x.clone()
+    };
+    let w = add_values(ctx, &x, &one, b'-')?;
+    let xp1 = add_values(ctx, &x, &one, b'+')?;
+    let mut t = div_digits(ctx, &w, &xp1, n)?;
+    let t2 = mult_digits(ctx, &t, &t, n);
+    let mut y = t.clone();
+    let mut d = y.clone();
+    let mut i: u64 = 1;
+    while !d.is_zero() {
+        let Some(m) = term_digits(n, &y, &d) else { break };
+        crate::thread::sched::poll_interrupts(ctx)?;
+        t = mult_digits(ctx, &t2, &t, n);
+        i += 2;
+        d = div_digits(ctx, &t, &Dec::new(false, i.into(), 0), m)?;
+        y = add_values(ctx, &y, &d, b'+')?;
+    }
+    y = mul_values(ctx, &y, &Dec::new(false, 2u32.into(), 0))?;
+    if expo != 0 {
+        let log10 = series_log(ctx, &Dec::new(false, 1u32.into(), 1), prec)?;
+        let dy = mul_values(ctx, &log10, &Dec::from_i64(expo))?;
+        y = add_values(ctx, &y, &dy, b'+')?;
+    }
+    Ok(y)
 }
 
 // ---- registration ----
