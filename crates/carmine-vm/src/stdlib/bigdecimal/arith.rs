@@ -101,6 +101,18 @@ impl Dec {
         if m.is_zero() {
             return Dec::zero(neg);
         }
+        // Past the exponent range a value overflows to Infinity or underflows to zero
+        // (which also keeps every exponent and digit count far from i64's limits).
+        let limit = super::format::EXP_LIMIT;
+        if !(-limit..=limit).contains(&exp) {
+            let e10 = exp.saturating_add(ndigits(&m));
+            if e10 > limit {
+                return Dec::inf(neg);
+            }
+            if e10 < -limit {
+                return Dec::zero(neg);
+            }
+        }
         if !divisible_by_10(&m) {
             return Dec { kind: Kind::Finite, neg, m, exp };
         }
@@ -395,11 +407,11 @@ impl Dec {
         if self.kind != Kind::Finite || self.exp >= pos {
             return self.clone();
         }
-        if -pos + self.word_exp() * BASE_FIG < 0 && mode != ROUND_CEILING && mode != ROUND_FLOOR {
+        if (self.word_exp() * BASE_FIG).saturating_sub(pos) < 0 && mode != ROUND_CEILING && mode != ROUND_FLOOR {
             return Dec::zero(self.neg);
         }
-        let k = (pos - self.exp) as u64;
-        let (q, v, rest) = if k as i64 > ndigits(&self.m) {
+        let k = (pos as i128 - self.exp as i128).min(u64::MAX as i128) as u64;
+        let (q, v, rest) = if k > ndigits(&self.m) as u64 {
             // Every digit lies below the first one dropped.
             (BigUint::zero(), 0u8, true)
         } else {
@@ -420,7 +432,7 @@ impl Dec {
             _ => v > 5 || (v == 5 && (rest || odd)),
         };
         let q = if up { q + 1u32 } else { q };
-        Dec::new(self.neg, q, pos)
+        Dec::new(self.neg, q, pos.min(super::format::EXP_LIMIT + 1))
     }
 
     /// Rounds to `n` significant digits (CRuby's VpLeftRound).
@@ -428,7 +440,7 @@ impl Dec {
         if self.kind != Kind::Finite {
             return self.clone();
         }
-        self.round_at(self.exponent10() - n, mode)
+        self.round_at(self.exponent10().saturating_sub(n), mode)
     }
 
     /// Truncation toward zero to an Integer (finite values only).

@@ -930,7 +930,7 @@ fn power_int(ctx: &mut Ctx, a: &Dec, n: &BigInt) -> Result<Dec> {
             }
         });
     };
-    if a.kind != Kind::Finite {
+    if a.kind != Kind::Finite || n == 0 {
         return Ok(a.powi(n));
     }
     check_digits(ctx, a.n_digits().saturating_mul(n.abs()))?;
@@ -989,7 +989,11 @@ fn m_power(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     }
     if float::is_float(e) {
         let f = float::get(e);
-        if f.is_finite() && f == f.round() {
+        if f.is_nan() {
+            return ret(ctx, Dec::nan());
+        }
+        if f == f.round() {
+            // An infinite Float fails here, as CRuby's conversion to Integer does.
             e = float::to_integer(ctx, f)?;
         }
     } else if rational::is_rational(e) {
@@ -1001,7 +1005,9 @@ fn m_power(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             }
         }
     } else if let Some(d) = dec_of(e) {
-        if d.is_finite() && d.frac().is_zero() {
+        // CRuby rounds the exponent to see whether it is integral: NaN and infinities fail.
+        check_exception(ctx, &d, true)?;
+        if d.frac().is_zero() {
             // An exponent past 10**30 only says "overflow or underflow" (and is even).
             let n = if d.exponent10() > 30 { BigInt::from(if d.neg { -1i64 } else { 1 }) << 100 } else { d.to_bigint() };
             e = bignum::normalize(ctx, n);
@@ -1032,7 +1038,7 @@ fn m_power(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         if r.kind == Kind::Finite {
             let digits = integer::to_i64_arg(ctx, p)?;
             let mode = rounding_mode(ctx);
-            r = r.round_at(-digits, mode);
+            r = r.round_at(digits.saturating_neg(), mode);
         }
     }
     ret(ctx, r)
@@ -1044,6 +1050,7 @@ fn power_fractional(ctx: &mut Ctx, recv: Value, a: &Dec, e: Value, prec: Option<
         Some(p) => integer::to_i64_arg(ctx, p)?,
         None => a.prec_words() * BASE_FIG,
     };
+    check_digits(ctx, n)?;
     let e_neg = ctx.call_str(e, "<", &[Value::fixnum(0)])?.truthy();
     if a.is_zero() {
         return ret(ctx, if e_neg { Dec::inf(false) } else { Dec::zero(false) });
@@ -1083,6 +1090,9 @@ fn power_fractional(ctx: &mut Ctx, recv: Value, a: &Dec, e: Value, prec: Option<
     }
     let _ = recv;
     check_digits(ctx, n)?;
+    if n + 1 <= 0 {
+        return Err(ctx.arg_error("Zero or negative precision for exp"));
+    }
     let log_x = series_log(ctx, a, n + 1)?;
     let prod = mult_digits(ctx, &exp, &log_x, n + 1);
     series_exp(ctx, &prod, n)
@@ -1514,6 +1524,11 @@ fn term_digits(n: i64, sum: &Dec, term: &Dec) -> Option<i64> {
 /// positive one is rounded to prec significant digits (an Integer when they do not
 /// reach the decimal point).
 fn series_exp(ctx: &mut Ctx, x: &Dec, prec: i64) -> Result<Value> {
+    match x.kind {
+        Kind::NaN => return ret(ctx, Dec::nan()),
+        Kind::Inf => return ret(ctx, if x.neg { Dec::zero(false) } else { x.clone() }),
+        _ => {}
+    }
     let n = prec + DOUBLE_FIG;
     let ax = x.abs();
     let one = Dec::one();
@@ -1555,6 +1570,9 @@ fn series_exp(ctx: &mut Ctx, x: &Dec, prec: i64) -> Result<Value> {
 /// power of ten into [1, 1000), then 2 atanh((x-1)/(x+1)) by its series with
 /// prec + double_fig working digits, plus the exponent times log(10).
 fn series_log(ctx: &mut Ctx, x: &Dec, prec: i64) -> Result<Dec> {
+    if x.kind != Kind::Finite {
+        return Ok(if x.is_zero() { Dec::inf(true) } else { x.clone() });
+    }
     let n = prec + DOUBLE_FIG;
     let one = Dec::one();
     let mut expo = x.exponent10();
