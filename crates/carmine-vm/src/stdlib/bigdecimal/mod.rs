@@ -887,7 +887,7 @@ fn power_fractional(ctx: &mut Ctx, recv: Value, a: &Dec, e: Value, prec: Option<
     }
     let _ = recv;
     check_digits(ctx, n)?;
-    if n + 1 <= 0 {
+    if n < 0 {
         return Err(ctx.arg_error("Zero or negative precision for exp"));
     }
     let log_x = series_log(ctx, a, n + 1)?;
