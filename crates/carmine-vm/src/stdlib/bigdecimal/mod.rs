@@ -814,7 +814,7 @@ fn m_power(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Err(ctx.type_error(&format!("wrong argument type {name} (expected scalar Numeric)")));
     }
     if !integer::is_integer(e) {
-        return power_fractional(ctx, recv, a, e, prec);
+        return power_fractional(ctx, a, e, prec);
     }
     let n = if let Some(i) = e.as_fixnum() { BigInt::from(i) } else { bignum::get(e).clone() };
     if a.is_zero() {
@@ -842,7 +842,7 @@ fn m_power(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 /// `x ** y` for a non-integral y: exp(y log x) through BigMath, as CRuby does.
-fn power_fractional(ctx: &mut Ctx, recv: Value, a: &Dec, e: Value, prec: Option<Value>) -> Result<Value> {
+fn power_fractional(ctx: &mut Ctx, a: &Dec, e: Value, prec: Option<Value>) -> Result<Value> {
     let mut n = match prec {
         Some(p) => integer::to_i64_arg(ctx, p)?,
         None => a.prec_words() * BASE_FIG,
@@ -885,7 +885,6 @@ fn power_fractional(ctx: &mut Ctx, recv: Value, a: &Dec, e: Value, prec: Option<
         // CRuby's power goes through BigMath.log, which refuses the base.
         return Err(ctx.raise(c, "Zero or negative argument for log"));
     }
-    let _ = recv;
     check_digits(ctx, n)?;
     if n < 0 {
         return Err(ctx.arg_error("Zero or negative precision for exp"));
