@@ -49,6 +49,23 @@ when "md5"
   d = Digest::MD5.new
   1024.times { d.update(chunk) }
   d.hexdigest
+when "bd_sqrt"
+  require "bigdecimal"
+  t = now
+  20.times { BigDecimal(2).sqrt(1000) }
+when "bd_sum"
+  require "bigdecimal"
+  strs = Array.new(100_000) { |i| "#{i}.#{(i * 7919) % 1000}" }
+  t = now
+  s = BigDecimal("0")
+  strs.each { |x| s += BigDecimal(x) }
+  s.to_s
+when "bd_money"
+  require "bigdecimal"
+  prices = Array.new(20_000) { |i| BigDecimal("#{i % 500}.#{i % 100}") }
+  rate = BigDecimal("0.0825")
+  t = now
+  prices.each { |p| (p * rate).round(2, :half_even) + p / 3 }
 else
   abort "unknown op #{op}"
 end

@@ -129,6 +129,11 @@ predefined_symbols! {
     FORWARD = "...", TIMES = "times", LOOP = "loop",
     LITERAL_HASH = "__literal_hash__",
     STRUCT_MEMBERS = "__members__", STRUCT_KEYWORD_INIT = "__keyword_init__",
+    // bigdecimal's class and per-thread modes (read on every BigDecimal operation)
+    BIGDECIMAL = "BigDecimal",
+    BIGDECIMAL_EXCEPTION_MODE = "BigDecimal.exception_mode",
+    BIGDECIMAL_ROUNDING_MODE = "BigDecimal.rounding_mode",
+    BIGDECIMAL_PRECISION_LIMIT = "BigDecimal.precision_limit",
 }
 
 pub struct SymbolTable {

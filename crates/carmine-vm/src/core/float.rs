@@ -120,7 +120,9 @@ pub fn to_s(f: f64) -> String {
     let neg = mant.starts_with('-');
     let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
     let sign = if neg { "-" } else { "" };
-    if (-4..15).contains(&exp) {
+    // Plain notation up to 15 integer digits, and for 16 when a fraction follows them
+    // (CRuby: decpt <= DBL_DIG + 1 with digits after the point).
+    if (-4..15).contains(&exp) || (exp == 15 && digits.len() > 16) {
         let point = exp + 1;
         let s = if point <= 0 {
             format!("0.{}{}", "0".repeat((-point) as usize), digits)

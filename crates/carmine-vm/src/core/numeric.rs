@@ -48,7 +48,7 @@ pub fn to_f64(ctx: &mut Ctx, v: Value) -> Result<f64> {
 /// `b.coerce(a)`, returning the converted pair (CRuby's `do_coerce`): `None` when `b`
 /// has no `coerce`, or, for comparisons, when it answers nil. Exceptions from `coerce`
 /// propagate (Ruby 2.5+).
-fn do_coerce(ctx: &mut Ctx, a: Value, b: Value, compare: bool) -> Result<Option<(Value, Value)>> {
+pub fn do_coerce(ctx: &mut Ctx, a: Value, b: Value, compare: bool) -> Result<Option<(Value, Value)>> {
     if !b.is_heap() || float::is_float(b) {
         return Ok(None);
     }

@@ -468,6 +468,19 @@ fn m_coerce(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if is_rational(o) {
         return Ok(array::from_slice(ctx, &[o, recv]));
     }
+    if crate::core::complex::is_complex(o) {
+        // A Complex with an exact zero imaginary part becomes its real part as a
+        // Rational; any other Complex makes the receiver Complex.
+        let im = ctx.call_str(o, "imaginary", &[])?;
+        let exact_zero = im == Value::fixnum(0) || (is_rational(im) && parts(im).0.is_zero());
+        if !exact_zero {
+            let c = crate::core::complex::new_rect(ctx, recv, Value::fixnum(0))?;
+            return Ok(array::from_slice(ctx, &[o, c]));
+        }
+        let re = ctx.call_str(o, "real", &[])?;
+        let r = ctx.call_str(re, "to_r", &[])?;
+        return Ok(array::from_slice(ctx, &[r, recv]));
+    }
     let cname = object::class_name_of(ctx, o);
     Err(ctx.type_error(&format!("{cname} can't be coerced into Rational")))
 }

@@ -461,6 +461,25 @@ fn key_of(ctx: &mut Ctx, k: Value) -> Result<Value> {
     Err(ctx.type_error(&format!("{s} is not a symbol nor a string")))
 }
 
+/// The current thread's fiber-local `Thread#[]` entry `key` (nil when unset): state that
+/// native libraries keep per thread, as CRuby's `rb_thread_local_aref` does.
+pub fn current_local_get(ctx: &Ctx, key: Value) -> Value {
+    let t = ctx.thread_obj;
+    if t.is_nil() {
+        return Value::NIL;
+    }
+    table_get(locals_of(ctx, t), key)
+}
+
+/// Sets the current thread's fiber-local `Thread#[]` entry `key` (nil removes it).
+pub fn current_local_set(ctx: &mut Ctx, key: Value, v: Value) -> Result<Value> {
+    let t = ctx.thread_obj;
+    if t.is_nil() {
+        return Ok(v);
+    }
+    table_set(ctx, t, false, key, v)
+}
+
 fn table_get(table: Value, k: Value) -> Value {
     if table.is_nil() {
         Value::NIL

@@ -14,6 +14,7 @@
 //! - Ruby code that belongs to a library lives in `lib/` (Carmine's own) or comes from the
 //!   installed CRuby standard library; an init may `require` it.
 
+pub mod bigdecimal;
 pub mod cgi_escape;
 pub mod coverage;
 pub mod date;
@@ -64,6 +65,7 @@ pub const NATIVE_FEATURES: &[(&str, NativeInit)] = &[
     ("cgi/escape", cgi_escape::init),
     ("psych.so", psych::init),
     ("racc/cparse", racc_cparse::init),
+    ("bigdecimal.so", bigdecimal::init),
 ];
 
 /// The native feature `require name` loads (`name` without `.rb`), and the name it is
