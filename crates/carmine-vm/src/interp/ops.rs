@@ -248,6 +248,24 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
                 }
             }
         }
+        MethodBody::Proc(p) if ci.block == u32::MAX => {
+            // A `define_method` body run by this dispatch loop (not a nested one): its
+            // arguments move down over the receiver's slot, where the block frame's locals
+            // start and where its result goes.
+            let cap = crate::core::proc::captured(p)?;
+            ctx.stacks.stack.copy_within(ret_sp + 1..ret_sp + 1 + argc, ret_sp);
+            let r = call::push_block_frame(ctx, &cap, argc, None, None, true, Some((recv, cap.cref)), crate::interp::frame::FRAME_BMETHOD, ret_sp);
+            if let Err(e) = r {
+                ctx.stacks.sp = ret_sp;
+                return Some(Err(e));
+            }
+            crate::core::proc::restore_home(ctx, p);
+            if let Some(f) = ctx.stacks.frames.last_mut() {
+                f.owner = me.owner;
+                f.mid = Some(me.name);
+            }
+            Some(Ok(None))
+        }
         MethodBody::AttrReader(name) if argc == 0 && ci.block == u32::MAX => {
             let v = ivar_get_fast(ctx, recv, name, &ci.cache.ivar);
             ctx.stacks.sp = ret_sp;
