@@ -351,6 +351,15 @@ test "tr delete squeeze count" do
   assert_equal 8, "hello world".count("^l")
   assert_equal 10, "hello world".count("a-z")
   assert_equal 1, "héllo".count("é")
+  # ASCII-only receivers are counted byte by byte through a table.
+  assert_equal 3, "a^b^c^".count("\\^")
+  assert_equal 3, "a-b-c\\d".count("-\\\\")
+  assert_equal 0, "hello".count("é")
+  assert_equal 0, "hello".count("")
+  assert_equal 5, "hello".count("^é")
+  assert_equal 2, ("x" * 10_000 + "DD").count("D")
+  assert_equal 10_000, ("x" * 10_000 + "DD").count("^D")
+  assert_equal 1, "hello\x00\x7f".b.count("\x00-\x1f", "^a")
   assert_raise(ArgumentError, "wrong number of arguments (given 0, expected 1+)") { "hello".count }
   s = +"hello"
   assert_equal "heLLo", s.tr!("l", "L")

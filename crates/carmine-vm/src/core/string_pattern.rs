@@ -213,6 +213,10 @@ fn substitute(ctx: &mut Ctx, s: Value, args: &Args, global: bool) -> Result<Opti
     object::freeze(subject);
     let enc = string::encoding(s);
     let b = string::bytes(subject).to_vec();
+    // A replacement without backslashes is copied as it is: no MatchData is needed for it,
+    // so only the last match gets one (for `$~`).
+    let literal_repl = str_repl.map(|r| string::bytes(r).to_vec()).filter(|rb| !rb.contains(&b'\\'));
+    let mut last_groups = None;
     let mut out = Vec::with_capacity(b.len());
     let mut pos = 0usize;
     let mut last_end = 0usize;
@@ -222,28 +226,33 @@ fn substitute(ctx: &mut Ctx, s: Value, args: &Args, global: bool) -> Result<Opti
         let (ms, me) = groups[0].expect("group 0");
         any = true;
         out.extend_from_slice(&b[last_end..ms]);
-        let md = new_match(ctx, re, subject, groups);
-        let piece: Vec<u8> = if let Some(h) = hash_repl {
-            let mo = m_get(ctx, md)?;
-            let matched = group_str(ctx, mo, 0);
-            let v = hash::aref(ctx, h, matched)?;
-            let v = string::to_s(ctx, v)?;
-            string::bytes(v).to_vec()
-        } else if let Some(r) = str_repl {
-            let rb = string::bytes(r).to_vec();
-            let m = m_get(ctx, md)?;
-            expand_replacement(ctx, &rb, m)?
+        if let Some(rb) = &literal_repl {
+            out.extend_from_slice(rb);
+            last_groups = Some(groups);
         } else {
+            let md = new_match(ctx, re, subject, groups);
+            let piece: Vec<u8> = if let Some(h) = hash_repl {
+                let mo = m_get(ctx, md)?;
+                let matched = group_str(ctx, mo, 0);
+                let v = hash::aref(ctx, h, matched)?;
+                let v = string::to_s(ctx, v)?;
+                string::bytes(v).to_vec()
+            } else if let Some(r) = str_repl {
+                let rb = string::bytes(r).to_vec();
+                let m = m_get(ctx, md)?;
+                expand_replacement(ctx, &rb, m)?
+            } else {
+                ops::set_last_match(ctx, md);
+                let mo = m_get(ctx, md)?;
+                let matched = group_str(ctx, mo, 0);
+                let blk = args.block.expect("block");
+                let v = ctx.yield1(&blk, matched)?;
+                let v = string::to_s(ctx, v)?;
+                string::bytes(v).to_vec()
+            };
+            out.extend_from_slice(&piece);
             ops::set_last_match(ctx, md);
-            let mo = m_get(ctx, md)?;
-            let matched = group_str(ctx, mo, 0);
-            let blk = args.block.expect("block");
-            let v = ctx.yield1(&blk, matched)?;
-            let v = string::to_s(ctx, v)?;
-            string::bytes(v).to_vec()
-        };
-        out.extend_from_slice(&piece);
-        ops::set_last_match(ctx, md);
+        }
         last_end = me;
         if !global {
             break;
@@ -265,6 +274,10 @@ fn substitute(ctx: &mut Ctx, s: Value, args: &Args, global: bool) -> Result<Opti
     if !any {
         ops::set_last_match(ctx, Value::NIL);
         return Ok(None);
+    }
+    if let Some(groups) = last_groups {
+        let md = new_match(ctx, re, subject, groups);
+        ops::set_last_match(ctx, md);
     }
     if last_end < b.len() {
         out.extend_from_slice(&b[last_end..]);
@@ -320,10 +333,14 @@ fn s_scan(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let b = string::bytes(subject).to_vec();
     let out = array::new(ctx);
     let mut pos = 0usize;
+    // Without a block `$~` is only seen after the scan: the last match's MatchData is built
+    // then, not one per match.
+    let mut last_groups = None;
+    let mut any = false;
     while pos <= b.len() {
         let Some(groups) = search(ctx, re, subject, pos, false)? else { break };
         let (ms, me) = groups[0].expect("group 0");
-        let md = new_match(ctx, re, subject, groups.clone());
+        any = true;
         let item = if groups.len() > 1 {
             let caps = array::new(ctx);
             for g in groups.iter().skip(1) {
@@ -337,19 +354,31 @@ fn s_scan(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         } else {
             string::new_with_enc(ctx, b[ms..me].to_vec(), enc)
         };
-        ops::set_last_match(ctx, md);
         match args.block {
             Some(blk) => {
+                let md = new_match(ctx, re, subject, groups);
+                ops::set_last_match(ctx, md);
                 ctx.yield1(&blk, item)?;
                 ops::set_last_match(ctx, md);
             }
-            None => array::push(ctx, out, item),
+            None => {
+                array::push(ctx, out, item);
+                last_groups = Some(groups);
+            }
         }
         pos = if me == ms { me + if me < b.len() { encoding::char_len(enc, &b, me) } else { 1 } } else { me };
+    }
+    if !any {
+        ops::set_last_match(ctx, Value::NIL);
     }
     if args.block.is_some() {
         return Ok(recv);
     }
+    let md = match last_groups {
+        Some(groups) => new_match(ctx, re, subject, groups),
+        None => Value::NIL,
+    };
+    ops::set_last_match(ctx, md);
     Ok(out)
 }
 
