@@ -1,26 +1,30 @@
 //! Multiplication of large Integers by number-theoretic transform (NTT).
 //!
-//! num-bigint multiplies with Karatsuba and Toom-3 only; past a few thousand 64-bit words a
-//! convolution by NTT is several times faster. The product of two magnitudes is their
-//! convolution as polynomials in 2^64: each coefficient is below min(len) * 2^128, so it is
-//! computed modulo three primes p < 2^62 of the form c * 2^32 + 1 (product ~2^186) and put
-//! back together by the Chinese remainder theorem, then the carries are propagated.
+//! num-bigint multiplies with Karatsuba and Toom-3 only; from about 1,200 64-bit words per
+//! operand a convolution by NTT is faster (2x at 5,000 words). The product of two
+//! magnitudes is their convolution as polynomials in 2^64: each coefficient is below
+//! min(len) * 2^128, so it is computed modulo three primes p in (2^61, 2^62) of the form
+//! c * 2^32 + 1 (product ~2^186), put back together by the Chinese remainder theorem
+//! (Garner), and the carries are propagated.
 //!
-//! Arithmetic modulo p is Montgomery's (R = 2^64): `mont_mul(a, b)` = a * b / R mod p for
-//! a, b < p, exact in [0, p). Transforms keep whatever factor of R their input carries, so
-//! inputs enter as x * R, pointwise products stay x * y * R, and the final scaling by n^-1
-//! takes the R out. Forward transforms are decimation in frequency (natural order in,
-//! bit-reversed out), inverse ones decimation in time (bit-reversed in, natural out), so no
-//! permutation pass is needed. Nothing is cached between calls: twiddle tables cost n/2
-//! Montgomery products per prime, small next to the transforms.
+//! Invariants of the arithmetic modulo p:
+//! - Twiddle factors are plain residues with Shoup's precomputed quotient, so multiplying by
+//!   one costs two high/low products and lands in [0, 2p) (`mul_shoup`).
+//! - Forward transforms (decimation in frequency: natural order in, bit-reversed out) keep
+//!   values in [0, 2p); inverse ones (decimation in time: bit-reversed in, natural out)
+//!   take [0, 2p) to [0, 4p). Harvey's lazy butterflies; 4p < 2^64 since p < 2^62.
+//! - Pointwise products are Montgomery's (R = 2^64, `mul`): x * y / R, exact in [0, p); the
+//!   final scaling by n^-1 * R takes that R out and reduces to [0, p).
+//! Nothing is cached between calls (no VM state): the tables cost n/2 products per prime.
 
 use num_bigint::{BigInt, BigUint, Sign};
 
 /// Both operands at least this many words: below it num-bigint's Toom-3 is faster.
 pub const NTT_MIN_WORDS: usize = 1200;
 
-/// Largest transform: 2^26 words (1.6 G bits of product); larger products use num-bigint.
-const MAX_LOG: u32 = 26;
+/// Largest transform: 2^22 words (268 M bits of product; the transform then needs ~300 MB);
+/// larger products use num-bigint.
+const MAX_LOG: u32 = 22;
 
 struct Prime {
     p: u64,
@@ -381,6 +385,16 @@ mod tests {
         // All-ones words make every convolution coefficient as large as it can be.
         let ones = (BigInt::from(1) << (64 * 3000)) - 1;
         assert_eq!(mul(&ones, &ones), &ones * &ones);
+    }
+
+    #[test]
+    fn ntt_with_zero_words_and_small_operands() {
+        let a = words(2500, 3);
+        let p2 = BigInt::from(1) << (64 * 2000 + 5);
+        assert_eq!(mul(&p2, &a), &a << (64 * 2000 + 5));
+        assert_eq!(mul(&a, &(&p2 + 1)), &a * (&p2 + 1));
+        assert_eq!(mul(&a, &BigInt::from(-3)), &a * -3);
+        assert_eq!(mul(&a, &BigInt::from(0)), BigInt::from(0));
     }
 
     #[test]
