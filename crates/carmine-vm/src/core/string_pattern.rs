@@ -212,20 +212,23 @@ fn substitute(ctx: &mut Ctx, s: Value, args: &Args, global: bool) -> Result<Opti
     let subject = string::dup_literal(ctx, s);
     object::freeze(subject);
     let enc = string::encoding(s);
-    let b = string::bytes(subject).to_vec();
+    // `subject` is a frozen copy: its bytes cannot change while blocks run, so they are
+    // read in place rather than copied once more.
+    let subj = || string::bytes(subject);
+    let total = subj().len();
     // A replacement without backslashes is copied as it is: no MatchData is needed for it,
     // so only the last match gets one (for `$~`).
     let literal_repl = str_repl.map(|r| string::bytes(r).to_vec()).filter(|rb| !rb.contains(&b'\\'));
     let mut last_groups = None;
-    let mut out = Vec::with_capacity(b.len());
+    let mut out = Vec::with_capacity(total);
     let mut pos = 0usize;
     let mut last_end = 0usize;
     let mut any = false;
-    while pos <= b.len() {
+    while pos <= total {
         let Some(groups) = search(ctx, re, subject, pos, false)? else { break };
         let (ms, me) = groups[0].expect("group 0");
         any = true;
-        out.extend_from_slice(&b[last_end..ms]);
+        out.extend_from_slice(&subj()[last_end..ms]);
         if let Some(rb) = &literal_repl {
             out.extend_from_slice(rb);
             last_groups = Some(groups);
@@ -258,12 +261,12 @@ fn substitute(ctx: &mut Ctx, s: Value, args: &Args, global: bool) -> Result<Opti
             break;
         }
         if me == ms {
-            if me < b.len() {
-                let n = encoding::char_len(enc, &b, me);
-                out.extend_from_slice(&b[me..me + n]);
+            if me < total {
+                let n = encoding::char_len(enc, subj(), me);
+                out.extend_from_slice(&subj()[me..me + n]);
                 last_end = me + n;
             }
-            if me >= b.len() {
+            if me >= total {
                 break;
             }
             pos = last_end;
@@ -279,8 +282,8 @@ fn substitute(ctx: &mut Ctx, s: Value, args: &Args, global: bool) -> Result<Opti
         let md = new_match(ctx, re, subject, groups);
         ops::set_last_match(ctx, md);
     }
-    if last_end < b.len() {
-        out.extend_from_slice(&b[last_end..]);
+    if last_end < total {
+        out.extend_from_slice(&subj()[last_end..]);
     }
     Ok(Some((out, enc)))
 }
@@ -330,14 +333,17 @@ fn s_scan(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let re = pattern_arg(ctx, args.pos[0])?;
     let subject = object::freeze(string::dup_literal(ctx, recv));
     let enc = string::encoding(recv);
-    let b = string::bytes(subject).to_vec();
+    // `subject` is a frozen copy: its bytes cannot change while blocks run, so they are
+    // read in place rather than copied once more.
+    let subj = || string::bytes(subject);
+    let total = subj().len();
     let out = array::new(ctx);
     let mut pos = 0usize;
     // Without a block `$~` is only seen after the scan: the last match's MatchData is built
     // then, not one per match.
     let mut last_groups = None;
     let mut any = false;
-    while pos <= b.len() {
+    while pos <= total {
         let Some(groups) = search(ctx, re, subject, pos, false)? else { break };
         let (ms, me) = groups[0].expect("group 0");
         any = true;
@@ -345,14 +351,14 @@ fn s_scan(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             let caps = array::new(ctx);
             for g in groups.iter().skip(1) {
                 let v = match *g {
-                    Some((s, e)) => string::new_with_enc(ctx, b[s..e].to_vec(), enc),
+                    Some((s, e)) => string::new_with_enc(ctx, subj()[s..e].to_vec(), enc),
                     None => Value::NIL,
                 };
                 array::push(ctx, caps, v);
             }
             caps
         } else {
-            string::new_with_enc(ctx, b[ms..me].to_vec(), enc)
+            string::new_with_enc(ctx, subj()[ms..me].to_vec(), enc)
         };
         match args.block {
             Some(blk) => {
@@ -366,7 +372,7 @@ fn s_scan(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
                 last_groups = Some(groups);
             }
         }
-        pos = if me == ms { me + if me < b.len() { encoding::char_len(enc, &b, me) } else { 1 } } else { me };
+        pos = if me == ms { me + if me < total { encoding::char_len(enc, subj(), me) } else { 1 } } else { me };
     }
     if !any {
         ops::set_last_match(ctx, Value::NIL);
