@@ -792,3 +792,25 @@ test "scan, gsub and index over many matches in a long string keep character off
   assert_equal 201, t.length
   assert_equal ["é"], t.scan(/é/)
 end
+
+test "sub!/gsub! raise when the block changes the receiver; scan and gsub set $~ to the last match" do
+  str = +"hello"
+  assert_raise(RuntimeError, "string modified") { str.sub!(//) { str << "x" } }
+  str = +"hello"
+  assert_raise(RuntimeError, "string modified") { str.gsub!(/l/) { str << "x"; "L" } }
+  str = +"hello"
+  assert_equal "xhello", str.sub(//) { str[0] = "x" }
+  assert_equal "xello", str
+  assert_equal "heLLo", (+"hello").gsub!(/l/) { "L" }
+  assert_equal ["1", "22", "333"], "a1b22c333d".scan(/\d+/)
+  assert_equal 6, $~.begin(0)
+  "a1" =~ /a/
+  assert_equal [], "abc".scan(/\d/)
+  assert_equal nil, $~
+  assert_equal "aXbXc", "a-b-c".gsub("-", "X")
+  assert_equal 3, $~.begin(0)
+  assert_equal "a[-]b[-]c", "a-b-c".gsub("-", "[\\0]")
+  assert_equal "héllo wörld", "héllo wörld".gsub("o", "o")
+  assert_equal "hé11o wör1d", "héllo wörld".gsub("l", "1")
+  assert_equal 9, $~.begin(0)
+end

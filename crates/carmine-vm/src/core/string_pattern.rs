@@ -196,8 +196,10 @@ fn expand_replacement(ctx: &mut Ctx, repl: &[u8], m: &MatchObj) -> Result<Vec<u8
     Ok(out)
 }
 
-/// `sub`/`gsub` core: returns the new bytes, or None if nothing matched.
-fn substitute(ctx: &mut Ctx, s: Value, args: &Args, global: bool) -> Result<Option<(Vec<u8>, u8)>> {
+/// `sub`/`gsub` core: returns the new bytes, or None if nothing matched. With `bang`, a
+/// receiver that a block changed raises "string modified" (as `sub!`/`gsub!` do in CRuby;
+/// `sub`/`gsub` work on their copy and let the block change the receiver).
+fn substitute(ctx: &mut Ctx, s: Value, args: &Args, global: bool, bang: bool) -> Result<Option<(Vec<u8>, u8)>> {
     let pat = args.pos[0];
     let re = pattern_arg(ctx, pat)?;
     let repl = args.pos.get(1).copied();
@@ -285,11 +287,14 @@ fn substitute(ctx: &mut Ctx, s: Value, args: &Args, global: bool) -> Result<Opti
     if last_end < total {
         out.extend_from_slice(&subj()[last_end..]);
     }
+    if bang && args.block.is_some() && string::bytes(s) != subj() {
+        return Err(ctx.runtime_error("string modified"));
+    }
     Ok(Some((out, enc)))
 }
 
 fn s_sub(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    match substitute(ctx, recv, args, false)? {
+    match substitute(ctx, recv, args, false, false)? {
         Some((b, e)) => Ok(string::new_with_enc(ctx, b, e)),
         None => Ok(string::dup_literal(ctx, recv)),
     }
@@ -299,7 +304,7 @@ fn s_gsub(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if args.pos.len() == 1 && args.block.is_none() {
         return crate::core::enumerator::enum_for(ctx, recv, "gsub", args.pos, None);
     }
-    match substitute(ctx, recv, args, true)? {
+    match substitute(ctx, recv, args, true, false)? {
         Some((b, e)) => Ok(string::new_with_enc(ctx, b, e)),
         None => Ok(string::dup_literal(ctx, recv)),
     }
@@ -307,7 +312,7 @@ fn s_gsub(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn s_sub_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     ctx.check_frozen(recv)?;
-    match substitute(ctx, recv, args, false)? {
+    match substitute(ctx, recv, args, false, true)? {
         Some((b, _)) => {
             ctx.check_frozen(recv)?;
             *string::bytes_mut(recv) = b;
@@ -319,7 +324,7 @@ fn s_sub_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn s_gsub_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     ctx.check_frozen(recv)?;
-    match substitute(ctx, recv, args, true)? {
+    match substitute(ctx, recv, args, true, true)? {
         Some((b, _)) => {
             ctx.check_frozen(recv)?;
             *string::bytes_mut(recv) = b;
