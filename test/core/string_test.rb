@@ -813,4 +813,8 @@ test "sub!/gsub! raise when the block changes the receiver; scan and gsub set $~
   assert_equal "héllo wörld", "héllo wörld".gsub("o", "o")
   assert_equal "hé11o wör1d", "héllo wörld".gsub("l", "1")
   assert_equal 9, $~.begin(0)
+  # One Oniguruma region serves all the matches of a call: unmatched groups stay unmatched.
+  assert_equal [["a", "b"], ["a", nil], ["a", "b"]], "ab a ab".scan(/(a)(b)?/)
+  assert_equal "<ab> <a> <ab>", "ab a ab".gsub(/(a)(b)?/) { "<#{$1}#{$2}>" }
+  assert_equal "[ba] [a] [ba]", "ab a ab".gsub(/(a)(b)?/, '[\2\1]')
 end

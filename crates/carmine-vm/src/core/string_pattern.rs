@@ -8,7 +8,7 @@
 //!   except in `match?`, which never touches it.
 
 use crate::core::matchdata::{group_str, m_get, md_aref, named_group, new_match, MatchObj};
-use crate::core::regexp::{is_regexp, match_at, pattern_arg, re_match, re_match_op, search};
+use crate::core::regexp::{is_regexp, match_at, pattern_arg, re_match, re_match_op, search, search_reusing};
 use crate::core::{array, encoding, hash, integer, object, string};
 use crate::interp::{ops, Args};
 use crate::symbol::sym;
@@ -218,6 +218,7 @@ fn substitute(ctx: &mut Ctx, s: Value, args: &Args, global: bool, bang: bool) ->
     // read in place rather than copied once more.
     let subj = || string::bytes(subject);
     let total = subj().len();
+    let mut region = onig::Region::new();
     // A replacement without backslashes is copied as it is: no MatchData is needed for it,
     // so only the last match gets one (for `$~`).
     let literal_repl = str_repl.map(|r| string::bytes(r).to_vec()).filter(|rb| !rb.contains(&b'\\'));
@@ -227,7 +228,7 @@ fn substitute(ctx: &mut Ctx, s: Value, args: &Args, global: bool, bang: bool) ->
     let mut last_end = 0usize;
     let mut any = false;
     while pos <= total {
-        let Some(groups) = search(ctx, re, subject, pos, false)? else { break };
+        let Some(groups) = search_reusing(ctx, re, subject, pos, false, &mut region)? else { break };
         let (ms, me) = groups[0].expect("group 0");
         any = true;
         out.extend_from_slice(&subj()[last_end..ms]);
@@ -342,6 +343,7 @@ fn s_scan(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     // read in place rather than copied once more.
     let subj = || string::bytes(subject);
     let total = subj().len();
+    let mut region = onig::Region::new();
     let out = array::new(ctx);
     let mut pos = 0usize;
     // Without a block `$~` is only seen after the scan: the last match's MatchData is built
@@ -349,7 +351,7 @@ fn s_scan(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let mut last_groups = None;
     let mut any = false;
     while pos <= total {
-        let Some(groups) = search(ctx, re, subject, pos, false)? else { break };
+        let Some(groups) = search_reusing(ctx, re, subject, pos, false, &mut region)? else { break };
         let (ms, me) = groups[0].expect("group 0");
         any = true;
         let item = if groups.len() > 1 {
