@@ -258,3 +258,21 @@ test "select/reject on a large Hash keep exactly the chosen entries (deletion wh
   g.each { |k, v| g.delete(k) if v != "x" }
   assert_equal %w[k0 k5 k10 k15 k20 k25 k30 k35], g.keys
 end
+
+test "unfrozen String keys are stored as frozen copies, found again after growth" do
+  h = {}
+  keys = (0...100).map { |i| +"key#{i}" }
+  keys.each_with_index { |k, i| h[k] = i }
+  assert_equal 100, h.size
+  stored = h.keys[7]
+  assert_equal true, stored.frozen?
+  assert_equal false, stored.equal?(keys[7])
+  keys[7] << "changed"
+  assert_equal nil, h["key7changed"]
+  assert_equal 7, h["key7"]
+  keys.each_with_index { |k, i| h[k] = -i }
+  assert_equal 101, h.size
+  assert_equal(-7, h["key7changed"])
+  assert_equal 7, h["key7"]
+  assert_equal(-99, h["key99"])
+end

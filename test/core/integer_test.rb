@@ -362,3 +362,25 @@ test "ceil and floor to more digits than self has round away from zero only outw
   assert_equal 10**20, 5.0.ceil(-20)
   assert_equal(-10**20, -5.0.floor(-20))
 end
+
+test "multiplication and powers of big numbers (number-theoretic transform past ~77,000 bits)" do
+  a = 3**200_000
+  b = 7**150_000
+  c = a * b
+  assert_equal 738_096, c.bit_length
+  m = 1_000_000_007
+  assert_equal (a % m) * (b % m) % m, c % m
+  assert_equal 3.pow(200_000, m) * 7.pow(150_000, m) % m, c % m
+  assert_equal a, c / b
+  assert_equal 0, c % a
+  assert_equal(-c, -a * b)
+  assert_equal c, (-a) * (-b)
+  sq = a * a
+  assert_equal 3**400_000, sq
+  assert_equal a.pow(2, m), sq % m
+  d = (a + 1)**3
+  assert_equal (a + 1) * (a + 1) * (a + 1), d
+  assert_equal (a + 1).pow(3, m), d % m
+  ones = 2**200_000 - 1
+  assert_equal 2**400_000 - 2**200_001 + 1, ones * ones
+end

@@ -351,6 +351,15 @@ test "tr delete squeeze count" do
   assert_equal 8, "hello world".count("^l")
   assert_equal 10, "hello world".count("a-z")
   assert_equal 1, "héllo".count("é")
+  # ASCII-only receivers are counted byte by byte through a table.
+  assert_equal 3, "a^b^c^".count("\\^")
+  assert_equal 3, "a-b-c\\d".count("-\\\\")
+  assert_equal 0, "hello".count("é")
+  assert_equal 0, "hello".count("")
+  assert_equal 5, "hello".count("^é")
+  assert_equal 2, ("x" * 10_000 + "DD").count("D")
+  assert_equal 10_000, ("x" * 10_000 + "DD").count("^D")
+  assert_equal 1, "hello\x00\x7f".b.count("\x00-\x1f", "^a")
   assert_raise(ArgumentError, "wrong number of arguments (given 0, expected 1+)") { "hello".count }
   s = +"hello"
   assert_equal "heLLo", s.tr!("l", "L")
@@ -782,4 +791,30 @@ test "scan, gsub and index over many matches in a long string keep character off
   t << "é"
   assert_equal 201, t.length
   assert_equal ["é"], t.scan(/é/)
+end
+
+test "sub!/gsub! raise when the block changes the receiver; scan and gsub set $~ to the last match" do
+  str = +"hello"
+  assert_raise(RuntimeError, "string modified") { str.sub!(//) { str << "x" } }
+  str = +"hello"
+  assert_raise(RuntimeError, "string modified") { str.gsub!(/l/) { str << "x"; "L" } }
+  str = +"hello"
+  assert_equal "xhello", str.sub(//) { str[0] = "x" }
+  assert_equal "xello", str
+  assert_equal "heLLo", (+"hello").gsub!(/l/) { "L" }
+  assert_equal ["1", "22", "333"], "a1b22c333d".scan(/\d+/)
+  assert_equal 6, $~.begin(0)
+  "a1" =~ /a/
+  assert_equal [], "abc".scan(/\d/)
+  assert_equal nil, $~
+  assert_equal "aXbXc", "a-b-c".gsub("-", "X")
+  assert_equal 3, $~.begin(0)
+  assert_equal "a[-]b[-]c", "a-b-c".gsub("-", "[\\0]")
+  assert_equal "héllo wörld", "héllo wörld".gsub("o", "o")
+  assert_equal "hé11o wör1d", "héllo wörld".gsub("l", "1")
+  assert_equal 9, $~.begin(0)
+  # One Oniguruma region serves all the matches of a call: unmatched groups stay unmatched.
+  assert_equal [["a", "b"], ["a", nil], ["a", "b"]], "ab a ab".scan(/(a)(b)?/)
+  assert_equal "<ab> <a> <ab>", "ab a ab".gsub(/(a)(b)?/) { "<#{$1}#{$2}>" }
+  assert_equal "[ba] [a] [ba]", "ab a ab".gsub(/(a)(b)?/, '[\2\1]')
 end

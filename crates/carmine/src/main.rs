@@ -18,7 +18,8 @@ macro_rules! say_err {
 /// mimalloc instead of glibc's malloc: Ruby programs make many small, short-lived buffers
 /// (argument vectors, keyword hashes, string and array storage), and glibc's
 /// consolidation and free-list work was up to a third of the time of keyword-heavy and
-/// allocation-heavy programs (perf, bench/programs: call_super_kwargs, json_parser, havlak).
+/// allocation-heavy programs (perf, bench/programs: call_super_kwargs, json_parser, havlak,
+/// str_build). Only the command sets it; an embedding program keeps its own allocator.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -27,7 +28,7 @@ extern "C" {
     fn mi_option_set(option: i32, value: std::ffi::c_long);
 }
 
-/// `mi_option_arena_eager_commit` in mimalloc v3's `mi_option_t` (libmimalloc-sys 0.1.49,
+/// `mi_option_arena_eager_commit` in mimalloc v2's (and v3's) `mi_option_t` (libmimalloc-sys 0.1.49,
 /// pinned in Cargo.lock): arenas committed on demand instead of at reservation keep peak
 /// RSS at or below glibc's (havlak 57 -> 45 MB, json_parser 48 -> 33 MB) for a few
 /// percent of time.

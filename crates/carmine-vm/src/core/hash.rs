@@ -281,6 +281,12 @@ pub fn insert_raw(ctx: &mut Ctx, hv: Value, key: Value, value: Value) -> Result<
         rhash(hv).entries[i].value = value;
         return Ok(());
     }
+    push_new(ctx, hv, key, value, hash)
+}
+
+/// Appends an entry for `key`, which the caller has just looked up (with hash `hash`) and
+/// not found.
+fn push_new(ctx: &mut Ctx, hv: Value, key: Value, value: Value, hash: u64) -> Result<()> {
     if iterating(hv) {
         return Err(ctx.runtime_error("can't add a new key into hash during iteration"));
     }
@@ -319,15 +325,18 @@ pub fn insert_raw(ctx: &mut Ctx, hv: Value, key: Value, value: Value) -> Result<
 /// `h[k] = v` with Ruby's semantics (string keys are copied and frozen).
 pub fn aset(ctx: &mut Ctx, hv: Value, key: Value, value: Value) -> Result<()> {
     let key = if string::is_string(key) && !object::is_frozen(key) && !basic(hv).has(FL_IDENTITY) {
-        if let Some(i) = {
-            let hash = key_hash(ctx, hv, key)?;
-            find(ctx, hv, key, hash)?
-        } {
+        let hash = key_hash(ctx, hv, key)?;
+        if let Some(i) = find(ctx, hv, key, hash)? {
             rhash(hv).entries[i].value = value;
             return Ok(());
         }
-        let k = string::dup_literal(ctx, key);
-        object::freeze(k)
+        let k = object::freeze(string::dup_literal(ctx, key));
+        if string::is_plain_string(key) {
+            // The copy hashes like `key` (no Ruby code ran since the lookup), so the table
+            // needs no second lookup.
+            return push_new(ctx, hv, k, value, hash);
+        }
+        k
     } else {
         key
     };

@@ -257,6 +257,10 @@ pub fn to_f64(v: Value) -> f64 {
 }
 
 fn big_binop(ctx: &mut Ctx, a: Value, b: Value, op: crate::symbol::SymId) -> Result<Value> {
+    if op == sym::MUL && bignum::is_bignum(a) && bignum::is_bignum(b) {
+        let r = crate::core::bigmul::mul(bignum::get(a), bignum::get(b));
+        return Ok(bignum::normalize(ctx, r));
+    }
     let (x, y) = (bignum::to_big(a), bignum::to_big(b));
     let r = match op {
         sym::PLUS => x + y,
@@ -388,7 +392,7 @@ pub fn pow(ctx: &mut Ctx, a: Value, b: Value) -> Result<Value> {
         }
         return Err(ctx.arg_error("exponent is too large"));
     }
-    let r: BigInt = Pow::pow(base, e as u64);
+    let r = crate::core::bigmul::pow(&base, e as u64);
     Ok(bignum::normalize(ctx, r))
 }
 

@@ -308,6 +308,12 @@ fn regex_for<'a>(ctx: &mut Ctx, r: &'a mut RegexpObj, oenc: onig_sys::OnigEncodi
 
 /// Searches `s` from byte `start`; returns the group ranges of the first match.
 pub fn search(ctx: &mut Ctx, re: Value, s: Value, start: usize, reverse: bool) -> Result<Option<Vec<Option<(usize, usize)>>>> {
+    search_reusing(ctx, re, s, start, reverse, &mut Region::new())
+}
+
+/// `search` with a caller-owned Oniguruma region, for loops over many matches (`scan`,
+/// `gsub`): the region's arrays are allocated once instead of at every search.
+pub fn search_reusing(ctx: &mut Ctx, re: Value, s: Value, start: usize, reverse: bool, region: &mut Region) -> Result<Option<Vec<Option<(usize, usize)>>>> {
     get(ctx, re)?;
     let Some(r) = data_ref::<RegexpObj>(re) else { return Err(ctx.type_error("uninitialized Regexp")) };
     let enc = prepare_encoding(ctx, r, s)?;
@@ -318,11 +324,10 @@ pub fn search(ctx: &mut Ctx, re: Value, s: Value, start: usize, reverse: bool) -
     let oenc = onig_encoding(enc);
     let timeout = r.timeout.or_else(|| ctx.vm().regexp_timeout());
     let regex = regex_for(ctx, r, oenc)?;
-    let mut region = Region::new();
     let (from, to) = if reverse { (start, 0) } else { (start, b.len()) };
     let found = run_limited(ctx, timeout, |mp| {
         let chars = EncodedBytes::from_parts(b, oenc);
-        regex.search_with_param(chars, from, to, SearchOptions::SEARCH_OPTION_NONE, Some(&mut region), mp)
+        regex.search_with_param(chars, from, to, SearchOptions::SEARCH_OPTION_NONE, Some(&mut *region), mp)
     })?;
     Ok(found.map(|_| (0..region.len()).map(|i| region.pos(i)).collect()))
 }

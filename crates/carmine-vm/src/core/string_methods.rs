@@ -28,9 +28,9 @@ pub fn find_bytes(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
         return Some(from);
     }
     if needle.len() == 1 {
-        return hay[from..].iter().position(|&c| c == needle[0]).map(|p| p + from);
+        return memchr::memchr(needle[0], &hay[from..]).map(|p| p + from);
     }
-    hay[from..].windows(needle.len()).position(|w| w == needle).map(|p| p + from)
+    memchr::memmem::find(&hay[from..], needle).map(|p| p + from)
 }
 
 /// Whether byte offset `off` starts a character of `v`.

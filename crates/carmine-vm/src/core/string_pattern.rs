@@ -8,7 +8,7 @@
 //!   except in `match?`, which never touches it.
 
 use crate::core::matchdata::{group_str, m_get, md_aref, named_group, new_match, MatchObj};
-use crate::core::regexp::{is_regexp, match_at, pattern_arg, re_match, re_match_op, search};
+use crate::core::regexp::{is_regexp, match_at, pattern_arg, re_match, re_match_op, search, search_reusing};
 use crate::core::{array, encoding, hash, integer, object, string};
 use crate::interp::{ops, Args};
 use crate::symbol::sym;
@@ -196,8 +196,10 @@ fn expand_replacement(ctx: &mut Ctx, repl: &[u8], m: &MatchObj) -> Result<Vec<u8
     Ok(out)
 }
 
-/// `sub`/`gsub` core: returns the new bytes, or None if nothing matched.
-fn substitute(ctx: &mut Ctx, s: Value, args: &Args, global: bool) -> Result<Option<(Vec<u8>, u8)>> {
+/// `sub`/`gsub` core: returns the new bytes, or None if nothing matched. With `bang`, a
+/// receiver that a block changed raises "string modified" (as `sub!`/`gsub!` do in CRuby;
+/// `sub`/`gsub` work on their copy and let the block change the receiver).
+fn substitute(ctx: &mut Ctx, s: Value, args: &Args, global: bool, bang: bool) -> Result<Option<(Vec<u8>, u8)>> {
     let pat = args.pos[0];
     let re = pattern_arg(ctx, pat)?;
     let repl = args.pos.get(1).copied();
@@ -212,49 +214,62 @@ fn substitute(ctx: &mut Ctx, s: Value, args: &Args, global: bool) -> Result<Opti
     let subject = string::dup_literal(ctx, s);
     object::freeze(subject);
     let enc = string::encoding(s);
-    let b = string::bytes(subject).to_vec();
-    let mut out = Vec::with_capacity(b.len());
+    // `subject` is a frozen copy: its bytes cannot change while blocks run, so they are
+    // read in place rather than copied once more.
+    let subj = || string::bytes(subject);
+    let total = subj().len();
+    let mut region = onig::Region::new();
+    // A replacement without backslashes is copied as it is: no MatchData is needed for it,
+    // so only the last match gets one (for `$~`).
+    let literal_repl = str_repl.map(|r| string::bytes(r).to_vec()).filter(|rb| !rb.contains(&b'\\'));
+    let mut last_groups = None;
+    let mut out = Vec::with_capacity(total);
     let mut pos = 0usize;
     let mut last_end = 0usize;
     let mut any = false;
-    while pos <= b.len() {
-        let Some(groups) = search(ctx, re, subject, pos, false)? else { break };
+    while pos <= total {
+        let Some(groups) = search_reusing(ctx, re, subject, pos, false, &mut region)? else { break };
         let (ms, me) = groups[0].expect("group 0");
         any = true;
-        out.extend_from_slice(&b[last_end..ms]);
-        let md = new_match(ctx, re, subject, groups);
-        let piece: Vec<u8> = if let Some(h) = hash_repl {
-            let mo = m_get(ctx, md)?;
-            let matched = group_str(ctx, mo, 0);
-            let v = hash::aref(ctx, h, matched)?;
-            let v = string::to_s(ctx, v)?;
-            string::bytes(v).to_vec()
-        } else if let Some(r) = str_repl {
-            let rb = string::bytes(r).to_vec();
-            let m = m_get(ctx, md)?;
-            expand_replacement(ctx, &rb, m)?
+        out.extend_from_slice(&subj()[last_end..ms]);
+        if let Some(rb) = &literal_repl {
+            out.extend_from_slice(rb);
+            last_groups = Some(groups);
         } else {
+            let md = new_match(ctx, re, subject, groups);
+            let piece: Vec<u8> = if let Some(h) = hash_repl {
+                let mo = m_get(ctx, md)?;
+                let matched = group_str(ctx, mo, 0);
+                let v = hash::aref(ctx, h, matched)?;
+                let v = string::to_s(ctx, v)?;
+                string::bytes(v).to_vec()
+            } else if let Some(r) = str_repl {
+                let rb = string::bytes(r).to_vec();
+                let m = m_get(ctx, md)?;
+                expand_replacement(ctx, &rb, m)?
+            } else {
+                ops::set_last_match(ctx, md);
+                let mo = m_get(ctx, md)?;
+                let matched = group_str(ctx, mo, 0);
+                let blk = args.block.expect("block");
+                let v = ctx.yield1(&blk, matched)?;
+                let v = string::to_s(ctx, v)?;
+                string::bytes(v).to_vec()
+            };
+            out.extend_from_slice(&piece);
             ops::set_last_match(ctx, md);
-            let mo = m_get(ctx, md)?;
-            let matched = group_str(ctx, mo, 0);
-            let blk = args.block.expect("block");
-            let v = ctx.yield1(&blk, matched)?;
-            let v = string::to_s(ctx, v)?;
-            string::bytes(v).to_vec()
-        };
-        out.extend_from_slice(&piece);
-        ops::set_last_match(ctx, md);
+        }
         last_end = me;
         if !global {
             break;
         }
         if me == ms {
-            if me < b.len() {
-                let n = encoding::char_len(enc, &b, me);
-                out.extend_from_slice(&b[me..me + n]);
+            if me < total {
+                let n = encoding::char_len(enc, subj(), me);
+                out.extend_from_slice(&subj()[me..me + n]);
                 last_end = me + n;
             }
-            if me >= b.len() {
+            if me >= total {
                 break;
             }
             pos = last_end;
@@ -266,14 +281,21 @@ fn substitute(ctx: &mut Ctx, s: Value, args: &Args, global: bool) -> Result<Opti
         ops::set_last_match(ctx, Value::NIL);
         return Ok(None);
     }
-    if last_end < b.len() {
-        out.extend_from_slice(&b[last_end..]);
+    if let Some(groups) = last_groups {
+        let md = new_match(ctx, re, subject, groups);
+        ops::set_last_match(ctx, md);
+    }
+    if last_end < total {
+        out.extend_from_slice(&subj()[last_end..]);
+    }
+    if bang && args.block.is_some() && string::bytes(s) != subj() {
+        return Err(ctx.runtime_error("string modified"));
     }
     Ok(Some((out, enc)))
 }
 
 fn s_sub(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    match substitute(ctx, recv, args, false)? {
+    match substitute(ctx, recv, args, false, false)? {
         Some((b, e)) => Ok(string::new_with_enc(ctx, b, e)),
         None => Ok(string::dup_literal(ctx, recv)),
     }
@@ -283,7 +305,7 @@ fn s_gsub(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if args.pos.len() == 1 && args.block.is_none() {
         return crate::core::enumerator::enum_for(ctx, recv, "gsub", args.pos, None);
     }
-    match substitute(ctx, recv, args, true)? {
+    match substitute(ctx, recv, args, true, false)? {
         Some((b, e)) => Ok(string::new_with_enc(ctx, b, e)),
         None => Ok(string::dup_literal(ctx, recv)),
     }
@@ -291,7 +313,7 @@ fn s_gsub(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn s_sub_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     ctx.check_frozen(recv)?;
-    match substitute(ctx, recv, args, false)? {
+    match substitute(ctx, recv, args, false, true)? {
         Some((b, _)) => {
             ctx.check_frozen(recv)?;
             *string::bytes_mut(recv) = b;
@@ -303,7 +325,7 @@ fn s_sub_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn s_gsub_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     ctx.check_frozen(recv)?;
-    match substitute(ctx, recv, args, true)? {
+    match substitute(ctx, recv, args, true, true)? {
         Some((b, _)) => {
             ctx.check_frozen(recv)?;
             *string::bytes_mut(recv) = b;
@@ -317,39 +339,59 @@ fn s_scan(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let re = pattern_arg(ctx, args.pos[0])?;
     let subject = object::freeze(string::dup_literal(ctx, recv));
     let enc = string::encoding(recv);
-    let b = string::bytes(subject).to_vec();
+    // `subject` is a frozen copy: its bytes cannot change while blocks run, so they are
+    // read in place rather than copied once more.
+    let subj = || string::bytes(subject);
+    let total = subj().len();
+    let mut region = onig::Region::new();
     let out = array::new(ctx);
     let mut pos = 0usize;
-    while pos <= b.len() {
-        let Some(groups) = search(ctx, re, subject, pos, false)? else { break };
+    // Without a block `$~` is only seen after the scan: the last match's MatchData is built
+    // then, not one per match.
+    let mut last_groups = None;
+    let mut any = false;
+    while pos <= total {
+        let Some(groups) = search_reusing(ctx, re, subject, pos, false, &mut region)? else { break };
         let (ms, me) = groups[0].expect("group 0");
-        let md = new_match(ctx, re, subject, groups.clone());
+        any = true;
         let item = if groups.len() > 1 {
             let caps = array::new(ctx);
             for g in groups.iter().skip(1) {
                 let v = match *g {
-                    Some((s, e)) => string::new_with_enc(ctx, b[s..e].to_vec(), enc),
+                    Some((s, e)) => string::new_with_enc(ctx, subj()[s..e].to_vec(), enc),
                     None => Value::NIL,
                 };
                 array::push(ctx, caps, v);
             }
             caps
         } else {
-            string::new_with_enc(ctx, b[ms..me].to_vec(), enc)
+            string::new_with_enc(ctx, subj()[ms..me].to_vec(), enc)
         };
-        ops::set_last_match(ctx, md);
         match args.block {
             Some(blk) => {
+                let md = new_match(ctx, re, subject, groups);
+                ops::set_last_match(ctx, md);
                 ctx.yield1(&blk, item)?;
                 ops::set_last_match(ctx, md);
             }
-            None => array::push(ctx, out, item),
+            None => {
+                array::push(ctx, out, item);
+                last_groups = Some(groups);
+            }
         }
-        pos = if me == ms { me + if me < b.len() { encoding::char_len(enc, &b, me) } else { 1 } } else { me };
+        pos = if me == ms { me + if me < total { encoding::char_len(enc, subj(), me) } else { 1 } } else { me };
+    }
+    if !any {
+        ops::set_last_match(ctx, Value::NIL);
     }
     if args.block.is_some() {
         return Ok(recv);
     }
+    let md = match last_groups {
+        Some(groups) => new_match(ctx, re, subject, groups),
+        None => Value::NIL,
+    };
+    ops::set_last_match(ctx, md);
     Ok(out)
 }
 

@@ -268,6 +268,12 @@ fn count(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Err(ctx.arity_error(0, 1, None));
     }
     let specs = set_args(ctx, recv, args.pos)?;
+    if string::is_7bit(recv) && encoding::is_ascii_compatible(encoding(recv)) {
+        // Every byte is a character: count through a table instead of decoding.
+        let table: [bool; 128] = std::array::from_fn(|c| in_all(&specs, c as u32));
+        let n = string::bytes(recv).iter().filter(|&&b| table[b as usize & 0x7f]).count();
+        return Ok(Value::fixnum(n as i64));
+    }
     let src = codepoints(ctx, recv)?;
     Ok(Value::fixnum(src.into_iter().filter(|&c| in_all(&specs, c)).count() as i64))
 }
