@@ -21,7 +21,41 @@ macro_rules! say_err {
 /// allocation-heavy programs (perf, bench/programs: call_super_kwargs, json_parser, havlak,
 /// str_build). Only the command sets it; an embedding program keeps its own allocator.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: Allocator = Allocator;
+
+/// mimalloc, and CRuby's answer when a small allocation fails: the process is out of
+/// memory (or address space, under `ulimit -v`), with no room to build an exception, so it
+/// ends with `[FATAL] failed to allocate memory` and status 1 instead of Rust's abort.
+/// Requests of 1 MiB and more return null as usual, so that fallible reservations
+/// (`Array.new(2**40)`, huge strings) still become NoMemoryError.
+struct Allocator;
+
+const SMALL_REQUEST: usize = 1 << 20;
+
+#[inline]
+fn checked(p: *mut u8, size: usize) -> *mut u8 {
+    if p.is_null() && size < SMALL_REQUEST {
+        carmine_vm::error::fatal_out_of_memory();
+    }
+    p
+}
+
+// SAFETY: every call is forwarded to mimalloc with the same arguments; only a null result
+// of a small request is turned into process exit.
+unsafe impl std::alloc::GlobalAlloc for Allocator {
+    unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
+        checked(mimalloc::MiMalloc.alloc(l), l.size())
+    }
+    unsafe fn alloc_zeroed(&self, l: std::alloc::Layout) -> *mut u8 {
+        checked(mimalloc::MiMalloc.alloc_zeroed(l), l.size())
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: std::alloc::Layout) {
+        mimalloc::MiMalloc.dealloc(p, l)
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        checked(mimalloc::MiMalloc.realloc(p, l, new_size), new_size)
+    }
+}
 
 extern "C" {
     /// mimalloc's option setter (linked in by the `mimalloc` crate).

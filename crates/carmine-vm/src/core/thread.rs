@@ -104,11 +104,17 @@ fn start(ctx: &mut Ctx, t: Value, args: &Args) -> Result<()> {
     ctx.vm().threads.borrow_mut().push(Entry { obj: t, ctx: std::ptr::null_mut() });
     let vm = ctx.vm_ptr() as usize;
     let obj = t.raw();
-    let spawned = std::thread::Builder::new().stack_size(THREAD_NATIVE_STACK).spawn(move || {
-        // SAFETY: the VM outlives its threads (the main thread waits for them before the
-        // VM is dropped); `obj` is a Thread object kept alive by `Vm::threads`.
-        unsafe { thread_main(vm as *mut Vm, Value::from_raw(obj)) }
-    });
+    let spawned = match crate::fiber::stack::ValueStack::mapped(THREAD_STACK_SLOTS) {
+        Some(stack) => {
+            let stack = SendStack(stack);
+            std::thread::Builder::new().stack_size(THREAD_NATIVE_STACK).spawn(move || {
+                // SAFETY: the VM outlives its threads (the main thread waits for them before
+                // the VM is dropped); `obj` is a Thread object kept alive by `Vm::threads`.
+                unsafe { thread_main(vm as *mut Vm, Value::from_raw(obj), stack.0) }
+            })
+        }
+        None => Err(std::io::Error::from_raw_os_error(libc::ENOMEM)),
+    };
     if let Err(e) = spawned {
         ctx.vm().threads.borrow_mut().retain(|e| e.obj != t);
         td(t).status = Status::Dead;
@@ -118,12 +124,19 @@ fn start(ctx: &mut Ctx, t: Value, args: &Args) -> Result<()> {
     Ok(())
 }
 
+/// A value stack handed to the thread that will use it (mapped memory, owned by one
+/// thread at a time).
+struct SendStack(crate::fiber::stack::ValueStack);
+
+// SAFETY: the mapping is used only by the receiving thread once sent.
+unsafe impl Send for SendStack {}
+
 /// The body of a thread made by `Thread.new`.
 ///
 /// # Safety
 /// `vm` must outlive the thread and `t` must be a Thread object listed in `Vm::threads`.
-unsafe fn thread_main(vm: *mut Vm, t: Value) {
-    let mut ctx = Box::new(Ctx::new(vm, THREAD_STACK_SLOTS, THREAD_MAX_FRAMES));
+unsafe fn thread_main(vm: *mut Vm, t: Value, stack: crate::fiber::stack::ValueStack) {
+    let mut ctx = Box::new(Ctx::with_stack(vm, stack, THREAD_MAX_FRAMES));
     td(t).shared.attach();
     (*vm).gl.acquire(&(*vm).interrupt);
     let cp: *mut Ctx = &mut *ctx;

@@ -138,8 +138,18 @@ impl Ctx {
     /// # Safety
     /// `vm` must outlive the context, and the context must stay on the calling thread.
     pub unsafe fn new(vm: *mut Vm, stack_slots: usize, max_frames: usize) -> Ctx {
-        let (lo, hi) = crate::heap::stack_scan::current_thread_stack_bounds();
         let stack = ValueStack::mapped(stack_slots).unwrap_or_else(|| crate::error::fatal_out_of_memory());
+        Ctx::with_stack(vm, stack, max_frames)
+    }
+
+    /// A context for the calling thread in `vm` on a value stack mapped by the caller (a
+    /// `Thread.new` maps it before spawning, so that no address space is a ThreadError
+    /// there instead of a fatal error in the new thread).
+    ///
+    /// # Safety
+    /// As `new`.
+    pub unsafe fn with_stack(vm: *mut Vm, stack: ValueStack, max_frames: usize) -> Ctx {
+        let (lo, hi) = crate::heap::stack_scan::current_thread_stack_bounds();
         let serial = (*vm).next_thread_serial.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ctx {
             vm,
