@@ -72,8 +72,7 @@ pub fn string_aset(ctx: &mut Ctx, s: Value, re: Value, repl: Value) -> Result<()
     match search(ctx, re, s, 0, false)? {
         Some(g) => {
             let (st, en) = g[0].expect("group 0");
-            let r = string::bytes(repl).to_vec();
-            string::bytes_mut(s).splice(st..en, r);
+            string::bytes_mut(s).splice(st..en, string::bytes(repl));
             Ok(())
         }
         None => Err(ctx.index_error("regexp not matched")),
@@ -294,7 +293,7 @@ fn s_sub_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     match substitute(ctx, recv, args, false)? {
         Some((b, _)) => {
             ctx.check_frozen(recv)?;
-            *string::bytes_mut(recv) = b;
+            string::set_bytes(recv, b);
             Ok(recv)
         }
         None => Ok(Value::NIL),
@@ -306,7 +305,7 @@ fn s_gsub_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     match substitute(ctx, recv, args, true)? {
         Some((b, _)) => {
             ctx.check_frozen(recv)?;
-            *string::bytes_mut(recv) = b;
+            string::set_bytes(recv, b);
             Ok(recv)
         }
         None => Ok(Value::NIL),
