@@ -17,6 +17,9 @@ pub const SLOTS_PER_PAGE: usize = PAGE_SIZE / SLOT_SIZE;
 pub const HEADER_SLOTS: usize = 4;
 pub const OBJECT_SLOTS: usize = SLOTS_PER_PAGE - HEADER_SLOTS;
 
+// Zeroed memory must read as a free slot (see `Page::new_batch`).
+const _: () = assert!(ObjType::Free as u32 == 0);
+
 #[repr(C)]
 pub struct PageHeader {
     pub mark_bits: [u64; SLOTS_PER_PAGE / 64],
@@ -43,19 +46,20 @@ unsafe impl Send for Page {}
 
 impl Page {
     /// `n` fresh pages from one mapping (one kernel mapping per heap growth, not per page:
-    /// the number of mappings a process may have is limited).
+    /// the number of mappings a process may have is limited). Their memory is zero, which
+    /// reads as free slots and an empty mark bitmap, and is left untouched (so it takes no
+    /// RAM) until the page is first used.
     pub fn new_batch(n: usize) -> Vec<Page> {
         let Some(base) = map_aligned_pages(n) else { return Vec::new() };
-        (0..n)
-            .map(|k| {
-                let page = Page { base: (base + k * PAGE_SIZE) as *mut u8 };
-                for i in HEADER_SLOTS..SLOTS_PER_PAGE {
-                    // SAFETY: i is within the page; zeroed memory is a valid FreeSlot.
-                    unsafe { (*page.slot(i)).flags = ObjType::Free as u32 };
-                }
-                page
-            })
-            .collect()
+        (0..n).map(|k| Page { base: (base + k * PAGE_SIZE) as *mut u8 }).collect()
+    }
+
+    /// Gives the page's memory back to the kernel; it reads as zero (all slots free) again.
+    /// The caller must hold no free list into it.
+    pub fn release_memory(&self) {
+        // SAFETY: the page is a private anonymous mapping of PAGE_SIZE bytes owned by this
+        // heap; discarding its contents leaves it zeroed, a valid state for an unused page.
+        unsafe { libc::madvise(self.base as *mut libc::c_void, PAGE_SIZE, libc::MADV_DONTNEED) };
     }
 
     #[inline]
