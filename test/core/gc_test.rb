@@ -109,3 +109,20 @@ test "GC.config names the collector; GC.total_time and measure_total_time" do
   GC.measure_total_time = true
   assert_kind_of Integer, GC::INTERNAL_CONSTANTS[:RVALUE_SIZE]
 end
+
+# Carmine's heap sizing (heap/mod.rs): after a collection that leaves more than 65% of the
+# slots free, empty pages go back to the kernel; growing again reuses them.
+# (Without GC.stress: a collection per allocation of 300,000 objects would take minutes.)
+test "empty heap pages are given back after a large structure dies" do
+  stress = GC.stress
+  GC.stress = false
+  before = GC.stat(:total_freed_pages)
+  big = Array.new(300_000) { [1] }
+  big = nil
+  3.times { GC.start }
+  assert_true GC.stat(:total_freed_pages) > before
+  again = Array.new(300_000) { [2] }
+  assert_equal 300_000, again.size
+ensure
+  GC.stress = stress
+end

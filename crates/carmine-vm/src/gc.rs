@@ -80,7 +80,7 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
     if class_died {
         vm.class_freed();
     }
-    heap.grow_after_collection(live);
+    heap.resize_after_collection(live);
     let have_finalizer = queued_finalizers || !vm.objspace.pending.borrow().is_empty();
     record(&mut heap, reason, have_finalizer, start, marked, live);
     drop(heap);

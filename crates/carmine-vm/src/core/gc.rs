@@ -117,7 +117,7 @@ fn stat_entries(ctx: &mut Ctx) -> Vec<(&'static str, i64)> {
         ("heap_marked_slots", st.live_after_last_gc as i64),
         ("heap_eden_pages", pages),
         ("total_allocated_pages", st.total_allocated_pages as i64),
-        ("total_freed_pages", 0),
+        ("total_freed_pages", st.total_freed_pages as i64),
         ("total_allocated_objects", freed + live),
         ("total_freed_objects", freed),
         ("malloc_increase_bytes", h.malloc_increase as i64),

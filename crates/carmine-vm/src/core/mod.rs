@@ -63,6 +63,7 @@ pub mod string_pattern;
 pub mod set;
 pub mod signal;
 pub mod string;
+pub mod string_buf;
 pub mod string_case;
 pub mod string_conv;
 pub mod string_encode;

@@ -781,7 +781,7 @@ pub fn array_pack(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let result = if buffer.is_nil() {
         string::new_with_enc(ctx, out, enc)
     } else {
-        *string::bytes_mut(buffer) = out;
+        string::set_bytes(buffer, out);
         if enc_info != 0 {
             string::set_encoding(buffer, enc);
         }

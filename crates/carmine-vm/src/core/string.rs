@@ -5,7 +5,8 @@
 //! `string_conv.rs`, `string_tr.rs` and `string_encode.rs`.
 //!
 //! Invariants:
-//! - `RString::bytes` owns the content; the encoding index lives in `RBasic::aux`.
+//! - `RString::bytes` owns the content (embedded in the slot when short, see
+//!   `string_buf`); the encoding index lives in `RBasic::aux`.
 //! - Content may be invalid in its encoding ("broken"); every character walk treats an
 //!   invalid byte as a one-byte character, as CRuby does.
 //! - Mutating methods call `modify` (frozen check) before touching the bytes.
@@ -14,6 +15,7 @@
 
 use crate::core::encoding::{self, BINARY, US_ASCII, UTF_8};
 use crate::core::object;
+use crate::core::string_buf::StrBuf;
 use crate::error::Unwind;
 use crate::heap::page::SLOT_SIZE;
 use crate::interp::Args;
@@ -26,7 +28,7 @@ use crate::Result;
 #[repr(C)]
 pub struct RString {
     pub basic: RBasic,
-    pub bytes: Vec<u8>,
+    pub bytes: StrBuf,
 }
 
 const _: () = assert!(std::mem::size_of::<RString>() <= SLOT_SIZE);
@@ -42,39 +44,56 @@ pub use crate::core::string_conv::upto_each;
 
 // ---- construction ----
 
+/// A new String owning `bytes` (embedded, and the Vec freed, when it is short).
 pub fn new_with_enc(ctx: &mut Ctx, bytes: Vec<u8>, enc: u8) -> Value {
-    if bytes.capacity() > 256 {
-        ctx.note_malloc(bytes.capacity());
+    new_from_buf(ctx, StrBuf::from_vec(bytes), enc)
+}
+
+/// A new String with a copy of `b` (no allocation besides the slot when `b` is short).
+pub fn new_with_enc_from_slice(ctx: &mut Ctx, b: &[u8], enc: u8) -> Value {
+    new_from_buf(ctx, StrBuf::from_slice(b), enc)
+}
+
+/// Bytes of `v`'s out-of-line buffer (0 when its content is inside the slot).
+pub fn heap_bytes(v: Value) -> usize {
+    rstring(v).bytes.heap_capacity()
+}
+
+#[inline]
+fn new_from_buf(ctx: &mut Ctx, buf: StrBuf, enc: u8) -> Value {
+    let cap = buf.heap_capacity();
+    if cap > 256 {
+        ctx.note_malloc(cap);
     }
     let klass = ctx.c().string;
     let p = ctx.alloc_slot(ObjType::String, klass) as *mut RString;
     // SAFETY: fresh String slot.
     unsafe {
-        std::ptr::write(&mut (*p).bytes, bytes);
+        std::ptr::write(&mut (*p).bytes, buf);
         (*p).basic.aux = enc as u32;
     }
     Value::from_ptr(p)
 }
 
 pub fn new_utf8(ctx: &mut Ctx, s: &str) -> Value {
-    new_with_enc(ctx, s.as_bytes().to_vec(), UTF_8)
+    new_with_enc_from_slice(ctx, s.as_bytes(), UTF_8)
 }
 
 pub fn new_from_bytes(ctx: &mut Ctx, b: &[u8]) -> Value {
-    new_with_enc(ctx, b.to_vec(), UTF_8)
+    new_with_enc_from_slice(ctx, b, UTF_8)
 }
 
 pub fn new_binary(ctx: &mut Ctx, b: &[u8]) -> Value {
-    new_with_enc(ctx, b.to_vec(), BINARY)
+    new_with_enc_from_slice(ctx, b, BINARY)
 }
 
 pub fn new_us_ascii(ctx: &mut Ctx, s: &str) -> Value {
-    new_with_enc(ctx, s.as_bytes().to_vec(), US_ASCII)
+    new_with_enc_from_slice(ctx, s.as_bytes(), US_ASCII)
 }
 
 /// A string literal from source (UTF-8 source files).
 pub fn new_from_source(ctx: &mut Ctx, b: &[u8]) -> Value {
-    new_with_enc(ctx, b.to_vec(), UTF_8)
+    new_with_enc_from_slice(ctx, b, UTF_8)
 }
 
 /// What `PutString` pushes: a new copy of the literal, chilled when the literal is.
@@ -116,8 +135,7 @@ pub fn chilled_mutation(ctx: &mut Ctx, v: Value) -> Result<()> {
 /// A new mutable copy of a (frozen) literal.
 pub fn dup_literal(ctx: &mut Ctx, lit: Value) -> Value {
     let enc = encoding(lit);
-    let b = bytes(lit).to_vec();
-    new_with_enc(ctx, b, enc)
+    new_with_enc_from_slice(ctx, bytes(lit), enc)
 }
 
 pub fn dup_with_class(ctx: &mut Ctx, v: Value, klass: Value) -> Value {
@@ -155,10 +173,11 @@ pub fn bytes<'a>(v: Value) -> &'a [u8] {
     &rstring(v).bytes
 }
 
-/// The content for writing; forgets the cached code range (so the caller must not keep
-/// the reference past its change).
+/// The content for writing (`StrBuf` offers Vec's in-place operations, and the Vec itself
+/// through `vec_mut`); forgets the cached code range (so the caller must not keep the
+/// reference past its change).
 #[inline]
-pub fn bytes_mut<'a>(v: Value) -> &'a mut Vec<u8> {
+pub fn bytes_mut<'a>(v: Value) -> &'a mut StrBuf {
     forget_coderange(v);
     &mut rstring(v).bytes
 }
@@ -257,7 +276,7 @@ pub fn modify(ctx: &mut Ctx, v: Value) -> Result<()> {
 /// Replaces the content (callers have called `modify`).
 pub fn set_bytes(v: Value, b: Vec<u8>) {
     forget_coderange(v);
-    rstring(v).bytes = b;
+    rstring(v).bytes.set(b);
 }
 
 /// Whether the content is valid in its encoding (CRuby's coderange is not BROKEN).
@@ -348,10 +367,11 @@ pub fn append_str(ctx: &mut Ctx, dst: Value, src: Value) -> Result<()> {
         basic(dst).aux |= CR_7BIT << CR_SHIFT;
     }
     if dst == src {
+        // A slice of the destination may not be passed along with `&mut` to it (aliasing).
         let copy = bytes(src).to_vec();
         rstring(dst).bytes.extend_from_slice(&copy);
     } else {
-        let s = &rstring(src).bytes;
+        let s: &[u8] = &rstring(src).bytes;
         rstring(dst).bytes.extend_from_slice(s);
     }
     Ok(())
@@ -361,7 +381,7 @@ pub fn append_str(ctx: &mut Ctx, dst: Value, src: Value) -> Result<()> {
 pub fn concat_parts(ctx: &mut Ctx, parts: &[Value]) -> Result<Value> {
     let total: usize = parts.iter().map(|&p| len(p)).sum();
     let mut enc = parts.first().map_or(UTF_8, |&p| encoding(p));
-    let mut out = Vec::with_capacity(total);
+    let mut out = StrBuf::with_capacity(total);
     for (i, &p) in parts.iter().enumerate() {
         let b = bytes(p);
         if i > 0 && encoding(p) != enc {
@@ -372,7 +392,7 @@ pub fn concat_parts(ctx: &mut Ctx, parts: &[Value]) -> Result<Value> {
         }
         out.extend_from_slice(b);
     }
-    Ok(new_with_enc(ctx, out, enc))
+    Ok(new_from_buf(ctx, out, enc))
 }
 
 pub fn intern(ctx: &mut Ctx, s: Value) -> Value {
@@ -556,8 +576,8 @@ pub fn char_range(v: Value, start: i64, count: i64) -> Option<(usize, usize)> {
 /// A substring by character index and length (CRuby's `str[start, len]` semantics).
 pub fn substr(ctx: &mut Ctx, v: Value, start: i64, count: i64) -> Option<Value> {
     let (bs, be) = char_range(v, start, count)?;
-    let piece = bytes(v)[bs..be].to_vec();
-    Some(new_like(ctx, v, piece))
+    let enc = encoding(v);
+    Some(new_with_enc_from_slice(ctx, &bytes(v)[bs..be], enc))
 }
 
 // ---- inspect / dump ----

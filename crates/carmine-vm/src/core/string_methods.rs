@@ -330,8 +330,9 @@ fn prepend(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 /// Replaces bytes `bs..be` of `recv` with `repl`'s content (encodings negotiated).
 pub fn splice_bytes(ctx: &mut Ctx, recv: Value, bs: usize, be: usize, repl: Value) -> Result<()> {
     let enc = string::check_compatible(ctx, recv, repl)?;
-    let r = bytes(repl).to_vec();
-    bytes_mut(recv).splice(bs..be, r);
+    // `repl` may be `recv` itself: a slice of it may not be passed along with `&mut` to it.
+    let copy = (repl == recv).then(|| bytes(repl).to_vec());
+    bytes_mut(recv).splice(bs..be, copy.as_deref().unwrap_or_else(|| bytes(repl)));
     set_encoding(recv, enc);
     Ok(())
 }
@@ -1018,7 +1019,7 @@ fn delete_prefix_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> 
     if n == 0 {
         return Ok(Value::NIL);
     }
-    bytes_mut(recv).drain(..n);
+    bytes_mut(recv).remove_prefix(n);
     Ok(recv)
 }
 

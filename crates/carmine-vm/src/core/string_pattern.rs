@@ -72,8 +72,9 @@ pub fn string_aset(ctx: &mut Ctx, s: Value, re: Value, repl: Value) -> Result<()
     match search(ctx, re, s, 0, false)? {
         Some(g) => {
             let (st, en) = g[0].expect("group 0");
-            let r = string::bytes(repl).to_vec();
-            string::bytes_mut(s).splice(st..en, r);
+            // `repl` may be `s` itself: splice from a copy then (no aliasing of `&mut`).
+            let copy = (repl == s).then(|| string::bytes(repl).to_vec());
+            string::bytes_mut(s).splice(st..en, copy.as_deref().unwrap_or_else(|| string::bytes(repl)));
             Ok(())
         }
         None => Err(ctx.index_error("regexp not matched")),
@@ -316,7 +317,7 @@ fn s_sub_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     match substitute(ctx, recv, args, false, true)? {
         Some((b, _)) => {
             ctx.check_frozen(recv)?;
-            *string::bytes_mut(recv) = b;
+            string::set_bytes(recv, b);
             Ok(recv)
         }
         None => Ok(Value::NIL),
@@ -328,7 +329,7 @@ fn s_gsub_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     match substitute(ctx, recv, args, true, true)? {
         Some((b, _)) => {
             ctx.check_frozen(recv)?;
-            *string::bytes_mut(recv) = b;
+            string::set_bytes(recv, b);
             Ok(recv)
         }
         None => Ok(Value::NIL),

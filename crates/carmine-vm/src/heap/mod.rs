@@ -3,8 +3,17 @@
 //!
 //! Invariants:
 //! - Non-moving: an object's address is fixed for its life.
-//! - Every page is in `page_bases`; a word is a candidate object pointer iff its page base
-//!   is there and it falls on an object slot whose type is not `Free` (see `live_object_at`).
+//! - A page is in use (`pages`, and its base in `page_bases`), fresh (`fresh`: counted in
+//!   the heap's size but never handed out, so zero and untouched, taking no RAM), or
+//!   released (`released`: its memory given back to the kernel, not counted, reused first
+//!   when the heap grows). Only pages in use hold objects or free lists.
+//! - A word is a candidate object pointer iff its page base is in `page_bases` and it falls
+//!   on an object slot whose type is not `Free` (see `live_object_at`).
+//! - Sizing (`resize_after_collection`): after a collection the heap grows when fewer than
+//!   `MIN_FREE_PERCENT` of its slots are free, to `GOAL_FREE_PERCENT` free, at most
+//!   `MAX_GROWTH_PERCENT` at a time; it releases empty pages when more than
+//!   `MAX_FREE_PERCENT` are free. Pages are taken from `fresh` only when the swept pages'
+//!   free lists are used up, so the heap's memory follows what is used, not its size.
 //! - A free list is owned by exactly one party: the heap (`ready`) or one thread's cache.
 //!   Before a sweep every thread cache is emptied (its slots are `Free` and get relinked).
 //! - Roots are supplied by the collector driver (`crate::gc`); this module knows nothing of
@@ -61,6 +70,8 @@ impl std::hash::BuildHasher for PageHasher {
 
 pub struct HeapInner {
     pages: Vec<Page>,
+    fresh: Vec<Page>,
+    released: Vec<Page>,
     page_bases: HashSet<usize, PageHasher>,
     ready: Vec<(*mut FreeSlot, usize)>,
     pub stats: GcStats,
@@ -73,6 +84,16 @@ pub struct HeapInner {
 unsafe impl Send for HeapInner {}
 
 const INITIAL_PAGES: usize = 16;
+/// Free-slot shares after a collection (percent of the heap's slots): below the minimum the
+/// heap grows to the goal; above the maximum empty pages are released down to the goal.
+/// CRuby's 20/40 took the least memory but made binary_trees run 2.8% more instructions
+/// (more collections of a mid-sized live set); 30/50 is within 1.4% of the old policy's
+/// instructions everywhere measured (docs/benchmarks.md, issue 13).
+const MIN_FREE_PERCENT: usize = 30;
+const GOAL_FREE_PERCENT: usize = 50;
+const MAX_FREE_PERCENT: usize = 65;
+/// The most the heap grows at once (percent of its size).
+const MAX_GROWTH_PERCENT: usize = 80;
 const MALLOC_LIMIT_MIN: usize = 16 * 1024 * 1024;
 
 impl Default for Heap {
@@ -86,6 +107,8 @@ impl Heap {
         Heap {
             inner: Mutex::new(HeapInner {
                 pages: Vec::new(),
+                fresh: Vec::new(),
+                released: Vec::new(),
                 page_bases: HashSet::default(),
                 ready: Vec::new(),
                 stats: GcStats::default(),
@@ -105,7 +128,10 @@ impl HeapInner {
     /// page's, or at most `limit` slots of it (the rest stays ready) so that many threads
     /// that each allocate a little do not each hold a page of free slots.
     pub fn take_free_list(&mut self, limit: usize) -> Option<*mut FreeSlot> {
-        let (head, count) = self.ready.pop()?;
+        let (head, count) = match self.ready.pop() {
+            Some(list) => list,
+            None => self.use_fresh_page()?,
+        };
         if count > limit && limit > 0 {
             let mut last = head;
             // SAFETY: the list has `count` > `limit` slots, all owned by the heap.
@@ -133,37 +159,48 @@ impl HeapInner {
         self.ready.push((head, count));
     }
 
+    /// Pages in the heap (in use or fresh).
     pub fn page_count(&self) -> usize {
-        self.pages.len()
+        self.pages.len() + self.fresh.len()
     }
 
     /// True when a collection should run before the heap grows.
     pub fn wants_collection(&self) -> bool {
-        self.pages.len() >= INITIAL_PAGES
+        self.page_count() >= INITIAL_PAGES
     }
 
-    /// Adds `n` pages; returns false if memory is exhausted.
+    /// Puts a fresh page in use: links its slots (the first touch of its memory).
+    fn use_fresh_page(&mut self) -> Option<(*mut FreeSlot, usize)> {
+        let page = self.fresh.pop()?;
+        let list = page.collect_free();
+        self.page_bases.insert(page.base());
+        self.pages.push(page);
+        Some(list)
+    }
+
+    /// Adds `n` pages (released ones first, then new mappings); returns false if memory
+    /// is exhausted.
     pub fn grow(&mut self, n: usize) -> bool {
-        let pages = Page::new_batch(n);
-        if pages.is_empty() {
-            return !self.ready.is_empty();
-        }
-        for page in pages {
-            let (head, count) = page.collect_free();
-            self.page_bases.insert(page.base());
-            self.pages.push(page);
-            self.ready.push((head, count));
-            self.stats.total_allocated_pages += 1;
+        let reuse = n.min(self.released.len());
+        let at = self.released.len() - reuse;
+        self.fresh.extend(self.released.drain(at..));
+        if n > reuse {
+            let pages = Page::new_batch(n - reuse);
+            if pages.is_empty() {
+                return reuse > 0 || !self.ready.is_empty() || !self.fresh.is_empty();
+            }
+            self.stats.total_allocated_pages += pages.len() as u64;
+            self.fresh.extend(pages);
         }
         true
     }
 
     pub fn total_slots(&self) -> usize {
-        self.pages.len() * OBJECT_SLOTS
+        self.page_count() * OBJECT_SLOTS
     }
 
     pub fn free_slots(&self) -> usize {
-        self.ready.iter().map(|&(_, n)| n).sum()
+        self.ready.iter().map(|&(_, n)| n).sum::<usize>() + self.fresh.len() * OBJECT_SLOTS
     }
 
     /// Calls `f` with every object slot that is not free (dead objects not yet swept
@@ -225,26 +262,11 @@ impl HeapInner {
         let mut live = 0;
         let mut freed = 0u64;
         for page in &self.pages {
-            for i in HEADER_SLOTS..SLOTS_PER_PAGE {
-                let p = page.slot(i) as *mut RBasic;
-                // SAFETY: p is an object slot of this page; the world is stopped.
-                unsafe {
-                    if (*p).obj_type() == ObjType::Free {
-                        continue;
-                    }
-                    if page::is_marked(p) {
-                        live += 1;
-                    } else {
-                        finalize(p);
-                        object::finalize(p);
-                        (*p).flags = ObjType::Free as u32;
-                        freed += 1;
-                    }
-                }
-            }
-            // SAFETY: header at page base; clearing marks ends this collection for the page.
-            unsafe { (*page.header()).mark_bits = [0; SLOTS_PER_PAGE / 64] };
-            let (head, count) = page.collect_free();
+            // SAFETY: the world is stopped, marking is done and the threads' caches were
+            // dropped before the collection.
+            let (head, count, l, f) = unsafe { page.sweep(finalize) };
+            live += l;
+            freed += f as u64;
             if count > 0 {
                 self.ready.push((head, count));
             }
@@ -255,18 +277,58 @@ impl HeapInner {
         live
     }
 
-    /// Grows the heap after a collection so that a healthy fraction of slots is free.
-    pub fn grow_after_collection(&mut self, live: usize) {
+    /// Sizes the heap after a collection (see the module's invariants): fewer free slots
+    /// mean more frequent collections, each of which marks all live objects; more mean
+    /// more memory.
+    pub fn resize_after_collection(&mut self, live: usize) {
         let total = self.total_slots().max(1);
         let free = total - live.min(total);
-        // Keep at least 40% of the slots free after a collection (as CRuby's default
-        // free-slots goal), growing by 80% of the heap at a time: fewer collections of a
-        // growing live set, each of which marks all of it.
-        if free * 10 < total * 4 {
-            let want_pages = (self.pages.len() * 4 / 5).max(4);
-            self.grow(want_pages);
+        if free * 100 < total * MIN_FREE_PERCENT {
+            let goal = live * 100 / (100 - GOAL_FREE_PERCENT);
+            let max = total * (100 + MAX_GROWTH_PERCENT) / 100;
+            let want = goal.min(max).div_ceil(OBJECT_SLOTS);
+            self.grow(want.saturating_sub(self.page_count()).max(4));
+        } else if free * 100 > total * MAX_FREE_PERCENT && self.page_count() > INITIAL_PAGES {
+            let goal = (live * 100 / (100 - GOAL_FREE_PERCENT)).div_ceil(OBJECT_SLOTS).max(INITIAL_PAGES);
+            self.release_pages(self.page_count().saturating_sub(goal));
         }
         self.malloc_limit = (self.malloc_limit.max(MALLOC_LIMIT_MIN)).min(256 * 1024 * 1024);
+    }
+
+    /// Releases up to `n` pages, fresh ones first, then pages in use that hold no object.
+    fn release_pages(&mut self, n: usize) {
+        let from_fresh = n.min(self.fresh.len());
+        let at = self.fresh.len() - from_fresh;
+        self.released.extend(self.fresh.drain(at..));
+        let mut more = n - from_fresh;
+        if more == 0 {
+            return;
+        }
+        let mut empty = HashSet::<usize, PageHasher>::default();
+        self.ready.retain(|&(head, count)| {
+            if more > 0 && count == OBJECT_SLOTS {
+                more -= 1;
+                empty.insert(head as usize & !(PAGE_SIZE - 1));
+                false
+            } else {
+                true
+            }
+        });
+        if empty.is_empty() {
+            return;
+        }
+        let mut i = 0;
+        while i < self.pages.len() {
+            if empty.contains(&self.pages[i].base()) {
+                let page = self.pages.swap_remove(i);
+                self.page_bases.remove(&page.base());
+                page.release_memory();
+                self.stats.total_freed_pages += 1;
+                self.released.push(page);
+            } else {
+                i += 1;
+            }
+        }
     }
 }
 

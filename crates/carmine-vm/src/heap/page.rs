@@ -17,6 +17,9 @@ pub const SLOTS_PER_PAGE: usize = PAGE_SIZE / SLOT_SIZE;
 pub const HEADER_SLOTS: usize = 4;
 pub const OBJECT_SLOTS: usize = SLOTS_PER_PAGE - HEADER_SLOTS;
 
+// Zeroed memory must read as a free slot (see `Page::new_batch`).
+const _: () = assert!(ObjType::Free as u32 == 0);
+
 #[repr(C)]
 pub struct PageHeader {
     pub mark_bits: [u64; SLOTS_PER_PAGE / 64],
@@ -43,19 +46,20 @@ unsafe impl Send for Page {}
 
 impl Page {
     /// `n` fresh pages from one mapping (one kernel mapping per heap growth, not per page:
-    /// the number of mappings a process may have is limited).
+    /// the number of mappings a process may have is limited). Their memory is zero, which
+    /// reads as free slots and an empty mark bitmap, and is left untouched (so it takes no
+    /// RAM) until the page is first used.
     pub fn new_batch(n: usize) -> Vec<Page> {
         let Some(base) = map_aligned_pages(n) else { return Vec::new() };
-        (0..n)
-            .map(|k| {
-                let page = Page { base: (base + k * PAGE_SIZE) as *mut u8 };
-                for i in HEADER_SLOTS..SLOTS_PER_PAGE {
-                    // SAFETY: i is within the page; zeroed memory is a valid FreeSlot.
-                    unsafe { (*page.slot(i)).flags = ObjType::Free as u32 };
-                }
-                page
-            })
-            .collect()
+        (0..n).map(|k| Page { base: (base + k * PAGE_SIZE) as *mut u8 }).collect()
+    }
+
+    /// Gives the page's memory back to the kernel; it reads as zero (all slots free) again.
+    /// The caller must hold no free list into it.
+    pub fn release_memory(&self) {
+        // SAFETY: the page is a private anonymous mapping of PAGE_SIZE bytes owned by this
+        // heap; discarding its contents leaves it zeroed, a valid state for an unused page.
+        unsafe { libc::madvise(self.base as *mut libc::c_void, PAGE_SIZE, libc::MADV_DONTNEED) };
     }
 
     #[inline]
@@ -73,6 +77,49 @@ impl Page {
         debug_assert!((HEADER_SLOTS..SLOTS_PER_PAGE).contains(&i));
         // SAFETY: i < SLOTS_PER_PAGE keeps the pointer inside the allocation.
         unsafe { self.base.add(i * SLOT_SIZE) as *mut FreeSlot }
+    }
+
+    /// Frees the page's unmarked objects (`finalize` runs for each first), links every
+    /// free slot into a list and clears the marks. Returns (list head, free slots, live
+    /// objects, objects freed). Marked slots are not read: a page full of survivors costs
+    /// a few bitmap words.
+    ///
+    /// # Safety
+    /// The world is stopped and marking is complete; no free list into this page is held.
+    pub unsafe fn sweep(&self, finalize: &mut dyn FnMut(*mut RBasic)) -> (*mut FreeSlot, usize, usize, usize) {
+        let header = self.header();
+        let (mut head, mut free, mut live, mut freed) = (std::ptr::null_mut::<FreeSlot>(), 0, 0, 0);
+        for w in (0..SLOTS_PER_PAGE / 64).rev() {
+            let bits = (*header).mark_bits[w];
+            if bits == !0 {
+                live += 64;
+                continue;
+            }
+            for b in (0..64).rev() {
+                let i = w * 64 + b;
+                if i < HEADER_SLOTS {
+                    continue;
+                }
+                if bits & (1 << b) != 0 {
+                    live += 1;
+                    continue;
+                }
+                let s = self.slot(i);
+                let obj = s as *mut RBasic;
+                if (*obj).obj_type() != ObjType::Free {
+                    finalize(obj);
+                    crate::object::finalize(obj);
+                    (*s).flags = ObjType::Free as u32;
+                    freed += 1;
+                }
+                (*s).next = head;
+                head = s;
+                free += 1;
+            }
+        }
+        (*header).mark_bits = [0; SLOTS_PER_PAGE / 64];
+        (*header).free_count = free as u32;
+        (head, free, live, freed)
     }
 
     /// Links every free slot into a list; returns (head, count).

@@ -61,6 +61,8 @@ pub struct GcRecord {
 pub struct GcStats {
     pub count: u64,
     pub total_allocated_pages: u64,
+    /// Pages whose memory was given back to the kernel.
+    pub total_freed_pages: u64,
     pub total_freed_objects: u64,
     pub live_after_last_gc: u64,
     /// Nanoseconds spent collecting (while `measure_total_time` is on).
@@ -84,6 +86,7 @@ impl Default for GcStats {
         GcStats {
             count: 0,
             total_allocated_pages: 0,
+            total_freed_pages: 0,
             total_freed_objects: 0,
             live_after_last_gc: 0,
             time_ns: 0,

@@ -63,7 +63,7 @@ impl IoBuffer {
         match &mut self.store {
             Store::Null => Some(&mut []),
             Store::Own(v) => Some(v.as_mut_slice()),
-            Store::Str(s) => Some(string::bytes_mut(*s).as_mut_slice()),
+            Store::Str(s) => Some(&mut string::bytes_mut(*s)[..]),
             // SAFETY: the mapping of len bytes lives until `unmap`.
             Store::Map { ptr, len } => Some(unsafe { std::slice::from_raw_parts_mut(*ptr, *len) }),
             Store::Slice { parent, offset, len } => {

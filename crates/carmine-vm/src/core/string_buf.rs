@@ -1,0 +1,367 @@
+//! The byte storage of a String: up to `INLINE_CAP` bytes live inside the object's heap
+//! slot ("embedded", no allocation of their own); longer content lives in a `Vec<u8>`.
+//!
+//! Invariants:
+//! - The storage is `SIZE` bytes, exactly what a slot has left after `RBasic`. Its last
+//!   byte is the tag: `0..=INLINE_CAP` is the length of embedded content held in the bytes
+//!   before it; `HEAP` means the first 24 bytes hold a `Vec<u8>` owning the content.
+//! - Creating a String from a slice, appending while the result fits, truncating and
+//!   removing a prefix keep embedded content embedded; only `vec_mut` (and growth past
+//!   `INLINE_CAP`) moves content to the heap, where it stays until it is replaced (`set`).
+//! - Embedded bytes move with nothing (the heap is non-moving) but die with their slot: a
+//!   borrowed slice must not outlive the String, as with the heap form's buffer.
+//! - A slice of this same storage must never be passed to `extend_from_slice`/`splice`
+//!   together with `&mut self` (that aliasing is undefined behaviour, and release builds do
+//!   miscompile it): callers copy first when the source String is the destination.
+
+use std::mem::ManuallyDrop;
+use std::ops::{Deref, DerefMut, Range};
+
+use crate::heap::page::SLOT_SIZE;
+use crate::object::RBasic;
+
+const SIZE: usize = SLOT_SIZE - std::mem::size_of::<RBasic>();
+/// The longest content kept inside the slot.
+pub const INLINE_CAP: usize = SIZE - 1;
+const TAG: usize = SIZE - 1;
+const HEAP: u8 = 0xff;
+
+const _: () = assert!(INLINE_CAP < HEAP as usize);
+const _: () = assert!(std::mem::size_of::<Vec<u8>>() <= TAG);
+
+#[repr(C)]
+union Repr {
+    inline: [u8; SIZE],
+    heap: ManuallyDrop<Vec<u8>>,
+}
+
+#[repr(C)]
+pub struct StrBuf {
+    repr: Repr,
+}
+
+const _: () = assert!(std::mem::size_of::<StrBuf>() == SIZE);
+
+impl StrBuf {
+    #[inline(always)]
+    pub const fn new() -> StrBuf {
+        StrBuf { repr: Repr { inline: [0; SIZE] } }
+    }
+
+    #[inline(always)]
+    fn tag(&self) -> u8 {
+        // SAFETY: the tag byte lies outside the Vec in both forms and is always initialised.
+        unsafe { self.repr.inline[TAG] }
+    }
+
+    /// Whether the content is embedded in the slot.
+    #[inline(always)]
+    pub fn is_embedded(&self) -> bool {
+        self.tag() != HEAP
+    }
+
+    #[inline]
+    pub fn from_slice(b: &[u8]) -> StrBuf {
+        if b.len() <= INLINE_CAP {
+            let mut s = StrBuf::new();
+            // SAFETY: inline form; b.len() <= INLINE_CAP fits before the tag.
+            unsafe {
+                s.repr.inline[..b.len()].copy_from_slice(b);
+                s.repr.inline[TAG] = b.len() as u8;
+            }
+            s
+        } else {
+            StrBuf::heap(b.to_vec())
+        }
+    }
+
+    /// Empty, with room for `n` bytes (in the slot when they fit there).
+    #[inline]
+    pub fn with_capacity(n: usize) -> StrBuf {
+        if n <= INLINE_CAP { StrBuf::new() } else { StrBuf::heap(Vec::with_capacity(n)) }
+    }
+
+    /// Takes `v`'s content: embedded (and `v` freed) when it is short enough.
+    #[inline]
+    pub fn from_vec(v: Vec<u8>) -> StrBuf {
+        if v.len() <= INLINE_CAP {
+            StrBuf::from_slice(&v)
+        } else {
+            StrBuf::heap(v)
+        }
+    }
+
+    #[inline]
+    fn heap(v: Vec<u8>) -> StrBuf {
+        let mut s = StrBuf::new();
+        s.repr.heap = ManuallyDrop::new(v);
+        // SAFETY: the tag byte is outside the Vec just written.
+        unsafe { s.repr.inline[TAG] = HEAP };
+        s
+    }
+
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        let t = self.tag();
+        if t != HEAP {
+            t as usize
+        } else {
+            // SAFETY: heap form.
+            unsafe { self.repr.heap.len() }
+        }
+    }
+
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes of out-of-line storage (0 when embedded), for malloc accounting.
+    #[inline]
+    pub fn heap_capacity(&self) -> usize {
+        // SAFETY: heap form when not embedded.
+        if self.is_embedded() { 0 } else { unsafe { self.repr.heap.capacity() } }
+    }
+
+    /// The content as a Vec, moving embedded content to the heap first (for operations
+    /// this type does not offer; the String stays in the heap form afterwards).
+    pub fn vec_mut(&mut self) -> &mut Vec<u8> {
+        if self.is_embedded() {
+            self.move_to_heap(0);
+        }
+        // SAFETY: heap form now.
+        unsafe { &mut self.repr.heap }
+    }
+
+    /// Moves embedded content into a Vec with room for `extra` more bytes.
+    #[cold]
+    fn move_to_heap(&mut self, extra: usize) {
+        let cur: &[u8] = self;
+        let mut v = Vec::with_capacity((cur.len() + extra).max(2 * SIZE));
+        v.extend_from_slice(cur);
+        *self = StrBuf::heap(v);
+    }
+
+    /// Replaces the content.
+    #[inline]
+    pub fn set(&mut self, v: Vec<u8>) {
+        *self = StrBuf::from_vec(v);
+    }
+
+    #[inline]
+    pub fn extend_from_slice(&mut self, b: &[u8]) {
+        let t = self.tag();
+        if t != HEAP {
+            let (len, n) = (t as usize, b.len());
+            if len + n <= INLINE_CAP {
+                // SAFETY: inline form with room; `copy` allows `b` to point into this
+                // storage (it then lies in [0, len), before the destination).
+                unsafe {
+                    let base = self.repr.inline.as_mut_ptr();
+                    std::ptr::copy(b.as_ptr(), base.add(len), n);
+                    self.repr.inline[TAG] = (len + n) as u8;
+                }
+                return;
+            }
+            // Build the whole new buffer before the storage is overwritten: `b` may point
+            // into it.
+            let mut v = Vec::with_capacity((len + n).max(2 * SIZE));
+            v.extend_from_slice(&self[..]);
+            v.extend_from_slice(b);
+            *self = StrBuf::heap(v);
+            return;
+        }
+        // SAFETY: heap form. A `b` inside this buffer is copied first: growing the buffer
+        // would free it.
+        unsafe {
+            let v = &mut *self.repr.heap;
+            let start = v.as_ptr() as usize;
+            if (start..start + v.capacity()).contains(&(b.as_ptr() as usize)) {
+                let copy = b.to_vec();
+                v.extend_from_slice(&copy);
+            } else {
+                v.extend_from_slice(b);
+            }
+        }
+    }
+
+    #[inline]
+    pub fn push(&mut self, byte: u8) {
+        self.extend_from_slice(&[byte]);
+    }
+
+    /// Makes room for `extra` more bytes (the content moves to the heap when it will not
+    /// fit in the slot).
+    pub fn reserve(&mut self, extra: usize) {
+        if self.is_embedded() {
+            if self.len() + extra > INLINE_CAP {
+                self.move_to_heap(extra);
+            }
+        } else {
+            // SAFETY: heap form.
+            unsafe { (*self.repr.heap).reserve(extra) }
+        }
+    }
+
+    pub fn truncate(&mut self, n: usize) {
+        if self.is_embedded() {
+            if n < self.len() {
+                // SAFETY: inline form; n < len <= INLINE_CAP.
+                unsafe { self.repr.inline[TAG] = n as u8 };
+            }
+        } else {
+            // SAFETY: heap form.
+            unsafe { (*self.repr.heap).truncate(n) }
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.truncate(0);
+    }
+
+    /// Removes the first `n` bytes (n <= len).
+    pub fn remove_prefix(&mut self, n: usize) {
+        if self.is_embedded() {
+            let len = self.len();
+            debug_assert!(n <= len);
+            // SAFETY: inline form; n <= len <= INLINE_CAP.
+            unsafe {
+                self.repr.inline.copy_within(n..len, 0);
+                self.repr.inline[TAG] = (len - n) as u8;
+            }
+        } else {
+            // SAFETY: heap form.
+            unsafe { (*self.repr.heap).drain(..n) };
+        }
+    }
+
+    /// Replaces the bytes in `range` with `with` (which may point into this storage).
+    pub fn splice(&mut self, range: Range<usize>, with: &[u8]) {
+        let len = self.len();
+        let new_len = len - range.len() + with.len();
+        if self.is_embedded() && new_len <= INLINE_CAP {
+            let mut tmp = [0u8; INLINE_CAP];
+            tmp[..range.start].copy_from_slice(&self[..range.start]);
+            tmp[range.start..range.start + with.len()].copy_from_slice(with);
+            tmp[range.start + with.len()..new_len].copy_from_slice(&self[range.end..len]);
+            *self = StrBuf::from_slice(&tmp[..new_len]);
+            return;
+        }
+        let mut v = Vec::with_capacity(new_len);
+        v.extend_from_slice(&self[..range.start]);
+        v.extend_from_slice(with);
+        v.extend_from_slice(&self[range.end..]);
+        self.set(v);
+    }
+}
+
+impl Default for StrBuf {
+    fn default() -> StrBuf {
+        StrBuf::new()
+    }
+}
+
+impl Drop for StrBuf {
+    #[inline]
+    fn drop(&mut self) {
+        if !self.is_embedded() {
+            // SAFETY: heap form: the Vec is owned here and dropped once.
+            unsafe { ManuallyDrop::drop(&mut self.repr.heap) }
+        }
+    }
+}
+
+impl Deref for StrBuf {
+    type Target = [u8];
+    #[inline(always)]
+    fn deref(&self) -> &[u8] {
+        let t = self.tag();
+        // SAFETY: the tag says which form is initialised; an inline length is <= INLINE_CAP.
+        unsafe {
+            if t != HEAP {
+                self.repr.inline.get_unchecked(..t as usize)
+            } else {
+                &self.repr.heap
+            }
+        }
+    }
+}
+
+impl DerefMut for StrBuf {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut [u8] {
+        let t = self.tag();
+        // SAFETY: as in `deref`.
+        unsafe {
+            if t != HEAP {
+                self.repr.inline.get_unchecked_mut(..t as usize)
+            } else {
+                &mut self.repr.heap
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_content_stays_embedded() {
+        let mut s = StrBuf::from_slice(b"hello");
+        assert!(s.is_embedded());
+        s.extend_from_slice(b", world");
+        assert_eq!(&s[..], b"hello, world");
+        assert!(s.is_embedded());
+        s.truncate(5);
+        s.remove_prefix(1);
+        assert_eq!(&s[..], b"ello");
+        s.splice(1..3, b"XYZ");
+        assert_eq!(&s[..], b"eXYZo");
+        assert!(s.is_embedded());
+        assert_eq!(s.heap_capacity(), 0);
+    }
+
+    #[test]
+    fn growth_moves_to_heap() {
+        let mut s = StrBuf::from_slice(&[b'a'; INLINE_CAP]);
+        assert!(s.is_embedded());
+        s.push(b'b');
+        assert!(!s.is_embedded());
+        assert_eq!(s.len(), INLINE_CAP + 1);
+        assert_eq!(s[INLINE_CAP], b'b');
+        s.set(b"short".to_vec());
+        assert!(s.is_embedded());
+        assert_eq!(&s[..], b"short");
+    }
+
+    #[test]
+    fn append_self_in_both_forms() {
+        let mut s = StrBuf::from_slice(b"abc");
+        let p: *const [u8] = &s[..];
+        // SAFETY: the slice is read before the storage changes (the contract under test).
+        s.extend_from_slice(unsafe { &*p });
+        assert_eq!(&s[..], b"abcabc");
+        for _ in 0..5 {
+            let p: *const [u8] = &s[..];
+            // SAFETY: as above.
+            s.extend_from_slice(unsafe { &*p });
+        }
+        assert_eq!(s.len(), 6 * 32);
+        assert!(s[..].chunks(3).all(|c| c == b"abc"));
+        let p: *const [u8] = &s[1..4];
+        // SAFETY: as above.
+        s.splice(0..s.len(), unsafe { &*p });
+        assert_eq!(&s[..], b"bca");
+    }
+
+    #[test]
+    fn vec_mut_keeps_content() {
+        let mut s = StrBuf::from_slice(b"xy");
+        s.vec_mut().push(b'z');
+        assert!(!s.is_embedded());
+        assert_eq!(&s[..], b"xyz");
+        s.remove_prefix(1);
+        assert_eq!(&s[..], b"yz");
+    }
+}
