@@ -29,6 +29,41 @@ fn special(s: &[u8]) -> Option<Dec> {
     }
 }
 
+/// How a run of fraction or exponent digits ended.
+enum RunEnd {
+    /// At another character (the caller goes on from it).
+    Other,
+    /// At the end of the text or (loose parsing) at a space.
+    Stop,
+    /// Loose parsing stopped at a misplaced `_`.
+    Underscore,
+    /// Strict parsing met a misplaced `_`.
+    Invalid,
+}
+
+/// Reads digits from `j` into `digits` (a `_` only between two digits), as `BigDecimal()`
+/// reads a fraction or an exponent.
+fn digit_run(at: &impl Fn(usize) -> u8, j: &mut usize, strict: bool, digits: &mut String) -> RunEnd {
+    loop {
+        let v = at(*j);
+        if v == 0 || (!strict && is_space(v)) {
+            return RunEnd::Stop;
+        }
+        if v == b'_' {
+            if !digits.is_empty() && at(*j + 1).is_ascii_digit() {
+                *j += 1;
+                continue;
+            }
+            return if strict { RunEnd::Invalid } else { RunEnd::Underscore };
+        }
+        if !v.is_ascii_digit() {
+            return RunEnd::Other;
+        }
+        digits.push(v as char);
+        *j += 1;
+    }
+}
+
 /// Parses CRuby's BigDecimal syntax. Strict: the whole string (but surrounding white
 /// space) must be a number, else None. Loose: the longest valid prefix is taken and an
 /// invalid start gives zero.
@@ -88,31 +123,14 @@ pub fn parse(text: &str, strict: bool) -> Option<Dec> {
         if at(j) == b'.' {
             dot_seen = true;
             j += 1;
-            loop {
-                let v = at(j);
-                if v == 0 || (!strict && is_space(v)) {
+            match digit_run(&at, &mut j, strict, &mut frac_digits) {
+                RunEnd::Invalid => return invalid(),
+                RunEnd::Other => {}
+                RunEnd::Stop => stop = true,
+                RunEnd::Underscore => {
                     stop = true;
-                    break;
+                    dot_seen = !frac_digits.is_empty();
                 }
-                if v == b'_' {
-                    if !frac_digits.is_empty() && at(j + 1).is_ascii_digit() {
-                        j += 1;
-                        continue;
-                    }
-                    if !strict {
-                        stop = true;
-                        if frac_digits.is_empty() {
-                            dot_seen = false;
-                        }
-                        break;
-                    }
-                    return invalid();
-                }
-                if !v.is_ascii_digit() {
-                    break;
-                }
-                frac_digits.push(v as char);
-                j += 1;
             }
         }
         if !stop && matches!(at(j), b'e' | b'E' | b'd' | b'D') {
@@ -122,31 +140,14 @@ pub fn parse(text: &str, strict: bool) -> Option<Dec> {
                 exp_neg = at(j) == b'-';
                 j += 1;
             }
-            loop {
-                let v = at(j);
-                if v == 0 || (!strict && is_space(v)) {
+            match digit_run(&at, &mut j, strict, &mut exp_digits) {
+                RunEnd::Invalid => return invalid(),
+                RunEnd::Other => {}
+                RunEnd::Stop => stop = true,
+                RunEnd::Underscore => {
                     stop = true;
-                    break;
+                    exp_seen = !exp_digits.is_empty();
                 }
-                if v == b'_' {
-                    if !exp_digits.is_empty() && at(j + 1).is_ascii_digit() {
-                        j += 1;
-                        continue;
-                    }
-                    if !strict {
-                        stop = true;
-                        if exp_digits.is_empty() {
-                            exp_seen = false;
-                        }
-                        break;
-                    }
-                    return invalid();
-                }
-                if !v.is_ascii_digit() {
-                    break;
-                }
-                exp_digits.push(v as char);
-                j += 1;
             }
         }
         if !stop && at(j) != 0 {
