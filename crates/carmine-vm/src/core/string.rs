@@ -315,26 +315,9 @@ pub fn hash_bytes(seed: u64, v: Value) -> u64 {
 /// The encoding of a result combining `a` and `b` (CRuby's `rb_enc_compatible` for two
 /// Strings); `None` when they are incompatible.
 pub fn compatible(a: Value, b: Value) -> Option<u8> {
-    let (ea, eb) = (encoding(a), encoding(b));
-    if ea == eb || len(b) == 0 {
-        return Some(ea);
-    }
-    // The rules of `encoding::compatible`, with each side's code range read from its
-    // cache: appending to a long string must not rescan it every time.
-    let both_ascii_compatible = encoding::is_ascii_compatible(ea) && encoding::is_ascii_compatible(eb);
-    if len(a) == 0 {
-        return Some(if both_ascii_compatible && coderange(b) == CR_7BIT { ea } else { eb });
-    }
-    if !both_ascii_compatible {
-        return None;
-    }
-    if coderange(b) == CR_7BIT {
-        Some(ea)
-    } else if coderange(a) == CR_7BIT {
-        Some(eb)
-    } else {
-        None
-    }
+    // Each side's code range is read from its cache: appending to a long string must not
+    // rescan it every time.
+    encoding::compatible_by(encoding(a), len(a) == 0, || coderange(a) == CR_7BIT, encoding(b), len(b) == 0, || coderange(b) == CR_7BIT)
 }
 
 /// `Encoding::CompatibilityError: incompatible character encodings: A and B`.

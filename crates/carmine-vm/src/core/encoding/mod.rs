@@ -559,32 +559,30 @@ pub fn code_range(enc: u8, b: &[u8]) -> CodeRange {
 /// The encoding of a result made from two strings (CRuby's `enc_compatible_latter`);
 /// `None` when incompatible.
 pub fn compatible(a_enc: u8, a: &[u8], b_enc: u8, b: &[u8]) -> Option<u8> {
-    if a_enc == b_enc {
+    let seven_bit = |enc, bytes| code_range(enc, bytes) == CodeRange::SevenBit;
+    compatible_by(a_enc, a.is_empty(), || seven_bit(a_enc, a), b_enc, b.is_empty(), || seven_bit(b_enc, b))
+}
+
+/// The rules of `compatible`, given whether each side is empty and a way to learn whether
+/// it is 7-bit (asked only when needed, so callers can answer from a cache).
+pub fn compatible_by(a_enc: u8, a_empty: bool, a_7bit: impl FnOnce() -> bool, b_enc: u8, b_empty: bool, b_7bit: impl FnOnce() -> bool) -> Option<u8> {
+    if a_enc == b_enc || b_empty {
         return Some(a_enc);
     }
-    if b.is_empty() {
-        return Some(a_enc);
+    let both_ascii_compatible = is_ascii_compatible(a_enc) && is_ascii_compatible(b_enc);
+    if a_empty {
+        return Some(if both_ascii_compatible && b_7bit() { a_enc } else { b_enc });
     }
-    if a.is_empty() {
-        return Some(if is_ascii_compatible(a_enc) && is_ascii_compatible(b_enc) && b.is_ascii() { a_enc } else { b_enc });
-    }
-    if !is_ascii_compatible(a_enc) || !is_ascii_compatible(b_enc) {
+    if !both_ascii_compatible {
         return None;
     }
-    let cr1 = code_range(a_enc, a);
-    let cr2 = code_range(b_enc, b);
-    if cr1 != cr2 {
-        if cr1 == CodeRange::SevenBit {
-            return Some(b_enc);
-        }
-        if cr2 == CodeRange::SevenBit {
-            return Some(a_enc);
-        }
+    if b_7bit() {
+        Some(a_enc)
+    } else if a_7bit() {
+        Some(b_enc)
+    } else {
+        None
     }
-    if cr2 == CodeRange::SevenBit {
-        return Some(a_enc);
-    }
-    None
 }
 
 // ---- Encoding objects ----
