@@ -705,6 +705,9 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                             if let MethodBody::Iseq { iseq: callee_val, cref } = me.body {
                                 sync!();
                                 if call::push_simple_method_frame(ctx, recv, me, callee_val, cref, argc, BlockRef::NONE, ret_sp) {
+                                    if c.block != u32::MAX {
+                                        ops::give_literal_block(ctx, iseq, fi, c.block);
+                                    }
                                     fi += 1;
                                     // SAFETY: the entry (held alive) keeps its iseq alive.
                                     iseq = unsafe { &*cc.fast_iseq.get() };

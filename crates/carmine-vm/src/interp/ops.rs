@@ -173,17 +173,26 @@ fn lookup_cached(ctx: &Ctx, ci: &CallInfo, klass: Value) -> Option<Arc<MethodEnt
     me
 }
 
+/// Gives the frame just pushed above frame `fi` (running `iseq`) that frame's literal block
+/// `child`. Out of line: computed inside the dispatch loop's fast call path, the block made
+/// the whole loop spill more (+18 instructions per plain call).
+#[inline(never)]
+pub fn give_literal_block(ctx: &mut Ctx, iseq: &Iseq, fi: usize, child: u32) {
+    let serial = ctx.stacks.frames[fi].serial;
+    ctx.stacks.frames[fi + 1].block = BlockRef { v: iseq.children[child as usize], home: fi as u32, serial };
+}
+
 /// The instruction sequence of `me` when the dispatch loop may enter it from call site `ci`
 /// with no checks beyond the receiver's class and room on the stacks: a plain call allowed
 /// by visibility, of a Ruby method taking exactly the site's positional arguments as required
-/// parameters, with its locals on the value stack, given no block. (Passing a literal block
-/// here too measured slower: the extra state made the whole dispatch loop spill more.)
+/// parameters, with its locals on the value stack, and, if the site passes a literal block,
+/// using its block (else the unused-block warning has to be considered).
 fn fast_target(ci: &CallInfo, me: &MethodEntry) -> Option<*const Iseq> {
     let MethodBody::Iseq { iseq, .. } = me.body else { return None };
     let callee = iseq_of(iseq);
     let visible = me.visibility == Visibility::Public || ci.has(cf::FCALL) || ci.has(cf::SELF_RECV);
     let simple = callee.params.simple && callee.params.lead as u32 == ci.argc && !callee.locals_on_heap;
-    (ci.plain() && ci.block == u32::MAX && visible && simple).then_some(callee as *const Iseq)
+    (ci.plain() && visible && simple && (ci.block == u32::MAX || callee.uses_block)).then_some(callee as *const Iseq)
 }
 
 /// The common call: plain positional arguments (and possibly a literal block), and an
