@@ -1,11 +1,14 @@
 //! Multiplication of large Integers by number-theoretic transform (NTT).
 //!
-//! num-bigint multiplies with Karatsuba and Toom-3 only; from about 1,200 64-bit words per
-//! operand a convolution by NTT is faster (2x at 5,000 words). The product of two
-//! magnitudes is their convolution as polynomials in 2^64: each coefficient is below
-//! min(len) * 2^128, so it is computed modulo three primes p in (2^61, 2^62) of the form
-//! c * 2^32 + 1 (product ~2^186), put back together by the Chinese remainder theorem
-//! (Garner), and the carries are propagated.
+//! num-bigint multiplies with Karatsuba and Toom-3 only; from about 400 64-bit words per
+//! operand a convolution by NTT is faster. The magnitudes are cut into pieces of `bits` bits
+//! (the coefficients of two polynomials in 2^bits), their cyclic convolution is computed
+//! modulo two or three primes p in (2^61, 2^62) of the form c * 2^32 + 1, put back together
+//! by the Chinese remainder theorem (Garner), and the coefficients are added up with carries.
+//! Each coefficient is below min(pieces) * 2^(2 bits): with three primes (product ~2^186)
+//! the pieces are whole 64-bit words; with two (~2^124) they are as wide as the bound allows
+//! (about 55 bits at 10,000 pieces), which needs a third fewer transforms when the padded
+//! length stays the same. `plan` picks the cheaper of the two.
 //!
 //! Invariants of the arithmetic modulo p:
 //! - Twiddle factors are plain residues with Shoup's precomputed quotient, so multiplying by
@@ -15,16 +18,25 @@
 //!   take [0, 2p) to [0, 4p). Harvey's lazy butterflies; 4p < 2^64 since p < 2^62.
 //! - Pointwise products are Montgomery's (R = 2^64, `mul`): x * y / R, exact in [0, p); the
 //!   final scaling by n^-1 * R takes that R out and reduces to [0, p).
-//! Nothing is cached between calls (no VM state): the tables cost n/2 products per prime.
+//! - Twiddle tables depend only on the prime and the transform length: those of lengths up
+//!   to 2^CACHED_LEVELS are computed once per process and then only read (`OnceLock`).
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use num_bigint::{BigInt, BigUint, Sign};
 
-/// Both operands at least this many words: below it num-bigint's Toom-3 is faster.
-pub const NTT_MIN_WORDS: usize = 1200;
+/// Both operands at least this many words: below it num-bigint's Toom-3 is faster (measured
+/// crossover 400-500 words).
+pub const NTT_MIN_WORDS: usize = 400;
 
-/// Largest transform: 2^22 words (268 M bits of product; the transform then needs ~300 MB);
-/// larger products use num-bigint.
+/// Largest transform: 2^22 points (the transform then needs ~100 MB); larger products use
+/// num-bigint.
 const MAX_LOG: u32 = 22;
+
+/// Twiddle segments of levels below this are cached (at most 2^CACHED_LEVELS * 32 bytes per
+/// prime).
+const CACHED_LEVELS: usize = 17;
 
 struct Prime {
     p: u64,
@@ -120,52 +132,34 @@ impl Prime {
         x.wrapping_mul(w).wrapping_sub(q.wrapping_mul(self.p))
     }
 
-    /// Twiddle tables for transforms of length n (plain form, each with its Shoup quotient):
-    /// entry `len + j` holds w_{2 len}^j (forward) or w_{2 len}^-j (inverse), for each power
-    /// of two len < n.
-    fn twiddles(&self, n: usize) -> [Vec<(u64, u64)>; 2] {
-        let mut fw = vec![(0u64, 0u64); n.max(2)];
-        let mut inv = vec![(0u64, 0u64); n.max(2)];
-        let half = n / 2;
-        if half == 0 {
-            return [fw, inv];
+    /// w^j (or w^-j when `inverse`) for j < 2^level, w a root of unity of order 2^(level+1),
+    /// each with its Shoup quotient.
+    fn twiddle_segment(&self, level: usize, inverse: bool) -> Vec<(u64, u64)> {
+        let len = 1usize << level;
+        let order = 2 * len as u64;
+        let mut w = self.mul(self.pow(self.to_mont(self.g), (self.p - 1) / order), 1);
+        if inverse {
+            // w^-1 = w^(order - 1).
+            w = self.mul(self.pow(self.to_mont(w), order - 1), 1);
         }
-        let wm = self.pow(self.to_mont(self.g), (self.p - 1) / n as u64);
-        let w = self.mul(wm, 1);
         let ws = self.shoup(w);
+        let mut seg = Vec::with_capacity(len);
         let mut x = 1u64;
-        for j in 0..half {
-            fw[half + j] = (x, self.shoup(x));
+        for _ in 0..len {
+            seg.push((x, self.shoup(x)));
             let y = self.mul_shoup(x, w, ws);
             x = if y >= self.p { y - self.p } else { y };
         }
-        let mut len = half / 2;
-        while len >= 1 {
-            for j in 0..len {
-                fw[len + j] = fw[2 * len + 2 * j];
-            }
-            len /= 2;
-        }
-        // w^-j = w^(2 len - j) = -w^(len - j).
-        let mut len = 1;
-        while len <= half {
-            inv[len] = (1, self.shoup(1));
-            for j in 1..len {
-                let v = self.p - fw[len + len - j].0;
-                inv[len + j] = (v, self.shoup(v));
-            }
-            len *= 2;
-        }
-        [fw, inv]
+        seg
     }
 
     /// Decimation in frequency; values in [0, 2p) stay in [0, 2p) (Harvey's lazy butterfly).
-    fn forward(&self, a: &mut [u64], w: &[(u64, u64)]) {
+    fn forward(&self, a: &mut [u64], tw: &Twiddles) {
         let n = a.len();
         let p2 = 2 * self.p;
         let mut len = n / 2;
         while len >= 1 {
-            let tw = &w[len..2 * len];
+            let tw = &tw.fw[len.trailing_zeros() as usize][..];
             for block in a.chunks_exact_mut(2 * len) {
                 let (lo, hi) = block.split_at_mut(len);
                 for ((l, h), &(wj, wsj)) in lo.iter_mut().zip(hi.iter_mut()).zip(tw) {
@@ -181,12 +175,12 @@ impl Prime {
     }
 
     /// Decimation in time; inputs in [0, 2p), outputs in [0, 4p).
-    fn inverse(&self, a: &mut [u64], w: &[(u64, u64)]) {
+    fn inverse(&self, a: &mut [u64], tw: &Twiddles) {
         let n = a.len();
         let p2 = 2 * self.p;
         let mut len = 1;
         while len < n {
-            let tw = &w[len..2 * len];
+            let tw = &tw.inv[len.trailing_zeros() as usize][..];
             for block in a.chunks_exact_mut(2 * len) {
                 let (lo, hi) = block.split_at_mut(len);
                 for ((l, h), &(wj, wsj)) in lo.iter_mut().zip(hi.iter_mut()).zip(tw) {
@@ -200,66 +194,182 @@ impl Prime {
         }
     }
 
-    /// The cyclic convolution of `a` and `b` (words) modulo p, length n, in plain form.
-    fn convolve(&self, a: &[u64], b: &[u64], n: usize, square: bool) -> Vec<u64> {
-        let [fw, iw] = self.twiddles(n);
-        let one_s = self.shoup(1);
-        let mut fa = vec![0u64; n];
-        for (d, &x) in fa.iter_mut().zip(a) {
-            *d = self.mul_shoup(x, 1, one_s);
-        }
-        self.forward(&mut fa, &fw);
-        if square {
-            for x in fa.iter_mut() {
-                *x = self.mul(*x, *x);
-            }
-        } else {
-            let mut fb = vec![0u64; n];
-            for (d, &x) in fb.iter_mut().zip(b) {
-                *d = self.mul_shoup(x, 1, one_s);
-            }
-            self.forward(&mut fb, &fw);
-            for (x, &y) in fa.iter_mut().zip(&fb) {
-                *x = self.mul(*x, y);
+    /// Brings pieces of `bits` bits into [0, 2p), the forward transform's input range.
+    fn reduce_input(&self, a: &mut [u64], bits: usize) {
+        if bits > 62 {
+            let one_s = self.shoup(1);
+            for x in a.iter_mut() {
+                *x = self.mul_shoup(*x, 1, one_s);
             }
         }
-        self.inverse(&mut fa, &iw);
-        // Pointwise Montgomery products left a factor R^-1: scale by n^-1 * R.
-        let n_inv = {
-            let p = self.p as u128;
-            let mut r: u128 = 1;
-            let mut b = n as u128 % p;
-            let mut e = self.p as u128 - 2;
-            while e > 0 {
-                if e & 1 == 1 {
-                    r = r * b % p;
+    }
+
+    /// The cyclic convolution of `fa` and `fb` (pieces of `bits` bits, same power-of-two length)
+    /// modulo p, in plain form in [0, p), left in `fa`; `fb` is None to square `fa`.
+    fn convolve(&self, tw: &Twiddles, fa: &mut [u64], fb: Option<&mut [u64]>, bits: usize) {
+        let n = fa.len();
+        self.reduce_input(fa, bits);
+        self.forward(fa, tw);
+        match fb {
+            None => {
+                for x in fa.iter_mut() {
+                    *x = self.mul(*x, *x);
                 }
-                b = b * b % p;
-                e >>= 1;
             }
-            (r * ((1u128 << 64) % p) % p) as u64
-        };
+            Some(fb) => {
+                self.reduce_input(fb, bits);
+                self.forward(fb, tw);
+                for (x, &y) in fa.iter_mut().zip(fb.iter()) {
+                    *x = self.mul(*x, y);
+                }
+            }
+        }
+        self.inverse(fa, tw);
+        // Pointwise Montgomery products left a factor R^-1: scale by n^-1 * R.
+        let n_inv = self.mul(modinv(n as u64 % self.p, self.p), self.r2);
+        let n_inv = self.mul(n_inv, self.r2);
+        let n_inv = self.mul(n_inv, 1);
         let n_inv_s = self.shoup(n_inv);
         for x in fa.iter_mut() {
             let y = self.mul_shoup(*x, n_inv, n_inv_s);
             *x = if y >= self.p { y - self.p } else { y };
         }
-        fa
     }
+}
+
+/// Twiddle segments of one prime for one transform length, indexed by level (log2 of the
+/// butterfly distance).
+struct Twiddles {
+    fw: Vec<Cow<'static, [(u64, u64)]>>,
+    inv: Vec<Cow<'static, [(u64, u64)]>>,
+}
+
+static TWIDDLE_CACHE: [[[OnceLock<Vec<(u64, u64)>>; CACHED_LEVELS]; 2]; 3] =
+    [const { [const { [const { OnceLock::new() }; CACHED_LEVELS] }; 2] }; 3];
+
+fn twiddles(prime: usize, n: usize) -> Twiddles {
+    let levels = n.trailing_zeros() as usize;
+    let p = &PRIMES[prime];
+    let seg = |level: usize, dir: usize| -> Cow<'static, [(u64, u64)]> {
+        if level < CACHED_LEVELS {
+            Cow::Borrowed(&TWIDDLE_CACHE[prime][dir][level].get_or_init(|| p.twiddle_segment(level, dir == 1))[..])
+        } else {
+            Cow::Owned(p.twiddle_segment(level, dir == 1))
+        }
+    };
+    Twiddles { fw: (0..levels).map(|l| seg(l, 0)).collect(), inv: (0..levels).map(|l| seg(l, 1)).collect() }
+}
+
+/// How a product is computed: number of primes, bits per piece, transform length.
+#[derive(Clone, Copy, Debug)]
+struct Plan {
+    primes: usize,
+    bits: usize,
+    n: usize,
+}
+
+fn pieces(words: usize, bits: usize) -> usize {
+    (words * 64).div_ceil(bits)
+}
+
+/// The cheaper way to multiply operands of `la` and `lb` words (`None` if too large).
+fn plan(la: usize, lb: usize, square: bool) -> Option<Plan> {
+    let three = Plan { primes: 3, bits: 64, n: (la + lb).next_power_of_two() };
+    // Two primes: coefficients below min(pieces) * 2^(2 bits) <= 2^123 < p1 * p2.
+    let mut two = None;
+    for bits in (40..=61).rev() {
+        let m = pieces(la.min(lb), bits);
+        if 2 * bits + (usize::BITS - m.leading_zeros()) as usize <= 123 {
+            two = Some(Plan { primes: 2, bits, n: (pieces(la, bits) + pieces(lb, bits)).next_power_of_two() });
+            break;
+        }
+    }
+    let transforms = if square { 2 } else { 3 };
+    let cost = |p: &Plan| p.primes * transforms * p.n * (p.n.trailing_zeros() as usize + 1);
+    let best = match two {
+        Some(t) if cost(&t) <= cost(&three) => t,
+        _ => three,
+    };
+    (best.n.trailing_zeros() <= MAX_LOG).then_some(best)
+}
+
+/// The magnitude `a` cut into `bits`-bit pieces, zero-padded to `n`.
+fn split(a: &[u64], bits: usize, n: usize) -> Vec<u64> {
+    let mut out = vec![0u64; n];
+    if bits == 64 {
+        out[..a.len()].copy_from_slice(a);
+        return out;
+    }
+    let mask = (1u64 << bits) - 1;
+    let count = pieces(a.len(), bits);
+    for (i, slot) in out[..count].iter_mut().enumerate() {
+        let pos = i * bits;
+        let (w, s) = (pos / 64, pos % 64);
+        let mut v = a[w] >> s;
+        if s + bits > 64 && w + 1 < a.len() {
+            v |= a[w + 1] << (64 - s);
+        }
+        *slot = v & mask;
+    }
+    out
 }
 
 /// Magnitude product of two word slices by NTT; `None` when too large for the primes.
 fn mul_words(a: &[u64], b: &[u64]) -> Option<Vec<u64>> {
-    let out_len = a.len() + b.len();
-    let n = out_len.next_power_of_two();
-    if n.trailing_zeros() > MAX_LOG {
-        return None;
-    }
     let square = std::ptr::eq(a, b);
+    let plan = plan(a.len(), b.len(), square)?;
+    let mut sa = split(a, plan.bits, plan.n);
+    let mut sb = if square { None } else { Some(split(b, plan.bits, plan.n)) };
+    let mut res: Vec<Vec<u64>> = Vec::with_capacity(plan.primes);
+    for i in 0..plan.primes {
+        let tw = twiddles(i, plan.n);
+        // The last prime transforms the pieces in place.
+        let (mut fa, mut fb) = if i + 1 == plan.primes { (std::mem::take(&mut sa), sb.take()) } else { (sa.clone(), sb.clone()) };
+        PRIMES[i].convolve(&tw, &mut fa, fb.as_deref_mut(), plan.bits);
+        res.push(fa);
+    }
+    let out_len = a.len() + b.len();
+    Some(if plan.primes == 2 { recompose2(&res[0], &res[1], plan.bits, out_len) } else { recompose3(&res[0], &res[1], &res[2], out_len) })
+}
+
+/// The product from its coefficients modulo p1 and p2, pieces of `bits` bits.
+fn recompose2(r1: &[u64], r2: &[u64], bits: usize, out_len: usize) -> Vec<u64> {
+    let [p1, p2, _] = &PRIMES;
+    let inv_p1_mod_p2 = p2.to_mont(modinv(p1.p % p2.p, p2.p));
+    let mut out = vec![0u64; out_len];
+    let mask = (1u128 << bits) - 1;
+    // Coefficients below 2^123, the carry below 2^(124 - bits): the sum fits in 128 bits.
+    let mut acc: u128 = 0;
+    let mut pos = 0usize;
+    let put = |out: &mut [u64], pos: usize, v: u64| {
+        let (w, s) = (pos / 64, pos % 64);
+        if v == 0 || w >= out.len() {
+            return;
+        }
+        out[w] |= v << s;
+        if s + bits > 64 && w + 1 < out.len() {
+            out[w + 1] |= v >> (64 - s);
+        }
+    };
+    for (&x1, &x2) in r1.iter().zip(r2) {
+        let x1_2 = if x1 >= p2.p { x1 - p2.p } else { x1 };
+        let v2 = p2.mul(p2.sub(x2, x1_2), inv_p1_mod_p2);
+        acc += x1 as u128 + v2 as u128 * p1.p as u128;
+        put(&mut out, pos, (acc & mask) as u64);
+        acc >>= bits;
+        pos += bits;
+    }
+    while acc != 0 {
+        put(&mut out, pos, (acc & mask) as u64);
+        acc >>= bits;
+        pos += bits;
+    }
+    out
+}
+
+/// The product from its coefficients modulo the three primes, pieces of 64 bits.
+fn recompose3(r1: &[u64], r2: &[u64], r3: &[u64], out_len: usize) -> Vec<u64> {
     let [p1, p2, p3] = &PRIMES;
-    let r1 = p1.convolve(a, b, n, square);
-    let r2 = p2.convolve(a, b, n, square);
-    let r3 = p3.convolve(a, b, n, square);
     // Garner's constants, in Montgomery form so that `mul` by them is a plain product.
     let inv_p1_mod_p2 = p2.to_mont(modinv(p1.p % p2.p, p2.p));
     let p1p2_mod_p3 = ((p1.p as u128 * p2.p as u128) % p3.p as u128) as u64;
@@ -298,9 +408,8 @@ fn mul_words(a: &[u64], b: &[u64]) -> Option<Vec<u64>> {
         c2 = 0;
     }
     debug_assert!(c0 == 0 && c1 == 0);
-    Some(out)
+    out
 }
-
 fn modinv(a: u64, p: u64) -> u64 {
     let p128 = p as u128;
     let (mut r, mut b, mut e) = (1u128, a as u128 % p128, p128 - 2);
@@ -316,19 +425,26 @@ fn modinv(a: u64, p: u64) -> u64 {
 
 /// a * b, by NTT when both are large.
 pub fn mul(a: &BigInt, b: &BigInt) -> BigInt {
-    let (sa, wa) = a.to_u64_digits();
-    if wa.len() < NTT_MIN_WORDS {
+    let sign = if a.sign() == b.sign() { Sign::Plus } else { Sign::Minus };
+    BigInt::from_biguint(sign, mul_unsigned(a.magnitude(), b.magnitude()))
+}
+
+/// a * b for magnitudes, by NTT when both are large.
+pub fn mul_unsigned(a: &BigUint, b: &BigUint) -> BigUint {
+    let words = |x: &BigUint| x.iter_u64_digits().len();
+    if words(a) < NTT_MIN_WORDS || words(b) < NTT_MIN_WORDS {
         return a * b;
     }
-    let same = a == b;
-    let (sb, wb) = if same { (sa, Vec::new()) } else { b.to_u64_digits() };
-    if !same && wb.len() < NTT_MIN_WORDS {
-        return a * b;
+    let wa = a.to_u64_digits();
+    let product = if std::ptr::eq(a, b) || a == b {
+        mul_words(&wa, &wa)
+    } else {
+        mul_words(&wa, &b.to_u64_digits())
+    };
+    match product {
+        Some(words) => biguint_from_words(words),
+        None => a * b,
     }
-    let words = if same { mul_words(&wa, &wa) } else { mul_words(&wa, &wb) };
-    let Some(words) = words else { return a * b };
-    let sign = if sa == sb { Sign::Plus } else { Sign::Minus };
-    BigInt::from_biguint(sign, biguint_from_words(words))
 }
 
 fn biguint_from_words(words: Vec<u64>) -> BigUint {
@@ -377,6 +493,18 @@ mod tests {
             assert_eq!(mul(&a, &b), &a * &b, "{n} x {m} words");
             assert_eq!(mul(&-&a, &b), -(&a * &b));
             assert_eq!(mul(&a, &a), &a * &a);
+        }
+    }
+
+    #[test]
+    fn ntt_products_of_random_words_at_plan_boundaries() {
+        // Full random words make the coefficients large; sizes around the two- and
+        // three-prime plans' power-of-two lengths.
+        for &(n, m) in &[(400, 400), (401, 1003), (1000, 1000), (1500, 1100), (2049, 2049), (2600, 2601), (4000, 1000), (1000, 9000)] {
+            let a = words(n, 5 * n as u64);
+            let b = words(m, m as u64 + 11);
+            assert_eq!(mul(&a, &b), &a * &b, "{n} x {m} words");
+            assert_eq!(mul(&a, &a), &a * &a, "{n} squared");
         }
     }
 

@@ -212,7 +212,7 @@ pub fn to_s_base(v: Value, base: u32) -> String {
     match v.as_fixnum() {
         Some(i) if base == 10 => i.to_string(),
         Some(i) => BigInt::from(i).to_str_radix(base),
-        None => bignum::get(v).to_str_radix(base),
+        None => crate::core::bigconv::to_str_radix(bignum::get(v), base),
     }
 }
 
