@@ -100,3 +100,22 @@ test "Integer#to_s of large numbers matches a slow conversion" do
   assert_equal slow, "#{x}"
   assert_equal slow, x.inspect
 end
+
+test "Integer() and String#to_i of long digit strings" do
+  digits = (1..5000).map { |i| (i * 7 % 10).to_s }.join
+  x = Integer(digits)
+  assert_equal digits, x.to_s
+  assert_equal x, digits.to_i
+  assert_equal(-x, Integer("-" + digits))
+  assert_equal x, Integer(digits.scan(/.{1,3}/).join("_"))
+  assert_equal x, (digits + "xyz").to_i
+  assert_equal x * 10 + 5, (digits + "5 ").to_i
+  assert_raise(ArgumentError) { Integer(digits + "x") }
+  assert_raise(ArgumentError) { Integer(digits + "__1") }
+  assert_equal 10, Integer("0" * 5000 + "12")
+  assert_equal 12, Integer("0" * 5000 + "12", 10)
+  assert_equal 12, ("0" * 5000 + "12").to_i
+  assert_equal x, Integer(x.to_s(7), 7)
+  assert_equal x, x.to_s(36).upcase.to_i(36)
+  assert_raise(ArgumentError) { Integer("9" * 3000, 9) }
+end

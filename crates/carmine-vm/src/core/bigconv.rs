@@ -1,9 +1,13 @@
-//! Conversion of large Integers to digit strings (`Integer#to_s(base)`).
+//! Conversion of large Integers to and from digit strings (`Integer#to_s(base)`,
+//! `Integer()`/`String#to_i` of long digit strings).
 //!
-//! num-bigint converts by divide and conquer over powers base^(m 2^k) with Burnikel-Ziegler
-//! division built on Toom-3 products. Here the same recursion divides by Barrett's method:
-//! each power d comes with its reciprocal floor(B^(2 len(d)) / d) (B = 2^64), so a quotient
-//! costs two products, done by `bigmul::mul` (NTT for large operands).
+//! num-bigint converts to digits by divide and conquer over powers base^(m 2^k) (m digits
+//! per word) with Burnikel-Ziegler division built on Toom-3 products, and parses in
+//! quadratic time. Here the same recursion divides by Barrett's method: each power d comes
+//! with its reciprocal floor(B^(2 len(d)) / d) (B = 2^64), so a quotient costs one product
+//! by the reciprocal and one by d modulo B^N - 1 (`bigmul::FixedOperand`, NTT products with
+//! the transforms of d and of the reciprocal computed once). Parsing is the same recursion
+//! upside down: high part * power + low part.
 //!
 //! Invariants: at level k the number being converted is below power(k)^2, so its quotient
 //! and remainder by power(k) are both below power(k) and recurse at level k - 1; every part
@@ -11,12 +15,11 @@
 //! The powers of ten and their reciprocals depend on nothing but k: those of the first
 //! CACHED_LEVELS levels are computed once per process and then only read (`OnceLock`).
 
-use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use num_bigint::{BigInt, BigUint, Sign};
 
-use crate::core::bigmul;
+use crate::core::bigmul::{self, FixedOperand};
 
 /// Numbers of fewer words are converted by num-bigint directly.
 const BASE_WORDS: usize = 24;
@@ -24,12 +27,13 @@ const BASE_WORDS: usize = 24;
 /// Levels whose powers of ten are kept (level 14: 311,296 digits, 16,000 words).
 const CACHED_LEVELS: usize = 15;
 
-/// base^(m 2^k) and floor(B^(2 len) / base^(m 2^k)).
-#[derive(Clone)]
+/// d = base^(m 2^k) and its reciprocal floor(B^(2 len) / d), each prepared for the
+/// products of Barrett's division (the reciprocal by the top len + 1 words of a dividend,
+/// d by a quotient modulo B^N - 1 for N > len).
 struct Power {
-    d: BigUint,
+    d: FixedOperand,
     len: usize,
-    recip: BigUint,
+    recip: FixedOperand,
 }
 
 static DECIMAL_POWERS: [OnceLock<Power>; CACHED_LEVELS] = [const { OnceLock::new() }; CACHED_LEVELS];
@@ -49,33 +53,45 @@ fn word_power(base: u32) -> (u64, usize) {
 fn power(base: u32, prev: Option<&Power>) -> Power {
     let d = match prev {
         None => BigUint::from(word_power(base).0),
-        Some(p) => bigmul::mul_unsigned(&p.d, &p.d),
+        Some(p) => bigmul::mul_unsigned(p.d.value(), p.d.value()),
     };
     let len = d.iter_u64_digits().len();
     let recip = (BigUint::from(1u32) << (128 * len)) / &d;
-    Power { d, len, recip }
+    Power { d: FixedOperand::new(&d, len, Some(len + 1)), len, recip: FixedOperand::new(&recip, len + 1, None) }
 }
 
 /// Powers of `base` for levels 0..=top, cached or computed for one conversion.
 struct Powers {
-    levels: Vec<Cow<'static, Power>>,
+    levels: Vec<Level>,
 }
 
-/// Powers up to the first whose square exceeds a number of `words` words.
-fn powers(base: u32, words: usize) -> Powers {
-    let mut levels: Vec<Cow<'static, Power>> = Vec::new();
+enum Level {
+    Cached(&'static Power),
+    Owned(Power),
+}
+
+impl std::ops::Deref for Level {
+    type Target = Power;
+    fn deref(&self) -> &Power {
+        match self {
+            Level::Cached(p) => p,
+            Level::Owned(p) => p,
+        }
+    }
+}
+
+/// Powers of `base` from level 0 up to the first for which `enough` holds.
+fn powers(base: u32, enough: impl Fn(usize, &Power) -> bool) -> Powers {
+    let mut levels: Vec<Level> = Vec::new();
     loop {
         let k = levels.len();
         let p = match levels.last() {
-            None if base == 10 => Cow::Borrowed(DECIMAL_POWERS[0].get_or_init(|| power(10, None))),
-            // Only base 10 has borrowed (cached) levels.
-            Some(Cow::Borrowed(prev)) if k < CACHED_LEVELS => {
-                let prev: &'static Power = prev;
-                Cow::Borrowed(DECIMAL_POWERS[k].get_or_init(|| power(10, Some(prev))))
-            }
-            prev => Cow::Owned(power(base, prev.map(|p| &**p))),
+            None if base == 10 => Level::Cached(DECIMAL_POWERS[0].get_or_init(|| power(10, None))),
+            // Only base 10 has cached levels.
+            Some(&Level::Cached(prev)) if k < CACHED_LEVELS => Level::Cached(DECIMAL_POWERS[k].get_or_init(|| power(10, Some(prev)))),
+            prev => Level::Owned(power(base, prev.map(|p| &**p))),
         };
-        let done = 2 * p.len > words + 1;
+        let done = enough(k, &p);
         levels.push(p);
         if done {
             return Powers { levels };
@@ -86,11 +102,24 @@ fn powers(base: u32, words: usize) -> Powers {
 /// (u / d, u % d) for u < d^2, by Barrett's method with d's reciprocal.
 fn div_rem(u: &BigUint, p: &Power) -> (BigUint, BigUint) {
     let n = p.len;
+    let d = p.d.value();
     let q1 = u >> (64 * (n - 1));
-    let mut q = bigmul::mul_unsigned(&q1, &p.recip) >> (64 * (n + 1));
-    let mut r = u - bigmul::mul_unsigned(&q, &p.d);
-    while r >= p.d {
-        r -= &p.d;
+    let mut q = p.recip.mul(&q1) >> (64 * (n + 1));
+    // q is at most 2 below the quotient, so the remainder u - q d lies in [0, 3d), below
+    // B^(n+1) - 1: it is known from q d modulo B^N - 1 for N > n, a product half as long.
+    let mut r = match p.d.mul_mod_bn_minus_1(&q) {
+        Some((w, words)) => {
+            let modulus = (BigUint::from(1u32) << (64 * words)) - 1u32;
+            let mut r = (u >> (64 * words)) + (u & &modulus) + &modulus - w;
+            while r >= modulus {
+                r -= &modulus;
+            }
+            r
+        }
+        None => u - bigmul::mul_unsigned(&q, d),
+    };
+    while &r >= d {
+        r -= d;
         q += 1u32;
     }
     (q, r)
@@ -104,7 +133,7 @@ fn convert(x: &BigUint, base: u32, pw: &Powers, k: usize, width: usize, out: &mu
         return;
     }
     let p = &pw.levels[k];
-    if x < &p.d {
+    if x < p.d.value() {
         return convert(x, base, pw, k - 1, width, out);
     }
     let (q, r) = div_rem(x, p);
@@ -113,19 +142,64 @@ fn convert(x: &BigUint, base: u32, pw: &Powers, k: usize, width: usize, out: &mu
     convert(&r, base, pw, k - 1, half, out);
 }
 
+/// The bytes converting a number of `words` words allocates and frees again (products and
+/// parts of every level), for the collector's accounting of malloc'd memory.
+pub fn scratch_bytes(words: usize) -> usize {
+    if words < BASE_WORDS {
+        0
+    } else {
+        words * 128
+    }
+}
+
 /// `n` in `base` (2..=36), lowercase, with a leading '-' when negative.
 pub fn to_str_radix(n: &BigInt, base: u32) -> String {
     let words = n.iter_u64_digits().len();
     if words < BASE_WORDS || base.is_power_of_two() {
         return n.to_str_radix(base);
     }
-    let pw = powers(base, words);
+    // The top power's square must exceed n: 2 len - 2 >= words.
+    let pw = powers(base, |_, p| 2 * p.len > words + 1);
     let mut out = Vec::with_capacity((n.bits() as f64 / (base as f64).log2()) as usize + 2);
     if n.sign() == Sign::Minus {
         out.push(b'-');
     }
     convert(n.magnitude(), base, &pw, pw.levels.len() - 1, 0, &mut out);
     String::from_utf8(out).expect("digits are ASCII")
+}
+
+/// Numbers of at least this many digits are parsed by divide and conquer (num-bigint's
+/// parsing is quadratic); shorter ones by num-bigint.
+const PARSE_MIN_DIGITS: usize = 2000;
+
+/// The magnitude written by the ASCII digits `text` (0-9, a-z, A-Z; no sign or underscore)
+/// in `base` (2..=36); None if a character is not a digit of the base.
+pub fn parse_digits(text: &[u8], base: u32) -> Option<BigUint> {
+    if text.len() < PARSE_MIN_DIGITS || base.is_power_of_two() {
+        return BigUint::parse_bytes(text, base);
+    }
+    let digits = text.iter().map(|&c| (c as char).to_digit(base).map(|d| d as u8)).collect::<Option<Vec<u8>>>()?;
+    let m = word_power(base).1;
+    // Level k splits off the low m 2^k digits: the top level is the largest with m 2^k < len.
+    let top = (usize::BITS - 1 - ((digits.len() - 1) / m).leading_zeros()) as usize;
+    let pw = powers(base, |k, _| k == top);
+    Some(parse(&digits, base, &pw, top))
+}
+
+/// `digits` (fewer than m 2^(k+1)) as a number: high part * power(k) + low m 2^k digits.
+fn parse(digits: &[u8], base: u32, pw: &Powers, k: usize) -> BigUint {
+    let low_len = word_power(base).1 << k;
+    if digits.len() <= low_len {
+        return if k == 0 || digits.len() < PARSE_MIN_DIGITS / 4 {
+            BigUint::from_radix_be(digits, base).unwrap_or_default()
+        } else {
+            parse(digits, base, pw, k - 1)
+        };
+    }
+    let (high, low) = digits.split_at(digits.len() - low_len);
+    let high = parse(high, base, pw, k.saturating_sub(1));
+    let low = parse(low, base, pw, k.saturating_sub(1));
+    pw.levels[k].d.mul(&high) + low
 }
 
 #[cfg(test)]
@@ -150,6 +224,20 @@ mod tests {
                 assert_eq!(to_str_radix(&v, base), v.to_str_radix(base), "{i} {base}");
             }
         }
+    }
+
+    #[test]
+    fn parsing_matches_num_bigint() {
+        let x: BigInt = Pow::pow(BigInt::from(7), 40_000u32) + Pow::pow(BigInt::from(10), 20_000u32);
+        for base in [10u32, 3, 36] {
+            let text = x.to_str_radix(base);
+            assert_eq!(parse_digits(text.as_bytes(), base), Some(x.magnitude().clone()), "base {base}");
+            assert_eq!(parse_digits(text.to_uppercase().as_bytes(), base), Some(x.magnitude().clone()));
+        }
+        let zeros = "0".repeat(5000) + "12";
+        assert_eq!(parse_digits(zeros.as_bytes(), 10), Some(BigUint::from(12u32)));
+        assert_eq!(parse_digits(("9".repeat(4000) + "x").as_bytes(), 10), None);
+        assert_eq!(parse_digits("9".repeat(4000).as_bytes(), 9), None);
     }
 
     #[test]

@@ -10,12 +10,22 @@
 //! (about 55 bits at 10,000 pieces), which needs a third fewer transforms when the padded
 //! length stays the same. `plan` picks the cheaper of the two.
 //!
+//! A cyclic convolution of n pieces of `bits` bits, with n bits a multiple of 64, is also the
+//! product modulo B^N - 1 (B = 2^64, N = n bits / 64): the wrap-around is the reduction.
+//! Division by a fixed divisor needs only such a product for its remainder (half the
+//! transform length), and a `FixedOperand` keeps the transforms of a number that many
+//! others are multiplied by, so each product transforms only the other operand.
+//!
+//! The transforms are radix 4 (two layers per pass over the data), with one radix-2 layer
+//! when the number of layers is odd.
+//!
 //! Invariants of the arithmetic modulo p:
 //! - Twiddle factors are plain residues with Shoup's precomputed quotient, so multiplying by
 //!   one costs two high/low products and lands in [0, 2p) (`mul_shoup`).
 //! - Forward transforms (decimation in frequency: natural order in, bit-reversed out) keep
 //!   values in [0, 2p); inverse ones (decimation in time: bit-reversed in, natural out)
-//!   take [0, 2p) to [0, 4p). Harvey's lazy butterflies; 4p < 2^64 since p < 2^62.
+//!   take [0, 2p) to [0, 4p). Harvey's lazy butterflies; 4p < 2^64 since p < 2^62, so a
+//!   sum of two values below 2p never overflows, and each sum of more is reduced first.
 //! - Pointwise products are Montgomery's (R = 2^64, `mul`): x * y / R, exact in [0, p); the
 //!   final scaling by n^-1 * R takes that R out and reduces to [0, p).
 //! - Twiddle tables depend only on the prime and the transform length: those of lengths up
@@ -132,20 +142,27 @@ impl Prime {
         x.wrapping_mul(w).wrapping_sub(q.wrapping_mul(self.p))
     }
 
-    /// w^j (or w^-j when `inverse`) for j < 2^level, w a root of unity of order 2^(level+1),
-    /// each with its Shoup quotient.
-    fn twiddle_segment(&self, level: usize, inverse: bool) -> Vec<(u64, u64)> {
+    /// Twiddle factors for the butterflies at distance 2^level, each with its Shoup quotient:
+    /// x^j for j < 2^level (kind 0), or x^(3j) for j < 2^(level-1) (kind 2, for the radix-4
+    /// steps), where x = w, a root of unity of order 2^(level+1), or x = w^-1 (kinds 1, 3).
+    fn twiddle_segment(&self, level: usize, kind: usize) -> Vec<(u64, u64)> {
         let len = 1usize << level;
         let order = 2 * len as u64;
         let mut w = self.mul(self.pow(self.to_mont(self.g), (self.p - 1) / order), 1);
-        if inverse {
+        if kind & 1 == 1 {
             // w^-1 = w^(order - 1).
             w = self.mul(self.pow(self.to_mont(w), order - 1), 1);
         }
+        let count = if kind & 2 == 2 {
+            w = self.mul(self.pow(self.to_mont(w), 3), 1);
+            len / 2
+        } else {
+            len
+        };
         let ws = self.shoup(w);
-        let mut seg = Vec::with_capacity(len);
+        let mut seg = Vec::with_capacity(count);
         let mut x = 1u64;
-        for _ in 0..len {
+        for _ in 0..count {
             seg.push((x, self.shoup(x)));
             let y = self.mul_shoup(x, w, ws);
             x = if y >= self.p { y - self.p } else { y };
@@ -153,44 +170,112 @@ impl Prime {
         seg
     }
 
-    /// Decimation in frequency; values in [0, 2p) stay in [0, 2p) (Harvey's lazy butterfly).
+    /// x mod 2p for x < 4p.
+    #[inline(always)]
+    fn reduce_2p(&self, x: u64) -> u64 {
+        let p2 = 2 * self.p;
+        if x >= p2 {
+            x - p2
+        } else {
+            x
+        }
+    }
+
+    /// Decimation in frequency, two layers at a time (radix 4) and one radix-2 layer first
+    /// when the number of layers is odd; values in [0, 2p) stay in [0, 2p) (Harvey's lazy
+    /// butterflies).
     fn forward(&self, a: &mut [u64], tw: &Twiddles) {
         let n = a.len();
         let p2 = 2 * self.p;
         let mut len = n / 2;
-        while len >= 1 {
+        if n.trailing_zeros() % 2 == 1 {
             let tw = &tw.fw[len.trailing_zeros() as usize][..];
             for block in a.chunks_exact_mut(2 * len) {
                 let (lo, hi) = block.split_at_mut(len);
                 for ((l, h), &(wj, wsj)) in lo.iter_mut().zip(hi.iter_mut()).zip(tw) {
-                    let u = *l;
-                    let v = *h;
-                    let s = u + v;
-                    *l = if s >= p2 { s - p2 } else { s };
+                    let (u, v) = (*l, *h);
+                    *l = self.reduce_2p(u + v);
                     *h = self.mul_shoup(u + p2 - v, wj, wsj);
                 }
             }
             len /= 2;
         }
+        if n < 4 {
+            return;
+        }
+        // The fourth root of unity w_4 (w^L for w of order 4L).
+        let (i4, i4s) = tw.fw[1][1];
+        while len >= 2 {
+            let l = len / 2;
+            let level = len.trailing_zeros() as usize;
+            let (t1, t2, t3) = (&tw.fw[level][..l], &tw.fw[level - 1][..l], &tw.fw3[level][..l]);
+            for block in a.chunks_exact_mut(4 * l) {
+                let (b01, b23) = block.split_at_mut(2 * l);
+                let (b0, b1) = b01.split_at_mut(l);
+                let (b2, b3) = b23.split_at_mut(l);
+                for j in 0..l {
+                    let (a0, a1, a2, a3) = (b0[j], b1[j], b2[j], b3[j]);
+                    let t0 = self.reduce_2p(a0 + a2);
+                    let s1 = self.reduce_2p(a1 + a3);
+                    let d2 = self.reduce_2p(a0 + p2 - a2);
+                    let d3 = self.mul_shoup(a1 + p2 - a3, i4, i4s);
+                    b0[j] = self.reduce_2p(t0 + s1);
+                    b1[j] = self.mul_shoup(t0 + p2 - s1, t2[j].0, t2[j].1);
+                    b2[j] = self.mul_shoup(d2 + d3, t1[j].0, t1[j].1);
+                    b3[j] = self.mul_shoup(d2 + p2 - d3, t3[j].0, t3[j].1);
+                }
+            }
+            len /= 4;
+        }
     }
 
-    /// Decimation in time; inputs in [0, 2p), outputs in [0, 4p).
+    /// Decimation in time, the mirror of `forward`: radix-4 steps, then one radix-2 layer
+    /// when the number of layers is odd; inputs in [0, 2p), outputs in [0, 4p).
     fn inverse(&self, a: &mut [u64], tw: &Twiddles) {
         let n = a.len();
         let p2 = 2 * self.p;
-        let mut len = 1;
-        while len < n {
+        let mut len = 2;
+        if n >= 4 {
+            // The inverse fourth root of unity.
+            let (i4, i4s) = tw.inv[1][1];
+            while 2 * len <= n {
+                let l = len / 2;
+                let level = len.trailing_zeros() as usize;
+                let (t1, t2, t3) = (&tw.inv[level][..l], &tw.inv[level - 1][..l], &tw.inv3[level][..l]);
+                for block in a.chunks_exact_mut(4 * l) {
+                    let (b01, b23) = block.split_at_mut(2 * l);
+                    let (b0, b1) = b01.split_at_mut(l);
+                    let (b2, b3) = b23.split_at_mut(l);
+                    for j in 0..l {
+                        let a0 = self.reduce_2p(b0[j]);
+                        let c1 = self.mul_shoup(b1[j], t2[j].0, t2[j].1);
+                        let c2 = self.mul_shoup(b2[j], t1[j].0, t1[j].1);
+                        let c3 = self.mul_shoup(b3[j], t3[j].0, t3[j].1);
+                        let s = self.reduce_2p(a0 + c1);
+                        let d = self.reduce_2p(a0 + p2 - c1);
+                        let e = self.reduce_2p(c2 + c3);
+                        let f = self.mul_shoup(c2 + p2 - c3, i4, i4s);
+                        b0[j] = s + e;
+                        b2[j] = s + p2 - e;
+                        b1[j] = d + f;
+                        b3[j] = d + p2 - f;
+                    }
+                }
+                len *= 4;
+            }
+        }
+        let len = len / 2;
+        if len < n {
             let tw = &tw.inv[len.trailing_zeros() as usize][..];
             for block in a.chunks_exact_mut(2 * len) {
                 let (lo, hi) = block.split_at_mut(len);
                 for ((l, h), &(wj, wsj)) in lo.iter_mut().zip(hi.iter_mut()).zip(tw) {
-                    let u = if *l >= p2 { *l - p2 } else { *l };
+                    let u = self.reduce_2p(*l);
                     let v = self.mul_shoup(*h, wj, wsj);
                     *l = u + v;
                     *h = u + p2 - v;
                 }
             }
-            len *= 2;
         }
     }
 
@@ -204,31 +289,27 @@ impl Prime {
         }
     }
 
-    /// The cyclic convolution of `fa` and `fb` (pieces of `bits` bits, same power-of-two length)
-    /// modulo p, in plain form in [0, p), left in `fa`; `fb` is None to square `fa`.
-    fn convolve(&self, tw: &Twiddles, fa: &mut [u64], fb: Option<&mut [u64]>, bits: usize) {
-        let n = fa.len();
-        self.reduce_input(fa, bits);
-        self.forward(fa, tw);
-        match fb {
-            None => {
-                for x in fa.iter_mut() {
-                    *x = self.mul(*x, *x);
-                }
-            }
-            Some(fb) => {
-                self.reduce_input(fb, bits);
-                self.forward(fb, tw);
-                for (x, &y) in fa.iter_mut().zip(fb.iter()) {
-                    *x = self.mul(*x, y);
-                }
-            }
+    /// Pieces of `bits` bits to their forward transform (values in [0, 2p)).
+    fn transform(&self, a: &mut [u64], tw: &Twiddles, bits: usize) {
+        self.reduce_input(a, bits);
+        self.forward(a, tw);
+    }
+
+    /// Pointwise product of two forward transforms, left in `fa` (Montgomery: times R^-1).
+    fn pointwise(&self, fa: &mut [u64], fb: &[u64]) {
+        for (x, &y) in fa.iter_mut().zip(fb) {
+            *x = self.mul(*x, y);
         }
+    }
+
+    /// The inverse transform of pointwise products: the cyclic convolution modulo p, in
+    /// plain form in [0, p).
+    fn finish(&self, fa: &mut [u64], tw: &Twiddles) {
+        let n = fa.len();
         self.inverse(fa, tw);
         // Pointwise Montgomery products left a factor R^-1: scale by n^-1 * R.
         let n_inv = self.mul(modinv(n as u64 % self.p, self.p), self.r2);
-        let n_inv = self.mul(n_inv, self.r2);
-        let n_inv = self.mul(n_inv, 1);
+        let n_inv = self.mul(self.mul(n_inv, self.r2), 1);
         let n_inv_s = self.shoup(n_inv);
         for x in fa.iter_mut() {
             let y = self.mul_shoup(*x, n_inv, n_inv_s);
@@ -242,22 +323,25 @@ impl Prime {
 struct Twiddles {
     fw: Vec<Cow<'static, [(u64, u64)]>>,
     inv: Vec<Cow<'static, [(u64, u64)]>>,
+    fw3: Vec<Cow<'static, [(u64, u64)]>>,
+    inv3: Vec<Cow<'static, [(u64, u64)]>>,
 }
 
-static TWIDDLE_CACHE: [[[OnceLock<Vec<(u64, u64)>>; CACHED_LEVELS]; 2]; 3] =
-    [const { [const { [const { OnceLock::new() }; CACHED_LEVELS] }; 2] }; 3];
+static TWIDDLE_CACHE: [[[OnceLock<Vec<(u64, u64)>>; CACHED_LEVELS]; 4]; 3] =
+    [const { [const { [const { OnceLock::new() }; CACHED_LEVELS] }; 4] }; 3];
 
 fn twiddles(prime: usize, n: usize) -> Twiddles {
     let levels = n.trailing_zeros() as usize;
     let p = &PRIMES[prime];
-    let seg = |level: usize, dir: usize| -> Cow<'static, [(u64, u64)]> {
+    let seg = |level: usize, kind: usize| -> Cow<'static, [(u64, u64)]> {
         if level < CACHED_LEVELS {
-            Cow::Borrowed(&TWIDDLE_CACHE[prime][dir][level].get_or_init(|| p.twiddle_segment(level, dir == 1))[..])
+            Cow::Borrowed(&TWIDDLE_CACHE[prime][kind][level].get_or_init(|| p.twiddle_segment(level, kind))[..])
         } else {
-            Cow::Owned(p.twiddle_segment(level, dir == 1))
+            Cow::Owned(p.twiddle_segment(level, kind))
         }
     };
-    Twiddles { fw: (0..levels).map(|l| seg(l, 0)).collect(), inv: (0..levels).map(|l| seg(l, 1)).collect() }
+    let kind = |k: usize| (0..levels).map(|l| seg(l, k)).collect();
+    Twiddles { fw: kind(0), inv: kind(1), fw3: kind(2), inv3: kind(3) }
 }
 
 /// How a product is computed: number of primes, bits per piece, transform length.
@@ -272,24 +356,43 @@ fn pieces(words: usize, bits: usize) -> usize {
     (words * 64).div_ceil(bits)
 }
 
+/// Two-prime pieces: the widest (at most 61 bits) for which coefficients stay below
+/// min(pieces) * 2^(2 bits) <= 2^123 < p1 * p2.
+fn two_prime_bits(min_words: usize) -> usize {
+    (40..=61).rev().find(|&bits| 2 * bits + (usize::BITS - pieces(min_words, bits).leading_zeros()) as usize <= 123).unwrap_or(40)
+}
+
+fn cost(p: &Plan, square: bool) -> usize {
+    let transforms = if square { 2 } else { 3 };
+    p.primes * transforms * p.n * (p.n.trailing_zeros() as usize + 1)
+}
+
 /// The cheaper way to multiply operands of `la` and `lb` words (`None` if too large).
 fn plan(la: usize, lb: usize, square: bool) -> Option<Plan> {
     let three = Plan { primes: 3, bits: 64, n: (la + lb).next_power_of_two() };
-    // Two primes: coefficients below min(pieces) * 2^(2 bits) <= 2^123 < p1 * p2.
-    let mut two = None;
-    for bits in (40..=61).rev() {
-        let m = pieces(la.min(lb), bits);
-        if 2 * bits + (usize::BITS - m.leading_zeros()) as usize <= 123 {
-            two = Some(Plan { primes: 2, bits, n: (pieces(la, bits) + pieces(lb, bits)).next_power_of_two() });
-            break;
+    let bits = two_prime_bits(la.min(lb));
+    let two = Plan { primes: 2, bits, n: (pieces(la, bits) + pieces(lb, bits)).next_power_of_two() };
+    let best = if cost(&two, square) <= cost(&three, square) { two } else { three };
+    (best.n.trailing_zeros() <= MAX_LOG).then_some(best)
+}
+
+/// The cheaper way to multiply operands of `la` and `lb` words modulo B^N - 1 for some
+/// N >= `words` (B = 2^64) by a cyclic convolution of length n: N = n bits / 64 exactly, so
+/// the wrap-around of the convolution is the reduction modulo B^N - 1.
+fn cyclic_plan(la: usize, lb: usize, words: usize, square: bool) -> Option<Plan> {
+    let three = Plan { primes: 3, bits: 64, n: words.next_power_of_two().max(64) };
+    let max_bits = two_prime_bits(la.min(lb));
+    // The smallest length at which pieces of at most max_bits bits cover `words` words.
+    let mut n = (pieces(words, max_bits)).next_power_of_two().max(64);
+    let bits = loop {
+        let bits = (64 * words).div_ceil(n).max(1);
+        if bits <= max_bits {
+            break bits;
         }
-    }
-    let transforms = if square { 2 } else { 3 };
-    let cost = |p: &Plan| p.primes * transforms * p.n * (p.n.trailing_zeros() as usize + 1);
-    let best = match two {
-        Some(t) if cost(&t) <= cost(&three) => t,
-        _ => three,
+        n *= 2;
     };
+    let two = Plan { primes: 2, bits, n };
+    let best = if cost(&two, square) <= cost(&three, square) { two } else { three };
     (best.n.trailing_zeros() <= MAX_LOG).then_some(best)
 }
 
@@ -318,18 +421,130 @@ fn split(a: &[u64], bits: usize, n: usize) -> Vec<u64> {
 fn mul_words(a: &[u64], b: &[u64]) -> Option<Vec<u64>> {
     let square = std::ptr::eq(a, b);
     let plan = plan(a.len(), b.len(), square)?;
+    let other = if square { Operand::Same } else { Operand::Words(b) };
+    Some(convolve_words(a, other, plan, a.len() + b.len()))
+}
+
+/// The second operand of a product.
+enum Operand<'a> {
+    /// Squaring.
+    Same,
+    Words(&'a [u64]),
+    /// Transformed beforehand, with its plan.
+    Fixed(&'a FixedOperand),
+}
+
+/// The sum of the convolution's coefficients times 2^(bits i), in `out_len` words (the
+/// caller makes it large enough).
+fn convolve_words(a: &[u64], b: Operand, plan: Plan, out_len: usize) -> Vec<u64> {
     let mut sa = split(a, plan.bits, plan.n);
-    let mut sb = if square { None } else { Some(split(b, plan.bits, plan.n)) };
+    let mut sb = match b {
+        Operand::Words(w) => Some(split(w, plan.bits, plan.n)),
+        _ => None,
+    };
     let mut res: Vec<Vec<u64>> = Vec::with_capacity(plan.primes);
-    for i in 0..plan.primes {
+    for (i, prime) in PRIMES[..plan.primes].iter().enumerate() {
         let tw = twiddles(i, plan.n);
         // The last prime transforms the pieces in place.
-        let (mut fa, mut fb) = if i + 1 == plan.primes { (std::mem::take(&mut sa), sb.take()) } else { (sa.clone(), sb.clone()) };
-        PRIMES[i].convolve(&tw, &mut fa, fb.as_deref_mut(), plan.bits);
+        let last = i + 1 == plan.primes;
+        let mut fa = if last { std::mem::take(&mut sa) } else { sa.clone() };
+        prime.transform(&mut fa, &tw, plan.bits);
+        match b {
+            Operand::Same => {
+                for x in fa.iter_mut() {
+                    *x = prime.mul(*x, *x);
+                }
+            }
+            Operand::Words(_) => {
+                let mut fb = if last { sb.take().unwrap_or_default() } else { sb.clone().unwrap_or_default() };
+                prime.transform(&mut fb, &tw, plan.bits);
+                prime.pointwise(&mut fa, &fb);
+            }
+            Operand::Fixed(f) => prime.pointwise(&mut fa, &f.transforms[i]),
+        }
+        prime.finish(&mut fa, &tw);
         res.push(fa);
     }
-    let out_len = a.len() + b.len();
-    Some(if plan.primes == 2 { recompose2(&res[0], &res[1], plan.bits, out_len) } else { recompose3(&res[0], &res[1], &res[2], out_len) })
+    if plan.primes == 2 {
+        recompose2(&res[0], &res[1], plan.bits, out_len)
+    } else {
+        recompose3(&res[0], &res[1], &res[2], out_len)
+    }
+}
+
+/// A number that many others are multiplied by, with its transforms computed once.
+pub struct FixedOperand {
+    value: BigUint,
+    /// Operands up to this many words use the transforms.
+    max_words: usize,
+    /// Products modulo B^N - 1 (`cyclic`) or whole.
+    cyclic: bool,
+    plan: Plan,
+    transforms: Vec<Vec<u64>>,
+}
+
+impl FixedOperand {
+    /// `b` prepared for products with numbers of at most `max_words` words: whole products,
+    /// or products modulo B^N - 1 for some N >= `cyclic_words` when given.
+    pub fn new(b: &BigUint, max_words: usize, cyclic_words: Option<usize>) -> Self {
+        let wb = b.to_u64_digits();
+        let plan = match cyclic_words {
+            None => plan(max_words, wb.len(), false),
+            Some(words) => cyclic_plan(max_words, wb.len(), words, false),
+        };
+        let transforms = match plan {
+            Some(plan) if max_words.min(wb.len()) >= NTT_MIN_WORDS => {
+                let pieces = split(&wb, plan.bits, plan.n);
+                (0..plan.primes)
+                    .map(|i| {
+                        let mut t = pieces.clone();
+                        PRIMES[i].transform(&mut t, &twiddles(i, plan.n), plan.bits);
+                        t
+                    })
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        let plan = plan.unwrap_or(Plan { primes: 0, bits: 64, n: 0 });
+        FixedOperand { value: b.clone(), max_words, cyclic: cyclic_words.is_some(), plan, transforms }
+    }
+
+    pub fn value(&self) -> &BigUint {
+        &self.value
+    }
+
+    /// a * b (a whole product).
+    pub fn mul(&self, a: &BigUint) -> BigUint {
+        let wa = a.to_u64_digits();
+        if self.cyclic || self.transforms.is_empty() || wa.len() > self.max_words || wa.len() < NTT_MIN_WORDS {
+            return mul_unsigned(a, &self.value);
+        }
+        let out_len = wa.len() + self.value.iter_u64_digits().len();
+        biguint_from_words(convolve_words(&wa, Operand::Fixed(self), self.plan, out_len))
+    }
+
+    /// a * b mod (B^N - 1) and N (B = 2^64, N the `cyclic_words` given to `new` or more);
+    /// the result may be B^N - 1 itself for a product of 0 mod B^N - 1. None when `b` was
+    /// not prepared for this or `a` is too long.
+    pub fn mul_mod_bn_minus_1(&self, a: &BigUint) -> Option<(BigUint, usize)> {
+        let wa = a.to_u64_digits();
+        if !self.cyclic || self.transforms.is_empty() || wa.len() > self.max_words {
+            return None;
+        }
+        let n_words = self.plan.n * self.plan.bits / 64;
+        Some((fold_bn_minus_1(convolve_words(&wa, Operand::Fixed(self), self.plan, n_words + 3), n_words), n_words))
+    }
+}
+
+/// `words` (N + 3 of them) reduced modulo B^N - 1, into [0, B^N - 1].
+fn fold_bn_minus_1(mut words: Vec<u64>, n_words: usize) -> BigUint {
+    let high = biguint_from_words(words.split_off(n_words));
+    let modulus = (BigUint::from(1u32) << (64 * n_words)) - 1u32;
+    let mut r = biguint_from_words(words) + high;
+    while r > modulus {
+        r -= &modulus;
+    }
+    r
 }
 
 /// The product from its coefficients modulo p1 and p2, pieces of `bits` bits.
@@ -376,10 +591,10 @@ fn recompose3(r1: &[u64], r2: &[u64], r3: &[u64], out_len: usize) -> Vec<u64> {
     let inv_p1p2_mod_p3 = p3.to_mont(modinv(p1p2_mod_p3, p3.p));
     let p1_mod_p3 = p3.to_mont(p1.p % p3.p);
     let p1p2 = p1.p as u128 * p2.p as u128;
-    let mut out = vec![0u64; out_len];
+    let mut out = vec![0u64; out_len.max(r1.len() + 2)];
     // Running sum of coefficients not yet written out, as three words (below 2^192).
     let (mut c0, mut c1, mut c2) = (0u64, 0u64, 0u64);
-    for (i, slot) in out.iter_mut().enumerate() {
+    for (i, slot) in out[..r1.len()].iter_mut().enumerate() {
         let (x1, x2, x3) = (r1[i], r2[i], r3[i]);
         // x = x1 + p1 * v2 + p1 * p2 * v3.
         // All three primes lie in (2^61, 2^62), so x1 < p1 < 2 p2 and one subtraction reduces it.
@@ -407,7 +622,11 @@ fn recompose3(r1: &[u64], r2: &[u64], r3: &[u64], out_len: usize) -> Vec<u64> {
         c1 = d2;
         c2 = 0;
     }
-    debug_assert!(c0 == 0 && c1 == 0);
+    let n = r1.len();
+    out[n] = c0;
+    out[n + 1] = c1;
+    debug_assert!(out[out_len..].iter().all(|&w| w == 0));
+    out.truncate(out_len);
     out
 }
 fn modinv(a: u64, p: u64) -> u64 {
@@ -421,6 +640,15 @@ fn modinv(a: u64, p: u64) -> u64 {
         e >>= 1;
     }
     r as u64
+}
+
+/// The bytes a product of `la` and `lb` words allocates and frees again (transform buffers,
+/// or Toom-3's temporaries), for the collector's accounting of malloc'd memory.
+pub fn scratch_bytes(la: usize, lb: usize) -> usize {
+    match plan(la, lb, false) {
+        Some(p) if la.min(lb) >= NTT_MIN_WORDS => p.n * 8 * (2 * p.primes + 1),
+        _ => (la + lb) * 8 * 2,
+    }
 }
 
 /// a * b, by NTT when both are large.
@@ -448,11 +676,7 @@ pub fn mul_unsigned(a: &BigUint, b: &BigUint) -> BigUint {
 }
 
 fn biguint_from_words(words: Vec<u64>) -> BigUint {
-    let mut bytes = Vec::with_capacity(words.len() * 8);
-    for w in words {
-        bytes.extend_from_slice(&w.to_le_bytes());
-    }
-    BigUint::from_bytes_le(&bytes)
+    BigUint::new(words.iter().flat_map(|&w| [w as u32, (w >> 32) as u32]).collect())
 }
 
 /// base^e by squaring, with `mul` for the large products.
@@ -505,6 +729,21 @@ mod tests {
             let b = words(m, m as u64 + 11);
             assert_eq!(mul(&a, &b), &a * &b, "{n} x {m} words");
             assert_eq!(mul(&a, &a), &a * &a, "{n} squared");
+        }
+    }
+
+    #[test]
+    fn fixed_operands_and_products_modulo_bn_minus_1() {
+        for &(n, m) in &[(400, 401), (1000, 999), (2600, 2601), (3000, 1200)] {
+            let a = words(n, 17 * n as u64).into_parts().1;
+            let b = words(m, m as u64 + 3).into_parts().1;
+            let whole = FixedOperand::new(&b, n, None);
+            assert_eq!(whole.mul(&a), &a * &b, "{n} x {m} words");
+            let cyclic = FixedOperand::new(&b, n, Some(n.max(m) + 1));
+            let (r, words) = cyclic.mul_mod_bn_minus_1(&a).unwrap();
+            assert!(words > n.max(m));
+            let modulus = (BigUint::from(1u32) << (64 * words)) - 1u32;
+            assert_eq!(r % &modulus, (&a * &b) % &modulus, "{n} x {m} words mod B^{words} - 1");
         }
     }
 
