@@ -104,8 +104,16 @@ fn div_rem(u: &BigUint, p: &Power) -> (BigUint, BigUint) {
     let n = p.len;
     let d = p.d.value();
     let q1 = u >> (64 * (n - 1));
-    let mut q = p.recip.mul(&q1) >> (64 * (n + 1));
-    // q is at most 2 below the quotient, so the remainder u - q d lies in [0, 3d), below
+    let h = q1.iter_u64_digits().len();
+    let mut q = if 2 * h < n {
+        // A short quotient needs only the reciprocal's top h + 2 words: the words dropped
+        // add less than B^-2 to q1 * recip / B^(n+1), so q loses at most 1 more.
+        let top = p.recip.value() >> (64 * (n - 1 - h));
+        bigmul::mul_unsigned(&q1, &top) >> (64 * (h + 2))
+    } else {
+        p.recip.mul(&q1) >> (64 * (n + 1))
+    };
+    // q is at most 3 below the quotient, so the remainder u - q d lies in [0, 4d), below
     // B^(n+1) - 1: it is known from q d modulo B^N - 1 for N > n, a product half as long.
     let mut r = match p.d.mul_mod_bn_minus_1(&q) {
         Some((w, words)) => {

@@ -493,7 +493,8 @@ impl FixedOperand {
             Some(words) => cyclic_plan(max_words, wb.len(), words, false),
         };
         let transforms = match plan {
-            Some(plan) if max_words.min(wb.len()) >= NTT_MIN_WORDS => {
+            // Half the transform length for products modulo B^N - 1: half the threshold.
+            Some(plan) if max_words.min(wb.len()) >= if cyclic_words.is_some() { NTT_MIN_WORDS / 2 } else { NTT_MIN_WORDS } => {
                 let pieces = split(&wb, plan.bits, plan.n);
                 (0..plan.primes)
                     .map(|i| {
