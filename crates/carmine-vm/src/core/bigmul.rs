@@ -207,12 +207,9 @@ impl Prime {
         let (i4, i4s) = tw.fw[1][1];
         while len >= 2 {
             let l = len / 2;
-            let level = len.trailing_zeros() as usize;
-            let (t1, t2, t3) = (&tw.fw[level][..l], &tw.fw[level - 1][..l], &tw.fw3[level][..l]);
+            let (t1, t2, t3) = tw.radix4(false, len);
             for block in a.chunks_exact_mut(4 * l) {
-                let (b01, b23) = block.split_at_mut(2 * l);
-                let (b0, b1) = b01.split_at_mut(l);
-                let (b2, b3) = b23.split_at_mut(l);
+                let [b0, b1, b2, b3] = quarters(block, l);
                 for j in 0..l {
                     let (a0, a1, a2, a3) = (b0[j], b1[j], b2[j], b3[j]);
                     let t0 = self.reduce_2p(a0 + a2);
@@ -240,12 +237,9 @@ impl Prime {
             let (i4, i4s) = tw.inv[1][1];
             while 2 * len <= n {
                 let l = len / 2;
-                let level = len.trailing_zeros() as usize;
-                let (t1, t2, t3) = (&tw.inv[level][..l], &tw.inv[level - 1][..l], &tw.inv3[level][..l]);
+                let (t1, t2, t3) = tw.radix4(true, len);
                 for block in a.chunks_exact_mut(4 * l) {
-                    let (b01, b23) = block.split_at_mut(2 * l);
-                    let (b0, b1) = b01.split_at_mut(l);
-                    let (b2, b3) = b23.split_at_mut(l);
+                    let [b0, b1, b2, b3] = quarters(block, l);
                     for j in 0..l {
                         let a0 = self.reduce_2p(b0[j]);
                         let c1 = self.mul_shoup(b1[j], t2[j].0, t2[j].1);
@@ -325,6 +319,26 @@ struct Twiddles {
     inv: Vec<Cow<'static, [(u64, u64)]>>,
     fw3: Vec<Cow<'static, [(u64, u64)]>>,
     inv3: Vec<Cow<'static, [(u64, u64)]>>,
+}
+
+type TwiddleSegment<'a> = &'a [(u64, u64)];
+
+impl Twiddles {
+    /// The twiddles of a radix-4 step whose first layer has butterflies at distance `len`
+    /// (w of order 2 len): w^j, w^(2j), w^(3j) for j < len / 2, or their inverses.
+    fn radix4(&self, inverse: bool, len: usize) -> (TwiddleSegment<'_>, TwiddleSegment<'_>, TwiddleSegment<'_>) {
+        let (one, three) = if inverse { (&self.inv, &self.inv3) } else { (&self.fw, &self.fw3) };
+        let (l, level) = (len / 2, len.trailing_zeros() as usize);
+        (&one[level][..l], &one[level - 1][..l], &three[level][..l])
+    }
+}
+
+/// A block of 4 l values as its four quarters.
+fn quarters(block: &mut [u64], l: usize) -> [&mut [u64]; 4] {
+    let (b01, b23) = block.split_at_mut(2 * l);
+    let (b0, b1) = b01.split_at_mut(l);
+    let (b2, b3) = b23.split_at_mut(l);
+    [b0, b1, b2, b3]
 }
 
 static TWIDDLE_CACHE: [[[OnceLock<Vec<(u64, u64)>>; CACHED_LEVELS]; 4]; 3] =
