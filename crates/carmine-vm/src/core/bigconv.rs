@@ -18,21 +18,31 @@
 use std::sync::OnceLock;
 
 use num_bigint::{BigInt, BigUint, Sign};
+use num_integer::Integer;
 
 use crate::core::bigmul::{self, FixedOperand};
 
 /// Numbers of fewer words are converted by num-bigint directly.
 const BASE_WORDS: usize = 24;
 
+/// Reciprocals of powers of fewer words come from num-bigint's division.
+const NEWTON_MIN_WORDS: usize = 64;
+
 /// Levels whose powers of ten are kept (level 14: 311,296 digits, 16,000 words).
 const CACHED_LEVELS: usize = 15;
 
-/// d = base^(m 2^k) and its reciprocal floor(B^(2 len) / d), each prepared for the
-/// products of Barrett's division (the reciprocal by the top len + 1 words of a dividend,
-/// d by a quotient modulo B^N - 1 for N > len).
+/// d = base^(m 2^k), and what Barrett's division by d needs, made at its first division.
 struct Power {
-    d: FixedOperand,
+    d: BigUint,
     len: usize,
+    barrett: OnceLock<Barrett>,
+}
+
+/// d and its reciprocal floor(B^(2 len) / d), each prepared for their products: the
+/// reciprocal by the top len + 1 words of a dividend, d by a quotient modulo B^N - 1 for
+/// some N > len.
+struct Barrett {
+    d: FixedOperand,
     recip: FixedOperand,
 }
 
@@ -49,15 +59,43 @@ fn word_power(base: u32) -> (u64, usize) {
     (p, m)
 }
 
-/// The power of the level after `prev` (level 0 when None), with its reciprocal.
+/// The power of the level after `prev` (level 0 when None).
 fn power(base: u32, prev: Option<&Power>) -> Power {
     let d = match prev {
         None => BigUint::from(word_power(base).0),
-        Some(p) => bigmul::mul_unsigned(p.d.value(), p.d.value()),
+        Some(p) => bigmul::mul_unsigned(&p.d, &p.d),
     };
     let len = d.iter_u64_digits().len();
-    let recip = (BigUint::from(1u32) << (128 * len)) / &d;
-    Power { d: FixedOperand::new(&d, len, Some(len + 1)), len, recip: FixedOperand::new(&recip, len + 1, None) }
+    Power { d, len, barrett: OnceLock::new() }
+}
+
+/// Level k's Barrett data, made (with those of the levels below) on first use.
+fn barrett(pw: &Powers, k: usize) -> &Barrett {
+    let p = &pw.levels[k];
+    p.barrett.get_or_init(|| {
+        let prev = if k > 0 { Some((&*pw.levels[k - 1], barrett(pw, k - 1).recip.value())) } else { None };
+        let recip = reciprocal(&p.d, p.len, prev);
+        Barrett { d: FixedOperand::new(&p.d, p.len, Some(p.len + 1)), recip: FixedOperand::new(&recip, p.len + 1, None) }
+    })
+}
+
+/// floor(B^(2 len) / d) for d of `len` words. With d = d'^2 and x = floor(B^(2 n') / d')
+/// of the level below, x^2 B^(2 len - 4 n') is within a relative 2 B^-n' of it; one Newton
+/// step squares that error, and the last units come from the exact remainder.
+fn reciprocal(d: &BigUint, len: usize, prev: Option<(&Power, &BigUint)>) -> BigUint {
+    let one = BigUint::from(1u32) << (128 * len);
+    let Some((below, x)) = prev.filter(|_| len >= NEWTON_MIN_WORDS) else {
+        return one / d;
+    };
+    let sq = bigmul::mul_unsigned(x, x);
+    let shift = 2 * len as isize - 4 * below.len as isize;
+    let y0 = if shift >= 0 { sq << (64 * shift as usize) } else { sq >> (64 * -shift as usize) };
+    let (one, d) = (BigInt::from(one), BigInt::from(d.clone()));
+    let y0 = BigInt::from(y0);
+    let e = &one - bigmul::mul(&d, &y0);
+    let y1 = &y0 + (bigmul::mul(&y0, &e) >> (128 * len));
+    let r = &one - bigmul::mul(&d, &y1);
+    (y1 + r.div_floor(&d)).into_parts().1
 }
 
 /// Powers of `base` for levels 0..=top, cached or computed for one conversion.
@@ -100,22 +138,23 @@ fn powers(base: u32, enough: impl Fn(usize, &Power) -> bool) -> Powers {
 }
 
 /// (u / d, u % d) for u < d^2, by Barrett's method with d's reciprocal.
-fn div_rem(u: &BigUint, p: &Power) -> (BigUint, BigUint) {
+fn div_rem(u: &BigUint, pw: &Powers, k: usize) -> (BigUint, BigUint) {
+    let (p, b) = (&pw.levels[k], barrett(pw, k));
     let n = p.len;
-    let d = p.d.value();
+    let d = &p.d;
     let q1 = u >> (64 * (n - 1));
     let h = q1.iter_u64_digits().len();
     let mut q = if 2 * h < n {
         // A short quotient needs only the reciprocal's top h + 2 words: the words dropped
         // add less than B^-2 to q1 * recip / B^(n+1), so q loses at most 1 more.
-        let top = p.recip.value() >> (64 * (n - 1 - h));
+        let top = b.recip.value() >> (64 * (n - 1 - h));
         bigmul::mul_unsigned(&q1, &top) >> (64 * (h + 2))
     } else {
-        p.recip.mul(&q1) >> (64 * (n + 1))
+        b.recip.mul(&q1) >> (64 * (n + 1))
     };
     // q is at most 3 below the quotient, so the remainder u - q d lies in [0, 4d), below
     // B^(n+1) - 1: it is known from q d modulo B^N - 1 for N > n, a product half as long.
-    let mut r = match p.d.mul_mod_bn_minus_1(&q) {
+    let mut r = match b.d.mul_mod_bn_minus_1(&q) {
         Some((w, words)) => {
             let modulus = (BigUint::from(1u32) << (64 * words)) - 1u32;
             let mut r = (u >> (64 * words)) + (u & &modulus) + &modulus - w;
@@ -141,10 +180,10 @@ fn convert(x: &BigUint, base: u32, pw: &Powers, k: usize, width: usize, out: &mu
         return;
     }
     let p = &pw.levels[k];
-    if x < p.d.value() {
+    if x < &p.d {
         return convert(x, base, pw, k - 1, width, out);
     }
-    let (q, r) = div_rem(x, p);
+    let (q, r) = div_rem(x, pw, k);
     let half = word_power(base).1 << k;
     convert(&q, base, pw, k - 1, width.saturating_sub(half), out);
     convert(&r, base, pw, k - 1, half, out);
@@ -207,7 +246,7 @@ fn parse(digits: &[u8], base: u32, pw: &Powers, k: usize) -> BigUint {
     let (high, low) = digits.split_at(digits.len() - low_len);
     let high = parse(high, base, pw, k.saturating_sub(1));
     let low = parse(low, base, pw, k.saturating_sub(1));
-    pw.levels[k].d.mul(&high) + low
+    bigmul::mul_unsigned(&high, &pw.levels[k].d) + low
 }
 
 #[cfg(test)]
@@ -246,6 +285,18 @@ mod tests {
         assert_eq!(parse_digits(zeros.as_bytes(), 10), Some(BigUint::from(12u32)));
         assert_eq!(parse_digits(("9".repeat(4000) + "x").as_bytes(), 10), None);
         assert_eq!(parse_digits("9".repeat(4000).as_bytes(), 9), None);
+    }
+
+    #[test]
+    fn reciprocals_by_newton_are_exact() {
+        for base in [10u32, 7] {
+            let pw = powers(base, |k, _| k == 11);
+            for k in 0..=11 {
+                let p = &pw.levels[k];
+                let exact = (BigUint::from(1u32) << (128 * p.len)) / &p.d;
+                assert_eq!(barrett(&pw, k).recip.value(), &exact, "base {base} level {k}");
+            }
+        }
     }
 
     #[test]
