@@ -25,6 +25,11 @@ use crate::core::bigmul::{self, FixedOperand};
 /// Numbers of fewer words are converted by num-bigint directly.
 const BASE_WORDS: usize = 24;
 
+/// Divisions by powers of fewer words are num-bigint's (schoolbook below its
+/// Burnikel-Ziegler threshold): callgrind, 100,000 digits, 48.6 M instructions with Barrett
+/// at every level, 45.7 M from 256 words.
+const BARRETT_MIN_WORDS: usize = 256;
+
 /// Reciprocals of powers of fewer words come from num-bigint's division.
 const NEWTON_MIN_WORDS: usize = 64;
 
@@ -139,6 +144,9 @@ fn powers(base: u32, enough: impl Fn(usize, &Power) -> bool) -> Powers {
 
 /// (u / d, u % d) for u < d^2, by Barrett's method with d's reciprocal.
 fn div_rem(u: &BigUint, pw: &Powers, k: usize) -> (BigUint, BigUint) {
+    if pw.levels[k].len < BARRETT_MIN_WORDS {
+        return u.div_rem(&pw.levels[k].d);
+    }
     let (p, b) = (&pw.levels[k], barrett(pw, k));
     let n = p.len;
     let d = &p.d;
