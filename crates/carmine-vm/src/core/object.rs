@@ -432,19 +432,28 @@ pub fn equal(ctx: &mut Ctx, a: Value, b: Value) -> Result<bool> {
 
 /// `a.eql?(b)` with fast paths.
 pub fn eql(ctx: &mut Ctx, a: Value, b: Value) -> Result<bool> {
+    match fast_eql(a, b) {
+        Some(r) => Ok(r),
+        None => Ok(ctx.call(a, sym::EQL, &[b])?.truthy()),
+    }
+}
+
+/// `a.eql?(b)` when it is decided without calling Ruby code.
+#[inline]
+pub fn fast_eql(a: Value, b: Value) -> Option<bool> {
     if a == b {
-        return Ok(true);
+        return Some(true);
     }
     if a.is_fixnum() || b.is_fixnum() || a.is_symbol() || b.is_symbol() || !a.is_heap() && !b.is_heap() {
         if a.is_flonum() && b.is_flonum() {
-            return Ok(a.flonum_unchecked() == b.flonum_unchecked());
+            return Some(a.flonum_unchecked() == b.flonum_unchecked());
         }
-        return Ok(false);
+        return Some(false);
     }
     if string::is_string(a) && string::is_string(b) {
-        return Ok(string::eql(a, b));
+        return Some(string::eql(a, b));
     }
-    Ok(ctx.call(a, sym::EQL, &[b])?.truthy())
+    None
 }
 
 /// `v.hash` as a u64, with fast paths for core types.
