@@ -583,14 +583,15 @@ fn obj_public_send(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if let Some(r) = crate::core::refinement::send_refined(ctx, recv, mid, args, true) {
         return r;
     }
-    // Protected methods are refused whoever calls (CRuby's public_send).
+    // One lookup: a public method is invoked with the entry found here; protected ones are
+    // refused whoever calls (CRuby's public_send); private or missing ones take the general
+    // path (NoMethodError or method_missing).
     let klass = class_of(ctx, recv);
-    if let Some(me) = module::find_method(ctx, klass, mid) {
-        if me.visibility == module::Visibility::Protected && !me.is_undefined() {
-            return Err(crate::interp::call::method_visibility_error(ctx, recv, mid, me.visibility));
-        }
+    match module::find_method(ctx, klass, mid) {
+        Some(me) if me.visibility == module::Visibility::Public => crate::interp::call::invoke_from_rust(ctx, recv, &me, &args.pos[1..], args.kw, args.block),
+        Some(me) if me.visibility == module::Visibility::Protected => Err(crate::interp::call::method_visibility_error(ctx, recv, mid, me.visibility)),
+        _ => ctx.call_public(recv, mid, &args.pos[1..], args.kw, args.block),
     }
-    ctx.call_public(recv, mid, &args.pos[1..], args.kw, args.block)
 }
 
 fn obj_class(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
