@@ -165,9 +165,10 @@ pub enum Restart {
 }
 
 /// The block frame `fi` (flagged `FRAME_ITER_BLOCK`, a simple block frame directly above its
-/// iterator frame) is leaving: when its iterator goes on and no interrupt is pending,
-/// starts the next iteration in the same frame (a fresh activation: new serial, argument and
-/// locals reset, a new environment when its locals live on the heap, pc 0).
+/// iterator frame) is leaving: when its iterator goes on, no interrupt is pending and no
+/// TracePoint is enabled, starts the next iteration in the same frame (a fresh activation:
+/// new serial, argument and locals reset, a new environment when its locals live on the
+/// heap, pc 0).
 #[inline(always)]
 pub fn restart(ctx: &mut Ctx, fi: usize, nlocals: usize, lead: usize) -> Restart {
     // SAFETY: a `FRAME_ITER_BLOCK` frame is only pushed directly above its iterator frame.
@@ -176,7 +177,8 @@ pub fn restart(ctx: &mut Ctx, fi: usize, nlocals: usize, lead: usize) -> Restart
         (&mut *p.add(fi - 1), &mut *p.add(fi))
     };
     let i = it.pc.wrapping_add(1);
-    if finished(it, i) || ctx.vm().interrupt.load(std::sync::atomic::Ordering::Relaxed) != 0 {
+    // While tracing, every iteration gets a new frame so that it reports its `b_call`.
+    if finished(it, i) || ctx.vm().interrupt.load(std::sync::atomic::Ordering::Relaxed) != 0 || crate::core::tracepoint::tracing(ctx) {
         return Restart::No;
     }
     it.pc = i;
