@@ -401,3 +401,31 @@ test "shift and unshift keep order through the buffer's front room" do
   e << 3
   assert_equal [3], e
 end
+
+test "each with a literal block: growing, shrinking, break, next, return, splat, closures" do
+  a = [1, 2, 3]
+  seen = []
+  a.each { |x| a << x + 10 if x < 3; seen << x }
+  assert_equal [1, 2, 3, 11, 12], seen
+  b = [1, 2, 3, 4]
+  seen = []
+  b.each { |x| b.pop if x == 1; seen << x }
+  assert_equal [1, 2, 3], seen
+  assert_equal 20, [1, 2, 3].each { |x| break x * 10 if x == 2 }
+  arr = [4, 5]
+  assert_same arr, arr.each { |x| next if x == 4 }
+  assert_equal [[1, 2], [3, 4]], [[1, 2], [3, 4]].each.map { |a1, b1| [a1, b1] }
+  pairs = []
+  [[1, 2], [3, 4]].each { |x, y| pairs << y }
+  assert_equal [2, 4], pairs
+  procs = []
+  [1, 2, 3].each { |x| procs << -> { x } }
+  assert_equal [1, 2, 3], procs.map(&:call)
+  finder = Object.new
+  def finder.find_two = [1, 2, 3].each { |x| return x if x == 2 }
+  assert_equal 2, finder.find_two
+  e = assert_raise(RuntimeError) { [1].each { |x| raise "boom" } }
+  assert_match(/each/, e.backtrace[1])
+  f = Fiber.new { [1, 2].each { |x| Fiber.yield x }; :done }
+  assert_equal [1, 2, :done], [f.resume, f.resume, f.resume]
+end

@@ -251,3 +251,11 @@ test "Lazy: values yielded together stay together" do
   multi.lazy.each { |*a| args = a }
   assert_equal [1, 2], args
 end
+
+test "Enumerable methods over a Hash see [key, value] pairs and keep the iteration guard" do
+  h = {a: 1, b: 2, c: 3}
+  assert_equal 6, h.inject(0) { |s, (_k, v)| s + v }
+  assert_equal [:c, 3], h.max_by { |_k, v| v }
+  assert_equal [[[:a, 1], 0], [[:b, 2], 1]], h.first(2).each_with_index.to_a
+  assert_raise(RuntimeError) { h.inject(0) { |s, _| h[:new_key] = 1; s } }
+end

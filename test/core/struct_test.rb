@@ -140,3 +140,36 @@ test "aliases" do
   assert_equal Struct.instance_method(:to_a), Struct.instance_method(:deconstruct)
   assert_equal Struct.instance_method(:size), Struct.instance_method(:length)
 end
+
+test "accessors by position, through aliases, past the sixteenth member" do
+  wide = Struct.new(*(0..19).map { |i| :"m#{i}" })
+  w = wide.new(*0..19)
+  assert_equal [0, 15, 16, 19], [w.m0, w.m15, w.m16, w.m19]
+  w.m3 = :a
+  w.m18 = :b
+  assert_equal [:a, :b], [w[3], w[18]]
+  klass = Struct.new(:a, :b) do
+    alias_method :bee, :b
+    alias_method :bee=, :b=
+  end
+  k = klass.new(1, 2)
+  k.bee = 5
+  assert_equal [5, 5], [k.b, k.bee]
+  assert_equal 5, klass.instance_method(:b).bind(Class.new(klass).new(0, 5)).call
+  assert_equal 5, k[-1]
+  assert_raise(IndexError) { k[2] }
+  k.freeze
+  assert_raise(FrozenError) { k.a = 3 }
+end
+
+test "== and eql? of members that need and need not a method call" do
+  pair = Struct.new(:a, :b)
+  assert_equal true, pair.new(1, 2.0) == pair.new(1, 2)
+  assert_equal false, pair.new(1, 2.0).eql?(pair.new(1, 2))
+  assert_equal true, pair.new(:x, "s").eql?(pair.new(:x, "s"))
+  a = pair.new(1, nil)
+  a.b = a
+  b = pair.new(1, nil)
+  b.b = b
+  assert_equal true, a == b
+end

@@ -282,11 +282,27 @@ pub struct CallCache {
     /// For an attribute reader or writer: the instance variable's slot, as a `GetIvar`
     /// cache holds it (class, epoch and index).
     pub ivar: (Cell<u64>, Cell<u32>),
+    /// A cached Ruby method the dispatch loop enters directly (`interp::ops::fast_target`):
+    /// its receiver class (raw; 0: none), entry (held by `keep`) and instruction sequence.
+    /// Valid while `epoch` is the VM's method epoch.
+    pub fast_klass: Cell<u64>,
+    pub fast_me: Cell<*const MethodEntry>,
+    pub fast_iseq: Cell<*const Iseq>,
 }
 
 impl Default for CallCache {
     fn default() -> Self {
-        CallCache { epoch: Cell::new(u64::MAX), klass: Default::default(), me: Default::default(), keep: Default::default(), next: Cell::new(0), ivar: Default::default() }
+        CallCache {
+            epoch: Cell::new(u64::MAX),
+            klass: Default::default(),
+            me: Default::default(),
+            keep: Default::default(),
+            next: Cell::new(0),
+            ivar: Default::default(),
+            fast_klass: Cell::new(0),
+            fast_me: Cell::new(std::ptr::null()),
+            fast_iseq: Cell::new(std::ptr::null()),
+        }
     }
 }
 

@@ -642,9 +642,29 @@ pub fn equal_arrays(ctx: &mut Ctx, a: Value, b: Value, eql: bool) -> Result<bool
     if len(a) != len(b) {
         return Ok(false);
     }
+    // Pairs decided without running Ruby code cannot lead back here, so the recursion guard
+    // is entered only at the first pair that needs a `==`/`eql?` call.
+    let mut i = 0;
+    while i < len(a) {
+        let (x, y) = (get(a, i), get(b, i));
+        let decided = if x == y {
+            Some(true)
+        } else if eql {
+            object::fast_eql(x, y)
+        } else {
+            crate::interp::ops::fast_eq(ctx, x, y)
+        };
+        match decided {
+            Some(true) => i += 1,
+            Some(false) => return Ok(false),
+            None => break,
+        }
+    }
+    if i == len(a) {
+        return Ok(true);
+    }
     let op = if eql { sym::EQL } else { sym::EQ };
     object::guard_recursion(ctx, op, a, b, true, |ctx| {
-        let mut i = 0;
         while i < len(a) && i < len(b) {
             let (x, y) = (get(a, i), get(b, i));
             let same = if eql { object::eql(ctx, x, y)? } else { object::equal(ctx, x, y)? };

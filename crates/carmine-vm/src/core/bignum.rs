@@ -59,6 +59,15 @@ pub fn normalize(ctx: &mut Ctx, n: BigInt) -> Value {
     Value::from_ptr(p)
 }
 
+/// a * b as an Integer. The bytes the product allocates and frees (NTT buffers) are noted
+/// like the result's, as CRuby counts its temporary buffers: products left as garbage then
+/// trigger collections in proportion to the memory they churn, not only to their results.
+pub fn mul(ctx: &mut Ctx, a: &BigInt, b: &BigInt) -> Value {
+    let r = crate::core::bigmul::mul(a, b);
+    ctx.note_malloc(crate::core::bigmul::scratch_bytes(a.iter_u64_digits().len(), b.iter_u64_digits().len()));
+    normalize(ctx, r)
+}
+
 pub fn from_bigint(ctx: &mut Ctx, n: BigInt) -> Value {
     normalize(ctx, n)
 }

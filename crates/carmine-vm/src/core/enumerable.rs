@@ -45,6 +45,13 @@ pub fn each_value_with(ctx: &mut Ctx, recv: Value, meth: crate::symbol::SymId, m
         }
         return Ok(());
     }
+    if meth == sym::EACH && margs.is_empty() && hash::is_plain_hash(recv) && !ctx.vm_redefined(crate::interp::ops::REDEF_HASH) {
+        // Hash#each yields `[key, value]` pairs.
+        return hash::each_pair(ctx, recv, &mut |ctx, k, v| {
+            let pair = array::from_slice(ctx, &[k, v]);
+            f(ctx, pair)
+        });
+    }
     let tag = object::new_object(ctx, Value::NIL);
     let r = rproc::with_native_block(
         ctx,

@@ -372,7 +372,14 @@ pub fn pow(ctx: &mut Ctx, x: f64, y: f64) -> Result<Value> {
     Ok(new(ctx, x.powf(y)))
 }
 
+#[inline]
 fn other(ctx: &mut Ctx, a: f64, b: Value, op: crate::symbol::SymId) -> Result<Option<f64>> {
+    if b.is_flonum() {
+        return Ok(Some(b.flonum_unchecked()));
+    }
+    if let Some(i) = b.as_fixnum() {
+        return Ok(Some(i as f64));
+    }
     if is_float(b) {
         return Ok(Some(get(b)));
     }

@@ -192,7 +192,7 @@ pub fn parse_int(s: &[u8], base: i32, strict: bool) -> Option<BigInt> {
             return None;
         }
     }
-    let n = BigInt::parse_bytes(&digits, base as u32)?;
+    let n = BigInt::from_biguint(num_bigint::Sign::Plus, crate::core::bigconv::parse_digits(&digits, base as u32)?);
     Some(if neg { -n } else { n })
 }
 
@@ -212,7 +212,7 @@ pub fn to_s_base(v: Value, base: u32) -> String {
     match v.as_fixnum() {
         Some(i) if base == 10 => i.to_string(),
         Some(i) => BigInt::from(i).to_str_radix(base),
-        None => bignum::get(v).to_str_radix(base),
+        None => crate::core::bigconv::to_str_radix(bignum::get(v), base),
     }
 }
 
@@ -258,8 +258,7 @@ pub fn to_f64(v: Value) -> f64 {
 
 fn big_binop(ctx: &mut Ctx, a: Value, b: Value, op: crate::symbol::SymId) -> Result<Value> {
     if op == sym::MUL && bignum::is_bignum(a) && bignum::is_bignum(b) {
-        let r = crate::core::bigmul::mul(bignum::get(a), bignum::get(b));
-        return Ok(bignum::normalize(ctx, r));
+        return Ok(bignum::mul(ctx, bignum::get(a), bignum::get(b)));
     }
     let (x, y) = (bignum::to_big(a), bignum::to_big(b));
     let r = match op {
@@ -822,6 +821,10 @@ fn m_to_s(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Err(ctx.arg_error(&format!("invalid radix {base}")));
     }
     let s = to_s_base(recv, base as u32);
+    if bignum::is_bignum(recv) {
+        // The conversion's own buffers, freed already, count like CRuby's temporaries.
+        ctx.note_malloc(crate::core::bigconv::scratch_bytes(bignum::get(recv).iter_u64_digits().len()));
+    }
     Ok(string::new_us_ascii(ctx, &s))
 }
 

@@ -6,6 +6,7 @@ pub mod array_items;
 pub mod array_methods;
 pub mod array_order;
 pub mod arith_seq;
+pub mod bigconv;
 pub mod bigmul;
 pub mod bignum;
 pub mod binding;

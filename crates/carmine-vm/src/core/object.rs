@@ -432,19 +432,28 @@ pub fn equal(ctx: &mut Ctx, a: Value, b: Value) -> Result<bool> {
 
 /// `a.eql?(b)` with fast paths.
 pub fn eql(ctx: &mut Ctx, a: Value, b: Value) -> Result<bool> {
+    match fast_eql(a, b) {
+        Some(r) => Ok(r),
+        None => Ok(ctx.call(a, sym::EQL, &[b])?.truthy()),
+    }
+}
+
+/// `a.eql?(b)` when it is decided without calling Ruby code.
+#[inline]
+pub fn fast_eql(a: Value, b: Value) -> Option<bool> {
     if a == b {
-        return Ok(true);
+        return Some(true);
     }
     if a.is_fixnum() || b.is_fixnum() || a.is_symbol() || b.is_symbol() || !a.is_heap() && !b.is_heap() {
         if a.is_flonum() && b.is_flonum() {
-            return Ok(a.flonum_unchecked() == b.flonum_unchecked());
+            return Some(a.flonum_unchecked() == b.flonum_unchecked());
         }
-        return Ok(false);
+        return Some(false);
     }
     if string::is_string(a) && string::is_string(b) {
-        return Ok(string::eql(a, b));
+        return Some(string::eql(a, b));
     }
-    Ok(ctx.call(a, sym::EQL, &[b])?.truthy())
+    None
 }
 
 /// `v.hash` as a u64, with fast paths for core types.
@@ -574,14 +583,15 @@ fn obj_public_send(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if let Some(r) = crate::core::refinement::send_refined(ctx, recv, mid, args, true) {
         return r;
     }
-    // Protected methods are refused whoever calls (CRuby's public_send).
+    // One lookup: a public method is invoked with the entry found here; protected ones are
+    // refused whoever calls (CRuby's public_send); private or missing ones take the general
+    // path (NoMethodError or method_missing).
     let klass = class_of(ctx, recv);
-    if let Some(me) = module::find_method(ctx, klass, mid) {
-        if me.visibility == module::Visibility::Protected && !me.is_undefined() {
-            return Err(crate::interp::call::method_visibility_error(ctx, recv, mid, me.visibility));
-        }
+    match module::find_method(ctx, klass, mid) {
+        Some(me) if me.visibility == module::Visibility::Public => crate::interp::call::invoke_from_rust(ctx, recv, &me, &args.pos[1..], args.kw, args.block),
+        Some(me) if me.visibility == module::Visibility::Protected => Err(crate::interp::call::method_visibility_error(ctx, recv, mid, me.visibility)),
+        _ => ctx.call_public(recv, mid, &args.pos[1..], args.kw, args.block),
     }
-    ctx.call_public(recv, mid, &args.pos[1..], args.kw, args.block)
 }
 
 fn obj_class(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {

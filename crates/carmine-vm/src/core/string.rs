@@ -150,6 +150,12 @@ pub fn new_like(ctx: &mut Ctx, recv: Value, b: Vec<u8>) -> Value {
     new_with_enc(ctx, b, enc)
 }
 
+/// `new_like` with a copy of `b` (no malloc when it fits in the slot).
+pub fn new_like_from_slice(ctx: &mut Ctx, recv: Value, b: &[u8]) -> Value {
+    let enc = encoding(recv);
+    new_with_enc_from_slice(ctx, b, enc)
+}
+
 // ---- access ----
 
 #[inline]

@@ -9,7 +9,7 @@
 //! - Results combining two strings take their encoding from `string::check_compatible`.
 
 use crate::core::encoding::{self, BINARY, US_ASCII};
-use crate::core::string::{self, bytes, bytes_mut, encoding, len, modify, new_like, new_with_enc, set_encoding, to_str_arg};
+use crate::core::string::{self, bytes, bytes_mut, encoding, len, modify, new_like, new_like_from_slice, new_with_enc, set_encoding, to_str_arg};
 use crate::core::{array, hash, integer, object, range, regexp};
 use crate::interp::Args;
 use crate::symbol::sym;
@@ -418,8 +418,7 @@ fn aref(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 fn char_at(ctx: &mut Ctx, recv: Value, i: i64) -> Value {
     match string::char_range(recv, i, 1) {
         Some((bs, be)) if be > bs => {
-            let piece = bytes(recv)[bs..be].to_vec();
-            new_like(ctx, recv, piece)
+            new_like_from_slice(ctx, recv, &bytes(recv)[bs..be])
         }
         _ => Value::NIL,
     }
@@ -521,8 +520,7 @@ fn byteslice(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Ok(Value::NIL);
     }
     let e = s.saturating_add(c).min(n);
-    let piece = bytes(recv)[s as usize..e as usize].to_vec();
-    Ok(new_like(ctx, recv, piece))
+    Ok(new_like_from_slice(ctx, recv, &bytes(recv)[s as usize..e as usize]))
 }
 
 /// Resolves a byte range argument of `bytesplice` to `(start, len)`.
@@ -592,8 +590,7 @@ fn bytesplice(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let (ss, sl) = src_span.unwrap_or((0, len(src)));
     check_byte_boundary(ctx, src, ss)?;
     check_byte_boundary(ctx, src, ss + sl)?;
-    let piece = bytes(src)[ss..ss + sl].to_vec();
-    let piece_v = new_like(ctx, src, piece);
+    let piece_v = new_like_from_slice(ctx, src, &bytes(src)[ss..ss + sl]);
     splice_bytes(ctx, recv, s, s + l, piece_v)?;
     Ok(recv)
 }
@@ -844,8 +841,7 @@ fn strip_range(v: Value, left: bool, right: bool) -> (usize, usize) {
 
 fn strip_impl(ctx: &mut Ctx, recv: Value, left: bool, right: bool) -> Value {
     let (s, e) = strip_range(recv, left, right);
-    let piece = bytes(recv)[s..e].to_vec();
-    new_like(ctx, recv, piece)
+    new_like_from_slice(ctx, recv, &bytes(recv)[s..e])
 }
 
 fn strip_bang_impl(ctx: &mut Ctx, recv: Value, left: bool, right: bool) -> Result<Value> {
@@ -924,8 +920,7 @@ fn chomp_len(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<usize> {
 
 fn chomp(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let n = chomp_len(ctx, recv, args)?;
-    let piece = bytes(recv)[..n].to_vec();
-    Ok(new_like(ctx, recv, piece))
+    Ok(new_like_from_slice(ctx, recv, &bytes(recv)[..n]))
 }
 
 fn chomp_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -981,8 +976,7 @@ fn chop_len(v: Value) -> usize {
 
 fn chop(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let n = chop_len(recv);
-    let piece = bytes(recv)[..n].to_vec();
-    Ok(new_like(ctx, recv, piece))
+    Ok(new_like_from_slice(ctx, recv, &bytes(recv)[..n]))
 }
 
 fn chop_bang(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -1009,8 +1003,7 @@ fn suffix_len(ctx: &mut Ctx, recv: Value, arg: Value) -> Result<usize> {
 
 fn delete_prefix(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let n = prefix_len(ctx, recv, args.pos[0])?;
-    let piece = bytes(recv)[n..].to_vec();
-    Ok(new_like(ctx, recv, piece))
+    Ok(new_like_from_slice(ctx, recv, &bytes(recv)[n..]))
 }
 
 fn delete_prefix_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -1025,8 +1018,7 @@ fn delete_prefix_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> 
 
 fn delete_suffix(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let n = suffix_len(ctx, recv, args.pos[0])?;
-    let piece = bytes(recv)[..len(recv) - n].to_vec();
-    Ok(new_like(ctx, recv, piece))
+    Ok(new_like_from_slice(ctx, recv, &bytes(recv)[..len(recv) - n]))
 }
 
 fn delete_suffix_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {

@@ -49,14 +49,19 @@ pub fn is_struct_obj(v: Value) -> bool {
 }
 
 /// The values Array of a Struct/Data instance.
+#[inline]
 pub fn values(ctx: &mut Ctx, v: Value) -> Result<Value> {
     match data_ref::<StructObj>(v) {
         Some(o) => Ok(o.values),
-        None => {
-            let cname = object::class_name_of(ctx, v);
-            Err(ctx.type_error(&format!("wrong argument type {cname} (expected Struct)")))
-        }
+        None => Err(not_a_struct(ctx, v)),
     }
+}
+
+#[cold]
+#[inline(never)]
+fn not_a_struct(ctx: &mut Ctx, v: Value) -> crate::Unwind {
+    let cname = object::class_name_of(ctx, v);
+    ctx.type_error(&format!("wrong argument type {cname} (expected Struct)"))
 }
 
 fn members_id(_ctx: &Ctx) -> SymId {
@@ -122,6 +127,13 @@ fn member_key(ctx: &mut Ctx, key: Value) -> Result<Option<SymId>> {
 /// `rb_struct_pos` + CRuby's errors for `[]`/`[]=`: an Integer index (negative from the
 /// end) or a member name.
 fn index_for(ctx: &mut Ctx, s: Value, key: Value) -> Result<usize> {
+    if let Some(i) = key.as_fixnum() {
+        // The values Array has one slot per member.
+        let n = array::len(values(ctx, s)?) as i64;
+        if (0..n).contains(&i) {
+            return Ok(i as usize);
+        }
+    }
     let members = members_of(ctx, s)?;
     let n = array::len(members) as i64;
     if let Some(name) = member_key(ctx, key)? {
@@ -191,14 +203,39 @@ pub fn setup_class(ctx: &mut Ctx, klass: Value, members: Value, writers: bool) {
     };
     for i in 0..array::len(members) {
         let Some(m) = array::get(members, i).as_symbol() else { continue };
-        define(ctx, m, member_get, crate::arity!(0), crate::core::TS::Safe);
+        define(ctx, m, MEMBER_GETTERS.get(i).copied().unwrap_or(member_get), crate::arity!(0), crate::core::TS::Safe);
         if writers {
             let mut wname = ctx.sym_name(m).to_vec();
             wname.push(b'=');
             let w = ctx.intern_bytes(&wname);
-            define(ctx, w, member_set, crate::arity!(1), crate::core::TS::Unsafe);
+            define(ctx, w, MEMBER_SETTERS.get(i).copied().unwrap_or(member_set), crate::arity!(1), crate::core::TS::Unsafe);
         }
     }
+}
+
+macro_rules! member_accessors {
+    ($f:ident) => {
+        [$f::<0>, $f::<1>, $f::<2>, $f::<3>, $f::<4>, $f::<5>, $f::<6>, $f::<7>,
+         $f::<8>, $f::<9>, $f::<10>, $f::<11>, $f::<12>, $f::<13>, $f::<14>, $f::<15>]
+    };
+}
+
+/// Accessors of the first members know their position: members never change after the
+/// class is made and subclasses keep them, so the position holds for every receiver the
+/// method can be called on (aliases included). Later members find theirs by name.
+const MEMBER_GETTERS: [module::BuiltinFn; 16] = member_accessors!(member_get_at);
+const MEMBER_SETTERS: [module::BuiltinFn; 16] = member_accessors!(member_set_at);
+
+fn member_get_at<const I: usize>(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let v = values(ctx, recv)?;
+    Ok(array::get(v, I))
+}
+
+fn member_set_at<const I: usize>(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    ctx.check_frozen(recv)?;
+    let v = values(ctx, recv)?;
+    array::set(v, I, args.pos[0]);
+    Ok(args.pos[0])
 }
 
 /// The member a generated accessor was called for.

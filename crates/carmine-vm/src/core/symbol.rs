@@ -28,7 +28,7 @@ pub fn to_string(ctx: &mut Ctx, v: Value) -> Value {
     let id = v.as_symbol().unwrap_or(sym::EMPTY);
     let name = ctx.sym_name(id);
     let enc = if name.is_ascii() { encoding::US_ASCII } else { encoding::UTF_8 };
-    string::new_with_enc(ctx, name.to_vec(), enc)
+    string::new_with_enc_from_slice(ctx, &name, enc)
 }
 
 fn is_ident_start(c: u8) -> bool {

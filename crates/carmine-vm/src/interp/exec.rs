@@ -13,7 +13,9 @@ use crate::core::float::IntoValue;
 use crate::core::{array, float, integer, string};
 use crate::error::Unwind;
 use crate::interp::env::{self, RCref, CREF_EVAL};
-use crate::interp::frame::{Block, Captured, FRAME_CTOR, FRAME_FINISH, FRAME_ITER, FRAME_ITER_BLOCK};
+use crate::core::module::MethodBody;
+use crate::interp::call;
+use crate::interp::frame::{Block, BlockRef, Captured, FRAME_CTOR, FRAME_FINISH, FRAME_ITER, FRAME_ITER_BLOCK};
 use crate::interp::iter;
 use crate::interp::ops;
 use crate::object::{basic, ObjType, RObject};
@@ -228,11 +230,15 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
             }
         }
         // SAFETY: the top frame is a Ruby frame (checked just above).
-        let (iseq, pc0, locals): (&Iseq, usize, *mut Value) = unsafe {
+        // `fi`, `iseq`, `code`, `locals` and `ip` describe the running frame; calls and
+        // returns between Ruby methods switch them in place (see `Send` and `Leave`), every
+        // other frame change goes through 'reload.
+        let (mut iseq, pc0, mut locals): (&Iseq, usize, *mut Value) = unsafe {
             let f = ctx.stacks.frames.get_unchecked(fi);
             (&*f.iseq, f.pc, f.locals)
         };
-        let code = iseq.code.as_ptr();
+        let mut fi = fi;
+        let mut code = iseq.code.as_ptr();
         // SAFETY: pc0 is within the code (frames only store pcs of their own iseq).
         let mut ip = unsafe { code.add(pc0) };
         let base = ctx.stacks.stack.as_mut_ptr();
@@ -444,10 +450,13 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                 }
             }
             // SAFETY: compiled code always ends in Leave/jumps; ip stays in bounds.
-            let insn = unsafe { *ip };
+            // The instruction is matched in place (not copied out first), so that each arm
+            // loads only its own operands.
+            let cur = ip;
             // SAFETY: as above.
             ip = unsafe { ip.add(1) };
-            match insn {
+            // SAFETY: `cur` points at an instruction of `code`, which is not changed while it runs.
+            match unsafe { *cur } {
                 Insn::Nop => {}
                 Insn::PutNil => push!(Value::NIL),
                 Insn::PutTrue => push!(Value::TRUE),
@@ -679,6 +688,40 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                 Insn::OptEqLI(l, k, ci) => fused_li!(l, k, ci, |a, b| Some(Value::bool(a == b)), |x, y| float::Bool(x == y)),
 
                 Insn::Send(ci) => {
+                    // SAFETY: call indices in code are within the iseq's `calls`.
+                    let c = unsafe { iseq.calls.get_unchecked(ci as usize) };
+                    if !TRACE {
+                        // A Ruby method the call site's cache marked as enterable directly
+                        // (`ops::fast_target`): push its frame and go on in it, here.
+                        let argc = c.argc as usize;
+                        let ret_sp = sp - argc - 1;
+                        // SAFETY: the receiver and arguments are on the operand stack.
+                        let recv = unsafe { *base.add(ret_sp) };
+                        let cc = &c.cache;
+                        // SAFETY: the VM outlives this loop.
+                        if crate::interp::class_of(ctx, recv).raw() == cc.fast_klass.get() && cc.epoch.get() == unsafe { (*vmp).method_epoch() } {
+                            // SAFETY: `cc.keep` holds the entry while the epoch is current.
+                            let me = unsafe { &*cc.fast_me.get() };
+                            if let MethodBody::Iseq { iseq: callee_val, cref } = me.body {
+                                sync!();
+                                if call::push_simple_method_frame(ctx, recv, me, callee_val, cref, argc, BlockRef::NONE, ret_sp) {
+                                    if c.block != u32::MAX {
+                                        ops::give_literal_block(ctx, iseq, fi, c.block);
+                                    }
+                                    fi += 1;
+                                    // SAFETY: the entry (held alive) keeps its iseq alive.
+                                    iseq = unsafe { &*cc.fast_iseq.get() };
+                                    code = iseq.code.as_ptr();
+                                    ip = code;
+                                    // SAFETY: a fast target keeps its locals on the stack, from
+                                    // the first argument on.
+                                    locals = unsafe { base.add(ret_sp + 1) };
+                                    sp = ctx.stacks.sp;
+                                    continue;
+                                }
+                            }
+                        }
+                    }
                     // The method call, with the cached simple-method path inlined.
                     sync!();
                     let r = match ops::send_cached(ctx, iseq, fi, &iseq.calls[ci as usize]) {
@@ -834,7 +877,21 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                 Insn::Yield(ci) => {
                     sync!();
                     if ops::yield_simple(ctx, fi, &iseq.calls[ci as usize]) {
-                        continue 'reload;
+                        if TRACE {
+                            continue 'reload;
+                        }
+                        // The block's frame runs here, in place.
+                        fi += 1;
+                        // SAFETY: yield_simple pushed frame fi, a Ruby frame.
+                        unsafe {
+                            let f = ctx.stacks.frames.get_unchecked(fi);
+                            iseq = &*f.iseq;
+                            locals = f.locals;
+                        }
+                        code = iseq.code.as_ptr();
+                        ip = code;
+                        sp = ctx.stacks.sp;
+                        continue;
                     }
                     call_op!(ops::invoke_yield(ctx, iseq, fi, ci as usize))
                 }
@@ -858,6 +915,27 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                         }
                     }
                     let v = pop!();
+                    if !TRACE && fi > 0 {
+                        // Back into a Ruby caller in this loop, in place.
+                        // SAFETY: fi and fi - 1 are live frames.
+                        let (f, caller) = unsafe { (ctx.stacks.frames.get_unchecked(fi), ctx.stacks.frames.get_unchecked(fi - 1)) };
+                        if f.flags & (FRAME_FINISH | FRAME_CTOR) == 0 && !caller.iseq.is_null() {
+                            let ret_sp = f.ret_sp;
+                            // SAFETY: the caller's Ruby frame keeps its iseq alive; its pc is
+                            // within its code; ret_sp is below sp.
+                            unsafe {
+                                iseq = &*caller.iseq;
+                                code = iseq.code.as_ptr();
+                                ip = code.add(caller.pc);
+                                locals = caller.locals;
+                                *base.add(ret_sp) = v;
+                                ctx.stacks.frames.set_len(fi);
+                            }
+                            sp = ret_sp + 1;
+                            fi -= 1;
+                            continue;
+                        }
+                    }
                     ctx.stacks.sp = sp;
                     if let Some(v) = leave_frame(ctx, v) {
                         return Ok(v);

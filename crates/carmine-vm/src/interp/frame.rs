@@ -106,6 +106,9 @@ pub const FRAME_ITER: u8 = 8;
 pub const FRAME_ITER_BLOCK: u8 = 16;
 /// With `FRAME_ITER`: the iterator is `Kernel#loop` (no argument, ends at `StopIteration`).
 pub const FRAME_ITER_LOOP: u8 = 32;
+/// With `FRAME_ITER`: the iterator is `Array#each` (passes the elements of its self, until
+/// past the array's current length).
+pub const FRAME_ITER_EACH: u8 = 64;
 
 pub struct Frame {
     pub iseq: *const Iseq,

@@ -1,7 +1,7 @@
 //! Iterator frames: builtin iterators that the dispatch loop drives itself.
 //!
-//! `Integer#times` and `Kernel#loop` called from Ruby code with a literal block do not run
-//! their Rust loops (which would call the block through `call_block`, re-entering the
+//! `Integer#times`, `Kernel#loop` and `Array#each` called from Ruby code with a literal
+//! block do not run their Rust loops (which would call the block through `call_block`, re-entering the
 //! dispatch loop on the native stack once per iteration). Instead the call pushes a builtin
 //! frame marked `FRAME_ITER` and the block frame of the first iteration, and returns to the
 //! loop. When a block frame leaves into an iterator frame the loop calls `step`, which
@@ -17,7 +17,8 @@
 //!   pushed by Ruby code running in the same dispatch loop, so the frame below it is a Ruby
 //!   frame of that loop, and it is never `FRAME_FINISH`.
 //! - Its fields: `pc` is the current iteration, `bp` the iteration count (`usize::MAX` for
-//!   `loop`), `sp_base` the stack slot of the block's argument (where the block's result
+//!   `loop`; for `each` (`FRAME_ITER_EACH`) the count is its self's length at every step, as
+//!   the block may change it), `sp_base` the stack slot of the block's argument (where the block's result
 //!   lands), `ret_sp` the call's result slot, `iseq_val` with `home_index`/`home_serial` the
 //!   literal block (its home is the calling frame, always live below).
 //! - An unwind passing an iterator frame pops it and resets `sp` to its result slot (as a
@@ -29,14 +30,16 @@
 use crate::core::module::{MethodBody, MethodEntry, Visibility};
 use crate::error::Unwind;
 use crate::interp::call;
-use crate::interp::frame::{Captured, Frame, FRAME_ITER, FRAME_ITER_BLOCK, FRAME_ITER_LOOP};
+use crate::core::array;
+use crate::interp::frame::{Captured, Frame, FRAME_ITER, FRAME_ITER_BLOCK, FRAME_ITER_EACH, FRAME_ITER_LOOP};
 use crate::symbol::sym;
 use crate::thread::Ctx;
 use crate::value::Value;
 use crate::Result;
 
 /// The iterator a builtin call can run as, if any: `Some(count)` with the number of
-/// iterations (`usize::MAX` for `loop`), `Some(0)` for a `times` that does not iterate.
+/// iterations (`usize::MAX` for `loop`, the current length for `each`), `Some(0)` for a
+/// `times` that does not iterate.
 /// `me` is the called entry (under any alias), `recv` its receiver; no arguments.
 #[inline(always)]
 pub fn iterations(ctx: &Ctx, me: &MethodEntry, recv: Value) -> Option<usize> {
@@ -49,7 +52,28 @@ pub fn iterations(ctx: &Ctx, me: &MethodEntry, recv: Value) -> Option<usize> {
     if me.original_name == sym::LOOP && me.owner == ctx.c().kernel {
         return Some(usize::MAX);
     }
+    if me.original_name == sym::EACH && me.owner == ctx.c().array && array::is_array(recv) {
+        return Some(array::len(recv));
+    }
     None
+}
+
+/// Whether the iteration of iterator frame `f` is over at iteration `i`.
+#[inline(always)]
+fn finished(f: &Frame, i: usize) -> bool {
+    if f.flags & FRAME_ITER_EACH != 0 {
+        return i >= array::len(f.self_);
+    }
+    i >= f.bp
+}
+
+/// The argument of iteration `i` of iterator frame `f` (`loop` passes none).
+#[inline(always)]
+fn argument(f: &Frame, i: usize) -> Value {
+    if f.flags & FRAME_ITER_EACH != 0 {
+        return array::get(f.self_, i);
+    }
+    Value::fixnum(i as i64)
 }
 
 /// Starts the iterator call `me` (`iterations` gave `count`) on `recv`, the block the
@@ -69,7 +93,13 @@ pub fn start(ctx: &mut Ctx, recv: Value, me: &MethodEntry, count: usize, block_i
     ctx.stacks.sp = arg;
     call::push_builtin_frame(ctx, recv, me.owner, me.name);
     let f = ctx.stacks.frames.last_mut().expect("iterator frame");
-    f.flags = if count == usize::MAX { FRAME_ITER | FRAME_ITER_LOOP } else { FRAME_ITER };
+    f.flags = if me.original_name == sym::EACH {
+        FRAME_ITER | FRAME_ITER_EACH
+    } else if count == usize::MAX {
+        FRAME_ITER | FRAME_ITER_LOOP
+    } else {
+        FRAME_ITER
+    };
     f.ret_sp = ret_sp;
     f.sp_base = arg;
     f.bp = count;
@@ -90,7 +120,7 @@ pub fn start(ctx: &mut Ctx, recv: Value, me: &MethodEntry, count: usize, block_i
 pub fn step(ctx: &mut Ctx) -> Result<()> {
     let f = ctx.stacks.frames.last_mut().expect("iterator frame");
     let i = f.pc.wrapping_add(1);
-    if i >= f.bp {
+    if finished(f, i) {
         let (ret_sp, recv) = (f.ret_sp, f.self_);
         ctx.stacks.frames.pop();
         ctx.stacks.stack[ret_sp] = recv;
@@ -111,9 +141,10 @@ fn push_iteration(ctx: &mut Ctx, i: usize) -> Result<()> {
     let f = frames.last().expect("iterator frame");
     let (arg, home_index, home_serial, iseq) = (f.sp_base, f.home_index, f.home_serial, f.iseq_val);
     let argc = if f.flags & FRAME_ITER_LOOP != 0 { 0 } else { 1 };
+    let v = argument(f, i);
     let h = &frames[home_index as usize];
     let cap = Captured { iseq, self_: h.self_, env: h.env, cref: h.cref, home_serial, home_index, _pad: 0 };
-    ctx.stacks.stack[arg] = Value::fixnum(i as i64);
+    ctx.stacks.stack[arg] = v;
     ctx.stacks.sp = arg + argc;
     if call::push_simple_block_frame(ctx, &cap, argc, arg, 0) {
         ctx.stacks.frames.last_mut().expect("block frame").flags = FRAME_ITER_BLOCK;
@@ -134,9 +165,10 @@ pub enum Restart {
 }
 
 /// The block frame `fi` (flagged `FRAME_ITER_BLOCK`, a simple block frame directly above its
-/// iterator frame) is leaving: when its iterator goes on and no interrupt is pending,
-/// starts the next iteration in the same frame (a fresh activation: new serial, argument and
-/// locals reset, a new environment when its locals live on the heap, pc 0).
+/// iterator frame) is leaving: when its iterator goes on, no interrupt is pending and no
+/// TracePoint is enabled, starts the next iteration in the same frame (a fresh activation:
+/// new serial, argument and locals reset, a new environment when its locals live on the
+/// heap, pc 0).
 #[inline(always)]
 pub fn restart(ctx: &mut Ctx, fi: usize, nlocals: usize, lead: usize) -> Restart {
     // SAFETY: a `FRAME_ITER_BLOCK` frame is only pushed directly above its iterator frame.
@@ -145,12 +177,14 @@ pub fn restart(ctx: &mut Ctx, fi: usize, nlocals: usize, lead: usize) -> Restart
         (&mut *p.add(fi - 1), &mut *p.add(fi))
     };
     let i = it.pc.wrapping_add(1);
-    if i >= it.bp || ctx.vm().interrupt.load(std::sync::atomic::Ordering::Relaxed) != 0 {
+    // While tracing, every iteration gets a new frame so that it reports its `b_call`.
+    if finished(it, i) || ctx.vm().interrupt.load(std::sync::atomic::Ordering::Relaxed) != 0 || crate::core::tracepoint::tracing(ctx) {
         return Restart::No;
     }
     it.pc = i;
-    // `times` passes the iteration number, `loop` nothing.
+    // `times` passes the iteration number, `each` the element, `loop` nothing.
     let argc = (it.flags & FRAME_ITER_LOOP == 0) as usize;
+    let arg = argument(it, i);
     ctx.frame_serial += 1;
     f.serial = ctx.frame_serial;
     f.pc = 0;
@@ -158,7 +192,7 @@ pub fn restart(ctx: &mut Ctx, fi: usize, nlocals: usize, lead: usize) -> Restart
     f.svar = Value::NIL;
     let (bp, heap, outer) = (f.bp, !f.env.is_nil(), f.outer);
     let stack = &mut ctx.stacks.stack[bp..bp + nlocals.max(1)];
-    stack[0] = Value::fixnum(i as i64);
+    stack[0] = arg;
     for v in &mut stack[argc.min(lead)..nlocals] {
         *v = Value::NIL;
     }

@@ -32,8 +32,9 @@ pub struct Stacks {
     pub max_frames: usize,
     /// `$!`: the exception being handled.
     pub errinfo: Value,
-    /// Objects currently being inspected/compared (recursion guards), by operation.
-    pub recursion: std::collections::HashSet<(SymId, Value, Value)>,
+    /// Objects currently being inspected/compared (recursion guards), by operation. Keys are
+    /// symbol ids and object addresses, not chosen by input, so the cheap hasher serves.
+    pub recursion: std::collections::HashSet<(SymId, Value, Value), std::hash::BuildHasherDefault<crate::symbol::SymHasher>>,
     /// Depth of nested `exec::run` invocations (each one recurses on the native stack).
     pub exec_depth: u32,
     /// Values kept alive for the duration of a Rust computation (see `Ctx::protect`).
@@ -50,7 +51,7 @@ pub struct Stacks {
 impl Stacks {
     /// Stacks over `stack`, with room for `max_frames` frames.
     pub fn new(stack: ValueStack, max_frames: usize) -> Stacks {
-        Stacks { stack, sp: 0, frames: Vec::with_capacity(4.min(max_frames)), max_frames, errinfo: Value::NIL, recursion: std::collections::HashSet::new(), exec_depth: 0, protected: Vec::new(), catch_tags: Vec::new(), root_env: Value::NIL, root_svar: Value::NIL }
+        Stacks { stack, sp: 0, frames: Vec::with_capacity(4.min(max_frames)), max_frames, errinfo: Value::NIL, recursion: Default::default(), exec_depth: 0, protected: Vec::new(), catch_tags: Vec::new(), root_env: Value::NIL, root_svar: Value::NIL }
     }
 
     /// Empties the state for reuse by another fiber (keeps the value stack and capacities).
