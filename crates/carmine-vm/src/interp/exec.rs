@@ -415,7 +415,8 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
             }};
         }
         macro_rules! binop_fix_flo {
-            ($ci:expr, $bit:expr, |$a:ident, $b:ident| fix $fix:block flo $flo:block) => {{
+            // `$mixed`: a Float with a Fixnum (either side) also computes as Floats.
+            ($ci:expr, $mixed:expr, |$a:ident, $b:ident| fix $fix:block flo $flo:block) => {{
                 let $b = top!(0);
                 let $a = top!(1);
                 if $a.is_fixnum() && $b.is_fixnum() && !redefined!(ops::REDEF_INTEGER) {
@@ -433,6 +434,15 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                     sp -= 1;
                     set_top!(0, r);
                     continue;
+                } else if $mixed && !redefined!(ops::REDEF_INTEGER | ops::REDEF_FLOAT) {
+                    if let Some(($a, $b)) = ops::mixed_float_operands($a, $b) {
+                        let r = $flo;
+                        sync!();
+                        let r = r.into_value(ctx);
+                        sp -= 1;
+                        set_top!(0, r);
+                        continue;
+                    }
                 }
                 send!($ci)
             }};
@@ -738,23 +748,23 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                         Err(e) => throw_call!(e),
                     }
                 }
-                Insn::OptPlus(ci) => binop_fix_flo!(ci, 0, |a, b| fix { fix_add(a, b) } flo { float::Num(a + b) }),
-                Insn::OptMinus(ci) => binop_fix_flo!(ci, 0, |a, b| fix { fix_sub(a, b) } flo { float::Num(a - b) }),
-                Insn::OptMult(ci) => binop_fix_flo!(ci, 0, |a, b| fix { a.fixnum_unchecked().checked_mul(b.fixnum_unchecked()).and_then(Value::try_fixnum) } flo { float::Num(a * b) }),
-                Insn::OptDiv(ci) => binop_fix_flo!(ci, 0, |a, b| fix { integer::fix_div(a.fixnum_unchecked(), b.fixnum_unchecked()) } flo { float::Num(a / b) }),
+                Insn::OptPlus(ci) => binop_fix_flo!(ci, true, |a, b| fix { fix_add(a, b) } flo { float::Num(a + b) }),
+                Insn::OptMinus(ci) => binop_fix_flo!(ci, true, |a, b| fix { fix_sub(a, b) } flo { float::Num(a - b) }),
+                Insn::OptMult(ci) => binop_fix_flo!(ci, true, |a, b| fix { a.fixnum_unchecked().checked_mul(b.fixnum_unchecked()).and_then(Value::try_fixnum) } flo { float::Num(a * b) }),
+                Insn::OptDiv(ci) => binop_fix_flo!(ci, true, |a, b| fix { integer::fix_div(a.fixnum_unchecked(), b.fixnum_unchecked()) } flo { float::Num(a / b) }),
                 Insn::OptMod(ci) => {
                     // A zero Float divisor raises ZeroDivisionError in Float#%: slow path.
                     // (The send pushes its result: the fast path must not run after it.)
                     if top!(0).is_flonum() && top!(0).flonum_unchecked() == 0.0 {
                         send!(ci)
                     } else {
-                        binop_fix_flo!(ci, 0, |a, b| fix { integer::fix_mod(a.fixnum_unchecked(), b.fixnum_unchecked()) } flo { float::Num(float::ruby_mod(a, b)) })
+                        binop_fix_flo!(ci, false, |a, b| fix { integer::fix_mod(a.fixnum_unchecked(), b.fixnum_unchecked()) } flo { float::Num(float::ruby_mod(a, b)) })
                     }
                 }
-                Insn::OptLt(ci) => binop_fix_flo!(ci, 0, |a, b| fix { Some(Value::bool(a.fixnum_unchecked() < b.fixnum_unchecked())) } flo { float::Bool(a < b) }),
-                Insn::OptLe(ci) => binop_fix_flo!(ci, 0, |a, b| fix { Some(Value::bool(a.fixnum_unchecked() <= b.fixnum_unchecked())) } flo { float::Bool(a <= b) }),
-                Insn::OptGt(ci) => binop_fix_flo!(ci, 0, |a, b| fix { Some(Value::bool(a.fixnum_unchecked() > b.fixnum_unchecked())) } flo { float::Bool(a > b) }),
-                Insn::OptGe(ci) => binop_fix_flo!(ci, 0, |a, b| fix { Some(Value::bool(a.fixnum_unchecked() >= b.fixnum_unchecked())) } flo { float::Bool(a >= b) }),
+                Insn::OptLt(ci) => binop_fix_flo!(ci, true, |a, b| fix { Some(Value::bool(a.fixnum_unchecked() < b.fixnum_unchecked())) } flo { float::Bool(a < b) }),
+                Insn::OptLe(ci) => binop_fix_flo!(ci, true, |a, b| fix { Some(Value::bool(a.fixnum_unchecked() <= b.fixnum_unchecked())) } flo { float::Bool(a <= b) }),
+                Insn::OptGt(ci) => binop_fix_flo!(ci, true, |a, b| fix { Some(Value::bool(a.fixnum_unchecked() > b.fixnum_unchecked())) } flo { float::Bool(a > b) }),
+                Insn::OptGe(ci) => binop_fix_flo!(ci, true, |a, b| fix { Some(Value::bool(a.fixnum_unchecked() >= b.fixnum_unchecked())) } flo { float::Bool(a >= b) }),
                 Insn::OptEq(ci) => {
                     let b = top!(0);
                     let a = top!(1);

@@ -312,6 +312,23 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
     }
 }
 
+/// A Float and a Fixnum (in either order) as two `f64`s, when the Fixnum converts exactly
+/// (|n| ≤ 2^53). Then Float arithmetic and comparison on the pair is what `Integer#+`,
+/// `Float#<` and the rest compute (CRuby converts the Fixnum the same way, and compares
+/// exactly, which the exact conversion preserves).
+#[inline(always)]
+pub fn mixed_float_operands(a: Value, b: Value) -> Option<(f64, f64)> {
+    const EXACT: i64 = 1 << 53;
+    let exact = |v: Value| v.is_fixnum() && (-EXACT..=EXACT).contains(&v.fixnum_unchecked());
+    if a.is_flonum() && exact(b) {
+        Some((a.flonum_unchecked(), b.fixnum_unchecked() as f64))
+    } else if exact(a) && b.is_flonum() {
+        Some((a.fixnum_unchecked() as f64, b.flonum_unchecked()))
+    } else {
+        None
+    }
+}
+
 /// Whether an ivar cache holds `obj`'s class layout (then its index is valid for `obj`).
 #[inline(always)]
 pub fn ivar_cache_hit(ctx: &Ctx, obj: Value, cache: &(Cell<u64>, Cell<u32>)) -> bool {
@@ -1660,6 +1677,15 @@ pub fn case_eq(ctx: &mut Ctx, pattern: Value, target: Value) -> Result<bool> {
     if let Some(r) = fast_eq(ctx, pattern, target) {
         if !pattern.is_heap() || string::is_plain_string(pattern) {
             return Ok(r);
+        }
+    }
+    // `when SomeClass`: `Module#===` (not redefined for this pattern) is `kind_of?`.
+    if pattern.is_heap() && basic(pattern).obj_type() == ObjType::Class {
+        let klass = class_of(ctx, pattern);
+        if let Some(me) = module::find_method_ref(ctx, klass, sym::EQQ) {
+            if me.owner == ctx.c().module && matches!(me.body, MethodBody::Builtin { .. }) {
+                return Ok(object::is_a(ctx, target, pattern));
+            }
         }
     }
     Ok(ctx.call(pattern, sym::EQQ, &[target])?.truthy())
