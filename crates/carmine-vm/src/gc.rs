@@ -18,7 +18,7 @@
 use crate::heap::stack_scan::with_registers_spilled;
 use std::time::Instant;
 
-use crate::heap::page::SLOT_SIZE;
+use crate::heap::page::PAGE_SIZE;
 use crate::heap::stats::{GcReason, GcRecord};
 use crate::heap::{HeapInner, Marker};
 use crate::interp::frame::Frame;
@@ -59,7 +59,7 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
     let mut class_died = false;
     let mut alloc_trace = vm.alloc_trace.lock();
     let forget_sites = !alloc_trace.keep_freed && !alloc_trace.sites.is_empty();
-    let live = heap.sweep(&mut |p| {
+    let (_, live_bytes) = heap.sweep(&mut |p| {
         // SAFETY: p is a dead object slot; its header is still intact.
         let flags = unsafe { (*p).flags };
         // SAFETY: as above.
@@ -80,9 +80,9 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
     if class_died {
         vm.class_freed();
     }
-    heap.resize_after_collection(live);
+    heap.resize_after_collection(live_bytes);
     let have_finalizer = queued_finalizers || !vm.objspace.pending.borrow().is_empty();
-    record(&mut heap, reason, have_finalizer, start, marked, live);
+    record(&mut heap, reason, have_finalizer, start, marked, live_bytes);
     drop(heap);
     if have_finalizer {
         vm.interrupt.fetch_or(crate::interp::ops::INTERRUPT_FINALIZE, std::sync::atomic::Ordering::AcqRel);
@@ -90,7 +90,7 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
 }
 
 /// Updates the statistics and the profiler's records after a collection.
-fn record(heap: &mut HeapInner, reason: GcReason, have_finalizer: bool, start: Instant, marked: Instant, live: usize) {
+fn record(heap: &mut HeapInner, reason: GcReason, have_finalizer: bool, start: Instant, marked: Instant, live_bytes: usize) {
     let end = Instant::now();
     let st = &mut heap.stats;
     st.count += 1;
@@ -105,8 +105,8 @@ fn record(heap: &mut HeapInner, reason: GcReason, have_finalizer: bool, start: I
         have_finalizer,
         gc_time: (end - start).as_secs_f64(),
         invoke_time: (start - heap.stats.started).as_secs_f64(),
-        heap_use_size: live as u64 * SLOT_SIZE as u64,
-        heap_total_size: total * SLOT_SIZE as u64,
+        heap_use_size: live_bytes as u64,
+        heap_total_size: (heap.page_count() * PAGE_SIZE) as u64,
         heap_total_objects: total,
     };
     heap.stats.latest = Some(rec);

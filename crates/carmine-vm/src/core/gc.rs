@@ -349,17 +349,17 @@ pub fn init(ctx: &mut Ctx) {
 
 /// `GC::INTERNAL_CONSTANTS` (the heap's geometry, which memory tools read) and `GC::OPTS`.
 fn define_constants(ctx: &mut Ctx, g: Value) {
-    use crate::heap::page::{OBJECT_SLOTS, PAGE_SIZE};
+    use crate::heap::page::{SizeClass, PAGE_SIZE, SMALL_SLOT_SIZE};
     let h = hash::new(ctx);
     let entries: [(&str, Value); 10] = [
         ("DEBUG", Value::FALSE),
-        ("BASE_SLOT_SIZE", Value::fixnum(SLOT_SIZE as i64)),
+        ("BASE_SLOT_SIZE", Value::fixnum(SMALL_SLOT_SIZE as i64)),
         ("RVALUE_OVERHEAD", Value::fixnum(0)),
-        ("RVALUE_SIZE", Value::fixnum(SLOT_SIZE as i64)),
-        ("HEAP_PAGE_OBJ_LIMIT", Value::fixnum(OBJECT_SLOTS as i64)),
-        ("HEAP_PAGE_BITMAP_SIZE", Value::fixnum((PAGE_SIZE / SLOT_SIZE / 8) as i64)),
+        ("RVALUE_SIZE", Value::fixnum(SMALL_SLOT_SIZE as i64)),
+        ("HEAP_PAGE_OBJ_LIMIT", Value::fixnum(SizeClass::Small.object_slots() as i64)),
+        ("HEAP_PAGE_BITMAP_SIZE", Value::fixnum((PAGE_SIZE / SMALL_SLOT_SIZE).div_ceil(64) as i64 * 8)),
         ("HEAP_PAGE_SIZE", Value::fixnum(PAGE_SIZE as i64)),
-        ("HEAP_COUNT", Value::fixnum(1)),
+        ("HEAP_COUNT", Value::fixnum(crate::heap::page::SIZE_CLASSES.len() as i64)),
         ("RVARGC_MAX_ALLOCATE_SIZE", Value::fixnum(SLOT_SIZE as i64)),
         ("RVALUE_OLD_AGE", Value::fixnum(0)),
     ];

@@ -7,13 +7,19 @@
 //!   the heap's size but never handed out, so zero and untouched, taking no RAM), or
 //!   released (`released`: its memory given back to the kernel, not counted, reused first
 //!   when the heap grows). Only pages in use hold objects or free lists.
+//! - Each page in use has one size class (`page::SizeClass`: 40-byte slots for Strings and
+//!   Floats, 64-byte slots for everything else); fresh and released pages have none and
+//!   take the class of the first allocation that needs a page. Free lists never mix
+//!   classes: `ready[class]` and each thread's `free_lists[class]`.
 //! - A word is a candidate object pointer iff its page base is in `page_bases` and it falls
-//!   on an object slot whose type is not `Free` (see `live_object_at`).
-//! - Sizing (`resize_after_collection`): after a collection the heap grows when fewer than
-//!   `MIN_FREE_PERCENT` of its slots are free, to `GOAL_FREE_PERCENT` free, at most
-//!   `MAX_GROWTH_PERCENT` at a time; it releases empty pages when more than
-//!   `MAX_FREE_PERCENT` are free. Pages are taken from `fresh` only when the swept pages'
-//!   free lists are used up, so the heap's memory follows what is used, not its size.
+//!   on an object slot of that page (by the page's slot size) whose type is not `Free`
+//!   (see `live_object_at`).
+//! - Sizing (`resize_after_collection`) counts bytes, so that both classes share one
+//!   policy: after a collection the heap grows when less than `MIN_FREE_PERCENT` of its
+//!   pages' bytes are free, to `GOAL_FREE_PERCENT` free, at most `MAX_GROWTH_PERCENT` at a
+//!   time; it releases empty pages when more than `MAX_FREE_PERCENT` are free. Pages are
+//!   taken from `fresh` only when the swept pages' free lists of the class are used up, so
+//!   the heap's memory follows what is used, not its size.
 //! - A free list is owned by exactly one party: the heap (`ready`) or one thread's cache.
 //!   Before a sweep every thread cache is emptied (its slots are `Free` and get relinked).
 //! - Roots are supplied by the collector driver (`crate::gc`); this module knows nothing of
@@ -29,7 +35,7 @@ use std::sync::Mutex;
 
 use crate::object::{self, ObjType, RBasic};
 use crate::value::Value;
-use page::{FreeSlot, Page, HEADER_SLOTS, OBJECT_SLOTS, PAGE_SIZE, SLOTS_PER_PAGE, SLOT_SIZE};
+use page::{FreeSlot, Page, SizeClass, OBJECT_SLOTS, PAGE_SIZE, SIZE_CLASSES};
 
 pub struct Heap {
     pub(crate) inner: Mutex<HeapInner>,
@@ -73,7 +79,8 @@ pub struct HeapInner {
     fresh: Vec<Page>,
     released: Vec<Page>,
     page_bases: HashSet<usize, PageHasher>,
-    ready: Vec<(*mut FreeSlot, usize)>,
+    /// Free lists (head, length) of swept pages, by size class.
+    ready: [Vec<(*mut FreeSlot, usize)>; 2],
     pub stats: GcStats,
     /// Bytes of out-of-line storage allocated since the last collection (approximate).
     pub malloc_increase: usize,
@@ -110,7 +117,7 @@ impl Heap {
                 fresh: Vec::new(),
                 released: Vec::new(),
                 page_bases: HashSet::default(),
-                ready: Vec::new(),
+                ready: [Vec::new(), Vec::new()],
                 stats: GcStats::default(),
                 malloc_increase: 0,
                 malloc_limit: MALLOC_LIMIT_MIN,
@@ -127,10 +134,10 @@ impl HeapInner {
     /// Hands out one free list (for a thread's allocation cache), if any is ready: a whole
     /// page's, or at most `limit` slots of it (the rest stays ready) so that many threads
     /// that each allocate a little do not each hold a page of free slots.
-    pub fn take_free_list(&mut self, limit: usize) -> Option<*mut FreeSlot> {
-        let (head, count) = match self.ready.pop() {
+    pub fn take_free_list(&mut self, class: SizeClass, limit: usize) -> Option<*mut FreeSlot> {
+        let (head, count) = match self.ready[class as usize].pop() {
             Some(list) => list,
-            None => self.use_fresh_page()?,
+            None => self.use_fresh_page(class)?,
         };
         if count > limit && limit > 0 {
             let mut last = head;
@@ -141,14 +148,14 @@ impl HeapInner {
                 }
                 let rest = (*last).next;
                 (*last).next = std::ptr::null_mut();
-                self.ready.push((rest, count - limit));
+                self.ready[class as usize].push((rest, count - limit));
             }
         }
         Some(head)
     }
 
     /// Takes back a free list a thread's cache no longer needs.
-    pub fn give_back(&mut self, head: *mut FreeSlot) {
+    pub fn give_back(&mut self, class: SizeClass, head: *mut FreeSlot) {
         let mut count = 0;
         let mut p = head;
         while !p.is_null() {
@@ -156,7 +163,7 @@ impl HeapInner {
             // SAFETY: the list's slots are free and owned by the caller until now.
             p = unsafe { (*p).next };
         }
-        self.ready.push((head, count));
+        self.ready[class as usize].push((head, count));
     }
 
     /// Pages in the heap (in use or fresh).
@@ -169,9 +176,11 @@ impl HeapInner {
         self.page_count() >= INITIAL_PAGES
     }
 
-    /// Puts a fresh page in use: links its slots (the first touch of its memory).
-    fn use_fresh_page(&mut self) -> Option<(*mut FreeSlot, usize)> {
+    /// Puts a fresh page in use for `class`: writes its header and links its slots (the
+    /// first touch of its memory).
+    fn use_fresh_page(&mut self, class: SizeClass) -> Option<(*mut FreeSlot, usize)> {
         let page = self.fresh.pop()?;
+        page.init(class);
         let list = page.collect_free();
         self.page_bases.insert(page.base());
         self.pages.push(page);
@@ -187,7 +196,7 @@ impl HeapInner {
         if n > reuse {
             let pages = Page::new_batch(n - reuse);
             if pages.is_empty() {
-                return reuse > 0 || !self.ready.is_empty() || !self.fresh.is_empty();
+                return reuse > 0 || self.ready.iter().any(|r| !r.is_empty()) || !self.fresh.is_empty();
             }
             self.stats.total_allocated_pages += pages.len() as u64;
             self.fresh.extend(pages);
@@ -195,19 +204,20 @@ impl HeapInner {
         true
     }
 
+    /// Object slots of the pages in use, and of the fresh pages counted as 64-byte pages.
     pub fn total_slots(&self) -> usize {
-        self.page_count() * OBJECT_SLOTS
+        self.pages.iter().map(|p| p.class().object_slots()).sum::<usize>() + self.fresh.len() * OBJECT_SLOTS
     }
 
     pub fn free_slots(&self) -> usize {
-        self.ready.iter().map(|&(_, n)| n).sum::<usize>() + self.fresh.len() * OBJECT_SLOTS
+        self.ready.iter().flatten().map(|&(_, n)| n).sum::<usize>() + self.fresh.len() * OBJECT_SLOTS
     }
 
     /// Calls `f` with every object slot that is not free (dead objects not yet swept
     /// included: with immediate sweeping there are none outside a collection).
     pub fn for_each_object(&self, f: &mut dyn FnMut(*mut RBasic)) {
         for page in &self.pages {
-            for i in HEADER_SLOTS..SLOTS_PER_PAGE {
+            for i in page.slot_range() {
                 let p = page.slot(i) as *mut RBasic;
                 // SAFETY: p is an object slot of this page; the caller holds the heap lock.
                 if unsafe { (*p).obj_type() } != ObjType::Free {
@@ -220,7 +230,7 @@ impl HeapInner {
     /// Calls `f` with every object slot and whether it holds an object.
     pub fn for_each_slot(&self, f: &mut dyn FnMut(*mut RBasic, bool)) {
         for page in &self.pages {
-            for i in HEADER_SLOTS..SLOTS_PER_PAGE {
+            for i in page.slot_range() {
                 let p = page.slot(i) as *mut RBasic;
                 // SAFETY: p is an object slot of this page; the caller holds the heap lock.
                 f(p, unsafe { (*p).obj_type() } != ObjType::Free);
@@ -242,12 +252,9 @@ impl HeapInner {
         if !self.page_bases.contains(&base) {
             return None;
         }
-        let idx = (addr - base) / SLOT_SIZE;
-        if idx < HEADER_SLOTS {
-            return None;
-        }
-        let slot = (base + idx * SLOT_SIZE) as *const RBasic;
-        // SAFETY: slot lies inside a page of this heap.
+        // SAFETY: `base` is a page in use of this heap (in `page_bases`).
+        let Some(slot) = (unsafe { page::object_slot(base, page::slot_index(addr).1) }) else { return None };
+        // SAFETY: slot is an object slot of a page of this heap.
         if unsafe { (*slot).obj_type() } == ObjType::Free {
             return None;
         }
@@ -256,40 +263,43 @@ impl HeapInner {
 
     /// Frees every unmarked object, clears mark bits and rebuilds the free lists.
     /// `finalize` runs for each dead object before its slot is reused.
-    /// Returns the number of live objects.
-    pub fn sweep(&mut self, finalize: &mut dyn FnMut(*mut RBasic)) -> usize {
-        self.ready.clear();
-        let mut live = 0;
+    /// Returns the number of live objects and the bytes of their slots.
+    pub fn sweep(&mut self, finalize: &mut dyn FnMut(*mut RBasic)) -> (usize, usize) {
+        for r in &mut self.ready {
+            r.clear();
+        }
+        let (mut live, mut live_bytes) = (0, 0);
         let mut freed = 0u64;
         for page in &self.pages {
             // SAFETY: the world is stopped, marking is done and the threads' caches were
             // dropped before the collection.
             let (head, count, l, f) = unsafe { page.sweep(finalize) };
             live += l;
+            live_bytes += l * page.class().slot_size();
             freed += f as u64;
             if count > 0 {
-                self.ready.push((head, count));
+                self.ready[page.class() as usize].push((head, count));
             }
         }
         self.stats.total_freed_objects += freed;
         self.stats.live_after_last_gc = live as u64;
         self.malloc_increase = 0;
-        live
+        (live, live_bytes)
     }
 
     /// Sizes the heap after a collection (see the module's invariants): fewer free slots
     /// mean more frequent collections, each of which marks all live objects; more mean
     /// more memory.
-    pub fn resize_after_collection(&mut self, live: usize) {
-        let total = self.total_slots().max(1);
-        let free = total - live.min(total);
+    pub fn resize_after_collection(&mut self, live_bytes: usize) {
+        let total = (self.page_count() * PAGE_SIZE).max(1);
+        let free = total - live_bytes.min(total);
         if free * 100 < total * MIN_FREE_PERCENT {
-            let goal = live * 100 / (100 - GOAL_FREE_PERCENT);
+            let goal = live_bytes * 100 / (100 - GOAL_FREE_PERCENT);
             let max = total * (100 + MAX_GROWTH_PERCENT) / 100;
-            let want = goal.min(max).div_ceil(OBJECT_SLOTS);
+            let want = goal.min(max).div_ceil(PAGE_SIZE);
             self.grow(want.saturating_sub(self.page_count()).max(4));
         } else if free * 100 > total * MAX_FREE_PERCENT && self.page_count() > INITIAL_PAGES {
-            let goal = (live * 100 / (100 - GOAL_FREE_PERCENT)).div_ceil(OBJECT_SLOTS).max(INITIAL_PAGES);
+            let goal = (live_bytes * 100 / (100 - GOAL_FREE_PERCENT)).div_ceil(PAGE_SIZE).max(INITIAL_PAGES);
             self.release_pages(self.page_count().saturating_sub(goal));
         }
         self.malloc_limit = (self.malloc_limit.max(MALLOC_LIMIT_MIN)).min(256 * 1024 * 1024);
@@ -305,15 +315,17 @@ impl HeapInner {
             return;
         }
         let mut empty = HashSet::<usize, PageHasher>::default();
-        self.ready.retain(|&(head, count)| {
-            if more > 0 && count == OBJECT_SLOTS {
-                more -= 1;
-                empty.insert(head as usize & !(PAGE_SIZE - 1));
-                false
-            } else {
-                true
-            }
-        });
+        for class in SIZE_CLASSES {
+            self.ready[class as usize].retain(|&(head, count)| {
+                if more > 0 && count == class.object_slots() {
+                    more -= 1;
+                    empty.insert(head as usize & !(PAGE_SIZE - 1));
+                    false
+                } else {
+                    true
+                }
+            });
+        }
         if empty.is_empty() {
             return;
         }
