@@ -24,6 +24,17 @@
 //!   Before a sweep every thread cache is emptied (its slots are `Free` and get relinked).
 //! - Roots are supplied by the collector driver (`crate::gc`); this module knows nothing of
 //!   frames or threads.
+//! - Minor collections (generational, without write barriers): only *leaf* objects are
+//!   ever promoted — Strings, Floats and Bignums, which reference nothing but their class
+//!   and their generic instance variables. A leaf is promoted (its page's old bit set) when
+//!   a collection marks it a second time (`FL_SURVIVED` records the first) and its class
+//!   is its core class (a VM root, so it needs no marking). A minor collection starts with
+//!   the old objects marked (`Page::mark_old`) and so never traces or frees them; it marks
+//!   every generic-ivar table entry as a root (an old leaf's ivars are not traced). Nothing
+//!   else can make an old leaf reference a young object, except a change of its class:
+//!   whoever stores a class into an existing object calls `forget_old` first
+//!   (`singleton_class`, Marshal). Old objects die only in major collections, which run
+//!   for `GC.start`, malloc growth, and when the old objects outgrow `old_limit`.
 
 pub mod alloc_trace;
 pub mod page;
@@ -85,6 +96,9 @@ pub struct HeapInner {
     /// Bytes of out-of-line storage allocated since the last collection (approximate).
     pub malloc_increase: usize,
     pub malloc_limit: usize,
+    /// Old (promoted) objects, and how many there may be before a major collection.
+    pub old_objects: usize,
+    pub old_limit: usize,
 }
 
 // SAFETY: raw free-list pointers are only touched under the heap mutex or by their owner.
@@ -102,6 +116,8 @@ const MAX_FREE_PERCENT: usize = 65;
 /// The most the heap grows at once (percent of its size).
 const MAX_GROWTH_PERCENT: usize = 80;
 const MALLOC_LIMIT_MIN: usize = 16 * 1024 * 1024;
+/// Old objects allowed before the first major collection; after one, twice the survivors.
+const OLD_LIMIT_MIN: usize = 100_000;
 
 impl Default for Heap {
     fn default() -> Self {
@@ -121,6 +137,8 @@ impl Heap {
                 stats: GcStats::default(),
                 malloc_increase: 0,
                 malloc_limit: MALLOC_LIMIT_MIN,
+                old_objects: 0,
+                old_limit: OLD_LIMIT_MIN,
             }),
         }
     }
@@ -264,7 +282,7 @@ impl HeapInner {
     /// Frees every unmarked object, clears mark bits and rebuilds the free lists.
     /// `finalize` runs for each dead object before its slot is reused.
     /// Returns the number of live objects and the bytes of their slots.
-    pub fn sweep(&mut self, finalize: &mut dyn FnMut(*mut RBasic)) -> (usize, usize) {
+    pub fn sweep(&mut self, major: bool, finalize: &mut dyn FnMut(*mut RBasic)) -> (usize, usize) {
         for r in &mut self.ready {
             r.clear();
         }
@@ -273,7 +291,7 @@ impl HeapInner {
         for page in &self.pages {
             // SAFETY: the world is stopped, marking is done and the threads' caches were
             // dropped before the collection.
-            let (head, count, l, f) = unsafe { page.sweep(finalize) };
+            let (head, count, l, f) = unsafe { page.sweep(major, finalize) };
             live += l;
             live_bytes += l * page.class().slot_size();
             freed += f as u64;
@@ -281,10 +299,26 @@ impl HeapInner {
                 self.ready[page.class() as usize].push((head, count));
             }
         }
+        if major {
+            self.old_objects = self.pages.iter().map(|p| p.old_count()).sum();
+            self.old_limit = (self.old_objects * 2).max(OLD_LIMIT_MIN);
+        }
         self.stats.total_freed_objects += freed;
         self.stats.live_after_last_gc = live as u64;
         self.malloc_increase = 0;
         (live, live_bytes)
+    }
+
+    /// Whether the next collection for want of slots should be a major one.
+    pub fn wants_major(&self) -> bool {
+        self.old_objects > self.old_limit
+    }
+
+    /// Starts a minor collection: every old object counts as marked.
+    pub fn start_minor(&mut self) {
+        for page in &self.pages {
+            page.mark_old();
+        }
     }
 
     /// Sizes the heap after a collection (see the module's invariants): fewer free slots
@@ -344,26 +378,87 @@ impl HeapInner {
     }
 }
 
+/// Makes `v` young again before a class is stored into it (see the module's invariants):
+/// an old object is not traced by minor collections.
+pub fn forget_old(v: Value) {
+    if v.is_heap() {
+        // SAFETY: heap values point into pages in use.
+        unsafe { page::clear_old(v) };
+    }
+}
+
 /// Marks objects transitively from the roots it is given.
 pub struct Marker<'a> {
     heap: &'a HeapInner,
     stack: Vec<Value>,
+    /// Set by the collector (not by `reachable_objects_from`): leaves are visited as they
+    /// are marked instead of going through the stack, and promoted.
+    collecting: bool,
+    /// The core classes of the leaf types: a leaf of one of these classes may be promoted.
+    leaf_classes: [Value; 3],
+    /// Leaves promoted by this marking.
+    pub promoted: usize,
     /// Instance variables of non-`RObject` objects, by address (see `FL_EXIVAR`).
     pub exivars: Option<&'a std::collections::HashMap<usize, Vec<(crate::symbol::SymId, Value)>>>,
 }
 
 impl<'a> Marker<'a> {
     pub fn new(heap: &'a HeapInner) -> Marker<'a> {
-        Marker { heap, stack: Vec::with_capacity(1024), exivars: None }
+        Marker { heap, stack: Vec::with_capacity(1024), collecting: false, leaf_classes: [Value::NIL; 3], promoted: 0, exivars: None }
+    }
+
+    /// A marker for a collection that promotes leaves of the given core classes.
+    pub fn for_collection(heap: &'a HeapInner, leaf_classes: [Value; 3]) -> Marker<'a> {
+        Marker { collecting: true, leaf_classes, ..Marker::new(heap) }
     }
 
     /// Marks a value known to be valid (immediates are ignored).
-    #[inline]
+    #[inline(always)]
     pub fn mark(&mut self, v: Value) {
         if v.is_heap() {
             // SAFETY: precise roots and object fields only hold valid object pointers.
             if !unsafe { page::test_and_set_mark(v) } {
-                self.stack.push(v);
+                self.visit(v);
+            }
+        }
+    }
+
+    /// A newly marked object: a leaf is done at once (its class marked, its age or
+    /// promotion recorded), so that an Array of a million Strings does not put a million
+    /// entries on the stack; anything else is traced later by `drain`.
+    #[inline(never)]
+    fn visit(&mut self, v: Value) {
+        let b = object::basic(v);
+        if !self.collecting || !matches!(b.obj_type(), ObjType::String | ObjType::Float | ObjType::Bignum) {
+            self.stack.push(v);
+            return;
+        }
+        let klass = b.klass;
+        if klass == self.leaf_classes[0] && b.flags & (object::FL_EXIVAR | object::FL_SURVIVED) == 0 {
+            // The common case, a young plain String seen for the first time.
+            b.flags |= object::FL_SURVIVED;
+            return;
+        }
+        if b.has(object::FL_SURVIVED) {
+            if self.leaf_classes.contains(&klass) {
+                // SAFETY: v is a live leaf object of this heap.
+                unsafe { page::set_old(v) };
+                self.promoted += 1;
+            }
+        } else {
+            b.flags |= object::FL_SURVIVED;
+        }
+        let exivar = b.has(object::FL_EXIVAR);
+        self.mark(klass);
+        if exivar {
+            self.mark_exivars(v);
+        }
+    }
+
+    fn mark_exivars(&mut self, v: Value) {
+        if let Some(ivars) = self.exivars.and_then(|t| t.get(&(v.raw() as usize))) {
+            for &(_, iv) in ivars {
+                self.mark(iv);
             }
         }
     }
@@ -433,11 +528,7 @@ impl<'a> Marker<'a> {
         while let Some(v) = self.stack.pop() {
             object::mark_children(v, self);
             if object::basic(v).has(object::FL_EXIVAR) {
-                if let Some(ivars) = self.exivars.and_then(|t| t.get(&(v.raw() as usize))) {
-                    for &(_, iv) in ivars {
-                        self.mark(iv);
-                    }
-                }
+                self.mark_exivars(v);
             }
         }
     }

@@ -14,6 +14,9 @@
 //!   `klass` word.
 //! - Mark bits are only meaningful during a collection and are all clear outside one; bits
 //!   of header slots and of indexes past `slot_count` are never set.
+//! - An old bit (`old_bits`) is set only for a slot holding a live leaf object that the
+//!   collector promoted (see `crate::heap` on minor collections); a major sweep clears the
+//!   old bits of the objects it frees, so a reused slot never starts old.
 
 use crate::object::{ObjType, RBasic};
 use crate::value::Value;
@@ -72,6 +75,8 @@ const _: () = assert!(ObjType::Free as u32 == 0);
 #[repr(C)]
 pub struct PageHeader {
     pub mark_bits: [u64; BITMAP_WORDS],
+    /// Promoted (old) objects: marked from the start of a minor collection.
+    pub old_bits: [u64; BITMAP_WORDS],
     /// Free slots counted at the last sweep.
     pub free_count: u32,
     /// 0 while the page is unused; else its class's slot size.
@@ -83,7 +88,6 @@ pub struct PageHeader {
     class: u8,
 }
 
-const _: () = assert!(HEADER_SLOTS == 4);
 const _: () = assert!(SizeClass::Small.first_slot() * SMALL_SLOT_SIZE >= std::mem::size_of::<PageHeader>());
 // The reciprocal is exact: for every offset below PAGE_SIZE the rounding error of
 // `recip` (< 1 per 2^32) times the offset stays below the distance to the next multiple.
@@ -177,8 +181,13 @@ impl Page {
     ///
     /// # Safety
     /// The world is stopped and marking is complete; no free list into this page is held.
-    pub unsafe fn sweep(&self, finalize: &mut dyn FnMut(*mut RBasic)) -> (*mut FreeSlot, usize, usize, usize) {
+    pub unsafe fn sweep(&self, major: bool, finalize: &mut dyn FnMut(*mut RBasic)) -> (*mut FreeSlot, usize, usize, usize) {
         let header = self.header();
+        if major {
+            for w in 0..BITMAP_WORDS {
+                (*header).old_bits[w] &= (*header).mark_bits[w];
+            }
+        }
         let range = self.slot_range();
         let size = self.class().slot_size();
         let (mut head, mut free, mut live, mut freed) = (std::ptr::null_mut::<FreeSlot>(), 0, 0, 0);
@@ -213,6 +222,18 @@ impl Page {
         (*header).mark_bits = [0; BITMAP_WORDS];
         (*header).free_count = free as u32;
         (head, free, live, freed)
+    }
+
+    /// Starts a minor collection on this page: its old objects count as marked.
+    pub fn mark_old(&self) {
+        // SAFETY: the header lies at the page base; the world is stopped.
+        unsafe { (*self.header()).mark_bits = (*self.header()).old_bits };
+    }
+
+    /// Old objects on this page.
+    pub fn old_count(&self) -> usize {
+        // SAFETY: the header lies at the page base.
+        unsafe { (*self.header()).old_bits.iter().map(|w| w.count_ones() as usize).sum() }
     }
 
     /// Links every free slot into a list; returns (head, count).
@@ -319,6 +340,26 @@ pub unsafe fn test_and_set_mark(v: Value) -> bool {
     let was = *word & bit != 0;
     *word |= bit;
     was
+}
+
+/// Makes the object at `v` old (it is marked from the start of every minor collection).
+///
+/// # Safety
+/// `v` must point to a live leaf object in a page in use.
+#[inline]
+pub unsafe fn set_old(v: Value) {
+    let (base, idx) = slot_index(v.raw() as usize);
+    (*(base as *mut PageHeader)).old_bits[idx / 64] |= 1u64 << (idx % 64);
+}
+
+/// Makes the object at `v` young again (it is traced by every collection).
+///
+/// # Safety
+/// `v` must point to an object slot of a page in use.
+#[inline]
+pub unsafe fn clear_old(v: Value) {
+    let (base, idx) = slot_index(v.raw() as usize);
+    (*(base as *mut PageHeader)).old_bits[idx / 64] &= !(1u64 << (idx % 64));
 }
 
 /// Clears the mark bit of the object at `v`.
