@@ -206,6 +206,11 @@ impl Page {
                     live += 1;
                     continue;
                 }
+                // Dead slots are read in descending order: ask for the one a few slots
+                // further early (each read here is otherwise a cache miss).
+                if i >= range.start + SWEEP_PREFETCH {
+                    prefetch(self.base.add((i - SWEEP_PREFETCH) * size));
+                }
                 let s = self.base.add(i * size) as *mut FreeSlot;
                 let obj = s as *mut RBasic;
                 if (*obj).obj_type() != ObjType::Free {
@@ -291,6 +296,21 @@ fn map_aligned_pages(n: usize) -> Option<usize> {
         }
     }
     Some(aligned)
+}
+
+/// How many slots ahead of the one it reads the sweep prefetches.
+const SWEEP_PREFETCH: usize = 6;
+
+/// Starts loading the cache line at `p` (a hint; no effect on other architectures).
+#[inline(always)]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// The page base and slot index of an address inside a page in use (an index below the
