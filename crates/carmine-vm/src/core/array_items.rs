@@ -138,7 +138,9 @@ impl Items {
     /// one first.
     fn heap_vec(&mut self) -> &mut Vec<Value> {
         if self.is_embedded() {
-            let mut v = Vec::with_capacity(2 * EMBED);
+            // A power of two, as a Vec grown from empty has: an Array grown by `push` to a
+            // million elements then has the same buffer (2^20, not 1.25 * 2^20).
+            let mut v = Vec::with_capacity((2 * EMBED).next_power_of_two());
             v.extend_from_slice(self);
             self.store = Store { vec: ManuallyDrop::new(v) };
             self.head = 0;
