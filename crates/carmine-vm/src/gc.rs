@@ -18,7 +18,7 @@
 use crate::heap::stack_scan::with_registers_spilled;
 use std::time::Instant;
 
-use crate::heap::page::SLOT_SIZE;
+use crate::heap::page::PAGE_SIZE;
 use crate::heap::stats::{GcReason, GcRecord};
 use crate::heap::{HeapInner, Marker};
 use crate::interp::frame::Frame;
@@ -31,17 +31,38 @@ pub fn collect(ctx: &mut Ctx) {
     collect_for(ctx, GcReason::NewObj);
 }
 
-/// One full collection: mark, settle weak references and finalizers, sweep.
+/// One collection: mark, settle weak references and finalizers, sweep. Minor (old leaves
+/// are neither traced nor freed, see `crate::heap`) when the heap needs slots and the old
+/// objects are within their limit, and on every other `GC.stress` collection; major
+/// otherwise.
 pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
     let start = std::time::Instant::now();
     ctx.drop_alloc_cache();
     let vm: &Vm = ctx.vm();
     let mut heap = vm.heap.lock();
+    let major = match reason {
+        GcReason::NewObj => heap.wants_major(),
+        GcReason::Stress => heap.stats.count % 2 == 0 || heap.wants_major(),
+        GcReason::Malloc | GcReason::Method => true,
+    };
+    if !major {
+        heap.start_minor();
+    }
     let queued_finalizers;
+    let promoted;
     {
         let exivars = vm.generic_ivars.borrow();
-        let mut m = Marker::new(&heap);
+        let c = &vm.c;
+        let mut m = Marker::for_collection(&heap, [c.string, c.float, c.integer]);
         m.exivars = Some(&exivars);
+        if !major {
+            // Old leaves are not traced: their generic ivars are roots.
+            for ivars in exivars.values() {
+                for &(_, iv) in ivars {
+                    m.mark(iv);
+                }
+            }
+        }
         mark_vm_roots(vm, &mut m);
         mark_thread(ctx, &mut m);
         mark_other_threads(ctx, &mut m);
@@ -52,14 +73,16 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
         });
         m.drain();
         queued_finalizers = vm.objspace.after_mark(&mut m);
+        promoted = m.promoted;
     }
+    heap.old_objects += promoted;
     let marked = std::time::Instant::now();
     let mut exivars = vm.generic_ivars.borrow_mut();
     let mut ids = vm.object_ids.borrow_mut();
     let mut class_died = false;
     let mut alloc_trace = vm.alloc_trace.lock();
     let forget_sites = !alloc_trace.keep_freed && !alloc_trace.sites.is_empty();
-    let live = heap.sweep(&mut |p| {
+    let (_, live_bytes) = heap.sweep(major, &mut |p| {
         // SAFETY: p is a dead object slot; its header is still intact.
         let flags = unsafe { (*p).flags };
         // SAFETY: as above.
@@ -80,9 +103,9 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
     if class_died {
         vm.class_freed();
     }
-    heap.resize_after_collection(live);
+    heap.resize_after_collection(live_bytes);
     let have_finalizer = queued_finalizers || !vm.objspace.pending.borrow().is_empty();
-    record(&mut heap, reason, have_finalizer, start, marked, live);
+    record(&mut heap, reason, major, have_finalizer, start, marked, live_bytes);
     drop(heap);
     if have_finalizer {
         vm.interrupt.fetch_or(crate::interp::ops::INTERRUPT_FINALIZE, std::sync::atomic::Ordering::AcqRel);
@@ -90,10 +113,13 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
 }
 
 /// Updates the statistics and the profiler's records after a collection.
-fn record(heap: &mut HeapInner, reason: GcReason, have_finalizer: bool, start: Instant, marked: Instant, live: usize) {
+fn record(heap: &mut HeapInner, reason: GcReason, major: bool, have_finalizer: bool, start: Instant, marked: Instant, live_bytes: usize) {
     let end = Instant::now();
     let st = &mut heap.stats;
     st.count += 1;
+    if major {
+        st.major_count += 1;
+    }
     if st.measure_total_time {
         st.time_ns += (end - start).as_nanos() as u64;
         st.mark_ns += (marked - start).as_nanos() as u64;
@@ -102,11 +128,12 @@ fn record(heap: &mut HeapInner, reason: GcReason, have_finalizer: bool, start: I
     let total = heap.total_slots() as u64;
     let rec = GcRecord {
         reason,
+        major,
         have_finalizer,
         gc_time: (end - start).as_secs_f64(),
         invoke_time: (start - heap.stats.started).as_secs_f64(),
-        heap_use_size: live as u64 * SLOT_SIZE as u64,
-        heap_total_size: total * SLOT_SIZE as u64,
+        heap_use_size: live_bytes as u64,
+        heap_total_size: (heap.page_count() * PAGE_SIZE) as u64,
         heap_total_objects: total,
     };
     heap.stats.latest = Some(rec);

@@ -61,6 +61,9 @@ pub const TYPE_MASK: u32 = 0x1f;
 pub const FL_FROZEN: u32 = 1 << 5;
 /// The object has instance variables in the VM's generic ivar table.
 pub const FL_EXIVAR: u32 = 1 << 6;
+/// A leaf object that one collection has marked already (the next promotes it; see
+/// `crate::heap`).
+pub const FL_SURVIVED: u32 = 1 << 7;
 /// Type-specific flags start here.
 pub const FL_USER0: u32 = 1 << 8;
 pub const FL_USER1: u32 = 1 << 9;

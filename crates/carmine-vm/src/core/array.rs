@@ -48,20 +48,33 @@ pub fn from_vec(ctx: &mut Ctx, items: Vec<Value>) -> Value {
     if items.capacity() > 64 {
         ctx.note_malloc(items.capacity() * 8);
     }
-    let klass = ctx.c().array;
-    // The elements may be held only by `items` now (the compiler moves values straight into
-    // the buffer), so a collection during the slot allocation marks them from here.
-    let outer = std::mem::replace(&mut ctx.pending_values, (items.as_ptr(), items.len()));
-    let p = ctx.alloc_slot(ObjType::Array, klass) as *mut RArray;
-    ctx.pending_values = outer;
+    let p = alloc_holding(ctx, &items);
     // SAFETY: fresh Array slot.
     unsafe { std::ptr::write(&mut (*p).items, Items::from(items)) };
     Value::from_ptr(p)
 }
 
+/// A fresh Array slot (its items still to be written). The elements may be held only by
+/// `vals` now (the compiler moves values straight into a buffer), so a collection during
+/// the slot allocation marks them from there.
+#[inline]
+fn alloc_holding(ctx: &mut Ctx, vals: &[Value]) -> *mut RArray {
+    let klass = ctx.c().array;
+    let outer = std::mem::replace(&mut ctx.pending_values, (vals.as_ptr(), vals.len()));
+    let p = ctx.alloc_slot(ObjType::Array, klass) as *mut RArray;
+    ctx.pending_values = outer;
+    p
+}
+
+/// A new Array of copies of `items` (inside its slot when there are few).
 pub fn from_slice(ctx: &mut Ctx, items: &[Value]) -> Value {
-    let v = items.to_vec();
-    from_vec(ctx, v)
+    if items.len() > crate::core::array_items::EMBED {
+        return from_vec(ctx, items.to_vec());
+    }
+    let p = alloc_holding(ctx, items);
+    // SAFETY: fresh Array slot.
+    unsafe { std::ptr::write(&mut (*p).items, Items::from_slice(items)) };
+    Value::from_ptr(p)
 }
 
 pub fn new(ctx: &mut Ctx) -> Value {

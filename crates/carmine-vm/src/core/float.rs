@@ -9,7 +9,7 @@ use num_bigint::BigInt;
 use num_traits::{FromPrimitive, ToPrimitive, Zero};
 
 use crate::core::{array, bignum, integer, numeric, string};
-use crate::heap::page::SLOT_SIZE;
+use crate::heap::page::{SizeClass, SMALL_SLOT_SIZE};
 use crate::interp::Args;
 use crate::object::{is_type, ObjType, RBasic};
 use crate::symbol::sym;
@@ -23,7 +23,7 @@ pub struct RFloat {
     pub value: f64,
 }
 
-const _: () = assert!(std::mem::size_of::<RFloat>() <= SLOT_SIZE);
+const _: () = assert!(std::mem::size_of::<RFloat>() <= SMALL_SLOT_SIZE);
 
 /// Results of float fast paths in the dispatch loop.
 pub struct Num(pub f64);
@@ -53,7 +53,7 @@ pub fn new(ctx: &mut Ctx, f: f64) -> Value {
         return v;
     }
     let klass = ctx.c().float;
-    let p = ctx.alloc_slot(ObjType::Float, klass) as *mut RFloat;
+    let p = ctx.alloc_slot_in(SizeClass::Small, ObjType::Float, klass) as *mut RFloat;
     // SAFETY: fresh Float slot.
     unsafe {
         (*p).value = f;

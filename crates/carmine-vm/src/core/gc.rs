@@ -122,15 +122,15 @@ fn stat_entries(ctx: &mut Ctx) -> Vec<(&'static str, i64)> {
         ("total_freed_objects", freed),
         ("malloc_increase_bytes", h.malloc_increase as i64),
         ("malloc_increase_bytes_limit", h.malloc_limit as i64),
-        ("minor_gc_count", 0),
-        ("major_gc_count", st.count as i64),
+        ("minor_gc_count", (st.count - st.major_count) as i64),
+        ("major_gc_count", st.major_count as i64),
         ("compact_count", 0),
         ("read_barrier_faults", 0),
         ("total_moved_objects", 0),
         ("remembered_wb_unprotected_objects", 0),
         ("remembered_wb_unprotected_objects_limit", 0),
-        ("old_objects", st.live_after_last_gc as i64),
-        ("old_objects_limit", total),
+        ("old_objects", h.old_objects as i64),
+        ("old_objects_limit", h.old_limit as i64),
         ("oldmalloc_increase_bytes", h.malloc_increase as i64),
         ("oldmalloc_increase_bytes_limit", h.malloc_limit as i64),
         ("weak_references_count", weak),
@@ -169,10 +169,10 @@ fn gc_stat(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 /// for allocation, as CRuby reports at boot).
 fn gc_latest_gc_info(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     let latest = ctx.vm().heap.lock().stats.latest;
-    let rec = latest.unwrap_or(GcRecord { reason: GcReason::NewObj, have_finalizer: false, gc_time: 0.0, invoke_time: 0.0, heap_use_size: 0, heap_total_size: 0, heap_total_objects: 0 });
+    let rec = latest.unwrap_or(GcRecord { reason: GcReason::NewObj, major: true, have_finalizer: false, gc_time: 0.0, invoke_time: 0.0, heap_use_size: 0, heap_total_size: 0, heap_total_objects: 0 });
     let weak = ctx.vm().objspace.tables.borrow().len() as i64;
     let entries = vec![
-        ("major_by", if latest.is_some() { sym(ctx, rec.reason.major_by()) } else { Value::NIL }),
+        ("major_by", if latest.is_some() && rec.major { sym(ctx, rec.reason.major_by()) } else { Value::NIL }),
         ("need_major_by", Value::NIL),
         ("gc_by", sym(ctx, rec.reason.gc_by())),
         ("have_finalizer", Value::bool(rec.have_finalizer)),
@@ -237,7 +237,7 @@ fn profiler_raw_data(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value>
         let h = hash::new(ctx);
         let flags = hash::new(ctx);
         let flag_entries = [
-            ("major_by", sym(ctx, r.reason.major_by())),
+            ("major_by", if r.major { sym(ctx, r.reason.major_by()) } else { Value::NIL }),
             ("gc_by", sym(ctx, r.reason.gc_by())),
             ("have_finalizer", Value::bool(r.have_finalizer)),
             ("immediate_sweep", Value::TRUE),
@@ -349,17 +349,17 @@ pub fn init(ctx: &mut Ctx) {
 
 /// `GC::INTERNAL_CONSTANTS` (the heap's geometry, which memory tools read) and `GC::OPTS`.
 fn define_constants(ctx: &mut Ctx, g: Value) {
-    use crate::heap::page::{OBJECT_SLOTS, PAGE_SIZE};
+    use crate::heap::page::{SizeClass, PAGE_SIZE, SMALL_SLOT_SIZE};
     let h = hash::new(ctx);
     let entries: [(&str, Value); 10] = [
         ("DEBUG", Value::FALSE),
-        ("BASE_SLOT_SIZE", Value::fixnum(SLOT_SIZE as i64)),
+        ("BASE_SLOT_SIZE", Value::fixnum(SMALL_SLOT_SIZE as i64)),
         ("RVALUE_OVERHEAD", Value::fixnum(0)),
-        ("RVALUE_SIZE", Value::fixnum(SLOT_SIZE as i64)),
-        ("HEAP_PAGE_OBJ_LIMIT", Value::fixnum(OBJECT_SLOTS as i64)),
-        ("HEAP_PAGE_BITMAP_SIZE", Value::fixnum((PAGE_SIZE / SLOT_SIZE / 8) as i64)),
+        ("RVALUE_SIZE", Value::fixnum(SMALL_SLOT_SIZE as i64)),
+        ("HEAP_PAGE_OBJ_LIMIT", Value::fixnum(SizeClass::Small.object_slots() as i64)),
+        ("HEAP_PAGE_BITMAP_SIZE", Value::fixnum((PAGE_SIZE / SMALL_SLOT_SIZE).div_ceil(64) as i64 * 8)),
         ("HEAP_PAGE_SIZE", Value::fixnum(PAGE_SIZE as i64)),
-        ("HEAP_COUNT", Value::fixnum(1)),
+        ("HEAP_COUNT", Value::fixnum(crate::heap::page::SIZE_CLASSES.len() as i64)),
         ("RVARGC_MAX_ALLOCATE_SIZE", Value::fixnum(SLOT_SIZE as i64)),
         ("RVALUE_OLD_AGE", Value::fixnum(0)),
     ];

@@ -944,7 +944,7 @@ fn k_syscall(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
     for (i, &a) in args.pos[1..].iter().enumerate() {
         words[i] = if string::is_string(a) {
             string::modify(ctx, a)?;
-            string::bytes_mut(a).vec_mut().as_mut_ptr() as libc::c_long
+            string::bytes_mut(a).heap_mut_ptr() as libc::c_long
         } else {
             integer::to_i64_arg(ctx, a)? as libc::c_long
         };

@@ -200,6 +200,7 @@ pub fn singleton_class(ctx: &mut Ctx, v: Value) -> Result<Value> {
     if is_frozen(v) {
         basic(s).flags |= FL_FROZEN;
     }
+    crate::heap::forget_old(v);
     basic(v).klass = s;
     ctx.vm().bump_method_epoch();
     Ok(s)

@@ -17,7 +17,7 @@ use crate::core::encoding::{self, BINARY, US_ASCII, UTF_8};
 use crate::core::object;
 use crate::core::string_buf::StrBuf;
 use crate::error::Unwind;
-use crate::heap::page::SLOT_SIZE;
+use crate::heap::page::{SizeClass, SMALL_SLOT_SIZE};
 use crate::interp::Args;
 use crate::object::{basic, is_type, ObjType, RBasic};
 use crate::symbol::sym;
@@ -31,7 +31,7 @@ pub struct RString {
     pub bytes: StrBuf,
 }
 
-const _: () = assert!(std::mem::size_of::<RString>() <= SLOT_SIZE);
+const _: () = assert!(std::mem::size_of::<RString>() <= SMALL_SLOT_SIZE);
 
 #[inline(always)]
 fn rstring<'a>(v: Value) -> &'a mut RString {
@@ -66,7 +66,7 @@ fn new_from_buf(ctx: &mut Ctx, buf: StrBuf, enc: u8) -> Value {
         ctx.note_malloc(cap);
     }
     let klass = ctx.c().string;
-    let p = ctx.alloc_slot(ObjType::String, klass) as *mut RString;
+    let p = ctx.alloc_slot_in(SizeClass::Small, ObjType::String, klass) as *mut RString;
     // SAFETY: fresh String slot.
     unsafe {
         std::ptr::write(&mut (*p).bytes, buf);

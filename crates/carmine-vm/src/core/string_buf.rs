@@ -1,12 +1,17 @@
 //! The byte storage of a String: up to `INLINE_CAP` bytes live inside the object's heap
-//! slot ("embedded", no allocation of their own); longer content lives in a `Vec<u8>`.
+//! slot ("embedded", no allocation of their own); longer content lives in a buffer from
+//! the global allocator.
 //!
 //! Invariants:
-//! - The storage is `SIZE` bytes, exactly what a slot has left after `RBasic`. Its last
-//!   byte is the tag: `0..=INLINE_CAP` is the length of embedded content held in the bytes
-//!   before it; `HEAP` means the first 24 bytes hold a `Vec<u8>` owning the content.
+//! - The storage is `SIZE` bytes, exactly what a 40-byte slot (`SMALL_SLOT_SIZE`) has
+//!   left after `RBasic`. Its last byte is the tag: `0..=INLINE_CAP` is the length of
+//!   embedded content held in the bytes before it; `HEAP` means the heap form.
+//! - The heap form is a `Vec<u8>` taken apart: pointer, length and capacity words, the
+//!   capacity in the low 56 bits of the last word (little-endian, so its top byte is the
+//!   tag). The buffer was allocated as a `Vec<u8>`'s, so `Vec::from_raw_parts` may take it
+//!   back (`with_vec`, `drop`); the capacity is never 0.
 //! - Creating a String from a slice, appending while the result fits, truncating and
-//!   removing a prefix keep embedded content embedded; only `vec_mut` (and growth past
+//!   removing a prefix keep embedded content embedded; only `heap_mut_ptr` (and growth past
 //!   `INLINE_CAP`) moves content to the heap, where it stays until it is replaced (`set`).
 //! - Embedded bytes move with nothing (the heap is non-moving) but die with their slot: a
 //!   borrowed slice must not outlive the String, as with the heap form's buffer.
@@ -17,22 +22,37 @@
 use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut, Range};
 
-use crate::heap::page::SLOT_SIZE;
+use crate::heap::page::SMALL_SLOT_SIZE;
 use crate::object::RBasic;
 
-const SIZE: usize = SLOT_SIZE - std::mem::size_of::<RBasic>();
+#[cfg(not(target_endian = "little"))]
+compile_error!("StrBuf keeps its tag in the top byte of the capacity word (little-endian)");
+
+const SIZE: usize = SMALL_SLOT_SIZE - std::mem::size_of::<RBasic>();
 /// The longest content kept inside the slot.
 pub const INLINE_CAP: usize = SIZE - 1;
 const TAG: usize = SIZE - 1;
 const HEAP: u8 = 0xff;
+const CAP_BITS: u32 = 56;
+const CAP_MASK: usize = (1 << CAP_BITS) - 1;
+const HEAP_TAG: usize = (HEAP as usize) << CAP_BITS;
 
 const _: () = assert!(INLINE_CAP < HEAP as usize);
-const _: () = assert!(std::mem::size_of::<Vec<u8>>() <= TAG);
+const _: () = assert!(std::mem::size_of::<HeapForm>() == SIZE);
+
+#[repr(C)]
+#[derive(Copy, Clone)]
+struct HeapForm {
+    ptr: *mut u8,
+    len: usize,
+    /// Capacity, with `HEAP` in the top byte.
+    cap_tag: usize,
+}
 
 #[repr(C)]
 union Repr {
     inline: [u8; SIZE],
-    heap: ManuallyDrop<Vec<u8>>,
+    heap: HeapForm,
 }
 
 #[repr(C)]
@@ -50,7 +70,7 @@ impl StrBuf {
 
     #[inline(always)]
     fn tag(&self) -> u8 {
-        // SAFETY: the tag byte lies outside the Vec in both forms and is always initialised.
+        // SAFETY: the tag byte is initialised in both forms (the capacity word's top byte).
         unsafe { self.repr.inline[TAG] }
     }
 
@@ -91,13 +111,30 @@ impl StrBuf {
         }
     }
 
+    /// The heap form owning `v`'s buffer (embedded when `v` has no buffer).
     #[inline]
     fn heap(v: Vec<u8>) -> StrBuf {
-        let mut s = StrBuf::new();
-        s.repr.heap = ManuallyDrop::new(v);
-        // SAFETY: the tag byte is outside the Vec just written.
-        unsafe { s.repr.inline[TAG] = HEAP };
-        s
+        if v.capacity() == 0 {
+            return StrBuf::new();
+        }
+        assert!(v.capacity() <= CAP_MASK, "String capacity too large");
+        let mut v = ManuallyDrop::new(v);
+        StrBuf { repr: Repr { heap: HeapForm { ptr: v.as_mut_ptr(), len: v.len(), cap_tag: v.capacity() | HEAP_TAG } } }
+    }
+
+    /// Runs `f` on the heap form's buffer as a Vec (which may grow or shrink it).
+    ///
+    /// # Safety
+    /// The storage is in the heap form.
+    #[inline]
+    unsafe fn with_vec<R>(&mut self, f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+        let h = self.repr.heap;
+        // SAFETY: the heap form holds a Vec<u8>'s parts (see the module's invariants). The
+        // Vec is not dropped: if `f` unwinds, the buffer leaks instead of being freed twice.
+        let mut v = ManuallyDrop::new(Vec::from_raw_parts(h.ptr, h.len, h.cap_tag & CAP_MASK));
+        let r = f(&mut v);
+        self.repr.heap = HeapForm { ptr: v.as_mut_ptr(), len: v.len(), cap_tag: v.capacity() | HEAP_TAG };
+        r
     }
 
     #[inline(always)]
@@ -107,7 +144,7 @@ impl StrBuf {
             t as usize
         } else {
             // SAFETY: heap form.
-            unsafe { self.repr.heap.len() }
+            unsafe { self.repr.heap.len }
         }
     }
 
@@ -120,17 +157,18 @@ impl StrBuf {
     #[inline]
     pub fn heap_capacity(&self) -> usize {
         // SAFETY: heap form when not embedded.
-        if self.is_embedded() { 0 } else { unsafe { self.repr.heap.capacity() } }
+        if self.is_embedded() { 0 } else { unsafe { self.repr.heap.cap_tag & CAP_MASK } }
     }
 
-    /// The content as a Vec, moving embedded content to the heap first (for operations
-    /// this type does not offer; the String stays in the heap form afterwards).
-    pub fn vec_mut(&mut self) -> &mut Vec<u8> {
+    /// The address of the content in an out-of-line buffer (embedded content moves there
+    /// first), which stays put while the String is not resized: for system calls that
+    /// fill a String in.
+    pub fn heap_mut_ptr(&mut self) -> *mut u8 {
         if self.is_embedded() {
             self.move_to_heap(0);
         }
         // SAFETY: heap form now.
-        unsafe { &mut self.repr.heap }
+        unsafe { self.repr.heap.ptr }
     }
 
     /// Moves embedded content into a Vec with room for `extra` more bytes.
@@ -174,14 +212,15 @@ impl StrBuf {
         // SAFETY: heap form. A `b` inside this buffer is copied first: growing the buffer
         // would free it.
         unsafe {
-            let v = &mut *self.repr.heap;
-            let start = v.as_ptr() as usize;
-            if (start..start + v.capacity()).contains(&(b.as_ptr() as usize)) {
-                let copy = b.to_vec();
-                v.extend_from_slice(&copy);
-            } else {
-                v.extend_from_slice(b);
-            }
+            self.with_vec(|v| {
+                let start = v.as_ptr() as usize;
+                if (start..start + v.capacity()).contains(&(b.as_ptr() as usize)) {
+                    let copy = b.to_vec();
+                    v.extend_from_slice(&copy);
+                } else {
+                    v.extend_from_slice(b);
+                }
+            })
         }
     }
 
@@ -199,7 +238,7 @@ impl StrBuf {
             }
         } else {
             // SAFETY: heap form.
-            unsafe { (*self.repr.heap).reserve(extra) }
+            unsafe { self.with_vec(|v| v.reserve(extra)) }
         }
     }
 
@@ -209,9 +248,9 @@ impl StrBuf {
                 // SAFETY: inline form; n < len <= INLINE_CAP.
                 unsafe { self.repr.inline[TAG] = n as u8 };
             }
-        } else {
-            // SAFETY: heap form.
-            unsafe { (*self.repr.heap).truncate(n) }
+        } else if n < self.len() {
+            // Heap form (writing a field of a union is safe); n is below the length.
+            self.repr.heap.len = n;
         }
     }
 
@@ -231,7 +270,7 @@ impl StrBuf {
             }
         } else {
             // SAFETY: heap form.
-            unsafe { (*self.repr.heap).drain(..n) };
+            unsafe { self.with_vec(|v| drop(v.drain(..n))) };
         }
     }
 
@@ -265,8 +304,11 @@ impl Drop for StrBuf {
     #[inline]
     fn drop(&mut self) {
         if !self.is_embedded() {
-            // SAFETY: heap form: the Vec is owned here and dropped once.
-            unsafe { ManuallyDrop::drop(&mut self.repr.heap) }
+            // SAFETY: heap form: the buffer is owned here and freed once, as the Vec it was.
+            unsafe {
+                let h = self.repr.heap;
+                drop(Vec::from_raw_parts(h.ptr, h.len, h.cap_tag & CAP_MASK));
+            }
         }
     }
 }
@@ -276,12 +318,13 @@ impl Deref for StrBuf {
     #[inline(always)]
     fn deref(&self) -> &[u8] {
         let t = self.tag();
-        // SAFETY: the tag says which form is initialised; an inline length is <= INLINE_CAP.
+        // SAFETY: the tag says which form is initialised; an inline length is <= INLINE_CAP,
+        // a heap form's pointer and length describe its buffer's content.
         unsafe {
             if t != HEAP {
                 self.repr.inline.get_unchecked(..t as usize)
             } else {
-                &self.repr.heap
+                std::slice::from_raw_parts(self.repr.heap.ptr, self.repr.heap.len)
             }
         }
     }
@@ -296,7 +339,7 @@ impl DerefMut for StrBuf {
             if t != HEAP {
                 self.repr.inline.get_unchecked_mut(..t as usize)
             } else {
-                &mut self.repr.heap
+                std::slice::from_raw_parts_mut(self.repr.heap.ptr, self.repr.heap.len)
             }
         }
     }
@@ -354,12 +397,18 @@ mod tests {
     }
 
     #[test]
-    fn vec_mut_keeps_content() {
+    fn heap_form_keeps_content() {
         let mut s = StrBuf::from_slice(b"xy");
-        s.vec_mut().push(b'z');
+        let p = s.heap_mut_ptr();
         assert!(!s.is_embedded());
+        assert_eq!(p as *const u8, s.as_ptr());
+        s.extend_from_slice(b"z");
         assert_eq!(&s[..], b"xyz");
         s.remove_prefix(1);
         assert_eq!(&s[..], b"yz");
+        s.reserve(100);
+        s.truncate(1);
+        assert_eq!(&s[..], b"y");
+        assert!(s.heap_capacity() >= 101);
     }
 }

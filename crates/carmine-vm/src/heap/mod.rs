@@ -7,17 +7,34 @@
 //!   the heap's size but never handed out, so zero and untouched, taking no RAM), or
 //!   released (`released`: its memory given back to the kernel, not counted, reused first
 //!   when the heap grows). Only pages in use hold objects or free lists.
+//! - Each page in use has one size class (`page::SizeClass`: 40-byte slots for Strings and
+//!   Floats, 64-byte slots for everything else); fresh and released pages have none and
+//!   take the class of the first allocation that needs a page. Free lists never mix
+//!   classes: `ready[class]` and each thread's `free_lists[class]`.
 //! - A word is a candidate object pointer iff its page base is in `page_bases` and it falls
-//!   on an object slot whose type is not `Free` (see `live_object_at`).
-//! - Sizing (`resize_after_collection`): after a collection the heap grows when fewer than
-//!   `MIN_FREE_PERCENT` of its slots are free, to `GOAL_FREE_PERCENT` free, at most
-//!   `MAX_GROWTH_PERCENT` at a time; it releases empty pages when more than
-//!   `MAX_FREE_PERCENT` are free. Pages are taken from `fresh` only when the swept pages'
-//!   free lists are used up, so the heap's memory follows what is used, not its size.
+//!   on an object slot of that page (by the page's slot size) whose type is not `Free`
+//!   (see `live_object_at`).
+//! - Sizing (`resize_after_collection`) counts bytes, so that both classes share one
+//!   policy: after a collection the heap grows when less than `MIN_FREE_PERCENT` of its
+//!   pages' bytes are free, to `GOAL_FREE_PERCENT` free, at most `MAX_GROWTH_PERCENT` at a
+//!   time; it releases empty pages when more than `MAX_FREE_PERCENT` are free. Pages are
+//!   taken from `fresh` only when the swept pages' free lists of the class are used up, so
+//!   the heap's memory follows what is used, not its size.
 //! - A free list is owned by exactly one party: the heap (`ready`) or one thread's cache.
 //!   Before a sweep every thread cache is emptied (its slots are `Free` and get relinked).
 //! - Roots are supplied by the collector driver (`crate::gc`); this module knows nothing of
 //!   frames or threads.
+//! - Minor collections (generational, without write barriers): only *leaf* objects are
+//!   ever promoted — Strings, Floats and Bignums, which reference nothing but their class
+//!   and their generic instance variables. A leaf is promoted (its page's old bit set) when
+//!   a collection marks it a second time (`FL_SURVIVED` records the first) and its class
+//!   is its core class (a VM root, so it needs no marking). A minor collection starts with
+//!   the old objects marked (`Page::mark_old`) and so never traces or frees them; it marks
+//!   every generic-ivar table entry as a root (an old leaf's ivars are not traced). Nothing
+//!   else can make an old leaf reference a young object, except a change of its class:
+//!   whoever stores a class into an existing object calls `forget_old` first
+//!   (`singleton_class`, Marshal). Old objects die only in major collections, which run
+//!   for `GC.start`, malloc growth, and when the old objects outgrow `old_limit`.
 
 pub mod alloc_trace;
 pub mod page;
@@ -29,7 +46,7 @@ use std::sync::Mutex;
 
 use crate::object::{self, ObjType, RBasic};
 use crate::value::Value;
-use page::{FreeSlot, Page, HEADER_SLOTS, OBJECT_SLOTS, PAGE_SIZE, SLOTS_PER_PAGE, SLOT_SIZE};
+use page::{FreeSlot, Page, SizeClass, OBJECT_SLOTS, PAGE_SIZE, SIZE_CLASSES};
 
 pub struct Heap {
     pub(crate) inner: Mutex<HeapInner>,
@@ -73,11 +90,15 @@ pub struct HeapInner {
     fresh: Vec<Page>,
     released: Vec<Page>,
     page_bases: HashSet<usize, PageHasher>,
-    ready: Vec<(*mut FreeSlot, usize)>,
+    /// Free lists (head, length) of swept pages, by size class.
+    ready: [Vec<(*mut FreeSlot, usize)>; 2],
     pub stats: GcStats,
     /// Bytes of out-of-line storage allocated since the last collection (approximate).
     pub malloc_increase: usize,
     pub malloc_limit: usize,
+    /// Old (promoted) objects, and how many there may be before a major collection.
+    pub old_objects: usize,
+    pub old_limit: usize,
 }
 
 // SAFETY: raw free-list pointers are only touched under the heap mutex or by their owner.
@@ -95,6 +116,8 @@ const MAX_FREE_PERCENT: usize = 65;
 /// The most the heap grows at once (percent of its size).
 const MAX_GROWTH_PERCENT: usize = 80;
 const MALLOC_LIMIT_MIN: usize = 16 * 1024 * 1024;
+/// Old objects allowed before the first major collection; after one, twice the survivors.
+const OLD_LIMIT_MIN: usize = 100_000;
 
 impl Default for Heap {
     fn default() -> Self {
@@ -110,10 +133,12 @@ impl Heap {
                 fresh: Vec::new(),
                 released: Vec::new(),
                 page_bases: HashSet::default(),
-                ready: Vec::new(),
+                ready: [Vec::new(), Vec::new()],
                 stats: GcStats::default(),
                 malloc_increase: 0,
                 malloc_limit: MALLOC_LIMIT_MIN,
+                old_objects: 0,
+                old_limit: OLD_LIMIT_MIN,
             }),
         }
     }
@@ -127,10 +152,10 @@ impl HeapInner {
     /// Hands out one free list (for a thread's allocation cache), if any is ready: a whole
     /// page's, or at most `limit` slots of it (the rest stays ready) so that many threads
     /// that each allocate a little do not each hold a page of free slots.
-    pub fn take_free_list(&mut self, limit: usize) -> Option<*mut FreeSlot> {
-        let (head, count) = match self.ready.pop() {
+    pub fn take_free_list(&mut self, class: SizeClass, limit: usize) -> Option<*mut FreeSlot> {
+        let (head, count) = match self.ready[class as usize].pop() {
             Some(list) => list,
-            None => self.use_fresh_page()?,
+            None => self.use_fresh_page(class)?,
         };
         if count > limit && limit > 0 {
             let mut last = head;
@@ -141,14 +166,14 @@ impl HeapInner {
                 }
                 let rest = (*last).next;
                 (*last).next = std::ptr::null_mut();
-                self.ready.push((rest, count - limit));
+                self.ready[class as usize].push((rest, count - limit));
             }
         }
         Some(head)
     }
 
     /// Takes back a free list a thread's cache no longer needs.
-    pub fn give_back(&mut self, head: *mut FreeSlot) {
+    pub fn give_back(&mut self, class: SizeClass, head: *mut FreeSlot) {
         let mut count = 0;
         let mut p = head;
         while !p.is_null() {
@@ -156,7 +181,7 @@ impl HeapInner {
             // SAFETY: the list's slots are free and owned by the caller until now.
             p = unsafe { (*p).next };
         }
-        self.ready.push((head, count));
+        self.ready[class as usize].push((head, count));
     }
 
     /// Pages in the heap (in use or fresh).
@@ -169,9 +194,11 @@ impl HeapInner {
         self.page_count() >= INITIAL_PAGES
     }
 
-    /// Puts a fresh page in use: links its slots (the first touch of its memory).
-    fn use_fresh_page(&mut self) -> Option<(*mut FreeSlot, usize)> {
+    /// Puts a fresh page in use for `class`: writes its header and links its slots (the
+    /// first touch of its memory).
+    fn use_fresh_page(&mut self, class: SizeClass) -> Option<(*mut FreeSlot, usize)> {
         let page = self.fresh.pop()?;
+        page.init(class);
         let list = page.collect_free();
         self.page_bases.insert(page.base());
         self.pages.push(page);
@@ -187,7 +214,7 @@ impl HeapInner {
         if n > reuse {
             let pages = Page::new_batch(n - reuse);
             if pages.is_empty() {
-                return reuse > 0 || !self.ready.is_empty() || !self.fresh.is_empty();
+                return reuse > 0 || self.ready.iter().any(|r| !r.is_empty()) || !self.fresh.is_empty();
             }
             self.stats.total_allocated_pages += pages.len() as u64;
             self.fresh.extend(pages);
@@ -195,19 +222,20 @@ impl HeapInner {
         true
     }
 
+    /// Object slots of the pages in use, and of the fresh pages counted as 64-byte pages.
     pub fn total_slots(&self) -> usize {
-        self.page_count() * OBJECT_SLOTS
+        self.pages.iter().map(|p| p.class().object_slots()).sum::<usize>() + self.fresh.len() * OBJECT_SLOTS
     }
 
     pub fn free_slots(&self) -> usize {
-        self.ready.iter().map(|&(_, n)| n).sum::<usize>() + self.fresh.len() * OBJECT_SLOTS
+        self.ready.iter().flatten().map(|&(_, n)| n).sum::<usize>() + self.fresh.len() * OBJECT_SLOTS
     }
 
     /// Calls `f` with every object slot that is not free (dead objects not yet swept
     /// included: with immediate sweeping there are none outside a collection).
     pub fn for_each_object(&self, f: &mut dyn FnMut(*mut RBasic)) {
         for page in &self.pages {
-            for i in HEADER_SLOTS..SLOTS_PER_PAGE {
+            for i in page.slot_range() {
                 let p = page.slot(i) as *mut RBasic;
                 // SAFETY: p is an object slot of this page; the caller holds the heap lock.
                 if unsafe { (*p).obj_type() } != ObjType::Free {
@@ -220,7 +248,7 @@ impl HeapInner {
     /// Calls `f` with every object slot and whether it holds an object.
     pub fn for_each_slot(&self, f: &mut dyn FnMut(*mut RBasic, bool)) {
         for page in &self.pages {
-            for i in HEADER_SLOTS..SLOTS_PER_PAGE {
+            for i in page.slot_range() {
                 let p = page.slot(i) as *mut RBasic;
                 // SAFETY: p is an object slot of this page; the caller holds the heap lock.
                 f(p, unsafe { (*p).obj_type() } != ObjType::Free);
@@ -242,12 +270,9 @@ impl HeapInner {
         if !self.page_bases.contains(&base) {
             return None;
         }
-        let idx = (addr - base) / SLOT_SIZE;
-        if idx < HEADER_SLOTS {
-            return None;
-        }
-        let slot = (base + idx * SLOT_SIZE) as *const RBasic;
-        // SAFETY: slot lies inside a page of this heap.
+        // SAFETY: `base` is a page in use of this heap (in `page_bases`).
+        let Some(slot) = (unsafe { page::object_slot(base, page::slot_index(addr).1) }) else { return None };
+        // SAFETY: slot is an object slot of a page of this heap.
         if unsafe { (*slot).obj_type() } == ObjType::Free {
             return None;
         }
@@ -256,40 +281,59 @@ impl HeapInner {
 
     /// Frees every unmarked object, clears mark bits and rebuilds the free lists.
     /// `finalize` runs for each dead object before its slot is reused.
-    /// Returns the number of live objects.
-    pub fn sweep(&mut self, finalize: &mut dyn FnMut(*mut RBasic)) -> usize {
-        self.ready.clear();
-        let mut live = 0;
+    /// Returns the number of live objects and the bytes of their slots.
+    pub fn sweep(&mut self, major: bool, finalize: &mut dyn FnMut(*mut RBasic)) -> (usize, usize) {
+        for r in &mut self.ready {
+            r.clear();
+        }
+        let (mut live, mut live_bytes) = (0, 0);
         let mut freed = 0u64;
         for page in &self.pages {
             // SAFETY: the world is stopped, marking is done and the threads' caches were
             // dropped before the collection.
-            let (head, count, l, f) = unsafe { page.sweep(finalize) };
+            let (head, count, l, f) = unsafe { page.sweep(major, finalize) };
             live += l;
+            live_bytes += l * page.class().slot_size();
             freed += f as u64;
             if count > 0 {
-                self.ready.push((head, count));
+                self.ready[page.class() as usize].push((head, count));
             }
+        }
+        if major {
+            self.old_objects = self.pages.iter().map(|p| p.old_count()).sum();
+            self.old_limit = (self.old_objects * 2).max(OLD_LIMIT_MIN);
         }
         self.stats.total_freed_objects += freed;
         self.stats.live_after_last_gc = live as u64;
         self.malloc_increase = 0;
-        live
+        (live, live_bytes)
+    }
+
+    /// Whether the next collection for want of slots should be a major one.
+    pub fn wants_major(&self) -> bool {
+        self.old_objects > self.old_limit
+    }
+
+    /// Starts a minor collection: every old object counts as marked.
+    pub fn start_minor(&mut self) {
+        for page in &self.pages {
+            page.mark_old();
+        }
     }
 
     /// Sizes the heap after a collection (see the module's invariants): fewer free slots
     /// mean more frequent collections, each of which marks all live objects; more mean
     /// more memory.
-    pub fn resize_after_collection(&mut self, live: usize) {
-        let total = self.total_slots().max(1);
-        let free = total - live.min(total);
+    pub fn resize_after_collection(&mut self, live_bytes: usize) {
+        let total = (self.page_count() * PAGE_SIZE).max(1);
+        let free = total - live_bytes.min(total);
         if free * 100 < total * MIN_FREE_PERCENT {
-            let goal = live * 100 / (100 - GOAL_FREE_PERCENT);
+            let goal = live_bytes * 100 / (100 - GOAL_FREE_PERCENT);
             let max = total * (100 + MAX_GROWTH_PERCENT) / 100;
-            let want = goal.min(max).div_ceil(OBJECT_SLOTS);
+            let want = goal.min(max).div_ceil(PAGE_SIZE);
             self.grow(want.saturating_sub(self.page_count()).max(4));
         } else if free * 100 > total * MAX_FREE_PERCENT && self.page_count() > INITIAL_PAGES {
-            let goal = (live * 100 / (100 - GOAL_FREE_PERCENT)).div_ceil(OBJECT_SLOTS).max(INITIAL_PAGES);
+            let goal = (live_bytes * 100 / (100 - GOAL_FREE_PERCENT)).div_ceil(PAGE_SIZE).max(INITIAL_PAGES);
             self.release_pages(self.page_count().saturating_sub(goal));
         }
         self.malloc_limit = (self.malloc_limit.max(MALLOC_LIMIT_MIN)).min(256 * 1024 * 1024);
@@ -305,15 +349,17 @@ impl HeapInner {
             return;
         }
         let mut empty = HashSet::<usize, PageHasher>::default();
-        self.ready.retain(|&(head, count)| {
-            if more > 0 && count == OBJECT_SLOTS {
-                more -= 1;
-                empty.insert(head as usize & !(PAGE_SIZE - 1));
-                false
-            } else {
-                true
-            }
-        });
+        for class in SIZE_CLASSES {
+            self.ready[class as usize].retain(|&(head, count)| {
+                if more > 0 && count == class.object_slots() {
+                    more -= 1;
+                    empty.insert(head as usize & !(PAGE_SIZE - 1));
+                    false
+                } else {
+                    true
+                }
+            });
+        }
         if empty.is_empty() {
             return;
         }
@@ -332,26 +378,87 @@ impl HeapInner {
     }
 }
 
+/// Makes `v` young again before a class is stored into it (see the module's invariants):
+/// an old object is not traced by minor collections.
+pub fn forget_old(v: Value) {
+    if v.is_heap() {
+        // SAFETY: heap values point into pages in use.
+        unsafe { page::clear_old(v) };
+    }
+}
+
 /// Marks objects transitively from the roots it is given.
 pub struct Marker<'a> {
     heap: &'a HeapInner,
     stack: Vec<Value>,
+    /// Set by the collector (not by `reachable_objects_from`): leaves are visited as they
+    /// are marked instead of going through the stack, and promoted.
+    collecting: bool,
+    /// The core classes of the leaf types: a leaf of one of these classes may be promoted.
+    leaf_classes: [Value; 3],
+    /// Leaves promoted by this marking.
+    pub promoted: usize,
     /// Instance variables of non-`RObject` objects, by address (see `FL_EXIVAR`).
     pub exivars: Option<&'a std::collections::HashMap<usize, Vec<(crate::symbol::SymId, Value)>>>,
 }
 
 impl<'a> Marker<'a> {
     pub fn new(heap: &'a HeapInner) -> Marker<'a> {
-        Marker { heap, stack: Vec::with_capacity(1024), exivars: None }
+        Marker { heap, stack: Vec::with_capacity(1024), collecting: false, leaf_classes: [Value::NIL; 3], promoted: 0, exivars: None }
+    }
+
+    /// A marker for a collection that promotes leaves of the given core classes.
+    pub fn for_collection(heap: &'a HeapInner, leaf_classes: [Value; 3]) -> Marker<'a> {
+        Marker { collecting: true, leaf_classes, ..Marker::new(heap) }
     }
 
     /// Marks a value known to be valid (immediates are ignored).
-    #[inline]
+    #[inline(always)]
     pub fn mark(&mut self, v: Value) {
         if v.is_heap() {
             // SAFETY: precise roots and object fields only hold valid object pointers.
             if !unsafe { page::test_and_set_mark(v) } {
-                self.stack.push(v);
+                self.visit(v);
+            }
+        }
+    }
+
+    /// A newly marked object: a leaf is done at once (its class marked, its age or
+    /// promotion recorded), so that an Array of a million Strings does not put a million
+    /// entries on the stack; anything else is traced later by `drain`.
+    #[inline(never)]
+    fn visit(&mut self, v: Value) {
+        let b = object::basic(v);
+        if !self.collecting || !matches!(b.obj_type(), ObjType::String | ObjType::Float | ObjType::Bignum) {
+            self.stack.push(v);
+            return;
+        }
+        let klass = b.klass;
+        if klass == self.leaf_classes[0] && b.flags & (object::FL_EXIVAR | object::FL_SURVIVED) == 0 {
+            // The common case, a young plain String seen for the first time.
+            b.flags |= object::FL_SURVIVED;
+            return;
+        }
+        if b.has(object::FL_SURVIVED) {
+            if self.leaf_classes.contains(&klass) {
+                // SAFETY: v is a live leaf object of this heap.
+                unsafe { page::set_old(v) };
+                self.promoted += 1;
+            }
+        } else {
+            b.flags |= object::FL_SURVIVED;
+        }
+        let exivar = b.has(object::FL_EXIVAR);
+        self.mark(klass);
+        if exivar {
+            self.mark_exivars(v);
+        }
+    }
+
+    fn mark_exivars(&mut self, v: Value) {
+        if let Some(ivars) = self.exivars.and_then(|t| t.get(&(v.raw() as usize))) {
+            for &(_, iv) in ivars {
+                self.mark(iv);
             }
         }
     }
@@ -421,11 +528,7 @@ impl<'a> Marker<'a> {
         while let Some(v) = self.stack.pop() {
             object::mark_children(v, self);
             if object::basic(v).has(object::FL_EXIVAR) {
-                if let Some(ivars) = self.exivars.and_then(|t| t.get(&(v.raw() as usize))) {
-                    for &(_, iv) in ivars {
-                        self.mark(iv);
-                    }
-                }
+                self.mark_exivars(v);
             }
         }
     }

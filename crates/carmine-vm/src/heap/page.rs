@@ -1,33 +1,101 @@
-//! Heap pages: fixed-size slots in 64 KiB-aligned blocks.
+//! Heap pages: fixed-size slots in 64 KiB-aligned blocks, one slot size per page.
 //!
 //! Invariants:
 //! - A page is `PAGE_SIZE` bytes aligned to `PAGE_SIZE`, so the page of any interior
 //!   pointer is `addr & !(PAGE_SIZE - 1)`.
-//! - The first `HEADER_SLOTS` slots hold the `PageHeader` (mark bitmap); object slots
-//!   follow. A slot is free iff its type tag is `ObjType::Free`; free slots link through
-//!   their `klass` word.
-//! - Mark bits are only meaningful during a collection and are all clear outside one.
+//! - A page in use has one size class (`SizeClass`), written into its `PageHeader` when it
+//!   is first used (`Page::init`); a zeroed page (fresh or released) has none
+//!   (`slot_size == 0`) and may become either class.
+//! - The `PageHeader` (mark bitmap and geometry) fills the page's first `first_slot` slots;
+//!   object slots are `first_slot..slot_count`, at `base + i * slot_size`. The bytes after
+//!   the last slot (less than one slot) are unused. A slot's index is computed with a
+//!   multiplication by `recip` (exact for every offset inside a page).
+//! - A slot is free iff its type tag is `ObjType::Free`; free slots link through their
+//!   `klass` word.
+//! - Mark bits are only meaningful during a collection and are all clear outside one; bits
+//!   of header slots and of indexes past `slot_count` are never set.
+//! - An old bit (`old_bits`) is set only for a slot holding a live leaf object that the
+//!   collector promoted (see `crate::heap` on minor collections); a major sweep clears the
+//!   old bits of the objects it frees, so a reused slot never starts old.
 
 use crate::object::{ObjType, RBasic};
 use crate::value::Value;
 
 pub const PAGE_SIZE: usize = 64 * 1024;
+/// The slot size of most objects (the `Large` class): every object struct fits in it.
 pub const SLOT_SIZE: usize = 64;
+/// The slot size of the `Small` class: Strings and Floats (a String's header and 24 bytes
+/// of content or buffer pointer, as CRuby 3.1's 40-byte RVALUE).
+pub const SMALL_SLOT_SIZE: usize = 40;
 pub const SLOTS_PER_PAGE: usize = PAGE_SIZE / SLOT_SIZE;
-pub const HEADER_SLOTS: usize = 4;
+/// Slot indexes a page of the smallest class has (the mark bitmap's length in bits).
+const MAX_SLOTS: usize = PAGE_SIZE / SMALL_SLOT_SIZE;
+const BITMAP_WORDS: usize = MAX_SLOTS.div_ceil(64);
+pub const HEADER_SLOTS: usize = std::mem::size_of::<PageHeader>().div_ceil(SLOT_SIZE);
+/// Object slots of a `Large` page.
 pub const OBJECT_SLOTS: usize = SLOTS_PER_PAGE - HEADER_SLOTS;
+
+/// The slot sizes of the heap. Which one an object gets is fixed by its type when it is
+/// allocated (objects never move, so never change class).
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum SizeClass {
+    Small = 0,
+    Large = 1,
+}
+
+pub const SIZE_CLASSES: [SizeClass; 2] = [SizeClass::Small, SizeClass::Large];
+
+impl SizeClass {
+    #[inline]
+    pub const fn slot_size(self) -> usize {
+        match self {
+            SizeClass::Small => SMALL_SLOT_SIZE,
+            SizeClass::Large => SLOT_SIZE,
+        }
+    }
+
+    /// The index of the first object slot (the header comes first).
+    pub const fn first_slot(self) -> usize {
+        std::mem::size_of::<PageHeader>().div_ceil(self.slot_size())
+    }
+
+    /// One past the last object slot.
+    pub const fn slot_count(self) -> usize {
+        PAGE_SIZE / self.slot_size()
+    }
+
+    pub const fn object_slots(self) -> usize {
+        self.slot_count() - self.first_slot()
+    }
+}
 
 // Zeroed memory must read as a free slot (see `Page::new_batch`).
 const _: () = assert!(ObjType::Free as u32 == 0);
 
 #[repr(C)]
 pub struct PageHeader {
-    pub mark_bits: [u64; SLOTS_PER_PAGE / 64],
+    pub mark_bits: [u64; BITMAP_WORDS],
+    /// Promoted (old) objects: marked from the start of a minor collection.
+    pub old_bits: [u64; BITMAP_WORDS],
     /// Free slots counted at the last sweep.
     pub free_count: u32,
+    /// 0 while the page is unused; else its class's slot size.
+    slot_size: u32,
+    /// `ceil(2^32 / slot_size)`: `(offset * recip) >> 32` is the slot index of an offset.
+    recip: u64,
+    first_slot: u16,
+    slot_count: u16,
+    class: u8,
 }
 
-const _: () = assert!(std::mem::size_of::<PageHeader>() <= HEADER_SLOTS * SLOT_SIZE);
+const _: () = assert!(SizeClass::Small.first_slot() * SMALL_SLOT_SIZE >= std::mem::size_of::<PageHeader>());
+// The reciprocal is exact: for every offset below PAGE_SIZE the rounding error of
+// `recip` (< 1 per 2^32) times the offset stays below the distance to the next multiple.
+const fn recip(size: usize) -> u64 {
+    (1u64 << 32).div_ceil(size as u64)
+}
+const _: () = assert!((recip(SMALL_SLOT_SIZE) * SMALL_SLOT_SIZE as u64 - (1u64 << 32)) * (PAGE_SIZE as u64) < 1u64 << 32);
+const _: () = assert!((recip(SLOT_SIZE) * SLOT_SIZE as u64 - (1u64 << 32)) * (PAGE_SIZE as u64) < 1u64 << 32);
 
 /// A free slot: its header says `Free` and its second word links to the next free slot.
 #[repr(C)]
@@ -72,11 +140,38 @@ impl Page {
         self.base as *mut PageHeader
     }
 
+    /// Makes an unused (zeroed) page a page of `class`: writes its geometry.
+    pub fn init(&self, class: SizeClass) {
+        let h = self.header();
+        // SAFETY: the header lies at the page base; the page is owned by the heap.
+        unsafe {
+            (*h).slot_size = class.slot_size() as u32;
+            (*h).recip = recip(class.slot_size());
+            (*h).first_slot = class.first_slot() as u16;
+            (*h).slot_count = class.slot_count() as u16;
+            (*h).class = class as u8;
+        }
+    }
+
+    /// The class of a page in use.
+    #[inline]
+    pub fn class(&self) -> SizeClass {
+        // SAFETY: the header lies at the page base.
+        if unsafe { (*self.header()).class } == SizeClass::Small as u8 { SizeClass::Small } else { SizeClass::Large }
+    }
+
+    /// The object slot indexes of a page in use.
+    #[inline]
+    pub fn slot_range(&self) -> std::ops::Range<usize> {
+        let c = self.class();
+        c.first_slot()..c.slot_count()
+    }
+
     #[inline]
     pub fn slot(&self, i: usize) -> *mut FreeSlot {
-        debug_assert!((HEADER_SLOTS..SLOTS_PER_PAGE).contains(&i));
-        // SAFETY: i < SLOTS_PER_PAGE keeps the pointer inside the allocation.
-        unsafe { self.base.add(i * SLOT_SIZE) as *mut FreeSlot }
+        debug_assert!(self.slot_range().contains(&i));
+        // SAFETY: i < slot_count keeps the pointer inside the page.
+        unsafe { self.base.add(i * self.class().slot_size()) as *mut FreeSlot }
     }
 
     /// Frees the page's unmarked objects (`finalize` runs for each first), links every
@@ -86,10 +181,17 @@ impl Page {
     ///
     /// # Safety
     /// The world is stopped and marking is complete; no free list into this page is held.
-    pub unsafe fn sweep(&self, finalize: &mut dyn FnMut(*mut RBasic)) -> (*mut FreeSlot, usize, usize, usize) {
+    pub unsafe fn sweep(&self, major: bool, finalize: &mut dyn FnMut(*mut RBasic)) -> (*mut FreeSlot, usize, usize, usize) {
         let header = self.header();
+        if major {
+            for w in 0..BITMAP_WORDS {
+                (*header).old_bits[w] &= (*header).mark_bits[w];
+            }
+        }
+        let range = self.slot_range();
+        let size = self.class().slot_size();
         let (mut head, mut free, mut live, mut freed) = (std::ptr::null_mut::<FreeSlot>(), 0, 0, 0);
-        for w in (0..SLOTS_PER_PAGE / 64).rev() {
+        for w in (0..range.end.div_ceil(64)).rev() {
             let bits = (*header).mark_bits[w];
             if bits == !0 {
                 live += 64;
@@ -97,14 +199,19 @@ impl Page {
             }
             for b in (0..64).rev() {
                 let i = w * 64 + b;
-                if i < HEADER_SLOTS {
+                if !range.contains(&i) {
                     continue;
                 }
                 if bits & (1 << b) != 0 {
                     live += 1;
                     continue;
                 }
-                let s = self.slot(i);
+                // Dead slots are read in descending order: ask for the one a few slots
+                // further early (each read here is otherwise a cache miss).
+                if i >= range.start + SWEEP_PREFETCH {
+                    prefetch(self.base.add((i - SWEEP_PREFETCH) * size));
+                }
+                let s = self.base.add(i * size) as *mut FreeSlot;
                 let obj = s as *mut RBasic;
                 if (*obj).obj_type() != ObjType::Free {
                     finalize(obj);
@@ -117,16 +224,28 @@ impl Page {
                 free += 1;
             }
         }
-        (*header).mark_bits = [0; SLOTS_PER_PAGE / 64];
+        (*header).mark_bits = [0; BITMAP_WORDS];
         (*header).free_count = free as u32;
         (head, free, live, freed)
+    }
+
+    /// Starts a minor collection on this page: its old objects count as marked.
+    pub fn mark_old(&self) {
+        // SAFETY: the header lies at the page base; the world is stopped.
+        unsafe { (*self.header()).mark_bits = (*self.header()).old_bits };
+    }
+
+    /// Old objects on this page.
+    pub fn old_count(&self) -> usize {
+        // SAFETY: the header lies at the page base.
+        unsafe { (*self.header()).old_bits.iter().map(|w| w.count_ones() as usize).sum() }
     }
 
     /// Links every free slot into a list; returns (head, count).
     pub fn collect_free(&self) -> (*mut FreeSlot, usize) {
         let mut head: *mut FreeSlot = std::ptr::null_mut();
         let mut count = 0;
-        for i in (HEADER_SLOTS..SLOTS_PER_PAGE).rev() {
+        for i in self.slot_range().rev() {
             let s = self.slot(i);
             // SAFETY: s is a slot of this page.
             unsafe {
@@ -179,11 +298,53 @@ fn map_aligned_pages(n: usize) -> Option<usize> {
     Some(aligned)
 }
 
-/// The page base and slot index of an address inside a page, if it falls on an object slot.
+/// How many slots ahead of the one it reads the sweep prefetches.
+const SWEEP_PREFETCH: usize = 6;
+
+/// Starts loading the cache line at `p` (a hint; no effect on other architectures).
+#[inline(always)]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// The page base and slot index of an address inside a page in use (an index below the
+/// first object slot or past the last when the address is not in an object slot).
+///
+/// # Safety
+/// `addr` lies inside a page in use.
 #[inline]
-pub fn slot_index(addr: usize) -> (usize, usize) {
+pub unsafe fn slot_index(addr: usize) -> (usize, usize) {
     let base = addr & !(PAGE_SIZE - 1);
-    (base, (addr - base) / SLOT_SIZE)
+    let recip = (*(base as *const PageHeader)).recip;
+    (base, (((addr - base) as u64 * recip) >> 32) as usize)
+}
+
+/// The slot at index `idx` of the page in use at `base`, if it is an object slot.
+///
+/// # Safety
+/// `base` is the base of a page in use.
+#[inline]
+pub unsafe fn object_slot(base: usize, idx: usize) -> Option<*const RBasic> {
+    let h = base as *const PageHeader;
+    if idx < (*h).first_slot as usize || idx >= (*h).slot_count as usize {
+        return None;
+    }
+    Some((base + idx * (*h).slot_size as usize) as *const RBasic)
+}
+
+/// The slot size of the object at `p`.
+///
+/// # Safety
+/// `p` points into a page in use.
+#[inline]
+pub unsafe fn slot_size_of(p: *const RBasic) -> usize {
+    (*((p as usize & !(PAGE_SIZE - 1)) as *const PageHeader)).slot_size as usize
 }
 
 /// Sets the mark bit of the object at `v`; returns true if it was already set.
@@ -199,6 +360,26 @@ pub unsafe fn test_and_set_mark(v: Value) -> bool {
     let was = *word & bit != 0;
     *word |= bit;
     was
+}
+
+/// Makes the object at `v` old (it is marked from the start of every minor collection).
+///
+/// # Safety
+/// `v` must point to a live leaf object in a page in use.
+#[inline]
+pub unsafe fn set_old(v: Value) {
+    let (base, idx) = slot_index(v.raw() as usize);
+    (*(base as *mut PageHeader)).old_bits[idx / 64] |= 1u64 << (idx % 64);
+}
+
+/// Makes the object at `v` young again (it is traced by every collection).
+///
+/// # Safety
+/// `v` must point to an object slot of a page in use.
+#[inline]
+pub unsafe fn clear_old(v: Value) {
+    let (base, idx) = slot_index(v.raw() as usize);
+    (*(base as *mut PageHeader)).old_bits[idx / 64] &= !(1u64 << (idx % 64));
 }
 
 /// Clears the mark bit of the object at `v`.

@@ -2,8 +2,8 @@
 //! of the last collection (`GC.latest_gc_info`) and the records of `GC::Profiler`.
 //!
 //! Invariants:
-//! - Every collection is a full (major) one that sweeps at once: `count` equals the
-//!   number of major collections, and no collection is ever left half done.
+//! - Every collection sweeps at once (none is left half done); `count` counts all of
+//!   them, `major_count` the major ones (the rest are minor: see `crate::heap`).
 //! - Counters only grow; `GC::Profiler.clear` empties the records, not the counters.
 
 /// Why a collection ran (CRuby's `gc_by` / `major_by`).
@@ -45,6 +45,8 @@ impl GcReason {
 #[derive(Copy, Clone, Debug)]
 pub struct GcRecord {
     pub reason: GcReason,
+    /// A major collection (else minor: old objects neither traced nor freed).
+    pub major: bool,
     pub have_finalizer: bool,
     /// Seconds the collection took.
     pub gc_time: f64,
@@ -60,6 +62,7 @@ pub struct GcRecord {
 #[derive(Clone, Debug)]
 pub struct GcStats {
     pub count: u64,
+    pub major_count: u64,
     pub total_allocated_pages: u64,
     /// Pages whose memory was given back to the kernel.
     pub total_freed_pages: u64,
@@ -85,6 +88,7 @@ impl Default for GcStats {
     fn default() -> Self {
         GcStats {
             count: 0,
+            major_count: 0,
             total_allocated_pages: 0,
             total_freed_pages: 0,
             total_freed_objects: 0,

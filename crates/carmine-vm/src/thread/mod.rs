@@ -4,8 +4,8 @@
 //! - A `Ctx` belongs to one native thread and one VM; it is never shared.
 //! - `stacks` are the value and frame stacks of the fiber currently running on this thread;
 //!   switching fibers swaps them.
-//! - The allocation cache (`free_list`) is a list of `Free` slots owned by this thread; the
-//!   collector empties it before sweeping.
+//! - The allocation caches (`free_lists`, one per heap size class) are lists of `Free`
+//!   slots owned by this thread; the collector empties them before sweeping.
 //! - `native_limit` is the lowest native stack address Rust code may grow to before
 //!   `SystemStackError` is raised (checked in software; the guard page is only a backstop).
 
@@ -15,7 +15,7 @@ pub mod signal;
 
 use crate::fiber::stack::ValueStack;
 use crate::fiber::ThreadFibers;
-use crate::heap::page::FreeSlot;
+use crate::heap::page::{FreeSlot, SizeClass};
 use crate::interp::frame::Frame;
 use crate::object::{ObjType, RBasic};
 use crate::symbol::SymId;
@@ -88,7 +88,7 @@ pub const NATIVE_STACK_RESERVE: usize = 256 * 1024;
 
 pub struct Ctx {
     vm: *mut Vm,
-    pub(crate) free_list: *mut FreeSlot,
+    pub(crate) free_lists: [*mut FreeSlot; 2],
     /// `GC.stress`: every allocation takes the slow path and collects.
     pub(crate) gc_stress: bool,
     /// `ObjectSpace.trace_object_allocations`: every allocation takes the slow path and
@@ -154,7 +154,7 @@ impl Ctx {
         let serial = (*vm).next_thread_serial.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ctx {
             vm,
-            free_list: std::ptr::null_mut(),
+            free_lists: [std::ptr::null_mut(); 2],
             gc_stress: false,
             trace_alloc: false,
             alloc_hooked: false,
@@ -227,13 +227,21 @@ impl Ctx {
     /// must be written by the caller before the next allocation.
     #[inline(always)]
     pub fn alloc_slot(&mut self, ty: ObjType, klass: Value) -> *mut RBasic {
-        let mut slot = self.free_list;
+        self.alloc_slot_in(SizeClass::Large, ty, klass)
+    }
+
+    /// A fresh slot of the given size class (see `alloc_slot`); only the types that fit
+    /// in `SMALL_SLOT_SIZE` bytes ask for `SizeClass::Small`.
+    #[inline(always)]
+    pub fn alloc_slot_in(&mut self, class: SizeClass, ty: ObjType, klass: Value) -> *mut RBasic {
+        let c = class as usize;
+        let mut slot = self.free_lists[c];
         if slot.is_null() || self.alloc_hooked {
-            slot = self.alloc_slow();
+            slot = self.alloc_slow(class);
         }
         // SAFETY: slot is a Free slot owned by this thread's cache.
         unsafe {
-            self.free_list = (*slot).next;
+            self.free_lists[c] = (*slot).next;
             let b = slot as *mut RBasic;
             (*b).flags = ty as u32;
             (*b).aux = 0;
@@ -267,8 +275,8 @@ impl Ctx {
 
     #[cold]
     #[inline(never)]
-    fn alloc_slow(&mut self) -> *mut FreeSlot {
-        let slot = self.refill_alloc_cache();
+    fn alloc_slow(&mut self, class: SizeClass) -> *mut FreeSlot {
+        let slot = self.refill_alloc_cache(class);
         if self.trace_alloc {
             // A thread that started while tracing was on stops when another turns it off.
             if self.vm().alloc_trace.is_on() {
@@ -302,7 +310,7 @@ impl Ctx {
 
     /// Makes sure the allocation cache has a slot, refilling it (collecting or growing the
     /// heap as needed), and returns its first slot.
-    fn refill_alloc_cache(&mut self) -> *mut FreeSlot {
+    fn refill_alloc_cache(&mut self, class: SizeClass) -> *mut FreeSlot {
         /// Slots a thread's cache takes at a time while other threads exist.
         const SHARED_CACHE_SLOTS: usize = 128;
         let vm = self.vm();
@@ -311,15 +319,16 @@ impl Ctx {
             crate::gc::collect_for(self, crate::heap::stats::GcReason::Stress);
         }
         loop {
-            if !self.free_list.is_null() {
-                return self.free_list;
+            let c = class as usize;
+            if !self.free_lists[c].is_null() {
+                return self.free_lists[c];
             }
             // With other threads, take a small batch of slots rather than a page's worth.
             let limit = if self.vm().threads.borrow().len() > 1 { SHARED_CACHE_SLOTS } else { usize::MAX };
             let mut heap = self.vm().heap.lock();
-            if let Some(list) = heap.take_free_list(limit) {
+            if let Some(list) = heap.take_free_list(class, limit) {
                 drop(heap);
-                self.free_list = list;
+                self.free_lists[c] = list;
                 continue;
             }
             let collect = heap.wants_collection() && !disabled;
@@ -328,14 +337,14 @@ impl Ctx {
                 crate::gc::collect(self);
                 let taken = {
                     let mut heap = self.vm().heap.lock();
-                    let t = heap.take_free_list(limit);
+                    let t = heap.take_free_list(class, limit);
                     if t.is_none() {
                         heap.grow(4);
                     }
                     t
                 };
                 if let Some(list) = taken {
-                    self.free_list = list;
+                    self.free_lists[c] = list;
                 }
                 continue;
             } else {
@@ -362,16 +371,18 @@ impl Ctx {
         }
     }
 
-    /// Drops this thread's allocation cache (before a sweep rebuilds all free lists).
+    /// Drops this thread's allocation caches (before a sweep rebuilds all free lists).
     pub(crate) fn drop_alloc_cache(&mut self) {
-        self.free_list = std::ptr::null_mut();
+        self.free_lists = [std::ptr::null_mut(); 2];
     }
 
     /// Gives this thread's unused free slots back to the heap (a thread that ends).
     pub(crate) fn return_alloc_cache(&mut self) {
-        let head = std::mem::replace(&mut self.free_list, std::ptr::null_mut());
-        if !head.is_null() {
-            self.vm().heap.lock().give_back(head);
+        for class in crate::heap::page::SIZE_CLASSES {
+            let head = std::mem::replace(&mut self.free_lists[class as usize], std::ptr::null_mut());
+            if !head.is_null() {
+                self.vm().heap.lock().give_back(class, head);
+            }
         }
     }
 

@@ -7,7 +7,6 @@ use std::collections::HashMap;
 use std::mem::size_of;
 
 use crate::core::module::{self, body};
-use crate::heap::page::SLOT_SIZE;
 use crate::object::{basic, ObjType, RData, RObject, FL_EXIVAR};
 use crate::thread::Ctx;
 use crate::value::Value;
@@ -30,7 +29,8 @@ pub fn memsize_of(ctx: &Ctx, v: Value) -> usize {
     if !v.is_heap() {
         return 0;
     }
-    let mut n = SLOT_SIZE + owned_bytes(v);
+    // SAFETY: v is a heap object, in a page in use.
+    let mut n = unsafe { crate::heap::page::slot_size_of(v.as_ptr()) } + owned_bytes(v);
     if basic(v).has(FL_EXIVAR) {
         if let Some(ivars) = ctx.vm().generic_ivars.borrow().get(&(v.raw() as usize)) {
             n += vec_bytes(ivars);
