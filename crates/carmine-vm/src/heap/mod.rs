@@ -17,7 +17,10 @@
 //! - Sizing (`resize_after_collection`) counts bytes, so that both classes share one
 //!   policy: after a collection the heap grows when less than `MIN_FREE_PERCENT` of its
 //!   pages' bytes are free, to `GOAL_FREE_PERCENT` free, at most `MAX_GROWTH_PERCENT` at a
-//!   time; it releases empty pages when more than `MAX_FREE_PERCENT` are free. Pages are
+//!   time; it releases empty pages when more than `MAX_FREE_PERCENT` are free. A class
+//!   whose allocation started the collection and whose own pages have less than
+//!   `MIN_FREE_PERCENT` free also grows the heap (by fresh pages) to its goal, and then none
+//!   are released. Pages are
 //!   taken from `fresh` only when the swept pages' free lists of the class are used up, so
 //!   the heap's memory follows what is used, not its size.
 //! - A free list is owned by exactly one party: the heap (`ready`) or one thread's cache.
@@ -96,6 +99,10 @@ pub struct HeapInner {
     /// Bytes of out-of-line storage allocated since the last collection (approximate).
     pub malloc_increase: usize,
     pub malloc_limit: usize,
+    /// Per size class, at the last sweep: pages in use and the bytes of their live objects.
+    class_use: [(usize, usize); SIZE_CLASSES.len()],
+    /// The size class whose allocation found no free slot and started the collection.
+    pub wanted_class: Option<SizeClass>,
     /// Old (promoted) objects, and how many there may be before a major collection.
     pub old_objects: usize,
     pub old_limit: usize,
@@ -137,6 +144,8 @@ impl Heap {
                 stats: GcStats::default(),
                 malloc_increase: 0,
                 malloc_limit: MALLOC_LIMIT_MIN,
+                class_use: Default::default(),
+                wanted_class: None,
                 old_objects: 0,
                 old_limit: OLD_LIMIT_MIN,
             }),
@@ -288,12 +297,16 @@ impl HeapInner {
         }
         let (mut live, mut live_bytes) = (0, 0);
         let mut freed = 0u64;
+        self.class_use = Default::default();
         for page in &self.pages {
             // SAFETY: the world is stopped, marking is done and the threads' caches were
             // dropped before the collection.
             let (head, count, l, f) = unsafe { page.sweep(major, finalize) };
             live += l;
             live_bytes += l * page.class().slot_size();
+            let u = &mut self.class_use[page.class() as usize];
+            u.0 += 1;
+            u.1 += l * page.class().slot_size();
             freed += f as u64;
             if count > 0 {
                 self.ready[page.class() as usize].push((head, count));
@@ -327,12 +340,33 @@ impl HeapInner {
     pub fn resize_after_collection(&mut self, live_bytes: usize) {
         let total = (self.page_count() * PAGE_SIZE).max(1);
         let free = total - live_bytes.min(total);
+        // Free slots of one class are no room for the other's objects: when the class whose
+        // allocation ran out of slots is short of free bytes in its own pages, it asks for
+        // fresh pages to reach the goal on its own. (Only that class: growing for a class
+        // that no longer allocates hands its fresh pages to the other.)
+        let wanted = self.wanted_class.take();
+        let short: usize = SIZE_CLASSES
+            .iter()
+            .filter(|&&c| wanted == Some(c))
+            .map(|&c| {
+                let (pages, live) = self.class_use[c as usize];
+                let bytes = pages * PAGE_SIZE;
+                if bytes > 0 && (bytes - live.min(bytes)) * 100 < bytes * MIN_FREE_PERCENT {
+                    (live * 100 / (100 - GOAL_FREE_PERCENT)).div_ceil(PAGE_SIZE).saturating_sub(pages)
+                } else {
+                    0
+                }
+            })
+            .sum();
         if free * 100 < total * MIN_FREE_PERCENT {
             let goal = live_bytes * 100 / (100 - GOAL_FREE_PERCENT);
             let max = total * (100 + MAX_GROWTH_PERCENT) / 100;
             let want = goal.min(max).div_ceil(PAGE_SIZE);
             self.grow(want.saturating_sub(self.page_count()).max(4));
-        } else if free * 100 > total * MAX_FREE_PERCENT && self.page_count() > INITIAL_PAGES {
+        } else if short > self.fresh.len() {
+            let max = self.page_count() * MAX_GROWTH_PERCENT / 100;
+            self.grow((short - self.fresh.len()).min(max).max(4));
+        } else if short == 0 && free * 100 > total * MAX_FREE_PERCENT && self.page_count() > INITIAL_PAGES {
             let goal = (live_bytes * 100 / (100 - GOAL_FREE_PERCENT)).div_ceil(PAGE_SIZE).max(INITIAL_PAGES);
             self.release_pages(self.page_count().saturating_sub(goal));
         }

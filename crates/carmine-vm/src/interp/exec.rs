@@ -230,15 +230,11 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
             }
         }
         // SAFETY: the top frame is a Ruby frame (checked just above).
-        // `fi`, `iseq`, `code`, `locals` and `ip` describe the running frame; calls and
-        // returns between Ruby methods switch them in place (see `Send` and `Leave`), every
-        // other frame change goes through 'reload.
-        let (mut iseq, pc0, mut locals): (&Iseq, usize, *mut Value) = unsafe {
+        let (iseq, pc0, locals): (&Iseq, usize, *mut Value) = unsafe {
             let f = ctx.stacks.frames.get_unchecked(fi);
             (&*f.iseq, f.pc, f.locals)
         };
-        let mut fi = fi;
-        let mut code = iseq.code.as_ptr();
+        let code = iseq.code.as_ptr();
         // SAFETY: pc0 is within the code (frames only store pcs of their own iseq).
         let mut ip = unsafe { code.add(pc0) };
         let base = ctx.stacks.stack.as_mut_ptr();
@@ -700,9 +696,12 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                 Insn::Send(ci) => {
                     // SAFETY: call indices in code are within the iseq's `calls`.
                     let c = unsafe { iseq.calls.get_unchecked(ci as usize) };
-                    if !TRACE {
+                    if !TRACE && c.cache.fast_klass.get() != 0 {
                         // A Ruby method the call site's cache marked as enterable directly
-                        // (`ops::fast_target`): push its frame and go on in it, here.
+                        // (`ops::fast_target`): push its frame and go on in it. (Switching
+                        // the loop's state to the callee in place, without 'reload, ran
+                        // fewer instructions but made the loop keep `ip` in a stack slot:
+                        // nbody, so_lists, red_black 20-30% slower.)
                         let argc = c.argc as usize;
                         let ret_sp = sp - argc - 1;
                         // SAFETY: the receiver and arguments are on the operand stack.
@@ -718,16 +717,7 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                                     if c.block != u32::MAX {
                                         ops::give_literal_block(ctx, iseq, fi, c.block);
                                     }
-                                    fi += 1;
-                                    // SAFETY: the entry (held alive) keeps its iseq alive.
-                                    iseq = unsafe { &*cc.fast_iseq.get() };
-                                    code = iseq.code.as_ptr();
-                                    ip = code;
-                                    // SAFETY: a fast target keeps its locals on the stack, from
-                                    // the first argument on.
-                                    locals = unsafe { base.add(ret_sp + 1) };
-                                    sp = ctx.stacks.sp;
-                                    continue;
+                                    continue 'reload;
                                 }
                             }
                         }
@@ -887,21 +877,7 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                 Insn::Yield(ci) => {
                     sync!();
                     if ops::yield_simple(ctx, fi, &iseq.calls[ci as usize]) {
-                        if TRACE {
-                            continue 'reload;
-                        }
-                        // The block's frame runs here, in place.
-                        fi += 1;
-                        // SAFETY: yield_simple pushed frame fi, a Ruby frame.
-                        unsafe {
-                            let f = ctx.stacks.frames.get_unchecked(fi);
-                            iseq = &*f.iseq;
-                            locals = f.locals;
-                        }
-                        code = iseq.code.as_ptr();
-                        ip = code;
-                        sp = ctx.stacks.sp;
-                        continue;
+                        continue 'reload;
                     }
                     call_op!(ops::invoke_yield(ctx, iseq, fi, ci as usize))
                 }
@@ -925,27 +901,6 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                         }
                     }
                     let v = pop!();
-                    if !TRACE && fi > 0 {
-                        // Back into a Ruby caller in this loop, in place.
-                        // SAFETY: fi and fi - 1 are live frames.
-                        let (f, caller) = unsafe { (ctx.stacks.frames.get_unchecked(fi), ctx.stacks.frames.get_unchecked(fi - 1)) };
-                        if f.flags & (FRAME_FINISH | FRAME_CTOR) == 0 && !caller.iseq.is_null() {
-                            let ret_sp = f.ret_sp;
-                            // SAFETY: the caller's Ruby frame keeps its iseq alive; its pc is
-                            // within its code; ret_sp is below sp.
-                            unsafe {
-                                iseq = &*caller.iseq;
-                                code = iseq.code.as_ptr();
-                                ip = code.add(caller.pc);
-                                locals = caller.locals;
-                                *base.add(ret_sp) = v;
-                                ctx.stacks.frames.set_len(fi);
-                            }
-                            sp = ret_sp + 1;
-                            fi -= 1;
-                            continue;
-                        }
-                    }
                     ctx.stacks.sp = sp;
                     if let Some(v) = leave_frame(ctx, v) {
                         return Ok(v);

@@ -332,6 +332,9 @@ impl Ctx {
                 continue;
             }
             let collect = heap.wants_collection() && !disabled;
+            if collect {
+                heap.wanted_class = Some(class);
+            }
             drop(heap);
             if collect {
                 crate::gc::collect(self);
