@@ -410,6 +410,17 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                 send!($ci)
             }};
         }
+        // The result of a Float operation replaces the two operands; next instruction.
+        macro_rules! float_result {
+            ($r:expr) => {{
+                let r = $r;
+                sync!();
+                let r = r.into_value(ctx);
+                sp -= 1;
+                set_top!(0, r);
+                continue;
+            }};
+        }
         macro_rules! binop_fix_flo {
             // `$mixed`: a Float with a Fixnum (either side) also computes as Floats.
             ($ci:expr, $mixed:expr, |$a:ident, $b:ident| fix $fix:block flo $flo:block) => {{
@@ -424,20 +435,10 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                 } else if $a.is_flonum() && $b.is_flonum() && !redefined!(ops::REDEF_FLOAT) {
                     let $a = $a.flonum_unchecked();
                     let $b = $b.flonum_unchecked();
-                    let r = $flo;
-                    sync!();
-                    let r = r.into_value(ctx);
-                    sp -= 1;
-                    set_top!(0, r);
-                    continue;
+                    float_result!($flo);
                 } else if $mixed && !redefined!(ops::REDEF_INTEGER | ops::REDEF_FLOAT) {
                     if let Some(($a, $b)) = ops::mixed_float_operands($a, $b) {
-                        let r = $flo;
-                        sync!();
-                        let r = r.into_value(ctx);
-                        sp -= 1;
-                        set_top!(0, r);
-                        continue;
+                        float_result!($flo);
                     }
                 }
                 send!($ci)
