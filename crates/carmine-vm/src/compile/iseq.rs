@@ -283,11 +283,10 @@ pub struct CallCache {
     /// cache holds it (class, epoch and index).
     pub ivar: (Cell<u64>, Cell<u32>),
     /// A cached Ruby method the dispatch loop enters directly (`interp::ops::fast_target`):
-    /// its receiver class (raw; 0: none), entry (held by `keep`) and instruction sequence.
-    /// Valid while `epoch` is the VM's method epoch.
+    /// its receiver class (raw; 0: none) and entry (held by `keep`). Valid while `epoch` is
+    /// the VM's method epoch.
     pub fast_klass: Cell<u64>,
     pub fast_me: Cell<*const MethodEntry>,
-    pub fast_iseq: Cell<*const Iseq>,
 }
 
 impl Default for CallCache {
@@ -301,7 +300,6 @@ impl Default for CallCache {
             ivar: Default::default(),
             fast_klass: Cell::new(0),
             fast_me: Cell::new(std::ptr::null()),
-            fast_iseq: Cell::new(std::ptr::null()),
         }
     }
 }

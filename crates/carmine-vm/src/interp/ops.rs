@@ -165,10 +165,9 @@ fn lookup_cached(ctx: &Ctx, ci: &CallInfo, klass: Value) -> Option<Arc<MethodEnt
     cc.klass[i].set(klass.raw());
     cc.me[i].set(me.as_ref().map(|m| Arc::as_ptr(m)));
     cc.keep.borrow_mut()[i] = me.clone();
-    if let Some(iseq) = me.as_deref().and_then(|m| fast_target(ci, m)) {
+    if let Some(m) = me.as_ref().filter(|m| fast_target(ci, m)) {
         cc.fast_klass.set(klass.raw());
-        cc.fast_me.set(me.as_ref().map_or(std::ptr::null(), Arc::as_ptr));
-        cc.fast_iseq.set(iseq);
+        cc.fast_me.set(Arc::as_ptr(m));
     }
     me
 }
@@ -182,17 +181,17 @@ pub fn give_literal_block(ctx: &mut Ctx, iseq: &Iseq, fi: usize, child: u32) {
     ctx.stacks.frames[fi + 1].block = BlockRef { v: iseq.children[child as usize], home: fi as u32, serial };
 }
 
-/// The instruction sequence of `me` when the dispatch loop may enter it from call site `ci`
-/// with no checks beyond the receiver's class and room on the stacks: a plain call allowed
+/// Whether the dispatch loop may enter `me` from call site `ci` with no checks beyond the
+/// receiver's class and room on the stacks: a plain call allowed
 /// by visibility, of a Ruby method taking exactly the site's positional arguments as required
 /// parameters, with its locals on the value stack, and, if the site passes a literal block,
 /// using its block (else the unused-block warning has to be considered).
-fn fast_target(ci: &CallInfo, me: &MethodEntry) -> Option<*const Iseq> {
-    let MethodBody::Iseq { iseq, .. } = me.body else { return None };
+fn fast_target(ci: &CallInfo, me: &MethodEntry) -> bool {
+    let MethodBody::Iseq { iseq, .. } = me.body else { return false };
     let callee = iseq_of(iseq);
     let visible = me.visibility == Visibility::Public || ci.has(cf::FCALL) || ci.has(cf::SELF_RECV);
     let simple = callee.params.simple && callee.params.lead as u32 == ci.argc && !callee.locals_on_heap;
-    (ci.plain() && visible && simple && (ci.block == u32::MAX || callee.uses_block)).then_some(callee as *const Iseq)
+    ci.plain() && visible && simple && (ci.block == u32::MAX || callee.uses_block)
 }
 
 /// The common call: plain positional arguments (and possibly a literal block), and an
