@@ -17,15 +17,17 @@ use crate::object::{ObjType, RBasic};
 use crate::symbol::SymId;
 use crate::value::Value;
 
-/// Comparison of a fused compare-and-branch.
+/// Comparison of a fused compare-and-branch. Each discriminant is the set of orderings
+/// for which it holds (bit 0: less, bit 1: equal, bit 2: greater), so `eval` is a shift.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum CmpOp {
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Eq,
-    Ne,
+    Lt = 0b001,
+    Le = 0b011,
+    Gt = 0b100,
+    Ge = 0b110,
+    Eq = 0b010,
+    Ne = 0b101,
 }
 
 impl CmpOp {
@@ -42,14 +44,7 @@ impl CmpOp {
 
     #[inline(always)]
     pub fn eval(self, a: i64, b: i64) -> bool {
-        match self {
-            CmpOp::Lt => a < b,
-            CmpOp::Le => a <= b,
-            CmpOp::Gt => a > b,
-            CmpOp::Ge => a >= b,
-            CmpOp::Eq => a == b,
-            CmpOp::Ne => a != b,
-        }
+        (self as u8 >> (a.cmp(&b) as i8 + 1)) & 1 != 0
     }
 }
 
@@ -150,6 +145,18 @@ pub enum Insn {
     OptGtLI(u32, i32, u32),
     OptGeLI(u32, i32, u32),
     OptEqLI(u32, i32, u32),
+    /// Fused `GetLocal(a); GetLocal(b); Opt*(ci)` (see `compile::peephole`).
+    OptPlusLL(u32, u32, u32),
+    OptMinusLL(u32, u32, u32),
+    OptMultLL(u32, u32, u32),
+    OptLtLL(u32, u32, u32),
+    OptLeLL(u32, u32, u32),
+    OptGtLL(u32, u32, u32),
+    OptGeLL(u32, u32, u32),
+    OptEqLL(u32, u32, u32),
+    /// `JumpIfLI` comparing two locals `a <op> b`: when both are Fixnums, jump to `t`
+    /// (polling) if it holds, else skip the fused compare and branch that follow.
+    JumpIfLL(CmpOp, u32, u32, u32),
     /// Fixnum fast path of the fused compare-and-branch that follows it: when local `l` is a
     /// Fixnum (and Integer is not redefined), jump to `t` (polling) if `l <op> k` holds, else
     /// skip the two instructions after this one; otherwise fall through to them.

@@ -10,6 +10,7 @@
 //!   to the same local, gets a Fixnum-only guard instruction in front (`JumpIfLI`,
 //!   `AddLocalLI`) that does the whole job in one dispatch and skips the general pair, which
 //!   stays in place for every other case.
+//! - `GetLocal(a); GetLocal(b); <op>` fuses the same way (`Opt*LL`, guard `JumpIfLL`).
 //! - A forward `Jump` to `Leave` becomes `Leave` (nothing runs in between).
 //! - `PutTrue; BranchIf` and `PutNil`/`PutFalse; BranchUnless` (`while true`, `until
 //!   false`) become a `Jump`.
@@ -24,7 +25,7 @@ use super::iseq::{CmpOp, Insn};
 fn jump_target(insn: &Insn) -> Option<u32> {
     match *insn {
         Insn::Jump(t) | Insn::BranchIf(t) | Insn::BranchUnless(t) | Insn::BranchNil(t) | Insn::JumpPoll(t) | Insn::BranchIfPoll(t) | Insn::BranchUnlessPoll(t) => Some(t),
-        Insn::JumpIfLI(_, _, _, t) => Some(t),
+        Insn::JumpIfLI(_, _, _, t) | Insn::JumpIfLL(_, _, _, t) => Some(t),
         Insn::BranchIfSet(_, t) | Insn::Deconstruct(t) | Insn::DeconstructKeys(t) | Insn::Once(t, _) => Some(t),
         _ => None,
     }
@@ -41,6 +42,7 @@ fn with_target(insn: Insn, t: u32) -> Insn {
         Insn::BranchUnlessPoll(_) => Insn::BranchUnlessPoll(t),
         Insn::BranchIfSet(l, _) => Insn::BranchIfSet(l, t),
         Insn::JumpIfLI(op, l, k, _) => Insn::JumpIfLI(op, l, k, t),
+        Insn::JumpIfLL(op, a, b, _) => Insn::JumpIfLL(op, a, b, t),
         Insn::Deconstruct(_) => Insn::Deconstruct(t),
         Insn::DeconstructKeys(_) => Insn::DeconstructKeys(t),
         Insn::Once(_, s) => Insn::Once(t, s),
@@ -48,36 +50,63 @@ fn with_target(insn: Insn, t: u32) -> Insn {
     }
 }
 
-/// `GetLocal(l); PutInt(k); <op>(ci)` as one instruction.
-fn fuse_local_imm(a: &Insn, b: &Insn, c: &Insn) -> Option<Insn> {
-    let (Insn::GetLocal(l), Insn::PutInt(k)) = (*a, *b) else { return None };
-    Some(match *c {
-        Insn::OptPlus(ci) => Insn::OptPlusLI(l, k, ci),
-        Insn::OptMinus(ci) => Insn::OptMinusLI(l, k, ci),
-        Insn::OptLt(ci) => Insn::OptLtLI(l, k, ci),
-        Insn::OptLe(ci) => Insn::OptLeLI(l, k, ci),
-        Insn::OptGt(ci) => Insn::OptGtLI(l, k, ci),
-        Insn::OptGe(ci) => Insn::OptGeLI(l, k, ci),
-        Insn::OptEq(ci) => Insn::OptEqLI(l, k, ci),
+/// `GetLocal(l); PutInt(k); <op>(ci)` or `GetLocal(a); GetLocal(b); <op>(ci)` as one
+/// instruction.
+fn fuse_local_operands(a: &Insn, b: &Insn, c: &Insn) -> Option<Insn> {
+    Some(match (*a, *b, *c) {
+        (Insn::GetLocal(l), Insn::PutInt(k), op) => match op {
+            Insn::OptPlus(ci) => Insn::OptPlusLI(l, k, ci),
+            Insn::OptMinus(ci) => Insn::OptMinusLI(l, k, ci),
+            Insn::OptLt(ci) => Insn::OptLtLI(l, k, ci),
+            Insn::OptLe(ci) => Insn::OptLeLI(l, k, ci),
+            Insn::OptGt(ci) => Insn::OptGtLI(l, k, ci),
+            Insn::OptGe(ci) => Insn::OptGeLI(l, k, ci),
+            Insn::OptEq(ci) => Insn::OptEqLI(l, k, ci),
+            _ => return None,
+        },
+        (Insn::GetLocal(x), Insn::GetLocal(y), op) => match op {
+            Insn::OptPlus(ci) => Insn::OptPlusLL(x, y, ci),
+            Insn::OptMinus(ci) => Insn::OptMinusLL(x, y, ci),
+            Insn::OptMult(ci) => Insn::OptMultLL(x, y, ci),
+            Insn::OptLt(ci) => Insn::OptLtLL(x, y, ci),
+            Insn::OptLe(ci) => Insn::OptLeLL(x, y, ci),
+            Insn::OptGt(ci) => Insn::OptGtLL(x, y, ci),
+            Insn::OptGe(ci) => Insn::OptGeLL(x, y, ci),
+            Insn::OptEq(ci) => Insn::OptEqLL(x, y, ci),
+            _ => return None,
+        },
         _ => return None,
     })
 }
 
-/// The condition under which a fused `local <op> imm` followed by `branch` jumps.
-fn branch_cmp(fused: &Insn, branch: &Insn) -> Option<(CmpOp, u32, i32, u32)> {
-    let (op, l, k) = match *fused {
-        Insn::OptLtLI(l, k, _) => (CmpOp::Lt, l, k),
-        Insn::OptLeLI(l, k, _) => (CmpOp::Le, l, k),
-        Insn::OptGtLI(l, k, _) => (CmpOp::Gt, l, k),
-        Insn::OptGeLI(l, k, _) => (CmpOp::Ge, l, k),
-        Insn::OptEqLI(l, k, _) => (CmpOp::Eq, l, k),
+/// The Fixnum-only compare-and-branch guard for a fused compare followed by `branch`.
+fn branch_guard(fused: &Insn, branch: &Insn) -> Option<Insn> {
+    enum Rhs {
+        Imm(i32),
+        Local(u32),
+    }
+    let (op, l, rhs) = match *fused {
+        Insn::OptLtLI(l, k, _) => (CmpOp::Lt, l, Rhs::Imm(k)),
+        Insn::OptLeLI(l, k, _) => (CmpOp::Le, l, Rhs::Imm(k)),
+        Insn::OptGtLI(l, k, _) => (CmpOp::Gt, l, Rhs::Imm(k)),
+        Insn::OptGeLI(l, k, _) => (CmpOp::Ge, l, Rhs::Imm(k)),
+        Insn::OptEqLI(l, k, _) => (CmpOp::Eq, l, Rhs::Imm(k)),
+        Insn::OptLtLL(a, b, _) => (CmpOp::Lt, a, Rhs::Local(b)),
+        Insn::OptLeLL(a, b, _) => (CmpOp::Le, a, Rhs::Local(b)),
+        Insn::OptGtLL(a, b, _) => (CmpOp::Gt, a, Rhs::Local(b)),
+        Insn::OptGeLL(a, b, _) => (CmpOp::Ge, a, Rhs::Local(b)),
+        Insn::OptEqLL(a, b, _) => (CmpOp::Eq, a, Rhs::Local(b)),
         _ => return None,
     };
-    match *branch {
-        Insn::BranchIf(t) => Some((op, l, k, t)),
-        Insn::BranchUnless(t) => Some((op.negate(), l, k, t)),
-        _ => None,
-    }
+    let (op, t) = match *branch {
+        Insn::BranchIf(t) => (op, t),
+        Insn::BranchUnless(t) => (op.negate(), t),
+        _ => return None,
+    };
+    Some(match rhs {
+        Rhs::Imm(k) => Insn::JumpIfLI(op, l, k, t),
+        Rhs::Local(b) => Insn::JumpIfLL(op, l, b, t),
+    })
 }
 
 /// Rewrites `b.code` in place; catch table, optional-argument pcs and lines follow.
@@ -115,13 +144,13 @@ pub fn optimize(b: &mut Builder) {
             }
         }
         if i + 2 < code.len() && interior_free(i, 3) {
-            if let Some(f) = fuse_local_imm(&code[i], &code[i + 1], &code[i + 2]) {
+            if let Some(f) = fuse_local_operands(&code[i], &code[i + 1], &code[i + 2]) {
                 // Followed by a conditional branch or (for `+`) a store back to the same local:
                 // a Fixnum-only instruction goes first, which skips the general pair.
                 let next = code.get(i + 3).copied();
                 let guard = match (f, next) {
-                    (_, Some(n)) if interior_free(i, 4) => match (branch_cmp(&f, &n), f, n) {
-                        (Some((op, l, k, t)), _, _) => Some(Insn::JumpIfLI(op, l, k, t)),
+                    (_, Some(n)) if interior_free(i, 4) => match (branch_guard(&f, &n), f, n) {
+                        (Some(g), _, _) => Some(g),
                         (None, Insn::OptPlusLI(l, k, _), Insn::SetLocal(s)) if s == l => Some(Insn::AddLocalLI(l, k)),
                         _ => None,
                     },

@@ -410,6 +410,36 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                 send!($ci)
             }};
         }
+        // `local <op> local` with Fixnum and Float fast paths; otherwise the original send.
+        macro_rules! fused_ll {
+            ($la:expr, $lb:expr, $ci:expr, |$a:ident, $b:ident| fix $fix:block flo $flo:block) => {{
+                let $a = local!($la);
+                let $b = local!($lb);
+                let float_operands = if $a.is_fixnum() && $b.is_fixnum() && !redefined!(ops::REDEF_INTEGER) {
+                    if let Some(r) = $fix {
+                        push!(r);
+                        continue;
+                    }
+                    None
+                } else if $a.is_flonum() && $b.is_flonum() && !redefined!(ops::REDEF_FLOAT) {
+                    Some(($a.flonum_unchecked(), $b.flonum_unchecked()))
+                } else if !redefined!(ops::REDEF_INTEGER | ops::REDEF_FLOAT) {
+                    ops::mixed_float_operands($a, $b)
+                } else {
+                    None
+                };
+                if let Some(($a, $b)) = float_operands {
+                    let r = $flo;
+                    sync!();
+                    let r = r.into_value(ctx);
+                    push!(r);
+                    continue;
+                }
+                push!($a);
+                push!($b);
+                send!($ci)
+            }};
+        }
         // The result of a Float operation replaces the two operands; next instruction.
         macro_rules! float_result {
             ($r:expr) => {{
@@ -693,6 +723,35 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                 Insn::OptGtLI(l, k, ci) => fused_li!(l, k, ci, |a, b| Some(Value::bool(a.fixnum_unchecked() > b.fixnum_unchecked())), |x, y| float::Bool(x > y)),
                 Insn::OptGeLI(l, k, ci) => fused_li!(l, k, ci, |a, b| Some(Value::bool(a.fixnum_unchecked() >= b.fixnum_unchecked())), |x, y| float::Bool(x >= y)),
                 Insn::OptEqLI(l, k, ci) => fused_li!(l, k, ci, |a, b| Some(Value::bool(a == b)), |x, y| float::Bool(x == y)),
+                Insn::OptPlusLL(x, y, ci) => fused_ll!(x, y, ci, |a, b| fix { fix_add(a, b) } flo { float::Num(a + b) }),
+                Insn::OptMinusLL(x, y, ci) => fused_ll!(x, y, ci, |a, b| fix { fix_sub(a, b) } flo { float::Num(a - b) }),
+                Insn::OptMultLL(x, y, ci) => fused_ll!(x, y, ci, |a, b| fix { a.fixnum_unchecked().checked_mul(b.fixnum_unchecked()).and_then(Value::try_fixnum) } flo { float::Num(a * b) }),
+                Insn::OptLtLL(x, y, ci) => fused_ll!(x, y, ci, |a, b| fix { Some(Value::bool(a.fixnum_unchecked() < b.fixnum_unchecked())) } flo { float::Bool(a < b) }),
+                Insn::OptLeLL(x, y, ci) => fused_ll!(x, y, ci, |a, b| fix { Some(Value::bool(a.fixnum_unchecked() <= b.fixnum_unchecked())) } flo { float::Bool(a <= b) }),
+                Insn::OptGtLL(x, y, ci) => fused_ll!(x, y, ci, |a, b| fix { Some(Value::bool(a.fixnum_unchecked() > b.fixnum_unchecked())) } flo { float::Bool(a > b) }),
+                Insn::OptGeLL(x, y, ci) => fused_ll!(x, y, ci, |a, b| fix { Some(Value::bool(a.fixnum_unchecked() >= b.fixnum_unchecked())) } flo { float::Bool(a >= b) }),
+                Insn::OptEqLL(x, y, ci) => {
+                    let (a, b) = (local!(x), local!(y));
+                    if let Some(r) = ops::fast_eq(ctx, a, b) {
+                        push!(Value::bool(r));
+                    } else {
+                        push!(a);
+                        push!(b);
+                        send!(ci)
+                    }
+                }
+                Insn::JumpIfLL(op, x, y, t) => {
+                    let (a, b) = (local!(x), local!(y));
+                    if a.is_fixnum() && b.is_fixnum() && !redefined!(ops::REDEF_INTEGER) {
+                        if op.eval(a.fixnum_unchecked(), b.fixnum_unchecked()) {
+                            jump!(t);
+                            poll!();
+                        } else {
+                            // SAFETY: the fused compare and its branch follow this instruction.
+                            ip = unsafe { ip.add(2) };
+                        }
+                    }
+                }
 
                 Insn::Send(ci) => {
                     // SAFETY: call indices in code are within the iseq's `calls`.
@@ -712,14 +771,34 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                         if crate::interp::class_of(ctx, recv).raw() == cc.fast_klass.get() && cc.epoch.get() == unsafe { (*vmp).method_epoch() } {
                             // SAFETY: `cc.keep` holds the entry while the epoch is current.
                             let me = unsafe { &*cc.fast_me.get() };
-                            if let MethodBody::Iseq { iseq: callee_val, cref } = me.body {
-                                sync!();
-                                if call::push_simple_method_frame(ctx, recv, me, callee_val, cref, argc, BlockRef::NONE, ret_sp) {
-                                    if c.block != u32::MAX {
-                                        ops::give_literal_block(ctx, iseq, fi, c.block);
+                            match me.body {
+                                MethodBody::Iseq { iseq: callee_val, cref } => {
+                                    sync!();
+                                    if call::push_simple_method_frame(ctx, recv, me, callee_val, cref, argc, BlockRef::NONE, ret_sp) {
+                                        if c.block != u32::MAX {
+                                            ops::give_literal_block(ctx, iseq, fi, c.block);
+                                        }
+                                        continue 'reload;
                                     }
-                                    continue 'reload;
                                 }
+                                // Attribute methods as the `GetIvar`/`SetIvar` arms do it, with
+                                // the call site's ivar cache.
+                                MethodBody::AttrReader(_) if ops::ivar_cache_hit(ctx, recv, &cc.ivar) => {
+                                    // SAFETY: type checked; index came from this class's layout.
+                                    let v = unsafe { (*recv.as_ptr::<RObject>()).ivar((cc.ivar.1.get() & 0xFFFF) as usize) };
+                                    sp = ret_sp;
+                                    push!(if v.is_undef() { Value::NIL } else { v });
+                                    continue;
+                                }
+                                MethodBody::AttrWriter(_) if ops::ivar_cache_hit(ctx, recv, &cc.ivar) && basic(recv).flags & crate::object::FL_FROZEN == 0 => {
+                                    let v = top!(0);
+                                    // SAFETY: type checked; index came from this class's layout.
+                                    unsafe { (*recv.as_ptr::<RObject>()).set_ivar((cc.ivar.1.get() & 0xFFFF) as usize, v) };
+                                    sp = ret_sp;
+                                    push!(v);
+                                    continue;
+                                }
+                                _ => {}
                             }
                         }
                     }

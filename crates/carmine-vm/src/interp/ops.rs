@@ -182,16 +182,24 @@ pub fn give_literal_block(ctx: &mut Ctx, iseq: &Iseq, fi: usize, child: u32) {
 }
 
 /// Whether the dispatch loop may enter `me` from call site `ci` with no checks beyond the
-/// receiver's class and room on the stacks: a plain call allowed
-/// by visibility, of a Ruby method taking exactly the site's positional arguments as required
-/// parameters, with its locals on the value stack, and, if the site passes a literal block,
-/// using its block (else the unused-block warning has to be considered).
+/// receiver's class and room on the stacks (for an attribute method: the site's ivar cache):
+/// a plain call allowed by visibility, of a Ruby method taking exactly the site's positional
+/// arguments as required parameters, with its locals on the value stack, and, if the site
+/// passes a literal block, using its block (else the unused-block warning has to be
+/// considered); or of an attribute reader or writer without a block.
 fn fast_target(ci: &CallInfo, me: &MethodEntry) -> bool {
-    let MethodBody::Iseq { iseq, .. } = me.body else { return false };
-    let callee = iseq_of(iseq);
     let visible = me.visibility == Visibility::Public || ci.has(cf::FCALL) || ci.has(cf::SELF_RECV);
-    let simple = callee.params.simple && callee.params.lead as u32 == ci.argc && !callee.locals_on_heap;
-    ci.plain() && visible && simple && (ci.block == u32::MAX || callee.uses_block)
+    let shape = match me.body {
+        MethodBody::Iseq { iseq, .. } => {
+            let callee = iseq_of(iseq);
+            let simple = callee.params.simple && callee.params.lead as u32 == ci.argc && !callee.locals_on_heap;
+            simple && (ci.block == u32::MAX || callee.uses_block)
+        }
+        MethodBody::AttrReader(_) => ci.argc == 0 && ci.block == u32::MAX,
+        MethodBody::AttrWriter(_) => ci.argc == 1 && ci.block == u32::MAX,
+        _ => false,
+    };
+    ci.plain() && visible && shape
 }
 
 /// The common call: plain positional arguments (and possibly a literal block), and an
