@@ -44,7 +44,9 @@ impl CmpOp {
 
     #[inline(always)]
     pub fn eval(self, a: i64, b: i64) -> bool {
-        (self as u8 >> (a.cmp(&b) as i8 + 1)) & 1 != 0
+        // 0: less, 1: equal, 2: greater.
+        let ordering = (a >= b) as u8 + (a > b) as u8;
+        (self as u8 >> ordering) & 1 != 0
     }
 }
 
