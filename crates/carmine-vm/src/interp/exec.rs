@@ -804,7 +804,7 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                     }
                     // The method call, with the cached simple-method path inlined.
                     sync!();
-                    let r = match ops::send_cached(ctx, iseq, fi, &iseq.calls[ci as usize]) {
+                    let r = match ops::send_cached(ctx, iseq, fi, c) {
                         Some(r) => r,
                         None => ops::send(ctx, iseq, fi, ci as usize),
                     };
