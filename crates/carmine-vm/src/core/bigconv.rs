@@ -41,7 +41,8 @@ struct Power {
     d: BigUint,
     len: usize,
     barrett: OnceLock<Barrett>,
-    knuth: OnceLock<Normalized>,
+    /// The odd part of d prepared for Knuth's division, and the power of two taken out (bits).
+    knuth: OnceLock<(Normalized, usize)>,
 }
 
 /// d shifted left until its top bit is set, and the reciprocal of its top two words
@@ -49,6 +50,8 @@ struct Power {
 /// schoolbook division of the small levels.
 struct Normalized {
     words: Vec<u64>,
+    /// B^len - words: u - q d is u + q (B^len - d) - q B^len, a multiply-add.
+    complement: Vec<u64>,
     shift: u32,
     v: u64,
 }
@@ -59,7 +62,14 @@ impl Normalized {
         let words = (d << shift).to_u64_digits();
         let top2 = (BigUint::from(words[words.len() - 1]) << 64) + words[words.len() - 2];
         let v: BigUint = ((BigUint::from(1u32) << 192u32) - 1u32) / top2 - (BigUint::from(1u32) << 64u32);
-        Normalized { words, shift, v: v.iter_u64_digits().next().unwrap_or(0) }
+        let mut complement: Vec<u64> = words.iter().map(|w| !w).collect();
+        for w in complement.iter_mut() {
+            *w = w.wrapping_add(1);
+            if *w != 0 {
+                break;
+            }
+        }
+        Normalized { words, complement, shift, v: v.iter_u64_digits().next().unwrap_or(0) }
     }
 }
 
@@ -207,7 +217,7 @@ fn convert(x: &BigUint, base: u32, pw: &Powers, k: usize, width: usize, out: &mu
         let w = word_power(base).1 << (k + 1);
         let start = out.len();
         out.resize(start + width.max(w), b'0');
-        let mut scratch = vec![0u64; 4 * p.len + 8 * (k + 1)];
+        let mut scratch = vec![0u64; 8 * p.len + 16 * (k + 1)];
         let end = out.len();
         convert_small(&words, base, pw, k, &mut out[end - w..], &mut scratch);
         if width == 0 {
@@ -228,6 +238,11 @@ fn convert(x: &BigUint, base: u32, pw: &Powers, k: usize, width: usize, out: &mu
 /// Writes `x` (below power(k)^2, low word first) as exactly `out.len()` = m 2^(k+1) digits.
 /// Each level divides by power(k) in place (Knuth's algorithm D on a copy shifted into
 /// `scratch`, the quotient left above the remainder), down to numbers of two words.
+///
+/// For an even base = 2^a b', power(k) = base^h is 2^(a h) b'^h: the quotient is that of
+/// x >> (a h) by the odd part b'^h, and the remainder that division's remainder above the low
+/// a h bits of x. The divisor is then shorter by a/log2(base) (30% for base 10), and so is
+/// the work of the division.
 fn convert_small(x: &[u64], base: u32, pw: &Powers, k: usize, out: &mut [u8], scratch: &mut [u64]) {
     let x = &x[..x.iter().rposition(|&w| w != 0).map_or(0, |i| i + 1)];
     if k == 0 || x.len() <= 2 {
@@ -242,15 +257,68 @@ fn convert_small(x: &[u64], base: u32, pw: &Powers, k: usize, out: &mut [u8], sc
         high_out.fill(b'0');
         return convert_small(x, base, pw, k - 1, low_out, scratch);
     }
-    let d = p.knuth.get_or_init(|| Normalized::new(&p.d));
+    let (d, two_bits) = p.knuth.get_or_init(|| {
+        // The odd part needs two words for the 3-by-2 quotients.
+        let two_bits = base.trailing_zeros() as usize * half;
+        let odd = &p.d >> two_bits;
+        if odd.iter_u64_digits().len() >= 2 {
+            (Normalized::new(&odd), two_bits)
+        } else {
+            (Normalized::new(&p.d), 0)
+        }
+    });
+    let two_bits = *two_bits;
     let (u, rest) = scratch.split_at_mut(x.len() + 1);
-    shift_left(x, d.shift, u);
+    shift_into(x, two_bits, d.shift, u);
+    // Knuth's algorithm wants the top word below d's (one zero word above the dividend, or
+    // the carry of the normalizing shift), not more.
+    let used = u.iter().rposition(|&w| w != 0).map_or(0, |i| i + 2).clamp(d.words.len() + 1, u.len());
+    let u = &mut u[..used];
     div_in_place(u, d);
     let l = d.words.len();
     shift_right(&mut u[..l], d.shift);
     let (r, q) = u.split_at(l);
+    if two_bits == 0 {
+        convert_small(q, base, pw, k - 1, high_out, rest);
+        return convert_small(r, base, pw, k - 1, low_out, rest);
+    }
+    let (whole, rest) = rest.split_at_mut(p.len + 2);
+    join_low_bits(r, x, two_bits, whole);
     convert_small(q, base, pw, k - 1, high_out, rest);
-    convert_small(r, base, pw, k - 1, low_out, rest);
+    convert_small(whole, base, pw, k - 1, low_out, rest);
+}
+
+/// (x >> `right` bits) << `left` bits into `u` (at least x.len() + 1 words), `left` < 64.
+fn shift_into(x: &[u64], right: usize, left: u32, u: &mut [u64]) {
+    let word = |i: isize| if i >= 0 { x.get(i as usize).copied().unwrap_or(0) } else { 0 };
+    let net = right as isize - left as isize;
+    let (offset, bits) = (net.div_euclid(64), net.rem_euclid(64) as u32);
+    for (i, dst) in u.iter_mut().enumerate() {
+        let j = i as isize + offset;
+        *dst = if bits == 0 { word(j) } else { (word(j) >> bits) | (word(j + 1) << (64 - bits)) };
+    }
+    // The bits of x below `right` landed below `left`.
+    if left > 0 {
+        u[0] &= !((1u64 << left) - 1);
+    }
+}
+
+/// r * 2^bits + (x mod 2^bits) into `out` (long enough for it).
+fn join_low_bits(r: &[u64], x: &[u64], bits: usize, out: &mut [u64]) {
+    out.fill(0);
+    let (w, b) = (bits / 64, (bits % 64) as u32);
+    for i in 0..w.min(x.len()) {
+        out[i] = x[i];
+    }
+    if b > 0 {
+        out[w] = x.get(w).copied().unwrap_or(0) & ((1u64 << b) - 1);
+    }
+    for (i, &v) in r.iter().enumerate() {
+        out[w + i] |= v << b;
+        if b > 0 {
+            out[w + i + 1] |= v >> (64 - b);
+        }
+    }
 }
 
 /// `x` << `shift` into `u` (one word longer than `x`), `shift` < 64.
@@ -289,8 +357,9 @@ fn div_in_place(u: &mut [u64], d: &Normalized) {
         // (u2, u1) <= (d1, d0) since the partial remainder is below d B^(j+1); the 3-by-2
         // quotient is then at most 1 above the true one.
         let mut q = if (u2, u1) >= (d1, d0) { u64::MAX } else { div_3by2(u2, u1, u0, d1, d0, d.v) };
-        let borrow = submul(&mut u[j..j + l], &d.words, q);
-        let (mut top, mut negative) = u2.overflowing_sub(borrow);
+        let carry = addmul(&mut u[j..j + l], &d.complement, q);
+        let top = u2 as u128 + carry as u128;
+        let (mut top, mut negative) = ((top as u64).wrapping_sub(q), top < q as u128);
         while negative {
             q -= 1;
             let carry = add_in_place(&mut u[j..j + l], &d.words);
@@ -323,20 +392,19 @@ fn div_3by2(u2: u64, u1: u64, u0: u64, d1: u64, d0: u64, v: u64) -> u64 {
     q1
 }
 
-/// u -= q * d over d's length; returns the word still to subtract above it.
+/// u += q * d over d's length; returns the carry word.
 #[inline(always)]
-fn submul(u: &mut [u64], d: &[u64], q: u64) -> u64 {
+fn addmul(u: &mut [u64], d: &[u64], q: u64) -> u64 {
     #[cfg(target_arch = "x86_64")]
     if has_mulx_adx() && !d.is_empty() {
         // SAFETY: the CPU has BMI2 and ADX; both slices hold at least d.len() words.
-        return unsafe { submul_mulx_adx(u[..d.len()].as_mut_ptr(), d.as_ptr(), d.len(), q) };
+        return unsafe { addmul_mulx_adx(u[..d.len()].as_mut_ptr(), d.as_ptr(), d.len(), q) };
     }
     let mut carry = 0u64;
     for (x, &y) in u.iter_mut().zip(d) {
-        let p = y as u128 * q as u128 + carry as u128;
-        let (r, b) = x.overflowing_sub(p as u64);
-        *x = r;
-        carry = (p >> 64) as u64 + b as u64;
+        let p = y as u128 * q as u128 + carry as u128 + *x as u128;
+        *x = p as u64;
+        carry = (p >> 64) as u64;
     }
     carry
 }
@@ -346,27 +414,25 @@ fn has_mulx_adx() -> bool {
     std::is_x86_feature_detected!("bmi2") && std::is_x86_feature_detected!("adx")
 }
 
-/// `submul` with two independent carry chains: the high words of the products ride on
-/// the overflow flag (adox), the subtraction on the carry flag (adcx adds the complement,
-/// the carry flag meaning "no borrow"), so neither waits for the other.
+/// `addmul` with two independent carry chains: the high words of the products ride on the
+/// overflow flag (adox), the sum with `u` on the carry flag (adcx), so neither waits for
+/// the other. One word at a time until the count is a multiple of 4, then four per pass
+/// (jrcxz and lea leave the flags alone).
 ///
 /// # Safety
 /// The CPU supports BMI2 and ADX; `u` and `d` point to `n` >= 1 words.
 #[cfg(target_arch = "x86_64")]
-unsafe fn submul_mulx_adx(u: *mut u64, d: *const u64, n: usize, q: u64) -> u64 {
+unsafe fn addmul_mulx_adx(u: *mut u64, d: *const u64, n: usize, q: u64) -> u64 {
     let carry: u64;
     std::arch::asm!(
-        // Words one at a time until the count is a multiple of 4, then four per pass.
         "mov r11, rcx",
         "shr r11, 2",
         "and ecx, 3",
         "xor r8d, r8d",
-        "stc",
         "2:",
         "jrcxz 4f",
         "mulx r10, r9, qword ptr [{d} + 0]",
         "adox r9, r8",
-        "not r9",
         "adcx r9, qword ptr [{u} + 0]",
         "mov qword ptr [{u} + 0], r9",
         "mov r8, r10",
@@ -384,25 +450,21 @@ unsafe fn submul_mulx_adx(u: *mut u64, d: *const u64, n: usize, q: u64) -> u64 {
         "7:",
         "mulx r10, r9, qword ptr [{d} + 0]",
         "adox r9, r8",
-        "not r9",
         "adcx r9, qword ptr [{u} + 0]",
         "mov qword ptr [{u} + 0], r9",
         "mov r8, r10",
         "mulx r10, r9, qword ptr [{d} + 8]",
         "adox r9, r8",
-        "not r9",
         "adcx r9, qword ptr [{u} + 8]",
         "mov qword ptr [{u} + 8], r9",
         "mov r8, r10",
         "mulx r10, r9, qword ptr [{d} + 16]",
         "adox r9, r8",
-        "not r9",
         "adcx r9, qword ptr [{u} + 16]",
         "mov qword ptr [{u} + 16], r9",
         "mov r8, r10",
         "mulx r10, r9, qword ptr [{d} + 24]",
         "adox r9, r8",
-        "not r9",
         "adcx r9, qword ptr [{u} + 24]",
         "mov qword ptr [{u} + 24], r9",
         "mov r8, r10",
@@ -413,9 +475,7 @@ unsafe fn submul_mulx_adx(u: *mut u64, d: *const u64, n: usize, q: u64) -> u64 {
         "3:",
         "mov eax, 0",
         "adox r8, rax",
-        "setc al",
-        "xor eax, 1",
-        "add r8, rax",
+        "adcx r8, rax",
         d = inout(reg) d => _,
         u = inout(reg) u => _,
         inout("rcx") n => _,
