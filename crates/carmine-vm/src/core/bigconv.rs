@@ -1,13 +1,16 @@
 //! Conversion of large Integers to and from digit strings (`Integer#to_s(base)`,
-//! `Integer()`/`String#to_i` of long digit strings).
+//! `format("%d")`, `Integer()`/`String#to_i` of long digit strings).
 //!
 //! num-bigint converts to digits by divide and conquer over powers base^(m 2^k) (m digits
 //! per word) with Burnikel-Ziegler division built on Toom-3 products, and parses in
 //! quadratic time. Here the same recursion divides by Barrett's method: each power d comes
 //! with its reciprocal floor(B^(2 len(d)) / d) (B = 2^64), so a quotient costs one product
 //! by the reciprocal and one by d modulo B^N - 1 (`bigmul::FixedOperand`, NTT products with
-//! the transforms of d and of the reciprocal computed once). Parsing is the same recursion
-//! upside down: high part * power + low part.
+//! the transforms of d and of the reciprocal computed once). Below BARRETT_MIN_WORDS the
+//! parts are divided in place on word slices by Knuth's algorithm D (by the odd part of
+//! the power for even bases; a mulx/adox/adcx multiply-add where the CPU has it) down to
+//! two words, written m digits at a time. Parsing is the same recursion upside down:
+//! high part * power + low part.
 //!
 //! Invariants: at level k the number being converted is below power(k)^2, so its quotient
 //! and remainder by power(k) are both below power(k) and recurse at level k - 1; every part
@@ -319,21 +322,6 @@ fn join_low_bits(r: &[u64], x: &[u64], bits: usize, out: &mut [u64]) {
             out[w + i + 1] |= v >> (64 - b);
         }
     }
-}
-
-/// `x` << `shift` into `u` (one word longer than `x`), `shift` < 64.
-fn shift_left(x: &[u64], shift: u32, u: &mut [u64]) {
-    if shift == 0 {
-        u[..x.len()].copy_from_slice(x);
-        u[x.len()] = 0;
-        return;
-    }
-    let mut carry = 0;
-    for (dst, &w) in u.iter_mut().zip(x) {
-        *dst = (w << shift) | carry;
-        carry = w >> (64 - shift);
-    }
-    u[x.len()] = carry;
 }
 
 /// `u` >>= `shift` in place, `shift` < 64 (the bits shifted out are zero).
@@ -654,6 +642,36 @@ mod tests {
                 }
                 assert_eq!(to_str_radix(&v, base), v.to_str_radix(base), "{i} {base}");
             }
+        }
+    }
+
+    #[test]
+    fn small_levels_match_num_bigint_in_every_base() {
+        // Random words, runs of zero and all-ones words and short words, 1-300 words (the
+        // in-place levels and their leaves) and a few past the first Barrett level.
+        let mut seed = 88172645463325252u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for i in 0..1500 {
+            let words = (next() % if i % 50 == 0 { 1100 } else { 300 }) as usize + 1;
+            let kind = next() % 4;
+            let mut bytes = Vec::with_capacity(8 * words);
+            for _ in 0..words {
+                let w = match kind {
+                    0 => next(),
+                    1 => u64::MAX,
+                    2 => if next() % 3 == 0 { next() } else { 0 },
+                    _ => next() >> (next() % 64),
+                };
+                bytes.extend_from_slice(&w.to_le_bytes());
+            }
+            let v = BigInt::from_bytes_le(if i % 2 == 0 { Sign::Plus } else { Sign::Minus }, &bytes);
+            let base = if i % 3 == 0 { 10 } else { 2 + (next() % 35) as u32 };
+            assert_eq!(to_str_radix(&v, base), v.to_str_radix(base), "case {i}, {words} words, base {base}");
         }
     }
 
