@@ -1,13 +1,16 @@
 //! Conversion of large Integers to and from digit strings (`Integer#to_s(base)`,
-//! `Integer()`/`String#to_i` of long digit strings).
+//! `format("%d")`, `Integer()`/`String#to_i` of long digit strings).
 //!
 //! num-bigint converts to digits by divide and conquer over powers base^(m 2^k) (m digits
 //! per word) with Burnikel-Ziegler division built on Toom-3 products, and parses in
 //! quadratic time. Here the same recursion divides by Barrett's method: each power d comes
 //! with its reciprocal floor(B^(2 len(d)) / d) (B = 2^64), so a quotient costs one product
 //! by the reciprocal and one by d modulo B^N - 1 (`bigmul::FixedOperand`, NTT products with
-//! the transforms of d and of the reciprocal computed once). Parsing is the same recursion
-//! upside down: high part * power + low part.
+//! the transforms of d and of the reciprocal computed once). Below BARRETT_MIN_WORDS the
+//! parts are divided in place on word slices by Knuth's algorithm D (by the odd part of
+//! the power for even bases; a mulx/adox/adcx multiply-add where the CPU has it) down to
+//! two words, written m digits at a time. Parsing is the same recursion upside down:
+//! high part * power + low part.
 //!
 //! Invariants: at level k the number being converted is below power(k)^2, so its quotient
 //! and remainder by power(k) are both below power(k) and recurse at level k - 1; every part
@@ -23,7 +26,7 @@ use num_integer::Integer;
 use crate::core::bigmul::{self, FixedOperand};
 
 /// Numbers of fewer words are converted by num-bigint directly.
-const BASE_WORDS: usize = 24;
+const BASE_WORDS: usize = 2;
 
 /// Divisions by powers of fewer words are num-bigint's (schoolbook below its
 /// Burnikel-Ziegler threshold): callgrind, 100,000 digits, 48.6 M instructions with Barrett
@@ -41,6 +44,36 @@ struct Power {
     d: BigUint,
     len: usize,
     barrett: OnceLock<Barrett>,
+    /// The odd part of d prepared for Knuth's division, and the power of two taken out (bits).
+    knuth: OnceLock<(Normalized, usize)>,
+}
+
+/// d shifted left until its top bit is set, and the reciprocal of its top two words
+/// floor((B^3 - 1) / (d1 B + d0)) - B (Möller and Granlund's 3-by-2 division), for the
+/// schoolbook division of the small levels.
+struct Normalized {
+    words: Vec<u64>,
+    /// B^len - words: u - q d is u + q (B^len - d) - q B^len, a multiply-add.
+    complement: Vec<u64>,
+    shift: u32,
+    v: u64,
+}
+
+impl Normalized {
+    fn new(d: &BigUint) -> Normalized {
+        let shift = d.iter_u64_digits().last().map_or(0, |top| top.leading_zeros());
+        let words = (d << shift).to_u64_digits();
+        let top2 = (BigUint::from(words[words.len() - 1]) << 64) + words[words.len() - 2];
+        let v: BigUint = ((BigUint::from(1u32) << 192u32) - 1u32) / top2 - (BigUint::from(1u32) << 64u32);
+        let mut complement: Vec<u64> = words.iter().map(|w| !w).collect();
+        for w in complement.iter_mut() {
+            *w = w.wrapping_add(1);
+            if *w != 0 {
+                break;
+            }
+        }
+        Normalized { words, complement, shift, v: v.iter_u64_digits().next().unwrap_or(0) }
+    }
 }
 
 /// d and its reciprocal floor(B^(2 len) / d), each prepared for their products: the
@@ -71,7 +104,7 @@ fn power(base: u32, prev: Option<&Power>) -> Power {
         Some(p) => bigmul::mul_unsigned(&p.d, &p.d),
     };
     let len = d.iter_u64_digits().len();
-    Power { d, len, barrett: OnceLock::new() }
+    Power { d, len, barrett: OnceLock::new(), knuth: OnceLock::new() }
 }
 
 /// Level k's Barrett data, made (with those of the levels below) on first use.
@@ -181,13 +214,21 @@ fn div_rem(u: &BigUint, pw: &Powers, k: usize) -> (BigUint, BigUint) {
 }
 
 fn convert(x: &BigUint, base: u32, pw: &Powers, k: usize, width: usize, out: &mut Vec<u8>) {
-    if x.iter_u64_digits().len() < BASE_WORDS || k == 0 {
-        let s = if x.bits() == 0 && width > 0 { Vec::new() } else { x.to_str_radix(base).into_bytes() };
-        out.resize(out.len() + width.saturating_sub(s.len()), b'0');
-        out.extend_from_slice(&s);
+    let p = &pw.levels[k];
+    if p.len < BARRETT_MIN_WORDS {
+        let words = x.to_u64_digits();
+        let w = word_power(base).1 << (k + 1);
+        let start = out.len();
+        out.resize(start + width.max(w), b'0');
+        let mut scratch = vec![0u64; 8 * p.len + 16 * (k + 1)];
+        let end = out.len();
+        convert_small(&words, base, pw, k, &mut out[end - w..], &mut scratch);
+        if width == 0 {
+            let zeros = out[start..].iter().take_while(|&&c| c == b'0').count().min(w - 1);
+            out.drain(start..start + zeros);
+        }
         return;
     }
-    let p = &pw.levels[k];
     if x < &p.d {
         return convert(x, base, pw, k - 1, width, out);
     }
@@ -195,6 +236,329 @@ fn convert(x: &BigUint, base: u32, pw: &Powers, k: usize, width: usize, out: &mu
     let half = word_power(base).1 << k;
     convert(&q, base, pw, k - 1, width.saturating_sub(half), out);
     convert(&r, base, pw, k - 1, half, out);
+}
+
+/// Writes `x` (below power(k)^2, low word first) as exactly `out.len()` = m 2^(k+1) digits.
+/// Each level divides by power(k) in place (Knuth's algorithm D on a copy shifted into
+/// `scratch`, the quotient left above the remainder), down to numbers of two words.
+///
+/// For an even base = 2^a b', power(k) = base^h is 2^(a h) b'^h: the quotient is that of
+/// x >> (a h) by the odd part b'^h, and the remainder that division's remainder above the low
+/// a h bits of x. The divisor is then shorter by a/log2(base) (30% for base 10), and so is
+/// the work of the division.
+fn convert_small(x: &[u64], base: u32, pw: &Powers, k: usize, out: &mut [u8], scratch: &mut [u64]) {
+    let x = &x[..x.iter().rposition(|&w| w != 0).map_or(0, |i| i + 1)];
+    if k == 0 || x.len() <= 2 {
+        let lo = x.first().copied().unwrap_or(0);
+        let hi = x.get(1).copied().unwrap_or(0);
+        return write_leaf(hi, lo, base, out);
+    }
+    let p = &pw.levels[k];
+    let half = out.len() / 2;
+    let (high_out, low_out) = out.split_at_mut(half);
+    if x.len() < p.len || (x.len() == p.len && x.iter().copied().rev().cmp(p.d.iter_u64_digits().rev()) == std::cmp::Ordering::Less) {
+        high_out.fill(b'0');
+        return convert_small(x, base, pw, k - 1, low_out, scratch);
+    }
+    let (d, two_bits) = p.knuth.get_or_init(|| {
+        // The odd part needs two words for the 3-by-2 quotients.
+        let two_bits = base.trailing_zeros() as usize * half;
+        let odd = &p.d >> two_bits;
+        if odd.iter_u64_digits().len() >= 2 {
+            (Normalized::new(&odd), two_bits)
+        } else {
+            (Normalized::new(&p.d), 0)
+        }
+    });
+    let two_bits = *two_bits;
+    let (u, rest) = scratch.split_at_mut(x.len() + 1);
+    shift_into(x, two_bits, d.shift, u);
+    // Knuth's algorithm wants the top word below d's (one zero word above the dividend, or
+    // the carry of the normalizing shift), not more.
+    let used = u.iter().rposition(|&w| w != 0).map_or(0, |i| i + 2).clamp(d.words.len() + 1, u.len());
+    let u = &mut u[..used];
+    div_in_place(u, d);
+    let l = d.words.len();
+    shift_right(&mut u[..l], d.shift);
+    let (r, q) = u.split_at(l);
+    if two_bits == 0 {
+        convert_small(q, base, pw, k - 1, high_out, rest);
+        return convert_small(r, base, pw, k - 1, low_out, rest);
+    }
+    let (whole, rest) = rest.split_at_mut(p.len + 2);
+    join_low_bits(r, x, two_bits, whole);
+    convert_small(q, base, pw, k - 1, high_out, rest);
+    convert_small(whole, base, pw, k - 1, low_out, rest);
+}
+
+/// (x >> `right` bits) << `left` bits into `u` (at least x.len() + 1 words), `left` < 64.
+fn shift_into(x: &[u64], right: usize, left: u32, u: &mut [u64]) {
+    let word = |i: isize| if i >= 0 { x.get(i as usize).copied().unwrap_or(0) } else { 0 };
+    let net = right as isize - left as isize;
+    let (offset, bits) = (net.div_euclid(64), net.rem_euclid(64) as u32);
+    for (i, dst) in u.iter_mut().enumerate() {
+        let j = i as isize + offset;
+        *dst = if bits == 0 { word(j) } else { (word(j) >> bits) | (word(j + 1) << (64 - bits)) };
+    }
+    // The bits of x below `right` landed below `left`.
+    if left > 0 {
+        u[0] &= !((1u64 << left) - 1);
+    }
+}
+
+/// r * 2^bits + (x mod 2^bits) into `out` (long enough for it).
+fn join_low_bits(r: &[u64], x: &[u64], bits: usize, out: &mut [u64]) {
+    out.fill(0);
+    let (w, b) = (bits / 64, (bits % 64) as u32);
+    for i in 0..w.min(x.len()) {
+        out[i] = x[i];
+    }
+    if b > 0 {
+        out[w] = x.get(w).copied().unwrap_or(0) & ((1u64 << b) - 1);
+    }
+    for (i, &v) in r.iter().enumerate() {
+        out[w + i] |= v << b;
+        if b > 0 {
+            out[w + i + 1] |= v >> (64 - b);
+        }
+    }
+}
+
+/// `u` >>= `shift` in place, `shift` < 64 (the bits shifted out are zero).
+fn shift_right(u: &mut [u64], shift: u32) {
+    if shift == 0 {
+        return;
+    }
+    for i in 0..u.len() {
+        let next = u.get(i + 1).copied().unwrap_or(0);
+        u[i] = (u[i] >> shift) | (next << (64 - shift));
+    }
+}
+
+/// Knuth's algorithm D: `u` (at least d's length + 1 words, below d B^(len u - len d)) by
+/// the normalized `d`: the remainder is left in u[..len d], the quotient in u[len d..].
+fn div_in_place(u: &mut [u64], d: &Normalized) {
+    let l = d.words.len();
+    let (d1, d0) = (d.words[l - 1], d.words[l - 2]);
+    for j in (0..u.len() - l).rev() {
+        let (u2, u1, u0) = (u[j + l], u[j + l - 1], u[j + l - 2]);
+        // (u2, u1) <= (d1, d0) since the partial remainder is below d B^(j+1); the 3-by-2
+        // quotient is then at most 1 above the true one.
+        let mut q = if (u2, u1) >= (d1, d0) { u64::MAX } else { div_3by2(u2, u1, u0, d1, d0, d.v) };
+        let carry = addmul(&mut u[j..j + l], &d.complement, q);
+        let top = u2 as u128 + carry as u128;
+        let (mut top, mut negative) = ((top as u64).wrapping_sub(q), top < q as u128);
+        while negative {
+            q -= 1;
+            let carry = add_in_place(&mut u[j..j + l], &d.words);
+            (top, negative) = top.overflowing_add(carry);
+            negative = !negative;
+        }
+        debug_assert_eq!(top, 0);
+        u[j + l] = q;
+    }
+}
+
+/// floor((u2 B^2 + u1 B + u0) / (d1 B + d0)) for (u2, u1) < (d1, d0), d1's top bit set and
+/// v = floor((B^3 - 1) / (d1 B + d0)) - B (Möller and Granlund, "Improved division by
+/// invariant integers", algorithm 5).
+#[inline(always)]
+fn div_3by2(u2: u64, u1: u64, u0: u64, d1: u64, d0: u64, v: u64) -> u64 {
+    let q = (v as u128 * u2 as u128).wrapping_add(((u2 as u128) << 64) | u1 as u128);
+    let (mut q1, q0) = ((q >> 64) as u64, q as u64);
+    let r1 = u1.wrapping_sub(q1.wrapping_mul(d1));
+    let d = ((d1 as u128) << 64) | d0 as u128;
+    let mut r = (((r1 as u128) << 64) | u0 as u128).wrapping_sub(d0 as u128 * q1 as u128).wrapping_sub(d);
+    q1 = q1.wrapping_add(1);
+    if (r >> 64) as u64 >= q0 {
+        q1 = q1.wrapping_sub(1);
+        r = r.wrapping_add(d);
+    }
+    if r >= d {
+        q1 = q1.wrapping_add(1);
+    }
+    q1
+}
+
+/// u += q * d over d's length; returns the carry word.
+#[inline(always)]
+fn addmul(u: &mut [u64], d: &[u64], q: u64) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if has_mulx_adx() && !d.is_empty() {
+        // SAFETY: the CPU has BMI2 and ADX; both slices hold at least d.len() words.
+        return unsafe { addmul_mulx_adx(u[..d.len()].as_mut_ptr(), d.as_ptr(), d.len(), q) };
+    }
+    let mut carry = 0u64;
+    for (x, &y) in u.iter_mut().zip(d) {
+        let p = y as u128 * q as u128 + carry as u128 + *x as u128;
+        *x = p as u64;
+        carry = (p >> 64) as u64;
+    }
+    carry
+}
+
+#[cfg(target_arch = "x86_64")]
+fn has_mulx_adx() -> bool {
+    std::is_x86_feature_detected!("bmi2") && std::is_x86_feature_detected!("adx")
+}
+
+/// `addmul` with two independent carry chains: the high words of the products ride on the
+/// overflow flag (adox), the sum with `u` on the carry flag (adcx), so neither waits for
+/// the other. One word at a time until the count is a multiple of 4, then four per pass
+/// (jrcxz and lea leave the flags alone).
+///
+/// # Safety
+/// The CPU supports BMI2 and ADX; `u` and `d` point to `n` >= 1 words.
+#[cfg(target_arch = "x86_64")]
+unsafe fn addmul_mulx_adx(u: *mut u64, d: *const u64, n: usize, q: u64) -> u64 {
+    let carry: u64;
+    std::arch::asm!(
+        "mov r11, rcx",
+        "shr r11, 2",
+        "and ecx, 3",
+        "xor r8d, r8d",
+        "2:",
+        "jrcxz 4f",
+        "mulx r10, r9, qword ptr [{d} + 0]",
+        "adox r9, r8",
+        "adcx r9, qword ptr [{u} + 0]",
+        "mov qword ptr [{u} + 0], r9",
+        "mov r8, r10",
+        "lea {d}, [{d} + 8]",
+        "lea {u}, [{u} + 8]",
+        "lea rcx, [rcx - 1]",
+        "jmp 2b",
+        "4:",
+        "mov rcx, r11",
+        "5:",
+        "jrcxz 6f",
+        "jmp 7f",
+        "6:",
+        "jmp 3f",
+        "7:",
+        "mulx r10, r9, qword ptr [{d} + 0]",
+        "adox r9, r8",
+        "adcx r9, qword ptr [{u} + 0]",
+        "mov qword ptr [{u} + 0], r9",
+        "mov r8, r10",
+        "mulx r10, r9, qword ptr [{d} + 8]",
+        "adox r9, r8",
+        "adcx r9, qword ptr [{u} + 8]",
+        "mov qword ptr [{u} + 8], r9",
+        "mov r8, r10",
+        "mulx r10, r9, qword ptr [{d} + 16]",
+        "adox r9, r8",
+        "adcx r9, qword ptr [{u} + 16]",
+        "mov qword ptr [{u} + 16], r9",
+        "mov r8, r10",
+        "mulx r10, r9, qword ptr [{d} + 24]",
+        "adox r9, r8",
+        "adcx r9, qword ptr [{u} + 24]",
+        "mov qword ptr [{u} + 24], r9",
+        "mov r8, r10",
+        "lea {d}, [{d} + 32]",
+        "lea {u}, [{u} + 32]",
+        "lea rcx, [rcx - 1]",
+        "jmp 5b",
+        "3:",
+        "mov eax, 0",
+        "adox r8, rax",
+        "adcx r8, rax",
+        d = inout(reg) d => _,
+        u = inout(reg) u => _,
+        inout("rcx") n => _,
+        in("rdx") q,
+        out("rax") _,
+        out("r8") carry,
+        out("r9") _,
+        out("r10") _,
+        out("r11") _,
+        options(nostack),
+    );
+    carry
+}
+
+/// u += d over d's length; returns the carry out.
+fn add_in_place(u: &mut [u64], d: &[u64]) -> u64 {
+    let mut carry = false;
+    for (x, &y) in u.iter_mut().zip(d) {
+        let (s, c1) = x.overflowing_add(y);
+        let (s, c2) = s.overflowing_add(carry as u64);
+        *x = s;
+        carry = c1 | c2;
+    }
+    carry as u64
+}
+
+/// (hi B + lo) / d and its remainder, for hi < d.
+#[inline(always)]
+fn div_2by1(hi: u64, lo: u64, d: u64) -> (u64, u64) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let (q, r);
+        // SAFETY: `div` reads rdx:rax and the operand and writes rax and rdx only; hi < d
+        // keeps the quotient within 64 bits, so it cannot fault.
+        unsafe {
+            std::arch::asm!("div {0}", in(reg) d, inout("rdx") hi => r, inout("rax") lo => q, options(pure, nomem, nostack));
+        }
+        (q, r)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let n = ((hi as u128) << 64) | lo as u128;
+        ((n / d as u128) as u64, (n % d as u128) as u64)
+    }
+}
+
+/// hi B + lo as exactly `out.len()` digits (a multiple of m, enough for the number): m digits
+/// per remainder by base^m, from the right.
+fn write_leaf(mut hi: u64, mut lo: u64, base: u32, out: &mut [u8]) {
+    let (p, m) = word_power(base);
+    let mut end = out.len();
+    while (hi != 0 || lo != 0) && end >= m {
+        let (qh, rh) = if hi < p { (0, hi) } else { (hi / p, hi % p) };
+        let (ql, r) = div_2by1(rh, lo, p);
+        (hi, lo) = (qh, ql);
+        write_chunk(r, base, &mut out[end - m..end]);
+        end -= m;
+    }
+    out[..end].fill(b'0');
+}
+
+/// "00" to "99".
+static DIGIT_PAIRS: [u8; 200] = {
+    let mut t = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        t[2 * i] = b'0' + (i / 10) as u8;
+        t[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
+    }
+    t
+};
+
+/// `r` (below base^m) as exactly out.len() = m digits.
+#[inline]
+fn write_chunk(mut r: u64, base: u32, out: &mut [u8]) {
+    if base == 10 {
+        // 19 digits: 3, then two times 8 (four pairs each).
+        let low = r % 10_000_000_000_000_000;
+        let top = (r / 10_000_000_000_000_000) as usize;
+        out[0] = b'0' + (top / 100) as u8;
+        out[1..3].copy_from_slice(&DIGIT_PAIRS[2 * (top % 100)..2 * (top % 100) + 2]);
+        for (half, v) in out[3..].chunks_exact_mut(8).zip([(low / 100_000_000) as u32, (low % 100_000_000) as u32]) {
+            let (a, b) = ((v / 10_000) as usize, (v % 10_000) as usize);
+            for (pair, x) in half.chunks_exact_mut(2).zip([a / 100, a % 100, b / 100, b % 100]) {
+                pair.copy_from_slice(&DIGIT_PAIRS[2 * x..2 * x + 2]);
+            }
+        }
+        return;
+    }
+    for c in out.iter_mut().rev() {
+        let d = (r % base as u64) as u8;
+        r /= base as u64;
+        *c = if d < 10 { b'0' + d } else { b'a' + d - 10 };
+    }
 }
 
 /// The bytes converting a number of `words` words allocates and frees again (products and
@@ -278,6 +642,36 @@ mod tests {
                 }
                 assert_eq!(to_str_radix(&v, base), v.to_str_radix(base), "{i} {base}");
             }
+        }
+    }
+
+    #[test]
+    fn small_levels_match_num_bigint_in_every_base() {
+        // Random words, runs of zero and all-ones words and short words, 1-300 words (the
+        // in-place levels and their leaves) and a few past the first Barrett level.
+        let mut seed = 88172645463325252u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for i in 0..1500 {
+            let words = (next() % if i % 50 == 0 { 1100 } else { 300 }) as usize + 1;
+            let kind = next() % 4;
+            let mut bytes = Vec::with_capacity(8 * words);
+            for _ in 0..words {
+                let w = match kind {
+                    0 => next(),
+                    1 => u64::MAX,
+                    2 => if next() % 3 == 0 { next() } else { 0 },
+                    _ => next() >> (next() % 64),
+                };
+                bytes.extend_from_slice(&w.to_le_bytes());
+            }
+            let v = BigInt::from_bytes_le(if i % 2 == 0 { Sign::Plus } else { Sign::Minus }, &bytes);
+            let base = if i % 3 == 0 { 10 } else { 2 + (next() % 35) as u32 };
+            assert_eq!(to_str_radix(&v, base), v.to_str_radix(base), "case {i}, {words} words, base {base}");
         }
     }
 

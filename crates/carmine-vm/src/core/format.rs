@@ -162,7 +162,7 @@ fn float_arg(ctx: &mut Ctx, v: Value) -> Result<f64> {
 
 /// Digits of a non-negative `n` in `base` (lowercase).
 fn digits_of(n: &BigInt, base: u32) -> Vec<u8> {
-    n.to_str_radix(base).into_bytes()
+    crate::core::bigconv::to_str_radix(n, base).into_bytes()
 }
 
 /// Two's-complement digits of negative `n` in `base` (2, 8 or 16), with CRuby's digit
