@@ -246,6 +246,57 @@ impl Runtime {
         finish(&mut self.ctx, r)
     }
 
+    /// Compiles a program as the main script and writes it as bytecode
+    /// (`carmine --compile`; see `compile::bytecode`). The path is recorded as given
+    /// (`__FILE__`, backtraces), with its real path (`require_relative`); the switches
+    /// that change compilation (`-n`/`-p`/`-a`/`-l`, frozen string literals) apply.
+    /// Returns the error report (as `-c` prints it) if the program does not compile.
+    pub fn compile_to_bytecode(&mut self, source: &[u8], path: &str) -> Result<Vec<u8>, String> {
+        let ctx = &mut *self.ctx;
+        let opts = crate::core::kernel::program_compile_options(ctx, path, true);
+        let r = crate::compile::compile_program_with(ctx, source, &opts, self.command_line).and_then(|(iseq, data)| {
+            let keep = ctx.protect(iseq);
+            let r = crate::compile::bytecode::dump(ctx, iseq, data.map(|at| &source[at.min(source.len())..]));
+            ctx.unprotect(keep);
+            r
+        });
+        r.map_err(|e| match e {
+            Unwind::Raise(e) => exception::message_string(&mut self.ctx, e),
+            _ => String::from("compilation failed"),
+        })
+    }
+
+    /// Loads a bytecode program (for running it more than once with `run_loaded`). The
+    /// iseq is not rooted: the host keeps it alive (protects it, or holds it in an object
+    /// the collector sees). Invalid bytes raise `LoadError`.
+    pub fn load_bytecode(&mut self, bytes: &[u8]) -> Result<crate::compile::bytecode::Loaded, Unwind> {
+        crate::compile::bytecode::load(&mut self.ctx, bytes)
+    }
+
+    /// Runs a loaded program at top level, as the main script, and returns its value.
+    pub fn run_loaded(&mut self, program: &crate::compile::bytecode::Loaded) -> Result<Value, Unwind> {
+        crate::core::kernel::run_compiled_program(&mut self.ctx, program.iseq, true, None)
+    }
+
+    /// Runs a bytecode program as the main script, like `run_main` runs source: it sees
+    /// the source path recorded at compile time as `__FILE__` and `$0`, and `DATA` reads
+    /// its data section from `file` (the bytecode file the bytes came from, if any).
+    pub fn run_bytecode_main(&mut self, bytes: &[u8], file: Option<&str>) -> Outcome {
+        let ctx = &mut *self.ctx;
+        let loaded = match crate::compile::bytecode::load(ctx, bytes) {
+            Ok(l) => l,
+            Err(e) => return finish(ctx, Err(e)),
+        };
+        let keep = ctx.protect(loaded.iseq);
+        let name = string::new_utf8(ctx, &loaded.path);
+        crate::core::globals::set_raw(ctx, sym::DOLLAR_ZERO, object::freeze(name));
+        *ctx.vm().script_name.borrow_mut() = loaded.path.clone();
+        let data = file.zip(loaded.data_offset);
+        let r = crate::core::kernel::run_compiled_program(ctx, loaded.iseq, true, data);
+        ctx.unprotect(keep);
+        finish(ctx, r)
+    }
+
     /// Evaluates a string at top level and returns its value (for embedding and tests).
     pub fn eval(&mut self, source: &str) -> Result<Value, Unwind> {
         crate::core::kernel::run_program(&mut self.ctx, source.as_bytes(), "(eval)", false)

@@ -1,0 +1,1 @@
+//! Round trips and hostile input.
