@@ -158,9 +158,9 @@ pub(super) fn verify(is: &Iseq, child_kinds: &[IseqKind], outer: &[Outer], top: 
 /// `$~`-derived specials (`ops::get_special`): the kinds the compiler emits.
 fn special(is: &Iseq, k: u32) -> R<()> {
     let ok = match k {
-        0..=4 => true,
-        16..0x0100_0000 => true,
-        _ => is.literals.get((k - 0x0100_0000) as usize).is_some_and(|v| v.is_symbol()),
+        0..=4 | 16..0x0100_0000 => true,
+        0x0100_0000.. => is.literals.get((k - 0x0100_0000) as usize).is_some_and(|v| v.is_symbol()),
+        _ => false,
     };
     if ok {
         Ok(())

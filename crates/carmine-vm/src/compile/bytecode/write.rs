@@ -185,7 +185,8 @@ fn write_iseq(w: &mut Writer<'_>, v: Value) -> Result<()> {
     }
     // Lines as deltas from the previous instruction's (most are 0 or small).
     let mut prev = is.first_line as i64;
-    for &l in &is.lines {
+    for pc in 0..is.code.len() {
+        let l = is.line_at(pc);
         w.sleb(l as i64 - prev);
         prev = l as i64;
     }
