@@ -258,7 +258,11 @@ impl Runtime {
             let keep = ctx.protect(iseq);
             let r = crate::compile::bytecode::dump(ctx, iseq, data.map(|at| &source[at.min(source.len())..]));
             ctx.unprotect(keep);
-            r
+            // The file is loaded back once: code the loader would reject (a compiler bug)
+            // fails here, when it is written, not on the server that loads it.
+            let bytes = r?;
+            crate::compile::bytecode::load(ctx, &bytes)?;
+            Ok(bytes)
         });
         r.map_err(|e| match e {
             Unwind::Raise(e) => exception::message_string(&mut self.ctx, e),

@@ -275,7 +275,7 @@ fn read_iseq(r: &mut Reader<'_>, outer: &mut Vec<Outer>) -> R<Value> {
         catch_table.push(CatchEntry { kind, start, end, handler, depth, local });
     }
 
-    outer.push(Outer { kind, local_count: local_names.len(), locals_on_heap });
+    outer.push(Outer { kind, local_names: local_names.clone(), locals_on_heap });
     let n = r.count()?;
     let mut children = Vec::with_capacity(n);
     let mut child_kinds = Vec::with_capacity(n);

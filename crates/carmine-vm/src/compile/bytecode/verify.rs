@@ -11,7 +11,7 @@
 //! - the parameter layout fits the locals.
 
 use crate::compile::builder::stack_effect;
-use crate::compile::iseq::{Insn, Iseq, IseqKind};
+use crate::compile::iseq::{call_flags, Insn, Iseq, IseqKind};
 use crate::interp::ops;
 
 use super::read::R;
@@ -19,7 +19,7 @@ use super::read::R;
 /// What a nested iseq needs to know of one enclosing iseq.
 pub(super) struct Outer {
     pub kind: IseqKind,
-    pub local_count: usize,
+    pub local_names: Vec<crate::symbol::SymId>,
     pub locals_on_heap: bool,
 }
 
@@ -65,6 +65,7 @@ pub(super) fn verify(is: &Iseq, child_kinds: &[IseqKind], outer: &[Outer], top: 
         }
     }
     verify_params(is, n)?;
+    verify_outer_names(is, outer)?;
 
     // Operands.
     for insn in &is.code {
@@ -182,10 +183,23 @@ fn outer_local(kind: IseqKind, outer: &[Outer], i: u32, d: u32) -> R<()> {
             return bad();
         }
     }
-    if (i as usize) < outer[outer.len() - d as usize].local_count {
+    if (i as usize) < outer[outer.len() - d as usize].local_names.len() {
         Ok(())
     } else {
         bad()
+    }
+}
+
+/// The local names of the enclosing scopes (innermost first) that `binding` and `eval`
+/// resolve against the environment chain: as the compiler records them, none for a class
+/// body, else one list per enclosing iseq, each the start of that iseq's locals.
+fn verify_outer_names(is: &Iseq, outer: &[Outer]) -> R<()> {
+    let names = &is.outer_local_names;
+    let ok = if is.kind == IseqKind::Class { names.is_empty() } else { names.len() == outer.len() && names.iter().zip(outer.iter().rev()).all(|(n, o)| o.local_names.starts_with(n)) };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("{}: outer local names do not match the enclosing scopes", is.name))
     }
 }
 
@@ -208,69 +222,171 @@ fn verify_params(is: &Iseq, n: usize) -> R<()> {
     Ok(())
 }
 
+/// What the verifier knows of an operand stack slot: only what some instruction relies
+/// on (the array an `ArrayAppend` appends to, the strings `ConcatStrings` joins …), which
+/// the compiler guarantees by construction and a loaded file must too.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Ty {
+    Any,
+    /// An Array the code made (`NewArray`, `SplatArray` …).
+    Array,
+    /// A Hash the code made (`NewHash`).
+    Hash,
+    /// A String (`PutString`, a String literal, `ToS`, `ConcatStrings`).
+    Str,
+    /// A Regexp (a literal, `ToRegexp`, a `once` cache).
+    Regexp,
+}
+
+fn join(a: Ty, b: Ty) -> Ty {
+    if a == b {
+        a
+    } else {
+        Ty::Any
+    }
+}
+
 /// Follows every path from the entry points (pc 0, the optional-parameter entries, the
-/// catch handlers) and returns the largest operand stack depth.
+/// catch handlers) with the operand stack's slot types; returns the largest depth.
 fn stack_depths(is: &Iseq) -> R<u32> {
+    use Insn::*;
     let n = is.code.len();
-    let mut depth: Vec<i64> = vec![-1; n];
-    let mut work: Vec<(usize, i64)> = vec![(0, 0)];
-    work.extend(is.params.opt_pcs.iter().map(|&pc| (pc as usize, 0)));
-    work.extend(is.catch_table.iter().map(|e| (e.handler as usize, e.depth as i64)));
-    let mut max = 0i64;
-    while let Some((pc, d)) = work.pop() {
-        if depth[pc] >= 0 {
-            if depth[pc] != d {
-                return Err(format!("{}: stack depth {d} and {} at pc {pc}", is.name, depth[pc]));
-            }
-            continue;
+    let mut state: Vec<Option<Vec<Ty>>> = vec![None; n];
+    let mut work: Vec<usize> = Vec::new();
+    let mut max = 0usize;
+    let enter = |state: &mut Vec<Option<Vec<Ty>>>, work: &mut Vec<usize>, from: usize, t: usize, st: &[Ty]| -> R<()> {
+        if t >= n {
+            return Err(format!("{}: runs off the end of its code at pc {from}", is.name));
         }
-        depth[pc] = d;
+        match &mut state[t] {
+            None => {
+                state[t] = Some(st.to_vec());
+                work.push(t);
+            }
+            Some(old) => {
+                if old.len() != st.len() {
+                    return Err(format!("{}: stack depth {} and {} at pc {t}", is.name, st.len(), old.len()));
+                }
+                let mut changed = false;
+                for (o, &x) in old.iter_mut().zip(st) {
+                    let j = join(*o, x);
+                    changed |= j != *o;
+                    *o = j;
+                }
+                if changed {
+                    work.push(t);
+                }
+            }
+        }
+        Ok(())
+    };
+    enter(&mut state, &mut work, 0, 0, &[])?;
+    for &pc in &is.params.opt_pcs {
+        enter(&mut state, &mut work, 0, pc as usize, &[])?;
+    }
+    for e in &is.catch_table {
+        if e.depth as i64 > MAX_DEPTH {
+            return Err("operand stack too deep".into());
+        }
+        enter(&mut state, &mut work, 0, e.handler as usize, &vec![Ty::Any; e.depth as usize])?;
+    }
+    while let Some(pc) = work.pop() {
+        let mut st = state[pc].clone().unwrap_or_default();
+        let d = st.len();
         let insn = is.code[pc];
         let (pops, pushes) = stack_effect(&insn, &is.calls);
+        let (pops, pushes) = (pops as usize, pushes as usize);
         let floor = match insn {
-            Insn::TopN(k) | Insn::SetN(k) => k as i64 + 1,
-            _ => pops as i64,
+            TopN(k) | SetN(k) => k as usize + 1,
+            _ => pops,
         };
         if d < floor {
             return Err(format!("{}: operand stack underflow at pc {pc}", is.name));
         }
-        let nd = d - pops as i64 + pushes as i64;
-        if nd > MAX_DEPTH {
+        if d - pops + pushes > MAX_DEPTH as usize {
             return Err("operand stack too deep".into());
         }
-        max = max.max(nd).max(d);
-        let mut next = |t: usize, at: i64| -> R<()> {
-            if t >= n {
-                return Err(format!("{}: runs off the end of its code at pc {pc}", is.name));
+        let need = |st: &[Ty], below_top: usize, what: &[Ty]| -> R<()> {
+            match st.len().checked_sub(below_top + 1).map(|i| st[i]) {
+                Some(t) if what.contains(&t) => Ok(()),
+                _ => Err(format!("{}: {insn:?} at pc {pc} without the {:?} it needs", is.name, what[0])),
             }
-            work.push((t, at));
-            Ok(())
         };
-        use Insn::*;
+        // What the instruction relies on.
+        match insn {
+            ConcatArray | ArrayAppend => need(&st, 1, &[Ty::Array])?,
+            HashMergeKw => need(&st, 1, &[Ty::Hash])?,
+            Intern => need(&st, 0, &[Ty::Str])?,
+            ConcatStrings(k) => (0..k as usize).try_for_each(|i| need(&st, i, &[Ty::Str]))?,
+            ToRegexp(k, _) => (0..k as usize).try_for_each(|i| need(&st, i, &[Ty::Str, Ty::Regexp]))?,
+            CheckMatch(k) if k == ops::MATCH_WHEN_SPLAT || k == ops::MATCH_RESCUE_SPLAT => need(&st, 0, &[Ty::Array])?,
+            Send(ci) | OptPlus(ci) | OptMinus(ci) | OptMult(ci) | OptDiv(ci) | OptMod(ci) | OptEq(ci) | OptNeq(ci) | OptLt(ci) | OptLe(ci) | OptGt(ci) | OptGe(ci) | OptLtLt(ci) | OptAnd(ci) | OptOr(ci) | OptAref(ci) | OptAset(ci) | OptNot(ci) | OptLength(ci) | OptSize(ci) | OptEmptyP(ci) | OptSucc(ci) | Yield(ci) | InvokeSuper(ci) => {
+                let c = &is.calls[ci as usize];
+                if c.has(call_flags::SPLAT) {
+                    if c.argc == 0 {
+                        return Err(format!("{}: a splat call without arguments at pc {pc}", is.name));
+                    }
+                    need(&st, c.has(call_flags::KW_HASH) as usize + c.has(call_flags::BLOCK_ARG) as usize, &[Ty::Array])?;
+                }
+            }
+            _ => {}
+        }
+        // The slot types after it.
+        match insn {
+            Dup => st.push(st[d - 1]),
+            DupN(k) => st.extend_from_within(d - k as usize..),
+            TopN(k) => st.push(st[d - 1 - k as usize]),
+            Swap => st.swap(d - 1, d - 2),
+            SetN(k) => st[d - 1 - k as usize] = st[d - 1],
+            _ => {
+                st.truncate(d - pops);
+                let made = match insn {
+                    NewArray(_) | SplatArray(_) | ConcatArray | ArrayAppend => Ty::Array,
+                    NewHash(_) | HashMergeKw => Ty::Hash,
+                    PutString(_) | ToS(_) | ConcatStrings(_) => Ty::Str,
+                    ToRegexp(..) => Ty::Regexp,
+                    PutLit(i) => literal_ty(is.literals[i as usize]),
+                    _ => Ty::Any,
+                };
+                st.extend(std::iter::repeat_n(made, pushes));
+            }
+        }
+        max = max.max(d).max(st.len());
         match insn {
             Leave | ThrowBreak | ThrowReturn | ThrowNext | Reraise(_) | PatternError(_) | Unreachable => {}
-            Jump(t) | JumpPoll(t) => next(t as usize, nd)?,
+            Jump(t) | JumpPoll(t) => enter(&mut state, &mut work, pc, t as usize, &st)?,
             BranchIf(t) | BranchUnless(t) | BranchIfPoll(t) | BranchUnlessPoll(t) | BranchNil(t) | BranchIfSet(_, t) | Deconstruct(t) | DeconstructKeys(t) => {
-                next(pc + 1, nd)?;
-                next(t as usize, nd)?;
+                enter(&mut state, &mut work, pc, pc + 1, &st)?;
+                enter(&mut state, &mut work, pc, t as usize, &st)?;
             }
             // The fused fast paths skip the two instructions that follow them.
             JumpIfLI(_, _, _, t) => {
-                next(pc + 1, nd)?;
-                next(t as usize, nd)?;
-                next(pc + 3, nd)?;
+                enter(&mut state, &mut work, pc, pc + 1, &st)?;
+                enter(&mut state, &mut work, pc, t as usize, &st)?;
+                enter(&mut state, &mut work, pc, pc + 3, &st)?;
             }
             AddLocalLI(..) => {
-                next(pc + 1, nd)?;
-                next(pc + 3, nd)?;
+                enter(&mut state, &mut work, pc, pc + 1, &st)?;
+                enter(&mut state, &mut work, pc, pc + 3, &st)?;
             }
             // Jumps with the cached regexp pushed.
             Once(t, _) => {
-                next(pc + 1, nd)?;
-                next(t as usize, nd + 1)?;
+                enter(&mut state, &mut work, pc, pc + 1, &st)?;
+                st.push(Ty::Regexp);
+                enter(&mut state, &mut work, pc, t as usize, &st)?;
             }
-            _ => next(pc + 1, nd)?,
+            _ => enter(&mut state, &mut work, pc, pc + 1, &st)?,
         }
     }
     Ok(max as u32)
+}
+
+fn literal_ty(v: crate::value::Value) -> Ty {
+    if crate::core::string::is_string(v) {
+        Ty::Str
+    } else if crate::core::regexp::is_regexp(v) {
+        Ty::Regexp
+    } else {
+        Ty::Any
+    }
 }
