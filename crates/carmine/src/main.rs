@@ -448,7 +448,7 @@ fn compile_to_file(o: &Options, source: &[u8], path: &str) -> i32 {
     let mut rt = Runtime::new();
     rt.configure(path, &[], &o.load_path, o.verbose);
     rt.set_frozen_string_literals(o.frozen_string_literals);
-    rt.set_command_line(o.command_line, o.line_mode);
+    rt.set_command_line(CommandLine { inline_program: !o.exprs.is_empty(), ..o.command_line }, o.line_mode);
     let bytes = match rt.compile_to_bytecode(source, path) {
         Ok(b) => b,
         Err(msg) => {
