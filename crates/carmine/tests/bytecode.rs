@@ -221,6 +221,14 @@ fn command_line() {
     let o = carmine(&[arg("ok.cmb")], &dir);
     assert_eq!(String::from_utf8_lossy(&o.stdout), "[\"ok.rb\", \"ok.rb\", 1]\ntail\n");
 
+    // Loading under GC.stress (a collection at every allocation) keeps what it made.
+    std::fs::write(dir.join("kinds.rb"), "# frozen_string_literal: false\nx = [1, -2.5, 2**70, 3r, :sym, 'str', \"\\u00e9\", /re+/i, 1..10, nil..3, __ENCODING__, 'ab'.b]\nx << \"i#{x.size}\" << :\"d#{1}\" << /x#{2}/o\np x, x.map(&:frozen?)\nbegin; raise 'e'; rescue; p $!; end\n").expect("write");
+    assert!(carmine(&[arg("--compile"), arg("kinds.rb")], &dir).status.success());
+    let src = carmine(&[arg("kinds.rb")], &dir);
+    let o = Command::new(exe()).arg("kinds.cmb").current_dir(&dir).env("CARMINE_GC_STRESS", "1").output().expect("carmine runs");
+    assert!(src.status.success() && !src.stdout.is_empty(), "{src:?}");
+    assert_eq!((o.stdout, o.status.code()), (src.stdout, src.status.code()));
+
     // The magic bytes, not the name, make a file bytecode.
     std::fs::copy(dir.join("ok.cmb"), dir.join("renamed.rb")).expect("copy");
     let o = carmine(&[arg("renamed.rb")], &dir);
