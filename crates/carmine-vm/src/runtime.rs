@@ -219,10 +219,16 @@ impl Runtime {
         }
     }
 
-    /// The bytecode of a program, as text (for `--dump=insns`).
+    /// The bytecode of a program, as text (for `--dump=insns`); `source` may be a
+    /// bytecode file (`compile::bytecode`), shown as loaded.
     pub fn dump_insns(&mut self, source: &[u8], path: &str) -> Result<String, String> {
         let opts = crate::compile::CompileOptions::main(path);
-        match crate::compile::compile_program_with(&mut self.ctx, source, &opts, self.command_line).map(|(iseq, _)| iseq) {
+        let compiled = if crate::compile::bytecode::is_bytecode(source) {
+            crate::compile::bytecode::load(&mut self.ctx, source).map(|l| l.iseq)
+        } else {
+            crate::compile::compile_program_with(&mut self.ctx, source, &opts, self.command_line).map(|(iseq, _)| iseq)
+        };
+        match compiled {
             Ok(iseq) => Ok(crate::compile::iseq::disasm(&self.ctx, iseq)),
             Err(Unwind::Raise(e)) => Err(exception::message_string(&mut self.ctx, e)),
             Err(_) => Err(String::from("compilation failed")),

@@ -393,7 +393,9 @@ fn run(mut o: Options) -> i32 {
                 return exit_status(o);
             }
         }
-        return exit_status(rt.run_bytecode_main(&source, Some(&path)));
+        // DATA reads the data section from the file (a program on standard input has none).
+        let file = Some(path.as_str()).filter(|p| *p != "-");
+        return exit_status(rt.run_bytecode_main(&source, file));
     }
     if o.check {
         return match rt.check_syntax(&source, &path) {
