@@ -152,3 +152,51 @@ fn verifier_accepts_what_the_compiler_makes() {
     let v = rt.run_loaded(&loaded).unwrap_or_else(|_| panic!("runs"));
     assert_eq!(rt.inspect(v), "9");
 }
+
+/// Loads `src` after `edit` changed its top-level code (the verifier accepts it) and runs it.
+fn run_edited(src: &str, edit: impl Fn(&mut Vec<Insn>)) -> String {
+    let mut rt = Runtime::new();
+    let (iseq, _) = compiled(&mut rt, src);
+    // SAFETY: a fresh iseq that no frame runs; only this test refers to it.
+    unsafe {
+        let is = &mut (*iseq.as_ptr::<RIseq>()).iseq;
+        edit(&mut is.code);
+        is.lines.resize(is.code.len(), 1);
+    }
+    let keep = rt.ctx().protect(iseq);
+    let bytes = dump(rt.ctx(), iseq, None).unwrap_or_else(|_| panic!("dumps"));
+    rt.ctx().unprotect(keep);
+    let loaded = match load(rt.ctx(), &bytes) {
+        Ok(l) => l,
+        Err(_) => return load_error(&mut rt, &bytes),
+    };
+    let keep = rt.ctx().protect(loaded.iseq);
+    let r = rt.run_loaded(&loaded);
+    let out = match r {
+        Ok(v) => rt.inspect(v),
+        Err(Unwind::Raise(e)) => {
+            let shown = rt.inspect(e);
+            // What `carmine` does with an uncaught one.
+            let status = rt.report(Unwind::Raise(e)).status();
+            format!("raised {shown}, status {status}")
+        }
+        Err(_) => "unwind".to_string(),
+    };
+    rt.ctx().unprotect(keep);
+    out
+}
+
+#[test]
+fn untyped_values_where_exceptions_are_expected_do_not_crash() {
+    // `Reraise` of a local that holds no exception, and `$!` set to an Integer.
+    let out = run_edited("a = 5\nb = 1\na\n", |c| {
+        let leave = c.len() - 1;
+        c.insert(leave, Insn::Reraise(0));
+    });
+    assert_eq!(out, "raised 5, status 1");
+    let out = run_edited("a = 5\n[$!, (raise rescue $!), $!]\n", |c| {
+        c[0] = Insn::PutInt(7);
+        c[1] = Insn::SetErrinfo;
+    });
+    assert_eq!(out, "raised 7, status 1");
+}
