@@ -283,9 +283,12 @@ impl Runtime {
         crate::compile::bytecode::load(&mut self.ctx, bytes)
     }
 
-    /// Runs a loaded program at top level, as the main script, and returns its value.
+    /// Runs a loaded program at top level and returns its value. Each run is a new
+    /// top-level frame with locals of its own, as a required file's (they are not
+    /// attached to `TOPLEVEL_BINDING`, so a program run many times leaves nothing there);
+    /// what it defines (methods, constants, globals) stays in the VM.
     pub fn run_loaded(&mut self, program: &crate::compile::bytecode::Loaded) -> Result<Value, Unwind> {
-        crate::core::kernel::run_compiled_program(&mut self.ctx, program.iseq, true, None)
+        crate::core::kernel::run_compiled_program(&mut self.ctx, program.iseq, false, None)
     }
 
     /// Runs a bytecode program as the main script, like `run_main` runs source: it sees

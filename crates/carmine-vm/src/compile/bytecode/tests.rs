@@ -200,3 +200,19 @@ fn untyped_values_where_exceptions_are_expected_do_not_crash() {
     });
     assert_eq!(out, "raised 7, status 1");
 }
+
+#[test]
+fn a_loaded_program_runs_many_times_without_leaving_locals_behind() {
+    let mut rt = Runtime::new();
+    let bytes = dumped(&mut rt, "x = ($runs = ($runs || 0) + 1)\ny = [x] * 2\ny.sum\n");
+    let loaded = load(rt.ctx(), &bytes).unwrap_or_else(|_| panic!("loads"));
+    let keep = rt.ctx().protect(loaded.iseq);
+    let before = rt.eval("TOPLEVEL_BINDING.local_variables.size").unwrap_or_else(|_| panic!("eval"));
+    for i in 1..=200 {
+        let v = rt.run_loaded(&loaded).unwrap_or_else(|_| panic!("runs"));
+        assert_eq!(v.as_fixnum(), Some(2 * i));
+    }
+    let after = rt.eval("TOPLEVEL_BINDING.local_variables.size").unwrap_or_else(|_| panic!("eval"));
+    assert_eq!(before, after);
+    rt.ctx().unprotect(keep);
+}
