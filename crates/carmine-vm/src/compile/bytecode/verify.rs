@@ -92,22 +92,10 @@ pub(super) fn verify(is: &Iseq, child_kinds: &[IseqKind], outer: &[Outer], top: 
             }
             GetLocal(i) | SetLocal(i) | Reraise(i) | FlipFlop(i, _) | AddLocalLI(i, _) => local(i)?,
             GetLocalUp(i, d) | SetLocalUp(i, d) => outer_local(is.kind, outer, i, d)?,
-            GetIvar(_, c) | SetIvar(_, c) => {
-                if c as usize >= is.ivar_caches.len() {
-                    return Err("ivar cache out of range".into());
-                }
-            }
-            GetConst(_, c) => {
-                if c as usize >= is.const_caches.len() {
-                    return Err("constant cache out of range".into());
-                }
-            }
+            GetIvar(_, c) | SetIvar(_, c) if c as usize >= is.ivar_caches.len() => return Err("ivar cache out of range".into()),
+            GetConst(_, c) if c as usize >= is.const_caches.len() => return Err("constant cache out of range".into()),
             GetSpecial(k) => special(is, k)?,
-            Defined(kind, operand) => {
-                if kind == ops::DEF_REF {
-                    special(is, operand)?;
-                }
-            }
+            Defined(kind, operand) if kind == ops::DEF_REF => special(is, operand)?,
             Jump(t) | BranchIf(t) | BranchUnless(t) | JumpPoll(t) | BranchIfPoll(t) | BranchUnlessPoll(t) | BranchNil(t) | Deconstruct(t) | DeconstructKeys(t) => {
                 target(t)?;
             }
@@ -130,19 +118,11 @@ pub(super) fn verify(is: &Iseq, child_kinds: &[IseqKind], outer: &[Outer], top: 
                     return Err("once slot out of range".into());
                 }
             }
-            SetOnce(s) => {
-                if s as usize >= is.once_caches.len() {
-                    return Err("once slot out of range".into());
-                }
-            }
+            SetOnce(s) if s as usize >= is.once_caches.len() => return Err("once slot out of range".into()),
             DefineMethod(_, c) | DefineSMethod(_, c) => child(c, IseqKind::Method)?,
             DefineClass(_, c, _) => child(c, IseqKind::Class)?,
             Lambda(c) => child(c, IseqKind::Block)?,
-            CheckMatch(k) => {
-                if k > ops::MATCH_EXCEPTION {
-                    return Err(format!("bad match kind {k}"));
-                }
-            }
+            CheckMatch(k) if k > ops::MATCH_EXCEPTION => return Err(format!("bad match kind {k}")),
             _ => {}
         }
     }
