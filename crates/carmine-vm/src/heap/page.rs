@@ -241,6 +241,33 @@ impl Page {
         unsafe { (*self.header()).old_bits.iter().map(|w| w.count_ones() as usize).sum() }
     }
 
+    /// Makes a page a sweep left without objects a page of `class` (possibly another
+    /// class than before, so slots lie elsewhere): every slot is marked free and linked.
+    /// Returns (head, count).
+    pub fn reset(&self, class: SizeClass) -> (*mut FreeSlot, usize) {
+        // SAFETY: the header lies at the page base; the page holds no object and no free
+        // list into it is held, so its bits and slots may be rewritten.
+        unsafe {
+            (*self.header()).old_bits = [0; BITMAP_WORDS];
+            (*self.header()).mark_bits = [0; BITMAP_WORDS];
+        }
+        self.init(class);
+        let mut head: *mut FreeSlot = std::ptr::null_mut();
+        let range = self.slot_range();
+        for i in range.clone().rev() {
+            let s = self.slot(i);
+            // SAFETY: s is a slot of this page.
+            unsafe {
+                (*s).flags = ObjType::Free as u32;
+                (*s).next = head;
+            }
+            head = s;
+        }
+        // SAFETY: header lies at the page base.
+        unsafe { (*self.header()).free_count = range.len() as u32 };
+        (head, range.len())
+    }
+
     /// Links every free slot into a list; returns (head, count).
     pub fn collect_free(&self) -> (*mut FreeSlot, usize) {
         let mut head: *mut FreeSlot = std::ptr::null_mut();
