@@ -8,8 +8,8 @@
 //!   counted in the heap's size but never handed out, so zero and untouched, taking no
 //!   RAM), or released (`released`: its memory given back to the kernel, not counted,
 //!   reused first when the heap grows). Only pages in use hold objects or free lists.
-//! - Each page in use has one size class (`page::SizeClass`: 40-byte slots for Strings and
-//!   Floats, 64-byte slots for everything else); empty, fresh and released pages have none
+//! - Each page in use has one size class (`page::SizeClass`: 40-byte slots for Strings,
+//!   Floats and small plain objects, 64-byte slots for everything else); empty, fresh and released pages have none
 //!   and take the class of the first allocation that needs a page (empty pages first, as
 //!   their memory is already resident). Free lists never mix classes: `ready[class]` and
 //!   each thread's `free_lists[class]`.

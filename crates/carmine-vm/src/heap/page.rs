@@ -24,8 +24,8 @@ use crate::value::Value;
 pub const PAGE_SIZE: usize = 64 * 1024;
 /// The slot size of most objects (the `Large` class): every object struct fits in it.
 pub const SLOT_SIZE: usize = 64;
-/// The slot size of the `Small` class: Strings and Floats (a String's header and 24 bytes
-/// of content or buffer pointer, as CRuby 3.1's 40-byte RVALUE).
+/// The slot size of the `Small` class: Strings, Floats and plain objects of classes with
+/// few instance variables (a header and 24 bytes, as CRuby 3.1's 40-byte RVALUE).
 pub const SMALL_SLOT_SIZE: usize = 40;
 pub const SLOTS_PER_PAGE: usize = PAGE_SIZE / SLOT_SIZE;
 /// Slot indexes a page of the smallest class has (the mark bitmap's length in bits).
