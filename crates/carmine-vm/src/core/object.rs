@@ -19,11 +19,14 @@ use crate::Result;
 
 // ---- allocation ----
 
-/// A plain object of `klass`: in a 40-byte slot while instances of its class have had at
-/// most `SMALL_OBJECT_IVARS` instance variables (most small classes), else a 64-byte one.
+/// A plain object of `klass`: in a 40-byte slot when instances of its class have had one
+/// to `SMALL_OBJECT_IVARS` instance variables (most small classes), else a 64-byte one. A
+/// class none of whose instances has set a variable yet (its first instance, often one
+/// that lives long and is used much) gets 64 bytes: a 40-byte object that outgrows its
+/// slot reaches its later variables through the malloc'd block.
 pub fn new_object(ctx: &mut Ctx, klass: Value) -> Value {
     let real = module::real_class(klass);
-    let small = module::is_class_or_module(real) && body(real).iv_names.len() <= SMALL_OBJECT_IVARS;
+    let small = module::is_class_or_module(real) && (1..=SMALL_OBJECT_IVARS).contains(&body(real).iv_names.len());
     let (class, words) = if small { (SizeClass::Small, SMALL_OBJECT_WORDS) } else { (SizeClass::Large, OBJECT_WORDS) };
     let p = ctx.alloc_slot_in(class, ObjType::Object, klass) as *mut RObject;
     // SAFETY: fresh Object slot of `words` words; initialised before the next allocation.
