@@ -127,9 +127,12 @@ pub fn is_type(v: Value, t: ObjType) -> bool {
     v.is_heap() && basic(v).obj_type() == t
 }
 
-/// Number of instance variables stored inside an `RObject` slot (the slot's 64 bytes: the
-/// header, five values and the pointer to the rest).
-pub const INLINE_IVARS: usize = 5;
+/// Words an `RObject` has after its header in a 64-byte slot and in a 40-byte one.
+pub const OBJECT_WORDS: usize = (SLOT_SIZE - std::mem::size_of::<RBasic>()) / 8;
+pub const SMALL_OBJECT_WORDS: usize = (crate::heap::page::SMALL_SLOT_SIZE - std::mem::size_of::<RBasic>()) / 8;
+/// Instances of a class with at most this many instance variables (so far) get a 40-byte
+/// slot: all of them fit inline.
+pub const SMALL_OBJECT_IVARS: usize = SMALL_OBJECT_WORDS;
 
 /// The instance variables past the inline ones: null, or one malloc'd block holding its
 /// length followed by that many values (`UNDEF` where unset). One pointer instead of a
@@ -201,38 +204,129 @@ impl Drop for IvarExt {
 /// A plain object (instances of user classes, exceptions, …).
 ///
 /// Instance variables are laid out by the object's real class (see
-/// `ClassBody::ivar_index`): index i lives in `inline[i]` or `ext[i - INLINE_IVARS]`.
+/// `ClassBody::ivar_index`). The slot is 40 or 64 bytes (`SMALL_OBJECT_WORDS` or
+/// `OBJECT_WORDS` words after the header, chosen at allocation by the class's ivar count);
+/// `aux` holds the number of inline variables (`n`, the low byte) and `OBJ_EXT`. Without
+/// `OBJ_EXT` every word of the slot is an ivar (`n` is the slot's word count); with it,
+/// word `n` (the slot's last) points to an `IvarExt` holding index `i >= n` at `i - n`.
 /// Unset variables hold `UNDEF`.
+///
+/// The struct declares the small slot's words only, so that a reference to it never
+/// claims bytes past a 40-byte slot; the words of a 64-byte slot are reached through
+/// `word`.
 #[repr(C)]
 pub struct RObject {
     pub basic: RBasic,
-    pub inline: [Value; INLINE_IVARS],
-    pub ext: IvarExt,
+    words: [Value; SMALL_OBJECT_WORDS],
 }
 
-const _: () = assert!(std::mem::size_of::<RObject>() <= crate::heap::page::SLOT_SIZE);
+/// `RObject`'s `aux` flag: the word after the inline variables points to an `IvarExt`.
+const OBJ_EXT: u32 = 1 << 8;
+const OBJ_INLINE: u32 = 0xff;
+
+const _: () = assert!(std::mem::size_of::<RObject>() == crate::heap::page::SMALL_SLOT_SIZE);
+const _: () = assert!(std::mem::size_of::<IvarExt>() == std::mem::size_of::<Value>());
 
 impl RObject {
+    /// Initialises a fresh slot of `words` words after the header: every ivar unset.
+    ///
+    /// # Safety
+    /// `p` is a freshly allocated Object slot with room for `words` words.
+    pub unsafe fn init(p: *mut RObject, words: usize) {
+        (*p).basic.aux = words as u32;
+        let w = std::ptr::addr_of_mut!((*p).words) as *mut Value;
+        for i in 0..words {
+            w.add(i).write(Value::UNDEF);
+        }
+    }
+
+    /// Word `i` after the header; `i` is below the slot's word count.
+    #[inline(always)]
+    fn word(&self, i: usize) -> *mut Value {
+        // SAFETY: the slot has at least `i + 1` words after the header (callers keep `i`
+        // below the inline count or at the `OBJ_EXT` word).
+        unsafe { (std::ptr::addr_of!(self.words) as *mut Value).add(i) }
+    }
+
+    #[inline(always)]
+    fn inline_len(&self) -> usize {
+        (self.basic.aux & OBJ_INLINE) as usize
+    }
+
+    fn ext(&self) -> Option<&mut IvarExt> {
+        // SAFETY: with OBJ_EXT the word after the inline ones holds an IvarExt.
+        (self.basic.aux & OBJ_EXT != 0).then(|| unsafe { &mut *(self.word(self.inline_len()) as *mut IvarExt) })
+    }
+
+    /// The inline variables.
+    pub fn inline(&self) -> &[Value] {
+        // SAFETY: the first `inline_len` words are ivars.
+        unsafe { std::slice::from_raw_parts(self.word(0), self.inline_len()) }
+    }
+
+    /// The variables past the inline ones.
+    pub fn ext_ivars(&self) -> &[Value] {
+        self.ext().map_or(&[], |e| e.as_slice())
+    }
+
+    /// Bytes of the malloc'd ivar block (0 when there is none).
+    pub fn ext_bytes(&self) -> usize {
+        self.ext().map_or(0, |e| e.heap_bytes())
+    }
+
     #[inline]
     pub fn ivar(&self, idx: usize) -> Value {
-        if idx < INLINE_IVARS {
-            self.inline[idx]
+        let n = self.inline_len();
+        if idx < n {
+            // SAFETY: idx is an inline word.
+            unsafe { *self.word(idx) }
         } else {
-            self.ext.as_slice().get(idx - INLINE_IVARS).copied().unwrap_or(Value::UNDEF)
+            self.ext_ivars().get(idx - n).copied().unwrap_or(Value::UNDEF)
         }
     }
 
     #[inline]
     pub fn set_ivar(&mut self, idx: usize, v: Value) {
-        if idx < INLINE_IVARS {
-            self.inline[idx] = v;
+        let n = self.inline_len();
+        if idx < n {
+            // SAFETY: idx is an inline word.
+            unsafe { *self.word(idx) = v };
         } else {
-            self.ext.set(idx - INLINE_IVARS, v);
+            self.set_ext_ivar(idx, v);
+        }
+    }
+
+    #[inline(never)]
+    fn set_ext_ivar(&mut self, idx: usize, v: Value) {
+        if self.basic.aux & OBJ_EXT == 0 {
+            // The last word becomes the pointer to the block; its variable moves there.
+            let n = self.inline_len() - 1;
+            // SAFETY: word n is the slot's last ivar word.
+            let last = unsafe { *self.word(n) };
+            let mut ext = IvarExt::EMPTY;
+            ext.set(0, last);
+            // SAFETY: word n now holds the block (OBJ_EXT says so).
+            unsafe { (self.word(n) as *mut IvarExt).write(ext) };
+            self.basic.aux = n as u32 | OBJ_EXT;
+        }
+        let n = self.inline_len();
+        if let Some(ext) = self.ext() {
+            ext.set(idx - n, v);
         }
     }
 
     pub fn ivar_capacity(&self) -> usize {
-        INLINE_IVARS + self.ext.as_slice().len()
+        self.inline_len() + self.ext_ivars().len()
+    }
+
+    /// Frees the ivar block of a dead object.
+    ///
+    /// # Safety
+    /// `p` is a dead Object slot, not used as an object again.
+    pub unsafe fn finalize(p: *mut RObject) {
+        if let Some(ext) = (*p).ext() {
+            std::ptr::drop_in_place(ext);
+        }
     }
 }
 
@@ -339,8 +433,8 @@ pub fn mark_children(v: Value, m: &mut Marker<'_>) {
             ObjType::Free | ObjType::Float | ObjType::Bignum => {}
             ObjType::Object => {
                 let o = &*v.as_ptr::<RObject>();
-                m.mark_all(&o.inline);
-                m.mark_all(o.ext.as_slice());
+                m.mark_all(o.inline());
+                m.mark_all(o.ext_ivars());
             }
             ObjType::Class => crate::core::module::mark_class(v, m),
             ObjType::String => {}
@@ -363,7 +457,7 @@ pub fn mark_children(v: Value, m: &mut Marker<'_>) {
 pub unsafe fn finalize(p: *mut RBasic) {
     match (*p).obj_type() {
         ObjType::Free | ObjType::Float | ObjType::Range | ObjType::Proc | ObjType::Cref => {}
-        ObjType::Object => std::ptr::drop_in_place(&mut (*(p as *mut RObject)).ext),
+        ObjType::Object => RObject::finalize(p as *mut RObject),
         ObjType::Class => crate::core::module::finalize_class(p),
         ObjType::String => crate::core::string::finalize(p),
         ObjType::Array => crate::core::array::finalize(p),

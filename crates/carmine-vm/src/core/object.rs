@@ -10,7 +10,8 @@
 use crate::core::module::{self, body, AllocKind, ClassBody, ClassKind, RClass};
 use crate::core::{array, hash, string};
 use crate::interp::{class_of, Args};
-use crate::object::{basic, DataObj, ObjType, RData, RObject, FL_EXIVAR, FL_FROZEN, INLINE_IVARS};
+use crate::heap::page::SizeClass;
+use crate::object::{basic, DataObj, ObjType, RData, RObject, FL_EXIVAR, FL_FROZEN, OBJECT_WORDS, SMALL_OBJECT_IVARS, SMALL_OBJECT_WORDS};
 use crate::symbol::{sym, SymId};
 use crate::thread::Ctx;
 use crate::value::Value;
@@ -18,13 +19,18 @@ use crate::Result;
 
 // ---- allocation ----
 
+/// A plain object of `klass`: in a 40-byte slot when instances of its class have had one
+/// to `SMALL_OBJECT_IVARS` instance variables (most small classes), else a 64-byte one. A
+/// class none of whose instances has set a variable yet (its first instance, often one
+/// that lives long and is used much) gets 64 bytes: a 40-byte object that outgrows its
+/// slot reaches its later variables through the malloc'd block.
 pub fn new_object(ctx: &mut Ctx, klass: Value) -> Value {
-    let p = ctx.alloc_slot(ObjType::Object, klass) as *mut RObject;
-    // SAFETY: fresh Object slot; fields initialised before the next allocation.
-    unsafe {
-        (*p).inline = [Value::UNDEF; INLINE_IVARS];
-        std::ptr::write(&mut (*p).ext, crate::object::IvarExt::EMPTY);
-    }
+    let real = module::real_class(klass);
+    let small = module::is_class_or_module(real) && (1..=SMALL_OBJECT_IVARS).contains(&body(real).iv_names.len());
+    let (class, words) = if small { (SizeClass::Small, SMALL_OBJECT_WORDS) } else { (SizeClass::Large, OBJECT_WORDS) };
+    let p = ctx.alloc_slot_in(class, ObjType::Object, klass) as *mut RObject;
+    // SAFETY: fresh Object slot of `words` words; initialised before the next allocation.
+    unsafe { RObject::init(p, words) };
     Value::from_ptr(p)
 }
 

@@ -3,14 +3,16 @@
 //!
 //! Invariants:
 //! - Non-moving: an object's address is fixed for its life.
-//! - A page is in use (`pages`, and its base in `page_bases`), fresh (`fresh`: counted in
-//!   the heap's size but never handed out, so zero and untouched, taking no RAM), or
-//!   released (`released`: its memory given back to the kernel, not counted, reused first
-//!   when the heap grows). Only pages in use hold objects or free lists.
-//! - Each page in use has one size class (`page::SizeClass`: 40-byte slots for Strings and
-//!   Floats, 64-byte slots for everything else); fresh and released pages have none and
-//!   take the class of the first allocation that needs a page. Free lists never mix
-//!   classes: `ready[class]` and each thread's `free_lists[class]`.
+//! - A page is in use (`pages`, and its base in `page_bases`), empty (`empty`: a sweep
+//!   found no live object on it; its memory is touched but holds nothing), fresh (`fresh`:
+//!   counted in the heap's size but never handed out, so zero and untouched, taking no
+//!   RAM), or released (`released`: its memory given back to the kernel, not counted,
+//!   reused first when the heap grows). Only pages in use hold objects or free lists.
+//! - Each page in use has one size class (`page::SizeClass`: 40-byte slots for Strings,
+//!   Floats and small plain objects, 64-byte slots for everything else); empty, fresh and released pages have none
+//!   and take the class of the first allocation that needs a page (empty pages first, as
+//!   their memory is already resident). Free lists never mix classes: `ready[class]` and
+//!   each thread's `free_lists[class]`.
 //! - A word is a candidate object pointer iff its page base is in `page_bases` and it falls
 //!   on an object slot of that page (by the page's slot size) whose type is not `Free`
 //!   (see `live_object_at`).
@@ -19,9 +21,9 @@
 //!   pages' bytes are free, to `GOAL_FREE_PERCENT` free, at most `MAX_GROWTH_PERCENT` at a
 //!   time; it releases empty pages when more than `MAX_FREE_PERCENT` are free. A class
 //!   whose allocation started the collection and whose own pages have less than
-//!   `MIN_FREE_PERCENT` free also grows the heap (by fresh pages) to its goal, and then none
-//!   are released. Pages are
-//!   taken from `fresh` only when the swept pages' free lists of the class are used up, so
+//!   `MIN_FREE_PERCENT` free also grows the heap (by fresh pages) to its goal, counting the
+//!   empty and fresh pages as its room, and then none are released. Pages are taken from
+//!   `empty` and `fresh` only when the swept pages' free lists of the class are used up, so
 //!   the heap's memory follows what is used, not its size.
 //! - A free list is owned by exactly one party: the heap (`ready`) or one thread's cache.
 //!   Before a sweep every thread cache is emptied (its slots are `Free` and get relinked).
@@ -90,6 +92,7 @@ impl std::hash::BuildHasher for PageHasher {
 
 pub struct HeapInner {
     pages: Vec<Page>,
+    empty: Vec<Page>,
     fresh: Vec<Page>,
     released: Vec<Page>,
     page_bases: HashSet<usize, PageHasher>,
@@ -137,6 +140,7 @@ impl Heap {
         Heap {
             inner: Mutex::new(HeapInner {
                 pages: Vec::new(),
+                empty: Vec::new(),
                 fresh: Vec::new(),
                 released: Vec::new(),
                 page_bases: HashSet::default(),
@@ -164,7 +168,7 @@ impl HeapInner {
     pub fn take_free_list(&mut self, class: SizeClass, limit: usize) -> Option<*mut FreeSlot> {
         let (head, count) = match self.ready[class as usize].pop() {
             Some(list) => list,
-            None => self.use_fresh_page(class)?,
+            None => self.use_unused_page(class)?,
         };
         if count > limit && limit > 0 {
             let mut last = head;
@@ -193,9 +197,14 @@ impl HeapInner {
         self.ready[class as usize].push((head, count));
     }
 
-    /// Pages in the heap (in use or fresh).
+    /// Pages in the heap (in use, empty or fresh).
     pub fn page_count(&self) -> usize {
-        self.pages.len() + self.fresh.len()
+        self.pages.len() + self.empty.len() + self.fresh.len()
+    }
+
+    /// Pages that hold no object and may take either class.
+    fn unused_pages(&self) -> usize {
+        self.empty.len() + self.fresh.len()
     }
 
     /// True when a collection should run before the heap grows.
@@ -203,12 +212,18 @@ impl HeapInner {
         self.page_count() >= INITIAL_PAGES
     }
 
-    /// Puts a fresh page in use for `class`: writes its header and links its slots (the
-    /// first touch of its memory).
-    fn use_fresh_page(&mut self, class: SizeClass) -> Option<(*mut FreeSlot, usize)> {
-        let page = self.fresh.pop()?;
-        page.init(class);
-        let list = page.collect_free();
+    /// Puts an empty page (resident already) or else a fresh one (its first touch) in use
+    /// for `class`: writes its header and links its slots.
+    fn use_unused_page(&mut self, class: SizeClass) -> Option<(*mut FreeSlot, usize)> {
+        let (page, list) = if let Some(page) = self.empty.pop() {
+            let list = page.reset(class);
+            (page, list)
+        } else {
+            let page = self.fresh.pop()?;
+            page.init(class);
+            let list = page.collect_free();
+            (page, list)
+        };
         self.page_bases.insert(page.base());
         self.pages.push(page);
         Some(list)
@@ -223,7 +238,7 @@ impl HeapInner {
         if n > reuse {
             let pages = Page::new_batch(n - reuse);
             if pages.is_empty() {
-                return reuse > 0 || self.ready.iter().any(|r| !r.is_empty()) || !self.fresh.is_empty();
+                return reuse > 0 || self.ready.iter().any(|r| !r.is_empty()) || self.unused_pages() > 0;
             }
             self.stats.total_allocated_pages += pages.len() as u64;
             self.fresh.extend(pages);
@@ -231,13 +246,13 @@ impl HeapInner {
         true
     }
 
-    /// Object slots of the pages in use, and of the fresh pages counted as 64-byte pages.
+    /// Object slots of the pages in use, and of the unused pages counted as 64-byte pages.
     pub fn total_slots(&self) -> usize {
-        self.pages.iter().map(|p| p.class().object_slots()).sum::<usize>() + self.fresh.len() * OBJECT_SLOTS
+        self.pages.iter().map(|p| p.class().object_slots()).sum::<usize>() + self.unused_pages() * OBJECT_SLOTS
     }
 
     pub fn free_slots(&self) -> usize {
-        self.ready.iter().flatten().map(|&(_, n)| n).sum::<usize>() + self.fresh.len() * OBJECT_SLOTS
+        self.ready.iter().flatten().map(|&(_, n)| n).sum::<usize>() + self.unused_pages() * OBJECT_SLOTS
     }
 
     /// Calls `f` with every object slot that is not free (dead objects not yet swept
@@ -298,19 +313,29 @@ impl HeapInner {
         let (mut live, mut live_bytes) = (0, 0);
         let mut freed = 0u64;
         self.class_use = Default::default();
-        for page in &self.pages {
+        let mut i = 0;
+        while i < self.pages.len() {
+            let page = &self.pages[i];
             // SAFETY: the world is stopped, marking is done and the threads' caches were
             // dropped before the collection.
             let (head, count, l, f) = unsafe { page.sweep(major, finalize) };
+            freed += f as u64;
+            if l == 0 {
+                // Either class may use it next (see the module's invariants).
+                let page = self.pages.swap_remove(i);
+                self.page_bases.remove(&page.base());
+                self.empty.push(page);
+                continue;
+            }
             live += l;
             live_bytes += l * page.class().slot_size();
             let u = &mut self.class_use[page.class() as usize];
             u.0 += 1;
             u.1 += l * page.class().slot_size();
-            freed += f as u64;
             if count > 0 {
                 self.ready[page.class() as usize].push((head, count));
             }
+            i += 1;
         }
         if major {
             self.old_objects = self.pages.iter().map(|p| p.old_count()).sum();
@@ -363,9 +388,9 @@ impl HeapInner {
             let max = total * (100 + MAX_GROWTH_PERCENT) / 100;
             let want = goal.min(max).div_ceil(PAGE_SIZE);
             self.grow(want.saturating_sub(self.page_count()).max(4));
-        } else if short > self.fresh.len() {
+        } else if short > self.unused_pages() {
             let max = self.page_count() * MAX_GROWTH_PERCENT / 100;
-            self.grow((short - self.fresh.len()).min(max).max(4));
+            self.grow((short - self.unused_pages()).min(max).max(4));
         } else if short == 0 && free * 100 > total * MAX_FREE_PERCENT && self.page_count() > INITIAL_PAGES {
             let goal = (live_bytes * 100 / (100 - GOAL_FREE_PERCENT)).div_ceil(PAGE_SIZE).max(INITIAL_PAGES);
             self.release_pages(self.page_count().saturating_sub(goal));
@@ -373,42 +398,19 @@ impl HeapInner {
         self.malloc_limit = (self.malloc_limit.max(MALLOC_LIMIT_MIN)).min(256 * 1024 * 1024);
     }
 
-    /// Releases up to `n` pages, fresh ones first, then pages in use that hold no object.
+    /// Releases up to `n` pages: empty ones first (their memory goes back to the kernel),
+    /// then fresh ones.
     fn release_pages(&mut self, n: usize) {
-        let from_fresh = n.min(self.fresh.len());
+        let from_empty = n.min(self.empty.len());
+        let at = self.empty.len() - from_empty;
+        for page in self.empty.drain(at..) {
+            page.release_memory();
+            self.stats.total_freed_pages += 1;
+            self.released.push(page);
+        }
+        let from_fresh = (n - from_empty).min(self.fresh.len());
         let at = self.fresh.len() - from_fresh;
         self.released.extend(self.fresh.drain(at..));
-        let mut more = n - from_fresh;
-        if more == 0 {
-            return;
-        }
-        let mut empty = HashSet::<usize, PageHasher>::default();
-        for class in SIZE_CLASSES {
-            self.ready[class as usize].retain(|&(head, count)| {
-                if more > 0 && count == class.object_slots() {
-                    more -= 1;
-                    empty.insert(head as usize & !(PAGE_SIZE - 1));
-                    false
-                } else {
-                    true
-                }
-            });
-        }
-        if empty.is_empty() {
-            return;
-        }
-        let mut i = 0;
-        while i < self.pages.len() {
-            if empty.contains(&self.pages[i].base()) {
-                let page = self.pages.swap_remove(i);
-                self.page_bases.remove(&page.base());
-                page.release_memory();
-                self.stats.total_freed_pages += 1;
-                self.released.push(page);
-            } else {
-                i += 1;
-            }
-        }
     }
 }
 

@@ -24,8 +24,8 @@ use crate::value::Value;
 pub const PAGE_SIZE: usize = 64 * 1024;
 /// The slot size of most objects (the `Large` class): every object struct fits in it.
 pub const SLOT_SIZE: usize = 64;
-/// The slot size of the `Small` class: Strings and Floats (a String's header and 24 bytes
-/// of content or buffer pointer, as CRuby 3.1's 40-byte RVALUE).
+/// The slot size of the `Small` class: Strings, Floats and plain objects of classes with
+/// few instance variables (a header and 24 bytes, as CRuby 3.1's 40-byte RVALUE).
 pub const SMALL_SLOT_SIZE: usize = 40;
 pub const SLOTS_PER_PAGE: usize = PAGE_SIZE / SLOT_SIZE;
 /// Slot indexes a page of the smallest class has (the mark bitmap's length in bits).
@@ -239,6 +239,33 @@ impl Page {
     pub fn old_count(&self) -> usize {
         // SAFETY: the header lies at the page base.
         unsafe { (*self.header()).old_bits.iter().map(|w| w.count_ones() as usize).sum() }
+    }
+
+    /// Makes a page a sweep left without objects a page of `class` (possibly another
+    /// class than before, so slots lie elsewhere): every slot is marked free and linked.
+    /// Returns (head, count).
+    pub fn reset(&self, class: SizeClass) -> (*mut FreeSlot, usize) {
+        // SAFETY: the header lies at the page base; the page holds no object and no free
+        // list into it is held, so its bits and slots may be rewritten.
+        unsafe {
+            (*self.header()).old_bits = [0; BITMAP_WORDS];
+            (*self.header()).mark_bits = [0; BITMAP_WORDS];
+        }
+        self.init(class);
+        let mut head: *mut FreeSlot = std::ptr::null_mut();
+        let range = self.slot_range();
+        for i in range.clone().rev() {
+            let s = self.slot(i);
+            // SAFETY: s is a slot of this page.
+            unsafe {
+                (*s).flags = ObjType::Free as u32;
+                (*s).next = head;
+            }
+            head = s;
+        }
+        // SAFETY: header lies at the page base.
+        unsafe { (*self.header()).free_count = range.len() as u32 };
+        (head, range.len())
     }
 
     /// Links every free slot into a list; returns (head, count).

@@ -45,7 +45,7 @@ fn owned_bytes(v: Value) -> usize {
     unsafe {
         match basic(v).obj_type() {
             ObjType::Free | ObjType::Float | ObjType::Range | ObjType::Proc | ObjType::Cref => 0,
-            ObjType::Object => (*v.as_ptr::<RObject>()).ext.heap_bytes(),
+            ObjType::Object => (*v.as_ptr::<RObject>()).ext_bytes(),
             ObjType::String => crate::core::string::heap_bytes(v),
             ObjType::Array => crate::core::array::rarray(v).items.heap_bytes(),
             ObjType::Hash => {
