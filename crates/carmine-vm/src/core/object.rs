@@ -567,6 +567,7 @@ fn basic_instance_exec(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value>
 
 /// Which `send` a builtin is: `Some(false)` for `send`/`__send__`, `Some(true)` for
 /// `public_send`. The dispatch loop runs these calls in place (`ops::send_in_place`).
+#[inline]
 pub fn send_kind(f: crate::core::module::BuiltinFn) -> Option<bool> {
     if std::ptr::fn_addr_eq(f, basic_send as crate::core::module::BuiltinFn) {
         Some(false)

@@ -433,7 +433,7 @@ pub fn send(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci_idx: usize) -> Result<Opti
 }
 
 fn send_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usize) -> Result<Option<Value>> {
-    if ci.flags & (cf::BLOCK_ARG | cf::KW_HASH | cf::KW_ARGS | cf::SPLAT | cf::SAFE_NAV) == cf::BLOCK_ARG && ci.argc == 0 {
+    if ci.flags & (cf::BLOCK_ARG | cf::KW_HASH | cf::KW_ARGS | cf::SPLAT | cf::SAFE_NAV) == cf::BLOCK_ARG && ci.argc == 0 && ctx.stacks.stack[ret_sp + 1].is_symbol() {
         if let Some(r) = symbol_iteration(ctx, fi, ci, ret_sp) {
             return r;
         }
@@ -509,7 +509,7 @@ fn send_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usiz
 #[inline(never)]
 fn symbol_iteration(ctx: &mut Ctx, fi: usize, ci: &CallInfo, ret_sp: usize) -> Option<Result<Option<Value>>> {
     let name = ctx.stacks.stack[ret_sp + 1];
-    if !name.is_symbol() || crate::core::tracepoint::tracing(ctx) || !crate::core::refinement::frame_refinements(&ctx.stacks.frames[fi]).is_nil() {
+    if crate::core::tracepoint::tracing(ctx) || !crate::core::refinement::frame_refinements(&ctx.stacks.frames[fi]).is_nil() {
         return None;
     }
     let recv = ctx.stacks.stack[ret_sp];
