@@ -127,12 +127,7 @@ impl Ctx {
 
     /// `wrong number of arguments (given 1, expected 2)` and its range forms.
     pub fn arity_error(&mut self, given: usize, min: usize, max: Option<usize>) -> Unwind {
-        let expected = match max {
-            Some(max) if max == min => format!("{min}"),
-            Some(max) => format!("{min}..{max}"),
-            None => format!("{min}+"),
-        };
-        self.arg_error(&format!("wrong number of arguments (given {given}, expected {expected})"))
+        self.arg_error(&format!("wrong number of arguments ({})", arity_counts(given, min, max)))
     }
 
     pub fn check_arity(&mut self, given: usize, min: usize, max: usize) -> Result<()> {
@@ -188,4 +183,14 @@ impl Ctx {
         let what = crate::core::object::type_name_for_error(self, v);
         self.type_error(&format!("no implicit conversion of {what} into {into}"))
     }
+}
+
+/// `given 1, expected 2..3`: the inside of an arity error's parentheses.
+pub fn arity_counts(given: usize, min: usize, max: Option<usize>) -> String {
+    let expected = match max {
+        Some(max) if max == min => format!("{min}"),
+        Some(max) => format!("{min}..{max}"),
+        None => format!("{min}+"),
+    };
+    format!("given {given}, expected {expected}")
 }

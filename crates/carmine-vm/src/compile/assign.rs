@@ -127,7 +127,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         } else {
             self.emit_var_get(&kind);
             self.compile(&value, true);
-            self.emit_send(op, &ArgInfo { argc: 1, flags: 0, block: None });
+            self.emit_send(op, &ArgInfo::positional(1, 0));
             if used {
                 self.b().emit(Insn::Dup);
             }
@@ -204,7 +204,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             self.b().emit(Insn::Dup);
             self.b().emit(Insn::GetConstUnder(name));
             self.compile(&value, true);
-            self.emit_send(op, &ArgInfo { argc: 1, flags: 0, block: None });
+            self.emit_send(op, &ArgInfo::positional(1, 0));
             if used {
                 self.b().emit(Insn::Swap);
                 self.b().emit(Insn::TopN(1));

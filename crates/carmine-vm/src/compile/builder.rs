@@ -8,7 +8,7 @@
 
 use std::cell::Cell;
 
-use crate::compile::iseq::{call_flags, CallCache, CallInfo, CatchEntry, CatchKind, Insn, IseqKind, Params};
+use crate::compile::iseq::{CallCache, CallInfo, CatchEntry, CatchKind, Insn, IseqKind, Params};
 use crate::symbol::{SymId, SymMap};
 use crate::value::Value;
 
@@ -188,7 +188,7 @@ impl Builder {
     }
 
     pub fn call_info(&mut self, mid: SymId, argc: u32, flags: u32, block: Option<u32>) -> u32 {
-        self.calls.push(CallInfo { mid, argc, flags, block: block.unwrap_or(u32::MAX), cache: CallCache::default() });
+        self.calls.push(CallInfo { mid, argc, flags, block: block.unwrap_or(u32::MAX), kw_keys: Box::default(), cache: CallCache::default() });
         (self.calls.len() - 1) as u32
     }
 
@@ -253,10 +253,7 @@ impl Builder {
 /// `bytecode::verify` checks loaded code). Call indexes must be within `calls`.
 pub fn stack_effect(insn: &Insn, calls: &[CallInfo]) -> (i32, i32) {
     use Insn::*;
-    let call = |ci: u32| -> i32 {
-        let c = &calls[ci as usize];
-        c.argc as i32 + (c.flags & call_flags::KW_HASH != 0) as i32 + (c.flags & call_flags::BLOCK_ARG != 0) as i32
-    };
+    let call = |ci: u32| -> i32 { calls[ci as usize].arg_slots() as i32 };
     match *insn {
         Nop | Jump(_) | Checkpoint | Unreachable => (0, 0),
         PutNil | PutTrue | PutFalse | PutSelf | PutInt(_) | PutLit(_) | PutString(_) => (0, 1),

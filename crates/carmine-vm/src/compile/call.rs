@@ -14,12 +14,41 @@ pub(crate) struct ArgInfo {
     pub argc: u32,
     pub flags: u32,
     pub block: Option<u32>,
+    /// Keys of `KW_ARGS` keywords.
+    pub kw_keys: Vec<SymId>,
+}
+
+impl ArgInfo {
+    /// `argc` positional arguments and flags, nothing else.
+    pub fn positional(argc: u32, flags: u32) -> ArgInfo {
+        ArgInfo { argc, flags, block: None, kw_keys: Vec::new() }
+    }
 }
 
 impl<'c, 'pr> Compiler<'c, 'pr> {
-    /// Pushes arguments (and a `&block` value); returns their shape.
+    /// Pushes arguments (and a `&block` value); returns their shape. Keywords go as one Hash.
     pub fn compile_args(&mut self, args: Option<ArgumentsNode<'pr>>, block: Option<Node<'pr>>) -> ArgInfo {
-        let mut info = ArgInfo { argc: 0, flags: 0, block: None };
+        self.compile_args_as(args, block, false)
+    }
+
+    /// The Symbol keys of keywords `k: v, …` that can be passed as `KW_ARGS` (literal
+    /// Symbols, each once, nothing splatted), or `None`.
+    fn literal_kw_keys(&mut self, elems: &[Node<'pr>]) -> Option<Vec<SymId>> {
+        let mut keys = Vec::with_capacity(elems.len());
+        for e in elems {
+            let a = e.as_assoc_node()?;
+            let id = self.intern(a.key().as_symbol_node()?.unescaped());
+            if keys.contains(&id) {
+                return None;
+            }
+            keys.push(id);
+        }
+        Some(keys)
+    }
+
+    /// `compile_args`; with `kw_args`, literal keywords are pushed as values (`KW_ARGS`).
+    pub fn compile_args_as(&mut self, args: Option<ArgumentsNode<'pr>>, block: Option<Node<'pr>>, kw_args: bool) -> ArgInfo {
+        let mut info = ArgInfo::positional(0, 0);
         let list: Vec<Node<'pr>> = args.map(|a| a.arguments().iter().collect()).unwrap_or_default();
         let mut positional: Vec<Node<'pr>> = Vec::new();
         let mut kwhash: Option<Node<'pr>> = None;
@@ -51,8 +80,18 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             }
             info.argc = positional.len() as u32;
         }
-        if let Some(kw) = kwhash {
+        let kwhash = kwhash.and_then(|kw| {
             let elems: Vec<Node<'pr>> = kw.as_keyword_hash_node().expect("kwhash").elements().iter().collect();
+            let keys = if kw_args && !forwarding { self.literal_kw_keys(&elems) } else { None };
+            let Some(keys) = keys else { return Some(elems) };
+            for e in &elems {
+                self.compile(&e.as_assoc_node().expect("assoc").value(), true);
+            }
+            info.flags |= cf::KW_ARGS;
+            info.kw_keys = keys;
+            None
+        });
+        if let Some(elems) = kwhash {
             self.compile_hash_elements(&elems);
             info.flags |= cf::KW_HASH;
             if elems.iter().all(|e| matches!(e, Node::AssocNode { .. })) {
@@ -105,8 +144,8 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
 
     /// Emits a send, using a specialised instruction for common operators.
     pub fn emit_send(&mut self, mid: SymId, info: &ArgInfo) {
-        let ci = self.b().call_info(mid, info.argc, info.flags, info.block);
-        let plain = info.block.is_none() && info.flags & (cf::SPLAT | cf::KW_HASH | cf::BLOCK_ARG | cf::SAFE_NAV) == 0;
+        let ci = self.call_info_of(mid, info);
+        let plain = info.block.is_none() && info.flags & (cf::SPLAT | cf::KW_HASH | cf::KW_ARGS | cf::BLOCK_ARG | cf::SAFE_NAV) == 0;
         let insn = if plain && info.argc == 1 {
             match mid {
                 sym::PLUS => Insn::OptPlus(ci),
@@ -141,6 +180,15 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             Insn::Send(ci)
         };
         self.b().emit(insn);
+    }
+
+    /// The call info of a call to `mid` with arguments `info`.
+    fn call_info_of(&mut self, mid: SymId, info: &ArgInfo) -> u32 {
+        let ci = self.b().call_info(mid, info.argc, info.flags, info.block);
+        if !info.kw_keys.is_empty() {
+            self.b().calls[ci as usize].kw_keys = info.kw_keys.clone().into();
+        }
+        ci
     }
 
     pub fn compile_call(&mut self, n: &ruby_prism::CallNode<'pr>, used: bool) {
@@ -192,7 +240,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             None
         };
         let line = n.location().start_line();
-        let mut info = self.compile_args(n.arguments(), n.block());
+        let mut info = self.compile_args_as(n.arguments(), n.block(), !attrasgn);
         if line > 0 {
             self.b().line = n.message_loc().map_or(line, |l| l.start_line()) as u32;
         }
@@ -291,7 +339,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             }
         } else {
             self.compile(&value, true);
-            self.emit_send(op, &ArgInfo { argc: 1, flags: 0, block: None });
+            self.emit_send(op, &ArgInfo::positional(1, 0));
             self.emit_attr_write(write, recv_flags, used);
         }
         self.b().place(end);
@@ -378,7 +426,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             }
         } else {
             self.compile(&value, true);
-            self.emit_send(op, &ArgInfo { argc: 1, flags: 0, block: None });
+            self.emit_send(op, &ArgInfo::positional(1, 0));
             self.emit_index_write(argc, aset_flags, used);
         }
         self.b().place(end);
@@ -426,8 +474,9 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
     pub fn compile_super(&mut self, n: &ruby_prism::SuperNode<'pr>, used: bool) {
         self.mark_uses_block();
         self.b().emit(Insn::PutSelf);
-        let info = self.compile_args(n.arguments(), n.block());
-        let ci = self.b().call_info(sym::SUPER, info.argc, info.flags | cf::FCALL, info.block);
+        let mut info = self.compile_args_as(n.arguments(), n.block(), true);
+        info.flags |= cf::FCALL;
+        let ci = self.call_info_of(sym::SUPER, &info);
         self.b().emit(Insn::InvokeSuper(ci));
         self.pop_if_unused(used);
     }
@@ -437,7 +486,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         self.mark_uses_block();
         self.b().emit(Insn::PutSelf);
         let method_scope = self.scopes.iter().rposition(|s| s.is_method);
-        let mut info = ArgInfo { argc: 0, flags: cf::FCALL | cf::ZSUPER, block: None };
+        let mut info = ArgInfo::positional(0, cf::FCALL | cf::ZSUPER);
         if let Some(m) = method_scope {
             let params = self.scopes[m].b.params.clone();
             let depth = (self.scopes.len() - 1 - m) as u32;
@@ -478,7 +527,14 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                 }
                 info.argc = npos;
             }
-            if params.accepts_kw() {
+            if !params.kw.is_empty() && !params.kwrest {
+                // The method's keywords, passed on as values.
+                for i in 0..params.kw.len() as u32 {
+                    get(self, params.kw_start() + i);
+                }
+                info.flags |= cf::KW_ARGS;
+                info.kw_keys = params.kw.iter().map(|k| k.name).collect();
+            } else if params.accepts_kw() {
                 for (i, k) in params.kw.iter().enumerate() {
                     self.put_literal(Value::symbol(k.name));
                     get(self, params.kw_start() + i as u32);
@@ -499,7 +555,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             let child = self.compile_block_like(bn.parameters(), bn.body(), &bn.locals(), false);
             info.block = Some(self.b().child(child));
         }
-        let ci = self.b().call_info(sym::SUPER, info.argc, info.flags, info.block);
+        let ci = self.call_info_of(sym::SUPER, &info);
         self.b().emit(Insn::InvokeSuper(ci));
         self.pop_if_unused(used);
     }

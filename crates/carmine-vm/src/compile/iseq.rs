@@ -270,6 +270,11 @@ pub mod call_flags {
     pub const FORWARDING: u32 = 512;
     /// Call from `self.foo` (private setters allowed).
     pub const SELF_RECV: u32 = 1024;
+    /// Keywords with literal Symbol keys (`f(a: 1, b: x)`), passed as their values after the
+    /// positional arguments, one slot each, in the order of `CallInfo::kw_keys`. A callee
+    /// with keyword parameters binds them without a Hash (`call::bind_args`); any other
+    /// callee gets the Hash built from them (`ops::prepare_args`).
+    pub const KW_ARGS: u32 = 2048;
 }
 
 /// Receiver classes one call site remembers (a polymorphic inline cache).
@@ -320,6 +325,8 @@ pub struct CallInfo {
     pub flags: u32,
     /// Index into `children` of a literal block, or `u32::MAX`.
     pub block: u32,
+    /// The keys of `KW_ARGS` keywords (distinct), in the order their values are pushed.
+    pub kw_keys: Box<[SymId]>,
     pub cache: CallCache,
 }
 
@@ -333,7 +340,14 @@ impl CallInfo {
     /// the shape the inline-cache fast paths handle.
     #[inline(always)]
     pub fn plain(&self) -> bool {
-        self.flags & (call_flags::BLOCK_ARG | call_flags::KW_HASH | call_flags::SPLAT | call_flags::SAFE_NAV) == 0
+        self.flags & (call_flags::BLOCK_ARG | call_flags::KW_HASH | call_flags::KW_ARGS | call_flags::SPLAT | call_flags::SAFE_NAV) == 0
+    }
+
+    /// Stack slots the call's arguments occupy (not the receiver): positional arguments (a
+    /// splat counts as one), the keyword Hash or `KW_ARGS` values, and a `&block` value.
+    #[inline]
+    pub fn arg_slots(&self) -> usize {
+        self.argc as usize + self.has(call_flags::KW_HASH) as usize + self.kw_keys.len() + self.has(call_flags::BLOCK_ARG) as usize
     }
 }
 
@@ -418,6 +432,11 @@ impl Params {
     }
     pub fn accepts_kw(&self) -> bool {
         !self.kw.is_empty() || self.kwrest
+    }
+    /// Required positionals and keyword parameters only (no optional, rest, post, `**`,
+    /// block or `...` parameter), at least one keyword.
+    pub fn kw_only(&self) -> bool {
+        self.opt == 0 && !self.rest && self.post == 0 && !self.kw.is_empty() && !self.kwrest && !self.no_kw && !self.block && !self.forwarding
     }
     /// Positional arity: required count, and the maximum or `None` when unbounded.
     pub fn positional_range(&self) -> (u32, Option<u32>) {

@@ -242,7 +242,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         self.b().emit(Insn::OptLength(len_ci));
         self.put_literal(Value::fixnum((pre + post) as i64));
         let cmp = if rest.is_some() { sym::GE } else { sym::EQ };
-        self.emit_send(cmp, &super::call::ArgInfo { argc: 1, flags: 0, block: None });
+        self.emit_send(cmp, &super::call::ArgInfo::positional(1, 0));
         self.b().branch_unless(fail1);
         for (i, r) in reqs.iter().enumerate() {
             self.b().emit(Insn::Dup);

@@ -571,6 +571,19 @@ fn basic_instance_exec(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value>
     ctx.yield_with_self(&b, recv, args.pos, single)
 }
 
+/// Which `send` a builtin is: `Some(false)` for `send`/`__send__`, `Some(true)` for
+/// `public_send`. The dispatch loop runs these calls in place (`ops::send_in_place`).
+#[inline]
+pub fn send_kind(f: crate::core::module::BuiltinFn) -> Option<bool> {
+    if std::ptr::fn_addr_eq(f, basic_send as crate::core::module::BuiltinFn) {
+        Some(false)
+    } else if std::ptr::fn_addr_eq(f, obj_public_send as crate::core::module::BuiltinFn) {
+        Some(true)
+    } else {
+        None
+    }
+}
+
 fn basic_send(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(&name) = args.pos.first() else {
         return Err(ctx.arg_error("no method name given"));
@@ -1039,7 +1052,7 @@ pub fn init(ctx: &mut Ctx) {
         ("!=", basic_neq, [1], Safe),
         ("initialize", basic_initialize, [0], Safe, Private),
         ("__id__", basic_id, [0], Safe),
-        ("__send__", basic_send, [1..], Unsafe, Kw),
+        ("__send__", basic_send, [0..], Unsafe, Kw),
         ("instance_eval", basic_instance_eval, [0..=3], Unsafe),
         ("instance_exec", basic_instance_exec, [0..], Unsafe, Kw),
         ("method_missing", basic_method_missing, [1..], Safe, Private),
@@ -1049,8 +1062,8 @@ pub fn init(ctx: &mut Ctx) {
     ]);
     let k = ctx.c().kernel;
     crate::methods!(ctx, k, [
-        ("send", basic_send, [1..], Unsafe, Kw),
-        ("public_send", obj_public_send, [1..], Unsafe, Kw),
+        ("send", basic_send, [0..], Unsafe, Kw),
+        ("public_send", obj_public_send, [0..], Unsafe, Kw),
         ("object_id", basic_id, [0], Safe),
         ("class", obj_class, [0], Safe),
         ("singleton_class", obj_singleton_class, [0], Unsafe),

@@ -158,6 +158,16 @@ pub fn symbol_proc(ctx: &mut Ctx, s: SymId) -> Value {
     alloc(ctx, empty_cap(Value::symbol(s)), SYMBOL | LAMBDA)
 }
 
+/// The method name of Symbol proc `p` made outside any refinement scope (`:name.to_proc`,
+/// `&:name`), or `None` for any other proc.
+pub fn plain_symbol(p: Value) -> Option<SymId> {
+    let r = rproc(p);
+    if basic(p).aux & SYMBOL == 0 || !r.cap.cref.is_nil() {
+        return None;
+    }
+    r.cap.self_.as_symbol()
+}
+
 /// Makes Symbol proc `p` call through the refinements of scope `cref` (`&:sym` written
 /// where `using` is active).
 pub fn set_symbol_scope(p: Value, cref: Value) {
@@ -187,6 +197,30 @@ pub fn dup(ctx: &mut Ctx, p: Value) -> Value {
     n
 }
 
+/// The method a Symbol proc for `s` calls on `recv` (refinements aside), with one lookup:
+/// a public method's entry; an error for a protected one (a Symbol proc has no calling self
+/// that could be allowed it: CRuby's rb_funcall_with_block); `None` for the general path
+/// (private or missing: NoMethodError or method_missing).
+pub fn symbol_target(ctx: &mut Ctx, recv: Value, s: SymId) -> Result<Option<std::sync::Arc<crate::core::module::MethodEntry>>> {
+    let klass = crate::interp::class_of(ctx, recv);
+    match crate::core::module::find_method(ctx, klass, s) {
+        Some(me) if me.visibility == crate::core::module::Visibility::Public => Ok(Some(me)),
+        Some(me) if me.visibility == crate::core::module::Visibility::Protected => Err(crate::interp::call::method_visibility_error(ctx, recv, s, me.visibility)),
+        _ => Ok(None),
+    }
+}
+
+/// `symbol_target` when it is a public Ruby method (the common case, which callers push as
+/// a frame), without the reference counting of an `Arc`: the entry is borrowed from the
+/// class's method cache, valid until Ruby code runs or a method is defined.
+pub fn symbol_ruby_target<'a>(ctx: &Ctx, recv: Value, s: SymId) -> Option<(&'a crate::core::module::MethodEntry, Value, Value)> {
+    let me = crate::core::module::find_method_ref(ctx, crate::interp::class_of(ctx, recv), s)?;
+    match me.body {
+        crate::core::module::MethodBody::Iseq { iseq, cref } if me.visibility == crate::core::module::Visibility::Public => Some((me, iseq, cref)),
+        _ => None,
+    }
+}
+
 /// Calls a Symbol or Method proc.
 pub fn call_special(ctx: &mut Ctx, p: Value, args: &[Value], kw: Option<Value>, block: Option<Block>) -> Result<Value> {
     let flags = basic(p).aux;
@@ -196,8 +230,6 @@ pub fn call_special(ctx: &mut Ctx, p: Value, args: &[Value], kw: Option<Value>, 
         let Some((&recv, rest)) = args.split_first() else {
             return Err(ctx.arg_error("no receiver given"));
         };
-        // A Symbol proc calls public methods only: there is no calling self that a
-        // protected method could accept (CRuby's rb_funcall_with_block).
         let klass = crate::interp::class_of(ctx, recv);
         let scope = rproc(p).cap.cref;
         if !scope.is_nil() {
@@ -208,17 +240,10 @@ pub fn call_special(ctx: &mut Ctx, p: Value, args: &[Value], kw: Option<Value>, 
                 }
             }
         }
-        // One lookup: a public method is invoked with the entry found here; the rest
-        // (private, missing: NoMethodError or method_missing) takes the general path.
-        match crate::core::module::find_method(ctx, klass, s) {
-            Some(me) if me.visibility == crate::core::module::Visibility::Public => {
-                return crate::interp::call::invoke_from_rust(ctx, recv, &me, rest, kw, block);
-            }
-            Some(me) if me.visibility == crate::core::module::Visibility::Protected => {
-                return Err(crate::interp::call::method_visibility_error(ctx, recv, s, me.visibility));
-            }
-            _ => return crate::interp::call::call_method(ctx, recv, s, rest, kw, block, false),
-        }
+        return match symbol_target(ctx, recv, s)? {
+            Some(me) => crate::interp::call::invoke_from_rust(ctx, recv, &me, rest, kw, block),
+            None => crate::interp::call::call_method(ctx, recv, s, rest, kw, block, false),
+        };
     }
     if flags & METHOD != 0 {
         return ctx.call_kw(target, sym::CALL, args, kw, block);

@@ -153,22 +153,137 @@ fn keyword_list(ctx: &Ctx, names: &[Value]) -> String {
         .join(", ")
 }
 
+/// The keywords a call passes, as they arrive.
+#[derive(Copy, Clone)]
+pub enum Kw<'a> {
+    None,
+    /// A non-empty Hash (or a value to be converted, passed through as it was).
+    Hash(Value),
+    /// `KW_ARGS` values: the value of `keys[i]` is at `stack[at + i]`, covered by `sp`.
+    Stack(&'a [SymId], usize),
+}
+
+impl Kw<'_> {
+    pub fn from_hash(kw: Option<Value>) -> Self {
+        kw.map_or(Kw::None, Kw::Hash)
+    }
+}
+
+/// The Hash of `KW_ARGS` keywords: `keys` with the values at `stack[at..]` (still on the
+/// stack, under `sp`, while it is built).
+pub fn kw_hash(ctx: &mut Ctx, keys: &[SymId], at: usize) -> Result<Value> {
+    let h = hash::new(ctx);
+    let guard = ctx.protect(h);
+    for (i, &k) in keys.iter().enumerate() {
+        let v = ctx.stacks.stack[at + i];
+        if let Err(e) = hash::aset(ctx, h, Value::symbol(k), v) {
+            ctx.unprotect(guard);
+            return Err(e);
+        }
+    }
+    ctx.unprotect(guard);
+    Ok(h)
+}
+
+#[cold]
+#[inline(never)]
+fn missing_keywords(ctx: &mut Ctx, p: &crate::compile::iseq::Params, vals: &[Value]) -> Unwind {
+    let missing: Vec<Value> = p.kw.iter().zip(vals).filter(|(k, v)| k.required && v.is_undef()).map(|(k, _)| Value::symbol(k.name)).collect();
+    let s = if missing.len() == 1 { "" } else { "s" };
+    let list = keyword_list(ctx, &missing);
+    ctx.arg_error(&format!("missing keyword{s}: {list}"))
+}
+
+#[cold]
+#[inline(never)]
+fn unknown_keywords(ctx: &mut Ctx, unknown: &[Value]) -> Unwind {
+    let s = if unknown.len() == 1 { "" } else { "s" };
+    let list = keyword_list(ctx, unknown);
+    ctx.arg_error(&format!("unknown keyword{s}: {list}"))
+}
+
+/// The `ArgumentError` for `given` positional arguments to parameters `p`: CRuby names the
+/// required keywords too (`expected 1; required keywords: a, b`).
+#[cold]
+#[inline(never)]
+fn method_arity_error(ctx: &mut Ctx, p: &crate::compile::iseq::Params, given: usize, min: usize, max: Option<usize>) -> Unwind {
+    let required: Vec<String> = p.kw.iter().filter(|k| k.required).map(|k| ctx.sym_str(k.name)).collect();
+    if required.is_empty() {
+        return ctx.arity_error(given, min, max);
+    }
+    let counts = crate::error::arity_counts(given, min, max);
+    let s = if required.len() == 1 { "" } else { "s" };
+    ctx.arg_error(&format!("wrong number of arguments ({counts}; required keyword{s}: {})", required.join(", ")))
+}
+
+/// The common keyword call: required positional parameters, all given, and keyword
+/// parameters (`def m(a, k:, j: 1)`), with keywords from the stack or none. Binds without
+/// allocating; `None` (nothing changed) for the general path, which also raises the errors
+/// (a missing or unknown keyword).
+#[inline]
+fn bind_kw_only(ctx: &mut Ctx, iseq: &Iseq, bp: usize, argc: usize, kw: Kw<'_>) -> Option<usize> {
+    let p = &iseq.params;
+    let nlocals = iseq.local_count();
+    let mut vals = [Value::UNDEF; 8];
+    let vals = vals.get_mut(..p.kw.len())?;
+    if bp + nlocals + STACK_MARGIN > ctx.stacks.stack.len() {
+        return None;
+    }
+    if let Kw::Stack(keys, at) = kw {
+        for (j, key) in keys.iter().enumerate() {
+            let i = p.kw.iter().position(|k| k.name == *key)?;
+            vals[i] = ctx.stacks.stack[at + j];
+        }
+    }
+    if p.kw.iter().zip(vals.iter()).any(|(k, v)| k.required && v.is_undef()) {
+        return None;
+    }
+    let stack = &mut ctx.stacks.stack[bp..bp + nlocals];
+    let ks = p.kw_start() as usize;
+    for v in &mut stack[argc..] {
+        *v = Value::NIL;
+    }
+    stack[ks..ks + vals.len()].copy_from_slice(vals);
+    Some(0)
+}
+
 /// Binds `argc` arguments at `stack[bp..]` (plus keywords and block) to the parameters of
 /// `iseq`, writing the frame's locals in place. Returns the pc to start at.
 #[allow(clippy::too_many_arguments)]
-pub fn bind_args(ctx: &mut Ctx, iseq: &Iseq, bp: usize, mut argc: usize, mut kw: Option<Value>, block: Option<Block>, mode: ArgMode) -> Result<usize> {
+pub fn bind_args(ctx: &mut Ctx, iseq: &Iseq, bp: usize, argc: usize, kw: Option<Value>, block: Option<Block>, mode: ArgMode) -> Result<usize> {
+    bind_args_kw(ctx, iseq, bp, argc, Kw::from_hash(kw), block, mode)
+}
+
+/// `bind_args` with keywords in either form. `Kw::Stack` values lie right after the
+/// positional arguments; a callee with keyword parameters takes them without a Hash.
+#[allow(clippy::too_many_arguments)]
+pub fn bind_args_kw(ctx: &mut Ctx, iseq: &Iseq, bp: usize, mut argc: usize, mut kw: Kw<'_>, block: Option<Block>, mode: ArgMode) -> Result<usize> {
     let p = &iseq.params;
     let nlocals = iseq.local_count();
     let cap = ctx.stacks.stack.len();
     let need = |n: usize| bp + n + STACK_MARGIN;
 
+    // Keywords on the stack as a Hash where the callee takes one (no keyword parameters),
+    // or where a block's argument spreading could overwrite them.
+    if let Kw::Stack(keys, at) = kw {
+        if !p.accepts_kw() || mode == ArgMode::Loose {
+            kw = Kw::Hash(kw_hash(ctx, keys, at)?);
+        }
+    }
+
+    if mode == ArgMode::Strict && p.kw_only() && argc == p.lead as usize && !matches!(kw, Kw::Hash(_)) {
+        if let Some(pc) = bind_kw_only(ctx, iseq, bp, argc, kw) {
+            return Ok(pc);
+        }
+    }
+
     // Keywords to a method without keyword parameters become a trailing Hash.
-    if let Some(h) = kw {
+    if let Kw::Hash(h) = kw {
         if !p.accepts_kw() {
             if p.no_kw {
                 return Err(ctx.arg_error("no keywords accepted"));
             }
-            kw = None;
+            kw = Kw::None;
             if hash::len(h) > 0 {
                 if need(argc + 1) > cap {
                     return Err(stack_overflow(ctx));
@@ -211,7 +326,7 @@ pub fn bind_args(ctx: &mut Ctx, iseq: &Iseq, bp: usize, mut argc: usize, mut kw:
     match mode {
         ArgMode::Strict => {
             if argc < required || max.is_some_and(|m| argc > m) {
-                return Err(ctx.arity_error(argc, required, max));
+                return Err(method_arity_error(ctx, p, argc, required, max));
             }
         }
         ArgMode::Loose => {
@@ -252,52 +367,81 @@ pub fn bind_args(ctx: &mut Ctx, iseq: &Iseq, bp: usize, mut argc: usize, mut kw:
         None
     };
     let rest_guard = ctx.protect(rest_arr.unwrap_or(Value::NIL));
-    let mut kw_vals: Vec<Value> = Vec::new();
+    // The keyword parameters' values (UNDEF: not given), read before any local is written.
+    let nkw = p.kw.len();
+    let mut kw_small = [Value::UNDEF; 8];
+    let mut kw_large = Vec::new();
+    let kw_vals: &mut [Value] = if nkw <= kw_small.len() {
+        &mut kw_small[..nkw]
+    } else {
+        kw_large.resize(nkw, Value::UNDEF);
+        &mut kw_large
+    };
     let mut kwrest = Value::NIL;
     if p.accepts_kw() {
-        let mut missing: Vec<Value> = Vec::new();
-        for k in &p.kw {
-            let key = Value::symbol(k.name);
-            let v = kw.and_then(|h| hash::get(h, key));
-            match v {
-                Some(v) => kw_vals.push(v),
-                None => {
-                    if k.required {
-                        missing.push(key);
+        let mut given = 0;
+        match kw {
+            Kw::Hash(h) => {
+                for (k, slot) in p.kw.iter().zip(kw_vals.iter_mut()) {
+                    if let Some(v) = hash::get(h, Value::symbol(k.name)) {
+                        *slot = v;
+                        given += 1;
                     }
-                    kw_vals.push(Value::UNDEF);
                 }
             }
+            Kw::Stack(keys, at) => {
+                for (j, key) in keys.iter().enumerate() {
+                    if let Some(i) = p.kw.iter().position(|k| k.name == *key) {
+                        kw_vals[i] = ctx.stacks.stack[at + j];
+                        given += 1;
+                    }
+                }
+            }
+            Kw::None => {}
         }
-        if !missing.is_empty() {
+        if p.kw.iter().zip(kw_vals.iter()).any(|(k, v)| k.required && v.is_undef()) {
             ctx.unprotect(rest_guard);
-            let s = if missing.len() == 1 { "" } else { "s" };
-            let list = keyword_list(ctx, &missing);
-            return Err(ctx.arg_error(&format!("missing keyword{s}: {list}")));
+            return Err(missing_keywords(ctx, p, kw_vals));
         }
-        let mut unknown: Vec<Value> = Vec::new();
         if p.kwrest {
             kwrest = hash::new(ctx);
             ctx.protect(kwrest);
         }
-        if let Some(h) = kw {
-            for (k, v) in hash::pairs(h) {
-                let known = k.as_symbol().is_some_and(|s| p.kw.iter().any(|kp| kp.name == s));
-                if known {
-                    continue;
-                }
-                if p.kwrest {
-                    hash::aset(ctx, kwrest, k, v)?;
-                } else {
-                    unknown.push(k);
+        // Keys that are not parameters go to `**rest`, or are an error.
+        let mut unknown: Vec<Value> = Vec::new();
+        let known = |k: Value| k.as_symbol().is_some_and(|s| p.kw.iter().any(|kp| kp.name == s));
+        match kw {
+            Kw::Hash(h) if hash::len(h) > given => {
+                for (k, v) in hash::pairs(h) {
+                    if known(k) {
+                        continue;
+                    }
+                    if p.kwrest {
+                        hash::aset(ctx, kwrest, k, v)?;
+                    } else {
+                        unknown.push(k);
+                    }
                 }
             }
+            Kw::Stack(keys, at) if keys.len() > given => {
+                for (j, &key) in keys.iter().enumerate() {
+                    let k = Value::symbol(key);
+                    if known(k) {
+                        continue;
+                    }
+                    if p.kwrest {
+                        let v = ctx.stacks.stack[at + j];
+                        hash::aset(ctx, kwrest, k, v)?;
+                    } else {
+                        unknown.push(k);
+                    }
+                }
+            }
+            _ => {}
         }
         if !unknown.is_empty() {
             ctx.unprotect(rest_guard);
-            let s = if unknown.len() == 1 { "" } else { "s" };
-            let list = keyword_list(ctx, &unknown);
-            return Err(ctx.arg_error(&format!("unknown keyword{s}: {list}")));
+            return Err(unknown_keywords(ctx, &unknown));
         }
     }
     let block_val = if p.block {
@@ -330,9 +474,7 @@ pub fn bind_args(ctx: &mut Ctx, iseq: &Iseq, bp: usize, mut argc: usize, mut kw:
         stack[bp + ps + i] = v;
     }
     let ks = p.kw_start() as usize;
-    for (i, v) in kw_vals.into_iter().enumerate() {
-        stack[bp + ks + i] = v;
-    }
+    stack[bp + ks..bp + ks + nkw].copy_from_slice(kw_vals);
     if p.kwrest {
         stack[bp + p.kwrest_index() as usize] = kwrest;
     }
@@ -420,9 +562,16 @@ pub fn push_simple_method_frame(ctx: &mut Ctx, recv: Value, me: &MethodEntry, is
 /// arguments follow it.
 #[allow(clippy::too_many_arguments)]
 pub fn push_method_frame(ctx: &mut Ctx, recv: Value, me: &MethodEntry, iseq_val: Value, cref: Value, argc: usize, kw: Option<Value>, block: Option<Block>, ret_sp: usize, flags: u8) -> Result<()> {
+    push_method_frame_kw(ctx, recv, me, iseq_val, cref, argc, Kw::from_hash(kw), block, ret_sp, flags)
+}
+
+/// `push_method_frame` with keywords in either form (`Kw::Stack` values follow the
+/// positional arguments).
+#[allow(clippy::too_many_arguments)]
+pub fn push_method_frame_kw(ctx: &mut Ctx, recv: Value, me: &MethodEntry, iseq_val: Value, cref: Value, argc: usize, kw: Kw<'_>, block: Option<Block>, ret_sp: usize, flags: u8) -> Result<()> {
     let iseq = iseq_of(iseq_val);
     let bp = ret_sp + 1;
-    let pc = if iseq.params.simple && kw.is_none() {
+    let pc = if iseq.params.simple && matches!(kw, Kw::None) {
         if argc != iseq.params.lead as usize {
             return Err(ctx.arity_error(argc, iseq.params.lead as usize, Some(iseq.params.lead as usize)));
         }
@@ -435,8 +584,11 @@ pub fn push_method_frame(ctx: &mut Ctx, recv: Value, me: &MethodEntry, iseq_val:
         }
         0
     } else {
-        ctx.stacks.sp = bp + argc;
-        bind_args(ctx, iseq, bp, argc, kw, block, ArgMode::Strict)?
+        ctx.stacks.sp = match kw {
+            Kw::Stack(keys, at) => at + keys.len(),
+            _ => bp + argc,
+        };
+        bind_args_kw(ctx, iseq, bp, argc, kw, block, ArgMode::Strict)?
     };
     let f = enter_frame(ctx, FrameKind::Method, iseq, iseq_val, bp, pc, ret_sp, Value::NIL)?;
     f.self_ = recv;

@@ -109,6 +109,9 @@ pub const FRAME_ITER_LOOP: u8 = 32;
 /// With `FRAME_ITER`: the iterator is `Array#each` (passes the elements of its self, until
 /// past the array's current length).
 pub const FRAME_ITER_EACH: u8 = 64;
+/// With `FRAME_ITER`: the block is a Symbol (`each(&:name)`, the Symbol in `iseq_val`): each
+/// iteration calls that method on the iteration's argument (`iter::push_iteration`).
+pub const FRAME_ITER_SYM: u8 = 128;
 
 pub struct Frame {
     pub iseq: *const Iseq,

@@ -24,6 +24,12 @@
 //! - An unwind passing an iterator frame pops it and resets `sp` to its result slot (as a
 //!   failed builtin call does), so a `break` value lands where the call's result goes; a
 //!   `loop` frame instead ends with the result of a `StopIteration` passing it.
+//! - With `FRAME_ITER_SYM` (`each(&:name)`, `times(&:name)`: the call site's block is a
+//!   Symbol) the iteration's argument is the receiver of a call of that method: a Ruby method's
+//!   frame is pushed with its result slot at `sp_base`, as a block frame's would be; any other
+//!   method runs at once and the iteration goes on. No Proc is made.
+//! - A pass-through frame (`push_passthrough`, `home_index` `PASSTHROUGH`) is a
+//!   `FRAME_ITER` frame with one Ruby method frame above it sharing its result slot.
 //! - No Rust frames sit between the loop and the blocks, so a fiber whose blocks run in
 //!   iterator frames can still suspend shallowly (dense mode) and switch fast.
 
@@ -31,7 +37,7 @@ use crate::core::module::{MethodBody, MethodEntry, Visibility};
 use crate::error::Unwind;
 use crate::interp::call;
 use crate::core::array;
-use crate::interp::frame::{Captured, Frame, FRAME_ITER, FRAME_ITER_BLOCK, FRAME_ITER_EACH, FRAME_ITER_LOOP};
+use crate::interp::frame::{BlockRef, Captured, Frame, FRAME_ITER, FRAME_ITER_BLOCK, FRAME_ITER_EACH, FRAME_ITER_LOOP, FRAME_ITER_SYM};
 use crate::symbol::sym;
 use crate::thread::Ctx;
 use crate::value::Value;
@@ -77,7 +83,7 @@ fn argument(f: &Frame, i: usize) -> Value {
 }
 
 /// Starts the iterator call `me` (`iterations` gave `count`) on `recv`, the block the
-/// literal `block_iseq` of the frame `home`. Its receiver sits at `ret_sp` with no
+/// literal `block_iseq` of the frame `home` (or a Symbol: `FRAME_ITER_SYM`). Its receiver sits at `ret_sp` with no
 /// arguments above it. `Ok(None)`: a block frame was pushed, continue with the top frame;
 /// `Ok(Some(v))`: done without iterating.
 pub fn start(ctx: &mut Ctx, recv: Value, me: &MethodEntry, count: usize, block_iseq: Value, home: usize, ret_sp: usize) -> Result<Option<Value>> {
@@ -100,6 +106,9 @@ pub fn start(ctx: &mut Ctx, recv: Value, me: &MethodEntry, count: usize, block_i
     } else {
         FRAME_ITER
     };
+    if block_iseq.is_symbol() {
+        f.flags |= FRAME_ITER_SYM;
+    }
     f.ret_sp = ret_sp;
     f.sp_base = arg;
     f.bp = count;
@@ -107,8 +116,16 @@ pub fn start(ctx: &mut Ctx, recv: Value, me: &MethodEntry, count: usize, block_i
     f.iseq_val = block_iseq;
     f.home_index = home as u32;
     f.home_serial = home_serial;
-    if let Err(e) = push_iteration(ctx, 0) {
-        pop_iter(ctx);
+    let depth = ctx.stacks.frames.len();
+    let r = match push_iteration(ctx, 0) {
+        Ok(true) => Ok(()),
+        Ok(false) => step(ctx),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = r {
+        if ctx.stacks.frames.len() == depth {
+            pop_iter(ctx);
+        }
         return Err(e);
     }
     Ok(None)
@@ -118,27 +135,82 @@ pub fn start(ctx: &mut Ctx, recv: Value, me: &MethodEntry, count: usize, block_i
 /// iteration's block frame, or pops the iterator frame and leaves its result. On an error
 /// the iterator frame is still on top, for `handle_unwind` to pop.
 pub fn step(ctx: &mut Ctx) -> Result<()> {
-    let f = ctx.stacks.frames.last_mut().expect("iterator frame");
-    let i = f.pc.wrapping_add(1);
-    if finished(f, i) {
-        let (ret_sp, recv) = (f.ret_sp, f.self_);
-        ctx.stacks.frames.pop();
-        ctx.stacks.stack[ret_sp] = recv;
-        ctx.stacks.sp = ret_sp + 1;
-        return Ok(());
+    loop {
+        let f = ctx.stacks.frames.last_mut().expect("iterator frame");
+        if f.home_index == PASSTHROUGH {
+            // The method above it left its result in the slot they share.
+            let ret_sp = f.ret_sp;
+            ctx.stacks.frames.pop();
+            ctx.stacks.sp = ret_sp + 1;
+            return Ok(());
+        }
+        let i = f.pc.wrapping_add(1);
+        if finished(f, i) {
+            let (ret_sp, recv) = (f.ret_sp, f.self_);
+            ctx.stacks.frames.pop();
+            ctx.stacks.stack[ret_sp] = recv;
+            ctx.stacks.sp = ret_sp + 1;
+            return Ok(());
+        }
+        f.pc = i;
+        if ctx.vm().interrupt.load(std::sync::atomic::Ordering::Relaxed) != 0 {
+            crate::interp::ops::handle_interrupt(ctx)?;
+        }
+        if push_iteration(ctx, i)? {
+            return Ok(());
+        }
     }
-    f.pc = i;
-    if ctx.vm().interrupt.load(std::sync::atomic::Ordering::Relaxed) != 0 {
-        crate::interp::ops::handle_interrupt(ctx)?;
-    }
-    push_iteration(ctx, i)
 }
 
-/// Pushes the block frame of iteration `i` of the iterator frame on top.
+/// `home_index` of a pass-through frame (`push_passthrough`).
+const PASSTHROUGH: u32 = u32::MAX;
+
+/// Pushes the frame of builtin `owner#mid` called on `recv` with its result slot at `ret_sp`,
+/// for a Ruby method frame the caller pushes right above it with the same result slot: the
+/// builtin (`public_send`) keeps its backtrace line while its callee runs in this loop. When
+/// the callee leaves, `step` pops this frame, the result already in place.
+pub fn push_passthrough(ctx: &mut Ctx, recv: Value, owner: Value, mid: crate::symbol::SymId, ret_sp: usize) {
+    call::push_builtin_frame(ctx, recv, owner, mid);
+    let f = ctx.stacks.frames.last_mut().expect("pass-through frame");
+    f.flags = FRAME_ITER;
+    f.ret_sp = ret_sp;
+    f.home_index = PASSTHROUGH;
+}
+
+/// Iteration `i` of a `FRAME_ITER_SYM` iterator frame on top: calls the method named by
+/// the Symbol on the iteration's argument. `Ok(true)`: its frame was pushed; `Ok(false)`:
+/// it already ran.
+#[inline(never)]
+fn call_symbol(ctx: &mut Ctx, i: usize) -> Result<bool> {
+    let f = ctx.stacks.frames.last().expect("iterator frame");
+    let (arg, name) = (f.sp_base, f.iseq_val);
+    let recv = argument(f, i);
+    let mid = name.as_symbol().expect("symbol iterator");
+    ctx.stacks.stack[arg] = recv;
+    ctx.stacks.sp = arg + 1;
+    if let Some((me, iseq, cref)) = crate::core::proc::symbol_ruby_target(ctx, recv, mid) {
+        if !call::push_simple_method_frame(ctx, recv, me, iseq, cref, 0, BlockRef::NONE, arg) {
+            call::push_method_frame(ctx, recv, me, iseq, cref, 0, None, None, arg, 0)?;
+        }
+        return Ok(true);
+    }
+    let r = match crate::core::proc::symbol_target(ctx, recv, mid)? {
+        Some(me) => call::invoke_from_rust(ctx, recv, &me, &[], None, None),
+        None => call::call_method(ctx, recv, mid, &[], None, None, false),
+    };
+    ctx.stacks.sp = arg;
+    r.map(|_| false)
+}
+
+/// Pushes the block frame of iteration `i` of the iterator frame on top (`Ok(true)`), or
+/// for a Symbol block makes the call (`call_symbol`).
 #[inline]
-fn push_iteration(ctx: &mut Ctx, i: usize) -> Result<()> {
+fn push_iteration(ctx: &mut Ctx, i: usize) -> Result<bool> {
     let frames = &ctx.stacks.frames;
     let f = frames.last().expect("iterator frame");
+    if f.flags & FRAME_ITER_SYM != 0 {
+        return call_symbol(ctx, i);
+    }
     let (arg, home_index, home_serial, iseq) = (f.sp_base, f.home_index, f.home_serial, f.iseq_val);
     let argc = if f.flags & FRAME_ITER_LOOP != 0 { 0 } else { 1 };
     let v = argument(f, i);
@@ -148,9 +220,10 @@ fn push_iteration(ctx: &mut Ctx, i: usize) -> Result<()> {
     ctx.stacks.sp = arg + argc;
     if call::push_simple_block_frame(ctx, &cap, argc, arg, 0) {
         ctx.stacks.frames.last_mut().expect("block frame").flags = FRAME_ITER_BLOCK;
-        return Ok(());
+        return Ok(true);
     }
-    call::push_block_frame(ctx, &cap, argc, None, None, false, None, 0, arg)
+    call::push_block_frame(ctx, &cap, argc, None, None, false, None, 0, arg)?;
+    Ok(true)
 }
 
 /// What `restart` did.

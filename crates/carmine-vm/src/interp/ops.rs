@@ -39,12 +39,6 @@ pub const REDEF_SPECIAL_EQ: u32 = 256;
 
 // ---- calls ----
 
-/// Number of stack slots a call site's arguments occupy (excluding the receiver).
-#[inline]
-fn arg_slots(ci: &CallInfo) -> usize {
-    ci.argc as usize + ci.has(cf::KW_HASH) as usize + ci.has(cf::BLOCK_ARG) as usize
-}
-
 /// Converts a `&arg` value to a block.
 pub fn block_from_value(ctx: &mut Ctx, v: Value) -> Result<Option<Block>> {
     if v.is_nil() {
@@ -82,9 +76,34 @@ pub fn block_from_value(ctx: &mut Ctx, v: Value) -> Result<Option<Block>> {
     Ok(Some(Block::Proc(p)))
 }
 
+/// Whether `KW_ARGS` keywords of `ci` stay on the stack through `prepare_args(.., true)`,
+/// right after the positional arguments, for a callee that binds them directly.
+#[inline]
+fn kw_on_stack(ci: &CallInfo) -> bool {
+    ci.flags & (cf::KW_ARGS | cf::SPLAT) == cf::KW_ARGS
+}
+
+/// Whether `me` binds the keywords of a `kw_on_stack` call site without a Hash.
+fn binds_stacked_kw(me: &MethodEntry) -> Option<(Value, Value)> {
+    match me.body {
+        MethodBody::Iseq { iseq, cref } if iseq_of(iseq).params.accepts_kw() => Some((iseq, cref)),
+        _ => None,
+    }
+}
+
+/// The Hash of the `kw_on_stack` keywords at `stack[at..]`, left where the first of them
+/// was, with `sp` lowered to it (as `prepare_args` leaves a keyword Hash).
+fn pop_kw_hash(ctx: &mut Ctx, ci: &CallInfo, at: usize) -> Result<Value> {
+    let h = call::kw_hash(ctx, &ci.kw_keys, at)?;
+    ctx.stacks.stack[at] = h;
+    ctx.stacks.sp = at;
+    Ok(h)
+}
+
 /// Pops the block argument, keyword hash and splat of a call site, leaving plain positional
-/// arguments at the top of the stack. Returns (argc, keywords, block-from-&arg).
-fn prepare_args(ctx: &mut Ctx, ci: &CallInfo) -> Result<(usize, Option<Value>, Option<Block>)> {
+/// arguments at the top of the stack. Returns (argc, keywords, block-from-&arg). With
+/// `keep_kw`, `kw_on_stack` keywords stay above the positional arguments (not returned).
+fn prepare_args(ctx: &mut Ctx, ci: &CallInfo, keep_kw: bool) -> Result<(usize, Option<Value>, Option<Block>)> {
     let mut sp = ctx.stacks.sp;
     let mut block = None;
     if ci.has(cf::BLOCK_ARG) {
@@ -95,7 +114,14 @@ fn prepare_args(ctx: &mut Ctx, ci: &CallInfo) -> Result<(usize, Option<Value>, O
         ctx.stacks.sp = sp;
     }
     let mut kw = None;
-    if ci.has(cf::KW_HASH) {
+    if ci.has(cf::KW_ARGS) {
+        sp -= ci.kw_keys.len();
+        ctx.stacks.sp = sp + ci.kw_keys.len();
+        if keep_kw && kw_on_stack(ci) {
+            return Ok((ci.argc as usize, None, block));
+        }
+        kw = Some(pop_kw_hash(ctx, ci, sp)?);
+    } else if ci.has(cf::KW_HASH) {
         sp -= 1;
         let h = ctx.stacks.stack[sp];
         ctx.stacks.sp = sp;
@@ -163,7 +189,9 @@ fn lookup_cached(ctx: &Ctx, ci: &CallInfo, klass: Value) -> Option<Arc<MethodEnt
         cc.fast_klass.set(0);
     }
     cc.klass[i].set(klass.raw());
-    cc.me[i].set(me.as_ref().map(|m| Arc::as_ptr(m)));
+    // `send` and `public_send` are left to the general path (no raw entry for `cache_hit`),
+    // which runs them in place (`send_in_place`).
+    cc.me[i].set(me.as_ref().filter(|m| sends(m).is_none()).map(|m| Arc::as_ptr(m)));
     cc.keep.borrow_mut()[i] = me.clone();
     if let Some(m) = me.as_ref().filter(|m| fast_target(ci, m)) {
         cc.fast_klass.set(klass.raw());
@@ -404,7 +432,7 @@ pub fn send_any(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci_idx: usize) -> Result<
 
 pub fn send(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci_idx: usize) -> Result<Option<Value>> {
     let ci = &iseq.calls[ci_idx];
-    let ret_sp = ctx.stacks.sp - arg_slots(ci) - 1;
+    let ret_sp = ctx.stacks.sp - ci.arg_slots() - 1;
     let r = send_inner(ctx, iseq, fi, ci, ret_sp);
     if r.is_err() {
         ctx.stacks.sp = ret_sp;
@@ -413,7 +441,12 @@ pub fn send(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci_idx: usize) -> Result<Opti
 }
 
 fn send_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usize) -> Result<Option<Value>> {
-    let (argc, kw, mut block) = prepare_args(ctx, ci)?;
+    if ci.flags & (cf::BLOCK_ARG | cf::KW_HASH | cf::KW_ARGS | cf::SPLAT | cf::SAFE_NAV) == cf::BLOCK_ARG && ci.argc == 0 && ctx.stacks.stack[ret_sp + 1].is_symbol() {
+        if let Some(r) = symbol_iteration(ctx, fi, ci, ret_sp) {
+            return r;
+        }
+    }
+    let (argc, mut kw, mut block) = if ci.plain() { (ci.argc as usize, None, None) } else { prepare_args(ctx, ci, true)? };
     if ci.block != u32::MAX {
         block = Some(capture_block(ctx, iseq, fi, ci.block));
     }
@@ -424,6 +457,20 @@ fn send_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usiz
     }
     let klass = class_of(ctx, recv);
     let me = lookup_cached(ctx, ci, klass);
+    if kw_on_stack(ci) {
+        let at = ret_sp + 1 + argc;
+        let visible = |m: &MethodEntry| m.visibility == Visibility::Public || ci.has(cf::FCALL) || ci.has(cf::SELF_RECV);
+        if let Some(m) = me.as_deref().filter(|m| visible(m)) {
+            if let Some((body, cref)) = binds_stacked_kw(m) {
+                if block.is_some() && !iseq_of(body).uses_block {
+                    warn_unused_block(ctx, fi, ci, m, body)?;
+                }
+                call::push_method_frame_kw(ctx, recv, m, body, cref, argc, call::Kw::Stack(&ci.kw_keys, at), block, ret_sp, 0)?;
+                return Ok(None);
+            }
+        }
+        kw = Some(pop_kw_hash(ctx, ci, at)?);
+    }
     let Some(me) = me else {
         let args = stack_args(ctx, ret_sp, argc);
         let kind = if ci.has(cf::VCALL) { MissingKind::VCall } else { MissingKind::Normal };
@@ -450,12 +497,94 @@ fn send_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usiz
             warn_unused_block(ctx, fi, ci, &me, body)?;
         }
     }
+    if let Some(public) = sends(&me) {
+        if let Some(r) = send_in_place(ctx, recv, public, argc, kw, block, ret_sp) {
+            return r;
+        }
+    }
     if ci.block != u32::MAX && argc == 0 && kw.is_none() {
         if let Some(n) = iter::iterations(ctx, &me, recv) {
             return iter::start(ctx, recv, &me, n, iseq.children[ci.block as usize], fi, ret_sp);
         }
     }
     invoke(ctx, recv, &me, argc, kw, block, ret_sp)
+}
+
+/// `recv.each(&:name)` (or `times`) as an iterator frame calling `name` on each element
+/// (`iter::call_symbol`), with no Proc made for the Symbol. `None` (nothing changed) when the
+/// block is not a Symbol, refinements are in scope, tracing is on, or the method is not an
+/// iterator the loop drives.
+#[inline(never)]
+fn symbol_iteration(ctx: &mut Ctx, fi: usize, ci: &CallInfo, ret_sp: usize) -> Option<Result<Option<Value>>> {
+    let name = ctx.stacks.stack[ret_sp + 1];
+    if crate::core::tracepoint::tracing(ctx) || !crate::core::refinement::frame_refinements(&ctx.stacks.frames[fi]).is_nil() {
+        return None;
+    }
+    let recv = ctx.stacks.stack[ret_sp];
+    let me = lookup_cached(ctx, ci, class_of(ctx, recv))?;
+    let visible = me.visibility == Visibility::Public || ci.has(cf::FCALL) || ci.has(cf::SELF_RECV);
+    let n = iter::iterations(ctx, &me, recv).filter(|&n| visible && n != usize::MAX)?;
+    Some(iter::start(ctx, recv, &me, n, name, fi, ret_sp))
+}
+
+/// Whether `me` is `send`/`__send__` (`Some(false)`) or `public_send` (`Some(true)`).
+#[inline]
+fn sends(me: &MethodEntry) -> Option<bool> {
+    match me.body {
+        MethodBody::Builtin { f, .. } => object::send_kind(f),
+        _ => None,
+    }
+}
+
+/// `recv.send(:name, args…)` (`public` for `public_send`) run as the call `recv.name(args…)`
+/// from this dispatch loop: the name is dropped from the arguments on the stack and the
+/// target is invoked like a direct call (a Ruby method's frame is pushed here, not run in a
+/// nested loop; `send` leaves no frame of its own, as in CRuby). `None` (nothing changed)
+/// when the builtin must run: no name, a name that is not a Symbol, refinements in scope,
+/// a missing method (method_missing), or for `public_send` a method that is not public or
+/// not a Ruby method.
+#[inline(never)]
+fn send_in_place(ctx: &mut Ctx, recv: Value, public: bool, argc: usize, kw: Option<Value>, block: Option<Block>, ret_sp: usize) -> Option<Result<Option<Value>>> {
+    let mid = ctx.stacks.stack.get(ret_sp + 1).filter(|_| argc > 0)?.as_symbol()?;
+    if ctx.stacks.frames.last().is_some_and(|f| !crate::core::refinement::frame_refinements(f).is_nil()) {
+        return None;
+    }
+    let klass = class_of(ctx, recv);
+    // The entry is used before any Ruby code runs (binding may allocate, which leaves method
+    // caches alone).
+    let me = module::find_method_ref(ctx, klass, mid).filter(|m| !m.is_undefined() && !matches!(m.body, MethodBody::ZSuper))?;
+    if public && me.visibility != Visibility::Public {
+        return None;
+    }
+    let MethodBody::Iseq { iseq, cref } = me.body else {
+        // `public_send` is a method with a backtrace line of its own (`send` is not, in
+        // CRuby): only a Ruby target runs in place for it, above a pass-through frame.
+        if public {
+            return None;
+        }
+        let me = module::find_method(ctx, klass, mid)?;
+        drop_send_name(ctx, argc, ret_sp);
+        return Some(invoke(ctx, recv, &me, argc - 1, kw, block, ret_sp));
+    };
+    if public && ctx.stacks.frames.len() + 1 >= ctx.stacks.max_frames {
+        return Some(Err(call::stack_overflow(ctx)));
+    }
+    drop_send_name(ctx, argc, ret_sp);
+    if public {
+        iter::push_passthrough(ctx, recv, ctx.c().kernel, sym::PUBLIC_SEND, ret_sp);
+    }
+    let simple = kw.is_none() && call::push_simple_method_frame(ctx, recv, me, iseq, cref, argc - 1, BlockRef::from_block(block), ret_sp);
+    let r = if simple { Ok(()) } else { call::push_method_frame(ctx, recv, me, iseq, cref, argc - 1, kw, block, ret_sp, 0) };
+    if public && r.is_err() {
+        iter::pop_iter(ctx);
+    }
+    Some(r.map(|()| None))
+}
+
+/// Removes a `send`'s method name, the first of its `argc` arguments above `ret_sp`.
+fn drop_send_name(ctx: &mut Ctx, argc: usize, ret_sp: usize) {
+    ctx.stacks.stack.copy_within(ret_sp + 2..ret_sp + 1 + argc, ret_sp + 1);
+    ctx.stacks.sp = ret_sp + argc;
 }
 
 /// Ruby 3.4's warning for a block passed to a Ruby method that never uses one (no
@@ -589,7 +718,7 @@ fn inline_class_new(ctx: &mut Ctx, klass: Value, argc: usize, kw: Option<Value>,
 /// `push_simple_block_frame` applies. Returns false when the general path must run.
 #[inline(always)]
 pub fn yield_simple(ctx: &mut Ctx, fi: usize, ci: &CallInfo) -> bool {
-    if ci.flags & (cf::BLOCK_ARG | cf::KW_HASH | cf::SPLAT) != 0 {
+    if ci.flags & (cf::BLOCK_ARG | cf::KW_HASH | cf::KW_ARGS | cf::SPLAT) != 0 {
         return false;
     }
     let frames = &ctx.stacks.frames;
@@ -606,7 +735,7 @@ pub fn yield_simple(ctx: &mut Ctx, fi: usize, ci: &CallInfo) -> bool {
 
 pub fn invoke_yield(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci_idx: usize) -> Result<Option<Value>> {
     let ci = &iseq.calls[ci_idx];
-    let ret_sp = ctx.stacks.sp - arg_slots(ci);
+    let ret_sp = ctx.stacks.sp - ci.arg_slots();
     let r = yield_inner(ctx, fi, ci, ret_sp);
     if r.is_err() {
         ctx.stacks.sp = ret_sp;
@@ -615,7 +744,7 @@ pub fn invoke_yield(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci_idx: usize) -> Res
 }
 
 fn yield_inner(ctx: &mut Ctx, fi: usize, ci: &CallInfo, ret_sp: usize) -> Result<Option<Value>> {
-    let (argc, kw, blockarg) = prepare_args(ctx, ci)?;
+    let (argc, kw, blockarg) = prepare_args(ctx, ci, false)?;
     let Some(block) = ctx.stacks.frames[fi].block(&ctx.stacks.frames) else {
         return Err(ctx.local_jump_error("no block given (yield)", sym::YIELD, Value::NIL));
     };
@@ -624,6 +753,9 @@ fn yield_inner(ctx: &mut Ctx, fi: usize, ci: &CallInfo, ret_sp: usize) -> Result
         Block::Proc(p) => match crate::core::proc::captured(p) {
             Some(c) => (c, crate::core::proc::is_lambda(p)),
             None => {
+                if let Some(r) = yield_to_symbol(ctx, p, argc, kw, blockarg, ret_sp) {
+                    return r;
+                }
                 let args = ctx.stacks.stack[ret_sp..ret_sp + argc].to_vec();
                 let r = crate::core::proc::call_special(ctx, p, &args, kw, blockarg);
                 ctx.stacks.sp = ret_sp;
@@ -638,9 +770,20 @@ fn yield_inner(ctx: &mut Ctx, fi: usize, ci: &CallInfo, ret_sp: usize) -> Result
     Ok(None)
 }
 
+/// `yield` to a Symbol proc block (`&:name`) whose method is a Ruby method: the first
+/// argument, already in the result slot, is the receiver of the call, which is pushed like a
+/// direct call. `None` (nothing changed) for the general path (`proc::call_special`).
+#[inline(never)]
+fn yield_to_symbol(ctx: &mut Ctx, p: Value, argc: usize, kw: Option<Value>, block: Option<Block>, ret_sp: usize) -> Option<Result<Option<Value>>> {
+    let mid = crate::core::proc::plain_symbol(p).filter(|_| argc > 0)?;
+    let recv = ctx.stacks.stack[ret_sp];
+    let (me, iseq, cref) = crate::core::proc::symbol_ruby_target(ctx, recv, mid)?;
+    Some(call::push_method_frame(ctx, recv, me, iseq, cref, argc - 1, kw, block, ret_sp, 0).map(|()| None))
+}
+
 pub fn invoke_super(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci_idx: usize) -> Result<Option<Value>> {
     let ci = &iseq.calls[ci_idx];
-    let ret_sp = ctx.stacks.sp - arg_slots(ci) - 1;
+    let ret_sp = ctx.stacks.sp - ci.arg_slots() - 1;
     let r = super_inner(ctx, iseq, fi, ci, ret_sp);
     if r.is_err() {
         ctx.stacks.sp = ret_sp;
@@ -649,7 +792,7 @@ pub fn invoke_super(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci_idx: usize) -> Res
 }
 
 fn super_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usize) -> Result<Option<Value>> {
-    let (argc, kw, mut block) = prepare_args(ctx, ci)?;
+    let (argc, mut kw, mut block) = prepare_args(ctx, ci, true)?;
     if ci.block != u32::MAX {
         block = Some(capture_block(ctx, iseq, fi, ci.block));
     } else if !ci.has(cf::BLOCK_ARG) {
@@ -674,6 +817,19 @@ fn super_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usi
     } else {
         None
     };
+    if kw_on_stack(ci) {
+        let at = ret_sp + 1 + argc;
+        if let Some((m, occurrence)) = &me {
+            if let Some((body, cref)) = binds_stacked_kw(m) {
+                call::push_method_frame_kw(ctx, self_, m, body, cref, argc, call::Kw::Stack(&ci.kw_keys, at), block, ret_sp, 0)?;
+                if *occurrence != 0 {
+                    ctx.stacks.frames.last_mut().expect("callee frame").owner_skip = *occurrence;
+                }
+                return Ok(None);
+            }
+        }
+        kw = Some(pop_kw_hash(ctx, ci, at)?);
+    }
     match me {
         Some((me, occurrence)) => {
             let depth = ctx.stacks.frames.len();

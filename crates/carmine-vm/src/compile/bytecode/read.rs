@@ -261,7 +261,9 @@ fn read_iseq(r: &mut Reader<'_>, outer: &mut Vec<Outer>) -> R<Value> {
         let argc = r.u32()?;
         let flags = r.u32()?;
         let block = r.u32()?.checked_sub(1).unwrap_or(u32::MAX);
-        calls.push(CallInfo { mid, argc, flags, block, cache: CallCache::default() });
+        let nkw = r.count()?;
+        let kw_keys = (0..nkw).map(|_| r.sym()).collect::<R<Box<[SymId]>>>()?;
+        calls.push(CallInfo { mid, argc, flags, block, kw_keys, cache: CallCache::default() });
     }
     let n = r.count()?;
     let mut catch_table = Vec::with_capacity(n);

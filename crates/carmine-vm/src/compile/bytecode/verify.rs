@@ -29,7 +29,7 @@ const MAX_COUNT: u32 = 1 << 20;
 /// Deepest operand stack a loaded iseq may use.
 const MAX_DEPTH: i64 = 1 << 22;
 /// Call flags the compiler sets (`iseq::call_flags`).
-const CALL_FLAGS: u32 = 2047;
+const CALL_FLAGS: u32 = 4095;
 
 /// Checks `is` (whose children have the kinds `child_kinds`, and which is nested in
 /// `outer`, innermost last); returns its largest operand stack depth.
@@ -59,6 +59,12 @@ pub(super) fn verify(is: &Iseq, child_kinds: &[IseqKind], outer: &[Outer], top: 
         count(c.argc)?;
         if c.flags & !CALL_FLAGS != 0 {
             return Err(format!("unknown call flags {:#x}", c.flags));
+        }
+        // Keyword values on the stack come with their keys (distinct), and only then.
+        count(c.kw_keys.len() as u32)?;
+        let distinct = c.kw_keys.iter().enumerate().all(|(i, k)| !c.kw_keys[..i].contains(k));
+        if c.has(crate::compile::iseq::call_flags::KW_ARGS) != !c.kw_keys.is_empty() || !distinct {
+            return Err("keyword arguments without their keys".into());
         }
         if c.block != u32::MAX {
             child(c.block, IseqKind::Block)?;

@@ -201,6 +201,10 @@ fn write_iseq(w: &mut Writer<'_>, v: Value) -> Result<()> {
         w.uleb(c.flags as u64);
         // The block child index, +1 (0: no literal block).
         w.uleb(if c.block == u32::MAX { 0 } else { c.block as u64 + 1 });
+        w.len(c.kw_keys.len());
+        for &k in c.kw_keys.iter() {
+            w.sym(k);
+        }
     }
     w.len(is.catch_table.len());
     for e in &is.catch_table {
