@@ -611,7 +611,10 @@ pub unsafe extern "C" fn carmine_raise(vm: *mut carmine_vm, exc_class: carmine_v
         let m = string::new_from_bytes(ctx, msg.as_bytes());
         let r = ctx.call_str(class, "new", &[m]);
         match r {
-            Ok(exc) => e.fail(Unwind::Raise(exc)),
+            Ok(exc) => {
+                cvm::core::exception::ensure_backtrace(ctx, exc);
+                e.fail(Unwind::Raise(exc))
+            }
             Err(err) => e.fail(err),
         }
     })
