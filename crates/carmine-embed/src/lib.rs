@@ -882,16 +882,37 @@ pub extern "C" fn carmine_ary_new(vm: *mut carmine_vm) -> carmine_value {
     api(vm, |e| array::new(e.ctx()).raw())
 }
 
-#[no_mangle]
-pub extern "C" fn carmine_ary_len(vm: *mut carmine_vm, a: carmine_value) -> usize {
+/// The size of a collection of the kind `is` tests (0 for anything else).
+fn size(vm: *mut carmine_vm, v: carmine_value, is: fn(Value) -> bool, len: fn(Value) -> usize) -> usize {
     api(vm, |_| {
-        let a = Value::from_raw(a);
-        if array::is_array(a) {
-            array::len(a)
+        let v = Value::from_raw(v);
+        if is(v) {
+            len(v)
         } else {
             0
         }
     })
+}
+
+/// `recv.method(*args)` for a collection of the kind `is` tests: Ruby's own checks
+/// (frozen, index range) apply.
+fn mutate(vm: *mut carmine_vm, recv: carmine_value, is: fn(Value) -> bool, method: &str, args: impl FnOnce(&mut Ctx) -> Vec<Value>) -> carmine_status {
+    api(vm, |e| {
+        let recv = Value::from_raw(recv);
+        if !is(recv) {
+            return CARMINE_INVALID;
+        }
+        let r = e.under_limits(|ctx| {
+            let args = args(ctx);
+            ctx.call_str(recv, method, &args).map(|_| ())
+        });
+        e.status(r)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_ary_len(vm: *mut carmine_vm, a: carmine_value) -> usize {
+    size(vm, a, array::is_array, array::len)
 }
 
 #[no_mangle]
@@ -913,29 +934,12 @@ pub extern "C" fn carmine_ary_get(vm: *mut carmine_vm, a: carmine_value, i: i64)
 
 #[no_mangle]
 pub extern "C" fn carmine_ary_set(vm: *mut carmine_vm, a: carmine_value, i: i64, v: carmine_value) -> carmine_status {
-    api(vm, |e| {
-        let a = Value::from_raw(a);
-        if !array::is_array(a) {
-            return CARMINE_INVALID;
-        }
-        let r = e.under_limits(|ctx| {
-            let idx = int_value(ctx, i);
-            ctx.call_str(a, "[]=", &[idx, Value::from_raw(v)]).map(|_| ())
-        });
-        e.status(r)
-    })
+    mutate(vm, a, array::is_array, "[]=", |ctx| vec![int_value(ctx, i), Value::from_raw(v)])
 }
 
 #[no_mangle]
 pub extern "C" fn carmine_ary_push(vm: *mut carmine_vm, a: carmine_value, v: carmine_value) -> carmine_status {
-    api(vm, |e| {
-        let a = Value::from_raw(a);
-        if !array::is_array(a) {
-            return CARMINE_INVALID;
-        }
-        let r = e.under_limits(|ctx| ctx.call_str(a, "push", &[Value::from_raw(v)]).map(|_| ()));
-        e.status(r)
-    })
+    mutate(vm, a, array::is_array, "push", |_| vec![Value::from_raw(v)])
 }
 
 #[no_mangle]
@@ -945,14 +949,7 @@ pub extern "C" fn carmine_hash_new(vm: *mut carmine_vm) -> carmine_value {
 
 #[no_mangle]
 pub extern "C" fn carmine_hash_size(vm: *mut carmine_vm, h: carmine_value) -> usize {
-    api(vm, |_| {
-        let h = Value::from_raw(h);
-        if hash::is_hash(h) {
-            hash::len(h)
-        } else {
-            0
-        }
-    })
+    size(vm, h, hash::is_hash, hash::len)
 }
 
 #[no_mangle]
@@ -972,14 +969,7 @@ pub extern "C" fn carmine_hash_get(vm: *mut carmine_vm, h: carmine_value, key: c
 
 #[no_mangle]
 pub extern "C" fn carmine_hash_set(vm: *mut carmine_vm, h: carmine_value, key: carmine_value, v: carmine_value) -> carmine_status {
-    api(vm, |e| {
-        let h = Value::from_raw(h);
-        if !hash::is_hash(h) {
-            return CARMINE_INVALID;
-        }
-        let r = e.under_limits(|ctx| ctx.call_str(h, "[]=", &[Value::from_raw(key), Value::from_raw(v)]).map(|_| ()));
-        e.status(r)
-    })
+    mutate(vm, h, hash::is_hash, "[]=", |_| vec![Value::from_raw(key), Value::from_raw(v)])
 }
 
 #[no_mangle]
