@@ -83,3 +83,29 @@ test "deep recursion raises SystemStackError" do
   def recurse(n) = recurse(n + 1)
   assert_raise(SystemStackError) { recurse(0) }
 end
+
+def break_as_statement_probe(a)
+  while true
+    while true
+      break
+    end
+    unless a
+      break
+    end
+    break
+  end
+  a
+end
+
+test "a break used as a statement leaves the operand stack as it was (locals survive a later break)" do
+  assert_equal 1, break_as_statement_probe(1)
+  b = 2
+  r = while true
+    next if b == 0
+    unless b
+      break
+    end
+    break b + 1
+  end
+  assert_equal [2, 3], [b, r]
+end

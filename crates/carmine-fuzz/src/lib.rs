@@ -5,9 +5,11 @@
 //! - `rng`: the seedable PRNG every random choice comes from.
 //! - `mutate`: the source mutations.
 //! - `exec`: one `carmine` subprocess with a timeout, and crash detection.
+//! - `bytecode`: mutations of compiled bytecode files, loaded in-process.
 //! - `harness`: the corpus walk, in-process compiles under `catch_unwind`, the parallel
 //!   workers, failure files and the summary.
 
+pub mod bytecode;
 pub mod exec;
 pub mod harness;
 pub mod mutate;

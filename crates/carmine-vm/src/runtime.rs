@@ -260,10 +260,16 @@ impl Runtime {
         }
     }
 
-    /// The bytecode of a program, as text (for `--dump=insns`).
+    /// The bytecode of a program, as text (for `--dump=insns`); `source` may be a
+    /// bytecode file (`compile::bytecode`), shown as loaded.
     pub fn dump_insns(&mut self, source: &[u8], path: &str) -> Result<String, String> {
         let opts = crate::compile::CompileOptions::main(path);
-        match crate::compile::compile_program_with(&mut self.ctx, source, &opts, self.command_line).map(|(iseq, _)| iseq) {
+        let compiled = if crate::compile::bytecode::is_bytecode(source) {
+            crate::compile::bytecode::load(&mut self.ctx, source).map(|l| l.iseq)
+        } else {
+            crate::compile::compile_program_with(&mut self.ctx, source, &opts, self.command_line).map(|(iseq, _)| iseq)
+        };
+        match compiled {
             Ok(iseq) => Ok(crate::compile::iseq::disasm(&self.ctx, iseq)),
             Err(Unwind::Raise(e)) => Err(exception::message_string(&mut self.ctx, e)),
             Err(_) => Err(String::from("compilation failed")),
@@ -285,6 +291,64 @@ impl Runtime {
     pub fn run_main(&mut self, source: &[u8], path: &str) -> Outcome {
         let r = crate::core::kernel::run_program_with(&mut self.ctx, source, path, true, self.command_line);
         finish(&mut self.ctx, r)
+    }
+
+    /// Compiles a program as the main script and writes it as bytecode
+    /// (`carmine --compile`; see `compile::bytecode`). The path is recorded as given
+    /// (`__FILE__`, backtraces), with its real path (`require_relative`); the switches
+    /// that change compilation (`-n`/`-p`/`-a`/`-l`, frozen string literals) apply.
+    /// Returns the error report (as `-c` prints it) if the program does not compile.
+    pub fn compile_to_bytecode(&mut self, source: &[u8], path: &str) -> Result<Vec<u8>, String> {
+        let ctx = &mut *self.ctx;
+        let opts = crate::core::kernel::program_compile_options(ctx, path, true);
+        let r = crate::compile::compile_program_with(ctx, source, &opts, self.command_line).and_then(|(iseq, data)| {
+            let keep = ctx.protect(iseq);
+            let r = crate::compile::bytecode::dump(ctx, iseq, data.map(|at| &source[at.min(source.len())..]));
+            ctx.unprotect(keep);
+            // The file is loaded back once: code the loader would reject (a compiler bug)
+            // fails here, when it is written, not on the server that loads it.
+            let bytes = r?;
+            crate::compile::bytecode::load(ctx, &bytes)?;
+            Ok(bytes)
+        });
+        r.map_err(|e| match e {
+            Unwind::Raise(e) => exception::message_string(&mut self.ctx, e),
+            _ => String::from("compilation failed"),
+        })
+    }
+
+    /// Loads a bytecode program (for running it more than once with `run_loaded`). The
+    /// iseq is not rooted: the host keeps it alive (protects it, or holds it in an object
+    /// the collector sees). Invalid bytes raise `LoadError`.
+    pub fn load_bytecode(&mut self, bytes: &[u8]) -> Result<crate::compile::bytecode::Loaded, Unwind> {
+        crate::compile::bytecode::load(&mut self.ctx, bytes)
+    }
+
+    /// Runs a loaded program at top level and returns its value. Each run is a new
+    /// top-level frame with locals of its own, as a required file's (they are not
+    /// attached to `TOPLEVEL_BINDING`, so a program run many times leaves nothing there);
+    /// what it defines (methods, constants, globals) stays in the VM.
+    pub fn run_loaded(&mut self, program: &crate::compile::bytecode::Loaded) -> Result<Value, Unwind> {
+        crate::core::kernel::run_compiled_program(&mut self.ctx, program.iseq, false, None)
+    }
+
+    /// Runs a bytecode program as the main script, like `run_main` runs source: it sees
+    /// the source path recorded at compile time as `__FILE__` and `$0`, and `DATA` reads
+    /// its data section from `file` (the bytecode file the bytes came from, if any).
+    pub fn run_bytecode_main(&mut self, bytes: &[u8], file: Option<&str>) -> Outcome {
+        let ctx = &mut *self.ctx;
+        let loaded = match crate::compile::bytecode::load(ctx, bytes) {
+            Ok(l) => l,
+            Err(e) => return finish(ctx, Err(e)),
+        };
+        let keep = ctx.protect(loaded.iseq);
+        let name = string::new_utf8(ctx, &loaded.path);
+        crate::core::globals::set_raw(ctx, sym::DOLLAR_ZERO, object::freeze(name));
+        *ctx.vm().script_name.borrow_mut() = loaded.path.clone();
+        let data = file.zip(loaded.data_offset);
+        let r = crate::core::kernel::run_compiled_program(ctx, loaded.iseq, true, data);
+        ctx.unprotect(keep);
+        finish(ctx, r)
     }
 
     /// Evaluates a string at top level and returns its value (for embedding and tests).

@@ -129,10 +129,14 @@ struct Options {
     debug: bool,
     /// `-s`: the program's leading `-name[=value]` arguments become global variables.
     switch_variables: bool,
+    /// `--compile`: write the program as bytecode instead of running it.
+    compile: bool,
+    /// `-o FILE` with `--compile`: where the bytecode goes.
+    output: Option<String>,
 }
 
 fn usage() -> &'static str {
-    "Usage: carmine [switches] [--] [programfile] [arguments]\n  -0[octal]       specify record separator (\\0, if no argument)\n  -a              autosplit mode with -n or -p (splits $_ into $F)\n  -c              check syntax only\n  -Cdirectory     cd to directory before executing your script\n  -d              set debugging flags (set $DEBUG to true)\n  -e 'command'    one line of script. Several -e's allowed. Omit [programfile]\n  -Fpattern       split() pattern for autosplit (-a)\n  -i[extension]   edit ARGV files in place (make backup if extension supplied)\n  -Idirectory     specify $LOAD_PATH directory (may be used more than once)\n  -l              enable line ending processing\n  -n              assume 'while gets(); ... end' loop around your script\n  -p              assume loop like -n but print line also like sed\n  -rlibrary       require the library before executing your script\n  -s              enable some switch parsing for switches after script name\n  -v              print the version number, then turn on verbose mode\n  -w              turn warnings on for your script\n  -W[level=2]     set warning level; 0=silence, 1=medium, 2=verbose\n  -x[directory]   strip off text before #!ruby line and perhaps cd to directory\n  --dump=insns    print the compiled bytecode instead of running\n  --version       print the version number, then exit\n  -h, --help      show this message"
+    "Usage: carmine [switches] [--] [programfile] [arguments]\n  -0[octal]       specify record separator (\\0, if no argument)\n  -a              autosplit mode with -n or -p (splits $_ into $F)\n  -c              check syntax only\n  -Cdirectory     cd to directory before executing your script\n  -d              set debugging flags (set $DEBUG to true)\n  -e 'command'    one line of script. Several -e's allowed. Omit [programfile]\n  -Fpattern       split() pattern for autosplit (-a)\n  -i[extension]   edit ARGV files in place (make backup if extension supplied)\n  -Idirectory     specify $LOAD_PATH directory (may be used more than once)\n  -l              enable line ending processing\n  -n              assume 'while gets(); ... end' loop around your script\n  -p              assume loop like -n but print line also like sed\n  -rlibrary       require the library before executing your script\n  -s              enable some switch parsing for switches after script name\n  -v              print the version number, then turn on verbose mode\n  -w              turn warnings on for your script\n  -W[level=2]     set warning level; 0=silence, 1=medium, 2=verbose\n  -x[directory]   strip off text before #!ruby line and perhaps cd to directory\n  --dump=insns    print the compiled bytecode instead of running\n  --compile       write the program as bytecode to FILE.cmb (or -o FILE); run it with carmine FILE.cmb\n  --version       print the version number, then exit\n  -h, --help      show this message"
 }
 
 /// `-0[octal]`: the digits after the switch (at most three, after the `0`) read as an
@@ -154,6 +158,7 @@ fn long_option(o: &mut Options, s: &str) -> Result<(), String> {
     match s {
         "--version" => o.version_only = true,
         "--dump=insns" => o.dump_insns = true,
+        "--compile" => o.compile = true,
         "--help" => return Err(usage().to_string()),
         "--debug" => {
             o.debug = true;
@@ -176,7 +181,7 @@ fn long_option(o: &mut Options, s: &str) -> Result<(), String> {
 }
 
 fn parse_args(argv: Vec<std::ffi::OsString>) -> Result<Options, String> {
-    let mut o = Options { exprs: Vec::new(), script: None, args: Vec::new(), check: false, print_version: false, version_only: false, load_path: Vec::new(), requires: Vec::new(), verbose: Verbosity::Medium, dump_insns: false, chdir: None, frozen_string_literals: false, backtrace_limit: -1, command_line: CommandLine::default(), line_mode: false, input_separator: None, output_separator: None, field_separator: None, inplace: None, debug: false, switch_variables: false };
+    let mut o = Options { exprs: Vec::new(), script: None, args: Vec::new(), check: false, print_version: false, version_only: false, load_path: Vec::new(), requires: Vec::new(), verbose: Verbosity::Medium, dump_insns: false, chdir: None, frozen_string_literals: false, backtrace_limit: -1, command_line: CommandLine::default(), line_mode: false, input_separator: None, output_separator: None, field_separator: None, inplace: None, debug: false, switch_variables: false, compile: false, output: None };
     let mut it = argv.into_iter().skip(1);
     while let Some(a) = it.next() {
         let bytes = a.clone().into_encoded_bytes();
@@ -247,13 +252,15 @@ fn parse_args(argv: Vec<std::ffi::OsString>) -> Result<Options, String> {
                     }
                     i = bytes.len();
                 }
-                b'e' | b'I' | b'r' | b'C' | b'X' | b'E' => {
+                b'o' if !o.compile => return Err(String::from("carmine: invalid option -o  (-o names the output of --compile) (RuntimeError)")),
+                b'e' | b'I' | b'r' | b'C' | b'X' | b'E' | b'o' => {
                     let value = if rest.is_empty() {
                         let what = match c {
                             b'e' => "no code specified for -e (RuntimeError)",
                             b'I' => "no directory specified for -I",
                             b'r' => "no library specified for -r",
                             b'C' | b'X' => "no directory specified for -C",
+                            b'o' => "no file specified for -o",
                             _ => "missing argument for -E",
                         };
                         it.next().ok_or(what)?.into_encoded_bytes()
@@ -266,6 +273,7 @@ fn parse_args(argv: Vec<std::ffi::OsString>) -> Result<Options, String> {
                         b'I' => o.load_path.push(text),
                         b'r' => o.requires.push(text),
                         b'C' | b'X' => o.chdir = Some(text),
+                        b'o' => o.output = Some(text),
                         _ => {}
                     }
                     i = bytes.len();
@@ -328,6 +336,10 @@ fn run(mut o: Options) -> i32 {
         say_err!("carmine: no Ruby script found in input (LoadError)");
         return 1;
     }
+    if o.compile {
+        return compile_to_file(&o, &source, &path);
+    }
+    let bytecode = o.exprs.is_empty() && carmine_vm::compile::bytecode::is_bytecode(&source);
     let mut args = std::mem::take(&mut o.args);
     let switch_variables = if o.switch_variables { take_switch_variables(&mut args) } else { Vec::new() };
     // RUBYLIB's directories come after those of -I.
@@ -365,6 +377,26 @@ fn run(mut o: Options) -> i32 {
             }
         };
     }
+    if bytecode {
+        if o.check {
+            // A bytecode file is checked by loading it (every check of the loader runs).
+            return match rt.load_bytecode(&source) {
+                Ok(_) => {
+                    say_out!("Bytecode OK");
+                    0
+                }
+                Err(e) => exit_status(rt.report(e)),
+            };
+        }
+        for r in &o.requires {
+            if let Err(o) = rt.require(r) {
+                return exit_status(o);
+            }
+        }
+        // DATA reads the data section from the file (a program on standard input has none).
+        let file = Some(path.as_str()).filter(|p| *p != "-");
+        return exit_status(rt.run_bytecode_main(&source, file));
+    }
     if o.check {
         return match rt.check_syntax(&source, &path) {
             Ok(()) => {
@@ -383,6 +415,56 @@ fn run(mut o: Options) -> i32 {
         }
     }
     exit_status(rt.run_main(&source, &path))
+}
+
+/// `--compile FILE [-o OUT]`: compiles the program and writes its bytecode to OUT
+/// (default: FILE with its `.rb` extension replaced by `.cmb`), through a temporary file
+/// renamed into place, so that a server loading OUT never sees half a file. A syntax
+/// error is reported as `-c` reports it, with status 1.
+fn compile_to_file(o: &Options, source: &[u8], path: &str) -> i32 {
+    let mut output = o.output.clone();
+    let mut extra = o.args.iter();
+    while let Some(a) = extra.next() {
+        match a.as_slice() {
+            b"-o" if output.is_none() => match extra.next() {
+                Some(f) => output = Some(String::from_utf8_lossy(f).into_owned()),
+                None => {
+                    say_err!("carmine: no file specified for -o");
+                    return 1;
+                }
+            },
+            _ if a.starts_with(b"-o") && a.len() > 2 && output.is_none() => output = Some(String::from_utf8_lossy(&a[2..]).into_owned()),
+            _ => {
+                say_err!("carmine: --compile takes one program file (and -o OUT), not {}", String::from_utf8_lossy(a));
+                return 1;
+            }
+        }
+    }
+    if !o.exprs.is_empty() || path == "-" {
+        if output.is_none() {
+            say_err!("carmine: --compile of -e or standard input needs -o OUT");
+            return 1;
+        }
+    }
+    let out = output.unwrap_or_else(|| format!("{}.cmb", path.strip_suffix(".rb").unwrap_or(path)));
+    let mut rt = Runtime::new();
+    rt.configure(path, &[], &o.load_path, o.verbose);
+    rt.set_frozen_string_literals(o.frozen_string_literals);
+    rt.set_command_line(CommandLine { inline_program: !o.exprs.is_empty(), ..o.command_line }, o.line_mode);
+    let bytes = match rt.compile_to_bytecode(source, path) {
+        Ok(b) => b,
+        Err(msg) => {
+            say_err!("{msg}");
+            return 1;
+        }
+    };
+    let tmp = format!("{out}.tmp{}", std::process::id());
+    if let Err(e) = std::fs::write(&tmp, &bytes).and_then(|()| std::fs::rename(&tmp, &out)) {
+        let _ = std::fs::remove_file(&tmp);
+        say_err!("carmine: cannot write {out}: {e}");
+        return 1;
+    }
+    0
 }
 
 /// `-s`: the leading `-name[=value]` arguments of the program, taken out of its

@@ -244,70 +244,75 @@ impl Builder {
         (0..self.const_cache_count).map(|_| (Cell::new(0), Cell::new(Value::NIL), Cell::new(Value::NIL))).collect()
     }
 
-    /// Stack effect (pops, pushes) of an instruction.
     fn effect(&self, insn: &Insn) -> (i32, i32) {
-        use Insn::*;
-        let call = |ci: u32| -> i32 {
-            let c = &self.calls[ci as usize];
-            c.argc as i32 + (c.flags & call_flags::KW_HASH != 0) as i32 + (c.flags & call_flags::BLOCK_ARG != 0) as i32
-        };
-        match *insn {
-            Nop | Jump(_) | Checkpoint | Unreachable => (0, 0),
-            PutNil | PutTrue | PutFalse | PutSelf | PutInt(_) | PutLit(_) | PutString(_) => (0, 1),
-            Pop => (1, 0),
-            Dup => (1, 2),
-            DupN(n) => (n as i32, 2 * n as i32),
-            Swap => (2, 2),
-            TopN(_) => (0, 1),
-            SetN(_) => (1, 1),
-            AdjustStack(n) => (n as i32, 0),
-            GetLocal(_) | GetLocalUp(..) | GetIvar(..) | GetCvar(_) | GetGlobal(_) | GetConst(..) | GetConstTop(_) | GetSpecial(_) | GetLastLine => (0, 1),
-            SetLocal(_) | SetLocalUp(..) | SetIvar(..) | SetCvar(_) | SetGlobal(_) | SetLastLine => (1, 0),
-            GetConstUnder(_) => (1, 1),
-            SetConst(_) => (2, 0),
-            BranchIf(_) | BranchUnless(_) | BranchNil(_) | BranchIfPoll(_) | BranchUnlessPoll(_) => (1, 0),
-            JumpPoll(_) => (0, 0),
-            OptPlusLI(..) | OptMinusLI(..) | OptLtLI(..) | OptLeLI(..) | OptGtLI(..) | OptGeLI(..) | OptEqLI(..) => (0, 1),
-            BranchIfSet(..) | JumpIfLI(..) | AddLocalLI(..) => (0, 0),
-            Send(ci) | OptPlus(ci) | OptMinus(ci) | OptMult(ci) | OptDiv(ci) | OptMod(ci) | OptEq(ci) | OptNeq(ci) | OptLt(ci) | OptLe(ci) | OptGt(ci) | OptGe(ci) | OptLtLt(ci) | OptAnd(ci) | OptOr(ci) | OptAref(ci) | OptAset(ci) | OptNot(ci) | OptLength(ci) | OptSize(ci) | OptEmptyP(ci) | OptSucc(ci) | InvokeSuper(ci) => (call(ci) + 1, 1),
-            Yield(ci) => (call(ci), 1),
-            Leave | ThrowBreak | ThrowReturn | ThrowNext => (1, 0),
-            Reraise(_) => (0, 0),
-            NewArray(n) => (n as i32, 1),
-            SplatArray(_) => (1, 1),
-            ConcatArray => (2, 1),
-            ArrayAppend => (2, 1),
-            ExpandArray(n, flags) => (1, n as i32 + (flags & 1) as i32 + (flags >> 8) as i32),
-            NewHash(n) => (n as i32, 1),
-            HashMergeKw => (2, 1),
-            NewRange(_) => (2, 1),
-            ToS(_) => (1, 1),
-            ConcatStrings(n) => (n as i32, 1),
-            Intern => (1, 1),
-            ToRegexp(n, _) => (n as i32, 1),
-            Once(..) => (0, 0),
-            SetOnce(_) => (0, 0),
-            DefineMethod(..) => (0, 1),
-            DefineSMethod(..) => (1, 1),
-            DefineClass(_, _, flags) => {
-                let pops = if flags & 8 != 0 { 1 } else { 1 + (flags & 1) as i32 };
-                (pops, 1)
-            }
-            Defined(kind, _) => {
-                if kind == crate::interp::ops::DEF_CONST_FROM || kind == crate::interp::ops::DEF_METHOD {
-                    (1, 1)
-                } else {
-                    (0, 1)
-                }
-            }
-            CheckMatch(_) => (2, 1),
-            BlockArg | BlockGiven | GetErrinfo | Lambda(_) => (0, 1),
-            PatternError(_) | SetErrinfo => (1, 0),
-            Alias(_) => (2, 1),
-            Undef => (1, 0),
-            Deconstruct(_) => (1, 1),
-            DeconstructKeys(_) => (2, 1),
-            FlipFlop(..) => (1, 1),
+        stack_effect(insn, &self.calls)
+    }
+}
+
+/// Stack effect (pops, pushes) of an instruction along its fall-through path (also how
+/// `bytecode::verify` checks loaded code). Call indexes must be within `calls`.
+pub fn stack_effect(insn: &Insn, calls: &[CallInfo]) -> (i32, i32) {
+    use Insn::*;
+    let call = |ci: u32| -> i32 {
+        let c = &calls[ci as usize];
+        c.argc as i32 + (c.flags & call_flags::KW_HASH != 0) as i32 + (c.flags & call_flags::BLOCK_ARG != 0) as i32
+    };
+    match *insn {
+        Nop | Jump(_) | Checkpoint | Unreachable => (0, 0),
+        PutNil | PutTrue | PutFalse | PutSelf | PutInt(_) | PutLit(_) | PutString(_) => (0, 1),
+        Pop => (1, 0),
+        Dup => (1, 2),
+        DupN(n) => (n as i32, 2 * n as i32),
+        Swap => (2, 2),
+        TopN(_) => (0, 1),
+        SetN(_) => (1, 1),
+        AdjustStack(n) => (n as i32, 0),
+        GetLocal(_) | GetLocalUp(..) | GetIvar(..) | GetCvar(_) | GetGlobal(_) | GetConst(..) | GetConstTop(_) | GetSpecial(_) | GetLastLine => (0, 1),
+        SetLocal(_) | SetLocalUp(..) | SetIvar(..) | SetCvar(_) | SetGlobal(_) | SetLastLine => (1, 0),
+        GetConstUnder(_) => (1, 1),
+        SetConst(_) => (2, 0),
+        BranchIf(_) | BranchUnless(_) | BranchNil(_) | BranchIfPoll(_) | BranchUnlessPoll(_) => (1, 0),
+        JumpPoll(_) => (0, 0),
+        OptPlusLI(..) | OptMinusLI(..) | OptLtLI(..) | OptLeLI(..) | OptGtLI(..) | OptGeLI(..) | OptEqLI(..) => (0, 1),
+        BranchIfSet(..) | JumpIfLI(..) | AddLocalLI(..) => (0, 0),
+        Send(ci) | OptPlus(ci) | OptMinus(ci) | OptMult(ci) | OptDiv(ci) | OptMod(ci) | OptEq(ci) | OptNeq(ci) | OptLt(ci) | OptLe(ci) | OptGt(ci) | OptGe(ci) | OptLtLt(ci) | OptAnd(ci) | OptOr(ci) | OptAref(ci) | OptAset(ci) | OptNot(ci) | OptLength(ci) | OptSize(ci) | OptEmptyP(ci) | OptSucc(ci) | InvokeSuper(ci) => (call(ci) + 1, 1),
+        Yield(ci) => (call(ci), 1),
+        Leave | ThrowBreak | ThrowReturn | ThrowNext => (1, 0),
+        Reraise(_) => (0, 0),
+        NewArray(n) => (n as i32, 1),
+        SplatArray(_) => (1, 1),
+        ConcatArray => (2, 1),
+        ArrayAppend => (2, 1),
+        ExpandArray(n, flags) => (1, n as i32 + (flags & 1) as i32 + (flags >> 8) as i32),
+        NewHash(n) => (n as i32, 1),
+        HashMergeKw => (2, 1),
+        NewRange(_) => (2, 1),
+        ToS(_) => (1, 1),
+        ConcatStrings(n) => (n as i32, 1),
+        Intern => (1, 1),
+        ToRegexp(n, _) => (n as i32, 1),
+        Once(..) => (0, 0),
+        SetOnce(_) => (0, 0),
+        DefineMethod(..) => (0, 1),
+        DefineSMethod(..) => (1, 1),
+        DefineClass(_, _, flags) => {
+            let pops = if flags & 8 != 0 { 1 } else { 1 + (flags & 1) as i32 };
+            (pops, 1)
         }
+        Defined(kind, _) => {
+            if kind == crate::interp::ops::DEF_CONST_FROM || kind == crate::interp::ops::DEF_METHOD {
+                (1, 1)
+            } else {
+                (0, 1)
+            }
+        }
+        CheckMatch(_) => (2, 1),
+        BlockArg | BlockGiven | GetErrinfo | Lambda(_) => (0, 1),
+        PatternError(_) | SetErrinfo => (1, 0),
+        Alias(_) => (2, 1),
+        Undef => (1, 0),
+        Deconstruct(_) => (1, 1),
+        DeconstructKeys(_) => (2, 1),
+        FlipFlop(..) => (1, 1),
     }
 }

@@ -519,11 +519,21 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                 let n = node.as_match_required_node().expect("match!");
                 self.compile_match_required(&n.value(), &n.pattern(), used);
             }
-            Node::BreakNode { .. } => self.compile_break(node),
-            Node::NextNode { .. } => self.compile_next(node),
-            Node::RedoNode { .. } => self.compile_redo(),
-            Node::RetryNode { .. } => self.compile_retry(),
-            Node::ReturnNode { .. } => self.compile_return(node),
+            // Jumps never fall through; the code after them is dead, and its nominal stack
+            // depth is that of an expression that pushed a value only if one is used (an
+            // unused `break` counted as a value left the depth one too high after it, and
+            // a later `break`'s SetN wrote below the operand stack, into a local).
+            Node::BreakNode { .. } | Node::NextNode { .. } | Node::RedoNode { .. } | Node::RetryNode { .. } | Node::ReturnNode { .. } => {
+                let d0 = self.b().depth;
+                match node {
+                    Node::BreakNode { .. } => self.compile_break(node),
+                    Node::NextNode { .. } => self.compile_next(node),
+                    Node::RedoNode { .. } => self.compile_redo(),
+                    Node::RetryNode { .. } => self.compile_retry(),
+                    _ => self.compile_return(node),
+                }
+                self.b().depth = d0 + used as i32;
+            }
             Node::RescueModifierNode { .. } => self.compile_rescue_modifier(node, used),
 
             // ---- calls ----

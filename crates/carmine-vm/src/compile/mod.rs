@@ -11,6 +11,7 @@
 //!   they leave, compiled inline.
 
 pub mod builder;
+pub mod bytecode;
 mod call;
 mod control;
 mod expr;

@@ -96,6 +96,7 @@ pub fn from_frame(ctx: &mut Ctx, fi: usize) -> Result<Value> {
     } else {
         fenv
     };
+    names.truncate(reachable_scopes(env_v, names.len()));
     Ok(new_binding(ctx, BindingObj { self_, env: env_v, cref, names, owner, mid, block, path, line, label }))
 }
 
@@ -148,20 +149,25 @@ pub fn attach_main(ctx: &mut Ctx, env: Value, names: Vec<SymId>) {
 pub fn from_captured(ctx: &mut Ctx, c: &Captured) -> Result<Value> {
     let iseq = iseq_of(c.iseq);
     let mut names: Vec<Vec<SymId>> = iseq.outer_local_names.clone();
-    // Only the scopes whose locals live in heap environments are reachable from the
-    // block: a scope that kept its locals in its frame (no block used them) ends the chain,
-    // and its names (and those of the scopes around it) are not visible through this
-    // binding (reading them would read a frame that may be gone).
-    let mut reachable = 0;
-    let mut e = c.env;
-    while reachable < names.len() && !e.is_nil() {
-        reachable += 1;
-        e = env::env(e).outer;
-    }
-    names.truncate(reachable);
+    names.truncate(reachable_scopes(c.env, names.len()));
     let path = iseq.path.to_string();
     let line = iseq.first_line;
     Ok(new_binding(ctx, BindingObj { self_: c.self_, env: c.env, cref: c.cref, names, owner: Value::NIL, mid: None, block: None, path, line, label: None }))
+}
+
+/// How many of `scopes` scopes have an environment on the chain from `env`. Only the
+/// scopes whose locals live in heap environments are reachable: a scope that kept its
+/// locals in its frame (no block used them) ends the chain, and its names (and those of
+/// the scopes around it) are not visible through a binding (reading them would read a
+/// frame that may be gone, or no environment at all).
+fn reachable_scopes(env: Value, scopes: usize) -> usize {
+    let mut reachable = 0;
+    let mut e = env;
+    while reachable < scopes && !e.is_nil() {
+        reachable += 1;
+        e = env::env(e).outer;
+    }
+    reachable
 }
 
 fn get<'a>(ctx: &mut Ctx, b: Value) -> Result<&'a mut BindingObj> {

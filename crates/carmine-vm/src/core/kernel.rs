@@ -978,10 +978,7 @@ pub fn run_program(ctx: &mut Ctx, source: &[u8], path: &str, main: bool) -> Resu
 
 /// `run_program`, the main program wrapped in a `gets` loop by `-n`/`-p`.
 pub fn run_program_with(ctx: &mut Ctx, source: &[u8], path: &str, main: bool, command_line: crate::compile::CommandLine) -> Result<Value> {
-    let opts = if main { CompileOptions::main(path) } else { CompileOptions::required(path) };
-    // The file's real path is taken now: the file may be moved or removed while it runs.
-    let realpath = if path == "-e" || path == "-" { None } else { std::fs::canonicalize(path).ok().map(|p| p.to_string_lossy().into_owned()) };
-    let opts = CompileOptions { frozen_string_literal: ctx.vm().frozen_string_literals.get().then_some(true), realpath, ..opts };
+    let opts = program_compile_options(ctx, path, main);
     let (iseq, data) = crate::compile::compile_program_with(ctx, source, &opts, command_line)?;
     if crate::core::tracepoint::tracing(ctx) {
         let keep = ctx.protect(iseq);
@@ -990,20 +987,39 @@ pub fn run_program_with(ctx: &mut Ctx, source: &[u8], path: &str, main: bool, co
         r?;
     }
     crate::stdlib::coverage::register(ctx, path, iseq, source);
+    run_compiled_program(ctx, iseq, main, data.map(|offset| (path, offset)))
+}
+
+/// How a program file is compiled: as the main script or a required file, with
+/// `--enable-frozen-string-literal`, and its real path.
+pub fn program_compile_options(ctx: &mut Ctx, path: &str, main: bool) -> CompileOptions {
+    let opts = if main { CompileOptions::main(path) } else { CompileOptions::required(path) };
+    // The file's real path is taken now: the file may be moved or removed while it runs.
+    let realpath = if path == "-e" || path == "-" { None } else { std::fs::canonicalize(path).ok().map(|p| p.to_string_lossy().into_owned()) };
+    CompileOptions { frozen_string_literal: ctx.vm().frozen_string_literals.get().then_some(true), realpath, ..opts }
+}
+
+/// Runs a compiled top-level program (parsed just now, or loaded from bytecode) at top
+/// level: as the main script (its locals are `TOPLEVEL_BINDING`'s) or as a required file.
+/// `data`: the file `DATA` reads and the offset where the bytes after `__END__` start.
+pub fn run_compiled_program(ctx: &mut Ctx, iseq: Value, main: bool, data: Option<(&str, usize)>) -> Result<Value> {
+    let keep = ctx.protect(iseq);
     let main_obj = ctx.vm().main_obj.get();
     let cref = ctx.vm().top_cref.get();
     if !main {
-        let (r, _) = crate::interp::call::run_iseq_frame(ctx, iseq, FrameKind::Top, main_obj, cref, Value::NIL, Value::NIL, None, None)?;
-        std::hint::black_box(iseq);
-        return Ok(r);
+        let r = crate::interp::call::run_iseq_frame(ctx, iseq, FrameKind::Top, main_obj, cref, Value::NIL, Value::NIL, None, None);
+        ctx.unprotect(keep);
+        return Ok(r?.0);
     }
-    if let Some(offset) = data {
+    if let Some((file, offset)) = data {
         // DATA reads the script file itself (absent for -e and stdin programs).
-        if std::path::Path::new(path).is_file() {
-            crate::core::file::define_data(ctx, path, offset)?;
+        if std::path::Path::new(file).is_file() {
+            if let Err(e) = crate::core::file::define_data(ctx, file, offset) {
+                ctx.unprotect(keep);
+                return Err(e);
+            }
         }
     }
-    let keep = ctx.protect(iseq);
     let names = crate::compile::iseq::iseq_of(iseq).local_names.clone();
     let outer = crate::core::binding::toplevel_env(ctx);
     let mut attach = |ctx: &mut Ctx, env: Value| crate::core::binding::attach_main(ctx, env, names.clone());
