@@ -121,6 +121,13 @@ void *carmine_userdata(carmine_vm *vm);
 carmine_script *carmine_compile(carmine_vm *vm, const char *src, size_t len, const char *filename);
 /* Reads and compiles a file; NULL if it cannot be read (Errno::*) or has a SyntaxError. */
 carmine_script *carmine_compile_file(carmine_vm *vm, const char *path);
+/* Loads a program compiled ahead of time by `carmine --compile FILE.rb -o FILE.cmb`
+ * (verified, not parsed: no Prism, no compiler at load). It runs like a script compiled
+ * from source; __FILE__ and backtraces show the source path it was compiled from. NULL
+ * with a LoadError ("invalid bytecode: ...") for bytes that are not bytecode of this
+ * build of Carmine, or an Errno::* error if the file cannot be read. */
+carmine_script *carmine_load_bytecode(carmine_vm *vm, const void *bytes, size_t len);
+carmine_script *carmine_load_bytecode_file(carmine_vm *vm, const char *path);
 /* Frees the compiled code (it is collected once no method or proc made by it is alive). */
 void carmine_script_free(carmine_vm *vm, carmine_script *script);
 

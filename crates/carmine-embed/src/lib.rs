@@ -386,9 +386,11 @@ pub extern "C" fn carmine_userdata(vm: *mut carmine_vm) -> *mut c_void {
 
 // ---- scripts ----
 
-fn compile(e: &Entered, src: &[u8], path: &str) -> *mut carmine_script {
+/// A script handle for what `make` compiles or loads (NULL and the error recorded if it
+/// fails).
+fn new_script(e: &Entered, make: impl FnOnce(&mut Ctx) -> Result<Script, Unwind>) -> *mut carmine_script {
     e.clear_error();
-    match e.under_limits(|ctx| runtime::compile_script(ctx, src, path)) {
+    match e.under_limits(make) {
         Ok(s) => {
             let p = Box::into_raw(Box::new(carmine_script { script: Some(s) }));
             e.h.scripts.borrow_mut().insert(p as usize);
@@ -407,7 +409,7 @@ pub unsafe extern "C" fn carmine_compile(vm: *mut carmine_vm, src: *const c_char
         if src.is_null() && len > 0 {
             return std::ptr::null_mut();
         }
-        compile(e, bytes(src, len), opt_str(filename).unwrap_or("(carmine)"))
+        new_script(e, |ctx| runtime::compile_script(ctx, bytes(src, len), opt_str(filename).unwrap_or("(carmine)")))
     })
 }
 
@@ -415,16 +417,44 @@ pub unsafe extern "C" fn carmine_compile(vm: *mut carmine_vm, src: *const c_char
 pub unsafe extern "C" fn carmine_compile_file(vm: *mut carmine_vm, path: *const c_char) -> *mut carmine_script {
     api(vm, |e| {
         let Some(p) = opt_str(path) else { return std::ptr::null_mut() };
-        match std::fs::read(p) {
-            Ok(src) => compile(e, &src, p),
-            Err(err) => {
-                e.clear_error();
-                let ctx = e.ctx();
-                let errno = err.raw_os_error().unwrap_or(libc::ENOENT);
-                let err = cvm::core::process::errno_error(ctx, errno, p);
-                e.fail(err);
-                std::ptr::null_mut()
-            }
+        match read_file(e, p) {
+            Some(src) => new_script(e, |ctx| runtime::compile_script(ctx, &src, p)),
+            None => std::ptr::null_mut(),
+        }
+    })
+}
+
+/// The bytes of a file, or None with the Errno exception recorded.
+fn read_file(e: &Entered, path: &str) -> Option<Vec<u8>> {
+    match std::fs::read(path) {
+        Ok(b) => Some(b),
+        Err(err) => {
+            e.clear_error();
+            let errno = err.raw_os_error().unwrap_or(libc::ENOENT);
+            let err = cvm::core::process::errno_error(e.ctx(), errno, path);
+            e.fail(err);
+            None
+        }
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_load_bytecode(vm: *mut carmine_vm, data: *const c_void, len: usize) -> *mut carmine_script {
+    api(vm, |e| {
+        if data.is_null() && len > 0 {
+            return std::ptr::null_mut();
+        }
+        new_script(e, |ctx| runtime::load_script(ctx, bytes(data as *const c_char, len)))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_load_bytecode_file(vm: *mut carmine_vm, path: *const c_char) -> *mut carmine_script {
+    api(vm, |e| {
+        let Some(p) = opt_str(path) else { return std::ptr::null_mut() };
+        match read_file(e, p) {
+            Some(b) => new_script(e, |ctx| runtime::load_script(ctx, &b)),
+            None => std::ptr::null_mut(),
         }
     })
 }

@@ -87,7 +87,13 @@ fn test_binary() -> Option<&'static Path> {
 /// Runs one group of the C checks and asserts that it passed.
 fn run_group(args: &[&str]) {
     let Some(bin) = test_binary() else { return };
-    let out = Command::new(bin).args(args).output().expect("embed_test runs");
+    let mut cmd = Command::new(bin);
+    // The carmine command (built by `cargo test --workspace`), for `carmine --compile`.
+    let carmine = lib_dir().join("carmine");
+    if carmine.exists() {
+        cmd.env("CARMINE_BIN", carmine);
+    }
+    let out = cmd.args(args).output().expect("embed_test runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
     print!("{stdout}");
     assert!(out.status.success(), "C test `{}` failed ({:?}):\n{}{}", args.join(" "), out.status, stdout, String::from_utf8_lossy(&out.stderr));
@@ -147,6 +153,13 @@ fn gc_rules() {
 #[test]
 fn threads_one_vm_each() {
     run_group(&["threads"]);
+}
+
+/// Scripts loaded from `carmine --compile` output (skipped, saying so, when the carmine
+/// command was not built alongside).
+#[test]
+fn precompiled_bytecode() {
+    run_group(&["bytecode"]);
 }
 
 #[test]

@@ -528,8 +528,17 @@ impl Runtime {
 pub fn compile_script(ctx: &mut Ctx, source: &[u8], path: &str) -> Result<Script, Unwind> {
     let opts = crate::compile::CompileOptions { top_label: "<main>".into(), frozen_string_literal: ctx.vm().frozen_string_literals.get().then_some(true), ..crate::compile::CompileOptions::required(path) };
     let (iseq, _) = crate::compile::compile_program(ctx, source, &opts)?;
-    ctx.vm().roots.borrow_mut().push(iseq);
+    host::gc_register(ctx, iseq);
     Ok(Script { iseq })
+}
+
+/// A program compiled ahead of time (`carmine --compile`, see `compile::bytecode`) as a
+/// script for `Runtime::run_script`: loaded and verified, not parsed. A bad file is a
+/// `LoadError`.
+pub fn load_script(ctx: &mut Ctx, bytes: &[u8]) -> Result<Script, Unwind> {
+    let loaded = crate::compile::bytecode::load(ctx, bytes)?;
+    host::gc_register(ctx, loaded.iseq);
+    Ok(Script { iseq: loaded.iseq })
 }
 
 /// Lets the code of a script be collected (once no method or proc it made is alive).
