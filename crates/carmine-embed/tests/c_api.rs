@@ -15,11 +15,16 @@ fn manifest_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// target/<profile>: where cargo put libcarmine.so, libcarmine.a and carmine.pc.
+/// target/<profile>: where build.rs wrote carmine.pc and cargo put the carmine command.
 fn lib_dir() -> PathBuf {
+    deps_dir().parent().expect("target directory").to_path_buf()
+}
+
+/// target/<profile>/deps: where `cargo test` builds libcarmine.so and libcarmine.a (only
+/// `cargo build` copies them up to target/<profile>).
+fn deps_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
-    // target/<profile>/deps/c_api-<hash>
-    exe.parent().and_then(Path::parent).expect("target directory").to_path_buf()
+    exe.parent().expect("deps directory").to_path_buf()
 }
 
 fn have(tool: &str) -> bool {
@@ -56,10 +61,11 @@ fn test_binary() -> Option<&'static Path> {
     let r = BIN.get_or_init(|| {
         ensure("cc", "gcc")?;
         ensure("pkg-config", "pkg-config")?;
-        let lib = lib_dir();
-        assert!(lib.join("libcarmine.so").exists(), "libcarmine.so not built in {}", lib.display());
+        let (lib, deps) = (lib_dir(), deps_dir());
+        assert!(deps.join("libcarmine.so").exists(), "libcarmine.so not built in {}", deps.display());
         assert!(lib.join("carmine.pc").exists(), "carmine.pc not generated in {}", lib.display());
-        let flags = Command::new("pkg-config").args(["--cflags", "--libs", "carmine"]).env("PKG_CONFIG_PATH", &lib).output().expect("pkg-config runs");
+        let define = format!("--define-variable=libdir={}", deps.display());
+        let flags = Command::new("pkg-config").args([define.as_str(), "--cflags", "--libs", "carmine"]).env("PKG_CONFIG_PATH", &lib).output().expect("pkg-config runs");
         assert!(flags.status.success(), "pkg-config --cflags --libs carmine failed: {}", String::from_utf8_lossy(&flags.stderr));
         let flags = String::from_utf8_lossy(&flags.stdout).into_owned();
         let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("embed_test");
@@ -211,7 +217,7 @@ fn static_library_links() {
         .arg(&exe)
         .arg(&src)
         .arg(format!("-I{}", manifest_dir().join("include").display()))
-        .arg(lib.join("libcarmine.a"))
+        .arg(deps_dir().join("libcarmine.a"))
         .args(libs.split_whitespace())
         .status()
         .expect("cc runs");
