@@ -94,6 +94,9 @@ fn test_binary() -> Option<&'static Path> {
 fn run_group(args: &[&str]) {
     let Some(bin) = test_binary() else { return };
     let mut cmd = Command::new(bin);
+    // cargo's LD_LIBRARY_PATH names target/<profile>, which may hold an older copy; the
+    // program's rpath names the library this test run built.
+    cmd.env_remove("LD_LIBRARY_PATH");
     // The carmine command (built by `cargo test --workspace`), for `carmine --compile`.
     let carmine = lib_dir().join("carmine");
     if carmine.exists() {
@@ -183,6 +186,7 @@ fn open_close_under_valgrind() {
         return;
     }
     let out = Command::new("valgrind")
+        .env_remove("LD_LIBRARY_PATH")
         .args(["--leak-check=full", "--show-leak-kinds=definite,indirect", "--errors-for-leak-kinds=definite,indirect", "--error-exitcode=99"])
         .arg(bin)
         .args(["lifecycle", "100"])
