@@ -145,6 +145,8 @@ pub struct Vm {
     pub objspace: crate::weak::ObjSpace,
     /// Allocation sites recorded by `ObjectSpace.trace_object_allocations`.
     pub alloc_trace: crate::heap::alloc_trace::AllocTrace,
+    /// What an embedding host added: host methods, limits (see `runtime::host`).
+    pub host: crate::runtime::host::HostState,
 }
 
 impl Vm {
@@ -200,12 +202,19 @@ impl Vm {
             coverage: RefCell::new(None),
             objspace: crate::weak::ObjSpace::default(),
             alloc_trace: Default::default(),
+            host: Default::default(),
         }
     }
 
     #[inline(always)]
     pub fn method_epoch(&self) -> u64 {
         self.method_epoch.load(Ordering::Relaxed)
+    }
+
+    /// `method_epoch` less the bumps made by dying classes (`class_freed`): it moves only
+    /// when a method table or the module graph changed (embedding isolation compares it).
+    pub fn definition_epoch(&self) -> u64 {
+        self.method_epoch().wrapping_sub(self.class_epoch.load(Ordering::Relaxed) as u64)
     }
 
     pub fn bump_method_epoch(&self) {
