@@ -107,6 +107,7 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
     let have_finalizer = queued_finalizers || !vm.objspace.pending.borrow().is_empty();
     record(&mut heap, reason, major, have_finalizer, start, marked, live_bytes);
     drop(heap);
+    crate::runtime::limits::after_collection(vm);
     if have_finalizer {
         vm.interrupt.fetch_or(crate::interp::ops::INTERRUPT_FINALIZE, std::sync::atomic::Ordering::AcqRel);
     }

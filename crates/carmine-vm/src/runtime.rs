@@ -1,5 +1,17 @@
 //! The Rust embedding API: a VM with its first thread, running programs and reporting
-//! their outcome like the `ruby` command does.
+//! their outcome like the `ruby` command does, and (for hosts such as libcarmine) running
+//! compiled scripts as isolated units under limits.
+//!
+//! Invariants of the host side:
+//! - A `Runtime` is used by one native thread at a time; `bind_thread` moves it to the
+//!   calling thread (the collector scans the native stack of the thread it is bound to).
+//! - A `Script` is a compiled program kept alive through `Vm::roots` until `free_script`.
+//! - `run_script(_, true)` undoes what the run changed (see `isolation`) and disarms the
+//!   limits before it returns, whatever the run's outcome.
+
+pub mod host;
+pub mod isolation;
+pub mod limits;
 
 use crate::core::{array, exception, object, string};
 use crate::error::Unwind;
@@ -28,6 +40,33 @@ pub struct Runtime {
     vm: Box<Vm>,
     /// `-n`/`-p`/`-a`/`-l`: how the main program is wrapped.
     command_line: crate::compile::CommandLine,
+    /// The classes as the host left them, for undoing isolated runs.
+    baseline: Option<isolation::Baseline>,
+    /// The native thread the context is bound to.
+    thread: libc::pthread_t,
+    /// Depth of `run_script` calls in progress (a host method may not start another).
+    running: u32,
+}
+
+/// A compiled program, run as many times as wanted (see `Runtime::compile`).
+pub struct Script {
+    iseq: Value,
+}
+
+/// An exception (or other non-local exit) that ended a host call, as data.
+#[derive(Debug, Clone)]
+pub struct ErrorInfo {
+    /// "ZeroDivisionError"
+    pub class_name: String,
+    pub message: String,
+    /// "file:line:in 'label'" lines, innermost first.
+    pub backtrace: Vec<String>,
+    /// The report `ruby` prints for it.
+    pub report: String,
+    /// The exception object (nil for `exit!`).
+    pub exception: Value,
+    /// The status of `exit`, `exit!` or `abort`.
+    pub exit_status: Option<i32>,
 }
 
 /// How a program ended.
@@ -78,7 +117,9 @@ impl Runtime {
         // SAFETY: the VM is boxed (stable address) and outlives the context, which is
         // dropped first (field order) and used only on this thread.
         let ctx = Box::new(unsafe { Ctx::new(vm_ptr, ROOT_STACK_SLOTS, MAX_FRAMES) });
-        let mut rt = Runtime { ctx, vm, command_line: crate::compile::CommandLine::default() };
+        // SAFETY: pthread_self has no preconditions.
+        let thread = unsafe { libc::pthread_self() };
+        let mut rt = Runtime { ctx, vm, command_line: crate::compile::CommandLine::default(), baseline: None, thread, running: 0 };
         crate::boot::boot(&mut rt.ctx);
         if std::env::var_os("CARMINE_GC_STRESS").is_some_and(|v| v == "1") {
             rt.ctx.set_gc_stress(true);
@@ -262,6 +303,205 @@ impl Runtime {
     /// Prints an uncaught unwind and returns the exit status it implies.
     pub fn report(&mut self, e: Unwind) -> Outcome {
         report(&mut self.ctx, e)
+    }
+    // ---- hosts (libcarmine) ----
+
+    /// Binds the context to the calling native thread (the collector scans that thread's
+    /// stack, and stack-depth checks use its bounds). Cheap when already bound.
+    pub fn bind_thread(&mut self) {
+        // SAFETY: pthread_self and pthread_equal have no preconditions.
+        let me = unsafe { libc::pthread_self() };
+        if unsafe { libc::pthread_equal(me, self.thread) } != 0 {
+            return;
+        }
+        self.thread = me;
+        let (lo, hi) = crate::heap::stack_scan::current_thread_stack_bounds();
+        self.ctx.native_stack_lo = lo;
+        self.ctx.native_stack_hi = hi;
+        self.ctx.native_limit = lo + crate::thread::NATIVE_STACK_RESERVE;
+    }
+
+    /// Compiles a program for `run_script` (path: for backtraces and `__FILE__`).
+    pub fn compile(&mut self, source: &[u8], path: &str) -> Result<Script, Unwind> {
+        self.bind_thread();
+        compile_script(&mut self.ctx, source, path)
+    }
+
+    pub fn free_script(&mut self, script: Script) {
+        free_script(&self.ctx, script)
+    }
+
+    /// Whether a `run_script` is in progress (a host method is running inside it).
+    pub fn is_running(&self) -> bool {
+        self.running > 0
+    }
+
+    /// Runs a script at top level under the limits. `isolated`: everything the run changed
+    /// is undone afterwards (see `isolation`), its `at_exit` blocks run at its end and the
+    /// threads it started are stopped; otherwise what it defines stays (setup code).
+    pub fn run_script(&mut self, script: &Script, isolated: bool) -> Result<Value, Unwind> {
+        self.bind_thread();
+        self.running += 1;
+        let snapshot = isolated.then(|| self.take_snapshot());
+        limits::arm(&self.vm);
+        let ctx = &mut *self.ctx;
+        let main_obj = ctx.vm().main_obj.get();
+        let cref = ctx.vm().top_cref.get();
+        let mut r = crate::interp::call::run_iseq_frame(ctx, script.iseq, crate::interp::frame::FrameKind::Top, main_obj, cref, Value::NIL, Value::NIL, None, None).map(|(v, _)| v);
+        std::hint::black_box(script.iseq);
+        if let Some(snapshot) = snapshot {
+            let keep = r.as_ref().map_or(Value::NIL, |&v| v);
+            let mark = ctx.protect(keep);
+            if let Err(Unwind::Raise(e)) = r {
+                ctx.protect(e);
+            }
+            for p in snapshot.take_at_exit(ctx) {
+                if let Err(e) = ctx.call_proc(p, &[], None) {
+                    if r.is_ok() {
+                        r = Err(e);
+                        if let Err(Unwind::Raise(e)) = r {
+                            ctx.protect(e);
+                        }
+                    }
+                }
+            }
+            if let Err(e) = crate::fiber::scheduler::close_current(ctx) {
+                if r.is_ok() {
+                    r = Err(e);
+                }
+            }
+            crate::thread::sched::terminate_all(ctx);
+            crate::core::io::flush_stdout(ctx);
+            snapshot.restore(ctx);
+            if let Some(b) = self.baseline.as_mut() {
+                b.restore(&mut self.ctx);
+            }
+            self.ctx.unprotect(mark);
+        } else {
+            crate::core::io::flush_stdout(ctx);
+        }
+        limits::disarm(&self.vm);
+        self.running -= 1;
+        r
+    }
+
+    /// Runs `f` (a host call into Ruby outside a run: a method call, a conversion) under
+    /// the limits when no run is in progress.
+    pub fn with_limits<T>(&mut self, f: impl FnOnce(&mut Ctx) -> T) -> T {
+        self.bind_thread();
+        if self.running > 0 {
+            return f(&mut self.ctx);
+        }
+        limits::arm(&self.vm);
+        let r = f(&mut self.ctx);
+        limits::disarm(&self.vm);
+        r
+    }
+
+    fn take_snapshot(&mut self) -> isolation::RunSnapshot {
+        let stale = self.baseline.as_ref().is_none_or(|b| !b.is_current(&self.ctx));
+        if stale {
+            if let Some(old) = self.baseline.take() {
+                old.release(&self.ctx);
+            }
+            self.baseline = Some(isolation::Baseline::take(&mut self.ctx));
+        }
+        isolation::RunSnapshot::take(&mut self.ctx)
+    }
+
+    /// Whether a limit (timeout, memory cap) ended the last run or call.
+    pub fn limit_tripped(&self) -> bool {
+        self.vm.host.limits.tripped()
+    }
+
+    pub fn set_timeout(&mut self, t: Option<std::time::Duration>) -> std::io::Result<()> {
+        if t.is_some() {
+            // Defined now, by the host, so that no run's isolation removes it.
+            limits::timeout_error_class(&mut self.ctx);
+        }
+        limits::set_timeout(&self.vm, t)
+    }
+
+    pub fn set_memory_limit(&mut self, bytes: usize) {
+        limits::set_memory_cap(&self.vm, bytes);
+    }
+
+    /// Bytes the VM's heap uses now.
+    pub fn memory_usage(&self) -> usize {
+        limits::memory_usage(&self.vm)
+    }
+
+    /// The exception (or other exit) `e` as data.
+    pub fn error_info(&mut self, e: Unwind) -> ErrorInfo {
+        error_info(&mut self.ctx, e)
+    }
+
+    /// Stops the VM's threads and frees everything it owns: every object (running the
+    /// free functions of host data), its pages and stacks. The process-wide immutable
+    /// tables (encodings, the fiber stack pool's statics) stay.
+    pub fn close(mut self) {
+        self.bind_thread();
+        crate::thread::sched::terminate_all(&mut self.ctx);
+        if let Some(b) = self.baseline.take() {
+            b.release(&self.ctx);
+        }
+        self.ctx.drop_alloc_cache();
+        let heap = self.vm.heap.lock();
+        heap.for_each_object(&mut |p| {
+            // SAFETY: nothing runs in the VM any more; each live object is finalized once
+            // and its slot marked free, so no finalizer sees a finalized object as live.
+            unsafe {
+                crate::object::finalize(p);
+                (*p).flags = crate::object::ObjType::Free as u32;
+            }
+        });
+        drop(heap);
+    }
+}
+
+/// Compiles a program for `Runtime::run_script`; the script keeps its code alive (as a VM
+/// root) until `free_script`.
+pub fn compile_script(ctx: &mut Ctx, source: &[u8], path: &str) -> Result<Script, Unwind> {
+    let opts = crate::compile::CompileOptions { top_label: "<main>".into(), frozen_string_literal: ctx.vm().frozen_string_literals.get().then_some(true), ..crate::compile::CompileOptions::required(path) };
+    let (iseq, _) = crate::compile::compile_program(ctx, source, &opts)?;
+    ctx.vm().roots.borrow_mut().push(iseq);
+    Ok(Script { iseq })
+}
+
+/// Lets the code of a script be collected (once no method or proc it made is alive).
+pub fn free_script(ctx: &Ctx, script: Script) {
+    host::gc_unregister(ctx, script.iseq);
+}
+
+/// The exception (or other exit) `e` as data (runs `message`: call it under limits).
+pub fn error_info(ctx: &mut Ctx, e: Unwind) -> ErrorInfo {
+    match e {
+        Unwind::Raise(exc) => {
+            let mark = ctx.protect(exc);
+            let class_name = object::class_name_of(ctx, exc);
+            let message = exception::message_string(ctx, exc);
+            let bt = exception::backtrace(ctx, exc);
+            let backtrace = if array::is_array(bt) { array::to_vec(bt).into_iter().filter(|&l| string::is_string(l)).map(string::to_rust_string_lossy).collect() } else { Vec::new() };
+            let report = match crate::core::exception_report::report(ctx, exc, false, false, None) {
+                Ok(b) => String::from_utf8_lossy(&b).trim_end_matches('\n').to_string(),
+                Err(_) => format!("{message} ({class_name})"),
+            };
+            let exit_status = if object::is_a(ctx, exc, ctx.c().system_exit) { Some(object::ivar_get(ctx, exc, sym::STATUS).as_fixnum().unwrap_or(0) as i32) } else { None };
+            ctx.unprotect(mark);
+            ErrorInfo { class_name, message, backtrace, report, exception: exc, exit_status }
+        }
+        Unwind::Exit(code) => ErrorInfo { class_name: "SystemExit".into(), message: "exit".into(), backtrace: Vec::new(), report: "exit".into(), exception: Value::NIL, exit_status: Some(code) },
+        other => {
+            // throw, break or return with nowhere to go: the UncaughtThrowError or
+            // LocalJumpError Ruby would raise.
+            let (class, message) = match other {
+                Unwind::Throw { tag, .. } => (ctx.c().uncaught_throw_error, format!("uncaught throw {}", object::inspect_string(ctx, tag).unwrap_or_default())),
+                Unwind::Break { .. } => (ctx.c().local_jump_error, "break from proc-closure".to_string()),
+                _ => (ctx.c().local_jump_error, "unexpected return".to_string()),
+            };
+            let exc = ctx.new_error(class, &message);
+            error_info(ctx, Unwind::Raise(exc))
+        }
     }
 }
 

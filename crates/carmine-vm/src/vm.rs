@@ -145,6 +145,8 @@ pub struct Vm {
     pub objspace: crate::weak::ObjSpace,
     /// Allocation sites recorded by `ObjectSpace.trace_object_allocations`.
     pub alloc_trace: crate::heap::alloc_trace::AllocTrace,
+    /// What an embedding host added: host methods, limits (see `runtime::host`).
+    pub host: crate::runtime::host::HostState,
 }
 
 impl Vm {
@@ -200,6 +202,7 @@ impl Vm {
             coverage: RefCell::new(None),
             objspace: crate::weak::ObjSpace::default(),
             alloc_trace: Default::default(),
+            host: Default::default(),
         }
     }
 

@@ -184,6 +184,16 @@ pub fn compile_program(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions) -> R
 
 /// `compile_program` for the main script run under `-n`/`-p` (see `CommandLine`).
 pub fn compile_program_with(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions, command_line: CommandLine) -> Result<(Value, Option<usize>)> {
+    let mark = ctx.stacks.protected.len();
+    let r = compile_program_protected(ctx, source, opts, command_line);
+    // The values `Compiler::keep` protected while compiling are owned by the iseq now (the
+    // caller holds the iseq): without this, every compilation (each `eval`, each embedded
+    // run) would keep its code alive for as long as the thread runs.
+    ctx.stacks.protected.truncate(mark);
+    r
+}
+
+fn compile_program_protected(ctx: &mut Ctx, source: &[u8], opts: &CompileOptions, command_line: CommandLine) -> Result<(Value, Option<usize>)> {
     let mut po = ruby_prism::Options::default().filepath(&opts.path).line(opts.line).version(ruby_prism::Version::CRuby3_4);
     if let Some(f) = opts.frozen_string_literal {
         po = po.frozen_string_literal(Some(f));

@@ -242,6 +242,28 @@ impl StrBuf {
         }
     }
 
+    /// The content followed by a NUL byte, for C callers: the NUL is written in spare room
+    /// (embedded bytes past the length, or the heap buffer's spare capacity), never in the
+    /// content or the tag.
+    pub fn as_c_ptr(&mut self) -> *const u8 {
+        let n = self.len();
+        if self.is_embedded() && n < INLINE_CAP {
+            // SAFETY: embedded form; n < INLINE_CAP = TAG, so the byte is not the tag.
+            unsafe {
+                self.repr.inline[n] = 0;
+                return self.repr.inline.as_ptr();
+            }
+        }
+        self.reserve(1);
+        // SAFETY: heap form now (reserve moved full embedded content out), with capacity
+        // past n.
+        unsafe {
+            let p = self.repr.heap.ptr;
+            *p.add(n) = 0;
+            p
+        }
+    }
+
     pub fn truncate(&mut self, n: usize) {
         if self.is_embedded() {
             if n < self.len() {

@@ -1268,6 +1268,8 @@ pub const INTERRUPT_SIGNAL: u32 = 1;
 pub const INTERRUPT_YIELD: u32 = 2;
 /// A collection queued finalizers of objects it freed (`weak::run_pending`).
 pub const INTERRUPT_FINALIZE: u32 = 4;
+/// A limit an embedding host set (timeout, memory cap) tripped (`runtime::limits`).
+pub const INTERRUPT_LIMIT: u32 = 8;
 
 /// Handles the VM's interrupt word at a safepoint: a signal (its handler run in the main
 /// thread, forwarded to it from others), a request to hand the giant lock over, and
@@ -1290,6 +1292,9 @@ pub fn handle_interrupt(ctx: &mut Ctx) -> Result<()> {
     }
     if bits & INTERRUPT_FINALIZE != 0 {
         crate::weak::run_pending(ctx);
+    }
+    if bits & INTERRUPT_LIMIT != 0 {
+        crate::runtime::limits::check(ctx)?;
     }
     sched::check_pending(ctx)
 }

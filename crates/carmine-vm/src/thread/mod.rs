@@ -368,7 +368,7 @@ impl Ctx {
             let mut heap = self.vm().heap.lock();
             heap.malloc_increase += bytes;
             heap.malloc_increase > heap.malloc_limit
-        };
+        } || crate::runtime::limits::wants_collection_for_cap(self.vm());
         if over && !self.vm().gc_disabled.load(std::sync::atomic::Ordering::Relaxed) {
             crate::gc::collect_for(self, crate::heap::stats::GcReason::Malloc);
         }

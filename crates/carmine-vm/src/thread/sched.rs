@@ -573,6 +573,9 @@ fn park(shared: &ThreadShared, interrupt: &AtomicU32, main: bool, deadline: Opti
         if main && interrupt.load(Ordering::Relaxed) & crate::interp::ops::INTERRUPT_SIGNAL != 0 {
             return;
         }
+        if interrupt.load(Ordering::Relaxed) & crate::interp::ops::INTERRUPT_LIMIT != 0 {
+            return;
+        }
         let mut slice = POLL;
         if let Some(d) = deadline {
             let now = Instant::now();

@@ -421,7 +421,7 @@ pub fn write_stderr_fd(b: &[u8]) {
 }
 
 /// The bytes `puts` writes for `args`.
-fn puts_bytes(ctx: &mut Ctx, args: &[Value], out: &mut Vec<u8>) -> Result<()> {
+pub(crate) fn puts_bytes(ctx: &mut Ctx, args: &[Value], out: &mut Vec<u8>) -> Result<()> {
     if args.is_empty() {
         out.push(b'\n');
         return Ok(());
@@ -483,7 +483,7 @@ pub fn puts_to(ctx: &mut Ctx, out: Value, args: &[Value]) -> Result<()> {
     Ok(())
 }
 
-fn print_bytes(ctx: &mut Ctx, args: &[Value]) -> Result<Vec<u8>> {
+pub(crate) fn print_bytes(ctx: &mut Ctx, args: &[Value]) -> Result<Vec<u8>> {
     let sep = crate::core::globals::get(ctx, sym::DOLLAR_COMMA)?;
     let term = crate::core::globals::get(ctx, sym::DOLLAR_BACKSLASH)?;
     let mut b = Vec::new();

@@ -40,7 +40,7 @@ pub fn memsize_of(ctx: &Ctx, v: Value) -> usize {
 }
 
 /// The out-of-line bytes owned by heap object `v`.
-fn owned_bytes(v: Value) -> usize {
+pub fn owned_bytes(v: Value) -> usize {
     // SAFETY (all arms): the type tag says which struct occupies the slot.
     unsafe {
         match basic(v).obj_type() {

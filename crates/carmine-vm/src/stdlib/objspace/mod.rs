@@ -13,7 +13,7 @@
 //!   allocated: a collection started by the allocation would lock it again.
 
 mod dump;
-mod memsize;
+pub mod memsize;
 
 use crate::core::module::{self, body};
 use crate::core::objspace::{is_visible, type_name, TYPE_ORDER};

@@ -1,0 +1,304 @@
+/*
+ * carmine.h — the C embedding API of Carmine, a Ruby implementation (libcarmine).
+ *
+ *   #include <carmine.h>
+ *   carmine_vm *vm = carmine_open();
+ *   carmine_script *s = carmine_compile(vm, src, len, "handler.rb");   // once
+ *   for (;;) {                                                       // per request
+ *       carmine_value result;
+ *       if (carmine_run(vm, s, &result) != CARMINE_OK)
+ *           log(carmine_error_class(vm), carmine_error_message(vm));
+ *   }
+ *   carmine_script_free(vm, s);
+ *   carmine_close(vm);
+ *
+ * Build: cc app.c $(pkg-config --cflags --libs carmine)   (see docs/embedding.md)
+ *
+ * Rules every host must know (docs/embedding.md has the details):
+ *
+ * - VMs. Any number of VMs per process; each has its own heap, globals, constants and
+ *   classes, and nothing of one is visible to another. A VM may be used by one thread at
+ *   a time (any thread; it may move between threads between calls). Different VMs run in
+ *   parallel on different threads. A call made while another thread is inside the same
+ *   VM returns CARMINE_BUSY (functions returning a value return CARMINE_UNDEF).
+ *   libcarmine installs no signal handlers and keeps no thread-locals.
+ *
+ * - Errors. Nothing in libcarmine aborts the process or unwinds (longjmp, C++ or Rust
+ *   panics) into the host. A Ruby exception that ends a call is returned as data: the
+ *   call's status is not CARMINE_OK (or its value is CARMINE_UNDEF) and carmine_error_*()
+ *   describe it until the next call that runs Ruby code.
+ *
+ * - Values. carmine_value is a machine word. Values held in local variables (the C stack
+ *   or registers of the thread using the VM) are found by the collector and stay alive.
+ *   A value stored anywhere else (a global, a struct on the C heap, another thread's
+ *   stack) must be registered with carmine_gc_register() until it is no longer used.
+ *   A value belongs to the VM that made it: never pass it to another VM.
+ *
+ * - Isolation. carmine_run() and carmine_eval() run a script as one isolated unit:
+ *   afterwards the global variables, top-level constants, top-level methods, Object's
+ *   class variables and instance variables of `main` it created are removed (those it
+ *   changed are restored), `$!` is cleared, its threads are stopped, `at_exit` blocks run,
+ *   and the code compiled for it is freed (a carmine_script keeps its code until
+ *   carmine_script_free). State made by the host (C calls, carmine_run_shared,
+ *   carmine_eval_shared) persists. Changes a script makes inside existing classes or
+ *   modules other than Object (reopening String, adding a method to a host class) persist:
+ *   see docs/embedding.md, "What persists between runs".
+ *
+ * - Limits. carmine_set_timeout() and carmine_set_memory_limit() end a runaway run with
+ *   an exception (Carmine::TimeoutError, NoMemoryError) that scripts cannot rescue for
+ *   good; the status is CARMINE_LIMIT.
+ *
+ * Strings are byte strings with a length; Ruby strings made by this API are UTF-8.
+ * Every `const char *` that the API returns is owned by the VM (see each function).
+ */
+#ifndef CARMINE_H
+#define CARMINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CARMINE_API_VERSION 1
+
+typedef struct carmine_vm carmine_vm;         /* one VM (opaque) */
+typedef struct carmine_script carmine_script; /* compiled code, reusable (opaque) */
+typedef uint64_t carmine_value;               /* a Ruby value of one VM */
+
+/* Not a Ruby value: returned by functions that failed (an exception is pending, see
+ * carmine_error_*), and returned by a C method to raise the pending exception. */
+#define CARMINE_UNDEF ((carmine_value)0x34)
+
+typedef enum carmine_status {
+    CARMINE_OK = 0,
+    CARMINE_EXCEPTION = 1, /* an uncaught Ruby exception ended the call (carmine_error_*) */
+    CARMINE_EXIT = 2,      /* the script called exit/exit!/abort (carmine_exit_status) */
+    CARMINE_LIMIT = 3,     /* a timeout or the memory cap ended the run (carmine_error_*) */
+    CARMINE_BUSY = 4,      /* another thread is using this VM, or a run is already active */
+    CARMINE_INVALID = 5,   /* a NULL handle or an invalid argument */
+    CARMINE_BUG = 6        /* an internal error was caught; the VM must be closed */
+} carmine_status;
+
+typedef enum carmine_type {
+    CARMINE_T_UNDEF = 0,
+    CARMINE_T_NIL,
+    CARMINE_T_FALSE,
+    CARMINE_T_TRUE,
+    CARMINE_T_INTEGER, /* Fixnum or Bignum */
+    CARMINE_T_FLOAT,
+    CARMINE_T_SYMBOL,
+    CARMINE_T_STRING,
+    CARMINE_T_ARRAY,
+    CARMINE_T_HASH,
+    CARMINE_T_PROC,
+    CARMINE_T_CLASS,
+    CARMINE_T_MODULE,
+    CARMINE_T_DATA,    /* made by carmine_data_new */
+    CARMINE_T_OBJECT   /* anything else */
+} carmine_type;
+
+/* ---- VM lifecycle ------------------------------------------------------------------ */
+
+/* A new VM with the core classes loaded, or NULL if it could not be created. */
+carmine_vm *carmine_open(void);
+/* Runs nothing more and frees everything the VM owns (its heap, scripts not yet freed,
+ * registered roots). Data objects' free functions are called. vm may be NULL. */
+void carmine_close(carmine_vm *vm);
+/* "carmine 0.1.0 (Ruby 3.4 compatible)"; static storage. */
+const char *carmine_version(void);
+
+/* One pointer the host attaches to the VM (e.g. the current request); C methods read it
+ * with carmine_userdata(). Not touched by the VM. */
+void carmine_set_userdata(carmine_vm *vm, void *userdata);
+void *carmine_userdata(carmine_vm *vm);
+
+/* ---- scripts --------------------------------------------------------------------------- */
+
+/* Compiles Ruby source once (filename is used in backtraces and __FILE__). NULL on a
+ * SyntaxError (described by carmine_error_*) or an invalid argument. */
+carmine_script *carmine_compile(carmine_vm *vm, const char *src, size_t len, const char *filename);
+/* Reads and compiles a file; NULL if it cannot be read (Errno::*) or has a SyntaxError. */
+carmine_script *carmine_compile_file(carmine_vm *vm, const char *path);
+/* Frees the compiled code (it is collected once no method or proc made by it is alive). */
+void carmine_script_free(carmine_vm *vm, carmine_script *script);
+
+/* Runs a script as an isolated unit (see "Isolation" above). *result (may be NULL) gets
+ * the value of the script's last expression on CARMINE_OK, else CARMINE_UNDEF. A run
+ * may not start inside another run of the same VM (from a C method): CARMINE_BUSY. */
+carmine_status carmine_run(carmine_vm *vm, carmine_script *script, carmine_value *result);
+/* Compiles, runs as carmine_run does, and frees the code. */
+carmine_status carmine_eval(carmine_vm *vm, const char *src, size_t len, const char *filename,
+                            carmine_value *result);
+/* As carmine_run / carmine_eval but not isolated: everything the script defines stays
+ * (for setup code: helper classes, preloaded libraries, shared connections). Limits apply. */
+carmine_status carmine_run_shared(carmine_vm *vm, carmine_script *script, carmine_value *result);
+carmine_status carmine_eval_shared(carmine_vm *vm, const char *src, size_t len,
+                                   const char *filename, carmine_value *result);
+
+/* ---- limits (0 = no limit; they apply to every later run, eval and call) ------------- */
+
+/* Wall-clock time one run may take, in milliseconds. When it is up, the script gets a
+ * Carmine::TimeoutError (a subclass of Exception, not StandardError) at its next
+ * safepoint, again at every later one until the run ends, and sleep/IO waits wake up. */
+void carmine_set_timeout(carmine_vm *vm, uint64_t milliseconds);
+/* Bytes the VM's heap (object slots and the buffers of strings, arrays, hashes) may
+ * grow to. Past the cap, after a collection, the run gets NoMemoryError. */
+void carmine_set_memory_limit(carmine_vm *vm, size_t bytes);
+/* Bytes the VM's heap uses now (object pages plus tracked buffers). */
+size_t carmine_memory_usage(carmine_vm *vm);
+
+/* ---- errors ------------------------------------------------------------------------- */
+
+/* The exception that ended the last failed call, as data. The strings stay valid until
+ * the next call that runs Ruby code or carmine_error_clear(). NULL / 0 when none. */
+const char *carmine_error_class(carmine_vm *vm);      /* "ZeroDivisionError" */
+const char *carmine_error_message(carmine_vm *vm);    /* "divided by 0" */
+size_t carmine_error_backtrace_size(carmine_vm *vm);
+const char *carmine_error_backtrace(carmine_vm *vm, size_t i); /* "handler.rb:3:in 'foo'" */
+/* The whole report as `ruby` prints it for an uncaught exception. */
+const char *carmine_error_report(carmine_vm *vm);
+/* The exception object (nil when none); keep it with carmine_gc_register if stored. */
+carmine_value carmine_error_value(carmine_vm *vm);
+/* The status given to exit/exit!/abort when a call returned CARMINE_EXIT. */
+int carmine_exit_status(carmine_vm *vm);
+void carmine_error_clear(carmine_vm *vm);
+
+/* Makes `exc_class.new(message)` the pending exception and returns CARMINE_UNDEF: a C
+ * method raises with `return carmine_raise(vm, cls, "message");`. */
+carmine_value carmine_raise(carmine_vm *vm, carmine_value exc_class, const char *message);
+
+/* ---- output ------------------------------------------------------------------------- */
+
+/* Where `$stdout` / `$stderr` of the VM write (puts, print, p, warn, error reports):
+ * write(data, bytes, len) is called with each piece. NULL restores the process's own
+ * descriptors. Set by the host, so it persists across runs. */
+typedef void (*carmine_write_func)(void *data, const char *bytes, size_t len);
+void carmine_set_stdout(carmine_vm *vm, carmine_write_func write, void *data);
+void carmine_set_stderr(carmine_vm *vm, carmine_write_func write, void *data);
+
+/* ---- values ------------------------------------------------------------------------- */
+
+carmine_value carmine_nil(void);
+carmine_value carmine_true(void);
+carmine_value carmine_false(void);
+carmine_value carmine_bool(int b);
+int carmine_is_nil(carmine_value v);
+int carmine_truthy(carmine_value v); /* neither nil nor false (nor CARMINE_UNDEF) */
+carmine_type carmine_type_of(carmine_vm *vm, carmine_value v);
+
+carmine_value carmine_int(carmine_vm *vm, int64_t i);
+/* An Integer that fits in int64_t (a Float is not converted): CARMINE_OK, else
+ * CARMINE_EXCEPTION with a TypeError or RangeError pending. */
+carmine_status carmine_to_int(carmine_vm *vm, carmine_value v, int64_t *out);
+carmine_value carmine_float(carmine_vm *vm, double d);
+/* A Float or an Integer as double; else CARMINE_EXCEPTION (TypeError). */
+carmine_status carmine_to_float(carmine_vm *vm, carmine_value v, double *out);
+
+carmine_value carmine_str(carmine_vm *vm, const char *bytes, size_t len);
+carmine_value carmine_cstr(carmine_vm *vm, const char *nul_terminated);
+/* The bytes of a String (NULL if v is not a String), NUL-terminated, *len (may be NULL)
+ * without the NUL. Valid while the string is alive and not modified. */
+const char *carmine_str_ptr(carmine_vm *vm, carmine_value v, size_t *len);
+/* v.to_s / v.inspect as a String; CARMINE_UNDEF if that raised. */
+carmine_value carmine_to_s(carmine_vm *vm, carmine_value v);
+carmine_value carmine_inspect(carmine_vm *vm, carmine_value v);
+
+carmine_value carmine_sym(carmine_vm *vm, const char *name);
+/* A Symbol's name (NULL if v is not a Symbol); lives as long as the VM. */
+const char *carmine_sym_name(carmine_vm *vm, carmine_value v, size_t *len);
+
+carmine_value carmine_ary_new(carmine_vm *vm);
+size_t carmine_ary_len(carmine_vm *vm, carmine_value ary);  /* 0 if not an Array */
+carmine_value carmine_ary_get(carmine_vm *vm, carmine_value ary, int64_t i); /* nil if out */
+carmine_status carmine_ary_set(carmine_vm *vm, carmine_value ary, int64_t i, carmine_value v);
+carmine_status carmine_ary_push(carmine_vm *vm, carmine_value ary, carmine_value v);
+
+carmine_value carmine_hash_new(carmine_vm *vm);
+size_t carmine_hash_size(carmine_vm *vm, carmine_value hash); /* 0 if not a Hash */
+/* hash[key] without defaults: CARMINE_UNDEF when the key is absent (no error pending). */
+carmine_value carmine_hash_get(carmine_vm *vm, carmine_value hash, carmine_value key);
+carmine_status carmine_hash_set(carmine_vm *vm, carmine_value hash, carmine_value key,
+                                carmine_value v);
+/* The keys, in insertion order, as a new Array. */
+carmine_value carmine_hash_keys(carmine_vm *vm, carmine_value hash);
+
+/* ---- calling Ruby ------------------------------------------------------------------- */
+
+/* recv.method(*argv) (private methods too); CARMINE_UNDEF if it raised. */
+carmine_value carmine_call(carmine_vm *vm, carmine_value recv, const char *method, int argc,
+                           const carmine_value *argv);
+/* The same with a block (a Proc, or nil for none). */
+carmine_value carmine_call_with_block(carmine_vm *vm, carmine_value recv, const char *method,
+                                      int argc, const carmine_value *argv, carmine_value block);
+/* block.call(*argv) for the block a C method received. */
+carmine_value carmine_yield(carmine_vm *vm, carmine_value block, int argc,
+                            const carmine_value *argv);
+
+/* ---- classes, modules, methods ------------------------------------------------------ */
+
+/* A constant by path ("Apache::Request", "Integer"); CARMINE_UNDEF if not defined. */
+carmine_value carmine_class_get(carmine_vm *vm, const char *path);
+/* Defines (or reopens) a class under Object / under outer. superclass CARMINE_UNDEF or
+ * nil means Object. CARMINE_UNDEF (TypeError pending) if the name is taken by a non-class
+ * or the superclass differs. */
+carmine_value carmine_define_class(carmine_vm *vm, const char *name, carmine_value superclass);
+carmine_value carmine_define_class_under(carmine_vm *vm, carmine_value outer, const char *name,
+                                         carmine_value superclass);
+carmine_value carmine_define_module(carmine_vm *vm, const char *name);
+carmine_value carmine_define_module_under(carmine_vm *vm, carmine_value outer, const char *name);
+
+/* A method implemented in C. self is the receiver, argv[0..argc) the arguments (the
+ * collector sees them), block the block given (nil if none), data the pointer given at
+ * definition. Return the result, or CARMINE_UNDEF to raise the pending exception (after
+ * carmine_raise, or after a carmine_call that returned CARMINE_UNDEF). */
+typedef carmine_value (*carmine_func)(carmine_vm *vm, carmine_value self, int argc,
+                                      const carmine_value *argv, carmine_value block, void *data);
+/* Defines klass#name. Ruby checks argc against min_args..max_args (max_args -1: no
+ * maximum; at most 255) and raises ArgumentError before calling f. */
+carmine_status carmine_define_method(carmine_vm *vm, carmine_value klass, const char *name,
+                                     carmine_func f, int min_args, int max_args, void *data);
+/* Defines obj.name (a class method when obj is a class). */
+carmine_status carmine_define_singleton_method(carmine_vm *vm, carmine_value obj,
+                                               const char *name, carmine_func f, int min_args,
+                                               int max_args, void *data);
+/* Defines mod.name and the private instance method name (like module_function). */
+carmine_status carmine_define_module_function(carmine_vm *vm, carmine_value mod,
+                                              const char *name, carmine_func f, int min_args,
+                                              int max_args, void *data);
+
+/* klass.new(*argv); CARMINE_UNDEF if it raised. */
+carmine_value carmine_new(carmine_vm *vm, carmine_value klass, int argc, const carmine_value *argv);
+
+/* A C pointer wrapped in an instance of klass (a class made with carmine_define_class);
+ * free_fn(ptr) (may be NULL) runs when the object is collected or the VM is closed. */
+typedef void (*carmine_free_func)(void *ptr);
+carmine_value carmine_data_new(carmine_vm *vm, carmine_value klass, void *ptr,
+                               carmine_free_func free_fn);
+/* The pointer of a data object; NULL if v is not one. */
+void *carmine_data_ptr(carmine_vm *vm, carmine_value v);
+
+/* Instance variables ("@name"), global variables ("$name") and constants. A global or
+ * constant the host sets outside a run persists; one set inside a run is part of it. */
+carmine_value carmine_iv_get(carmine_vm *vm, carmine_value obj, const char *name);
+carmine_status carmine_iv_set(carmine_vm *vm, carmine_value obj, const char *name, carmine_value v);
+carmine_value carmine_gv_get(carmine_vm *vm, const char *name);
+carmine_status carmine_gv_set(carmine_vm *vm, const char *name, carmine_value v);
+carmine_status carmine_const_set(carmine_vm *vm, carmine_value outer, const char *name,
+                                 carmine_value v);
+
+/* ---- garbage collection ------------------------------------------------------------- */
+
+/* Keeps v alive while it is stored outside the using thread's stack (counted: register
+ * twice, unregister twice). Registrations end with carmine_close. */
+void carmine_gc_register(carmine_vm *vm, carmine_value v);
+void carmine_gc_unregister(carmine_vm *vm, carmine_value v);
+/* A full collection now. */
+void carmine_gc_start(carmine_vm *vm);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CARMINE_H */

@@ -1,0 +1,1330 @@
+//! libcarmine: the C ABI of Carmine (`include/carmine.h` is the contract), a thin layer
+//! over `cvm::runtime`.
+//!
+//! Invariants:
+//! - No Rust panic leaves an exported function: each body runs under `catch_unwind`
+//!   (`api`). A caught panic poisons the VM: every later call on it returns `CARMINE_BUG`
+//!   (or `CARMINE_UNDEF`, NULL, 0), except `carmine_close`, which frees what it can.
+//! - One OS thread at a time owns a `carmine_vm` (`owner`, taken by compare-and-swap;
+//!   the same thread may re-enter from a C method). A Ruby thread of the VM that calls a C
+//!   method enters through the callback it is running (`callbacks`); it holds the VM's
+//!   giant lock then, so no other thread runs in the VM.
+//! - Inside a C method, calls use the `Ctx` of the Ruby thread running it (the innermost
+//!   callback of the calling OS thread); otherwise the runtime's own, bound to the
+//!   calling thread when the thread takes ownership.
+//! - The error data belongs to the handle: its strings stay until the next call that
+//!   records or clears an error. The exception object it names is a VM root meanwhile.
+
+#![allow(non_camel_case_types)]
+#![allow(clippy::missing_safety_doc)]
+
+extern crate carmine_vm as cvm;
+
+use std::cell::{Cell, RefCell, UnsafeCell};
+use std::collections::HashSet;
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use cvm::core::module::{self, Arity, Visibility};
+use cvm::core::{array, bignum, float, globals, hash, module_methods, object, proc, string};
+use cvm::interp::{frame::Block, Args};
+use cvm::object::ObjType;
+use cvm::runtime::{self, host, limits, ErrorInfo, Script};
+use cvm::thread::Ctx;
+use cvm::{Runtime, Unwind, Value};
+
+pub type carmine_value = u64;
+pub type carmine_status = c_int;
+
+pub const CARMINE_OK: carmine_status = 0;
+pub const CARMINE_EXCEPTION: carmine_status = 1;
+pub const CARMINE_EXIT: carmine_status = 2;
+pub const CARMINE_LIMIT: carmine_status = 3;
+pub const CARMINE_BUSY: carmine_status = 4;
+pub const CARMINE_INVALID: carmine_status = 5;
+pub const CARMINE_BUG: carmine_status = 6;
+
+pub const CARMINE_UNDEF: carmine_value = Value::UNDEF.raw();
+
+pub type carmine_type = c_int;
+const T_UNDEF: carmine_type = 0;
+const T_NIL: carmine_type = 1;
+const T_FALSE: carmine_type = 2;
+const T_TRUE: carmine_type = 3;
+const T_INTEGER: carmine_type = 4;
+const T_FLOAT: carmine_type = 5;
+const T_SYMBOL: carmine_type = 6;
+const T_STRING: carmine_type = 7;
+const T_ARRAY: carmine_type = 8;
+const T_HASH: carmine_type = 9;
+const T_PROC: carmine_type = 10;
+const T_CLASS: carmine_type = 11;
+const T_MODULE: carmine_type = 12;
+const T_DATA: carmine_type = 13;
+const T_OBJECT: carmine_type = 14;
+
+pub type carmine_func = unsafe extern "C" fn(vm: *mut carmine_vm, self_: carmine_value, argc: c_int, argv: *const carmine_value, block: carmine_value, data: *mut c_void) -> carmine_value;
+pub type carmine_write_func = Option<unsafe extern "C" fn(data: *mut c_void, bytes: *const c_char, len: usize)>;
+pub type carmine_free_func = Option<unsafe extern "C" fn(ptr: *mut c_void)>;
+
+/// The error of the last failed call, as C strings.
+struct CError {
+    class: CString,
+    message: CString,
+    backtrace: Vec<CString>,
+    report: CString,
+    exception: Value,
+    exit_status: c_int,
+}
+
+/// A VM as C sees it.
+pub struct carmine_vm {
+    rt: UnsafeCell<Option<Runtime>>,
+    owner: AtomicU64,
+    depth: AtomicU32,
+    /// (OS thread, context) of the C methods running now, innermost last.
+    callbacks: Mutex<Vec<(u64, usize)>>,
+    userdata: Cell<*mut c_void>,
+    error: RefCell<Option<CError>>,
+    /// What a C method returning CARMINE_UNDEF raises.
+    pending: Cell<Option<Unwind>>,
+    poisoned: Cell<bool>,
+    scripts: RefCell<HashSet<usize>>,
+}
+
+/// A compiled script.
+pub struct carmine_script {
+    script: Option<Script>,
+}
+
+fn thread_id() -> u64 {
+    // SAFETY: pthread_self has no preconditions.
+    unsafe { libc::pthread_self() as u64 }
+}
+
+fn cstring(s: &str) -> CString {
+    CString::new(s.replace('\0', "\\0")).unwrap_or_default()
+}
+
+/// What an exported function returns when it cannot run (NULL handle, busy, poisoned,
+/// panicked).
+trait Fallback {
+    fn fallback(status: carmine_status) -> Self;
+}
+
+impl Fallback for carmine_status {
+    fn fallback(status: carmine_status) -> Self {
+        status
+    }
+}
+impl Fallback for carmine_value {
+    fn fallback(_: carmine_status) -> Self {
+        CARMINE_UNDEF
+    }
+}
+impl Fallback for () {
+    fn fallback(_: carmine_status) -> Self {}
+}
+impl Fallback for usize {
+    fn fallback(_: carmine_status) -> Self {
+        0
+    }
+}
+impl<T> Fallback for *const T {
+    fn fallback(_: carmine_status) -> Self {
+        std::ptr::null()
+    }
+}
+impl<T> Fallback for *mut T {
+    fn fallback(_: carmine_status) -> Self {
+        std::ptr::null_mut()
+    }
+}
+
+/// The state of one entry into a VM.
+struct Entered<'a> {
+    h: &'a carmine_vm,
+    /// This call took ownership (it is the outermost call of its thread).
+    outermost: bool,
+    /// This call counted itself in `depth`.
+    counted: bool,
+    ctx: *mut Ctx,
+}
+
+impl Drop for Entered<'_> {
+    fn drop(&mut self) {
+        if self.counted && self.h.depth.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.h.owner.store(0, Ordering::Release);
+        }
+    }
+}
+
+impl Entered<'_> {
+    fn ctx(&self) -> &mut Ctx {
+        // SAFETY: the context of the runtime or of the running C method; this thread owns
+        // the VM (or runs the callback) for the whole entry.
+        unsafe { &mut *self.ctx }
+    }
+
+    /// The runtime, only for the outermost call (no Ruby code of this VM is running).
+    fn rt(&self) -> Option<&mut Runtime> {
+        if !self.outermost {
+            return None;
+        }
+        // SAFETY: the outermost call owns the VM; nothing else borrows the runtime.
+        unsafe { (*self.h.rt.get()).as_mut() }
+    }
+
+    /// Records `e` as the error and pending exception; CARMINE_UNDEF.
+    fn fail(&self, e: Unwind) -> carmine_value {
+        self.h.pending.set(Some(e));
+        let info = self.under_limits(|ctx| runtime::error_info(ctx, e));
+        self.set_error(Some(info));
+        CARMINE_UNDEF
+    }
+
+    fn set_error(&self, info: Option<ErrorInfo>) {
+        let ctx = self.ctx();
+        let old = self.h.error.borrow_mut().take();
+        if let Some(old) = old {
+            host::gc_unregister(ctx, old.exception);
+        }
+        let Some(info) = info else { return };
+        host::gc_register(ctx, info.exception);
+        *self.h.error.borrow_mut() = Some(CError {
+            class: cstring(&info.class_name),
+            message: cstring(&info.message),
+            backtrace: info.backtrace.iter().map(|l| cstring(l)).collect(),
+            report: cstring(&info.report),
+            exception: info.exception,
+            exit_status: info.exit_status.unwrap_or(0),
+        });
+    }
+
+    fn clear_error(&self) {
+        self.h.pending.set(None);
+        self.set_error(None);
+    }
+
+    /// Runs Ruby code from the host: under the limits when no run is in progress.
+    fn under_limits<T>(&self, f: impl FnOnce(&mut Ctx) -> T) -> T {
+        let ctx = self.ctx();
+        let armed = self.outermost && !self.rt().is_some_and(|rt| rt.is_running());
+        if armed {
+            limits::arm(ctx.vm());
+        }
+        let r = f(ctx);
+        if armed {
+            limits::disarm(self.ctx().vm());
+        }
+        r
+    }
+
+    /// A Ruby call's result as C gets it.
+    fn value(&self, r: Result<Value, Unwind>) -> carmine_value {
+        match r {
+            Ok(v) => v.raw(),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    fn status(&self, r: Result<(), Unwind>) -> carmine_status {
+        match r {
+            Ok(()) => CARMINE_OK,
+            Err(e) => {
+                self.fail(e);
+                CARMINE_EXCEPTION
+            }
+        }
+    }
+}
+
+/// Enters `vm` for one exported call and runs `f`, catching panics.
+fn api<R: Fallback>(vm: *mut carmine_vm, f: impl FnOnce(&Entered) -> R) -> R {
+    if vm.is_null() {
+        return R::fallback(CARMINE_INVALID);
+    }
+    // SAFETY: a handle from carmine_open, not yet closed (the caller's promise).
+    let h = unsafe { &*vm };
+    let me = thread_id();
+    let (outermost, counted, ctx) = if h.owner.load(Ordering::Acquire) == me {
+        h.depth.fetch_add(1, Ordering::AcqRel);
+        (false, true, None)
+    } else if h.owner.compare_exchange(0, me, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+        h.depth.store(1, Ordering::Release);
+        (true, true, None)
+    } else {
+        match h.callbacks.lock().map(|c| c.iter().rev().find(|(t, _)| *t == me).map(|&(_, c)| c)) {
+            Ok(Some(c)) => (false, false, Some(c as *mut Ctx)),
+            _ => return R::fallback(CARMINE_BUSY),
+        }
+    };
+    let mut entered = Entered { h, outermost, counted, ctx: std::ptr::null_mut() };
+    if h.poisoned.get() {
+        return R::fallback(CARMINE_BUG);
+    }
+    let own = h.callbacks.lock().ok().and_then(|c| c.iter().rev().find(|(t, _)| *t == me).map(|&(_, c)| c as *mut Ctx));
+    entered.ctx = match ctx.or(own) {
+        Some(c) => c,
+        None => {
+            // SAFETY: this thread owns the VM and no C method of it runs on this thread:
+            // nothing else uses the runtime now.
+            let Some(rt) = (unsafe { (*h.rt.get()).as_mut() }) else { return R::fallback(CARMINE_INVALID) };
+            rt.bind_thread();
+            rt.ctx() as *mut Ctx
+        }
+    };
+    // The outermost call of a thread inside a C method is not outermost for the runtime.
+    if own.is_some() {
+        entered.outermost = false;
+    }
+    match catch_unwind(AssertUnwindSafe(|| f(&entered))) {
+        Ok(r) => r,
+        Err(_) => {
+            h.poisoned.set(true);
+            R::fallback(CARMINE_BUG)
+        }
+    }
+}
+
+unsafe fn opt_str<'a>(p: *const c_char) -> Option<&'a str> {
+    if p.is_null() {
+        None
+    } else {
+        CStr::from_ptr(p).to_str().ok()
+    }
+}
+
+unsafe fn bytes<'a>(p: *const c_char, len: usize) -> &'a [u8] {
+    if p.is_null() || len == 0 {
+        &[]
+    } else {
+        std::slice::from_raw_parts(p as *const u8, len)
+    }
+}
+
+unsafe fn argv_values<'a>(argc: c_int, argv: *const carmine_value) -> Option<&'a [Value]> {
+    if argc < 0 || (argc > 0 && argv.is_null()) {
+        return None;
+    }
+    if argc == 0 {
+        return Some(&[]);
+    }
+    // SAFETY: Value is a transparent u64 word; the caller passes argc values.
+    Some(std::slice::from_raw_parts(argv as *const Value, argc as usize))
+}
+
+// ---- VM lifecycle ----
+
+#[no_mangle]
+pub extern "C" fn carmine_open() -> *mut carmine_vm {
+    let rt = match catch_unwind(Runtime::new) {
+        Ok(rt) => rt,
+        Err(_) => return std::ptr::null_mut(),
+    };
+    let h = Box::new(carmine_vm {
+        rt: UnsafeCell::new(Some(rt)),
+        owner: AtomicU64::new(0),
+        depth: AtomicU32::new(0),
+        callbacks: Mutex::new(Vec::new()),
+        userdata: Cell::new(std::ptr::null_mut()),
+        error: RefCell::new(None),
+        pending: Cell::new(None),
+        poisoned: Cell::new(false),
+        scripts: RefCell::new(HashSet::new()),
+    });
+    Box::into_raw(h)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_close(vm: *mut carmine_vm) {
+    if vm.is_null() {
+        return;
+    }
+    let me = thread_id();
+    let h = &*vm;
+    if h.owner.compare_exchange(0, me, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        // In use (by another thread, or from inside one of its own C methods): a host bug
+        // that must not free memory in use.
+        return;
+    }
+    let h = Box::from_raw(vm);
+    let poisoned = h.poisoned.get();
+    let rt = (*h.rt.get()).take();
+    for s in h.scripts.borrow_mut().drain() {
+        drop(Box::from_raw(s as *mut carmine_script));
+    }
+    if let Some(rt) = rt {
+        if poisoned {
+            // Its state may be inconsistent: leak it rather than run finalizers over it.
+            std::mem::forget(rt);
+        } else if catch_unwind(AssertUnwindSafe(|| rt.close())).is_err() {
+            // Whatever the panic left is leaked.
+        }
+    }
+}
+
+static VERSION: &CStr = c"carmine 0.1.0 (Ruby 3.4 compatible)";
+
+#[no_mangle]
+pub extern "C" fn carmine_version() -> *const c_char {
+    VERSION.as_ptr()
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_set_userdata(vm: *mut carmine_vm, userdata: *mut c_void) {
+    api(vm, |e| e.h.userdata.set(userdata))
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_userdata(vm: *mut carmine_vm) -> *mut c_void {
+    api(vm, |e| e.h.userdata.get())
+}
+
+// ---- scripts ----
+
+fn compile(e: &Entered, src: &[u8], path: &str) -> *mut carmine_script {
+    e.clear_error();
+    match e.under_limits(|ctx| runtime::compile_script(ctx, src, path)) {
+        Ok(s) => {
+            let p = Box::into_raw(Box::new(carmine_script { script: Some(s) }));
+            e.h.scripts.borrow_mut().insert(p as usize);
+            p
+        }
+        Err(err) => {
+            e.fail(err);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_compile(vm: *mut carmine_vm, src: *const c_char, len: usize, filename: *const c_char) -> *mut carmine_script {
+    api(vm, |e| {
+        if src.is_null() && len > 0 {
+            return std::ptr::null_mut();
+        }
+        compile(e, bytes(src, len), opt_str(filename).unwrap_or("(carmine)"))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_compile_file(vm: *mut carmine_vm, path: *const c_char) -> *mut carmine_script {
+    api(vm, |e| {
+        let Some(p) = opt_str(path) else { return std::ptr::null_mut() };
+        match std::fs::read(p) {
+            Ok(src) => compile(e, &src, p),
+            Err(err) => {
+                e.clear_error();
+                let ctx = e.ctx();
+                let errno = err.raw_os_error().unwrap_or(libc::ENOENT);
+                let err = cvm::core::process::errno_error(ctx, errno, p);
+                e.fail(err);
+                std::ptr::null_mut()
+            }
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_script_free(vm: *mut carmine_vm, script: *mut carmine_script) {
+    if script.is_null() {
+        return;
+    }
+    api(vm, |e| {
+        if !e.h.scripts.borrow_mut().remove(&(script as usize)) {
+            return;
+        }
+        let mut b = Box::from_raw(script);
+        if let Some(s) = b.script.take() {
+            runtime::free_script(e.ctx(), s);
+        }
+    })
+}
+
+/// Runs a script and turns its outcome into a status (and the error data).
+fn run(e: &Entered, script: &Script, isolated: bool, result: *mut carmine_value) -> carmine_status {
+    let Some(rt) = e.rt() else { return CARMINE_BUSY };
+    if rt.is_running() {
+        return CARMINE_BUSY;
+    }
+    e.clear_error();
+    let r = rt.run_script(script, isolated);
+    let tripped = rt.limit_tripped();
+    let (status, v) = match r {
+        Ok(v) => (CARMINE_OK, v.raw()),
+        Err(err) => {
+            e.fail(err);
+            let exit = e.h.error.borrow().as_ref().is_some_and(|c| c.class.as_bytes() == b"SystemExit");
+            (if tripped { CARMINE_LIMIT } else if exit { CARMINE_EXIT } else { CARMINE_EXCEPTION }, CARMINE_UNDEF)
+        }
+    };
+    if !result.is_null() {
+        // SAFETY: the caller passes a writable carmine_value or NULL.
+        unsafe { *result = v };
+    }
+    status
+}
+
+unsafe fn script_of<'a>(e: &Entered, script: *mut carmine_script) -> Option<&'a Script> {
+    if script.is_null() || !e.h.scripts.borrow().contains(&(script as usize)) {
+        return None;
+    }
+    (*script).script.as_ref()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_run(vm: *mut carmine_vm, script: *mut carmine_script, result: *mut carmine_value) -> carmine_status {
+    api(vm, |e| match script_of(e, script) {
+        Some(s) => run(e, s, true, result),
+        None => CARMINE_INVALID,
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_run_shared(vm: *mut carmine_vm, script: *mut carmine_script, result: *mut carmine_value) -> carmine_status {
+    api(vm, |e| match script_of(e, script) {
+        Some(s) => run(e, s, false, result),
+        None => CARMINE_INVALID,
+    })
+}
+
+unsafe fn eval(vm: *mut carmine_vm, src: *const c_char, len: usize, filename: *const c_char, result: *mut carmine_value, isolated: bool) -> carmine_status {
+    api(vm, |e| {
+        if src.is_null() && len > 0 {
+            return CARMINE_INVALID;
+        }
+        if e.rt().is_none_or(|rt| rt.is_running()) {
+            return CARMINE_BUSY;
+        }
+        e.clear_error();
+        let path = opt_str(filename).unwrap_or("(eval)");
+        let compiled = e.under_limits(|ctx| runtime::compile_script(ctx, bytes(src, len), path));
+        match compiled {
+            Ok(s) => {
+                let status = run(e, &s, isolated, result);
+                runtime::free_script(e.ctx(), s);
+                status
+            }
+            Err(err) => {
+                e.fail(err);
+                if !result.is_null() {
+                    *result = CARMINE_UNDEF;
+                }
+                CARMINE_EXCEPTION
+            }
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_eval(vm: *mut carmine_vm, src: *const c_char, len: usize, filename: *const c_char, result: *mut carmine_value) -> carmine_status {
+    eval(vm, src, len, filename, result, true)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_eval_shared(vm: *mut carmine_vm, src: *const c_char, len: usize, filename: *const c_char, result: *mut carmine_value) -> carmine_status {
+    eval(vm, src, len, filename, result, false)
+}
+
+// ---- limits ----
+
+#[no_mangle]
+pub extern "C" fn carmine_set_timeout(vm: *mut carmine_vm, milliseconds: u64) {
+    api(vm, |e| {
+        let t = (milliseconds > 0).then(|| std::time::Duration::from_millis(milliseconds));
+        if t.is_some() {
+            limits::timeout_error_class(e.ctx());
+        }
+        let _ = limits::set_timeout(e.ctx().vm(), t);
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_set_memory_limit(vm: *mut carmine_vm, bytes: usize) {
+    api(vm, |e| limits::set_memory_cap(e.ctx().vm(), bytes))
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_memory_usage(vm: *mut carmine_vm) -> usize {
+    api(vm, |e| limits::memory_usage(e.ctx().vm()))
+}
+
+// ---- errors ----
+
+fn error_str(vm: *mut carmine_vm, f: impl FnOnce(&CError) -> *const c_char) -> *const c_char {
+    api(vm, |e| e.h.error.borrow().as_ref().map_or(std::ptr::null(), f))
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_error_class(vm: *mut carmine_vm) -> *const c_char {
+    error_str(vm, |c| c.class.as_ptr())
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_error_message(vm: *mut carmine_vm) -> *const c_char {
+    error_str(vm, |c| c.message.as_ptr())
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_error_report(vm: *mut carmine_vm) -> *const c_char {
+    error_str(vm, |c| c.report.as_ptr())
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_error_backtrace_size(vm: *mut carmine_vm) -> usize {
+    api(vm, |e| e.h.error.borrow().as_ref().map_or(0, |c| c.backtrace.len()))
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_error_backtrace(vm: *mut carmine_vm, i: usize) -> *const c_char {
+    error_str(vm, |c| c.backtrace.get(i).map_or(std::ptr::null(), |l| l.as_ptr()))
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_error_value(vm: *mut carmine_vm) -> carmine_value {
+    api(vm, |e| e.h.error.borrow().as_ref().map_or(Value::NIL, |c| c.exception).raw())
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_exit_status(vm: *mut carmine_vm) -> c_int {
+    api(vm, |e| e.h.error.borrow().as_ref().map_or(0, |c| c.exit_status) as usize) as c_int
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_error_clear(vm: *mut carmine_vm) {
+    api(vm, |e| e.clear_error())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_raise(vm: *mut carmine_vm, exc_class: carmine_value, message: *const c_char) -> carmine_value {
+    api(vm, |e| {
+        let ctx = e.ctx();
+        let mut class = Value::from_raw(exc_class);
+        if !module::is_class(class) {
+            class = ctx.c().runtime_error;
+        }
+        let msg = if message.is_null() { String::new() } else { CStr::from_ptr(message).to_string_lossy().into_owned() };
+        let m = string::new_from_bytes(ctx, msg.as_bytes());
+        let r = ctx.call_str(class, "new", &[m]);
+        match r {
+            Ok(exc) => {
+                cvm::core::exception::ensure_backtrace(ctx, exc);
+                e.fail(Unwind::Raise(exc))
+            }
+            Err(err) => e.fail(err),
+        }
+    })
+}
+
+// ---- output ----
+
+fn set_output(vm: *mut carmine_vm, global: &str, constant: &str, write: carmine_write_func, data: *mut c_void) {
+    api(vm, |e| {
+        let ctx = e.ctx();
+        let v = match write {
+            Some(w) => {
+                let data = data as usize;
+                host::new_output(
+                    ctx,
+                    Box::new(move |b: &[u8]| {
+                        // SAFETY: the host's write function, called with its own data pointer.
+                        unsafe { w(data as *mut c_void, b.as_ptr() as *const c_char, b.len()) }
+                    }),
+                )
+            }
+            None => {
+                let id = ctx.intern(constant);
+                module::body(ctx.c().object).const_get(id).map_or(Value::NIL, |c| c.value)
+            }
+        };
+        if !v.is_nil() {
+            let id = ctx.intern(global);
+            globals::set_raw(ctx, id, v);
+        }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_set_stdout(vm: *mut carmine_vm, write: carmine_write_func, data: *mut c_void) {
+    set_output(vm, "$stdout", "STDOUT", write, data)
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_set_stderr(vm: *mut carmine_vm, write: carmine_write_func, data: *mut c_void) {
+    set_output(vm, "$stderr", "STDERR", write, data)
+}
+
+// ---- values ----
+
+#[no_mangle]
+pub extern "C" fn carmine_nil() -> carmine_value {
+    Value::NIL.raw()
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_true() -> carmine_value {
+    Value::TRUE.raw()
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_false() -> carmine_value {
+    Value::FALSE.raw()
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_bool(b: c_int) -> carmine_value {
+    Value::bool(b != 0).raw()
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_is_nil(v: carmine_value) -> c_int {
+    (Value::from_raw(v) == Value::NIL) as c_int
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_truthy(v: carmine_value) -> c_int {
+    let v = Value::from_raw(v);
+    (v.truthy() && !v.is_undef()) as c_int
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_type_of(vm: *mut carmine_vm, v: carmine_value) -> carmine_type {
+    api(vm, |_| type_of(Value::from_raw(v)) as usize) as carmine_type
+}
+
+fn type_of(v: Value) -> carmine_type {
+    if v.is_undef() {
+        return T_UNDEF;
+    }
+    if v == Value::NIL {
+        return T_NIL;
+    }
+    if v == Value::FALSE {
+        return T_FALSE;
+    }
+    if v == Value::TRUE {
+        return T_TRUE;
+    }
+    if v.is_fixnum() || bignum::is_bignum(v) {
+        return T_INTEGER;
+    }
+    if v.is_flonum() || float::is_float(v) {
+        return T_FLOAT;
+    }
+    if v.is_symbol() {
+        return T_SYMBOL;
+    }
+    if !v.is_heap() {
+        return T_OBJECT;
+    }
+    match cvm::object::basic(v).obj_type() {
+        ObjType::String => T_STRING,
+        ObjType::Array => T_ARRAY,
+        ObjType::Hash => T_HASH,
+        ObjType::Proc => T_PROC,
+        ObjType::Class if module::body(v).is_module() => T_MODULE,
+        ObjType::Class => T_CLASS,
+        ObjType::Data if host::is_host_data(v) => T_DATA,
+        _ => T_OBJECT,
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_int(vm: *mut carmine_vm, i: i64) -> carmine_value {
+    match Value::try_fixnum(i) {
+        Some(v) => v.raw(),
+        None => api(vm, |e| bignum::from_i128(e.ctx(), i as i128).raw()),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_to_int(vm: *mut carmine_vm, v: carmine_value, out: *mut i64) -> carmine_status {
+    api(vm, |e| {
+        let v = Value::from_raw(v);
+        let ctx = e.ctx();
+        let r = if v.is_fixnum() || bignum::is_bignum(v) {
+            cvm::core::integer::to_i64_arg(ctx, v)
+        } else {
+            let cls = object::class_name_of(ctx, v);
+            Err(ctx.type_error(&format!("no implicit conversion of {cls} into Integer")))
+        };
+        match r {
+            Ok(i) => {
+                if !out.is_null() {
+                    *out = i;
+                }
+                CARMINE_OK
+            }
+            Err(err) => {
+                e.fail(err);
+                CARMINE_EXCEPTION
+            }
+        }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_float(vm: *mut carmine_vm, d: f64) -> carmine_value {
+    match Value::try_flonum(d) {
+        Some(v) => v.raw(),
+        None => api(vm, |e| float::new(e.ctx(), d).raw()),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_to_float(vm: *mut carmine_vm, v: carmine_value, out: *mut f64) -> carmine_status {
+    api(vm, |e| {
+        let v = Value::from_raw(v);
+        let d = if v.is_flonum() || float::is_float(v) {
+            Some(float::get(v))
+        } else if v.is_fixnum() || bignum::is_bignum(v) {
+            Some(cvm::core::integer::to_f64(v))
+        } else {
+            None
+        };
+        match d {
+            Some(d) => {
+                if !out.is_null() {
+                    *out = d;
+                }
+                CARMINE_OK
+            }
+            None => {
+                let ctx = e.ctx();
+                let cls = object::class_name_of(ctx, v);
+                let err = ctx.type_error(&format!("can't convert {cls} into Float"));
+                e.fail(err);
+                CARMINE_EXCEPTION
+            }
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_str(vm: *mut carmine_vm, b: *const c_char, len: usize) -> carmine_value {
+    api(vm, |e| {
+        if b.is_null() && len > 0 {
+            return CARMINE_UNDEF;
+        }
+        string::new_from_bytes(e.ctx(), bytes(b, len)).raw()
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_cstr(vm: *mut carmine_vm, s: *const c_char) -> carmine_value {
+    if s.is_null() {
+        return CARMINE_UNDEF;
+    }
+    carmine_str(vm, s, CStr::from_ptr(s).to_bytes().len())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_str_ptr(vm: *mut carmine_vm, v: carmine_value, len: *mut usize) -> *const c_char {
+    api(vm, |_| {
+        let v = Value::from_raw(v);
+        if !string::is_string(v) {
+            return std::ptr::null();
+        }
+        if !len.is_null() {
+            *len = string::len(v);
+        }
+        string::bytes_mut(v).as_c_ptr() as *const c_char
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_to_s(vm: *mut carmine_vm, v: carmine_value) -> carmine_value {
+    api(vm, |e| {
+        let r = e.under_limits(|ctx| string::to_s(ctx, Value::from_raw(v)));
+        e.value(r)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_inspect(vm: *mut carmine_vm, v: carmine_value) -> carmine_value {
+    api(vm, |e| {
+        let r = e.under_limits(|ctx| object::inspect(ctx, Value::from_raw(v)));
+        e.value(r)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_sym(vm: *mut carmine_vm, name: *const c_char) -> carmine_value {
+    if name.is_null() {
+        return CARMINE_UNDEF;
+    }
+    api(vm, |e| Value::symbol(e.ctx().intern_bytes(CStr::from_ptr(name).to_bytes())).raw())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_sym_name(vm: *mut carmine_vm, v: carmine_value, len: *mut usize) -> *const c_char {
+    api(vm, |e| {
+        let Some(id) = Value::from_raw(v).as_symbol() else { return std::ptr::null() };
+        // Symbols live as long as the VM; their names are kept NUL-terminated here.
+        let name = e.ctx().sym_name(id);
+        if !len.is_null() {
+            *len = name.len();
+        }
+        e.ctx().vm().host.c_name(id, &name)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_ary_new(vm: *mut carmine_vm) -> carmine_value {
+    api(vm, |e| array::new(e.ctx()).raw())
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_ary_len(vm: *mut carmine_vm, a: carmine_value) -> usize {
+    api(vm, |_| {
+        let a = Value::from_raw(a);
+        if array::is_array(a) {
+            array::len(a)
+        } else {
+            0
+        }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_ary_get(vm: *mut carmine_vm, a: carmine_value, i: i64) -> carmine_value {
+    api(vm, |_| {
+        let a = Value::from_raw(a);
+        if !array::is_array(a) {
+            return CARMINE_UNDEF;
+        }
+        let n = array::len(a) as i64;
+        let i = if i < 0 { i + n } else { i };
+        if i < 0 || i >= n {
+            Value::NIL.raw()
+        } else {
+            array::get(a, i as usize).raw()
+        }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_ary_set(vm: *mut carmine_vm, a: carmine_value, i: i64, v: carmine_value) -> carmine_status {
+    api(vm, |e| {
+        let a = Value::from_raw(a);
+        if !array::is_array(a) {
+            return CARMINE_INVALID;
+        }
+        let r = e.under_limits(|ctx| {
+            let idx = carmine_int(std::ptr::null_mut(), i);
+            let idx = if idx == CARMINE_UNDEF { Value::fixnum(0) } else { Value::from_raw(idx) };
+            ctx.call_str(a, "[]=", &[idx, Value::from_raw(v)]).map(|_| ())
+        });
+        e.status(r)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_ary_push(vm: *mut carmine_vm, a: carmine_value, v: carmine_value) -> carmine_status {
+    api(vm, |e| {
+        let a = Value::from_raw(a);
+        if !array::is_array(a) {
+            return CARMINE_INVALID;
+        }
+        let r = e.under_limits(|ctx| ctx.call_str(a, "push", &[Value::from_raw(v)]).map(|_| ()));
+        e.status(r)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_hash_new(vm: *mut carmine_vm) -> carmine_value {
+    api(vm, |e| hash::new(e.ctx()).raw())
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_hash_size(vm: *mut carmine_vm, h: carmine_value) -> usize {
+    api(vm, |_| {
+        let h = Value::from_raw(h);
+        if hash::is_hash(h) {
+            hash::len(h)
+        } else {
+            0
+        }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_hash_get(vm: *mut carmine_vm, h: carmine_value, key: carmine_value) -> carmine_value {
+    api(vm, |e| {
+        let h = Value::from_raw(h);
+        if !hash::is_hash(h) {
+            return CARMINE_UNDEF;
+        }
+        match e.under_limits(|ctx| hash::lookup(ctx, h, Value::from_raw(key))) {
+            Ok(Some(v)) => v.raw(),
+            Ok(None) => CARMINE_UNDEF,
+            Err(err) => e.fail(err),
+        }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_hash_set(vm: *mut carmine_vm, h: carmine_value, key: carmine_value, v: carmine_value) -> carmine_status {
+    api(vm, |e| {
+        let h = Value::from_raw(h);
+        if !hash::is_hash(h) {
+            return CARMINE_INVALID;
+        }
+        let r = e.under_limits(|ctx| ctx.call_str(h, "[]=", &[Value::from_raw(key), Value::from_raw(v)]).map(|_| ()));
+        e.status(r)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_hash_keys(vm: *mut carmine_vm, h: carmine_value) -> carmine_value {
+    api(vm, |e| {
+        let h = Value::from_raw(h);
+        if !hash::is_hash(h) {
+            return CARMINE_UNDEF;
+        }
+        let r = e.under_limits(|ctx| ctx.call_str(h, "keys", &[]));
+        e.value(r)
+    })
+}
+
+// ---- calling Ruby ----
+
+unsafe fn call(vm: *mut carmine_vm, recv: carmine_value, method: *const c_char, argc: c_int, argv: *const carmine_value, block: carmine_value) -> carmine_value {
+    api(vm, |e| {
+        let (Some(name), Some(args)) = (opt_str(method), argv_values(argc, argv)) else { return CARMINE_UNDEF };
+        let block = Value::from_raw(block);
+        let block = (proc::is_proc(block)).then_some(Block::Proc(block));
+        e.h.pending.set(None);
+        let r = e.under_limits(|ctx| {
+            let mid = ctx.intern(name);
+            ctx.call_kw(Value::from_raw(recv), mid, args, None, block)
+        });
+        e.value(r)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_call(vm: *mut carmine_vm, recv: carmine_value, method: *const c_char, argc: c_int, argv: *const carmine_value) -> carmine_value {
+    call(vm, recv, method, argc, argv, Value::NIL.raw())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_call_with_block(vm: *mut carmine_vm, recv: carmine_value, method: *const c_char, argc: c_int, argv: *const carmine_value, block: carmine_value) -> carmine_value {
+    call(vm, recv, method, argc, argv, block)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_yield(vm: *mut carmine_vm, block: carmine_value, argc: c_int, argv: *const carmine_value) -> carmine_value {
+    api(vm, |e| {
+        let Some(args) = argv_values(argc, argv) else { return CARMINE_UNDEF };
+        let p = Value::from_raw(block);
+        if !proc::is_proc(p) {
+            let err = e.ctx().local_jump_error("no block given (yield)", cvm::symbol::sym::NOT, Value::NIL);
+            return e.fail(err);
+        }
+        let r = e.under_limits(|ctx| ctx.call_proc(p, args, None));
+        e.value(r)
+    })
+}
+
+// ---- classes, modules, methods ----
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_class_get(vm: *mut carmine_vm, path: *const c_char) -> carmine_value {
+    api(vm, |e| {
+        let Some(path) = opt_str(path) else { return CARMINE_UNDEF };
+        let r = e.under_limits(|ctx| {
+            let s = string::new_utf8(ctx, path);
+            let object = ctx.c().object;
+            ctx.call_str(object, "const_get", &[s])
+        });
+        e.value(r)
+    })
+}
+
+fn define_class(e: &Entered, outer: Value, name: &str, superclass: Value, module_kind: bool) -> carmine_value {
+    let ctx = e.ctx();
+    if !module::is_class_or_module(outer) {
+        let err = ctx.type_error("outer is not a class or module");
+        return e.fail(err);
+    }
+    let superclass = if superclass.is_undef() || superclass.is_nil() { ctx.c().object } else { superclass };
+    if !module_kind && !module::is_class(superclass) {
+        let err = ctx.type_error("superclass must be a Class");
+        return e.fail(err);
+    }
+    let id = ctx.intern(name);
+    if let Some(existing) = module::body(outer).const_get(id).map(|c| c.value) {
+        let fits = if module_kind { module::is_class_or_module(existing) && module::body(existing).is_module() } else { module::is_class(existing) && module::real_class(module::body(existing).superclass) == superclass };
+        if fits {
+            return existing.raw();
+        }
+        let what = if module_kind { "module" } else { "class" };
+        let err = ctx.type_error(&format!("{name} is already defined and is not a {what} of that kind"));
+        return e.fail(err);
+    }
+    let k = if module_kind { module_methods::define_module_under(ctx, outer, name) } else { module_methods::define_class_under(ctx, outer, name, superclass) };
+    ctx.vm().bump_const_epoch();
+    k.raw()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_define_class(vm: *mut carmine_vm, name: *const c_char, superclass: carmine_value) -> carmine_value {
+    api(vm, |e| match opt_str(name) {
+        Some(n) => define_class(e, e.ctx().c().object, n, Value::from_raw(superclass), false),
+        None => CARMINE_UNDEF,
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_define_class_under(vm: *mut carmine_vm, outer: carmine_value, name: *const c_char, superclass: carmine_value) -> carmine_value {
+    api(vm, |e| match opt_str(name) {
+        Some(n) => define_class(e, Value::from_raw(outer), n, Value::from_raw(superclass), false),
+        None => CARMINE_UNDEF,
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_define_module(vm: *mut carmine_vm, name: *const c_char) -> carmine_value {
+    api(vm, |e| match opt_str(name) {
+        Some(n) => define_class(e, e.ctx().c().object, n, Value::NIL, true),
+        None => CARMINE_UNDEF,
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_define_module_under(vm: *mut carmine_vm, outer: carmine_value, name: *const c_char) -> carmine_value {
+    api(vm, |e| match opt_str(name) {
+        Some(n) => define_class(e, Value::from_raw(outer), n, Value::NIL, true),
+        None => CARMINE_UNDEF,
+    })
+}
+
+/// The host closure behind a C method: calls `f` with the VM handle, taking over the
+/// VM's ownership for the OS thread running it (a Ruby thread of the VM may call it).
+fn c_method(vm: *mut carmine_vm, f: carmine_func, data: *mut c_void) -> Rc<host::HostFn> {
+    let (vm, data) = (vm as usize, data as usize);
+    Rc::new(move |ctx: &mut Ctx, recv: Value, args: &Args<'_>| {
+        let h_ptr = vm as *mut carmine_vm;
+        // SAFETY: the handle outlives its VM's methods (they die with the VM).
+        let h = unsafe { &*h_ptr };
+        let block = match &args.block {
+            Some(b) => proc::from_block(ctx, b)?,
+            None => Value::NIL,
+        };
+        let me = thread_id();
+        // This thread holds the VM's giant lock: it may take the VM over while f runs.
+        let prev_owner = h.owner.swap(me, Ordering::AcqRel);
+        let prev_depth = h.depth.swap(1, Ordering::AcqRel);
+        if let Ok(mut c) = h.callbacks.lock() {
+            c.push((me, ctx as *mut Ctx as usize));
+        }
+        h.pending.set(None);
+        // SAFETY: the host's function, with arguments that live on the VM stack (scanned
+        // precisely) for the whole call.
+        let r = unsafe { f(h_ptr, recv.raw(), args.pos.len() as c_int, args.pos.as_ptr() as *const carmine_value, block.raw(), data as *mut c_void) };
+        if let Ok(mut c) = h.callbacks.lock() {
+            if let Some(i) = c.iter().rposition(|&(t, _)| t == me) {
+                c.remove(i);
+            }
+        }
+        h.depth.store(prev_depth, Ordering::Release);
+        h.owner.store(prev_owner, Ordering::Release);
+        let pending = h.pending.take();
+        if h.poisoned.get() {
+            return Err(ctx.runtime_error("[BUG] internal error in a call from a C method"));
+        }
+        if r == CARMINE_UNDEF {
+            return Err(pending.unwrap_or_else(|| ctx.runtime_error("C method returned CARMINE_UNDEF without an exception")));
+        }
+        Ok(Value::from_raw(r))
+    })
+}
+
+fn arity(min_args: c_int, max_args: c_int) -> Option<Arity> {
+    if !(0..=255).contains(&min_args) {
+        return None;
+    }
+    match max_args {
+        -1 => Some(Arity::rest(min_args as u8)),
+        m if (min_args..=255).contains(&m) => Some(Arity::range(min_args as u8, m as u8)),
+        _ => None,
+    }
+}
+
+unsafe fn define_method(vm: *mut carmine_vm, target: carmine_value, name: *const c_char, f: Option<carmine_func>, min_args: c_int, max_args: c_int, data: *mut c_void, kind: u8) -> carmine_status {
+    api(vm, |e| {
+        let (Some(name), Some(f), Some(arity)) = (opt_str(name), f, arity(min_args, max_args)) else { return CARMINE_INVALID };
+        let ctx = e.ctx();
+        let target = Value::from_raw(target);
+        let body = c_method(vm, f, data);
+        match kind {
+            0 => {
+                if !module::is_class_or_module(target) {
+                    return CARMINE_INVALID;
+                }
+                host::define_host_method(ctx, target, name, arity, Visibility::Public, body);
+            }
+            1 => {
+                if !target.is_heap() {
+                    return CARMINE_INVALID;
+                }
+                match object::singleton_class(ctx, target) {
+                    Ok(s) => host::define_host_method(ctx, s, name, arity, Visibility::Public, body),
+                    Err(err) => {
+                        e.fail(err);
+                        return CARMINE_EXCEPTION;
+                    }
+                }
+            }
+            _ => {
+                if !module::is_class_or_module(target) {
+                    return CARMINE_INVALID;
+                }
+                match object::singleton_class(ctx, target) {
+                    Ok(s) => host::define_host_method(ctx, s, name, arity, Visibility::Public, body.clone()),
+                    Err(err) => {
+                        e.fail(err);
+                        return CARMINE_EXCEPTION;
+                    }
+                }
+                host::define_host_method(ctx, target, name, arity, Visibility::Private, body);
+            }
+        }
+        CARMINE_OK
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_define_method(vm: *mut carmine_vm, klass: carmine_value, name: *const c_char, f: Option<carmine_func>, min_args: c_int, max_args: c_int, data: *mut c_void) -> carmine_status {
+    define_method(vm, klass, name, f, min_args, max_args, data, 0)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_define_singleton_method(vm: *mut carmine_vm, obj: carmine_value, name: *const c_char, f: Option<carmine_func>, min_args: c_int, max_args: c_int, data: *mut c_void) -> carmine_status {
+    define_method(vm, obj, name, f, min_args, max_args, data, 1)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_define_module_function(vm: *mut carmine_vm, module: carmine_value, name: *const c_char, f: Option<carmine_func>, min_args: c_int, max_args: c_int, data: *mut c_void) -> carmine_status {
+    define_method(vm, module, name, f, min_args, max_args, data, 2)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_new(vm: *mut carmine_vm, klass: carmine_value, argc: c_int, argv: *const carmine_value) -> carmine_value {
+    api(vm, |e| {
+        let Some(args) = argv_values(argc, argv) else { return CARMINE_UNDEF };
+        let r = e.under_limits(|ctx| ctx.call_str(Value::from_raw(klass), "new", args));
+        e.value(r)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_data_new(vm: *mut carmine_vm, klass: carmine_value, ptr: *mut c_void, free_fn: carmine_free_func) -> carmine_value {
+    api(vm, |e| {
+        let klass = Value::from_raw(klass);
+        if !module::is_class(klass) {
+            return CARMINE_UNDEF;
+        }
+        let free: Option<Box<dyn FnMut(usize)>> = free_fn.map(|f| {
+            Box::new(move |p: usize| {
+                // SAFETY: the host's free function with the pointer it gave.
+                unsafe { f(p as *mut c_void) }
+            }) as Box<dyn FnMut(usize)>
+        });
+        host::new_host_data(e.ctx(), klass, host::HostData { ptr: ptr as usize, free }).raw()
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_data_ptr(vm: *mut carmine_vm, v: carmine_value) -> *mut c_void {
+    api(vm, |_| host::host_data_ptr(Value::from_raw(v)).map_or(std::ptr::null_mut(), |p| p as *mut c_void))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_iv_get(vm: *mut carmine_vm, obj: carmine_value, name: *const c_char) -> carmine_value {
+    api(vm, |e| match opt_str(name) {
+        Some(n) => {
+            let ctx = e.ctx();
+            let id = ctx.intern(n);
+            object::ivar_get(ctx, Value::from_raw(obj), id).raw()
+        }
+        None => CARMINE_UNDEF,
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_iv_set(vm: *mut carmine_vm, obj: carmine_value, name: *const c_char, v: carmine_value) -> carmine_status {
+    api(vm, |e| match opt_str(name) {
+        Some(n) if n.starts_with('@') => {
+            let ctx = e.ctx();
+            let id = ctx.intern(n);
+            let r = object::ivar_set(ctx, Value::from_raw(obj), id, Value::from_raw(v));
+            e.status(r)
+        }
+        _ => CARMINE_INVALID,
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_gv_get(vm: *mut carmine_vm, name: *const c_char) -> carmine_value {
+    api(vm, |e| match opt_str(name) {
+        Some(n) if n.starts_with('$') => {
+            let r = e.under_limits(|ctx| {
+                let id = ctx.intern(n);
+                globals::get(ctx, id)
+            });
+            e.value(r)
+        }
+        _ => CARMINE_UNDEF,
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_gv_set(vm: *mut carmine_vm, name: *const c_char, v: carmine_value) -> carmine_status {
+    api(vm, |e| match opt_str(name) {
+        Some(n) if n.starts_with('$') => {
+            let r = e.under_limits(|ctx| {
+                let id = ctx.intern(n);
+                globals::set(ctx, id, Value::from_raw(v))
+            });
+            e.status(r)
+        }
+        _ => CARMINE_INVALID,
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_const_set(vm: *mut carmine_vm, outer: carmine_value, name: *const c_char, v: carmine_value) -> carmine_status {
+    api(vm, |e| match opt_str(name) {
+        Some(n) => {
+            let r = e.under_limits(|ctx| {
+                let s = Value::symbol(ctx.intern(n));
+                ctx.call_str(Value::from_raw(outer), "const_set", &[s, Value::from_raw(v)]).map(|_| ())
+            });
+            e.status(r)
+        }
+        None => CARMINE_INVALID,
+    })
+}
+
+// ---- garbage collection ----
+
+#[no_mangle]
+pub extern "C" fn carmine_gc_register(vm: *mut carmine_vm, v: carmine_value) {
+    api(vm, |e| host::gc_register(e.ctx(), Value::from_raw(v)))
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_gc_unregister(vm: *mut carmine_vm, v: carmine_value) {
+    api(vm, |e| host::gc_unregister(e.ctx(), Value::from_raw(v)))
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_gc_start(vm: *mut carmine_vm) {
+    api(vm, |e| cvm::gc::collect_for(e.ctx(), cvm::heap::stats::GcReason::Method))
+}

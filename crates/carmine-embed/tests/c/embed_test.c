@@ -1,0 +1,839 @@
+/*
+ * C tests of libcarmine (carmine.h), one group per command-line argument:
+ *   embed_test values|arrays|hashes|methods|exceptions|limits|isolation|scripts|output|gc|threads|lifecycle [N]
+ * Each group exits 0 when every check holds; a failed check prints file:line and the
+ * expression (and the VM's error report if any) and exits 1.
+ * Driven by crates/carmine-embed/tests/c_api.rs (cargo test).
+ */
+#include <carmine.h>
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static carmine_vm *g_vm; /* the VM whose error report a failed check prints */
+
+#define CHECK(cond)                                                                       \
+    do {                                                                                  \
+        if (!(cond)) {                                                                    \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);      \
+            if (g_vm && carmine_error_report(g_vm))                                       \
+                fprintf(stderr, "  last error: %s\n", carmine_error_report(g_vm));        \
+            exit(1);                                                                      \
+        }                                                                                 \
+    } while (0)
+
+static carmine_status eval(carmine_vm *vm, const char *src, carmine_value *out) {
+    return carmine_eval(vm, src, strlen(src), "test.rb", out);
+}
+
+static int64_t to_i(carmine_vm *vm, carmine_value v) {
+    int64_t i = 0;
+    CHECK(carmine_to_int(vm, v, &i) == CARMINE_OK);
+    return i;
+}
+
+static int str_is(carmine_vm *vm, carmine_value v, const char *expect) {
+    size_t len = 0;
+    const char *p = carmine_str_ptr(vm, v, &len);
+    return p && len == strlen(expect) && memcmp(p, expect, len) == 0 && p[len] == '\0';
+}
+
+/* Evaluates src (isolated) and checks that it returns true. */
+static void check_true(carmine_vm *vm, const char *src, int line) {
+    carmine_value r = CARMINE_UNDEF;
+    carmine_status st = eval(vm, src, &r);
+    if (st != CARMINE_OK || r != carmine_true()) {
+        fprintf(stderr, "%s:%d: not true (status %d): %s\n", __FILE__, line, st, src);
+        if (carmine_error_report(vm)) fprintf(stderr, "  error: %s\n", carmine_error_report(vm));
+        exit(1);
+    }
+}
+#define CHECK_RUBY(vm, src) check_true(vm, src, __LINE__)
+
+/* ---- values ---------------------------------------------------------------------- */
+
+static void test_values(void) {
+    carmine_vm *vm = g_vm = carmine_open();
+    CHECK(vm);
+    carmine_value v;
+    int64_t i;
+    double d;
+
+    CHECK(carmine_type_of(vm, carmine_nil()) == CARMINE_T_NIL);
+    CHECK(carmine_type_of(vm, carmine_true()) == CARMINE_T_TRUE);
+    CHECK(carmine_type_of(vm, carmine_false()) == CARMINE_T_FALSE);
+    CHECK(carmine_type_of(vm, CARMINE_UNDEF) == CARMINE_T_UNDEF);
+    CHECK(carmine_truthy(carmine_bool(1)) && !carmine_truthy(carmine_bool(0)));
+    CHECK(!carmine_truthy(carmine_nil()) && !carmine_truthy(CARMINE_UNDEF));
+    CHECK(carmine_is_nil(carmine_nil()) && !carmine_is_nil(carmine_false()));
+
+    /* Integers, both ways, including values past the inline range. */
+    int64_t ints[] = {0, 1, -1, 42, (int64_t)1 << 62, -((int64_t)1 << 62) - 1, INT64_MAX, INT64_MIN};
+    for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) {
+        v = carmine_int(vm, ints[k]);
+        CHECK(carmine_type_of(vm, v) == CARMINE_T_INTEGER);
+        CHECK(carmine_to_int(vm, v, &i) == CARMINE_OK && i == ints[k]);
+    }
+    CHECK(eval(vm, "2**64", &v) == CARMINE_OK);
+    CHECK(carmine_to_int(vm, v, &i) == CARMINE_EXCEPTION);
+    CHECK(strcmp(carmine_error_class(vm), "RangeError") == 0);
+    CHECK(carmine_to_int(vm, carmine_cstr(vm, "1"), &i) == CARMINE_EXCEPTION);
+    CHECK(strcmp(carmine_error_class(vm), "TypeError") == 0);
+
+    /* Floats. */
+    double ds[] = {0.0, 1.5, -2.25, 1e300, 5e-324};
+    for (size_t k = 0; k < sizeof ds / sizeof ds[0]; k++) {
+        v = carmine_float(vm, ds[k]);
+        CHECK(carmine_type_of(vm, v) == CARMINE_T_FLOAT);
+        CHECK(carmine_to_float(vm, v, &d) == CARMINE_OK && d == ds[k]);
+    }
+    CHECK(carmine_to_float(vm, carmine_int(vm, 7), &d) == CARMINE_OK && d == 7.0);
+    CHECK(eval(vm, "1.0 / 3", &v) == CARMINE_OK);
+    CHECK(carmine_to_float(vm, v, &d) == CARMINE_OK && d > 0.333 && d < 0.334);
+
+    /* Strings: bytes with a length (NUL inside is kept), NUL-terminated for C. */
+    v = carmine_str(vm, "a\0b", 3);
+    size_t len;
+    const char *p = carmine_str_ptr(vm, v, &len);
+    CHECK(p && len == 3 && p[0] == 'a' && p[1] == 0 && p[2] == 'b' && p[3] == 0);
+    CHECK(carmine_type_of(vm, v) == CARMINE_T_STRING);
+    char big[200];
+    memset(big, 'x', sizeof big);
+    v = carmine_str(vm, big, sizeof big);
+    p = carmine_str_ptr(vm, v, &len);
+    CHECK(p && len == sizeof big && p[len] == 0);
+    v = carmine_cstr(vm, "héllo");
+    CHECK(str_is(vm, v, "héllo"));
+    CHECK(carmine_str_ptr(vm, carmine_int(vm, 1), &len) == NULL);
+    CHECK(eval(vm, "'abc' * 20", &v) == CARMINE_OK && carmine_type_of(vm, v) == CARMINE_T_STRING);
+    p = carmine_str_ptr(vm, v, &len);
+    CHECK(len == 60 && strlen(p) == 60);
+    v = carmine_to_s(vm, carmine_int(vm, -12));
+    CHECK(str_is(vm, v, "-12"));
+    v = carmine_inspect(vm, carmine_cstr(vm, "q\""));
+    CHECK(str_is(vm, v, "\"q\\\"\""));
+
+    /* Symbols. */
+    v = carmine_sym(vm, "hello_world");
+    CHECK(carmine_type_of(vm, v) == CARMINE_T_SYMBOL);
+    CHECK(strcmp(carmine_sym_name(vm, v, &len), "hello_world") == 0 && len == 11);
+    CHECK(eval(vm, ":hello_world", &v) == CARMINE_OK && v == carmine_sym(vm, "hello_world"));
+    CHECK(carmine_sym_name(vm, carmine_nil(), NULL) == NULL);
+
+    /* Values from C into Ruby and back through a method call. */
+    carmine_value args[2] = {carmine_cstr(vm, "ab"), carmine_int(vm, 3)};
+    v = carmine_call(vm, args[0], "*", 1, &args[1]);
+    CHECK(str_is(vm, v, "ababab"));
+    v = carmine_call(vm, carmine_int(vm, 10), "fdiv", 1, &args[1]);
+    CHECK(carmine_to_float(vm, v, &d) == CARMINE_OK && d > 3.33 && d < 3.34);
+    CHECK(carmine_call(vm, carmine_nil(), "no_such_method", 0, NULL) == CARMINE_UNDEF);
+    CHECK(strcmp(carmine_error_class(vm), "NoMethodError") == 0);
+
+    /* Globals and constants set by the host. */
+    CHECK(carmine_gv_set(vm, "$answer", carmine_int(vm, 42)) == CARMINE_OK);
+    CHECK(to_i(vm, carmine_gv_get(vm, "$answer")) == 42);
+    CHECK(carmine_const_set(vm, carmine_class_get(vm, "Object"), "HOST_CONST", carmine_cstr(vm, "c")) == CARMINE_OK);
+    CHECK_RUBY(vm, "$answer == 42 && HOST_CONST == 'c'");
+    CHECK(carmine_class_get(vm, "NoSuchThing") == CARMINE_UNDEF);
+    CHECK(strcmp(carmine_error_class(vm), "NameError") == 0);
+    CHECK(carmine_type_of(vm, carmine_class_get(vm, "Comparable")) == CARMINE_T_MODULE);
+    CHECK(carmine_type_of(vm, carmine_class_get(vm, "File::Stat")) == CARMINE_T_CLASS);
+
+    carmine_close(vm);
+    g_vm = NULL;
+}
+
+/* ---- arrays ---------------------------------------------------------------------- */
+
+static void test_arrays(void) {
+    carmine_vm *vm = g_vm = carmine_open();
+    carmine_value a = carmine_ary_new(vm), r;
+    CHECK(carmine_type_of(vm, a) == CARMINE_T_ARRAY && carmine_ary_len(vm, a) == 0);
+    for (int k = 0; k < 100; k++) CHECK(carmine_ary_push(vm, a, carmine_int(vm, k * k)) == CARMINE_OK);
+    CHECK(carmine_ary_push(vm, a, carmine_cstr(vm, "end")) == CARMINE_OK);
+    CHECK(carmine_ary_len(vm, a) == 101);
+    CHECK(to_i(vm, carmine_ary_get(vm, a, 7)) == 49);
+    CHECK(str_is(vm, carmine_ary_get(vm, a, -1), "end"));
+    CHECK(carmine_ary_get(vm, a, 1000) == carmine_nil());
+    CHECK(carmine_ary_set(vm, a, 0, carmine_sym(vm, "first")) == CARMINE_OK);
+    CHECK(carmine_ary_set(vm, a, 105, carmine_true()) == CARMINE_OK); /* pads with nil */
+    CHECK(carmine_ary_len(vm, a) == 106 && carmine_ary_get(vm, a, 103) == carmine_nil());
+    CHECK(carmine_ary_set(vm, a, -1000, carmine_true()) == CARMINE_EXCEPTION);
+    CHECK(strcmp(carmine_error_class(vm), "IndexError") == 0);
+    /* Into Ruby: a method receives the array. */
+    carmine_value s = carmine_call(vm, a, "size", 0, NULL);
+    CHECK(to_i(vm, s) == 106);
+    /* From Ruby. */
+    CHECK(eval(vm, "[1, 'two', :three, [4.0], {five: 5}, nil]", &r) == CARMINE_OK);
+    CHECK(carmine_ary_len(vm, r) == 6);
+    CHECK(to_i(vm, carmine_ary_get(vm, r, 0)) == 1);
+    CHECK(str_is(vm, carmine_ary_get(vm, r, 1), "two"));
+    CHECK(carmine_ary_get(vm, r, 2) == carmine_sym(vm, "three"));
+    CHECK(carmine_type_of(vm, carmine_ary_get(vm, carmine_ary_get(vm, r, 3), 0)) == CARMINE_T_FLOAT);
+    CHECK(carmine_type_of(vm, carmine_ary_get(vm, r, 4)) == CARMINE_T_HASH);
+    CHECK(carmine_ary_get(vm, r, 5) == carmine_nil());
+    /* A frozen array refuses changes with FrozenError. */
+    CHECK(eval(vm, "[1].freeze", &r) == CARMINE_OK);
+    CHECK(carmine_ary_push(vm, r, carmine_nil()) == CARMINE_EXCEPTION);
+    CHECK(strcmp(carmine_error_class(vm), "FrozenError") == 0);
+    CHECK(carmine_ary_len(vm, carmine_nil()) == 0 && carmine_ary_push(vm, carmine_nil(), carmine_nil()) == CARMINE_INVALID);
+    carmine_close(vm);
+    g_vm = NULL;
+}
+
+/* ---- hashes ---------------------------------------------------------------------- */
+
+static void test_hashes(void) {
+    carmine_vm *vm = g_vm = carmine_open();
+    carmine_value h = carmine_hash_new(vm), r;
+    CHECK(carmine_type_of(vm, h) == CARMINE_T_HASH && carmine_hash_size(vm, h) == 0);
+    CHECK(carmine_hash_set(vm, h, carmine_cstr(vm, "name"), carmine_cstr(vm, "carmine")) == CARMINE_OK);
+    CHECK(carmine_hash_set(vm, h, carmine_sym(vm, "n"), carmine_int(vm, 3)) == CARMINE_OK);
+    CHECK(carmine_hash_set(vm, h, carmine_int(vm, 1), carmine_float(vm, 0.5)) == CARMINE_OK);
+    CHECK(carmine_hash_size(vm, h) == 3);
+    CHECK(str_is(vm, carmine_hash_get(vm, h, carmine_cstr(vm, "name")), "carmine")); /* String keys by value */
+    CHECK(to_i(vm, carmine_hash_get(vm, h, carmine_sym(vm, "n"))) == 3);
+    CHECK(carmine_hash_get(vm, h, carmine_cstr(vm, "missing")) == CARMINE_UNDEF);
+    carmine_value keys = carmine_hash_keys(vm, h);
+    CHECK(carmine_ary_len(vm, keys) == 3 && str_is(vm, carmine_ary_get(vm, keys, 0), "name"));
+    /* Into Ruby and back. */
+    carmine_value ins = carmine_inspect(vm, h);
+    CHECK(str_is(vm, ins, "{\"name\" => \"carmine\", n: 3, 1 => 0.5}"));
+    CHECK(eval(vm, "h = Hash.new(0); h['a'] = {'b' => [1, 2]}; h", &r) == CARMINE_OK);
+    carmine_value inner = carmine_hash_get(vm, r, carmine_cstr(vm, "a"));
+    CHECK(carmine_type_of(vm, inner) == CARMINE_T_HASH);
+    CHECK(to_i(vm, carmine_ary_get(vm, carmine_hash_get(vm, inner, carmine_cstr(vm, "b")), 1)) == 2);
+    CHECK(carmine_hash_get(vm, r, carmine_cstr(vm, "zz")) == CARMINE_UNDEF); /* no default */
+    carmine_close(vm);
+    g_vm = NULL;
+}
+
+/* ---- methods defined in C ---------------------------------------------------------- */
+
+static int g_counter;
+
+static carmine_value c_add(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                           carmine_value block, void *data) {
+    (void)self; (void)block;
+    int64_t sum = *(int64_t *)data;
+    for (int k = 0; k < argc; k++) {
+        int64_t x;
+        if (carmine_to_int(vm, argv[k], &x) != CARMINE_OK) return CARMINE_UNDEF; /* TypeError */
+        sum += x;
+    }
+    return carmine_int(vm, sum);
+}
+
+static carmine_value c_each_twice(carmine_vm *vm, carmine_value self, int argc,
+                                  const carmine_value *argv, carmine_value block, void *data) {
+    (void)self; (void)argc; (void)data;
+    if (carmine_is_nil(block)) return carmine_raise(vm, carmine_class_get(vm, "ArgumentError"), "no block given");
+    carmine_value out = carmine_ary_new(vm);
+    for (int k = 0; k < 2; k++) {
+        carmine_value r = carmine_yield(vm, block, 1, argv);
+        if (r == CARMINE_UNDEF) return CARMINE_UNDEF; /* the block raised, or broke out */
+        carmine_ary_push(vm, out, r);
+    }
+    return out;
+}
+
+static carmine_value c_request_uri(carmine_vm *vm, carmine_value self, int argc,
+                                   const carmine_value *argv, carmine_value block, void *data) {
+    (void)self; (void)argc; (void)argv; (void)block; (void)data;
+    const char *uri = carmine_userdata(vm);
+    return carmine_cstr(vm, uri);
+}
+
+static carmine_value c_fail(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                            carmine_value block, void *data) {
+    (void)self; (void)argc; (void)argv; (void)block; (void)data;
+    return carmine_raise(vm, carmine_class_get(vm, "IOError"), "failed in C");
+}
+
+static carmine_value c_call_ruby(carmine_vm *vm, carmine_value self, int argc,
+                                 const carmine_value *argv, carmine_value block, void *data) {
+    (void)block; (void)data; (void)argc;
+    /* Calls back into Ruby; an exception there propagates by returning CARMINE_UNDEF. */
+    return carmine_call(vm, self, "ruby_side", 1, argv);
+}
+
+static carmine_value c_count(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                             carmine_value block, void *data) {
+    (void)vm; (void)self; (void)argc; (void)argv; (void)block; (void)data;
+    g_counter++;
+    return carmine_nil();
+}
+
+static int g_freed;
+static void free_point(void *p) {
+    g_freed++;
+    free(p);
+}
+
+struct point { int x, y; };
+
+static carmine_value c_point_new(carmine_vm *vm, carmine_value klass, int argc,
+                                 const carmine_value *argv, carmine_value block, void *data) {
+    (void)argc; (void)block; (void)data;
+    struct point *pt = malloc(sizeof *pt);
+    pt->x = (int)to_i(vm, argv[0]);
+    pt->y = (int)to_i(vm, argv[1]);
+    return carmine_data_new(vm, klass, pt, free_point);
+}
+
+static carmine_value c_point_x(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                               carmine_value block, void *data) {
+    (void)argc; (void)argv; (void)block; (void)data;
+    struct point *pt = carmine_data_ptr(vm, self);
+    if (!pt) return carmine_raise(vm, carmine_class_get(vm, "TypeError"), "not a Point");
+    return carmine_int(vm, pt->x);
+}
+
+static void test_methods(void) {
+    carmine_vm *vm = g_vm = carmine_open();
+    static int64_t base = 100;
+    carmine_value r;
+
+    carmine_value calc = carmine_define_class(vm, "Calc", CARMINE_UNDEF);
+    CHECK(carmine_type_of(vm, calc) == CARMINE_T_CLASS);
+    CHECK(carmine_define_class(vm, "Calc", carmine_nil()) == calc); /* reopening */
+    CHECK(carmine_define_method(vm, calc, "add", c_add, 0, -1, &base) == CARMINE_OK);
+    CHECK(carmine_define_method(vm, calc, "each_twice", c_each_twice, 1, 1, NULL) == CARMINE_OK);
+    CHECK(carmine_define_method(vm, calc, "fail", c_fail, 0, 0, NULL) == CARMINE_OK);
+    CHECK(carmine_define_method(vm, calc, "call_ruby", c_call_ruby, 1, 1, NULL) == CARMINE_OK);
+    CHECK(carmine_define_method(vm, calc, "bad", c_add, 3, 1, NULL) == CARMINE_INVALID);
+    CHECK(carmine_define_singleton_method(vm, calc, "count", c_count, 0, 0, NULL) == CARMINE_OK);
+
+    carmine_value apache = carmine_define_module(vm, "Apache");
+    CHECK(carmine_type_of(vm, apache) == CARMINE_T_MODULE);
+    carmine_value req = carmine_define_class_under(vm, apache, "Request", CARMINE_UNDEF);
+    CHECK(carmine_define_method(vm, req, "uri", c_request_uri, 0, 0, NULL) == CARMINE_OK);
+    CHECK(carmine_define_module_function(vm, apache, "uri", c_request_uri, 0, 0, NULL) == CARMINE_OK);
+
+    carmine_value point = carmine_define_class(vm, "Point", CARMINE_UNDEF);
+    CHECK(carmine_define_singleton_method(vm, point, "make", c_point_new, 2, 2, NULL) == CARMINE_OK);
+    CHECK(carmine_define_method(vm, point, "x", c_point_x, 0, 0, NULL) == CARMINE_OK);
+
+    /* Calls from Ruby with receiver, argc/argv and data. */
+    CHECK_RUBY(vm, "Calc.new.add == 100 && Calc.new.add(1, 2, 3) == 106");
+    CHECK_RUBY(vm, "Calc.new.method(:add).call(1) == 101 && Calc.new.send(:add, 2) == 102");
+    CHECK_RUBY(vm, "class Calc; alias plus add; end; Calc.new.plus(5) == 105");
+    CHECK_RUBY(vm, "class Sub < Calc; def add(*a) = super(*a) * 2; end; Sub.new.add(1) == 202");
+    /* Arity is checked by Ruby, before C runs. */
+    CHECK_RUBY(vm, "begin; Calc.new.each_twice; false; rescue ArgumentError => e; "
+                   "e.message == 'wrong number of arguments (given 0, expected 1)'; end");
+    /* TypeError raised from C through carmine_to_int. */
+    CHECK_RUBY(vm, "begin; Calc.new.add('x'); false; rescue TypeError; true; end");
+    /* Blocks: yielded to from C; break out of the block through C. */
+    CHECK_RUBY(vm, "Calc.new.each_twice(3) { |x| x * 2 } == [6, 6]");
+    CHECK_RUBY(vm, "Calc.new.each_twice(3) { |x| break :out } == :out");
+    CHECK_RUBY(vm, "begin; Calc.new.each_twice(1); false; rescue ArgumentError => e; e.message == 'no block given'; end");
+    CHECK_RUBY(vm, "Calc.new.each_twice(2, &:to_s) == ['2', '2']");
+    /* carmine_raise from C is a Ruby exception with a backtrace through the C method. */
+    CHECK_RUBY(vm, "begin; Calc.new.fail; rescue IOError => e; e.message == 'failed in C' && "
+                   "e.backtrace.any? { |l| l.include?('fail') }; end");
+    /* An exception in Ruby code called by C propagates through C. */
+    CHECK_RUBY(vm, "class Calc; def ruby_side(x) = raise(KeyError, x); end; "
+                   "begin; Calc.new.call_ruby('k'); rescue KeyError => e; e.message == 'k'; end");
+    CHECK_RUBY(vm, "class Calc; def ruby_side(x) = x + 1; end; Calc.new.call_ruby(1) == 2");
+    /* Singleton and module functions; userdata. */
+    g_counter = 0;
+    CHECK_RUBY(vm, "3.times { Calc.count }; true");
+    CHECK(g_counter == 3);
+    carmine_set_userdata(vm, "/index.html");
+    CHECK_RUBY(vm, "Apache::Request.new.uri == '/index.html' && Apache.uri == '/index.html'");
+    carmine_set_userdata(vm, "/other");
+    CHECK_RUBY(vm, "Apache::Request.new.uri == '/other'");
+    CHECK_RUBY(vm, "module M; extend Apache; end; true");
+    /* Data objects wrapping C pointers. */
+    g_freed = 0;
+    CHECK_RUBY(vm, "pt = Point.make(3, 4); pt.x == 3");
+    CHECK_RUBY(vm, "begin; Point.new.x; false; rescue TypeError; true; end");
+    CHECK(eval(vm, "Point.make(7, 8)", &r) == CARMINE_OK);
+    CHECK(carmine_type_of(vm, r) == CARMINE_T_DATA && ((struct point *)carmine_data_ptr(vm, r))->y == 8);
+    CHECK(carmine_data_ptr(vm, carmine_nil()) == NULL);
+    /* Calls from C with a block made in Ruby. */
+    carmine_value blk;
+    CHECK(eval(vm, "proc { |x| x * 10 }", &blk) == CARMINE_OK);
+    carmine_value list;
+    CHECK(eval(vm, "[1, 2, 3]", &list) == CARMINE_OK);
+    r = carmine_call_with_block(vm, list, "map", 0, NULL, blk);
+    CHECK(carmine_ary_len(vm, r) == 3 && to_i(vm, carmine_ary_get(vm, r, 2)) == 30);
+    carmine_value one = carmine_int(vm, 1);
+    CHECK(to_i(vm, carmine_yield(vm, blk, 1, &one)) == 10);
+    CHECK(carmine_yield(vm, carmine_nil(), 0, NULL) == CARMINE_UNDEF);
+    /* carmine_new and instance variables. */
+    carmine_value obj = carmine_new(vm, carmine_class_get(vm, "Object"), 0, NULL);
+    CHECK(carmine_iv_set(vm, obj, "@name", carmine_cstr(vm, "n")) == CARMINE_OK);
+    CHECK(str_is(vm, carmine_iv_get(vm, obj, "@name"), "n"));
+    CHECK(carmine_iv_get(vm, obj, "@none") == carmine_nil());
+    /* A run may not start inside a C method of the same VM. */
+    carmine_close(vm);
+    CHECK(g_freed == 2);
+    g_vm = NULL;
+}
+
+/* ---- exceptions as data ------------------------------------------------------------- */
+
+static void test_exceptions(void) {
+    carmine_vm *vm = g_vm = carmine_open();
+    carmine_value r;
+    const char *src =
+        "class AppError < StandardError; end\n"
+        "def inner(x)\n"
+        "  raise AppError, \"bad #{x}\"\n"
+        "end\n"
+        "def outer = inner(42)\n"
+        "outer\n";
+    CHECK(carmine_eval(vm, src, strlen(src), "app.rb", &r) == CARMINE_EXCEPTION);
+    CHECK(r == CARMINE_UNDEF);
+    CHECK(strcmp(carmine_error_class(vm), "AppError") == 0);
+    CHECK(strcmp(carmine_error_message(vm), "bad 42") == 0);
+    CHECK(carmine_error_backtrace_size(vm) == 3);
+    CHECK(strcmp(carmine_error_backtrace(vm, 0), "app.rb:3:in 'Object#inner'") == 0);
+    CHECK(strcmp(carmine_error_backtrace(vm, 1), "app.rb:5:in 'Object#outer'") == 0);
+    CHECK(strcmp(carmine_error_backtrace(vm, 2), "app.rb:6:in '<main>'") == 0);
+    CHECK(carmine_error_backtrace(vm, 3) == NULL);
+    CHECK(strstr(carmine_error_report(vm), "app.rb:3:in 'Object#inner': bad 42 (AppError)") != NULL);
+    carmine_value exc = carmine_error_value(vm);
+    CHECK(carmine_type_of(vm, exc) == CARMINE_T_OBJECT);
+    carmine_gc_start(vm); /* the exception stays alive while it is the error */
+    CHECK(str_is(vm, carmine_call(vm, exc, "message", 0, NULL), "bad 42"));
+
+    /* A syntax error is reported by compile. */
+    carmine_script *s = carmine_compile(vm, "def (", 5, "broken.rb");
+    CHECK(s == NULL);
+    CHECK(strcmp(carmine_error_class(vm), "SyntaxError") == 0);
+    CHECK(strstr(carmine_error_message(vm), "broken.rb") != NULL);
+    CHECK(carmine_compile_file(vm, "/nonexistent/file.rb") == NULL);
+    CHECK(strcmp(carmine_error_class(vm), "Errno::ENOENT") == 0);
+
+    /* exit, exit!, abort: never the process's exit. */
+    CHECK(eval(vm, "exit 3", &r) == CARMINE_EXIT && carmine_exit_status(vm) == 3);
+    CHECK(eval(vm, "exit!(4)", &r) == CARMINE_EXIT && carmine_exit_status(vm) == 4);
+    CHECK(eval(vm, "$stderr = Object.new.tap { def _1.write(*) = 0 }; abort 'gone'", &r) == CARMINE_EXIT);
+    CHECK(carmine_exit_status(vm) == 1 && strcmp(carmine_error_message(vm), "gone") == 0);
+    /* throw without catch, break at top level, a custom message method. */
+    CHECK(eval(vm, "throw :nowhere", &r) == CARMINE_EXCEPTION);
+    CHECK(strcmp(carmine_error_class(vm), "UncaughtThrowError") == 0);
+    CHECK(eval(vm, "class E2 < StandardError; def message = 'custom'; end; raise E2", &r) == CARMINE_EXCEPTION);
+    CHECK(strcmp(carmine_error_message(vm), "custom") == 0);
+    /* Deep recursion is a SystemStackError, not a crash. */
+    CHECK(eval(vm, "def f(n) = f(n + 1); f(0)", &r) == CARMINE_EXCEPTION);
+    CHECK(strcmp(carmine_error_class(vm), "SystemStackError") == 0);
+    /* Success clears the error. */
+    CHECK(eval(vm, "1", &r) == CARMINE_OK && carmine_error_class(vm) == NULL && carmine_error_backtrace_size(vm) == 0);
+    CHECK(carmine_error_value(vm) == carmine_nil());
+    /* Invalid handles and arguments. */
+    CHECK(carmine_eval(NULL, "1", 1, NULL, &r) == CARMINE_INVALID);
+    CHECK(carmine_run(vm, NULL, &r) == CARMINE_INVALID);
+    CHECK(carmine_eval(vm, NULL, 3, NULL, &r) == CARMINE_INVALID);
+    carmine_close(vm);
+    carmine_close(NULL);
+    g_vm = NULL;
+}
+
+/* ---- limits ---------------------------------------------------------------------- */
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void test_limits(void) {
+    carmine_vm *vm = g_vm = carmine_open();
+    carmine_value r;
+    carmine_set_timeout(vm, 200);
+    /* A busy loop, one that rescues everything and retries, and a sleep all end. */
+    const char *runaway[] = {
+        "loop { }",
+        "x = 0; while true; x += 1; end",
+        "begin; loop { }; rescue Exception; retry; end",
+        "def f = f2; def f2 = loop { [1].map { |x| x } }; f",
+        "sleep 30",
+        "begin; sleep 30; ensure; loop { }; end",
+    };
+    for (size_t k = 0; k < sizeof runaway / sizeof runaway[0]; k++) {
+        double t0 = now_s();
+        CHECK(eval(vm, runaway[k], &r) == CARMINE_LIMIT);
+        CHECK(strcmp(carmine_error_class(vm), "Carmine::TimeoutError") == 0);
+        CHECK(strstr(carmine_error_message(vm), "200 ms") != NULL);
+        CHECK(now_s() - t0 < 25.0); /* ended by the limit, not by finishing */
+    }
+    /* The VM is usable afterwards, and a quick script is untouched. */
+    CHECK(eval(vm, "(1..1000).sum", &r) == CARMINE_OK && to_i(vm, r) == 500500);
+    /* A bare rescue does not catch the timeout. */
+    CHECK(eval(vm, "begin; loop {}; rescue => e; :caught; end", &r) == CARMINE_LIMIT);
+    carmine_set_timeout(vm, 0);
+    CHECK(eval(vm, "sleep 0.3; :slept", &r) == CARMINE_OK && r == carmine_sym(vm, "slept"));
+
+    /* The memory cap. */
+    size_t base = carmine_memory_usage(vm);
+    CHECK(base > 0);
+    carmine_set_memory_limit(vm, base + (32u << 20));
+    CHECK(eval(vm, "a = []; loop { a << ('x' * 100_000) }", &r) == CARMINE_LIMIT);
+    CHECK(strcmp(carmine_error_class(vm), "NoMemoryError") == 0);
+    CHECK(eval(vm, "a = []; 1_000_000_000.times { a << [1, 2, 3] }", &r) == CARMINE_LIMIT);
+    CHECK(strcmp(carmine_error_class(vm), "NoMemoryError") == 0);
+    CHECK(eval(vm, "begin; s = +''; loop { s << 'y' * 65536 }; rescue NoMemoryError; loop { s << 'z' * 65536 }; end", &r) == CARMINE_LIMIT);
+    /* Within the cap, the same VM runs normally; memory went back. */
+    carmine_gc_start(vm);
+    CHECK(carmine_memory_usage(vm) < base + (32u << 20));
+    CHECK(eval(vm, "Array.new(1000) { |i| i.to_s }.size", &r) == CARMINE_OK && to_i(vm, r) == 1000);
+    carmine_set_memory_limit(vm, 0);
+    /* Both limits on calls from the host too. */
+    carmine_set_timeout(vm, 100);
+    carmine_value prc;
+    CHECK(eval(vm, "proc { loop { } }", &prc) == CARMINE_OK);
+    CHECK(carmine_call(vm, prc, "call", 0, NULL) == CARMINE_UNDEF);
+    CHECK(strcmp(carmine_error_class(vm), "Carmine::TimeoutError") == 0);
+    carmine_close(vm);
+    g_vm = NULL;
+}
+
+/* ---- isolation ------------------------------------------------------------------- */
+
+static void test_isolation(void) {
+    carmine_vm *vm = g_vm = carmine_open();
+    carmine_value r;
+    /* What the host shares: a global, a constant, a class from a shared setup script. */
+    CHECK(carmine_gv_set(vm, "$shared", carmine_cstr(vm, "host")) == CARMINE_OK);
+    const char *setup = "class Helper; def self.greet = 'hi'; end; SETUP = [1, 2]; $setup_done = true";
+    CHECK(carmine_eval_shared(vm, setup, strlen(setup), "setup.rb", &r) == CARMINE_OK);
+
+    const char *first =
+        "$leak = 1; $shared = 'changed'; $, = '-'\n"
+        "LEAK = 2; SETUP << 3\n"
+        "def leaked_method = 3\n"
+        "@main_ivar = 4\n"
+        "class LeakClass; end\n"
+        "class String; def shout = upcase + '!'; end\n"
+        "class Helper; def self.greet = 'hacked'; def extra = 1; end\n"
+        "module Kernel; def kernel_leak = 5; end\n"
+        "class Integer; def +(o) = 42; end\n"
+        "Object.send(:remove_const, :SETUP) rescue nil\n"
+        "include Comparable\n"
+        "require 'set'\n"
+        "Struct.new('Leak', :a)\n"
+        "at_exit { $at_exit_ran = true }\n"
+        "Thread.new { sleep }\n"
+        "begin; raise 'x'; rescue; end\n"
+        ":first";
+    carmine_script *s1 = carmine_compile(vm, first, strlen(first), "first.rb");
+    CHECK(s1);
+    CHECK(carmine_run(vm, s1, &r) == CARMINE_OK && r == carmine_sym(vm, "first"));
+
+    const char *second =
+        "[defined?($leak).nil?, $shared == 'host', $,.nil?,\n"
+        " !defined?(LEAK), SETUP == [1, 2, 3],\n"
+        " !respond_to?(:leaked_method, true), !instance_variable_defined?(:@main_ivar),\n"
+        " !defined?(LeakClass), !''.respond_to?(:shout),\n"
+        " Helper.greet == 'hi', !Helper.method_defined?(:extra),\n"
+        " !respond_to?(:kernel_leak, true), 1 + 1 == 2,\n"
+        " !Object.include?(Comparable), !Struct.const_defined?(:Leak),\n"
+        " $at_exit_ran.nil?, Thread.list.size == 1, $!.nil?, $setup_done == true]";
+    CHECK(carmine_eval(vm, second, strlen(second), "second.rb", &r) == CARMINE_OK);
+    for (size_t k = 0; k < carmine_ary_len(vm, r); k++) {
+        if (carmine_ary_get(vm, r, (int64_t)k) != carmine_true()) {
+            fprintf(stderr, "isolation check %zu failed\n", k);
+            exit(1);
+        }
+    }
+    /* The run's at_exit block ran at the end of its run. */
+    CHECK(carmine_run(vm, s1, &r) == CARMINE_OK);
+    CHECK_RUBY(vm, "$at_exit_ran.nil?");
+    /* require in a run loads again in the next (its constants were removed). */
+    CHECK_RUBY(vm, "require 'set'; Set.new([1]).size == 1");
+    CHECK_RUBY(vm, "defined?(Set) ? Set.new([1,1]).size == 1 : true");
+    /* A failed run is undone as well. */
+    CHECK(eval(vm, "$failed = 1; FAILED = 2; raise 'boom'", &r) == CARMINE_EXCEPTION);
+    CHECK_RUBY(vm, "$failed.nil? && !defined?(FAILED) && $!.nil?");
+    carmine_script_free(vm, s1);
+    carmine_close(vm);
+    g_vm = NULL;
+}
+
+/* ---- scripts: compile once, run many times ----------------------------------------- */
+
+static void test_scripts(void) {
+    carmine_vm *vm = g_vm = carmine_open();
+    carmine_value r;
+    carmine_define_class(vm, "Counter", CARMINE_UNDEF);
+    const char *src = "s = +''; 100.times { |i| s << i.to_s }; [s.size, $runs = ($runs || 0) + 1]";
+    carmine_script *s = carmine_compile(vm, src, strlen(src), "req.rb");
+    CHECK(s);
+    for (int k = 0; k < 2000; k++) {
+        CHECK(carmine_run(vm, s, &r) == CARMINE_OK);
+        CHECK(to_i(vm, carmine_ary_get(vm, r, 0)) == 190);
+        CHECK(to_i(vm, carmine_ary_get(vm, r, 1)) == 1); /* $runs never carries over */
+    }
+    /* A script handle survives collections and the runs of other code. */
+    carmine_gc_start(vm);
+    CHECK(eval(vm, "GC.start; 1", &r) == CARMINE_OK);
+    CHECK(carmine_run(vm, s, &r) == CARMINE_OK);
+    /* run_shared keeps what the script defines. */
+    carmine_script *def = carmine_compile(vm, "$kept = 7; KEPT = 8", 19, "def.rb");
+    CHECK(carmine_run_shared(vm, def, &r) == CARMINE_OK);
+    CHECK_RUBY(vm, "$kept == 7 && KEPT == 8");
+    carmine_script_free(vm, def);
+    /* Memory stays flat over many isolated evals (the code of each is freed). */
+    carmine_gc_start(vm);
+    size_t before = 0, after;
+    for (int k = 0; k < 9000; k++) {
+        char buf[200];
+        snprintf(buf, sizeof buf, "def m%d = %d; X%d = 'v' * 100; $g%d = m%d; class C%d; end", k % 50, k, k % 50, k % 50, k % 50, k % 50);
+        CHECK(eval(vm, buf, &r) == CARMINE_OK);
+        if (k == 2999) {
+            carmine_gc_start(vm);
+            before = carmine_memory_usage(vm);
+        }
+    }
+    carmine_gc_start(vm);
+    after = carmine_memory_usage(vm);
+    printf("memory after 3000 evals: %zu bytes, after 9000: %zu bytes\n", before, after);
+    CHECK(after <= before + before / 10);
+    carmine_script_free(vm, s);
+    carmine_close(vm); /* also frees scripts the host did not free */
+    g_vm = NULL;
+}
+
+/* ---- output ---------------------------------------------------------------------- */
+
+struct buf { char data[4096]; size_t len; };
+
+static void buf_write(void *data, const char *bytes, size_t len) {
+    struct buf *b = data;
+    if (b->len + len < sizeof b->data) {
+        memcpy(b->data + b->len, bytes, len);
+        b->len += len;
+        b->data[b->len] = 0;
+    }
+}
+
+static void test_output(void) {
+    carmine_vm *vm = g_vm = carmine_open();
+    static struct buf out, err;
+    carmine_value r;
+    carmine_set_stdout(vm, buf_write, &out);
+    carmine_set_stderr(vm, buf_write, &err);
+    CHECK(eval(vm, "puts 'a', [1, [2]]; print 'b', 'c'; p :d; $stdout.write('e'); $stdout << 'f'; printf('%03d', 7); "
+                   "warn 'w'; $stderr.puts 'x'",
+               &r) == CARMINE_OK);
+    CHECK(strcmp(out.data, "a\n1\n2\nbc:d\nef007") == 0);
+    CHECK(strcmp(err.data, "w\nx\n") == 0);
+    /* The sinks persist across runs (set by the host). */
+    out.len = 0;
+    CHECK(eval(vm, "puts 'again'", &r) == CARMINE_OK);
+    CHECK(strcmp(out.data, "again\n") == 0);
+    /* A run that replaces $stdout does not affect the next. */
+    CHECK(eval(vm, "$stdout = $stderr; 1", &r) == CARMINE_OK);
+    out.len = 0;
+    CHECK(eval(vm, "print 'back'", &r) == CARMINE_OK);
+    CHECK(strcmp(out.data, "back") == 0);
+    carmine_set_stdout(vm, NULL, NULL);
+    carmine_close(vm);
+    g_vm = NULL;
+}
+
+/* ---- GC rules: values kept in the host's heap ------------------------------------- */
+
+struct holder { carmine_value v; };
+
+static void test_gc(void) {
+    carmine_vm *vm = g_vm = carmine_open();
+    carmine_value r;
+    struct holder *h = malloc(sizeof *h);
+    h->v = carmine_cstr(vm, "kept in C heap");
+    carmine_gc_register(vm, h->v);
+    carmine_value arr = carmine_ary_new(vm); /* on the C stack: found by the collector */
+    for (int k = 0; k < 1000; k++) carmine_ary_push(vm, arr, carmine_str(vm, "element", 7));
+    for (int k = 0; k < 20; k++) {
+        CHECK(eval(vm, "a = []; 20_000.times { |i| a << i.to_s }; GC.start; a.size", &r) == CARMINE_OK);
+        carmine_gc_start(vm);
+    }
+    CHECK(str_is(vm, h->v, "kept in C heap"));
+    CHECK(carmine_ary_len(vm, arr) == 1000 && str_is(vm, carmine_ary_get(vm, arr, 999), "element"));
+    carmine_gc_unregister(vm, h->v);
+    free(h);
+    /* Registered data objects are freed once unregistered and unreachable. */
+    carmine_value point = carmine_define_class(vm, "Point", CARMINE_UNDEF);
+    g_freed = 0;
+    struct holder *ph = malloc(sizeof *ph);
+    ph->v = carmine_data_new(vm, point, malloc(16), free_point);
+    carmine_gc_register(vm, ph->v);
+    carmine_gc_start(vm);
+    CHECK(g_freed == 0);
+    carmine_gc_unregister(vm, ph->v);
+    ph->v = 0;
+    free(ph);
+    /* Conservative stack scanning may still see a stale copy; churn the stack and collect. */
+    for (int k = 0; k < 5 && g_freed == 0; k++) {
+        CHECK(eval(vm, "100.times { [1] }", &r) == CARMINE_OK);
+        carmine_gc_start(vm);
+    }
+    carmine_close(vm);
+    CHECK(g_freed == 1); /* by a collection, or at the latest by close */
+    g_vm = NULL;
+}
+
+/* ---- threads: many VMs at once ------------------------------------------------------ */
+
+struct job { int id; int ok; long result; };
+
+static carmine_value c_tid(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                           carmine_value block, void *data) {
+    (void)self; (void)argc; (void)argv; (void)block;
+    struct job *j = data;
+    return carmine_int(vm, j->id);
+}
+
+static void *run_job(void *arg) {
+    struct job *j = arg;
+    carmine_vm *vm = carmine_open();
+    if (!vm) return NULL;
+    carmine_value k = carmine_define_class(vm, "Job", CARMINE_UNDEF);
+    carmine_define_singleton_method(vm, k, "id", c_tid, 0, 0, j);
+    const char *src =
+        "def fib(n) = n < 2 ? n : fib(n - 1) + fib(n - 2)\n"
+        "$id = Job.id; s = +''; 2000.times { |i| s << i.to_s }\n"
+        "h = {}; 500.times { |i| h[\"k#{i}\"] = [i] * 3 }\n"
+        "fib(20) + Job.id + h.size + (s.size > 0 ? 0 : 1)";
+    carmine_script *s = carmine_compile(vm, src, strlen(src), "job.rb");
+    j->ok = s != NULL;
+    for (int n = 0; n < 20 && j->ok; n++) {
+        carmine_value r;
+        int64_t i = 0;
+        if (carmine_run(vm, s, &r) != CARMINE_OK || carmine_to_int(vm, r, &i) != CARMINE_OK) j->ok = 0;
+        j->result = (long)i;
+    }
+    carmine_script_free(vm, s);
+    carmine_close(vm);
+    return NULL;
+}
+
+/* Thread B tries to use a VM while thread A is inside one of its C methods. */
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
+static int g_stage;
+
+static carmine_value c_wait(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                            carmine_value block, void *data) {
+    (void)vm; (void)self; (void)argc; (void)argv; (void)block; (void)data;
+    pthread_mutex_lock(&g_mu);
+    g_stage = 1;
+    pthread_cond_broadcast(&g_cv);
+    while (g_stage != 2) pthread_cond_wait(&g_cv, &g_mu);
+    pthread_mutex_unlock(&g_mu);
+    return carmine_nil();
+}
+
+static void *intruder(void *arg) {
+    carmine_vm *vm = arg;
+    pthread_mutex_lock(&g_mu);
+    while (g_stage != 1) pthread_cond_wait(&g_cv, &g_mu);
+    pthread_mutex_unlock(&g_mu);
+    carmine_value r;
+    carmine_status st = carmine_eval(vm, "1", 1, NULL, &r);
+    carmine_value v = carmine_cstr(vm, "x");
+    pthread_mutex_lock(&g_mu);
+    g_stage = (st == CARMINE_BUSY && v == CARMINE_UNDEF) ? 2 : -1;
+    if (g_stage == -1) g_stage = 2, fprintf(stderr, "intruder was not refused\n"), exit(1);
+    pthread_cond_broadcast(&g_cv);
+    pthread_mutex_unlock(&g_mu);
+    return NULL;
+}
+
+static void *use_vm(void *arg) {
+    carmine_vm *vm = arg;
+    carmine_value r;
+    for (int k = 0; k < 50; k++) {
+        if (carmine_eval(vm, "a = (1..2000).map(&:to_s); GC.start; a.size", 50, NULL, &r) != CARMINE_OK ||
+            carmine_truthy(r) == 0) {
+            fprintf(stderr, "use from another thread failed: %s\n", carmine_error_report(vm));
+            exit(1);
+        }
+    }
+    return NULL;
+}
+
+static void test_threads(void) {
+    enum { N = 8 };
+    pthread_t t[N];
+    struct job jobs[N];
+    for (int k = 0; k < N; k++) {
+        jobs[k] = (struct job){.id = k};
+        CHECK(pthread_create(&t[k], NULL, run_job, &jobs[k]) == 0);
+    }
+    for (int k = 0; k < N; k++) pthread_join(t[k], NULL);
+    for (int k = 0; k < N; k++) {
+        CHECK(jobs[k].ok);
+        CHECK(jobs[k].result == 6765 + k + 500);
+    }
+    /* One VM used by several threads, one after another. */
+    carmine_vm *vm = g_vm = carmine_open();
+    for (int k = 0; k < 4; k++) {
+        pthread_t u;
+        CHECK(pthread_create(&u, NULL, use_vm, vm) == 0);
+        pthread_join(u, NULL);
+    }
+    /* Refused while another thread is inside it. */
+    carmine_value k = carmine_define_class(vm, "Gate", CARMINE_UNDEF);
+    carmine_define_singleton_method(vm, k, "wait", c_wait, 0, 0, NULL);
+    pthread_t in;
+    CHECK(pthread_create(&in, NULL, intruder, vm) == 0);
+    carmine_value r;
+    CHECK(eval(vm, "Gate.wait; :done", &r) == CARMINE_OK && r == carmine_sym(vm, "done"));
+    pthread_join(in, NULL);
+    /* Ruby threads of one VM calling C methods. */
+    carmine_value calc = carmine_define_class(vm, "Calc", CARMINE_UNDEF);
+    static int64_t zero = 0;
+    carmine_define_method(vm, calc, "add", c_add, 0, -1, &zero);
+    CHECK_RUBY(vm, "4.times.map { |i| Thread.new { 200.times.sum { Calc.new.add(i, 1) } } }.map(&:value) == [200, 400, 600, 800]");
+    carmine_close(vm);
+    g_vm = NULL;
+}
+
+/* ---- lifecycle: open and close many VMs ------------------------------------------- */
+
+static void test_lifecycle(int n) {
+    g_freed = 0;
+    for (int k = 0; k < n; k++) {
+        carmine_vm *vm = g_vm = carmine_open();
+        CHECK(vm);
+        carmine_value point = carmine_define_class(vm, "Point", CARMINE_UNDEF);
+        carmine_define_singleton_method(vm, point, "make", c_point_new, 2, 2, NULL);
+        carmine_value r;
+        const char *src = "p = Point.make(1, 2); h = {'a' => [1, 'b', :c, 2.5]}; "
+                          "s = h.inspect * 3; Struct.new(:x).new(1); Class.new; proc { s }.call.size";
+        CHECK(carmine_eval(vm, src, strlen(src), "life.rb", &r) == CARMINE_OK);
+        carmine_script *s = carmine_compile(vm, "1 + 1", 5, "unfreed.rb"); /* freed by close */
+        CHECK(s);
+        carmine_close(vm);
+    }
+    g_vm = NULL;
+    CHECK(g_freed == n);
+}
+
+int main(int argc, char **argv) {
+    const char *what = argc > 1 ? argv[1] : "all";
+    int all = strcmp(what, "all") == 0;
+    if (all || !strcmp(what, "values")) test_values();
+    if (all || !strcmp(what, "arrays")) test_arrays();
+    if (all || !strcmp(what, "hashes")) test_hashes();
+    if (all || !strcmp(what, "methods")) test_methods();
+    if (all || !strcmp(what, "exceptions")) test_exceptions();
+    if (all || !strcmp(what, "limits")) test_limits();
+    if (all || !strcmp(what, "isolation")) test_isolation();
+    if (all || !strcmp(what, "scripts")) test_scripts();
+    if (all || !strcmp(what, "output")) test_output();
+    if (all || !strcmp(what, "gc")) test_gc();
+    if (all || !strcmp(what, "threads")) test_threads();
+    if (all || !strcmp(what, "lifecycle")) test_lifecycle(argc > 2 ? atoi(argv[2]) : 100);
+    printf("ok %s\n", what);
+    return 0;
+}
