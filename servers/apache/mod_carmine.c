@@ -6,22 +6,25 @@
  *   carmineHandler /path/to/handler.rb            # or carmineHandlerCode 'Apache.echo "hi"'
  *
  * Invariants:
- * - One VM per server thread (event/worker MPM: per worker thread; prefork: per process),
- *   created at the thread's first Ruby request and reused for every later request on that
- *   thread. VMs are never shared between threads, so no locking is needed.
+ * - VMs live in a pool per server process. A phase takes one from the pool (or makes one
+ *   when the pool is empty), runs its script and puts it back, so a VM is used by one
+ *   thread at a time and the process holds as many VMs as it ever ran scripts at once —
+ *   not one per worker thread (event/worker MPM); prefork has one. Only the pool's list is
+ *   locked, never a run.
  * - A script is compiled once per VM and reused; a script file is recompiled when its
  *   mtime, size or inode changes (servers/common/carmine_host.h).
  * - Each phase runs its script with carmine_run: an isolated unit whose globals, constants,
  *   top-level methods and `$!` are gone afterwards. The Apache::* classes are made by the
  *   host when the VM is created and persist; so does what `carmineInit` scripts define.
- * - The running request is reached through the VM's userdata (a thread_state whose `cur`
- *   is set only while a phase runs): Ruby objects never hold request_rec pointers, so a
+ * - The running request is reached through the VM's userdata (a vm_slot whose `cur` is
+ *   set only while a phase runs): Ruby objects never hold request_rec pointers, so a
  *   request object kept past its request raises instead of touching freed memory.
  * - A script that raises, does not compile, or hits a limit makes the phase return 500 and
  *   logs its report (class, message, backtrace) to the error log, one line per entry; the
- *   VM stays usable. A VM that reports an internal error (CARMINE_BUG) is closed and the
- *   thread gets a new one at its next request.
+ *   VM stays usable. A VM that reports an internal error (CARMINE_BUG) is closed instead of
+ *   going back to the pool.
  */
+#include <pthread.h>
 #include <string.h>
 #include <stddef.h>
 
@@ -39,6 +42,7 @@
 #include "carmine_host.h"
 
 module AP_MODULE_DECLARE_DATA carmine_module;
+APLOG_USE_MODULE(carmine);
 
 #define MOD_CARMINE_VERSION "0.1.0"
 
@@ -186,13 +190,16 @@ typedef struct body_cache {
     apr_size_t len;
 } body_cache;
 
-typedef struct thread_state {
+/* A VM of the pool, and what its C methods need to find the request. */
+typedef struct vm_slot {
     carmine_host *host;
-    run_ctx *cur; /* the phase running now, NULL between requests */
+    run_ctx *cur; /* the phase running now, NULL between runs */
     server_rec *server;
-} thread_state;
+    struct vm_slot *next_free;
+} vm_slot;
 
-static __thread thread_state *tls_state;
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static vm_slot *pool_free;
 static server_rec *main_server;
 
 static void define_api(carmine_vm *vm);
@@ -211,7 +218,7 @@ static void log_server_error_line(void *arg, const char *text)
 /* `$stdout` of a VM: the response body while a request runs, else the error log. */
 static void write_stdout(void *data, const char *bytes, size_t len)
 {
-    thread_state *ts = data;
+    vm_slot *ts = data;
     if (ts->cur != NULL && ts->cur->r != NULL) {
         ap_rwrite(bytes, (int)len, ts->cur->r);
         return;
@@ -222,7 +229,7 @@ static void write_stdout(void *data, const char *bytes, size_t len)
 /* `$stderr` (warn, $stderr.puts): the error log, a line per write. */
 static void write_stderr(void *data, const char *bytes, size_t len)
 {
-    thread_state *ts = data;
+    vm_slot *ts = data;
     while (len > 0 && bytes[len - 1] == '\n')
         len--;
     if (len == 0)
@@ -233,21 +240,24 @@ static void write_stderr(void *data, const char *bytes, size_t len)
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, ts->server, "mod_carmine: %.*s", (int)len, bytes);
 }
 
-static thread_state *thread_state_get(void)
+/* A VM of the pool for this thread's exclusive use until vm_release; NULL on failure. */
+static vm_slot *vm_acquire(void)
 {
-    thread_state *ts = tls_state;
-    if (ts == NULL) {
-        ts = calloc(1, sizeof *ts);
-        if (ts == NULL)
-            return NULL;
-        ts->server = main_server;
-        tls_state = ts;
-    }
-    if (ts->host != NULL)
+    pthread_mutex_lock(&pool_lock);
+    vm_slot *ts = pool_free;
+    if (ts != NULL)
+        pool_free = ts->next_free;
+    pthread_mutex_unlock(&pool_lock);
+    if (ts != NULL)
         return ts;
+    ts = calloc(1, sizeof *ts);
+    if (ts == NULL)
+        return NULL;
+    ts->server = main_server;
     ts->host = carmine_host_open();
     if (ts->host == NULL) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, ts->server, "mod_carmine: cannot create a VM");
+        free(ts);
         return NULL;
     }
     carmine_vm *vm = ts->host->vm;
@@ -270,6 +280,21 @@ static thread_state *thread_state_get(void)
     return ts;
 }
 
+static void vm_release(vm_slot *ts)
+{
+    pthread_mutex_lock(&pool_lock);
+    ts->next_free = pool_free;
+    pool_free = ts;
+    pthread_mutex_unlock(&pool_lock);
+}
+
+/* A VM that reported an internal error: never used again. */
+static void vm_discard(vm_slot *ts)
+{
+    carmine_host_close(ts->host);
+    free(ts);
+}
+
 static const char *const phase_names[PHASE_COUNT] = {
     "post_read_request", "translate_name", "map_to_storage", "access_checker",
     "check_user_id", "auth_checker", "fixups", "handler", "log_transaction"
@@ -281,35 +306,39 @@ static int run_phase(request_rec *r, int phase, int default_rc)
     carmine_code *code = dc ? dc->code[phase] : NULL;
     if (code == NULL)
         return DECLINED;
-    thread_state *ts = thread_state_get();
+    vm_slot *ts = vm_acquire();
     if (ts == NULL)
         return HTTP_INTERNAL_SERVER_ERROR;
     carmine_script *script = carmine_host_script(ts->host, code);
     if (script == NULL) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "mod_carmine: %s: cannot load %s", phase_names[phase], code->path);
         carmine_host_each_error_line(ts->host, log_error_line, r);
+        vm_release(ts);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     run_ctx ctx = {r, default_rc};
-    run_ctx *outer = ts->cur;
     ts->cur = &ctx;
     carmine_status st = carmine_run(ts->host->vm, script, NULL);
-    ts->cur = outer;
+    ts->cur = NULL;
+    int rc;
     switch (st) {
     case CARMINE_OK:
     case CARMINE_EXIT:
-        return ctx.rc;
+        rc = ctx.rc;
+        break;
     case CARMINE_BUG:
-        ap_log_rerror(APLOG_MARK, APLOG_CRIT, 0, r, "mod_carmine: %s: internal error in the VM; replacing it", phase_names[phase]);
+        ap_log_rerror(APLOG_MARK, APLOG_CRIT, 0, r, "mod_carmine: %s: internal error in the VM; discarding it", phase_names[phase]);
         carmine_host_each_error_line(ts->host, log_error_line, r);
-        carmine_host_close(ts->host);
-        ts->host = NULL;
+        vm_discard(ts);
         return HTTP_INTERNAL_SERVER_ERROR;
     default:
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "mod_carmine: %s: %s raised", phase_names[phase], code->path);
         carmine_host_each_error_line(ts->host, log_error_line, r);
-        return HTTP_INTERNAL_SERVER_ERROR;
+        rc = HTTP_INTERNAL_SERVER_ERROR;
+        break;
     }
+    vm_release(ts);
+    return rc;
 }
 
 static int post_read_request(request_rec *r) { return run_phase(r, PHASE_POST_READ_REQUEST, DECLINED); }
@@ -357,7 +386,7 @@ static void register_hooks(apr_pool_t *p)
 /* The request of the phase running now; raises (returns NULL) outside one. */
 static request_rec *current_request(carmine_vm *vm)
 {
-    thread_state *ts = carmine_userdata(vm);
+    vm_slot *ts = carmine_userdata(vm);
     if (ts != NULL && ts->cur != NULL && ts->cur->r != NULL)
         return ts->cur->r;
     carmine_raise(vm, carmine_class_get(vm, "RuntimeError"), "no request is being processed");
@@ -580,7 +609,7 @@ static carmine_value apache_return(carmine_vm *vm, carmine_value self, int argc,
                                    carmine_value blk, void *data)
 {
     (void)self, (void)argc, (void)blk, (void)data;
-    thread_state *ts = carmine_userdata(vm);
+    vm_slot *ts = carmine_userdata(vm);
     WITH_REQUEST(vm, r);
     (void)r;
     int64_t rc;
@@ -595,7 +624,7 @@ static carmine_value apache_errlogger(carmine_vm *vm, carmine_value self, int ar
                                       carmine_value blk, void *data)
 {
     (void)self, (void)argc, (void)blk, (void)data;
-    thread_state *ts = carmine_userdata(vm);
+    vm_slot *ts = carmine_userdata(vm);
     int64_t level;
     if (carmine_to_int(vm, argv[0], &level) != CARMINE_OK)
         return CARMINE_UNDEF;

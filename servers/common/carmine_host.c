@@ -94,6 +94,8 @@ void carmine_host_each_error_line(carmine_host *h, void (*line)(void *arg, const
     }
     const char *p = report;
     while (*p) {
+        while (*p == '\t' || *p == ' ')
+            p++;
         const char *nl = strchr(p, '\n');
         size_t n = nl ? (size_t)(nl - p) : strlen(p);
         char *text = malloc(n + 1);

@@ -99,26 +99,17 @@ impl Server {
         if !main.is_empty() {
             std::fs::write(dir.join("main.conf"), fill(main)).unwrap();
         }
-        let mut last_err = String::new();
-        // The port is chosen free but may be taken before the server binds it: retry.
-        for _ in 0..5 {
-            let port = free_port();
-            let kind_name = if kind == Kind::Apache { "apache" } else { "nginx" };
-            let out = Command::new(harness())
-                .args(["start", kind_name, dir.to_str().unwrap(), &port.to_string()])
-                .env("MPM", mpm)
-                .output()
-                .expect("run servers/harness start");
-            if out.status.success() {
-                return Server { dir, port };
-            }
-            last_err = String::from_utf8_lossy(&out.stderr).into_owned();
-            if !last_err.contains("in use") {
-                break;
-            }
+        let kind_name = if kind == Kind::Apache { "apache" } else { "nginx" };
+        let out = Command::new(harness())
+            .args(["start", kind_name, dir.to_str().unwrap(), "auto"])
+            .env("MPM", mpm)
+            .output()
+            .expect("run servers/harness start");
+        let port = String::from_utf8_lossy(&out.stdout).trim().parse().ok();
+        match port {
+            Some(port) if out.status.success() => Server { dir, port },
+            _ => panic!("the {kind:?} server did not start:\n{}", String::from_utf8_lossy(&out.stderr)),
         }
-        let _ = std::fs::remove_dir_all(&dir);
-        panic!("the {kind:?} server did not start:\n{last_err}");
     }
 
     pub fn error_log(&self) -> String {
@@ -158,11 +149,6 @@ fn tempdir() -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
-    l.local_addr().unwrap().port()
 }
 
 #[derive(Debug)]

@@ -13,6 +13,7 @@ fn start(build: &Build, mpm: &str, site: &str, files: &[(&str, &str)]) -> Server
 
 const HANDLERS: &str = r##"
 LoadModule authz_user_module /usr/lib/apache2/modules/mod_authz_user.so
+LoadModule authn_core_module /usr/lib/apache2/modules/mod_authn_core.so
 carminePostReadRequestCode 'Apache::Request.new.headers_in["X-Post-Read"] = "seen"'
 carmineTranslateNameCode 'r = Apache::Request.new; if r.uri == "/translated"; r.filename = r.document_root + "/real.txt"; Apache.return Apache::OK; end'
 carmineMapToStorageCode 'r = Apache::Request.new; r.notes["m2s"] = "mapped" if r.uri.start_with?("/phases")'

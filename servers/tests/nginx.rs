@@ -37,7 +37,7 @@ location /denied {
     carmine_content_handler_code 'Nginx.rputs "let in"';
 }
 location /var {
-    carmine_set $greeting 'r = Nginx::Request.new; "hi " + r.var.arg_name.to_s';
+    carmine_set_code $greeting 'r = Nginx::Request.new; "hi " + r.var.arg_name.to_s';
     return 200 $greeting;
 }
 location /setvar {
