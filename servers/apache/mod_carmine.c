@@ -9,8 +9,9 @@
  * - VMs live in a pool per server process. A phase takes one from the pool (or makes one
  *   when the pool is empty), runs its script and puts it back, so a VM is used by one
  *   thread at a time and the process holds as many VMs as it ever ran scripts at once —
- *   not one per worker thread (event/worker MPM); prefork has one. Only the pool's list is
- *   locked, never a run.
+ *   not one per worker thread (event/worker MPM); prefork has one. `carmineMaxVMs N` bounds
+ *   that number: a phase then waits for a free VM. Only the pool's list is locked, never a
+ *   run.
  * - A script is compiled once per VM and reused; a script file is recompiled when its
  *   mtime, size or inode changes (servers/common/carmine_host.h).
  * - Each phase runs its script with carmine_run: an isolated unit whose globals, constants,
@@ -69,6 +70,8 @@ typedef struct srv_conf {
     carmine_code *init;   /* carmineInit: run shared (not isolated) when a VM is created */
     long timeout_ms;      /* carmineTimeout; 0 = none */
     apr_off_t mem_limit;  /* carmineMemoryLimit in bytes; 0 = none */
+    int max_vms;          /* carmineMaxVMs per process; 0 = as many as run at once */
+    int gc_every;         /* carmineGCEvery: a full collection after that many runs; 0 = none */
 } srv_conf;
 
 static void *create_dir_conf(apr_pool_t *p, char *dir)
@@ -145,6 +148,22 @@ static const char *set_timeout(cmd_parms *cmd, void *dc, const char *arg)
     return sc->timeout_ms < 0 ? "carmineTimeout: milliseconds, 0 for none" : NULL;
 }
 
+static const char *set_max_vms(cmd_parms *cmd, void *dc, const char *arg)
+{
+    (void)dc;
+    srv_conf *sc = ap_get_module_config(cmd->server->module_config, &carmine_module);
+    sc->max_vms = atoi(arg);
+    return sc->max_vms < 0 ? "carmineMaxVMs: a number of VMs per process, 0 for no bound" : NULL;
+}
+
+static const char *set_gc_every(cmd_parms *cmd, void *dc, const char *arg)
+{
+    (void)dc;
+    srv_conf *sc = ap_get_module_config(cmd->server->module_config, &carmine_module);
+    sc->gc_every = atoi(arg);
+    return sc->gc_every < 0 ? "carmineGCEvery: a number of runs, 0 for none" : NULL;
+}
+
 static const char *set_mem_limit(cmd_parms *cmd, void *dc, const char *arg)
 {
     (void)dc;
@@ -173,6 +192,10 @@ static const command_rec carmine_cmds[] = {
                   "a Ruby file run once in each new VM; what it defines persists across requests"),
     AP_INIT_TAKE1("carmineTimeout", set_timeout, NULL, RSRC_CONF,
                   "milliseconds a script may run before Carmine::TimeoutError (0: no limit)"),
+    AP_INIT_TAKE1("carmineMaxVMs", set_max_vms, NULL, RSRC_CONF,
+                  "VMs per server process at most (0: one for each script running at once)"),
+    AP_INIT_TAKE1("carmineGCEvery", set_gc_every, NULL, RSRC_CONF,
+                  "a full collection in a VM after every N runs, between requests (0: none)"),
     AP_INIT_TAKE1("carmineMemoryLimit", set_mem_limit, NULL, RSRC_CONF,
                   "bytes a VM's heap may grow to before NoMemoryError (0: no limit)"),
     {NULL}
@@ -199,7 +222,9 @@ typedef struct vm_slot {
 } vm_slot;
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pool_returned = PTHREAD_COND_INITIALIZER;
 static vm_slot *pool_free;
+static int pool_vms; /* VMs made and not discarded */
 static server_rec *main_server;
 
 static void define_api(carmine_vm *vm);
@@ -240,32 +265,50 @@ static void write_stderr(void *data, const char *bytes, size_t len)
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, ts->server, "mod_carmine: %.*s", (int)len, bytes);
 }
 
+/* A VM counted in pool_vms no longer exists: let a waiting phase make another. */
+static void vm_forget(void)
+{
+    pthread_mutex_lock(&pool_lock);
+    pool_vms--;
+    pthread_cond_signal(&pool_returned);
+    pthread_mutex_unlock(&pool_lock);
+}
+
 /* A VM of the pool for this thread's exclusive use until vm_release; NULL on failure. */
 static vm_slot *vm_acquire(void)
 {
+    srv_conf *sc = ap_get_module_config(main_server->module_config, &carmine_module);
     pthread_mutex_lock(&pool_lock);
+    while (pool_free == NULL && sc->max_vms > 0 && pool_vms >= sc->max_vms)
+        pthread_cond_wait(&pool_returned, &pool_lock);
     vm_slot *ts = pool_free;
     if (ts != NULL)
         pool_free = ts->next_free;
+    else
+        pool_vms++;
     pthread_mutex_unlock(&pool_lock);
     if (ts != NULL)
         return ts;
     ts = calloc(1, sizeof *ts);
-    if (ts == NULL)
+    if (ts == NULL) {
+        vm_forget();
         return NULL;
+    }
     ts->server = main_server;
     ts->host = carmine_host_open();
     if (ts->host == NULL) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, ts->server, "mod_carmine: cannot create a VM");
         free(ts);
+        vm_forget();
         return NULL;
     }
+    ap_log_error(APLOG_MARK, APLOG_INFO, 0, ts->server, "mod_carmine: VM %d of this process created", pool_vms);
     carmine_vm *vm = ts->host->vm;
+    ts->host->gc_every = (unsigned)sc->gc_every;
     carmine_set_userdata(vm, ts);
     carmine_set_stdout(vm, write_stdout, ts);
     carmine_set_stderr(vm, write_stderr, ts);
     define_api(vm);
-    srv_conf *sc = ap_get_module_config(ts->server->module_config, &carmine_module);
     if (sc->timeout_ms > 0)
         carmine_set_timeout(vm, (uint64_t)sc->timeout_ms);
     if (sc->mem_limit > 0)
@@ -285,6 +328,7 @@ static void vm_release(vm_slot *ts)
     pthread_mutex_lock(&pool_lock);
     ts->next_free = pool_free;
     pool_free = ts;
+    pthread_cond_signal(&pool_returned);
     pthread_mutex_unlock(&pool_lock);
 }
 
@@ -293,6 +337,7 @@ static void vm_discard(vm_slot *ts)
 {
     carmine_host_close(ts->host);
     free(ts);
+    vm_forget();
 }
 
 static const char *const phase_names[PHASE_COUNT] = {
@@ -318,7 +363,7 @@ static int run_phase(request_rec *r, int phase, int default_rc)
     }
     run_ctx ctx = {r, default_rc};
     ts->cur = &ctx;
-    carmine_status st = carmine_run(ts->host->vm, script, NULL);
+    carmine_status st = carmine_host_run(ts->host, script, NULL);
     ts->cur = NULL;
     int rc;
     switch (st) {

@@ -82,6 +82,16 @@ carmine_script *carmine_host_script(carmine_host *h, const carmine_code *code)
     return c->script;
 }
 
+carmine_status carmine_host_run(carmine_host *h, carmine_script *script, carmine_value *result)
+{
+    carmine_status st = carmine_run(h->vm, script, result);
+    if (h->gc_every > 0 && ++h->runs >= h->gc_every) {
+        h->runs = 0;
+        carmine_gc_start(h->vm);
+    }
+    return st;
+}
+
 void carmine_host_each_error_line(carmine_host *h, void (*line)(void *arg, const char *text), void *arg)
 {
     const char *report = carmine_error_report(h->vm);

@@ -10,6 +10,10 @@
  *   one per worker process). It owns its VM and every carmine_script in its cache; a
  *   script is compiled at its first use in that host and reused until the file's mtime,
  *   size or inode changes (inline code is compiled once).
+ * - `gc_every` runs (when set) end with a full collection, between requests: the VM's heap
+ *   then holds about the live set plus that many runs' garbage instead of growing to the
+ *   collector's own trigger (16 MiB of buffer growth), which matters when a process keeps
+ *   several VMs.
  * - Nothing here raises into the server: failures are returned, and the VM's error
  *   (carmine_error_*) describes them.
  */
@@ -40,6 +44,8 @@ typedef struct carmine_host {
     carmine_vm *vm;
     carmine_cached_script *cache;
     int cache_len;
+    unsigned gc_every; /* 0: leave collections to the VM */
+    unsigned runs;     /* since the last collection made here */
 } carmine_host;
 
 /* The next free code index (config time only). */
@@ -52,6 +58,9 @@ void carmine_host_close(carmine_host *h);
 /* The compiled script of `code`, compiling (or recompiling a changed file) when needed.
  * NULL when the file cannot be read or does not compile: carmine_error_* say why. */
 carmine_script *carmine_host_script(carmine_host *h, const carmine_code *code);
+
+/* Runs `script` isolated (carmine_run), then collects when `gc_every` runs have passed. */
+carmine_status carmine_host_run(carmine_host *h, carmine_script *script, carmine_value *result);
 
 /* Calls line(arg, text) for each line of the VM's error report (class, message and
  * backtrace of the exception that ended the last call). */

@@ -34,6 +34,7 @@ typedef struct {
     carmine_code *init;
     ngx_msec_t timeout;
     size_t memory_limit;
+    ngx_uint_t gc_every;
 } ngx_http_carmine_main_conf_t;
 
 typedef struct {
@@ -91,6 +92,8 @@ static ngx_command_t ngx_http_carmine_commands[] = {
      ngx_http_carmine_set_init, NGX_HTTP_MAIN_CONF_OFFSET, 0, NULL},
     {ngx_string("carmine_timeout"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
      ngx_conf_set_msec_slot, NGX_HTTP_MAIN_CONF_OFFSET, offsetof(ngx_http_carmine_main_conf_t, timeout), NULL},
+    {ngx_string("carmine_gc_every"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
+     ngx_conf_set_num_slot, NGX_HTTP_MAIN_CONF_OFFSET, offsetof(ngx_http_carmine_main_conf_t, gc_every), NULL},
     {ngx_string("carmine_memory_limit"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
      ngx_conf_set_size_slot, NGX_HTTP_MAIN_CONF_OFFSET, offsetof(ngx_http_carmine_main_conf_t, memory_limit), NULL},
     ngx_null_command
@@ -131,6 +134,7 @@ static void *ngx_http_carmine_create_main_conf(ngx_conf_t *cf)
         return NULL;
     mcf->timeout = NGX_CONF_UNSET_MSEC;
     mcf->memory_limit = NGX_CONF_UNSET_SIZE;
+    mcf->gc_every = NGX_CONF_UNSET_UINT;
     return mcf;
 }
 
@@ -275,6 +279,8 @@ static ngx_int_t ngx_http_carmine_open_host(ngx_cycle_t *cycle, ngx_log_t *log)
     ngx_http_carmine_define_api(host->vm);
     if (mcf == NULL)
         return NGX_OK;
+    if (mcf->gc_every != NGX_CONF_UNSET_UINT)
+        host->gc_every = (unsigned)mcf->gc_every;
     if (mcf->timeout != NGX_CONF_UNSET_MSEC && mcf->timeout > 0)
         carmine_set_timeout(host->vm, mcf->timeout);
     if (mcf->memory_limit != NGX_CONF_UNSET_SIZE && mcf->memory_limit > 0)
@@ -318,7 +324,7 @@ static ngx_int_t ngx_http_carmine_run(ngx_http_request_t *r, carmine_code *code,
     run->last = &run->out;
     ngx_http_carmine_run_t *outer = cur;
     cur = run;
-    carmine_status st = carmine_run(host->vm, s, value);
+    carmine_status st = carmine_host_run(host, s, value);
     cur = outer;
     switch (st) {
     case CARMINE_OK:
