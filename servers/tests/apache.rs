@@ -162,6 +162,25 @@ fn reload_changed_file() {
     assert_eq!(s.get("/r").text(), "version three");
 }
 
+/// `carmineInit` defines what every run of the VM may use; `carmineTimeout` ends a runaway
+/// script with a 500 and Carmine::TimeoutError in the log, and the server keeps serving.
+#[test]
+fn init_and_limits() {
+    let Some(build) = setup() else { return };
+    let site = "carmineInit {dir}/init.rb\ncarmineTimeout 300\n\
+        <Location /greet>\n    carmineHandlerCode 'Apache.rputs Greeter.new.greet(Apache::Request.new.args)'\n</Location>\n\
+        <Location /spin>\n    carmineHandlerCode 'loop {}'\n</Location>\n";
+    let init = "class Greeter\n  def greet(name) = \"hello, #{name}\"\nend\n";
+    let s = start(build, "event", site, &[("init.rb", init)]);
+    for _ in 0..3 {
+        let r = s.get("/greet?ann");
+        assert_eq!((r.status, r.text().as_str()), (200, "hello, ann"), "{}", s.error_log());
+    }
+    assert_eq!(s.get("/spin").status, 500);
+    assert!(wait_for_log(&s, "TimeoutError").contains("TimeoutError"), "{}", s.error_log());
+    assert_eq!(s.get("/greet?bob").text(), "hello, bob");
+}
+
 /// The C "Hello World" module the benchmark compares with.
 #[test]
 fn hello_module() {

@@ -10,6 +10,25 @@ fn start(build: &Build, site: &str, files: &[(&str, &str)]) -> Server {
     Server::start(Kind::Nginx, "", build, MAIN, site, files)
 }
 
+/// `carmine_init` runs once per worker and what it defines persists; `carmine_timeout`
+/// ends a runaway script with 500 and the worker keeps serving.
+#[test]
+fn init_and_limits() {
+    let Some(build) = setup() else { return };
+    let http = "carmine_init {dir}/init.rb;\ncarmine_timeout 300ms;\ncarmine_gc_every 10;\n";
+    let site = "location /greet { carmine_content_handler_code 'Nginx.rputs Greeter.new.greet(Nginx::Request.new.args)'; }\n\
+                location /spin { carmine_content_handler_code 'loop {}'; }\n";
+    let init = "class Greeter\n  def greet(name) = \"hello, #{name}\"\nend\n";
+    let s = start(build, site, &[("init.rb", init), ("http.conf", http)]);
+    for _ in 0..30 {
+        let r = s.get("/greet?ann");
+        assert_eq!((r.status, r.text().as_str()), (200, "hello, ann"), "{}", s.error_log());
+    }
+    assert_eq!(s.get("/spin").status, 500);
+    assert!(wait_for_log(&s, "TimeoutError").contains("TimeoutError"), "{}", s.error_log());
+    assert_eq!(s.get("/greet?bob").text(), "hello, bob");
+}
+
 const SITE: &str = r##"
 location /inline {
     carmine_content_handler_code 'r = Nginx::Request.new; r.content_type = "text/plain"; Nginx.rputs "hello #{r.method} #{r.uri} #{r.args}"';
