@@ -68,10 +68,10 @@ typedef struct dir_conf {
 
 typedef struct srv_conf {
     carmine_code *init;   /* carmineInit: run shared (not isolated) when a VM is created */
-    long timeout_ms;      /* carmineTimeout; 0 = none */
-    apr_off_t mem_limit;  /* carmineMemoryLimit in bytes; 0 = none */
-    int max_vms;          /* carmineMaxVMs per process; 0 = as many as run at once */
-    int gc_every;         /* carmineGCEvery: a full collection after that many runs; 0 = none */
+    apr_int64_t timeout_ms; /* carmineTimeout; 0 = none */
+    apr_int64_t mem_limit;  /* carmineMemoryLimit in bytes; 0 = none */
+    apr_int64_t max_vms;    /* carmineMaxVMs per process; 0 = as many as run at once */
+    apr_int64_t gc_every;   /* carmineGCEvery: a full collection after that many runs; 0 = none */
 } srv_conf;
 
 static void *create_dir_conf(apr_pool_t *p, char *dir)
@@ -140,36 +140,18 @@ static const char *set_init(cmd_parms *cmd, void *dc, const char *arg)
     return NULL;
 }
 
-static const char *set_timeout(cmd_parms *cmd, void *dc, const char *arg)
+/* carmineTimeout, carmineMaxVMs, carmineGCEvery, carmineMemoryLimit: a number >= 0 in the
+ * srv_conf field at offset cmd->info. */
+static const char *set_srv_number(cmd_parms *cmd, void *dc, const char *arg)
 {
     (void)dc;
     srv_conf *sc = ap_get_module_config(cmd->server->module_config, &carmine_module);
-    sc->timeout_ms = atol(arg);
-    return sc->timeout_ms < 0 ? "carmineTimeout: milliseconds, 0 for none" : NULL;
-}
-
-static const char *set_max_vms(cmd_parms *cmd, void *dc, const char *arg)
-{
-    (void)dc;
-    srv_conf *sc = ap_get_module_config(cmd->server->module_config, &carmine_module);
-    sc->max_vms = atoi(arg);
-    return sc->max_vms < 0 ? "carmineMaxVMs: a number of VMs per process, 0 for no bound" : NULL;
-}
-
-static const char *set_gc_every(cmd_parms *cmd, void *dc, const char *arg)
-{
-    (void)dc;
-    srv_conf *sc = ap_get_module_config(cmd->server->module_config, &carmine_module);
-    sc->gc_every = atoi(arg);
-    return sc->gc_every < 0 ? "carmineGCEvery: a number of runs, 0 for none" : NULL;
-}
-
-static const char *set_mem_limit(cmd_parms *cmd, void *dc, const char *arg)
-{
-    (void)dc;
-    srv_conf *sc = ap_get_module_config(cmd->server->module_config, &carmine_module);
-    sc->mem_limit = apr_atoi64(arg);
-    return sc->mem_limit < 0 ? "carmineMemoryLimit: bytes, 0 for none" : NULL;
+    char *end;
+    apr_int64_t n = apr_strtoi64(arg, &end, 10);
+    if (*arg == '\0' || *end != '\0' || n < 0)
+        return apr_psprintf(cmd->pool, "%s: a number >= 0 (0: none)", cmd->cmd->name);
+    *(apr_int64_t *)((char *)sc + (size_t)cmd->info) = n;
+    return NULL;
 }
 
 #define PHASE_DIRECTIVES(name, phase, scope, what)                                              \
@@ -190,13 +172,13 @@ static const command_rec carmine_cmds[] = {
     PHASE_DIRECTIVES("LogTransaction", PHASE_LOG_TRANSACTION, RSRC_CONF | ACCESS_CONF, "log-transaction"),
     AP_INIT_TAKE1("carmineInit", set_init, NULL, RSRC_CONF,
                   "a Ruby file run once in each new VM; what it defines persists across requests"),
-    AP_INIT_TAKE1("carmineTimeout", set_timeout, NULL, RSRC_CONF,
+    AP_INIT_TAKE1("carmineTimeout", set_srv_number, (void *)offsetof(srv_conf, timeout_ms), RSRC_CONF,
                   "milliseconds a script may run before Carmine::TimeoutError (0: no limit)"),
-    AP_INIT_TAKE1("carmineMaxVMs", set_max_vms, NULL, RSRC_CONF,
+    AP_INIT_TAKE1("carmineMaxVMs", set_srv_number, (void *)offsetof(srv_conf, max_vms), RSRC_CONF,
                   "VMs per server process at most (0: one for each script running at once)"),
-    AP_INIT_TAKE1("carmineGCEvery", set_gc_every, NULL, RSRC_CONF,
+    AP_INIT_TAKE1("carmineGCEvery", set_srv_number, (void *)offsetof(srv_conf, gc_every), RSRC_CONF,
                   "a full collection in a VM after every N runs, between requests (0: none)"),
-    AP_INIT_TAKE1("carmineMemoryLimit", set_mem_limit, NULL, RSRC_CONF,
+    AP_INIT_TAKE1("carmineMemoryLimit", set_srv_number, (void *)offsetof(srv_conf, mem_limit), RSRC_CONF,
                   "bytes a VM's heap may grow to before NoMemoryError (0: no limit)"),
     {NULL}
 };
@@ -279,7 +261,7 @@ static vm_slot *vm_acquire(void)
 {
     srv_conf *sc = ap_get_module_config(main_server->module_config, &carmine_module);
     pthread_mutex_lock(&pool_lock);
-    while (pool_free == NULL && sc->max_vms > 0 && pool_vms >= sc->max_vms)
+    while (pool_free == NULL && sc->max_vms > 0 && pool_vms >= (int)sc->max_vms)
         pthread_cond_wait(&pool_returned, &pool_lock);
     vm_slot *ts = pool_free;
     if (ts != NULL)
@@ -452,17 +434,9 @@ static carmine_value str_or_nil(carmine_vm *vm, const char *s)
 static char *pool_str(carmine_vm *vm, apr_pool_t *p, carmine_value v, apr_size_t *len_out)
 {
     size_t len;
-    const char *s = carmine_str_ptr(vm, v, &len);
-    if (s == NULL) {
-        carmine_value str = carmine_to_s(vm, v);
-        if (str == CARMINE_UNDEF)
-            return NULL;
-        s = carmine_str_ptr(vm, str, &len);
-        if (s == NULL) {
-            carmine_raise(vm, carmine_class_get(vm, "TypeError"), "no implicit conversion into String");
-            return NULL;
-        }
-    }
+    const char *s = carmine_host_text(vm, v, &len);
+    if (s == NULL)
+        return NULL;
     if (len_out)
         *len_out = len;
     return apr_pstrmemdup(p, s, len);
@@ -635,15 +609,10 @@ static carmine_value apache_rputs(carmine_vm *vm, carmine_value self, int argc, 
     (void)self, (void)argc, (void)blk;
     WITH_REQUEST(vm, r);
     size_t len;
-    const char *s = carmine_str_ptr(vm, argv[0], &len);
-    if (s == NULL) {
-        carmine_value str = carmine_to_s(vm, argv[0]);
-        if (str == CARMINE_UNDEF)
-            return CARMINE_UNDEF;
-        s = carmine_str_ptr(vm, str, &len);
-    }
-    if (s != NULL)
-        ap_rwrite(s, (int)len, r);
+    const char *s = carmine_host_text(vm, argv[0], &len);
+    if (s == NULL)
+        return CARMINE_UNDEF;
+    ap_rwrite(s, (int)len, r);
     if (data != NULL)
         ap_rputs("\n", r);
     return carmine_nil();
@@ -673,24 +642,17 @@ static carmine_value apache_errlogger(carmine_vm *vm, carmine_value self, int ar
     int64_t level;
     if (carmine_to_int(vm, argv[0], &level) != CARMINE_OK)
         return CARMINE_UNDEF;
-    carmine_value str = carmine_to_s(vm, argv[1]);
-    if (str == CARMINE_UNDEF)
+    size_t len;
+    const char *msg = carmine_host_text(vm, argv[1], &len);
+    if (msg == NULL)
         return CARMINE_UNDEF;
-    const char *msg = carmine_str_ptr(vm, str, NULL);
     if (level < APLOG_EMERG || level > APLOG_TRACE8)
         level = APLOG_ERR;
     if (ts != NULL && ts->cur != NULL)
-        ap_log_rerror(APLOG_MARK, (int)level, 0, ts->cur->r, "%s", msg);
+        ap_log_rerror(APLOG_MARK, (int)level, 0, ts->cur->r, "%.*s", (int)len, msg);
     else
-        ap_log_error(APLOG_MARK, (int)level, 0, main_server, "%s", msg);
+        ap_log_error(APLOG_MARK, (int)level, 0, main_server, "%.*s", (int)len, msg);
     return carmine_nil();
-}
-
-static carmine_value apache_const_str(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
-                                      carmine_value blk, void *data)
-{
-    (void)self, (void)argc, (void)argv, (void)blk;
-    return carmine_cstr(vm, (const char *)data);
 }
 
 static carmine_value apache_server_version(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
@@ -767,16 +729,9 @@ static const named_int apache_constants[] = {
     {NULL, 0}
 };
 
-typedef struct method_def {
-    const char *name;
-    carmine_func f;
-    int min_args, max_args;
-    void *data;
-} method_def;
-
 #define FIELD(f) ((void *)offsetof(request_rec, f))
 
-static const method_def request_methods[] = {
+static const carmine_method_def request_methods[] = {
     {"the_request", req_str_get, 0, 0, FIELD(the_request)},
     {"protocol", req_str_get, 0, 0, FIELD(protocol)},
     {"method", req_str_get, 0, 0, FIELD(method)},
@@ -808,7 +763,7 @@ static const method_def request_methods[] = {
     {NULL, NULL, 0, 0, NULL}
 };
 
-static const method_def table_methods[] = {
+static const carmine_method_def table_methods[] = {
     {"[]", table_get, 1, 1, NULL},
     {"[]=", table_set, 2, 2, NULL},
     {"delete", table_delete, 1, 1, NULL},
@@ -817,16 +772,10 @@ static const method_def table_methods[] = {
     {NULL, NULL, 0, 0, NULL}
 };
 
-static void define_methods(carmine_vm *vm, carmine_value klass, const method_def *defs, void *data_override, int use_override)
-{
-    for (const method_def *d = defs; d->name; d++)
-        carmine_define_method(vm, klass, d->name, d->f, d->min_args, d->max_args, use_override ? data_override : d->data);
-}
-
 static void define_table_class(carmine_vm *vm, carmine_value apache, const char *name, size_t offset)
 {
     carmine_value klass = carmine_define_class_under(vm, apache, name, CARMINE_UNDEF);
-    define_methods(vm, klass, table_methods, (void *)offset, 1);
+    carmine_host_define_methods(vm, klass, table_methods, 1, (void *)offset);
 }
 
 static void define_api(carmine_vm *vm)
@@ -840,12 +789,12 @@ static void define_api(carmine_vm *vm)
     carmine_define_module_function(vm, apache, "return", apache_return, 1, 1, NULL);
     carmine_define_module_function(vm, apache, "errlogger", apache_errlogger, 2, 2, NULL);
     carmine_define_module_function(vm, apache, "log", apache_errlogger, 2, 2, NULL);
-    carmine_define_module_function(vm, apache, "module_name", apache_const_str, 0, 0, (void *)"mod_carmine");
-    carmine_define_module_function(vm, apache, "module_version", apache_const_str, 0, 0, (void *)MOD_CARMINE_VERSION);
+    carmine_define_module_function(vm, apache, "module_name", carmine_host_data_string, 0, 0, (void *)"mod_carmine");
+    carmine_define_module_function(vm, apache, "module_version", carmine_host_data_string, 0, 0, (void *)MOD_CARMINE_VERSION);
     carmine_define_module_function(vm, apache, "server_version", apache_server_version, 0, 0, NULL);
 
     carmine_value request = carmine_define_class_under(vm, apache, "Request", CARMINE_UNDEF);
-    define_methods(vm, request, request_methods, NULL, 0);
+    carmine_host_define_methods(vm, request, request_methods, 0, NULL);
 
     define_table_class(vm, apache, "Headers_in", offsetof(request_rec, headers_in));
     define_table_class(vm, apache, "Headers_out", offsetof(request_rec, headers_out));

@@ -92,6 +92,34 @@ carmine_status carmine_host_run(carmine_host *h, carmine_script *script, carmine
     return st;
 }
 
+const char *carmine_host_text(carmine_vm *vm, carmine_value v, size_t *len)
+{
+    const char *s = carmine_str_ptr(vm, v, len);
+    if (s != NULL)
+        return s;
+    carmine_value str = carmine_to_s(vm, v);
+    if (str == CARMINE_UNDEF)
+        return NULL;
+    s = carmine_str_ptr(vm, str, len);
+    if (s == NULL)
+        carmine_raise(vm, carmine_class_get(vm, "TypeError"), "can't convert to String (to_s returned no String)");
+    return s;
+}
+
+carmine_value carmine_host_data_string(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                                       carmine_value blk, void *data)
+{
+    (void)self, (void)argc, (void)argv, (void)blk;
+    return carmine_cstr(vm, (const char *)data);
+}
+
+void carmine_host_define_methods(carmine_vm *vm, carmine_value klass, const carmine_method_def *defs,
+                                 int same_data, void *data)
+{
+    for (const carmine_method_def *d = defs; d->name; d++)
+        carmine_define_method(vm, klass, d->name, d->f, d->min_args, d->max_args, same_data ? data : d->data);
+}
+
 void carmine_host_each_error_line(carmine_host *h, void (*line)(void *arg, const char *text), void *arg)
 {
     const char *report = carmine_error_report(h->vm);

@@ -62,6 +62,27 @@ carmine_script *carmine_host_script(carmine_host *h, const carmine_code *code);
 /* Runs `script` isolated (carmine_run), then collects when `gc_every` runs have passed. */
 carmine_status carmine_host_run(carmine_host *h, carmine_script *script, carmine_value *result);
 
+/* The bytes of v if it is a String, else of v.to_s; NULL (an exception pending) when
+ * to_s raised or did not return a String. Valid while the string is alive. */
+const char *carmine_host_text(carmine_vm *vm, carmine_value v, size_t *len);
+
+/* A table of C methods, ended by an entry with a NULL name. */
+typedef struct carmine_method_def {
+    const char *name;
+    carmine_func f;
+    int min_args, max_args;
+    void *data;
+} carmine_method_def;
+
+/* Defines every method of `defs` on klass, each with its own data, or with `data` for all
+ * when `same_data` is set. */
+void carmine_host_define_methods(carmine_vm *vm, carmine_value klass, const carmine_method_def *defs,
+                                 int same_data, void *data);
+
+/* A C method that returns its `data` (a C string) as a String: module_name and the like. */
+carmine_value carmine_host_data_string(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                                       carmine_value blk, void *data);
+
 /* Calls line(arg, text) for each line of the VM's error report (class, message and
  * backtrace of the exception that ended the last call). */
 void carmine_host_each_error_line(carmine_host *h, void (*line)(void *arg, const char *text), void *arg);

@@ -372,24 +372,24 @@ static ngx_int_t ngx_http_carmine_phase_result(ngx_http_request_t *r, ngx_http_c
     return run->rc;
 }
 
-static ngx_int_t ngx_http_carmine_rewrite_handler(ngx_http_request_t *r)
+/* The rewrite or access script of r's location, if any. */
+static ngx_int_t ngx_http_carmine_phase(ngx_http_request_t *r, carmine_code *code)
 {
-    ngx_http_carmine_loc_conf_t *lcf = ngx_http_get_module_loc_conf(r, ngx_http_carmine_module);
-    if (lcf->rewrite == NULL)
+    if (code == NULL)
         return NGX_DECLINED;
     ngx_http_carmine_run_t run = {0};
     run.rc = NGX_DECLINED;
-    return ngx_http_carmine_phase_result(r, &run, ngx_http_carmine_run(r, lcf->rewrite, &run, NULL));
+    return ngx_http_carmine_phase_result(r, &run, ngx_http_carmine_run(r, code, &run, NULL));
+}
+
+static ngx_int_t ngx_http_carmine_rewrite_handler(ngx_http_request_t *r)
+{
+    return ngx_http_carmine_phase(r, ((ngx_http_carmine_loc_conf_t *)ngx_http_get_module_loc_conf(r, ngx_http_carmine_module))->rewrite);
 }
 
 static ngx_int_t ngx_http_carmine_access_handler(ngx_http_request_t *r)
 {
-    ngx_http_carmine_loc_conf_t *lcf = ngx_http_get_module_loc_conf(r, ngx_http_carmine_module);
-    if (lcf->access == NULL)
-        return NGX_DECLINED;
-    ngx_http_carmine_run_t run = {0};
-    run.rc = NGX_DECLINED;
-    return ngx_http_carmine_phase_result(r, &run, ngx_http_carmine_run(r, lcf->access, &run, NULL));
+    return ngx_http_carmine_phase(r, ((ngx_http_carmine_loc_conf_t *)ngx_http_get_module_loc_conf(r, ngx_http_carmine_module))->access);
 }
 
 static ngx_int_t ngx_http_carmine_log_handler(ngx_http_request_t *r)
@@ -550,17 +550,9 @@ static carmine_value ngx_str_value(carmine_vm *vm, ngx_str_t *s)
 static ngx_int_t ngx_http_carmine_arg_str(carmine_vm *vm, ngx_pool_t *pool, carmine_value v, ngx_str_t *out)
 {
     size_t len;
-    const char *s = carmine_str_ptr(vm, v, &len);
-    if (s == NULL) {
-        carmine_value str = carmine_to_s(vm, v);
-        if (str == CARMINE_UNDEF)
-            return NGX_ERROR;
-        s = carmine_str_ptr(vm, str, &len);
-        if (s == NULL) {
-            carmine_raise(vm, carmine_class_get(vm, "TypeError"), "no implicit conversion into String");
-            return NGX_ERROR;
-        }
-    }
+    const char *s = carmine_host_text(vm, v, &len);
+    if (s == NULL)
+        return NGX_ERROR;
     out->data = ngx_pnalloc(pool, len + 1);
     if (out->data == NULL) {
         carmine_raise(vm, carmine_class_get(vm, "NoMemoryError"), "request pool exhausted");
@@ -580,14 +572,10 @@ static carmine_value nginx_rputs(carmine_vm *vm, carmine_value self, int argc, c
     WITH_REQUEST(vm, r);
     (void)r;
     size_t len;
-    const char *s = carmine_str_ptr(vm, argv[0], &len);
-    if (s == NULL) {
-        carmine_value str = carmine_to_s(vm, argv[0]);
-        if (str == CARMINE_UNDEF)
-            return CARMINE_UNDEF;
-        s = carmine_str_ptr(vm, str, &len);
-    }
-    if (s != NULL && ngx_http_carmine_append(cur, s, len) != NGX_OK)
+    const char *s = carmine_host_text(vm, argv[0], &len);
+    if (s == NULL)
+        return CARMINE_UNDEF;
+    if (ngx_http_carmine_append(cur, s, len) != NGX_OK)
         return carmine_raise(vm, carmine_class_get(vm, "NoMemoryError"), "request pool exhausted");
     if (data != NULL)
         ngx_http_carmine_append(cur, "\n", 1);
@@ -646,23 +634,15 @@ static carmine_value nginx_errlogger(carmine_vm *vm, carmine_value self, int arg
     int64_t level;
     if (carmine_to_int(vm, argv[0], &level) != CARMINE_OK)
         return CARMINE_UNDEF;
-    carmine_value str = carmine_to_s(vm, argv[1]);
-    if (str == CARMINE_UNDEF)
-        return CARMINE_UNDEF;
     size_t len;
-    const char *msg = carmine_str_ptr(vm, str, &len);
+    const char *msg = carmine_host_text(vm, argv[1], &len);
+    if (msg == NULL)
+        return CARMINE_UNDEF;
     if (level < NGX_LOG_STDERR || level > NGX_LOG_DEBUG)
         level = NGX_LOG_ERR;
     ngx_log_t *log = cur != NULL && cur->r != NULL ? cur->r->connection->log : worker_cycle->log;
     ngx_log_error((ngx_uint_t)level, log, 0, "%*s", len, msg);
     return carmine_nil();
-}
-
-static carmine_value nginx_const_str(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
-                                     carmine_value blk, void *data)
-{
-    (void)self, (void)argc, (void)argv, (void)blk;
-    return carmine_cstr(vm, (const char *)data);
 }
 
 /* Nginx::Request string fields: data is the offset of an ngx_str_t in the request. */
@@ -924,16 +904,9 @@ static carmine_value conn_field(carmine_vm *vm, carmine_value self, int argc, co
     return carmine_nil();
 }
 
-typedef struct {
-    const char *name;
-    carmine_func f;
-    int min_args, max_args;
-    void *data;
-} method_def;
-
 #define RFIELD(f) ((void *)offsetof(ngx_http_request_t, f))
 
-static const method_def request_methods[] = {
+static const carmine_method_def request_methods[] = {
     {"uri", req_str_get, 0, 0, RFIELD(uri)},
     {"uri=", req_str_set, 1, 1, RFIELD(uri)},
     {"unparsed_uri", req_str_get, 0, 0, RFIELD(unparsed_uri)},
@@ -988,14 +961,12 @@ static void ngx_http_carmine_define_api(carmine_vm *vm)
     carmine_define_module_function(vm, nginx, "redirect", nginx_redirect, 1, 2, NULL);
     carmine_define_module_function(vm, nginx, "errlogger", nginx_errlogger, 2, 2, NULL);
     carmine_define_module_function(vm, nginx, "log", nginx_errlogger, 2, 2, NULL);
-    carmine_define_module_function(vm, nginx, "module_name", nginx_const_str, 0, 0, (void *)"ngx_http_carmine_module");
-    carmine_define_module_function(vm, nginx, "module_version", nginx_const_str, 0, 0, (void *)NGX_HTTP_CARMINE_VERSION);
-    carmine_define_module_function(vm, nginx, "nginx_version", nginx_const_str, 0, 0, (void *)NGINX_VERSION);
+    carmine_define_module_function(vm, nginx, "module_name", carmine_host_data_string, 0, 0, (void *)"ngx_http_carmine_module");
+    carmine_define_module_function(vm, nginx, "module_version", carmine_host_data_string, 0, 0, (void *)NGX_HTTP_CARMINE_VERSION);
+    carmine_define_module_function(vm, nginx, "nginx_version", carmine_host_data_string, 0, 0, (void *)NGINX_VERSION);
 
     carmine_value request = carmine_define_class_under(vm, nginx, "Request", CARMINE_UNDEF);
-    for (int i = 0; request_methods[i].name; i++)
-        carmine_define_method(vm, request, request_methods[i].name, request_methods[i].f,
-                              request_methods[i].min_args, request_methods[i].max_args, request_methods[i].data);
+    carmine_host_define_methods(vm, request, request_methods, 0, NULL);
 
     carmine_value hin = carmine_define_class_under(vm, nginx, "Headers_in", CARMINE_UNDEF);
     carmine_value hout = carmine_define_class_under(vm, nginx, "Headers_out", CARMINE_UNDEF);

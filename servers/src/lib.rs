@@ -228,3 +228,17 @@ pub fn wait_for_log(server: &Server, needle: &str) -> String {
     }
     server.error_log()
 }
+
+/// A script file handler for both servers (`module` is "Apache" or "Nginx"): echoes the
+/// X-Test request header as JSON and sets a response header.
+pub fn handler_rb(module: &str) -> String {
+    r##"r = MOD::Request.new
+r.headers_out["X-Carmine"] = "handled"
+r.content_type = "application/json"
+MOD.rputs "{\"got\":\"#{r.headers_in["X-Test"]}\",\"v\":1}"
+"##
+    .replace("MOD", module)
+}
+
+/// A script whose backtrace the error log must show (raise.rb:2, from line 4).
+pub const RAISE_RB: &str = "def explode\n  raise ArgumentError, \"boom from the handler\"\nend\nexplode\n";

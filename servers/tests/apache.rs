@@ -3,7 +3,7 @@
 //! error log, the server keeps serving), isolation between runs, and reload of a changed
 //! script file.
 
-use carmine_web_servers::{request, setup, wait_for_log, Build, Kind, Server};
+use carmine_web_servers::{handler_rb, request, setup, wait_for_log, Build, Kind, Server, RAISE_RB};
 
 const LOAD: &str = "LoadModule carmine_module {build}/mod_carmine.so\n";
 
@@ -57,13 +57,6 @@ carmineMapToStorageCode 'r = Apache::Request.new; r.notes["m2s"] = "mapped" if r
 </Location>
 "##;
 
-const HANDLER_RB: &str = r##"r = Apache::Request.new
-r.headers_out["X-Carmine"] = "handled"
-r.content_type = "application/json"
-Apache.rputs "{\"got\":\"#{r.headers_in["X-Test"]}\",\"v\":1}"
-"##;
-
-const RAISE_RB: &str = "def explode\n  raise ArgumentError, \"boom from the handler\"\nend\nexplode\n";
 
 fn common_checks(s: &Server) {
     let r = s.get("/inline?a=1");
@@ -101,7 +94,7 @@ fn common_checks(s: &Server) {
 #[test]
 fn event_mpm() {
     let Some(build) = setup() else { return };
-    let s = start(build, "event", HANDLERS, &[("handler.rb", HANDLER_RB), ("raise.rb", RAISE_RB), ("htdocs/real.txt", "the real file\n")]);
+    let s = start(build, "event", HANDLERS, &[("handler.rb", &handler_rb("Apache")), ("raise.rb", RAISE_RB), ("htdocs/real.txt", "the real file\n")]);
     common_checks(&s);
 
     // Phases: post-read-request, map-to-storage and fixups leave marks the handler reads;
@@ -137,7 +130,7 @@ fn event_mpm() {
 #[test]
 fn prefork_mpm() {
     let Some(build) = setup() else { return };
-    let s = start(build, "prefork", HANDLERS, &[("handler.rb", HANDLER_RB), ("raise.rb", RAISE_RB)]);
+    let s = start(build, "prefork", HANDLERS, &[("handler.rb", &handler_rb("Apache")), ("raise.rb", RAISE_RB)]);
     common_checks(&s);
 }
 

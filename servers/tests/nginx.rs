@@ -2,7 +2,7 @@
 //! handlers, `carmine_set` variables, headers, request bodies read by nginx's non-blocking
 //! reader, errors (500 and the backtrace in the error log), isolation and reload.
 
-use carmine_web_servers::{request, setup, wait_for_log, Build, Kind, Server};
+use carmine_web_servers::{handler_rb, request, setup, wait_for_log, Build, Kind, Server, RAISE_RB};
 
 const MAIN: &str = "load_module {build}/ngx_http_carmine_module.so;\n";
 
@@ -80,18 +80,11 @@ location /reload {
 }
 "##;
 
-const HANDLER_RB: &str = r##"r = Nginx::Request.new
-r.headers_out["X-Carmine"] = "handled"
-r.content_type = "application/json"
-Nginx.rputs "{\"got\":\"#{r.headers_in["X-Test"]}\",\"v\":1}"
-"##;
-
-const RAISE_RB: &str = "def explode\n  raise ArgumentError, \"boom from the handler\"\nend\nexplode\n";
 
 #[test]
 fn handlers_and_api() {
     let Some(build) = setup() else { return };
-    let s = start(build, SITE, &[("handler.rb", HANDLER_RB), ("raise.rb", RAISE_RB), ("reload.rb", "Nginx.rputs 'version 1'")]);
+    let s = start(build, SITE, &[("handler.rb", &handler_rb("Nginx")), ("raise.rb", RAISE_RB), ("reload.rb", "Nginx.rputs 'version 1'")]);
 
     let r = s.get("/inline?a=1");
     assert_eq!(r.status, 200, "{r:?}\n{}", s.error_log());
