@@ -733,11 +733,15 @@ fn type_of(v: Value) -> carmine_type {
     }
 }
 
+fn int_value(ctx: &mut Ctx, i: i64) -> Value {
+    Value::try_fixnum(i).unwrap_or_else(|| bignum::from_i128(ctx, i as i128))
+}
+
 #[no_mangle]
 pub extern "C" fn carmine_int(vm: *mut carmine_vm, i: i64) -> carmine_value {
     match Value::try_fixnum(i) {
         Some(v) => v.raw(),
-        None => api(vm, |e| bignum::from_i128(e.ctx(), i as i128).raw()),
+        None => api(vm, |e| int_value(e.ctx(), i).raw()),
     }
 }
 
@@ -915,8 +919,7 @@ pub extern "C" fn carmine_ary_set(vm: *mut carmine_vm, a: carmine_value, i: i64,
             return CARMINE_INVALID;
         }
         let r = e.under_limits(|ctx| {
-            let idx = carmine_int(std::ptr::null_mut(), i);
-            let idx = if idx == CARMINE_UNDEF { Value::fixnum(0) } else { Value::from_raw(idx) };
+            let idx = int_value(ctx, i);
             ctx.call_str(a, "[]=", &[idx, Value::from_raw(v)]).map(|_| ())
         });
         e.status(r)

@@ -211,6 +211,12 @@ impl Vm {
         self.method_epoch.load(Ordering::Relaxed)
     }
 
+    /// `method_epoch` less the bumps made by dying classes (`class_freed`): it moves only
+    /// when a method table or the module graph changed (embedding isolation compares it).
+    pub fn definition_epoch(&self) -> u64 {
+        self.method_epoch().wrapping_sub(self.class_epoch.load(Ordering::Relaxed) as u64)
+    }
+
     pub fn bump_method_epoch(&self) {
         self.method_epoch.fetch_add(1, Ordering::Relaxed);
     }

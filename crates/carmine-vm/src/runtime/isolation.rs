@@ -40,7 +40,7 @@ struct ClassState {
 
 /// The classes and modules of the VM as the host left them.
 pub struct Baseline {
-    method_epoch: u64,
+    definition_epoch: u64,
     const_epoch: u64,
     classes: Vec<ClassState>,
     holder: Value,
@@ -49,8 +49,8 @@ pub struct Baseline {
 /// What one run may change that no epoch tracks.
 pub struct RunSnapshot {
     globals: Vec<(SymId, Value, usize)>,
-    global_names: HashSet<SymId>,
-    loaded: Option<HashSet<String>>,
+    /// How many features were loaded (`Vm::loaded` mirrors `$LOADED_FEATURES`).
+    loaded_len: usize,
     loaded_features: Vec<Value>,
     load_path: Vec<Value>,
     main_klass: Value,
@@ -73,7 +73,7 @@ fn unroot(ctx: &Ctx, holder: Value) {
 impl Baseline {
     /// Whether the VM's classes may differ from this baseline for reasons outside runs.
     pub fn is_current(&self, ctx: &Ctx) -> bool {
-        self.method_epoch == ctx.vm().method_epoch() && self.const_epoch == ctx.vm().const_epoch()
+        self.definition_epoch == ctx.vm().definition_epoch() && self.const_epoch == ctx.vm().const_epoch()
     }
 
     pub fn take(ctx: &mut Ctx) -> Baseline {
@@ -94,7 +94,7 @@ impl Baseline {
             })
             .collect();
         let holder = root(ctx, keep);
-        Baseline { method_epoch: ctx.vm().method_epoch(), const_epoch: ctx.vm().const_epoch(), classes, holder }
+        Baseline { definition_epoch: ctx.vm().definition_epoch(), const_epoch: ctx.vm().const_epoch(), classes, holder }
     }
 
     pub fn release(self, ctx: &Ctx) {
@@ -135,7 +135,7 @@ impl Baseline {
         if consts_changed {
             ctx.vm().bump_const_epoch();
         }
-        self.method_epoch = ctx.vm().method_epoch();
+        self.definition_epoch = ctx.vm().definition_epoch();
         self.const_epoch = ctx.vm().const_epoch();
     }
 }
@@ -143,12 +143,7 @@ impl Baseline {
 impl RunSnapshot {
     pub fn take(ctx: &mut Ctx) -> RunSnapshot {
         let mut keep = Vec::new();
-        let (globals, global_names) = {
-            let g = ctx.vm().globals.borrow();
-            let list: Vec<(SymId, Value, usize)> = g.iter().map(|(&id, e)| (id, e.value, e.traces.len())).collect();
-            let names = g.keys().copied().collect();
-            (list, names)
-        };
+        let globals: Vec<(SymId, Value, usize)> = ctx.vm().globals.borrow().iter().map(|(&id, e)| (id, e.value, e.traces.len())).collect();
         keep.extend(globals.iter().map(|g| g.1));
         let features = crate::core::globals::raw(ctx, sym::DOLLAR_LOADED_FEATURES);
         let loaded_features = if array::is_array(features) { array::to_vec(features) } else { Vec::new() };
@@ -163,10 +158,10 @@ impl RunSnapshot {
         let object_cvars = body(ctx.c().object).cvars.clone();
         keep.extend(object_cvars.iter().map(|c| c.1));
         keep.push(main_klass);
-        let loaded = Some(ctx.vm().loaded.borrow().clone());
+        let loaded_len = ctx.vm().loaded.borrow().len();
         let at_exit_len = ctx.vm().at_exit.borrow().len();
         let holder = root(ctx, keep);
-        RunSnapshot { globals, global_names, loaded, loaded_features, load_path, main_klass, main_ivars, object_cvars, at_exit_len, holder }
+        RunSnapshot { globals, loaded_len, loaded_features, load_path, main_klass, main_ivars, object_cvars, at_exit_len, holder }
     }
 
     /// The `at_exit` blocks the run registered, last first (taken off the VM's list).
@@ -181,7 +176,11 @@ impl RunSnapshot {
     pub fn restore(mut self, ctx: &mut Ctx) {
         {
             let mut g = ctx.vm().globals.borrow_mut();
-            g.retain(|id, _| self.global_names.contains(id));
+            // Ruby cannot remove a global variable: a run that made new ones grew the table.
+            if g.len() != self.globals.len() {
+                let before: HashSet<SymId> = self.globals.iter().map(|g| g.0).collect();
+                g.retain(|id, _| before.contains(id));
+            }
             for &(id, v, traces) in &self.globals {
                 if let Some(e) = g.get_mut(&id) {
                     e.value = v;
@@ -189,15 +188,18 @@ impl RunSnapshot {
                 }
             }
         }
-        if let Some(loaded) = self.loaded.take() {
-            *ctx.vm().loaded.borrow_mut() = loaded;
-        }
         for (id, before) in [(sym::DOLLAR_LOADED_FEATURES, &self.loaded_features), (sym::DOLLAR_LOAD_PATH, &self.load_path)] {
             let a = crate::core::globals::raw(ctx, id);
-            if array::is_array(a) && array::to_vec(a) != *before {
+            if array::is_array(a) && (array::len(a) != before.len() || (0..before.len()).any(|i| array::get(a, i) != before[i])) {
                 let old = array::from_vec(ctx, before.clone());
                 let _ = ctx.call_str(a, "replace", &[old]);
             }
+        }
+        if ctx.vm().loaded.borrow().len() != self.loaded_len {
+            // The features the run required are forgotten with their constants, so a later
+            // run that requires them loads them again.
+            let names: HashSet<String> = self.loaded_features.iter().filter(|&&f| crate::core::string::is_string(f)).map(|&f| crate::core::string::to_rust_string_lossy(f)).collect();
+            ctx.vm().loaded.borrow_mut().retain(|f| names.contains(f));
         }
         let main = ctx.vm().main_obj.get();
         if crate::object::basic(main).klass != self.main_klass {

@@ -9,7 +9,8 @@
 //! - Limits are armed only during a run (`arm` … `disarm`); `disarm` clears the bit and
 //!   every tripped flag, so the next run starts clean.
 //! - The timeout is kept by one watchdog thread per VM, started when a timeout is first
-//!   set and joined when the VM is dropped; it touches only atomics of the VM.
+//!   set (again in a forked child, which inherits the VM but not the thread) and joined
+//!   when the VM is dropped; it touches only the VM's interrupt word and its own state.
 //! - The memory cap is compared against the heap's pages plus the out-of-line buffers of
 //!   live objects (measured at each collection, only while a cap is set) plus the buffer
 //!   bytes allocated since that collection.
@@ -41,6 +42,9 @@ pub struct Limits {
 struct Watchdog {
     shared: Arc<WatchShared>,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// The process that started the thread: a forked child has the struct but not the
+    /// thread, and starts its own.
+    pid: u32,
 }
 
 struct WatchShared {
@@ -57,6 +61,14 @@ struct WatchState {
 
 impl Drop for Watchdog {
     fn drop(&mut self) {
+        if self.pid != std::process::id() {
+            // A forked child's copy: the thread is not here, and its lock may have been
+            // held at the fork; touch neither.
+            if let Some(t) = self.thread.take() {
+                std::mem::forget(t);
+            }
+            return;
+        }
         if let Ok(mut st) = self.shared.state.lock() {
             st.quit = true;
         }
@@ -117,12 +129,16 @@ impl Limits {
 /// Sets the timeout of later runs (None: none), starting the watchdog on first use.
 pub fn set_timeout(vm: &Vm, t: Option<Duration>) -> std::io::Result<()> {
     let l = &vm.host.limits;
+    let stale = l.watchdog.borrow().as_ref().is_some_and(|w| w.pid != std::process::id());
+    if stale {
+        l.watchdog.borrow_mut().take();
+    }
     if t.is_some() && l.watchdog.borrow().is_none() {
         let shared = Arc::new(WatchShared { state: Mutex::new(WatchState { deadline: None, quit: false }), wake: Condvar::new(), fired: AtomicBool::new(false) });
         let s = shared.clone();
         let interrupt = &vm.interrupt as *const AtomicU32 as usize;
         let thread = std::thread::Builder::new().name("carmine-watchdog".into()).stack_size(64 * 1024).spawn(move || watch(s, interrupt))?;
-        *l.watchdog.borrow_mut() = Some(Watchdog { shared, thread: Some(thread) });
+        *l.watchdog.borrow_mut() = Some(Watchdog { shared, thread: Some(thread), pid: std::process::id() });
     }
     l.timeout.set(t);
     Ok(())
@@ -135,6 +151,10 @@ pub fn set_memory_cap(vm: &Vm, bytes: usize) {
 /// Starts the limits of a run.
 pub fn arm(vm: &Vm) {
     let l = &vm.host.limits;
+    if l.watchdog.borrow().as_ref().is_some_and(|w| w.pid != std::process::id()) {
+        // In a forked child: start a watchdog of its own.
+        let _ = set_timeout(vm, l.timeout.get());
+    }
     l.tripped.set(false);
     l.memory_exceeded.set(false);
     l.armed.set(true);
