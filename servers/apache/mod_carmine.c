@@ -1,0 +1,842 @@
+/*
+ * mod_carmine: Ruby (Carmine, through libcarmine's carmine.h) in the request phases of
+ * Apache httpd 2.4, in the conventions of mod_mruby.
+ *
+ *   LoadModule carmine_module modules/mod_carmine.so
+ *   carmineHandler /path/to/handler.rb            # or carmineHandlerCode 'Apache.echo "hi"'
+ *
+ * Invariants:
+ * - VMs live in a pool per server process. A phase takes one from the pool (or makes one
+ *   when the pool is empty), runs its script and puts it back, so a VM is used by one
+ *   thread at a time and the process holds as many VMs as it ever ran scripts at once —
+ *   not one per worker thread (event/worker MPM); prefork has one. `carmineMaxVMs N` bounds
+ *   that number: a phase then waits for a free VM. Only the pool's list is locked, never a
+ *   run.
+ * - A script is compiled once per VM and reused; a script file is recompiled when its
+ *   mtime, size or inode changes (servers/common/carmine_host.h).
+ * - Each phase runs its script with carmine_run: an isolated unit whose globals, constants,
+ *   top-level methods and `$!` are gone afterwards. The Apache::* classes are made by the
+ *   host when the VM is created and persist; so does what `carmineInit` scripts define.
+ * - The running request is reached through the VM's userdata (a vm_slot whose `cur` is
+ *   set only while a phase runs): Ruby objects never hold request_rec pointers, so a
+ *   request object kept past its request raises instead of touching freed memory.
+ * - A script that raises, does not compile, or hits a limit makes the phase return 500 and
+ *   logs its report (class, message, backtrace) to the error log, one line per entry; the
+ *   VM stays usable. A VM that reports an internal error (CARMINE_BUG) is closed instead of
+ *   going back to the pool.
+ */
+#include <pthread.h>
+#include <string.h>
+#include <stddef.h>
+
+#include "httpd.h"
+#include "http_config.h"
+#include "http_core.h"
+#include "http_log.h"
+#include "http_protocol.h"
+#include "http_request.h"
+#include "ap_release.h"
+#include "apr_strings.h"
+#include "apr_tables.h"
+
+#include "carmine.h"
+#include "carmine_host.h"
+
+module AP_MODULE_DECLARE_DATA carmine_module;
+APLOG_USE_MODULE(carmine);
+
+#define MOD_CARMINE_VERSION "0.1.0"
+
+/* ---- configuration ------------------------------------------------------------------ */
+
+enum phase {
+    PHASE_POST_READ_REQUEST,
+    PHASE_TRANSLATE_NAME,
+    PHASE_MAP_TO_STORAGE,
+    PHASE_ACCESS_CHECKER,
+    PHASE_CHECK_USER_ID,
+    PHASE_AUTH_CHECKER,
+    PHASE_FIXUPS,
+    PHASE_HANDLER,
+    PHASE_LOG_TRANSACTION,
+    PHASE_COUNT
+};
+
+typedef struct dir_conf {
+    carmine_code *code[PHASE_COUNT];
+} dir_conf;
+
+typedef struct srv_conf {
+    carmine_code *init;   /* carmineInit: run shared (not isolated) when a VM is created */
+    apr_int64_t timeout_ms; /* carmineTimeout; 0 = none */
+    apr_int64_t mem_limit;  /* carmineMemoryLimit in bytes; 0 = none */
+    apr_int64_t max_vms;    /* carmineMaxVMs per process; 0 = as many as run at once */
+    apr_int64_t gc_every;   /* carmineGCEvery: a full collection after that many runs; 0 = none */
+} srv_conf;
+
+static void *create_dir_conf(apr_pool_t *p, char *dir)
+{
+    (void)dir;
+    return apr_pcalloc(p, sizeof(dir_conf));
+}
+
+/* A nested scope inherits each phase it does not set. */
+static void *merge_dir_conf(apr_pool_t *p, void *base_, void *add_)
+{
+    dir_conf *base = base_, *add = add_, *m = apr_pcalloc(p, sizeof *m);
+    for (int i = 0; i < PHASE_COUNT; i++)
+        m->code[i] = add->code[i] ? add->code[i] : base->code[i];
+    return m;
+}
+
+static void *create_srv_conf(apr_pool_t *p, server_rec *s)
+{
+    (void)s;
+    return apr_pcalloc(p, sizeof(srv_conf));
+}
+
+static carmine_code *code_from_file(cmd_parms *cmd, const char *path)
+{
+    carmine_code *c = apr_pcalloc(cmd->pool, sizeof *c);
+    c->index = carmine_code_next_index();
+    c->is_file = 1;
+    c->path = ap_server_root_relative(cmd->pool, path);
+    return c;
+}
+
+static carmine_code *code_inline(cmd_parms *cmd, const char *src)
+{
+    carmine_code *c = apr_pcalloc(cmd->pool, sizeof *c);
+    c->index = carmine_code_next_index();
+    c->is_file = 0;
+    c->path = apr_psprintf(cmd->pool, "%s:%d", cmd->directive->filename, cmd->directive->line_num);
+    c->src = src;
+    c->len = strlen(src);
+    return c;
+}
+
+/* cmd->info packs the phase and whether the argument is inline code (bit 8). */
+#define INLINE_CODE 0x100
+
+static const char *set_phase(cmd_parms *cmd, void *dc_, const char *arg)
+{
+    dir_conf *dc = dc_;
+    int info = (int)(intptr_t)cmd->info;
+    int phase = info & 0xff;
+    if (phase <= PHASE_MAP_TO_STORAGE) {
+        const char *err = ap_check_cmd_context(cmd, NOT_IN_DIR_CONTEXT);
+        if (err)
+            return err;
+    }
+    dc->code[phase] = (info & INLINE_CODE) ? code_inline(cmd, arg) : code_from_file(cmd, arg);
+    return NULL;
+}
+
+static const char *set_init(cmd_parms *cmd, void *dc, const char *arg)
+{
+    (void)dc;
+    srv_conf *sc = ap_get_module_config(cmd->server->module_config, &carmine_module);
+    sc->init = code_from_file(cmd, arg);
+    return NULL;
+}
+
+/* carmineTimeout, carmineMaxVMs, carmineGCEvery, carmineMemoryLimit: a number >= 0 in the
+ * srv_conf field at offset cmd->info. */
+static const char *set_srv_number(cmd_parms *cmd, void *dc, const char *arg)
+{
+    (void)dc;
+    srv_conf *sc = ap_get_module_config(cmd->server->module_config, &carmine_module);
+    char *end;
+    apr_int64_t n = apr_strtoi64(arg, &end, 10);
+    if (*arg == '\0' || *end != '\0' || n < 0)
+        return apr_psprintf(cmd->pool, "%s: a number >= 0 (0: none)", cmd->cmd->name);
+    *(apr_int64_t *)((char *)sc + (size_t)cmd->info) = n;
+    return NULL;
+}
+
+#define PHASE_DIRECTIVES(name, phase, scope, what)                                              \
+    AP_INIT_TAKE1("carmine" name, set_phase, (void *)(intptr_t)(phase), scope,                  \
+                  "a Ruby script file run in the " what " phase"),                              \
+    AP_INIT_TAKE1("carmine" name "Code", set_phase, (void *)(intptr_t)((phase) | INLINE_CODE),  \
+                  scope, "inline Ruby code run in the " what " phase")
+
+static const command_rec carmine_cmds[] = {
+    PHASE_DIRECTIVES("PostReadRequest", PHASE_POST_READ_REQUEST, RSRC_CONF, "post-read-request"),
+    PHASE_DIRECTIVES("TranslateName", PHASE_TRANSLATE_NAME, RSRC_CONF, "translate-name"),
+    PHASE_DIRECTIVES("MapToStorage", PHASE_MAP_TO_STORAGE, RSRC_CONF, "map-to-storage"),
+    PHASE_DIRECTIVES("AccessChecker", PHASE_ACCESS_CHECKER, RSRC_CONF | ACCESS_CONF, "access-checker"),
+    PHASE_DIRECTIVES("CheckUserId", PHASE_CHECK_USER_ID, RSRC_CONF | ACCESS_CONF, "authentication (check-user-id)"),
+    PHASE_DIRECTIVES("AuthChecker", PHASE_AUTH_CHECKER, RSRC_CONF | ACCESS_CONF, "authorization (auth-checker)"),
+    PHASE_DIRECTIVES("Fixups", PHASE_FIXUPS, RSRC_CONF | ACCESS_CONF, "fixups"),
+    PHASE_DIRECTIVES("Handler", PHASE_HANDLER, RSRC_CONF | ACCESS_CONF, "content handler"),
+    PHASE_DIRECTIVES("LogTransaction", PHASE_LOG_TRANSACTION, RSRC_CONF | ACCESS_CONF, "log-transaction"),
+    AP_INIT_TAKE1("carmineInit", set_init, NULL, RSRC_CONF,
+                  "a Ruby file run once in each new VM; what it defines persists across requests"),
+    AP_INIT_TAKE1("carmineTimeout", set_srv_number, (void *)offsetof(srv_conf, timeout_ms), RSRC_CONF,
+                  "milliseconds a script may run before Carmine::TimeoutError (0: no limit)"),
+    AP_INIT_TAKE1("carmineMaxVMs", set_srv_number, (void *)offsetof(srv_conf, max_vms), RSRC_CONF,
+                  "VMs per server process at most (0: one for each script running at once)"),
+    AP_INIT_TAKE1("carmineGCEvery", set_srv_number, (void *)offsetof(srv_conf, gc_every), RSRC_CONF,
+                  "a full collection in a VM after every N runs, between requests (0: none)"),
+    AP_INIT_TAKE1("carmineMemoryLimit", set_srv_number, (void *)offsetof(srv_conf, mem_limit), RSRC_CONF,
+                  "bytes a VM's heap may grow to before NoMemoryError (0: no limit)"),
+    {NULL}
+};
+
+/* ---- per-thread VM ------------------------------------------------------------------ */
+
+typedef struct run_ctx {
+    request_rec *r;
+    int rc;        /* what the phase returns: Apache.return sets it */
+} run_ctx;
+
+typedef struct body_cache {
+    const char *data;
+    apr_size_t len;
+} body_cache;
+
+/* A VM of the pool, and what its C methods need to find the request. */
+typedef struct vm_slot {
+    carmine_host *host;
+    run_ctx *cur; /* the phase running now, NULL between runs */
+    server_rec *server;
+    struct vm_slot *next_free;
+} vm_slot;
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pool_returned = PTHREAD_COND_INITIALIZER;
+static vm_slot *pool_free;
+static int pool_vms; /* VMs made and not discarded */
+static server_rec *main_server;
+
+static void define_api(carmine_vm *vm);
+
+static void log_error_line(void *arg, const char *text)
+{
+    request_rec *r = arg;
+    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "mod_carmine: %s", text);
+}
+
+static void log_server_error_line(void *arg, const char *text)
+{
+    ap_log_error(APLOG_MARK, APLOG_ERR, 0, (server_rec *)arg, "mod_carmine: %s", text);
+}
+
+/* `$stdout` of a VM: the response body while a request runs, else the error log. */
+static void write_stdout(void *data, const char *bytes, size_t len)
+{
+    vm_slot *ts = data;
+    if (ts->cur != NULL && ts->cur->r != NULL) {
+        ap_rwrite(bytes, (int)len, ts->cur->r);
+        return;
+    }
+    ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, ts->server, "mod_carmine: %.*s", (int)len, bytes);
+}
+
+/* `$stderr` (warn, $stderr.puts): the error log, a line per write. */
+static void write_stderr(void *data, const char *bytes, size_t len)
+{
+    vm_slot *ts = data;
+    while (len > 0 && bytes[len - 1] == '\n')
+        len--;
+    if (len == 0)
+        return;
+    if (ts->cur != NULL && ts->cur->r != NULL)
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, ts->cur->r, "mod_carmine: %.*s", (int)len, bytes);
+    else
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, ts->server, "mod_carmine: %.*s", (int)len, bytes);
+}
+
+/* A VM counted in pool_vms no longer exists: let a waiting phase make another. */
+static void vm_forget(void)
+{
+    pthread_mutex_lock(&pool_lock);
+    pool_vms--;
+    pthread_cond_signal(&pool_returned);
+    pthread_mutex_unlock(&pool_lock);
+}
+
+/* A VM of the pool for this thread's exclusive use until vm_release; NULL on failure. */
+static vm_slot *vm_acquire(void)
+{
+    srv_conf *sc = ap_get_module_config(main_server->module_config, &carmine_module);
+    pthread_mutex_lock(&pool_lock);
+    while (pool_free == NULL && sc->max_vms > 0 && pool_vms >= (int)sc->max_vms)
+        pthread_cond_wait(&pool_returned, &pool_lock);
+    vm_slot *ts = pool_free;
+    if (ts != NULL)
+        pool_free = ts->next_free;
+    else
+        pool_vms++;
+    pthread_mutex_unlock(&pool_lock);
+    if (ts != NULL)
+        return ts;
+    ts = calloc(1, sizeof *ts);
+    if (ts == NULL) {
+        vm_forget();
+        return NULL;
+    }
+    ts->server = main_server;
+    ts->host = carmine_host_open();
+    if (ts->host == NULL) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, ts->server, "mod_carmine: cannot create a VM");
+        free(ts);
+        vm_forget();
+        return NULL;
+    }
+    ap_log_error(APLOG_MARK, APLOG_INFO, 0, ts->server, "mod_carmine: VM %d of this process created", pool_vms);
+    carmine_vm *vm = ts->host->vm;
+    ts->host->gc_every = (unsigned)sc->gc_every;
+    carmine_set_userdata(vm, ts);
+    carmine_set_stdout(vm, write_stdout, ts);
+    carmine_set_stderr(vm, write_stderr, ts);
+    define_api(vm);
+    if (sc->timeout_ms > 0)
+        carmine_set_timeout(vm, (uint64_t)sc->timeout_ms);
+    if (sc->mem_limit > 0)
+        carmine_set_memory_limit(vm, (size_t)sc->mem_limit);
+    if (sc->init != NULL) {
+        carmine_script *s = carmine_host_script(ts->host, sc->init);
+        if (s == NULL || carmine_run_shared(vm, s, NULL) != CARMINE_OK) {
+            ap_log_error(APLOG_MARK, APLOG_ERR, 0, ts->server, "mod_carmine: carmineInit %s failed", sc->init->path);
+            carmine_host_each_error_line(ts->host, log_server_error_line, ts->server);
+        }
+    }
+    return ts;
+}
+
+static void vm_release(vm_slot *ts)
+{
+    pthread_mutex_lock(&pool_lock);
+    ts->next_free = pool_free;
+    pool_free = ts;
+    pthread_cond_signal(&pool_returned);
+    pthread_mutex_unlock(&pool_lock);
+}
+
+/* A VM that reported an internal error: never used again. */
+static void vm_discard(vm_slot *ts)
+{
+    carmine_host_close(ts->host);
+    free(ts);
+    vm_forget();
+}
+
+static const char *const phase_names[PHASE_COUNT] = {
+    "post_read_request", "translate_name", "map_to_storage", "access_checker",
+    "check_user_id", "auth_checker", "fixups", "handler", "log_transaction"
+};
+
+static int run_phase(request_rec *r, int phase, int default_rc)
+{
+    dir_conf *dc = ap_get_module_config(r->per_dir_config, &carmine_module);
+    carmine_code *code = dc ? dc->code[phase] : NULL;
+    if (code == NULL)
+        return DECLINED;
+    vm_slot *ts = vm_acquire();
+    if (ts == NULL)
+        return HTTP_INTERNAL_SERVER_ERROR;
+    carmine_script *script = carmine_host_script(ts->host, code);
+    if (script == NULL) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "mod_carmine: %s: cannot load %s", phase_names[phase], code->path);
+        carmine_host_each_error_line(ts->host, log_error_line, r);
+        vm_release(ts);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    run_ctx ctx = {r, default_rc};
+    ts->cur = &ctx;
+    carmine_status st = carmine_host_run(ts->host, script, NULL);
+    ts->cur = NULL;
+    int rc;
+    switch (st) {
+    case CARMINE_OK:
+    case CARMINE_EXIT:
+        rc = ctx.rc;
+        break;
+    case CARMINE_BUG:
+        ap_log_rerror(APLOG_MARK, APLOG_CRIT, 0, r, "mod_carmine: %s: internal error in the VM; discarding it", phase_names[phase]);
+        carmine_host_each_error_line(ts->host, log_error_line, r);
+        vm_discard(ts);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    default:
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "mod_carmine: %s: %s raised", phase_names[phase], code->path);
+        carmine_host_each_error_line(ts->host, log_error_line, r);
+        rc = HTTP_INTERNAL_SERVER_ERROR;
+        break;
+    }
+    vm_release(ts);
+    return rc;
+}
+
+static int post_read_request(request_rec *r) { return run_phase(r, PHASE_POST_READ_REQUEST, DECLINED); }
+static int translate_name(request_rec *r) { return run_phase(r, PHASE_TRANSLATE_NAME, DECLINED); }
+static int map_to_storage(request_rec *r) { return run_phase(r, PHASE_MAP_TO_STORAGE, DECLINED); }
+static int access_checker(request_rec *r) { return run_phase(r, PHASE_ACCESS_CHECKER, DECLINED); }
+static int check_user_id(request_rec *r) { return run_phase(r, PHASE_CHECK_USER_ID, DECLINED); }
+static int auth_checker(request_rec *r) { return run_phase(r, PHASE_AUTH_CHECKER, DECLINED); }
+static int fixups(request_rec *r) { return run_phase(r, PHASE_FIXUPS, DECLINED); }
+static int handler(request_rec *r) { return run_phase(r, PHASE_HANDLER, OK); }
+static int log_transaction(request_rec *r) { return run_phase(r, PHASE_LOG_TRANSACTION, DECLINED); }
+
+static void child_init(apr_pool_t *p, server_rec *s)
+{
+    (void)p;
+    main_server = s;
+}
+
+static int post_config(apr_pool_t *p, apr_pool_t *plog, apr_pool_t *ptemp, server_rec *s)
+{
+    (void)p, (void)plog, (void)ptemp;
+    main_server = s;
+    ap_add_version_component(p, "mod_carmine/" MOD_CARMINE_VERSION);
+    return OK;
+}
+
+static void register_hooks(apr_pool_t *p)
+{
+    (void)p;
+    ap_hook_post_config(post_config, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_child_init(child_init, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_post_read_request(post_read_request, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_translate_name(translate_name, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_map_to_storage(map_to_storage, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_check_access(access_checker, NULL, NULL, APR_HOOK_MIDDLE, AP_AUTH_INTERNAL_PER_CONF);
+    ap_hook_check_authn(check_user_id, NULL, NULL, APR_HOOK_MIDDLE, AP_AUTH_INTERNAL_PER_CONF);
+    ap_hook_check_authz(auth_checker, NULL, NULL, APR_HOOK_FIRST, AP_AUTH_INTERNAL_PER_CONF);
+    ap_hook_fixups(fixups, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_handler(handler, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_log_transaction(log_transaction, NULL, NULL, APR_HOOK_MIDDLE);
+}
+
+/* ---- the Ruby API: Apache, Apache::Request, Server, Connection ----------------------- */
+
+/* The request of the phase running now; raises (returns NULL) outside one. */
+static request_rec *current_request(carmine_vm *vm)
+{
+    vm_slot *ts = carmine_userdata(vm);
+    if (ts != NULL && ts->cur != NULL && ts->cur->r != NULL)
+        return ts->cur->r;
+    carmine_raise(vm, carmine_class_get(vm, "RuntimeError"), "no request is being processed");
+    return NULL;
+}
+
+#define WITH_REQUEST(vm, r)                 \
+    request_rec *r = current_request(vm);   \
+    if (r == NULL)                          \
+        return CARMINE_UNDEF
+
+static carmine_value str_or_nil(carmine_vm *vm, const char *s)
+{
+    return s ? carmine_cstr(vm, s) : carmine_nil();
+}
+
+/* A String argument as a copy in the request's pool; NULL (TypeError pending) otherwise. */
+static char *pool_str(carmine_vm *vm, apr_pool_t *p, carmine_value v, apr_size_t *len_out)
+{
+    size_t len;
+    const char *s = carmine_host_text(vm, v, &len);
+    if (s == NULL)
+        return NULL;
+    if (len_out)
+        *len_out = len;
+    return apr_pstrmemdup(p, s, len);
+}
+
+/* Getters and setters of request_rec's string fields: data is the field's offset. */
+static carmine_value req_str_get(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                                 carmine_value blk, void *data)
+{
+    (void)self, (void)argc, (void)argv, (void)blk;
+    WITH_REQUEST(vm, r);
+    return str_or_nil(vm, *(const char **)((char *)r + (size_t)data));
+}
+
+static carmine_value req_str_set(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                                 carmine_value blk, void *data)
+{
+    (void)self, (void)argc, (void)blk;
+    WITH_REQUEST(vm, r);
+    char *s = pool_str(vm, r->pool, argv[0], NULL);
+    if (s == NULL)
+        return CARMINE_UNDEF;
+    if ((size_t)data == offsetof(request_rec, content_type))
+        ap_set_content_type(r, s);
+    else
+        *(const char **)((char *)r + (size_t)data) = s;
+    return argv[0];
+}
+
+static carmine_value req_status(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                                carmine_value blk, void *data)
+{
+    (void)self, (void)argc, (void)argv, (void)blk, (void)data;
+    WITH_REQUEST(vm, r);
+    return carmine_int(vm, r->status);
+}
+
+static carmine_value req_set_status(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                                    carmine_value blk, void *data)
+{
+    (void)self, (void)argc, (void)blk, (void)data;
+    WITH_REQUEST(vm, r);
+    int64_t st;
+    if (carmine_to_int(vm, argv[0], &st) != CARMINE_OK)
+        return CARMINE_UNDEF;
+    r->status = (int)st;
+    return argv[0];
+}
+
+/* The request body, read once (Apache's blocking read, on this worker thread). */
+static carmine_value req_body(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                              carmine_value blk, void *data)
+{
+    (void)self, (void)argc, (void)argv, (void)blk, (void)data;
+    WITH_REQUEST(vm, r);
+    body_cache *bc = ap_get_module_config(r->request_config, &carmine_module);
+    if (bc == NULL) {
+        bc = apr_pcalloc(r->pool, sizeof *bc);
+        bc->data = "";
+        if (ap_setup_client_block(r, REQUEST_CHUNKED_DECHUNK) == OK && ap_should_client_block(r)) {
+            apr_size_t cap = 8192, len = 0;
+            char *buf = apr_palloc(r->pool, cap);
+            long n;
+            for (;;) {
+                if (cap - len < 4096) {
+                    char *bigger = apr_palloc(r->pool, cap * 2);
+                    memcpy(bigger, buf, len);
+                    buf = bigger;
+                    cap *= 2;
+                }
+                n = ap_get_client_block(r, buf + len, cap - len);
+                if (n <= 0)
+                    break;
+                len += (apr_size_t)n;
+            }
+            if (n < 0)
+                return carmine_raise(vm, carmine_class_get(vm, "IOError"), "reading the request body failed");
+            bc->data = buf;
+            bc->len = len;
+        }
+        ap_set_module_config(r->request_config, &carmine_module, bc);
+    }
+    return carmine_str(vm, bc->data, bc->len);
+}
+
+static carmine_value req_document_root(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                                       carmine_value blk, void *data)
+{
+    (void)self, (void)argc, (void)argv, (void)blk, (void)data;
+    WITH_REQUEST(vm, r);
+    return str_or_nil(vm, ap_document_root(r));
+}
+
+/* Apache::Headers_in, Headers_out, Env, Notes: an apr_table_t of the request, at the
+ * offset given as data. */
+static apr_table_t *request_table(request_rec *r, void *data)
+{
+    return *(apr_table_t **)((char *)r + (size_t)data);
+}
+
+static carmine_value table_get(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                               carmine_value blk, void *data)
+{
+    (void)self, (void)argc, (void)blk;
+    WITH_REQUEST(vm, r);
+    char *key = pool_str(vm, r->pool, argv[0], NULL);
+    if (key == NULL)
+        return CARMINE_UNDEF;
+    return str_or_nil(vm, apr_table_get(request_table(r, data), key));
+}
+
+static carmine_value table_set(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                               carmine_value blk, void *data)
+{
+    (void)self, (void)argc, (void)blk;
+    WITH_REQUEST(vm, r);
+    char *key = pool_str(vm, r->pool, argv[0], NULL);
+    if (key == NULL)
+        return CARMINE_UNDEF;
+    if (carmine_is_nil(argv[1])) {
+        apr_table_unset(request_table(r, data), key);
+        return argv[1];
+    }
+    char *val = pool_str(vm, r->pool, argv[1], NULL);
+    if (val == NULL)
+        return CARMINE_UNDEF;
+    apr_table_set(request_table(r, data), key, val);
+    return argv[1];
+}
+
+static carmine_value table_delete(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                                  carmine_value blk, void *data)
+{
+    (void)self, (void)argc, (void)blk;
+    WITH_REQUEST(vm, r);
+    char *key = pool_str(vm, r->pool, argv[0], NULL);
+    if (key == NULL)
+        return CARMINE_UNDEF;
+    carmine_value old = str_or_nil(vm, apr_table_get(request_table(r, data), key));
+    apr_table_unset(request_table(r, data), key);
+    return old;
+}
+
+typedef struct table_walk {
+    carmine_vm *vm;
+    carmine_value hash;
+} table_walk;
+
+static int table_entry(void *arg, const char *key, const char *val)
+{
+    table_walk *w = arg;
+    carmine_hash_set(w->vm, w->hash, carmine_cstr(w->vm, key), carmine_cstr(w->vm, val));
+    return 1;
+}
+
+static carmine_value table_all(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                               carmine_value blk, void *data)
+{
+    (void)self, (void)argc, (void)argv, (void)blk;
+    WITH_REQUEST(vm, r);
+    table_walk w = {vm, carmine_hash_new(vm)};
+    apr_table_do(table_entry, &w, request_table(r, data), NULL);
+    return w.hash;
+}
+
+/* Apache.rputs(str), Apache.echo(str): the response body. */
+static carmine_value apache_rputs(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                                  carmine_value blk, void *data)
+{
+    (void)self, (void)argc, (void)blk;
+    WITH_REQUEST(vm, r);
+    size_t len;
+    const char *s = carmine_host_text(vm, argv[0], &len);
+    if (s == NULL)
+        return CARMINE_UNDEF;
+    ap_rwrite(s, (int)len, r);
+    if (data != NULL)
+        ap_rputs("\n", r);
+    return carmine_nil();
+}
+
+/* Apache.return(code): what the phase returns to Apache. */
+static carmine_value apache_return(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                                   carmine_value blk, void *data)
+{
+    (void)self, (void)argc, (void)blk, (void)data;
+    vm_slot *ts = carmine_userdata(vm);
+    WITH_REQUEST(vm, r);
+    (void)r;
+    int64_t rc;
+    if (carmine_to_int(vm, argv[0], &rc) != CARMINE_OK)
+        return CARMINE_UNDEF;
+    ts->cur->rc = (int)rc;
+    return argv[0];
+}
+
+/* Apache.errlogger(level, message) / Apache.log: the error log at an APLOG_* level. */
+static carmine_value apache_errlogger(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                                      carmine_value blk, void *data)
+{
+    (void)self, (void)argc, (void)blk, (void)data;
+    vm_slot *ts = carmine_userdata(vm);
+    int64_t level;
+    if (carmine_to_int(vm, argv[0], &level) != CARMINE_OK)
+        return CARMINE_UNDEF;
+    size_t len;
+    const char *msg = carmine_host_text(vm, argv[1], &len);
+    if (msg == NULL)
+        return CARMINE_UNDEF;
+    if (level < APLOG_EMERG || level > APLOG_TRACE8)
+        level = APLOG_ERR;
+    if (ts != NULL && ts->cur != NULL)
+        ap_log_rerror(APLOG_MARK, (int)level, 0, ts->cur->r, "%.*s", (int)len, msg);
+    else
+        ap_log_error(APLOG_MARK, (int)level, 0, main_server, "%.*s", (int)len, msg);
+    return carmine_nil();
+}
+
+static carmine_value apache_server_version(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                                           carmine_value blk, void *data)
+{
+    (void)self, (void)argc, (void)argv, (void)blk, (void)data;
+    return carmine_cstr(vm, ap_get_server_banner());
+}
+
+/* Apache::Server: the request's virtual host. data selects the field. */
+enum server_field { SRV_HOSTNAME, SRV_ADMIN, SRV_PORT, SRV_ERROR_FNAME, SRV_TIMEOUT, SRV_KEEP_ALIVE_TIMEOUT, SRV_LOGLEVEL };
+
+static carmine_value server_field(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                                  carmine_value blk, void *data)
+{
+    (void)self, (void)argc, (void)argv, (void)blk;
+    WITH_REQUEST(vm, r);
+    server_rec *s = r->server;
+    switch ((enum server_field)(intptr_t)data) {
+    case SRV_HOSTNAME: return str_or_nil(vm, s->server_hostname);
+    case SRV_ADMIN: return str_or_nil(vm, s->server_admin);
+    case SRV_PORT: return carmine_int(vm, s->port ? s->port : (r->connection->local_addr ? r->connection->local_addr->port : 0));
+    case SRV_ERROR_FNAME: return str_or_nil(vm, s->error_fname);
+    case SRV_TIMEOUT: return carmine_int(vm, (int64_t)apr_time_sec(s->timeout));
+    case SRV_KEEP_ALIVE_TIMEOUT: return carmine_int(vm, (int64_t)apr_time_sec(s->keep_alive_timeout));
+    case SRV_LOGLEVEL: return carmine_int(vm, s->log.level);
+    }
+    return carmine_nil();
+}
+
+/* Apache::Connection: the request's client connection. */
+enum conn_field { CONN_REMOTE_IP, CONN_LOCAL_IP, CONN_REMOTE_PORT, CONN_LOCAL_PORT, CONN_KEEPALIVES, CONN_ID };
+
+static carmine_value conn_field(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                                carmine_value blk, void *data)
+{
+    (void)self, (void)argc, (void)argv, (void)blk;
+    WITH_REQUEST(vm, r);
+    conn_rec *c = r->connection;
+    switch ((enum conn_field)(intptr_t)data) {
+    case CONN_REMOTE_IP: return str_or_nil(vm, c->client_ip);
+    case CONN_LOCAL_IP: return str_or_nil(vm, c->local_ip);
+    case CONN_REMOTE_PORT: return carmine_int(vm, c->client_addr ? c->client_addr->port : 0);
+    case CONN_LOCAL_PORT: return carmine_int(vm, c->local_addr ? c->local_addr->port : 0);
+    case CONN_KEEPALIVES: return carmine_int(vm, c->keepalives);
+    case CONN_ID: return carmine_int(vm, c->id);
+    }
+    return carmine_nil();
+}
+
+typedef struct named_int {
+    const char *name;
+    int value;
+} named_int;
+
+static const named_int apache_constants[] = {
+    {"OK", OK}, {"DECLINED", DECLINED}, {"DONE", DONE},
+    {"HTTP_CONTINUE", HTTP_CONTINUE}, {"HTTP_OK", HTTP_OK}, {"HTTP_CREATED", HTTP_CREATED},
+    {"HTTP_ACCEPTED", HTTP_ACCEPTED}, {"HTTP_NO_CONTENT", HTTP_NO_CONTENT},
+    {"HTTP_MOVED_PERMANENTLY", HTTP_MOVED_PERMANENTLY}, {"HTTP_MOVED_TEMPORARILY", HTTP_MOVED_TEMPORARILY},
+    {"HTTP_SEE_OTHER", HTTP_SEE_OTHER}, {"HTTP_NOT_MODIFIED", HTTP_NOT_MODIFIED},
+    {"HTTP_TEMPORARY_REDIRECT", HTTP_TEMPORARY_REDIRECT}, {"HTTP_BAD_REQUEST", HTTP_BAD_REQUEST},
+    {"HTTP_UNAUTHORIZED", HTTP_UNAUTHORIZED}, {"HTTP_FORBIDDEN", HTTP_FORBIDDEN},
+    {"HTTP_NOT_FOUND", HTTP_NOT_FOUND}, {"HTTP_METHOD_NOT_ALLOWED", HTTP_METHOD_NOT_ALLOWED},
+    {"HTTP_REQUEST_TIME_OUT", HTTP_REQUEST_TIME_OUT}, {"HTTP_CONFLICT", HTTP_CONFLICT},
+    {"HTTP_GONE", HTTP_GONE}, {"HTTP_REQUEST_ENTITY_TOO_LARGE", HTTP_REQUEST_ENTITY_TOO_LARGE},
+    {"HTTP_TOO_MANY_REQUESTS", HTTP_TOO_MANY_REQUESTS},
+    {"HTTP_INTERNAL_SERVER_ERROR", HTTP_INTERNAL_SERVER_ERROR}, {"HTTP_NOT_IMPLEMENTED", HTTP_NOT_IMPLEMENTED},
+    {"HTTP_BAD_GATEWAY", HTTP_BAD_GATEWAY}, {"HTTP_SERVICE_UNAVAILABLE", HTTP_SERVICE_UNAVAILABLE},
+    {"HTTP_GATEWAY_TIME_OUT", HTTP_GATEWAY_TIME_OUT},
+    {"APLOG_EMERG", APLOG_EMERG}, {"APLOG_ALERT", APLOG_ALERT}, {"APLOG_CRIT", APLOG_CRIT},
+    {"APLOG_ERR", APLOG_ERR}, {"APLOG_WARNING", APLOG_WARNING}, {"APLOG_NOTICE", APLOG_NOTICE},
+    {"APLOG_INFO", APLOG_INFO}, {"APLOG_DEBUG", APLOG_DEBUG},
+    {NULL, 0}
+};
+
+#define FIELD(f) ((void *)offsetof(request_rec, f))
+
+static const carmine_method_def request_methods[] = {
+    {"the_request", req_str_get, 0, 0, FIELD(the_request)},
+    {"protocol", req_str_get, 0, 0, FIELD(protocol)},
+    {"method", req_str_get, 0, 0, FIELD(method)},
+    {"hostname", req_str_get, 0, 0, FIELD(hostname)},
+    {"uri", req_str_get, 0, 0, FIELD(uri)},
+    {"uri=", req_str_set, 1, 1, FIELD(uri)},
+    {"unparsed_uri", req_str_get, 0, 0, FIELD(unparsed_uri)},
+    {"args", req_str_get, 0, 0, FIELD(args)},
+    {"args=", req_str_set, 1, 1, FIELD(args)},
+    {"filename", req_str_get, 0, 0, FIELD(filename)},
+    {"filename=", req_str_set, 1, 1, FIELD(filename)},
+    {"canonical_filename", req_str_get, 0, 0, FIELD(canonical_filename)},
+    {"path_info", req_str_get, 0, 0, FIELD(path_info)},
+    {"path_info=", req_str_set, 1, 1, FIELD(path_info)},
+    {"content_type", req_str_get, 0, 0, FIELD(content_type)},
+    {"content_type=", req_str_set, 1, 1, FIELD(content_type)},
+    {"content_encoding", req_str_get, 0, 0, FIELD(content_encoding)},
+    {"handler", req_str_get, 0, 0, FIELD(handler)},
+    {"handler=", req_str_set, 1, 1, FIELD(handler)},
+    {"user", req_str_get, 0, 0, FIELD(user)},
+    {"user=", req_str_set, 1, 1, FIELD(user)},
+    {"ap_auth_type", req_str_get, 0, 0, FIELD(ap_auth_type)},
+    {"status_line", req_str_get, 0, 0, FIELD(status_line)},
+    {"status_line=", req_str_set, 1, 1, FIELD(status_line)},
+    {"status", req_status, 0, 0, NULL},
+    {"status=", req_set_status, 1, 1, NULL},
+    {"body", req_body, 0, 0, NULL},
+    {"document_root", req_document_root, 0, 0, NULL},
+    {NULL, NULL, 0, 0, NULL}
+};
+
+static const carmine_method_def table_methods[] = {
+    {"[]", table_get, 1, 1, NULL},
+    {"[]=", table_set, 2, 2, NULL},
+    {"delete", table_delete, 1, 1, NULL},
+    {"all", table_all, 0, 0, NULL},
+    {"to_h", table_all, 0, 0, NULL},
+    {NULL, NULL, 0, 0, NULL}
+};
+
+static void define_table_class(carmine_vm *vm, carmine_value apache, const char *name, size_t offset)
+{
+    carmine_value klass = carmine_define_class_under(vm, apache, name, CARMINE_UNDEF);
+    carmine_host_define_methods(vm, klass, table_methods, 1, (void *)offset);
+}
+
+static void define_api(carmine_vm *vm)
+{
+    carmine_value apache = carmine_define_module(vm, "Apache");
+    for (const named_int *c = apache_constants; c->name; c++)
+        carmine_const_set(vm, apache, c->name, carmine_int(vm, c->value));
+
+    carmine_define_module_function(vm, apache, "rputs", apache_rputs, 1, 1, NULL);
+    carmine_define_module_function(vm, apache, "echo", apache_rputs, 1, 1, (void *)1);
+    carmine_define_module_function(vm, apache, "return", apache_return, 1, 1, NULL);
+    carmine_define_module_function(vm, apache, "errlogger", apache_errlogger, 2, 2, NULL);
+    carmine_define_module_function(vm, apache, "log", apache_errlogger, 2, 2, NULL);
+    carmine_define_module_function(vm, apache, "module_name", carmine_host_data_string, 0, 0, (void *)"mod_carmine");
+    carmine_define_module_function(vm, apache, "module_version", carmine_host_data_string, 0, 0, (void *)MOD_CARMINE_VERSION);
+    carmine_define_module_function(vm, apache, "server_version", apache_server_version, 0, 0, NULL);
+
+    carmine_value request = carmine_define_class_under(vm, apache, "Request", CARMINE_UNDEF);
+    carmine_host_define_methods(vm, request, request_methods, 0, NULL);
+
+    define_table_class(vm, apache, "Headers_in", offsetof(request_rec, headers_in));
+    define_table_class(vm, apache, "Headers_out", offsetof(request_rec, headers_out));
+    define_table_class(vm, apache, "Env", offsetof(request_rec, subprocess_env));
+    define_table_class(vm, apache, "Notes", offsetof(request_rec, notes));
+    static const char request_rb[] =
+        "class Apache::Request\n"
+        "  def headers_in; Apache::Headers_in.new; end\n"
+        "  def headers_out; Apache::Headers_out.new; end\n"
+        "  def subprocess_env; Apache::Env.new; end\n"
+        "  def notes; Apache::Notes.new; end\n"
+        "  def server; Apache::Server.new; end\n"
+        "  def connection; Apache::Connection.new; end\n"
+        "end\n";
+    carmine_eval_shared(vm, request_rb, sizeof request_rb - 1, "mod_carmine", NULL);
+
+    carmine_value server = carmine_define_class_under(vm, apache, "Server", CARMINE_UNDEF);
+    static const struct { const char *name; enum server_field f; } server_fields[] = {
+        {"hostname", SRV_HOSTNAME}, {"server_hostname", SRV_HOSTNAME}, {"server_admin", SRV_ADMIN},
+        {"port", SRV_PORT}, {"error_fname", SRV_ERROR_FNAME}, {"timeout", SRV_TIMEOUT},
+        {"keep_alive_timeout", SRV_KEEP_ALIVE_TIMEOUT}, {"loglevel", SRV_LOGLEVEL}
+    };
+    for (size_t i = 0; i < sizeof server_fields / sizeof server_fields[0]; i++)
+        carmine_define_method(vm, server, server_fields[i].name, server_field, 0, 0, (void *)(intptr_t)server_fields[i].f);
+    carmine_define_method(vm, server, "document_root", req_document_root, 0, 0, NULL);
+
+    carmine_value conn = carmine_define_class_under(vm, apache, "Connection", CARMINE_UNDEF);
+    static const struct { const char *name; enum conn_field f; } conn_fields[] = {
+        {"remote_ip", CONN_REMOTE_IP}, {"client_ip", CONN_REMOTE_IP}, {"local_ip", CONN_LOCAL_IP},
+        {"remote_port", CONN_REMOTE_PORT}, {"local_port", CONN_LOCAL_PORT},
+        {"keepalives", CONN_KEEPALIVES}, {"id", CONN_ID}
+    };
+    for (size_t i = 0; i < sizeof conn_fields / sizeof conn_fields[0]; i++)
+        carmine_define_method(vm, conn, conn_fields[i].name, conn_field, 0, 0, (void *)(intptr_t)conn_fields[i].f);
+}
+
+module AP_MODULE_DECLARE_DATA carmine_module = {
+    STANDARD20_MODULE_STUFF,
+    create_dir_conf,
+    merge_dir_conf,
+    create_srv_conf,
+    NULL,
+    carmine_cmds,
+    register_hooks
+};

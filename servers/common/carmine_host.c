@@ -1,0 +1,151 @@
+/* See carmine_host.h for the invariants. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "carmine_host.h"
+
+static int next_index;
+
+int carmine_code_next_index(void)
+{
+    return next_index++;
+}
+
+carmine_host *carmine_host_open(void)
+{
+    carmine_host *h = calloc(1, sizeof *h);
+    if (h == NULL)
+        return NULL;
+    h->vm = carmine_open();
+    if (h->vm == NULL) {
+        free(h);
+        return NULL;
+    }
+    return h;
+}
+
+void carmine_host_close(carmine_host *h)
+{
+    if (h == NULL)
+        return;
+    for (int i = 0; i < h->cache_len; i++)
+        if (h->cache[i].script != NULL)
+            carmine_script_free(h->vm, h->cache[i].script);
+    free(h->cache);
+    carmine_close(h->vm);
+    free(h);
+}
+
+static carmine_cached_script *slot(carmine_host *h, int index)
+{
+    if (index >= h->cache_len) {
+        int len = index + 16;
+        carmine_cached_script *c = realloc(h->cache, (size_t)len * sizeof *c);
+        if (c == NULL)
+            return NULL;
+        memset(c + h->cache_len, 0, (size_t)(len - h->cache_len) * sizeof *c);
+        h->cache = c;
+        h->cache_len = len;
+    }
+    return &h->cache[index];
+}
+
+carmine_script *carmine_host_script(carmine_host *h, const carmine_code *code)
+{
+    carmine_cached_script *c = slot(h, code->index);
+    if (c == NULL)
+        return NULL;
+    if (!code->is_file) {
+        if (c->script == NULL)
+            c->script = carmine_compile(h->vm, code->src, code->len, code->path);
+        return c->script;
+    }
+    struct stat st;
+    if (stat(code->path, &st) != 0) {
+        /* carmine_compile_file reports the Errno exception. */
+        if (c->script != NULL) {
+            carmine_script_free(h->vm, c->script);
+            c->script = NULL;
+        }
+        return carmine_compile_file(h->vm, code->path);
+    }
+    if (c->script != NULL && c->mtime.tv_sec == st.st_mtim.tv_sec && c->mtime.tv_nsec == st.st_mtim.tv_nsec
+        && c->size == st.st_size && c->ino == st.st_ino)
+        return c->script;
+    if (c->script != NULL)
+        carmine_script_free(h->vm, c->script);
+    c->script = carmine_compile_file(h->vm, code->path);
+    c->mtime = st.st_mtim;
+    c->size = st.st_size;
+    c->ino = st.st_ino;
+    return c->script;
+}
+
+carmine_status carmine_host_run(carmine_host *h, carmine_script *script, carmine_value *result)
+{
+    carmine_status st = carmine_run(h->vm, script, result);
+    if (h->gc_every > 0 && ++h->runs >= h->gc_every) {
+        h->runs = 0;
+        carmine_gc_start(h->vm);
+    }
+    return st;
+}
+
+const char *carmine_host_text(carmine_vm *vm, carmine_value v, size_t *len)
+{
+    const char *s = carmine_str_ptr(vm, v, len);
+    if (s != NULL)
+        return s;
+    carmine_value str = carmine_to_s(vm, v);
+    if (str == CARMINE_UNDEF)
+        return NULL;
+    s = carmine_str_ptr(vm, str, len);
+    if (s == NULL)
+        carmine_raise(vm, carmine_class_get(vm, "TypeError"), "can't convert to String (to_s returned no String)");
+    return s;
+}
+
+carmine_value carmine_host_data_string(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                                       carmine_value blk, void *data)
+{
+    (void)self, (void)argc, (void)argv, (void)blk;
+    return carmine_cstr(vm, (const char *)data);
+}
+
+void carmine_host_define_methods(carmine_vm *vm, carmine_value klass, const carmine_method_def *defs,
+                                 int same_data, void *data)
+{
+    for (const carmine_method_def *d = defs; d->name; d++)
+        carmine_define_method(vm, klass, d->name, d->f, d->min_args, d->max_args, same_data ? data : d->data);
+}
+
+void carmine_host_each_error_line(carmine_host *h, void (*line)(void *arg, const char *text), void *arg)
+{
+    const char *report = carmine_error_report(h->vm);
+    if (report == NULL || *report == '\0') {
+        const char *cls = carmine_error_class(h->vm), *msg = carmine_error_message(h->vm);
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s: %s", cls ? cls : "error", msg ? msg : "(no message)");
+        line(arg, buf);
+        return;
+    }
+    const char *p = report;
+    while (*p) {
+        while (*p == '\t' || *p == ' ')
+            p++;
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        char *text = malloc(n + 1);
+        if (text == NULL)
+            return;
+        memcpy(text, p, n);
+        text[n] = '\0';
+        if (n > 0)
+            line(arg, text);
+        free(text);
+        p += n;
+        if (*p == '\n')
+            p++;
+    }
+}

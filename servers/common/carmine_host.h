@@ -1,0 +1,90 @@
+/*
+ * carmine_host: what mod_carmine (Apache) and ngx_http_carmine_module (nginx) share — a
+ * VM per server thread and the scripts it has compiled, recompiled when a file changes.
+ *
+ * Invariants:
+ * - A carmine_code is configuration: made while the server reads its config (one thread),
+ *   never changed afterwards, shared by every thread and process. Its `index` is unique in
+ *   the process and names its slot in every host's cache.
+ * - A carmine_host belongs to one thread at a time (Apache: one per worker thread; nginx:
+ *   one per worker process). It owns its VM and every carmine_script in its cache; a
+ *   script is compiled at its first use in that host and reused until the file's mtime,
+ *   size or inode changes (inline code is compiled once).
+ * - `gc_every` runs (when set) end with a full collection, between requests: the VM's heap
+ *   then holds about the live set plus that many runs' garbage instead of growing to the
+ *   collector's own trigger (16 MiB of buffer growth), which matters when a process keeps
+ *   several VMs.
+ * - Nothing here raises into the server: failures are returned, and the VM's error
+ *   (carmine_error_*) describes them.
+ */
+#ifndef CARMINE_HOST_H
+#define CARMINE_HOST_H
+
+#include <stddef.h>
+#include <time.h>
+#include <sys/types.h>
+#include "carmine.h"
+
+typedef struct carmine_code {
+    int index;        /* slot in each host's cache */
+    int is_file;      /* 1: `path` is a script file, read at first use and when it changes */
+    const char *path; /* the file, or for inline code the name backtraces show */
+    const char *src;  /* inline code (NUL-terminated) */
+    size_t len;
+} carmine_code;
+
+typedef struct carmine_cached_script {
+    carmine_script *script;
+    struct timespec mtime;
+    off_t size;
+    ino_t ino;
+} carmine_cached_script;
+
+typedef struct carmine_host {
+    carmine_vm *vm;
+    carmine_cached_script *cache;
+    int cache_len;
+    unsigned gc_every; /* 0: leave collections to the VM */
+    unsigned runs;     /* since the last collection made here */
+} carmine_host;
+
+/* The next free code index (config time only). */
+int carmine_code_next_index(void);
+
+/* A new host with a fresh VM, or NULL. */
+carmine_host *carmine_host_open(void);
+void carmine_host_close(carmine_host *h);
+
+/* The compiled script of `code`, compiling (or recompiling a changed file) when needed.
+ * NULL when the file cannot be read or does not compile: carmine_error_* say why. */
+carmine_script *carmine_host_script(carmine_host *h, const carmine_code *code);
+
+/* Runs `script` isolated (carmine_run), then collects when `gc_every` runs have passed. */
+carmine_status carmine_host_run(carmine_host *h, carmine_script *script, carmine_value *result);
+
+/* The bytes of v if it is a String, else of v.to_s; NULL (an exception pending) when
+ * to_s raised or did not return a String. Valid while the string is alive. */
+const char *carmine_host_text(carmine_vm *vm, carmine_value v, size_t *len);
+
+/* A table of C methods, ended by an entry with a NULL name. */
+typedef struct carmine_method_def {
+    const char *name;
+    carmine_func f;
+    int min_args, max_args;
+    void *data;
+} carmine_method_def;
+
+/* Defines every method of `defs` on klass, each with its own data, or with `data` for all
+ * when `same_data` is set. */
+void carmine_host_define_methods(carmine_vm *vm, carmine_value klass, const carmine_method_def *defs,
+                                 int same_data, void *data);
+
+/* A C method that returns its `data` (a C string) as a String: module_name and the like. */
+carmine_value carmine_host_data_string(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                                       carmine_value blk, void *data);
+
+/* Calls line(arg, text) for each line of the VM's error report (class, message and
+ * backtrace of the exception that ended the last call). */
+void carmine_host_each_error_line(carmine_host *h, void (*line)(void *arg, const char *text), void *arg);
+
+#endif
