@@ -385,6 +385,16 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                 unsafe { *locals.add($i as usize) }
             };
         }
+        // A fused operator's Float result (which may allocate) is pushed; next instruction.
+        macro_rules! push_float_result {
+            ($r:expr) => {{
+                let r = $r;
+                sync!();
+                let r = r.into_value(ctx);
+                push!(r);
+                continue;
+            }};
+        }
         // `local <op> imm` with a Fixnum fast path; otherwise the original send.
         macro_rules! fused_li {
             ($l:expr, $k:expr, $ci:expr, |$a:ident, $b:ident| $fix:expr, |$x:ident, $y:ident| $flo:expr) => {{
@@ -399,11 +409,7 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                 } else if $a.is_flonum() && !redefined!(ops::REDEF_FLOAT) {
                     let $x = $a.flonum_unchecked();
                     let $y = kk as f64;
-                    let r = $flo;
-                    sync!();
-                    let r = r.into_value(ctx);
-                    push!(r);
-                    continue;
+                    push_float_result!($flo);
                 }
                 push!($a);
                 push!(Value::fixnum(kk));
@@ -429,11 +435,7 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                     None
                 };
                 if let Some(($a, $b)) = float_operands {
-                    let r = $flo;
-                    sync!();
-                    let r = r.into_value(ctx);
-                    push!(r);
-                    continue;
+                    push_float_result!($flo);
                 }
                 push!($a);
                 push!($b);
