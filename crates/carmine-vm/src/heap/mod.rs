@@ -146,15 +146,13 @@ const INITIAL_PAGES: usize = 16;
 /// CRuby's 20/40 took the least memory but made binary_trees run 2.8% more instructions
 /// (more collections of a mid-sized live set); 30/50 is within 1.4% of the old policy's
 /// instructions everywhere measured (docs/benchmarks.md, issue 13).
-fn tune(i: usize, d: usize) -> usize {
-    static T: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
-    let t = T.get_or_init(|| std::env::var("CARMINE_GC_TUNE").map(|s| s.split(',').map(|x| x.parse().unwrap_or(0)).collect()).unwrap_or_default());
-    t.get(i).copied().filter(|&x| x > 0).unwrap_or(d)
-}
-#[allow(non_snake_case)] fn MIN_FREE_PERCENT_() -> usize { tune(0, 30) }
-#[allow(non_snake_case)] fn GOAL_FREE_PERCENT_() -> usize { tune(1, 50) }
-#[allow(non_snake_case)] fn MAX_FREE_PERCENT_() -> usize { tune(2, 65) }
-#[allow(non_snake_case)] fn MALLOC_LIMIT_MIN_() -> usize { tune(3, 16) << 20 }
+const MIN_FREE_PERCENT: usize = 30;
+const GOAL_FREE_PERCENT: usize = 50;
+const MAX_FREE_PERCENT: usize = 65;
+const MALLOC_LIMIT_MIN: usize = 16 * 1024 * 1024;
+/// After a minor collection the heap may grow only this many collections after a major
+/// one (CRuby: 3); later, the next collection is major instead (`need_major`).
+const GROW_AFTER_MAJOR: u64 = 3;
 /// The most the heap grows at once (percent of its size).
 const MAX_GROWTH_PERCENT: usize = 80;
 /// Old objects allowed before the first major collection; after one, twice the survivors.
@@ -178,7 +176,7 @@ impl Heap {
                 ready: [Vec::new(), Vec::new()],
                 stats: GcStats::default(),
                 malloc_increase: 0,
-                malloc_limit: MALLOC_LIMIT_MIN_(),
+                malloc_limit: MALLOC_LIMIT_MIN,
                 class_use: Default::default(),
                 wanted_class: None,
                 old_objects: 0,
@@ -460,32 +458,32 @@ impl HeapInner {
                     live += large_live;
                 }
                 let bytes = room * PAGE_SIZE;
-                if pages > 0 && (bytes - live.min(bytes)) * 100 < bytes * MIN_FREE_PERCENT_() {
-                    (live * 100 / (100 - GOAL_FREE_PERCENT_())).div_ceil(PAGE_SIZE).saturating_sub(room)
+                if pages > 0 && (bytes - live.min(bytes)) * 100 < bytes * MIN_FREE_PERCENT {
+                    (live * 100 / (100 - GOAL_FREE_PERCENT)).div_ceil(PAGE_SIZE).saturating_sub(room)
                 } else {
                     0
                 }
             })
             .sum();
-        let grows = free * 100 < total * MIN_FREE_PERCENT_() || short > 0;
-        if grows && !major && self.stats.count >= self.last_major + tune(4, 3) as u64 && self.old_objects > self.old_at_major {
+        let grows = free * 100 < total * MIN_FREE_PERCENT || short > 0;
+        if grows && !major && self.stats.count >= self.last_major + GROW_AFTER_MAJOR && self.old_objects > self.old_at_major {
             // Old garbage may be what fills the heap: find out before growing it (the
             // slots this collection freed last until then). As CRuby, the heap grows
             // after a minor collection only when a major one ran shortly before.
             self.need_major = true;
-        } else if free * 100 < total * MIN_FREE_PERCENT_() {
-            let goal = live_bytes * 100 / (100 - GOAL_FREE_PERCENT_());
+        } else if free * 100 < total * MIN_FREE_PERCENT {
+            let goal = live_bytes * 100 / (100 - GOAL_FREE_PERCENT);
             let max = total * (100 + MAX_GROWTH_PERCENT) / 100;
             let want = goal.min(max).div_ceil(PAGE_SIZE);
             self.grow(want.saturating_sub(self.page_count()).max(4));
         } else if short > 0 {
             let max = self.page_count() * MAX_GROWTH_PERCENT / 100;
             self.grow(short.min(max).max(4));
-        } else if short == 0 && free * 100 > total * MAX_FREE_PERCENT_() && self.page_count() > INITIAL_PAGES {
-            let goal = (live_bytes * 100 / (100 - GOAL_FREE_PERCENT_())).div_ceil(PAGE_SIZE).max(INITIAL_PAGES);
+        } else if short == 0 && free * 100 > total * MAX_FREE_PERCENT && self.page_count() > INITIAL_PAGES {
+            let goal = (live_bytes * 100 / (100 - GOAL_FREE_PERCENT)).div_ceil(PAGE_SIZE).max(INITIAL_PAGES);
             self.release_pages(self.page_count().saturating_sub(goal));
         }
-        self.malloc_limit = (self.malloc_limit.max(MALLOC_LIMIT_MIN_())).min(256 * 1024 * 1024);
+        self.malloc_limit = (self.malloc_limit.max(MALLOC_LIMIT_MIN)).min(256 * 1024 * 1024);
     }
 
     /// Releases up to `n` pages: empty ones first (their memory goes back to the kernel),
