@@ -10,10 +10,9 @@
 //!   allocating for it, and fails with `Teleporter::Error` on anything malformed, including
 //!   bytes left over after the record.
 
-#![allow(dead_code)] // the tags not written yet (step 1 supports a subset)
-
-use crate::core::{array, encoding, float, object, string};
-use crate::object::{basic, ObjType};
+use crate::core::module::{self, body};
+use crate::core::{array, complex, encoding, float, hash, object, range, rational, string, struct_};
+use crate::object::{basic, data_ref, ObjType, FL_EXIVAR};
 use crate::symbol::SymId;
 use crate::thread::Ctx;
 use crate::value::Value;
@@ -109,7 +108,7 @@ pub fn dump(ctx: &mut Ctx, value: Value, out: &mut Vec<u8>) -> Result<()> {
             None => write_immediate(ctx, value, out),
         };
     }
-    let mut d = Dumper { out, syms: crate::symbol::SymMap::default(), objects: AddrTable::new(), count: 0 };
+    let mut d = Dumper { out, syms: crate::symbol::SymMap::default(), objects: AddrTable::new(), classes: AddrTable::new(), count: 0 };
     d.write(ctx, value)
 }
 
@@ -197,7 +196,21 @@ struct Dumper<'a> {
     out: &'a mut Vec<u8>,
     syms: crate::symbol::SymMap<u32>,
     objects: AddrTable,
+    /// Class addresses to the symbol of their name.
+    classes: AddrTable,
     count: u32,
+}
+
+/// Flags byte of a T_HASH record.
+const HASH_IDENTITY: u8 = 1;
+const HASH_DEFAULT: u8 = 2;
+/// Flags byte of a T_RANGE record.
+const RANGE_EXCL: u8 = 1;
+
+/// Whether an instance variable is Carmine's own bookkeeping (as Marshal decides: `__`
+/// names, and an exception's cached `bt_locations`), never written.
+fn is_internal_ivar(name: &[u8]) -> bool {
+    name.starts_with(b"__") || name == b"bt_locations"
 }
 
 impl Dumper<'_> {
@@ -249,54 +262,225 @@ impl Dumper<'_> {
                 Ok(())
             }
             ObjType::Bignum => {
-                let b = crate::core::bignum::get(v);
-                self.out.push(T_BIGNUM);
-                self.out.push(u8::from(b.sign() == num_bigint::Sign::Minus));
-                let n = b.magnitude().iter_u64_digits().len();
-                put_varint(self.out, n as u64);
-                for d in b.magnitude().iter_u64_digits() {
-                    self.out.extend_from_slice(&d.to_le_bytes());
-                }
+                self.bignum(v);
                 Ok(())
             }
-            ObjType::String if basic(v).klass == ctx.c().string && !basic(v).has(crate::object::FL_EXIVAR) => {
-                if self.seen(v) {
-                    return Ok(());
-                }
-                let enc = string::encoding(v);
-                let tag = match enc {
-                    encoding::BINARY => T_STR_BIN,
-                    encoding::UTF_8 => T_STR_UTF8,
-                    encoding::US_ASCII => T_STR_ASCII,
-                    _ => T_STR_ENC,
-                };
-                self.out.push(tag);
-                if tag == T_STR_ENC {
-                    let name = encoding::name(enc).as_bytes();
-                    put_varint(self.out, name.len() as u64);
-                    self.out.extend_from_slice(name);
-                }
-                let b = string::bytes(v);
-                put_varint(self.out, b.len() as u64);
-                self.out.extend_from_slice(b);
+            ObjType::Class => {
+                let name = self.class_name(ctx, v)?;
+                self.out.push(if module::is_module(v) { T_MODULE } else { T_CLASS });
+                self.symbol(ctx, name);
                 Ok(())
             }
-            ObjType::Array if basic(v).klass == ctx.c().array && !basic(v).has(crate::object::FL_EXIVAR) => {
-                if self.seen(v) {
-                    return Ok(());
+            ObjType::String | ObjType::Array | ObjType::Hash | ObjType::Range | ObjType::Object => self.write_object(ctx, v, ty),
+            ObjType::Data => {
+                if let Some(r) = data_ref::<rational::RationalObj>(v) {
+                    let (n, d) = (r.num, r.den);
+                    self.out.push(T_RATIONAL);
+                    self.write(ctx, n)?;
+                    return self.write(ctx, d);
                 }
-                self.out.push(T_ARRAY);
-                let n = array::len(v);
-                put_varint(self.out, n as u64);
-                for i in 0..n {
-                    // Re-read: the length is fixed by what was written.
-                    let e = array::get(v, i);
-                    self.write(ctx, e)?;
+                if let Some(c) = data_ref::<complex::ComplexObj>(v) {
+                    let (re, im) = (c.re, c.im);
+                    self.out.push(T_COMPLEX);
+                    self.write(ctx, re)?;
+                    return self.write(ctx, im);
                 }
-                Ok(())
+                if struct_::is_struct_obj(v) {
+                    return self.write_object(ctx, v, ty);
+                }
+                Err(cant_teleport(ctx, v))
             }
             _ => Err(cant_teleport(ctx, v)),
         }
+    }
+
+    fn bignum(&mut self, v: Value) {
+        let b = crate::core::bignum::get(v);
+        self.out.push(T_BIGNUM);
+        self.out.push(u8::from(b.sign() == num_bigint::Sign::Minus));
+        let digits = b.magnitude().iter_u64_digits();
+        put_varint(self.out, digits.len() as u64);
+        for d in digits {
+            self.out.extend_from_slice(&d.to_le_bytes());
+        }
+    }
+
+    /// The symbol of a class's name; anonymous classes cannot be written.
+    fn class_name(&mut self, ctx: &mut Ctx, k: Value) -> Result<SymId> {
+        if let Some(id) = self.classes.get(k.raw()) {
+            return Ok(SymId(id));
+        }
+        let b = body(k);
+        let name = match b.name {
+            Some(n) if !b.temporary_name && body(k).kind != module::ClassKind::Singleton => n,
+            _ => {
+                let path = crate::core::module_methods::class_path(ctx, k);
+                let kind = if module::is_module(k) { "module" } else { "class" };
+                return Err(ctx.type_error(&format!("can't teleport anonymous {kind} {path}")));
+            }
+        };
+        let id = ctx.intern_bytes(string::bytes(name));
+        self.classes.insert(k.raw(), id.0);
+        Ok(id)
+    }
+
+    /// Instance variables of a String, Array, Hash, Range or Struct (an Object's are
+    /// written by `write_object` from its slots).
+    fn extra_ivars(&mut self, ctx: &mut Ctx, v: Value) -> Vec<(SymId, Value)> {
+        if !basic(v).has(FL_EXIVAR) {
+            return Vec::new();
+        }
+        let mut list = object::ivar_list(ctx, v);
+        list.retain(|&(n, _)| !is_internal_ivar(&ctx.sym_name(n)));
+        list
+    }
+
+    fn write_ivars(&mut self, ctx: &mut Ctx, ivars: &[(SymId, Value)]) -> Result<()> {
+        put_varint(self.out, ivars.len() as u64);
+        for &(name, val) in ivars {
+            self.symbol(ctx, name);
+            self.write(ctx, val)?;
+        }
+        Ok(())
+    }
+
+    /// Objects with an identity: String, Array, Hash, Range, Struct/Data, user objects.
+    fn write_object(&mut self, ctx: &mut Ctx, v: Value, ty: ObjType) -> Result<()> {
+        if self.seen(v) {
+            return Ok(());
+        }
+        let klass = basic(v).klass;
+        if body(klass).kind == module::ClassKind::Singleton && !body(klass).methods.is_empty() {
+            // Its behaviour would not travel with it (ENV is such a Hash).
+            let name = object::class_name_of(ctx, v);
+            return Err(ctx.type_error(&format!("can't teleport {name} with singleton methods")));
+        }
+        let real = module::real_class(klass);
+        if ty == ObjType::Object {
+            if object::is_a(ctx, v, ctx.c().weakmap) {
+                return Err(cant_teleport(ctx, v));
+            }
+            let name = self.class_name(ctx, real)?;
+            self.out.push(T_OBJECT);
+            self.symbol(ctx, name);
+            // The slots in the class's order; undefined and internal ones left out.
+            let names = &body(real).iv_names;
+            // SAFETY: `v` is an RObject (type checked above).
+            let o = unsafe { &*v.as_ptr::<crate::object::RObject>() };
+            let mut ivars: Vec<(SymId, Value)> = Vec::with_capacity(names.len());
+            for (i, &n) in names.iter().enumerate() {
+                let val = o.ivar(i);
+                if !val.is_undef() && !is_internal_ivar(&ctx.sym_name(n)) {
+                    ivars.push((n, val));
+                }
+            }
+            return self.write_ivars(ctx, &ivars);
+        }
+        let ivars = self.extra_ivars(ctx, v);
+        if !ivars.is_empty() {
+            self.out.push(T_IVARS);
+        }
+        if ty == ObjType::Data {
+            let name = self.class_name(ctx, real)?;
+            self.out.push(T_STRUCT);
+            self.symbol(ctx, name);
+            let values = struct_::values(ctx, v)?;
+            let n = array::len(values);
+            put_varint(self.out, n as u64);
+            for i in 0..n {
+                let e = array::get(values, i);
+                self.write(ctx, e)?;
+            }
+        } else {
+            let c = ctx.c();
+            let base = match ty {
+                ObjType::String => c.string,
+                ObjType::Array => c.array,
+                ObjType::Hash => c.hash,
+                _ => c.range,
+            };
+            if real != base {
+                // ENV is a Hash whose class is Object.
+                if !module::includes_module(ctx, real, base) {
+                    return Err(cant_teleport(ctx, v));
+                }
+                let name = self.class_name(ctx, real)?;
+                self.out.push(T_UCLASS);
+                self.symbol(ctx, name);
+            }
+            match ty {
+                ObjType::String => self.string_body(v),
+                ObjType::Array => {
+                    self.out.push(T_ARRAY);
+                    let n = array::len(v);
+                    put_varint(self.out, n as u64);
+                    for i in 0..n {
+                        let e = array::get(v, i);
+                        self.write(ctx, e)?;
+                    }
+                }
+                ObjType::Hash => self.hash_body(ctx, v)?,
+                _ => {
+                    self.out.push(T_RANGE);
+                    self.out.push(if range::excl(v) { RANGE_EXCL } else { 0 });
+                    self.write(ctx, range::begin(v))?;
+                    self.write(ctx, range::end(v))?;
+                }
+            }
+        }
+        if !ivars.is_empty() {
+            self.write_ivars(ctx, &ivars)?;
+        }
+        Ok(())
+    }
+
+    fn string_body(&mut self, v: Value) {
+        let enc = string::encoding(v);
+        let tag = match enc {
+            encoding::BINARY => T_STR_BIN,
+            encoding::UTF_8 => T_STR_UTF8,
+            encoding::US_ASCII => T_STR_ASCII,
+            _ => T_STR_ENC,
+        };
+        self.out.push(tag);
+        if tag == T_STR_ENC {
+            let name = encoding::name(enc).as_bytes();
+            put_varint(self.out, name.len() as u64);
+            self.out.extend_from_slice(name);
+        }
+        let b = string::bytes(v);
+        put_varint(self.out, b.len() as u64);
+        self.out.extend_from_slice(b);
+    }
+
+    fn hash_body(&mut self, ctx: &mut Ctx, v: Value) -> Result<()> {
+        if basic(v).has(hash::FL_DEFAULT_PROC) {
+            let name = object::class_name_of(ctx, v);
+            return Err(ctx.type_error(&format!("can't teleport {name} with a default proc")));
+        }
+        let default = hash::rhash(v).default;
+        let mut flags = 0;
+        if basic(v).has(hash::FL_IDENTITY) {
+            flags |= HASH_IDENTITY;
+        }
+        if !default.is_nil() {
+            flags |= HASH_DEFAULT;
+        }
+        self.out.push(T_HASH);
+        self.out.push(flags);
+        put_varint(self.out, hash::len(v) as u64);
+        let mut i = 0;
+        while let Some(e) = hash::entry_at(v, i) {
+            i += 1;
+            if let Some((k, val)) = e {
+                self.write(ctx, k)?;
+                self.write(ctx, val)?;
+            }
+        }
+        if !default.is_nil() {
+            self.write(ctx, default)?;
+        }
+        Ok(())
     }
 }
 
@@ -311,7 +495,7 @@ fn cant_teleport(ctx: &mut Ctx, v: Value) -> crate::Unwind {
 /// Decodes the one value `bytes` encodes; every byte must belong to it.
 pub fn load(ctx: &mut Ctx, bytes: &[u8]) -> Result<Value> {
     let mark = ctx.stacks.protected.len();
-    let mut l = Loader { bytes, pos: 0, objects: Vec::new(), syms: Vec::new() };
+    let mut l = Loader { bytes, pos: 0, objects: Vec::new(), syms: Vec::new(), classes: Vec::new() };
     let r = l.run(ctx);
     ctx.unprotect(mark);
     r
@@ -323,7 +507,13 @@ struct Loader<'a> {
     /// Objects by index (each also on the protect stack).
     objects: Vec<Value>,
     syms: Vec<SymId>,
+    /// Classes looked up so far, by name (each also on the protect stack).
+    classes: Vec<(SymId, Value)>,
 }
+
+/// The object slot of a Range whose ends are still being read: a reference to it is an
+/// error (a Range is built once its ends are known).
+const UNFINISHED: Value = Value::UNDEF;
 
 /// Teleporter::Error with `msg`.
 pub(crate) fn format_error(ctx: &mut Ctx, msg: &str) -> crate::Unwind {
@@ -408,6 +598,77 @@ impl<'a> Loader<'a> {
         ctx.protect(v);
     }
 
+    /// Roots a value read before the rest of its record (until the load ends).
+    #[inline]
+    fn hold(&mut self, ctx: &mut Ctx, v: Value) {
+        if v.is_heap() {
+            ctx.protect(v);
+        }
+    }
+
+    #[inline]
+    fn check_stack(&mut self, ctx: &mut Ctx) -> Result<()> {
+        if ctx.native_stack_exhausted() {
+            return Err(crate::interp::call::stack_overflow(ctx));
+        }
+        Ok(())
+    }
+
+    /// A T_SYM or T_SYMREF record.
+    fn symbol(&mut self, ctx: &mut Ctx) -> Result<SymId> {
+        match self.byte(ctx)? {
+            T_SYM => {
+                let id = self.sym_body(ctx)?;
+                self.syms.push(id);
+                Ok(id)
+            }
+            T_SYMREF => self.symref(ctx),
+            t => Err(format_error(ctx, &format!("expected a symbol, found tag 0x{t:02x} at byte {}", self.pos - 1))),
+        }
+    }
+
+    fn symref(&mut self, ctx: &mut Ctx) -> Result<SymId> {
+        let i = self.varint(ctx)?;
+        match usize::try_from(i).ok().and_then(|i| self.syms.get(i)) {
+            Some(&id) => Ok(id),
+            None => Err(format_error(ctx, &format!("reference to undefined symbol {i}"))),
+        }
+    }
+
+    /// The class or module whose name (a symbol record) follows: ArgumentError
+    /// "undefined class/module Foo" when this process has none by that name, as Marshal.
+    fn class_or_module(&mut self, ctx: &mut Ctx) -> Result<Value> {
+        let name = self.symbol(ctx)?;
+        if let Some(&(_, k)) = self.classes.iter().find(|(n, _)| *n == name) {
+            return Ok(k);
+        }
+        let text = ctx.sym_name(name);
+        let k = crate::core::marshal::path_to_class(ctx, &text)?;
+        ctx.protect(k);
+        self.classes.push((name, k));
+        Ok(k)
+    }
+
+    fn class(&mut self, ctx: &mut Ctx) -> Result<Value> {
+        let k = self.class_or_module(ctx)?;
+        if !module::is_class(k) {
+            let name = crate::core::module_methods::class_path(ctx, k);
+            return Err(ctx.type_error(&format!("{name} does not refer to class")));
+        }
+        Ok(k)
+    }
+
+    /// A count and that many (symbol, value) pairs, set as instance variables of `v`.
+    fn ivars(&mut self, ctx: &mut Ctx, v: Value) -> Result<()> {
+        let n = self.count(ctx, 2)?;
+        for _ in 0..n {
+            let name = self.symbol(ctx)?;
+            let val = self.read(ctx)?;
+            object::ivar_set_raw(ctx, v, name, val);
+        }
+        Ok(())
+    }
+
     fn sym_body(&mut self, ctx: &mut Ctx) -> Result<SymId> {
         let n = self.count(ctx, 1)?;
         let id = {
@@ -479,24 +740,17 @@ impl<'a> Loader<'a> {
                 self.syms.push(id);
                 Ok(Value::symbol(id))
             }
-            T_SYMREF => {
-                let i = self.varint(ctx)?;
-                match usize::try_from(i).ok().and_then(|i| self.syms.get(i)) {
-                    Some(&id) => Ok(Value::symbol(id)),
-                    None => Err(format_error(ctx, &format!("reference to undefined symbol {i}"))),
-                }
-            }
+            T_SYMREF => Ok(Value::symbol(self.symref(ctx)?)),
             T_REF => {
                 let i = self.varint(ctx)?;
                 match usize::try_from(i).ok().and_then(|i| self.objects.get(i)) {
-                    Some(&v) => Ok(v),
+                    Some(&v) if v != UNFINISHED => Ok(v),
+                    Some(_) => Err(format_error(ctx, "reference to a Range from inside its own ends")),
                     None => Err(format_error(ctx, &format!("reference to undefined object {i}"))),
                 }
             }
             T_ARRAY => {
-                if ctx.native_stack_exhausted() {
-                    return Err(crate::interp::call::stack_overflow(ctx));
-                }
+                self.check_stack(ctx)?;
                 let n = self.count(ctx, 1)?;
                 let a = array::with_capacity(ctx, n);
                 self.register(ctx, a);
@@ -505,6 +759,146 @@ impl<'a> Loader<'a> {
                     array::push(ctx, a, e);
                 }
                 Ok(a)
+            }
+            T_RATIONAL => {
+                let n = self.read(ctx)?;
+                self.hold(ctx, n);
+                let d = self.read(ctx)?;
+                let int = |v: Value| crate::core::integer::is_integer(v);
+                if !int(n) || !int(d) || d == Value::fixnum(0) {
+                    return Err(format_error(ctx, "bad Rational"));
+                }
+                rational::new_reduced(ctx, n, d)
+            }
+            T_COMPLEX => {
+                let re = self.read(ctx)?;
+                self.hold(ctx, re);
+                let im = self.read(ctx)?;
+                let real = |v: Value| crate::core::integer::is_integer(v) || float::is_float(v) || rational::is_rational(v);
+                if !real(re) || !real(im) {
+                    return Err(format_error(ctx, "bad Complex"));
+                }
+                complex::new_rect(ctx, re, im)
+            }
+            T_HASH => {
+                self.check_stack(ctx)?;
+                let flags = self.byte(ctx)?;
+                if flags & !(HASH_IDENTITY | HASH_DEFAULT) != 0 {
+                    return Err(format_error(ctx, "bad Hash flags"));
+                }
+                let n = self.count(ctx, 2)?;
+                let h = hash::new(ctx);
+                if flags & HASH_IDENTITY != 0 {
+                    basic(h).flags |= hash::FL_IDENTITY;
+                }
+                self.register(ctx, h);
+                for _ in 0..n {
+                    let k = self.read(ctx)?;
+                    self.hold(ctx, k);
+                    let v = self.read(ctx)?;
+                    // Keys of a Hash that compares by value are frozen Strings (Hash#[]=
+                    // copies the others), so the key needs no copy here.
+                    if flags & HASH_IDENTITY == 0 && string::is_plain_string(k) {
+                        object::freeze(k);
+                    }
+                    hash::aset(ctx, h, k, v)?;
+                }
+                if flags & HASH_DEFAULT != 0 {
+                    hash::rhash(h).default = self.read(ctx)?;
+                }
+                Ok(h)
+            }
+            T_RANGE => {
+                self.check_stack(ctx)?;
+                let flags = self.byte(ctx)?;
+                if flags & !RANGE_EXCL != 0 {
+                    return Err(format_error(ctx, "bad Range flags"));
+                }
+                let slot = self.objects.len();
+                self.objects.push(UNFINISHED);
+                let b = self.read(ctx)?;
+                self.hold(ctx, b);
+                let e = self.read(ctx)?;
+                let r = range::new_checked(ctx, b, e, flags & RANGE_EXCL != 0)?;
+                ctx.protect(r);
+                self.objects[slot] = r;
+                Ok(r)
+            }
+            T_STRUCT => {
+                self.check_stack(ctx)?;
+                let k = self.class(ctx)?;
+                let n = self.count(ctx, 1)?;
+                let Some(members) = struct_::members_of_class(ctx, k) else {
+                    let name = crate::core::module_methods::class_path(ctx, k);
+                    return Err(ctx.type_error(&format!("{name} is not a Struct or Data class")));
+                };
+                if array::len(members) != n {
+                    let name = crate::core::module_methods::class_path(ctx, k);
+                    let m = array::len(members);
+                    return Err(ctx.type_error(&format!("{name} has {m} members, the data {n}")));
+                }
+                let v = struct_::alloc_struct(ctx, k)?;
+                self.register(ctx, v);
+                let values = struct_::values(ctx, v)?;
+                for i in 0..n {
+                    let e = self.read(ctx)?;
+                    array::set(values, i, e);
+                }
+                if module::includes_module(ctx, k, ctx.c().data) {
+                    object::freeze(v);
+                }
+                Ok(v)
+            }
+            T_OBJECT => {
+                self.check_stack(ctx)?;
+                let k = self.class(ctx)?;
+                let v = object::allocate(ctx, k)?;
+                if basic(v).obj_type() != ObjType::Object {
+                    let name = crate::core::module_methods::class_path(ctx, k);
+                    return Err(ctx.type_error(&format!("{name} is not a class of plain objects")));
+                }
+                self.register(ctx, v);
+                self.ivars(ctx, v)?;
+                Ok(v)
+            }
+            T_UCLASS => {
+                let k = self.class(ctx)?;
+                let v = self.read(ctx)?;
+                let c = ctx.c();
+                let base = if !v.is_heap() {
+                    Value::NIL
+                } else {
+                    match basic(v).obj_type() {
+                        ObjType::String => c.string,
+                        ObjType::Array => c.array,
+                        ObjType::Hash => c.hash,
+                        ObjType::Range => c.range,
+                        _ => Value::NIL,
+                    }
+                };
+                if base.is_nil() || !module::includes_module(ctx, k, base) {
+                    return Err(format_error(ctx, "bad subclass record"));
+                }
+                crate::heap::forget_old(v);
+                basic(v).klass = k;
+                Ok(v)
+            }
+            T_IVARS => {
+                let v = self.read(ctx)?;
+                if !v.is_heap() || module::is_class_or_module(v) {
+                    return Err(format_error(ctx, "instance variables on a value that has none"));
+                }
+                self.ivars(ctx, v)?;
+                Ok(v)
+            }
+            T_CLASS | T_MODULE => {
+                let k = self.class_or_module(ctx)?;
+                if (tag == T_CLASS) != module::is_class(k) {
+                    let name = crate::core::module_methods::class_path(ctx, k);
+                    let what = if tag == T_CLASS { "class" } else { "module" };
+                    return Err(ctx.type_error(&format!("{name} does not refer to {what}")));
+                }
+                Ok(k)
             }
             _ => Err(format_error(ctx, &format!("unknown tag 0x{tag:02x} at byte {}", self.pos - 1))),
         }
