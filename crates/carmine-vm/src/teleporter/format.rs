@@ -112,6 +112,7 @@ pub fn dump(ctx: &mut Ctx, value: Value, out: &mut Vec<u8>) -> Result<()> {
     d.write(ctx, value)
 }
 
+#[inline]
 fn write_immediate(ctx: &mut Ctx, v: Value, out: &mut Vec<u8>) -> Result<()> {
     match v {
         Value::NIL => out.push(T_NIL),
@@ -414,9 +415,18 @@ impl Dumper<'_> {
                     self.out.push(T_ARRAY);
                     let n = array::len(v);
                     put_varint(self.out, n as u64);
+                    self.out.reserve(n);
                     for i in 0..n {
                         let e = array::get(v, i);
-                        self.write(ctx, e)?;
+                        // Numbers inline: the common elements skip the general walk.
+                        if let Some(x) = e.as_fixnum() {
+                            put_int(self.out, x);
+                        } else if e.is_flonum() {
+                            self.out.push(T_FLOAT);
+                            self.out.extend_from_slice(&e.flonum_unchecked().to_bits().to_le_bytes());
+                        } else {
+                            self.write(ctx, e)?;
+                        }
                     }
                 }
                 ObjType::Hash => self.hash_body(ctx, v)?,
@@ -514,6 +524,15 @@ struct Loader<'a> {
 /// The object slot of a Range whose ends are still being read: a reference to it is an
 /// error (a Range is built once its ends are known).
 const UNFINISHED: Value = Value::UNDEF;
+
+/// The Integer `n` (a Bignum when it is outside the Fixnum range).
+#[inline]
+fn int_value(ctx: &mut Ctx, n: i64) -> Value {
+    match Value::try_fixnum(n) {
+        Some(v) => v,
+        None => crate::core::bignum::normalize(ctx, num_bigint::BigInt::from(n)),
+    }
+}
 
 /// Teleporter::Error with `msg`.
 pub(crate) fn format_error(ctx: &mut Ctx, msg: &str) -> crate::Unwind {
@@ -678,6 +697,29 @@ impl<'a> Loader<'a> {
         Ok(id)
     }
 
+    /// `read` with the records of numbers decoded in line (for elements of containers).
+    #[inline(always)]
+    fn read_element(&mut self, ctx: &mut Ctx) -> Result<Value> {
+        match self.bytes.get(self.pos) {
+            Some(&t) if t >= T_SMALL => {
+                self.pos += 1;
+                Ok(Value::fixnum((t & 0x7f) as i64 + SMALL_MIN))
+            }
+            Some(&T_INT) => {
+                self.pos += 1;
+                let n = unzigzag(self.varint(ctx)?);
+                Ok(int_value(ctx, n))
+            }
+            Some(&T_FLOAT) if self.left() >= 9 => {
+                let mut a = [0u8; 8];
+                a.copy_from_slice(&self.bytes[self.pos + 1..self.pos + 9]);
+                self.pos += 9;
+                Ok(float::new(ctx, f64::from_bits(u64::from_le_bytes(a))))
+            }
+            _ => self.read(ctx),
+        }
+    }
+
     fn read(&mut self, ctx: &mut Ctx) -> Result<Value> {
         let tag = self.byte(ctx)?;
         if tag >= T_SMALL {
@@ -689,10 +731,7 @@ impl<'a> Loader<'a> {
             T_FALSE => Ok(Value::FALSE),
             T_INT => {
                 let n = unzigzag(self.varint(ctx)?);
-                Ok(match Value::try_fixnum(n) {
-                    Some(v) => v,
-                    None => crate::core::bignum::normalize(ctx, num_bigint::BigInt::from(n)),
-                })
+                Ok(int_value(ctx, n))
             }
             T_FLOAT => {
                 let b = self.slice(ctx, 8)?;
@@ -755,7 +794,7 @@ impl<'a> Loader<'a> {
                 let a = array::with_capacity(ctx, n);
                 self.register(ctx, a);
                 for _ in 0..n {
-                    let e = self.read(ctx)?;
+                    let e = self.read_element(ctx)?;
                     array::push(ctx, a, e);
                 }
                 Ok(a)
@@ -793,9 +832,9 @@ impl<'a> Loader<'a> {
                 }
                 self.register(ctx, h);
                 for _ in 0..n {
-                    let k = self.read(ctx)?;
+                    let k = self.read_element(ctx)?;
                     self.hold(ctx, k);
-                    let v = self.read(ctx)?;
+                    let v = self.read_element(ctx)?;
                     // Keys of a Hash that compares by value are frozen Strings (Hash#[]=
                     // copies the others), so the key needs no copy here.
                     if flags & HASH_IDENTITY == 0 && string::is_plain_string(k) {

@@ -52,7 +52,7 @@ pub fn error_class(ctx: &mut Ctx) -> Value {
 /// `Teleporter.dump(obj)`: the copy-format encoding of `obj`, a binary String. For tests and
 /// debugging; a Tunnel encodes straight into its buffer.
 fn s_dump(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(64);
     format::dump(ctx, args.pos[0], &mut out)?;
     Ok(string::new_with_enc(ctx, out, crate::core::encoding::BINARY))
 }
