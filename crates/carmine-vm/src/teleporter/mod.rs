@@ -30,6 +30,7 @@ pub mod lock;
 pub mod queue;
 pub mod segment;
 pub mod shm;
+pub mod tunnel;
 
 use crate::core::module_methods::{define_class_under, define_module_under};
 use crate::core::string;
@@ -84,6 +85,7 @@ fn s_load(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 pub fn init(ctx: &mut Ctx) -> Result<()> {
     let m = teleporter_module(ctx);
     error_class(ctx);
+    tunnel::init(ctx)?;
     crate::methods!(ctx, m, [
         ("dump", s_dump, [1], Unsafe, Singleton),
         ("load", s_load, [1], Unsafe, Singleton),
