@@ -218,3 +218,18 @@ test "inspect, capacity, dup" do
   assert_equal 5, t.recv
   assert_nil t.name
 end
+
+test "under a fiber scheduler, a fiber waiting in recv lets the other fibers run" do
+  require "carmine/scheduler"
+  t = T.new(capacity: 1 << 20)
+  order = []
+  begin
+    Fiber.set_scheduler(Carmine::Scheduler.new)
+    Fiber.schedule { order << [:got, t.recv] }
+    Fiber.schedule { order << [:timeout, t.recv(timeout: 0.01)] }
+    Fiber.schedule { sleep 0.02; order << :slept; t.send "late" }
+  ensure
+    Fiber.set_scheduler(nil)
+  end
+  assert_equal [[:timeout, nil], :slept, [:got, "late"]], order
+end
