@@ -5,6 +5,12 @@
 //!   `Tunnel#send`/`#recv` put on the wire (and `Teleporter.dump`/`.load` expose, for tests
 //!   and debugging). Documented in `docs/teleporter.md`.
 //!
+//! - `shm`, `segment`, `lock`, `alloc`, `queue`: the shared memory a tunnel lives in (a
+//!   mapping, its layout and process slots, robust locks and futexes, the per-process-arena
+//!   allocator, the ring), and `tunnel`: the Ruby class `Teleporter::Tunnel` over them.
+//!   Their invariants are at the top of each file; the layout and the crash recovery are
+//!   documented in `docs/teleporter.md`.
+//!
 //! Invariants of the copy format (`format.rs`):
 //! - `format::dump` only appends to the `out` it is given and never runs Ruby code: it
 //!   reads objects directly (no `marshal_dump`, `_dump`, `respond_to?`, `hash`), so the
@@ -18,7 +24,13 @@
 //! - Both directions recurse on the native stack (one Rust frame per nesting level) and
 //!   raise `SystemStackError` before it runs out.
 
+pub mod alloc;
 pub mod format;
+pub mod lock;
+pub mod queue;
+pub mod segment;
+pub mod shm;
+pub mod tunnel;
 
 use crate::core::module_methods::{define_class_under, define_module_under};
 use crate::core::string;
@@ -73,6 +85,7 @@ fn s_load(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 pub fn init(ctx: &mut Ctx) -> Result<()> {
     let m = teleporter_module(ctx);
     error_class(ctx);
+    tunnel::init(ctx)?;
     crate::methods!(ctx, m, [
         ("dump", s_dump, [1], Unsafe, Singleton),
         ("load", s_load, [1], Unsafe, Singleton),
