@@ -327,7 +327,8 @@ impl Segment {
 }
 
 /// Spins (with the CPU's pause hint) until `ready` or `limit` has passed: whether it got
-/// ready.
+/// ready. Past the first quarter of the limit it also yields the CPU between looks, so a
+/// peer waiting for this core (more processes than cores) gets to run and answer.
 fn spin_until(ready: impl Fn() -> bool, limit: Duration) -> bool {
     let start = Instant::now();
     let mut i = 0u32;
@@ -337,8 +338,15 @@ fn spin_until(ready: impl Fn() -> bool, limit: Duration) -> bool {
         }
         std::hint::spin_loop();
         i = i.wrapping_add(1);
-        if i % 64 == 0 && start.elapsed() >= limit {
-            return ready();
+        if i % 64 == 0 {
+            let spent = start.elapsed();
+            if spent >= limit {
+                return ready();
+            }
+            if spent >= limit / 4 {
+                // SAFETY: no preconditions.
+                unsafe { libc::sched_yield() };
+            }
         }
     }
 }
