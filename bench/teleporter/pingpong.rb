@@ -10,23 +10,12 @@
 # per type after 200 warm-up ones; the string scaling uses fewer for long strings.
 
 require "socket"
+require_relative "types"
 
 N = Integer(ENV.fetch("N", "10000"))
 transport = ARGV.shift
 sections = ARGV.empty? ? %w[types scale] : ARGV
 
-TYPES = [
-  ["Fixnum", 12345],
-  ["Float", 2.5],
-  ["Bignum", 2**80 + 1],
-  ["Complex", Complex(1, 2)],
-  ["Rational", Rational(1, 3)],
-  ["String (100 B)", "x" * 100],
-  ["Array of 1,000 Fixnums", (1..1000).to_a],
-  ["Array of 1,000 Floats", (1..1000).map { |i| i * 1.5 }],
-  ["Array of 1,000 Bignums", (1..1000).map { |i| 2**80 + i }],
-  ["[1, 2.5, \"abc\"]", [1, 2.5, "abc"]],
-]
 SIZES = [10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000]
 
 def now

@@ -14,6 +14,28 @@ COLS.each do |_, file|
   end
 end
 base = "cruby-pipe"
+fmt = {}
+%w[carmine cruby].each do |impl|
+  path = File.join(dir, "#{impl}-format.tsv")
+  next unless File.exist?(path)
+  File.foreach(path) do |line|
+    _, name, m, t = line.chomp.split("\t")
+    (fmt[name] ||= {})[impl] = [m.to_f, t =~ /\A[\d.]+\z/ ? t.to_f : nil]
+  end
+end
+unless fmt.empty?
+  puts "### One dump + load in process, µs (ratio to Marshal in the same Ruby / to CRuby's Marshal)"
+  puts
+  puts "| type | copy format (Carmine) | Marshal (Carmine) | Marshal (CRuby) |"
+  puts "|---|---:|---:|---:|"
+  fmt.each do |name, d|
+    cm, tp = d["carmine"] || [nil, nil]
+    rm = d["cruby"]&.first
+    tpc = tp ? format("%.3f (%.2fx / %s)", tp, tp / cm, rm ? format("%.2fx", tp / rm) : "–") : "–"
+    puts "| #{name} | #{tpc} | #{cm ? format("%.3f", cm) : "–"} | #{rm ? format("%.3f", rm) : "–"} |"
+  end
+  puts
+end
 cell = ->(v) { v ? format("%.2f", v) : "–" }
 %w[types scale].each do |section|
   rows = data.keys.select { |s, _| s == section }.map(&:last)
