@@ -101,7 +101,7 @@ impl Segment {
         let info = self.page(p);
         let v = info.class_or_run.load(Ordering::Relaxed) as usize;
         if info.owner.load(Ordering::Acquire) == PAGE_LARGE {
-            v * PAGE - BLOCK_HEADER
+            v.clamp(1, self.page_count() - p) * PAGE - BLOCK_HEADER
         } else {
             CLASSES[v.min(CLASSES.len() - 1)] as usize - BLOCK_HEADER
         }
@@ -113,9 +113,17 @@ impl Segment {
         self.page_offset(p) + b * CLASSES[c.min(CLASSES.len() - 1)] as usize
     }
 
+    /// Blocks formatted in small page `p` (`bump`, bounded by what the page can hold even if
+    /// the segment was written by something else).
+    pub fn formatted(&self, p: usize) -> usize {
+        let info = self.page(p);
+        let c = (info.class_or_run.load(Ordering::Relaxed) as usize).min(CLASSES.len() - 1);
+        (info.bump.load(Ordering::Acquire) as usize).min(per_page(c))
+    }
+
     /// Whether every formatted block of small page `p` is free.
     pub fn page_is_empty(&self, p: usize) -> bool {
-        let bump = self.page(p).bump.load(Ordering::Acquire) as usize;
+        let bump = self.formatted(p);
         (0..bump).all(|b| self.block_holders(self.small_block(p, b)).load(Ordering::Acquire) == 0)
     }
 
@@ -251,7 +259,12 @@ impl Segment {
     /// A block of small page `p` (arena lock held): from its free list, else a new one.
     fn take_block(&self, p: usize, s: usize, c: usize) -> Option<usize> {
         let info = self.page(p);
-        let fh = info.free_head.load(Ordering::Relaxed) as usize;
+        let mut fh = info.free_head.load(Ordering::Relaxed) as usize;
+        if fh > per_page(c) {
+            // Not a link this allocator wrote: drop the list (the next sweep rebuilds it).
+            info.free_head.store(0, Ordering::Relaxed);
+            fh = 0;
+        }
         let off = if fh != 0 {
             let off = self.page_offset(p) + (fh - 1) * CLASSES[c] as usize;
             let b = self.block(off);
@@ -280,9 +293,9 @@ impl Segment {
     fn sweep(&self, p: usize) {
         let info = self.page(p);
         info.freed_hint.store(0, Ordering::Release);
-        let c = info.class_or_run.load(Ordering::Relaxed) as usize;
+        let c = (info.class_or_run.load(Ordering::Relaxed) as usize).min(CLASSES.len() - 1);
         let mut head = 0u32;
-        for b in (0..info.bump.load(Ordering::Relaxed) as usize).rev() {
+        for b in (0..self.formatted(p)).rev() {
             let off = self.page_offset(p) + b * CLASSES[c] as usize;
             let blk = self.block(off);
             if blk.holders.load(Ordering::Acquire) == 0 {
@@ -500,7 +513,7 @@ impl Segment {
                         st.orphan_pages += 1;
                     }
                     let c = info.class_or_run.load(Ordering::Relaxed) as usize;
-                    for b in 0..info.bump.load(Ordering::Acquire) as usize {
+                    for b in 0..self.formatted(p) {
                         if self.block_holders(self.small_block(p, b)).load(Ordering::Acquire) != 0 {
                             st.used_blocks += 1;
                             st.used_bytes += CLASSES[c.min(CLASSES.len() - 1)] as usize;

@@ -392,7 +392,7 @@ impl Segment {
                         }
                     }
                     owner => {
-                        for b in 0..info.bump.load(Ordering::Acquire) as usize {
+                        for b in 0..self.formatted(p) {
                             self.clear_small(self.small_block(p, b), bit);
                         }
                         // The slot's pages, and orphans, go back to the pool once empty.

@@ -250,9 +250,19 @@ mod tests {
         unsafe { libc::waitpid(pid, &mut status, 0) };
     }
 
+    /// Removes a test's name even when the test fails half-way.
+    struct Unlink(String);
+
+    impl Drop for Unlink {
+        fn drop(&mut self) {
+            let _ = unlink(&self.0);
+        }
+    }
+
     #[test]
     fn named_segments_are_created_once_and_unlinked() {
         let name = format!("carmine-shm-test-{}", my_pid());
+        let _guard = Unlink(name.clone());
         let (a, how) = Mapping::named(&name, 1 << 16).unwrap();
         assert_eq!(how, Opened::Created);
         // SAFETY: both map the same object.
