@@ -32,9 +32,10 @@ use super::segment::{Segment, QUEUED, RING_ENTRY};
 pub const INLINE_MAX: usize = RING_ENTRY - 8;
 /// Kind bit of an entry that names a heap block.
 pub const KIND_BLOCK: u32 = 1 << 31;
-/// How long a waiter spins (checking the ring) before it sleeps on the futex: long enough
-/// to catch the reply of a peer running on another core, short against a time slice.
-const SPIN: Duration = Duration::from_micros(40);
+/// The longest a waiter spins (checking the ring) before it sleeps on the futex: long
+/// enough to catch the reply of a peer running on another core, short against a time
+/// slice. Callers adapt their spin below it (`wait_for_entry`).
+pub const SPIN: Duration = Duration::from_micros(40);
 
 /// One ring entry.
 #[repr(C, align(64))]
@@ -292,20 +293,24 @@ impl Segment {
         self.queued() > 0 || self.is_closed()
     }
 
-    /// Waits up to `timeout` for an entry (or the close): spins briefly, then sleeps on the
-    /// futex. May return early (spuriously); callers re-check with `pop`.
-    pub fn wait_for_entry(&self, timeout: Duration) {
-        if spin_until(|| self.has_entry(), timeout.min(SPIN)) {
-            return;
+    /// Waits up to `timeout` for an entry (or the close): spins for up to `spin`, then sleeps
+    /// on the futex. May return early (spuriously); callers re-check with `pop`. Returns
+    /// whether the spin saw the entry (callers spin less when spinning does not pay: on a
+    /// loaded machine the peer is not running, and a spinning waiter only delays it).
+    pub fn wait_for_entry(&self, timeout: Duration, spin: Duration) -> bool {
+        let spin = spin.min(SPIN).min(timeout);
+        if spin_until(|| self.has_entry(), spin) {
+            return true;
         }
         let w = &self.header().wait;
         w.recv_waiters.fetch_add(1, Ordering::SeqCst);
         let seq = w.recv_seq.load(Ordering::SeqCst);
         fence(Ordering::SeqCst);
-        if !self.has_entry() && timeout > SPIN {
-            futex_wait(&w.recv_seq, seq, timeout - SPIN);
+        if !self.has_entry() && timeout > spin {
+            futex_wait(&w.recv_seq, seq, timeout - spin);
         }
         w.recv_waiters.fetch_sub(1, Ordering::SeqCst);
+        false
     }
 
     /// The senders' futex word now (read before re-trying a send that found no room).
@@ -480,7 +485,7 @@ mod tests {
                                 results.wait_for_room(results.send_seq(), Duration::from_millis(5));
                             }
                         }
-                        Err(PopError::Empty) => seg.wait_for_entry(Duration::from_millis(50)),
+                        Err(PopError::Empty) => seg.wait_for_entry(Duration::from_millis(50), SPIN),
                         Err(PopError::Closed) => break,
                         Err(e) => panic!("{e:?}"),
                     }
@@ -501,7 +506,7 @@ mod tests {
                     seen[v] = true;
                     got += 1;
                 }
-                Err(_) => results.wait_for_entry(Duration::from_millis(50)),
+                Err(_) => results.wait_for_entry(Duration::from_millis(50), SPIN),
             }
         }
         seg.close();
