@@ -485,7 +485,9 @@ mod tests {
                                 results.wait_for_room(results.send_seq(), Duration::from_millis(5));
                             }
                         }
-                        Err(PopError::Empty) => seg.wait_for_entry(Duration::from_millis(50), SPIN),
+                        Err(PopError::Empty) => {
+                            seg.wait_for_entry(Duration::from_millis(50), SPIN);
+                        }
                         Err(PopError::Closed) => break,
                         Err(e) => panic!("{e:?}"),
                     }
@@ -506,7 +508,9 @@ mod tests {
                     seen[v] = true;
                     got += 1;
                 }
-                Err(_) => results.wait_for_entry(Duration::from_millis(50), SPIN),
+                Err(_) => {
+                    results.wait_for_entry(Duration::from_millis(50), SPIN);
+                }
             }
         }
         seg.close();
