@@ -858,6 +858,7 @@ impl<'a> Loader<'a> {
                 let b = self.read(ctx)?;
                 self.hold(ctx, b);
                 let e = self.read(ctx)?;
+                self.hold(ctx, e);
                 let r = range::new_checked(ctx, b, e, flags & RANGE_EXCL != 0)?;
                 ctx.protect(r);
                 self.objects[slot] = r;
