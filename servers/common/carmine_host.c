@@ -82,13 +82,18 @@ carmine_script *carmine_host_script(carmine_host *h, const carmine_code *code)
     return c->script;
 }
 
-carmine_status carmine_host_run(carmine_host *h, carmine_script *script, carmine_value *result)
+void carmine_host_ran(carmine_host *h)
 {
-    carmine_status st = carmine_run(h->vm, script, result);
     if (h->gc_every > 0 && ++h->runs >= h->gc_every) {
         h->runs = 0;
         carmine_gc_start(h->vm);
     }
+}
+
+carmine_status carmine_host_run(carmine_host *h, carmine_script *script, carmine_value *result)
+{
+    carmine_status st = carmine_run(h->vm, script, result);
+    carmine_host_ran(h);
     return st;
 }
 

@@ -46,6 +46,7 @@ typedef struct carmine_host {
     int cache_len;
     unsigned gc_every; /* 0: leave collections to the VM */
     unsigned runs;     /* since the last collection made here */
+    unsigned tasks;    /* runs suspended in the VM (carmine_start), counted by the server */
 } carmine_host;
 
 /* The next free code index (config time only). */
@@ -61,6 +62,9 @@ carmine_script *carmine_host_script(carmine_host *h, const carmine_code *code);
 
 /* Runs `script` isolated (carmine_run), then collects when `gc_every` runs have passed. */
 carmine_status carmine_host_run(carmine_host *h, carmine_script *script, carmine_value *result);
+
+/* Counts a run that ended some other way (a task that was suspended) towards `gc_every`. */
+void carmine_host_ran(carmine_host *h);
 
 /* The bytes of v if it is a String, else of v.to_s; NULL (an exception pending) when
  * to_s raised or did not return a String. Valid while the string is alive. */
