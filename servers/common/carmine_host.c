@@ -1,6 +1,9 @@
 /* See carmine_host.h for the invariants. */
 #include <stdio.h>
 #include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <string.h>
 #include <sys/stat.h>
 #include "carmine_host.h"
@@ -87,6 +90,10 @@ void carmine_host_ran(carmine_host *h)
     if (h->gc_every > 0 && ++h->runs >= h->gc_every) {
         h->runs = 0;
         carmine_gc_start(h->vm);
+#ifdef __GLIBC__
+        /* What the collection freed goes back to the system, not only to malloc's lists. */
+        malloc_trim(0);
+#endif
     }
 }
 

@@ -13,7 +13,8 @@
  * - `gc_every` runs (when set) end with a full collection, between requests: the VM's heap
  *   then holds about the live set plus that many runs' garbage instead of growing to the
  *   collector's own trigger (16 MiB of buffer growth), which matters when a process keeps
- *   several VMs.
+ *   several VMs. The collection is followed by malloc_trim (glibc), so that the memory it
+ *   freed leaves the process instead of staying in malloc's arenas.
  * - Nothing here raises into the server: failures are returned, and the VM's error
  *   (carmine_error_*) describes them.
  */

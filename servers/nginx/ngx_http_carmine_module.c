@@ -10,14 +10,21 @@
  *   one) and used only by the worker's event-loop thread. `carmine_init` runs there,
  *   shared: what it defines persists for the worker's life.
  * - A script is compiled once per worker and reused; a script file is recompiled when it
- *   changes (servers/common/carmine_host.h). Each run is isolated (carmine_run).
- * - The request being served is reached through `cur` (set only while a script runs): Ruby
- *   objects hold no ngx_http_request_t pointers.
+ *   changes (servers/common/carmine_host.h). Each run is isolated.
+ * - The request being served is reached through `cur` (set only while a script runs or
+ *   resumes): Ruby objects hold no ngx_http_request_t pointers.
  * - A content handler never blocks the worker on the client: the request body is read by
  *   nginx's non-blocking reader before the script runs (ngx_http_read_client_request_body),
- *   and the response is buffered in the request pool and sent after the script returns.
- *   A script itself runs to the end once started: a `sleep` or blocking IO inside it does
- *   block the worker (see docs/web-servers.md, "What blocks").
+ *   and the response is buffered in the request pool and sent after the script ends.
+ * - Nor on a script: rewrite, access and content scripts run as suspendable runs
+ *   (carmine_start). A run that waits (sleep, a socket) is suspended, its wait armed as an
+ *   nginx timer and/or events of a connection around its descriptor, and the handler
+ *   returns to the event loop; the event resumes it (carmine_resume). All of a worker's
+ *   runs share its VM and stay isolated (libcarmine sets a suspended run's changes aside).
+ *   A request whose pool goes away with its run suspended cancels the run. Log scripts and
+ *   carmine_set variables run to the end (carmine_run). See docs/web-servers.md.
+ * - A VM that reports an internal error is replaced for new requests and closed once no
+ *   run is suspended in it.
  * - A script that raises, does not compile, or hits a limit ends the request with 500 and
  *   its report (class, message, backtrace) goes to the error log, one line per entry.
  */

@@ -91,6 +91,9 @@ pub struct carmine_vm {
     depth: AtomicU32,
     /// (OS thread, context) of the C methods running now, innermost last.
     callbacks: Mutex<Vec<(u64, usize)>>,
+    /// How many entries `callbacks` has (read without the lock: most calls come from
+    /// outside any C method).
+    ncallbacks: AtomicU32,
     userdata: Cell<*mut c_void>,
     error: RefCell<Option<CError>>,
     /// What a C method returning CARMINE_UNDEF raises.
@@ -285,7 +288,7 @@ fn api<R: Fallback>(vm: *mut carmine_vm, f: impl FnOnce(&Entered) -> R) -> R {
     if h.poisoned.get() {
         return R::fallback(CARMINE_BUG);
     }
-    let own = h.callbacks.lock().ok().and_then(|c| c.iter().rev().find(|(t, _)| *t == me).map(|&(_, c)| c as *mut Ctx));
+    let own = if h.ncallbacks.load(Ordering::Acquire) == 0 { None } else { h.callbacks.lock().ok().and_then(|c| c.iter().rev().find(|(t, _)| *t == me).map(|&(_, c)| c as *mut Ctx)) };
     entered.ctx = match ctx.or(own) {
         Some(c) => c,
         None => {
@@ -349,6 +352,7 @@ pub extern "C" fn carmine_open() -> *mut carmine_vm {
         owner: AtomicU64::new(0),
         depth: AtomicU32::new(0),
         callbacks: Mutex::new(Vec::new()),
+        ncallbacks: AtomicU32::new(0),
         userdata: Cell::new(std::ptr::null_mut()),
         error: RefCell::new(None),
         pending: Cell::new(None),
@@ -1282,6 +1286,7 @@ fn c_method(vm: *mut carmine_vm, f: carmine_func, data: *mut c_void) -> Rc<host:
         let prev_depth = h.depth.swap(1, Ordering::AcqRel);
         if let Ok(mut c) = h.callbacks.lock() {
             c.push((me, ctx as *mut Ctx as usize));
+            h.ncallbacks.store(c.len() as u32, Ordering::Release);
         }
         h.pending.set(None);
         // SAFETY: the host's function, with arguments that live on the VM stack (scanned
@@ -1291,6 +1296,7 @@ fn c_method(vm: *mut carmine_vm, f: carmine_func, data: *mut c_void) -> Rc<host:
             if let Some(i) = c.iter().rposition(|&(t, _)| t == me) {
                 c.remove(i);
             }
+            h.ncallbacks.store(c.len() as u32, Ordering::Release);
         }
         h.depth.store(prev_depth, Ordering::Release);
         h.owner.store(prev_owner, Ordering::Release);

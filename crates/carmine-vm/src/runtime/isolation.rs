@@ -317,13 +317,22 @@ fn set_ivars(ctx: &mut Ctx, obj: Value, ivars: &[(SymId, Value)]) {
 
 impl RunSnapshot {
     pub fn take(ctx: &mut Ctx) -> RunSnapshot {
-        let mut keep = Vec::new();
-        let globals: Vec<(SymId, Value, usize)> = ctx.vm().globals.borrow().iter().map(|(&id, e)| (id, e.value, e.traces.len())).collect();
-        keep.extend(globals.iter().map(|g| g.1));
         let features = crate::core::globals::raw(ctx, sym::DOLLAR_LOADED_FEATURES);
         let loaded_features = if array::is_array(features) { array::to_vec(features) } else { Vec::new() };
         let path = crate::core::globals::raw(ctx, sym::DOLLAR_LOAD_PATH);
         let load_path = if array::is_array(path) { array::to_vec(path) } else { Vec::new() };
+        let (globals, mut keep) = {
+            let g = ctx.vm().globals.borrow();
+            let mut keep = Vec::with_capacity(g.len() + loaded_features.len() + load_path.len() + 8);
+            let globals: Vec<(SymId, Value, usize)> = g
+                .iter()
+                .map(|(&id, e)| {
+                    keep.push(e.value);
+                    (id, e.value, e.traces.len())
+                })
+                .collect();
+            (globals, keep)
+        };
         keep.extend(&loaded_features);
         keep.extend(&load_path);
         let main = ctx.vm().main_obj.get();
@@ -362,15 +371,28 @@ impl RunSnapshot {
     fn reset(&self, ctx: &mut Ctx) {
         {
             let mut g = ctx.vm().globals.borrow_mut();
-            // Ruby cannot remove a global variable: a run that made new ones grew the table.
-            if g.len() != self.globals.len() {
-                let before: HashSet<SymId> = self.globals.iter().map(|g| g.0).collect();
-                g.retain(|id, _| before.contains(id));
-            }
-            for &(id, v, traces) in &self.globals {
-                if let Some(e) = g.get_mut(&id) {
-                    e.value = v;
-                    e.traces.truncate(traces);
+            // Fast path: a table of the same size iterates in the snapshot's order (nothing
+            // was inserted or removed); the values are compared and put back in one pass.
+            let same_order = g.len() == self.globals.len() && g.iter_mut().zip(&self.globals).all(|((&id, e), &(sid, v, traces))| {
+                if id != sid {
+                    return false;
+                }
+                e.value = v;
+                e.traces.truncate(traces);
+                true
+            });
+            if !same_order {
+                if g.len() != self.globals.len() {
+                    // Ruby cannot remove a global variable: a run that made new ones grew the
+                    // table.
+                    let before: HashSet<SymId> = self.globals.iter().map(|g| g.0).collect();
+                    g.retain(|id, _| before.contains(id));
+                }
+                for &(id, v, traces) in &self.globals {
+                    if let Some(e) = g.get_mut(&id) {
+                        e.value = v;
+                        e.traces.truncate(traces);
+                    }
                 }
             }
         }
