@@ -88,6 +88,11 @@ impl Server {
     /// block). `{dir}` in the configs and in `files` is replaced by the server's directory,
     /// `{build}` by the modules' directory. `files` are written into the directory first.
     pub fn start(kind: Kind, mpm: &str, build: &Build, main: &str, site: &str, files: &[(&str, &str)]) -> Server {
+        Server::start_with_env(kind, mpm, build, main, site, files, &[])
+    }
+
+    /// `start` with variables for `servers/harness` (e.g. `NGINX_WORKERS`).
+    pub fn start_with_env(kind: Kind, mpm: &str, build: &Build, main: &str, site: &str, files: &[(&str, &str)], env: &[(&str, &str)]) -> Server {
         let dir = tempdir();
         let fill = |s: &str| s.replace("{dir}", dir.to_str().unwrap()).replace("{build}", build.dir.to_str().unwrap());
         for (name, content) in files {
@@ -103,6 +108,7 @@ impl Server {
         let out = Command::new(harness())
             .args(["start", kind_name, dir.to_str().unwrap(), "auto"])
             .env("MPM", mpm)
+            .envs(env.iter().copied())
             .output()
             .expect("run servers/harness start");
         let port = String::from_utf8_lossy(&out.stdout).trim().parse().ok();
