@@ -47,16 +47,17 @@ pub fn setup() -> Option<&'static Build> {
         }
         assert!(deps.success(), "servers/harness deps failed");
         let profile = profile_dir();
+        // Always through cargo (a no-op when it is up to date): `cargo test` builds the
+        // carmine-embed crate for its tests but does not refresh `libcarmine.a`, and a stale
+        // archive links modules that miss the newer C API.
         let lib = profile.join("libcarmine.a");
-        if !lib.exists() {
-            let release = profile.file_name().is_some_and(|n| n == "release");
-            let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-            cargo.current_dir(root()).args(["build", "-p", "carmine-embed", "--lib"]);
-            if release {
-                cargo.arg("--release");
-            }
-            assert!(cargo.status().expect("run cargo").success(), "building libcarmine failed");
+        let release = profile.file_name().is_some_and(|n| n == "release");
+        let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        cargo.current_dir(root()).args(["build", "-p", "carmine-embed", "--lib"]);
+        if release {
+            cargo.arg("--release");
         }
+        assert!(cargo.status().expect("run cargo").success(), "building libcarmine failed");
         assert!(lib.exists(), "{} was not built", lib.display());
         let dir = profile.join("web-servers");
         let status = Command::new(harness())
