@@ -25,6 +25,7 @@
  *   VM stays usable. A VM that reports an internal error (CARMINE_BUG) is closed instead of
  *   going back to the pool.
  */
+#include <malloc.h>
 #include <pthread.h>
 #include <string.h>
 #include <stddef.h>
@@ -72,6 +73,7 @@ typedef struct srv_conf {
     apr_int64_t mem_limit;  /* carmineMemoryLimit in bytes; 0 = none */
     apr_int64_t max_vms;    /* carmineMaxVMs per process; 0 = as many as run at once */
     apr_int64_t gc_every;   /* carmineGCEvery: a full collection after that many runs; 0 = none */
+    apr_int64_t malloc_arenas; /* carmineMallocArenas: glibc's M_ARENA_MAX for the children; 0 = leave */
 } srv_conf;
 
 static void *create_dir_conf(apr_pool_t *p, char *dir)
@@ -180,6 +182,8 @@ static const command_rec carmine_cmds[] = {
                   "a full collection in a VM after every N runs, between requests (0: none)"),
     AP_INIT_TAKE1("carmineMemoryLimit", set_srv_number, (void *)offsetof(srv_conf, mem_limit), RSRC_CONF,
                   "bytes a VM's heap may grow to before NoMemoryError (0: no limit)"),
+    AP_INIT_TAKE1("carmineMallocArenas", set_srv_number, (void *)offsetof(srv_conf, malloc_arenas), RSRC_CONF,
+                  "malloc arenas per server process at most (glibc M_ARENA_MAX; 0: glibc's default)"),
     {NULL}
 };
 
@@ -382,6 +386,13 @@ static void child_init(apr_pool_t *p, server_rec *s)
 {
     (void)p;
     main_server = s;
+#ifdef M_ARENA_MAX
+    /* glibc gives each thread that allocates an arena of its own (up to 8 per core); VMs
+     * move between the pool's threads, so their memory ends up spread over all of them. */
+    srv_conf *sc = ap_get_module_config(s->module_config, &carmine_module);
+    if (sc->malloc_arenas > 0)
+        mallopt(M_ARENA_MAX, (int)sc->malloc_arenas);
+#endif
 }
 
 static int post_config(apr_pool_t *p, apr_pool_t *plog, apr_pool_t *ptemp, server_rec *s)

@@ -1,6 +1,9 @@
 /* See carmine_host.h for the invariants. */
 #include <stdio.h>
 #include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <string.h>
 #include <sys/stat.h>
 #include "carmine_host.h"
@@ -82,13 +85,22 @@ carmine_script *carmine_host_script(carmine_host *h, const carmine_code *code)
     return c->script;
 }
 
-carmine_status carmine_host_run(carmine_host *h, carmine_script *script, carmine_value *result)
+void carmine_host_ran(carmine_host *h)
 {
-    carmine_status st = carmine_run(h->vm, script, result);
     if (h->gc_every > 0 && ++h->runs >= h->gc_every) {
         h->runs = 0;
         carmine_gc_start(h->vm);
+#ifdef __GLIBC__
+        /* What the collection freed goes back to the system, not only to malloc's lists. */
+        malloc_trim(0);
+#endif
     }
+}
+
+carmine_status carmine_host_run(carmine_host *h, carmine_script *script, carmine_value *result)
+{
+    carmine_status st = carmine_run(h->vm, script, result);
+    carmine_host_ran(h);
     return st;
 }
 

@@ -13,7 +13,8 @@
  * - `gc_every` runs (when set) end with a full collection, between requests: the VM's heap
  *   then holds about the live set plus that many runs' garbage instead of growing to the
  *   collector's own trigger (16 MiB of buffer growth), which matters when a process keeps
- *   several VMs.
+ *   several VMs. The collection is followed by malloc_trim (glibc), so that the memory it
+ *   freed leaves the process instead of staying in malloc's arenas.
  * - Nothing here raises into the server: failures are returned, and the VM's error
  *   (carmine_error_*) describes them.
  */
@@ -46,6 +47,7 @@ typedef struct carmine_host {
     int cache_len;
     unsigned gc_every; /* 0: leave collections to the VM */
     unsigned runs;     /* since the last collection made here */
+    unsigned tasks;    /* runs suspended in the VM (carmine_start), counted by the server */
 } carmine_host;
 
 /* The next free code index (config time only). */
@@ -61,6 +63,9 @@ carmine_script *carmine_host_script(carmine_host *h, const carmine_code *code);
 
 /* Runs `script` isolated (carmine_run), then collects when `gc_every` runs have passed. */
 carmine_status carmine_host_run(carmine_host *h, carmine_script *script, carmine_value *result);
+
+/* Counts a run that ended some other way (a task that was suspended) towards `gc_every`. */
+void carmine_host_ran(carmine_host *h);
 
 /* The bytes of v if it is a String, else of v.to_s; NULL (an exception pending) when
  * to_s raised or did not return a String. Valid while the string is alive. */

@@ -10,14 +10,21 @@
  *   one) and used only by the worker's event-loop thread. `carmine_init` runs there,
  *   shared: what it defines persists for the worker's life.
  * - A script is compiled once per worker and reused; a script file is recompiled when it
- *   changes (servers/common/carmine_host.h). Each run is isolated (carmine_run).
- * - The request being served is reached through `cur` (set only while a script runs): Ruby
- *   objects hold no ngx_http_request_t pointers.
+ *   changes (servers/common/carmine_host.h). Each run is isolated.
+ * - The request being served is reached through `cur` (set only while a script runs or
+ *   resumes): Ruby objects hold no ngx_http_request_t pointers.
  * - A content handler never blocks the worker on the client: the request body is read by
  *   nginx's non-blocking reader before the script runs (ngx_http_read_client_request_body),
- *   and the response is buffered in the request pool and sent after the script returns.
- *   A script itself runs to the end once started: a `sleep` or blocking IO inside it does
- *   block the worker (see docs/web-servers.md, "What blocks").
+ *   and the response is buffered in the request pool and sent after the script ends.
+ * - Nor on a script: rewrite, access and content scripts run as suspendable runs
+ *   (carmine_start). A run that waits (sleep, a socket) is suspended, its wait armed as an
+ *   nginx timer and/or events of a connection around its descriptor, and the handler
+ *   returns to the event loop; the event resumes it (carmine_resume). All of a worker's
+ *   runs share its VM and stay isolated (libcarmine sets a suspended run's changes aside).
+ *   A request whose pool goes away with its run suspended cancels the run. Log scripts and
+ *   carmine_set variables run to the end (carmine_run). See docs/web-servers.md.
+ * - A VM that reports an internal error is replaced for new requests and closed once no
+ *   run is suspended in it.
  * - A script that raises, does not compile, or hits a limit ends the request with 500 and
  *   its report (class, message, backtrace) goes to the error log, one line per entry.
  */
@@ -308,8 +315,10 @@ static void ngx_http_carmine_exit_process(ngx_cycle_t *cycle)
     host = NULL;
 }
 
-/* Runs code for r; *value (may be NULL) gets the script's value. NGX_OK, or NGX_ERROR
- * after logging why. */
+static void ngx_http_carmine_retire(carmine_host *h);
+
+/* Runs code for r to the end (carmine_run: a wait in it blocks the worker); *value (may
+ * be NULL) gets the script's value. NGX_OK, or NGX_ERROR after logging why. */
 static ngx_int_t ngx_http_carmine_run(ngx_http_request_t *r, carmine_code *code, ngx_http_carmine_run_t *run,
                                       carmine_value *value)
 {
@@ -332,8 +341,7 @@ static ngx_int_t ngx_http_carmine_run(ngx_http_request_t *r, carmine_code *code,
         return NGX_OK;
     case CARMINE_BUG:
         ngx_http_carmine_log_report(r->connection->log, "internal error in the VM (replacing it) running", code->path);
-        carmine_host_close(host);
-        host = NULL;
+        ngx_http_carmine_retire(host);
         return NGX_ERROR;
     default:
         ngx_http_carmine_log_report(r->connection->log, "raised in", code->path);
@@ -372,26 +380,257 @@ static ngx_int_t ngx_http_carmine_phase_result(ngx_http_request_t *r, ngx_http_c
     return run->rc;
 }
 
-/* The rewrite or access script of r's location, if any. */
-static ngx_int_t ngx_http_carmine_phase(ngx_http_request_t *r, carmine_code *code)
+/* ---- suspendable runs: rewrite, access and content scripts ------------------------ */
+
+/* The script of a rewrite, access or content phase in progress for a request (its module
+ * ctx). While the run is suspended, `task` is set and exactly one of `timer` / `conn`
+ * (or both: a descriptor wait with a timeout) is armed; their handlers resume it. */
+typedef struct {
+    ngx_http_carmine_run_t run;
+    carmine_code *code;
+    carmine_host *host;      /* the VM the task lives in */
+    carmine_task *task;      /* suspended run, or NULL */
+    ngx_event_t timer;
+    ngx_connection_t *conn;  /* watches the descriptor the run waits for */
+    ngx_uint_t phase;        /* NGX_HTTP_REWRITE_PHASE, _ACCESS_PHASE, _CONTENT_PHASE; 0: none */
+    int ready;               /* what woke the run: CARMINE_READABLE/WRITABLE, 0 for time */
+    unsigned woken:1;        /* rewrite/access: resume at the handler's next entry */
+    unsigned cleanup:1;      /* the pool cleanup that cancels a suspended run is registered */
+} ngx_http_carmine_ctx_t;
+
+static void ngx_http_carmine_wake(ngx_http_request_t *r, int ready);
+
+static void ngx_http_carmine_timer_handler(ngx_event_t *ev)
+{
+    ngx_http_carmine_wake(ev->data, 0);
+}
+
+static void ngx_http_carmine_fd_handler(ngx_event_t *ev)
+{
+    ngx_connection_t *c = ev->data;
+    ngx_http_carmine_wake(c->data, ev->write ? CARMINE_WRITABLE : CARMINE_READABLE);
+}
+
+/* Stops watching what the run waited for. The descriptor belongs to the script: its
+ * events are taken out of the event loop, and the connection is freed without closing it. */
+static void ngx_http_carmine_disarm(ngx_http_carmine_ctx_t *ctx)
+{
+    if (ctx->timer.timer_set)
+        ngx_del_timer(&ctx->timer);
+    if (ctx->timer.posted) {
+        ngx_delete_posted_event(&ctx->timer); /* a multi-statement macro: braces needed */
+    }
+    ngx_connection_t *c = ctx->conn;
+    if (c == NULL)
+        return;
+    ctx->conn = NULL;
+    if (c->read->active)
+        ngx_del_event(c->read, NGX_READ_EVENT, 0);
+    if (c->write->active)
+        ngx_del_event(c->write, NGX_WRITE_EVENT, 0);
+    if (c->read->posted) {
+        ngx_delete_posted_event(c->read);
+    }
+    if (c->write->posted) {
+        ngx_delete_posted_event(c->write);
+    }
+    ngx_free_connection(c);
+}
+
+static void ngx_http_carmine_cleanup(void *data);
+
+/* Watches what a suspended run waits for: a timer, a descriptor, or both. */
+static ngx_int_t ngx_http_carmine_arm(ngx_http_request_t *r, ngx_http_carmine_ctx_t *ctx, const carmine_wait *w)
+{
+    if (!ctx->cleanup) {
+        ngx_pool_cleanup_t *cln = ngx_pool_cleanup_add(r->pool, 0);
+        if (cln == NULL)
+            return NGX_ERROR;
+        cln->handler = ngx_http_carmine_cleanup;
+        cln->data = ctx;
+        ctx->cleanup = 1;
+    }
+    if (w->events != 0) {
+        ngx_connection_t *c = ngx_get_connection(w->fd, r->connection->log);
+        if (c == NULL)
+            return NGX_ERROR;
+        c->data = r;
+        c->read->handler = ngx_http_carmine_fd_handler;
+        c->write->handler = ngx_http_carmine_fd_handler;
+        c->read->log = r->connection->log;
+        c->write->log = r->connection->log;
+        ctx->conn = c;
+        if ((w->events & CARMINE_READABLE) && ngx_handle_read_event(c->read, 0) != NGX_OK)
+            return NGX_ERROR;
+        if ((w->events & CARMINE_WRITABLE) && ngx_handle_write_event(c->write, 0) != NGX_OK)
+            return NGX_ERROR;
+    }
+    if (w->timeout_ms >= 0) {
+        ctx->timer.handler = ngx_http_carmine_timer_handler;
+        ctx->timer.data = r;
+        ctx->timer.log = r->connection->log;
+        ngx_add_timer(&ctx->timer, (ngx_msec_t)w->timeout_ms);
+    }
+    return NGX_OK;
+}
+
+/* A VM that reported an internal error is replaced for new requests, and closed once no
+ * run is suspended in it any more. */
+static void ngx_http_carmine_retire(carmine_host *h)
+{
+    if (h == host)
+        host = NULL;
+    if (h->tasks == 0)
+        carmine_host_close(h);
+}
+
+/* The end of a run of `ctx`'s script: NGX_OK, or NGX_ERROR (logged). */
+static ngx_int_t ngx_http_carmine_ended(ngx_http_request_t *r, ngx_http_carmine_ctx_t *ctx, carmine_status st)
+{
+    carmine_host *h = ctx->host;
+    switch (st) {
+    case CARMINE_OK:
+    case CARMINE_EXIT:
+        carmine_host_ran(h);
+        return NGX_OK;
+    case CARMINE_BUG:
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "carmine: internal error in the VM (replacing it) running %s",
+                      ctx->code->path);
+        ngx_http_carmine_retire(h);
+        return NGX_ERROR;
+    default:
+        ngx_http_carmine_log_report(r->connection->log, "raised in", ctx->code->path);
+        carmine_host_ran(h);
+        return NGX_ERROR;
+    }
+}
+
+/* Starts ctx's script, or continues it after a wake-up: NGX_AGAIN while it is suspended
+ * (what it waits for is armed), NGX_OK when it ended, NGX_ERROR (logged) when it failed. */
+static ngx_int_t ngx_http_carmine_step(ngx_http_request_t *r, ngx_http_carmine_ctx_t *ctx)
+{
+    carmine_wait w;
+    carmine_status st;
+    int resumed = ctx->task != NULL;
+    ngx_http_carmine_run_t *outer = cur;
+    if (!resumed) {
+        if (host == NULL && ngx_http_carmine_open_host(worker_cycle, r->connection->log) != NGX_OK)
+            return NGX_ERROR;
+        ctx->host = host;
+        carmine_script *s = carmine_host_script(host, ctx->code);
+        if (s == NULL) {
+            ngx_http_carmine_log_report(r->connection->log, "cannot load", ctx->code->path);
+            return NGX_ERROR;
+        }
+        ctx->run.r = r;
+        ctx->run.last = &ctx->run.out;
+        cur = &ctx->run;
+        st = carmine_start(host->vm, s, &ctx->task, &w, NULL);
+    } else {
+        cur = &ctx->run;
+        st = carmine_resume(ctx->host->vm, ctx->task, ctx->ready, &w, NULL);
+    }
+    cur = outer;
+    if (st == CARMINE_SUSPENDED) {
+        if (!resumed)
+            ctx->host->tasks++;
+        if (ngx_http_carmine_arm(r, ctx, &w) == NGX_OK)
+            return NGX_AGAIN;
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "carmine: cannot wait for what %s waits for", ctx->code->path);
+        ngx_http_carmine_disarm(ctx);
+        cur = NULL;
+        st = carmine_cancel(ctx->host->vm, ctx->task);
+        cur = outer;
+        (void)st;
+        ctx->task = NULL;
+        ctx->host->tasks--;
+        return NGX_ERROR;
+    }
+    if (resumed) {
+        ctx->task = NULL;
+        ctx->host->tasks--;
+    }
+    return ngx_http_carmine_ended(r, ctx, st);
+}
+
+/* The request's pool is going away with a run still suspended (the request was ended
+ * early): the run is cancelled, with no request to answer to. */
+static void ngx_http_carmine_cleanup(void *data)
+{
+    ngx_http_carmine_ctx_t *ctx = data;
+    if (ctx->task == NULL)
+        return;
+    ngx_http_carmine_disarm(ctx);
+    ngx_http_carmine_run_t none = {0}, *outer = cur;
+    cur = &none;
+    carmine_status st = carmine_cancel(ctx->host->vm, ctx->task);
+    cur = outer;
+    ctx->task = NULL;
+    ctx->host->tasks--;
+    if (st == CARMINE_BUG || (ctx->host != host && ctx->host->tasks == 0))
+        ngx_http_carmine_retire(ctx->host);
+}
+
+/* The request's ctx, reset for a new run of `code` in `phase`. */
+static ngx_http_carmine_ctx_t *ngx_http_carmine_new_ctx(ngx_http_request_t *r, carmine_code *code, ngx_uint_t phase)
+{
+    ngx_http_carmine_ctx_t *ctx = ngx_http_get_module_ctx(r, ngx_http_carmine_module);
+    if (ctx == NULL) {
+        ctx = ngx_pcalloc(r->pool, sizeof *ctx);
+        if (ctx == NULL)
+            return NULL;
+        ngx_http_set_ctx(r, ctx, ngx_http_carmine_module);
+    } else {
+        unsigned cleanup = ctx->cleanup;
+        ngx_memzero(ctx, sizeof *ctx);
+        ctx->cleanup = cleanup;
+    }
+    ctx->code = code;
+    ctx->phase = phase;
+    return ctx;
+}
+
+/* The rewrite or access script of r's location, if any. A script that waits suspends the
+ * phase (NGX_DONE: nginx stops running phases); when it is woken, the phase engine is run
+ * again and re-enters here, which continues the script. */
+static ngx_int_t ngx_http_carmine_phase(ngx_http_request_t *r, carmine_code *code, ngx_uint_t phase)
 {
     if (code == NULL)
         return NGX_DECLINED;
-    ngx_http_carmine_run_t run = {0};
-    run.rc = NGX_DECLINED;
-    return ngx_http_carmine_phase_result(r, &run, ngx_http_carmine_run(r, code, &run, NULL));
+    ngx_http_carmine_ctx_t *ctx = ngx_http_get_module_ctx(r, ngx_http_carmine_module);
+    ngx_int_t rc;
+    if (ctx != NULL && ctx->phase == phase && ctx->task != NULL) {
+        if (!ctx->woken)
+            return NGX_DONE; /* entered again while the script waits (a stray write event) */
+        ctx->woken = 0;
+        rc = ngx_http_carmine_step(r, ctx);
+    } else {
+        ctx = ngx_http_carmine_new_ctx(r, code, phase);
+        if (ctx == NULL)
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        ctx->run.rc = NGX_DECLINED;
+        rc = ngx_http_carmine_step(r, ctx);
+    }
+    if (rc == NGX_AGAIN)
+        return NGX_DONE;
+    ctx->phase = 0;
+    return ngx_http_carmine_phase_result(r, &ctx->run, rc);
 }
 
 static ngx_int_t ngx_http_carmine_rewrite_handler(ngx_http_request_t *r)
 {
-    return ngx_http_carmine_phase(r, ((ngx_http_carmine_loc_conf_t *)ngx_http_get_module_loc_conf(r, ngx_http_carmine_module))->rewrite);
+    return ngx_http_carmine_phase(r, ((ngx_http_carmine_loc_conf_t *)ngx_http_get_module_loc_conf(r, ngx_http_carmine_module))->rewrite,
+                                  NGX_HTTP_REWRITE_PHASE);
 }
 
 static ngx_int_t ngx_http_carmine_access_handler(ngx_http_request_t *r)
 {
-    return ngx_http_carmine_phase(r, ((ngx_http_carmine_loc_conf_t *)ngx_http_get_module_loc_conf(r, ngx_http_carmine_module))->access);
+    return ngx_http_carmine_phase(r, ((ngx_http_carmine_loc_conf_t *)ngx_http_get_module_loc_conf(r, ngx_http_carmine_module))->access,
+                                  NGX_HTTP_ACCESS_PHASE);
 }
 
+/* Log scripts and carmine_set variables run to the end (nginx cannot wait there): a
+ * `sleep` in them blocks the worker. */
 static ngx_int_t ngx_http_carmine_log_handler(ngx_http_request_t *r)
 {
     ngx_http_carmine_loc_conf_t *lcf = ngx_http_get_module_loc_conf(r, ngx_http_carmine_module);
@@ -403,46 +642,60 @@ static ngx_int_t ngx_http_carmine_log_handler(ngx_http_request_t *r)
     return NGX_OK;
 }
 
-/* Runs the content script once the body is in memory, then sends what it wrote. */
-static void ngx_http_carmine_content_body_read(ngx_http_request_t *r)
+/* Sends what the content script wrote, with its status, and finalizes the request. */
+static void ngx_http_carmine_content_done(ngx_http_request_t *r, ngx_http_carmine_ctx_t *ctx, ngx_int_t rc)
 {
-    ngx_http_carmine_loc_conf_t *lcf = ngx_http_get_module_loc_conf(r, ngx_http_carmine_module);
-    ngx_http_carmine_run_t run = {0};
-    run.rc = NGX_OK;
-    ngx_int_t rc = ngx_http_carmine_run(r, lcf->content, &run, NULL);
+    ngx_http_carmine_run_t *run = &ctx->run;
+    ctx->phase = 0;
     if (rc != NGX_OK) {
         ngx_http_finalize_request(r, NGX_HTTP_INTERNAL_SERVER_ERROR);
         return;
     }
-    if (run.redirect) {
-        ngx_http_internal_redirect(r, &run.redirect_uri, &r->args);
+    if (run->redirect) {
+        ngx_http_internal_redirect(r, &run->redirect_uri, &r->args);
         ngx_http_finalize_request(r, NGX_DONE);
         return;
     }
-    if (run.rc != NGX_OK && run.rc >= NGX_HTTP_SPECIAL_RESPONSE && run.out == NULL) {
-        ngx_http_finalize_request(r, run.rc);
+    if (run->rc != NGX_OK && run->rc >= NGX_HTTP_SPECIAL_RESPONSE && run->out == NULL) {
+        ngx_http_finalize_request(r, run->rc);
         return;
     }
-    if (run.rc != NGX_OK && run.rc > 0)
-        r->headers_out.status = run.rc;
+    if (run->rc != NGX_OK && run->rc > 0)
+        r->headers_out.status = run->rc;
     if (r->headers_out.status == 0)
         r->headers_out.status = NGX_HTTP_OK;
-    r->headers_out.content_length_n = run.len;
+    r->headers_out.content_length_n = run->len;
     rc = ngx_http_send_header(r);
     if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
         ngx_http_finalize_request(r, rc);
         return;
     }
-    if (run.out == NULL) {
+    if (run->out == NULL) {
         ngx_http_finalize_request(r, ngx_http_send_special(r, NGX_HTTP_LAST));
         return;
     }
-    ngx_chain_t *last = run.out;
+    ngx_chain_t *last = run->out;
     while (last->next)
         last = last->next;
     last->buf->last_buf = (r == r->main) ? 1 : 0;
     last->buf->last_in_chain = 1;
-    ngx_http_finalize_request(r, ngx_http_output_filter(r, run.out));
+    ngx_http_finalize_request(r, ngx_http_output_filter(r, run->out));
+}
+
+/* Runs the content script once the body is in memory. This handler owes the request one
+ * ngx_http_finalize_request: now, or when the suspended script ends. */
+static void ngx_http_carmine_content_body_read(ngx_http_request_t *r)
+{
+    ngx_http_carmine_loc_conf_t *lcf = ngx_http_get_module_loc_conf(r, ngx_http_carmine_module);
+    ngx_http_carmine_ctx_t *ctx = ngx_http_carmine_new_ctx(r, lcf->content, NGX_HTTP_CONTENT_PHASE);
+    if (ctx == NULL) {
+        ngx_http_finalize_request(r, NGX_HTTP_INTERNAL_SERVER_ERROR);
+        return;
+    }
+    ctx->run.rc = NGX_OK;
+    ngx_int_t rc = ngx_http_carmine_step(r, ctx);
+    if (rc != NGX_AGAIN)
+        ngx_http_carmine_content_done(r, ctx, rc);
 }
 
 static ngx_int_t ngx_http_carmine_content_handler(ngx_http_request_t *r)
@@ -453,6 +706,26 @@ static ngx_int_t ngx_http_carmine_content_handler(ngx_http_request_t *r)
     if (rc >= NGX_HTTP_SPECIAL_RESPONSE)
         return rc;
     return NGX_DONE;
+}
+
+/* What a suspended run waited for happened (or its timeout passed): continue it. */
+static void ngx_http_carmine_wake(ngx_http_request_t *r, int ready)
+{
+    ngx_connection_t *c = r->connection;
+    ngx_http_carmine_ctx_t *ctx = ngx_http_get_module_ctx(r, ngx_http_carmine_module);
+    if (ctx == NULL || ctx->task == NULL)
+        return;
+    ngx_http_carmine_disarm(ctx);
+    ctx->ready = ready;
+    if (ctx->phase == NGX_HTTP_CONTENT_PHASE) {
+        ngx_int_t rc = ngx_http_carmine_step(r, ctx);
+        if (rc != NGX_AGAIN)
+            ngx_http_carmine_content_done(r, ctx, rc);
+    } else {
+        ctx->woken = 1;
+        ngx_http_core_run_phases(r);
+    }
+    ngx_http_run_posted_requests(c);
 }
 
 /* carmine_set $name script: $name is the script's value (to_s), evaluated when used. */

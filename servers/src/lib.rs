@@ -47,16 +47,17 @@ pub fn setup() -> Option<&'static Build> {
         }
         assert!(deps.success(), "servers/harness deps failed");
         let profile = profile_dir();
+        // Always through cargo (a no-op when it is up to date): `cargo test` builds the
+        // carmine-embed crate for its tests but does not refresh `libcarmine.a`, and a stale
+        // archive links modules that miss the newer C API.
         let lib = profile.join("libcarmine.a");
-        if !lib.exists() {
-            let release = profile.file_name().is_some_and(|n| n == "release");
-            let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-            cargo.current_dir(root()).args(["build", "-p", "carmine-embed", "--lib"]);
-            if release {
-                cargo.arg("--release");
-            }
-            assert!(cargo.status().expect("run cargo").success(), "building libcarmine failed");
+        let release = profile.file_name().is_some_and(|n| n == "release");
+        let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        cargo.current_dir(root()).args(["build", "-p", "carmine-embed", "--lib"]);
+        if release {
+            cargo.arg("--release");
         }
+        assert!(cargo.status().expect("run cargo").success(), "building libcarmine failed");
         assert!(lib.exists(), "{} was not built", lib.display());
         let dir = profile.join("web-servers");
         let status = Command::new(harness())
@@ -88,6 +89,11 @@ impl Server {
     /// block). `{dir}` in the configs and in `files` is replaced by the server's directory,
     /// `{build}` by the modules' directory. `files` are written into the directory first.
     pub fn start(kind: Kind, mpm: &str, build: &Build, main: &str, site: &str, files: &[(&str, &str)]) -> Server {
+        Server::start_with_env(kind, mpm, build, main, site, files, &[])
+    }
+
+    /// `start` with variables for `servers/harness` (e.g. `NGINX_WORKERS`).
+    pub fn start_with_env(kind: Kind, mpm: &str, build: &Build, main: &str, site: &str, files: &[(&str, &str)], env: &[(&str, &str)]) -> Server {
         let dir = tempdir();
         let fill = |s: &str| s.replace("{dir}", dir.to_str().unwrap()).replace("{build}", build.dir.to_str().unwrap());
         for (name, content) in files {
@@ -103,6 +109,7 @@ impl Server {
         let out = Command::new(harness())
             .args(["start", kind_name, dir.to_str().unwrap(), "auto"])
             .env("MPM", mpm)
+            .envs(env.iter().copied())
             .output()
             .expect("run servers/harness start");
         let port = String::from_utf8_lossy(&out.stdout).trim().parse().ok();

@@ -1,6 +1,10 @@
 //! ngx_http_carmine_module inside a real nginx 1.22: content, rewrite, access and log
 //! handlers, `carmine_set` variables, headers, request bodies read by nginx's non-blocking
-//! reader, errors (500 and the backtrace in the error log), isolation and reload.
+//! reader, errors (500 and the backtrace in the error log), isolation and reload; scripts
+//! that sleep or wait on sockets without blocking the worker.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use carmine_web_servers::{handler_rb, request, setup, wait_for_log, Build, Kind, Server, RAISE_RB};
 
@@ -143,4 +147,94 @@ fn handlers_and_api() {
     for _ in 0..10 {
         assert_eq!(s.get("/reload").text(), "version two", "{}", s.error_log());
     }
+}
+
+/// A handler that sleeps or waits on a socket suspends its run and yields to nginx's event
+/// loop: with one worker, many sleeping requests are inside their handlers at the same
+/// time, a fast location answers while they sleep, a handler can wait for a response from
+/// the same worker, rewrite and access scripts can sleep too, and every suspended run keeps
+/// its own globals.
+#[test]
+fn suspended_handlers_do_not_block_the_worker() {
+    let Some(build) = setup() else { return };
+    // STATE is shared by the runs (an object the init script made): how many handlers are
+    // inside their sleep now, and the most there ever were at once.
+    let init = "STATE = { in: 0, max: 0 }\n";
+    let http = "carmine_init {dir}/init.rb;\ncarmine_timeout 20s;\n";
+    let site = r##"
+location /slow {
+    carmine_content_handler_code 'STATE[:in] += 1; STATE[:max] = [STATE[:max], STATE[:in]].max; sleep 1; STATE[:in] -= 1; Nginx.rputs "#{Nginx::Request.new.args} #{STATE[:max]}"';
+}
+location /inside { carmine_content_handler_code 'Nginx.rputs STATE[:in].to_s'; }
+location /fast { return 200 "fast"; }
+location /own {
+    carmine_content_handler_code '$mine = Nginx::Request.new.args; MINE = $mine; sleep 0.2; Nginx.rputs "#{$mine} #{MINE}"';
+}
+location /loopback {
+    carmine_content_handler_code 'require "socket"; s = TCPSocket.new("127.0.0.1", Nginx::Request.new.args.to_i); s.write "GET /own?inner HTTP/1.0\r\n\r\n"; Nginx.rputs s.read.lines.last';
+}
+location /gate {
+    carmine_rewrite_handler_code 'sleep 0.1; $seen = "rewrite"';
+    carmine_access_handler_code 'sleep 0.1; Nginx.return Nginx::HTTP_FORBIDDEN if Nginx::Request.new.args == "deny"';
+    carmine_content_handler_code 'sleep 0.1; Nginx.rputs "through #{$seen.inspect}"';
+}
+location /expire { carmine_content_handler_code 'sleep 10'; }
+"##;
+    let s = Server::start_with_env(Kind::Nginx, "", build, MAIN, site, &[("init.rb", init), ("http.conf", http)], &[("NGINX_WORKERS", "1")]);
+
+    // Many requests sleeping at once in the one worker.
+    const N: usize = 24;
+    let done = Arc::new(AtomicUsize::new(0));
+    let port = s.port;
+    let slow: Vec<_> = (0..N)
+        .map(|i| {
+            let done = done.clone();
+            std::thread::spawn(move || {
+                let r = request(port, "GET", &format!("/slow?{i}"), &[], b"");
+                done.fetch_add(1, Ordering::SeqCst);
+                r
+            })
+        })
+        .collect();
+    // The worker answers other locations (a Ruby one, and nginx's own) while they sleep,
+    // until all N are inside their handlers.
+    let mut inside = 0;
+    for _ in 0..400 {
+        let r = s.get("/inside");
+        assert_eq!(r.status, 200, "{}", s.error_log());
+        inside = r.text().parse().unwrap();
+        if inside == N {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(inside, N, "the sleeping handlers were not all inside at once\n{}", s.error_log());
+    assert_eq!(s.get("/fast").text(), "fast");
+    assert_eq!(done.load(Ordering::SeqCst), 0, "a sleeping request finished before the fast ones were answered");
+    for (i, t) in slow.into_iter().enumerate() {
+        let r = t.join().unwrap();
+        assert_eq!((r.status, r.text()), (200, format!("{i} {N}")), "{}", s.error_log());
+    }
+
+    // Runs suspended together each keep their own globals and constants.
+    let own: Vec<_> = (0..10).map(|i| std::thread::spawn(move || request(port, "GET", &format!("/own?v{i}"), &[], b"").text())).collect();
+    for (i, t) in own.into_iter().enumerate() {
+        assert_eq!(t.join().unwrap(), format!("v{i} v{i}"), "{}", s.error_log());
+    }
+    assert!(!s.error_log().contains("already initialized constant"), "{}", s.error_log());
+
+    // A handler waiting for a socket: here for a response the same worker produces.
+    let r = s.get(&format!("/loopback?{port}"));
+    assert_eq!((r.status, r.text().as_str()), (200, "inner inner"), "{}", s.error_log());
+
+    // Rewrite, access and content scripts in one request, each sleeping.
+    let r = s.get("/gate?ok");
+    assert_eq!((r.status, r.text().as_str()), (200, "through nil"), "{}", s.error_log());
+    assert_eq!(s.get("/gate?deny").status, 403);
+
+    // The timeout counts suspended time: the run ends with 500, the worker goes on.
+    let http_timeout = Server::start_with_env(Kind::Nginx, "", build, MAIN, site, &[("init.rb", init), ("http.conf", "carmine_init {dir}/init.rb;\ncarmine_timeout 300ms;\n")], &[("NGINX_WORKERS", "1")]);
+    assert_eq!(http_timeout.get("/expire").status, 500);
+    assert!(wait_for_log(&http_timeout, "TimeoutError").contains("TimeoutError"), "{}", http_timeout.error_log());
+    assert_eq!(http_timeout.get("/fast").text(), "fast");
 }

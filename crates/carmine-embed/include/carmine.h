@@ -48,6 +48,13 @@
  *   an exception (Carmine::TimeoutError, NoMemoryError) that scripts cannot rescue for
  *   good; the status is CARMINE_LIMIT.
  *
+ * - Suspension. carmine_start() runs a script like carmine_run() but on a fiber of its
+ *   own: where the script would block (sleep, or IO on a descriptor that is not ready)
+ *   the call returns CARMINE_SUSPENDED with what to wait for (carmine_wait), and the host
+ *   calls carmine_resume() when that happened, from its event loop. Any number of runs
+ *   may be suspended in one VM at once, each isolated from the others and from runs
+ *   started meanwhile (see "Suspendable runs" in docs/embedding.md).
+ *
  * Strings are byte strings with a length; Ruby strings made by this API are UTF-8.
  * Every `const char *` that the API returns is owned by the VM (see each function).
  */
@@ -61,7 +68,7 @@
 extern "C" {
 #endif
 
-#define CARMINE_API_VERSION 1
+#define CARMINE_API_VERSION 2
 
 typedef struct carmine_vm carmine_vm;         /* one VM (opaque) */
 typedef struct carmine_script carmine_script; /* compiled code, reusable (opaque) */
@@ -78,7 +85,8 @@ typedef enum carmine_status {
     CARMINE_LIMIT = 3,     /* a timeout or the memory cap ended the run (carmine_error_*) */
     CARMINE_BUSY = 4,      /* another thread is using this VM, or a run is already active */
     CARMINE_INVALID = 5,   /* a NULL handle or an invalid argument */
-    CARMINE_BUG = 6        /* an internal error was caught; the VM must be closed */
+    CARMINE_BUG = 6,       /* an internal error was caught; the VM must be closed */
+    CARMINE_SUSPENDED = 7  /* carmine_start/carmine_resume: the run waits (carmine_wait) */
 } carmine_status;
 
 typedef enum carmine_type {
@@ -104,7 +112,8 @@ typedef enum carmine_type {
 /* A new VM with the core classes loaded, or NULL if it could not be created. */
 carmine_vm *carmine_open(void);
 /* Runs nothing more and frees everything the VM owns (its heap, scripts not yet freed,
- * registered roots). Data objects' free functions are called. vm may be NULL. */
+ * registered roots). Data objects' free functions are called. Runs still suspended are
+ * cancelled first (carmine_cancel: their ensure clauses run). vm may be NULL. */
 void carmine_close(carmine_vm *vm);
 /* "carmine 0.1.0 (Ruby 3.4 compatible)"; static storage. */
 const char *carmine_version(void);
@@ -144,11 +153,61 @@ carmine_status carmine_run_shared(carmine_vm *vm, carmine_script *script, carmin
 carmine_status carmine_eval_shared(carmine_vm *vm, const char *src, size_t len,
                                    const char *filename, carmine_value *result);
 
+/* ---- suspendable runs ---------------------------------------------------------------- */
+
+/* A run in progress, suspended between carmine_start/carmine_resume calls (opaque). */
+typedef struct carmine_task carmine_task;
+
+/* Events of a carmine_wait (the values of Ruby's IO::READABLE and IO::WRITABLE). */
+#define CARMINE_READABLE 1
+#define CARMINE_WRITABLE 4
+
+/* What a suspended run waits for. The host resumes it when `fd` is ready for one of
+ * `events`, or once `timeout_ms` milliseconds have passed, whichever comes first. */
+typedef struct carmine_wait {
+    int events;         /* CARMINE_READABLE and/or CARMINE_WRITABLE; 0: only time */
+    int fd;             /* the descriptor to watch; -1 when events is 0 */
+    int64_t timeout_ms; /* resume after this long at the latest (rounded up); -1: no limit.
+                           The length of a sleep, an IO wait's timeout, or what is left of
+                           the run's carmine_set_timeout, whichever is shortest. */
+} carmine_wait;
+
+/* Starts an isolated run of script (as carmine_run) on a fiber of its own. When the script
+ * waits — sleep, or reading/writing/connecting an IO whose descriptor is not ready — the
+ * run is suspended: CARMINE_SUSPENDED, *task set to its handle and *wait to what it waits
+ * for (the host watches that, e.g. with a timer and its event loop, and never blocks).
+ * Otherwise the run has ended and the status is carmine_run's (*task is NULL, *result
+ * the value on CARMINE_OK). wait and result may be NULL.
+ *
+ * A run waits by blocking instead of suspending when it cannot suspend: inside a C method
+ * (the host's frames would be suspended with it), while Ruby threads it started are alive
+ * (they run only while the run waits), in a fiber the script made, and for Mutex, Queue,
+ * ConditionVariable and Thread#join waits. Between two steps of any runs the VM is as the
+ * host left it (a suspended run's changes are set aside until it resumes), so the host
+ * may start other runs, use carmine_run, or call Ruby in the meantime. */
+carmine_status carmine_start(carmine_vm *vm, carmine_script *script, carmine_task **task,
+                             carmine_wait *wait, carmine_value *result);
+/* Continues a suspended run. ready: the events of its wait that happened
+ * (CARMINE_READABLE/CARMINE_WRITABLE), 0 when its timeout passed. It may suspend again
+ * (CARMINE_SUSPENDED, *wait updated, the same task) or end (any other status; the task
+ * handle is freed). Resuming early is harmless (a sleep returns early; an IO wait checks
+ * its descriptor and suspends again if it is not ready). */
+carmine_status carmine_resume(carmine_vm *vm, carmine_task *task, int ready, carmine_wait *wait,
+                              carmine_value *result);
+/* Ends a suspended run without resuming its wait (the client went away): its ensure
+ * clauses and at_exit blocks run (any wait in them blocks), its isolation is undone, and
+ * the handle is freed. The status says how its cleanup ended (CARMINE_OK, or an
+ * exception raised by an ensure clause). */
+carmine_status carmine_cancel(carmine_vm *vm, carmine_task *task);
+/* Runs suspended in the VM now. */
+size_t carmine_task_count(carmine_vm *vm);
+
 /* ---- limits (0 = no limit; they apply to every later run, eval and call) ------------- */
 
 /* Wall-clock time one run may take, in milliseconds. When it is up, the script gets a
  * Carmine::TimeoutError (a subclass of Exception, not StandardError) at its next
- * safepoint, again at every later one until the run ends, and sleep/IO waits wake up. */
+ * safepoint, again at every later one until the run ends, and sleep/IO waits wake up.
+ * For a suspendable run (carmine_start) the time it spends suspended counts. */
 void carmine_set_timeout(carmine_vm *vm, uint64_t milliseconds);
 /* Bytes the VM's heap (object slots and the buffers of strings, arrays, hashes) may
  * grow to. Past the cap, after a collection, the run gets NoMemoryError. */

@@ -46,6 +46,10 @@ pub const CARMINE_LIMIT: carmine_status = 3;
 pub const CARMINE_BUSY: carmine_status = 4;
 pub const CARMINE_INVALID: carmine_status = 5;
 pub const CARMINE_BUG: carmine_status = 6;
+pub const CARMINE_SUSPENDED: carmine_status = 7;
+
+pub const CARMINE_READABLE: c_int = 1;
+pub const CARMINE_WRITABLE: c_int = 4;
 
 pub const CARMINE_UNDEF: carmine_value = Value::UNDEF.raw();
 
@@ -87,12 +91,30 @@ pub struct carmine_vm {
     depth: AtomicU32,
     /// (OS thread, context) of the C methods running now, innermost last.
     callbacks: Mutex<Vec<(u64, usize)>>,
+    /// How many entries `callbacks` has (read without the lock: most calls come from
+    /// outside any C method).
+    ncallbacks: AtomicU32,
     userdata: Cell<*mut c_void>,
     error: RefCell<Option<CError>>,
     /// What a C method returning CARMINE_UNDEF raises.
     pending: Cell<Option<Unwind>>,
     poisoned: Cell<bool>,
     scripts: RefCell<HashSet<usize>>,
+    /// Suspended tasks (`carmine_task` addresses).
+    tasks: RefCell<HashSet<usize>>,
+}
+
+/// A suspended run (carmine_start).
+pub struct carmine_task {
+    task: Option<runtime::task::Task>,
+}
+
+/// What a suspended run waits for (see carmine.h).
+#[repr(C)]
+pub struct carmine_wait {
+    pub events: c_int,
+    pub fd: c_int,
+    pub timeout_ms: i64,
 }
 
 /// A compiled script.
@@ -266,7 +288,7 @@ fn api<R: Fallback>(vm: *mut carmine_vm, f: impl FnOnce(&Entered) -> R) -> R {
     if h.poisoned.get() {
         return R::fallback(CARMINE_BUG);
     }
-    let own = h.callbacks.lock().ok().and_then(|c| c.iter().rev().find(|(t, _)| *t == me).map(|&(_, c)| c as *mut Ctx));
+    let own = if h.ncallbacks.load(Ordering::Acquire) == 0 { None } else { h.callbacks.lock().ok().and_then(|c| c.iter().rev().find(|(t, _)| *t == me).map(|&(_, c)| c as *mut Ctx)) };
     entered.ctx = match ctx.or(own) {
         Some(c) => c,
         None => {
@@ -330,11 +352,13 @@ pub extern "C" fn carmine_open() -> *mut carmine_vm {
         owner: AtomicU64::new(0),
         depth: AtomicU32::new(0),
         callbacks: Mutex::new(Vec::new()),
+        ncallbacks: AtomicU32::new(0),
         userdata: Cell::new(std::ptr::null_mut()),
         error: RefCell::new(None),
         pending: Cell::new(None),
         poisoned: Cell::new(false),
         scripts: RefCell::new(HashSet::new()),
+        tasks: RefCell::new(HashSet::new()),
     });
     Box::into_raw(h)
 }
@@ -357,6 +381,19 @@ pub unsafe extern "C" fn carmine_close(vm: *mut carmine_vm) {
     for s in h.scripts.borrow_mut().drain() {
         drop(Box::from_raw(s as *mut carmine_script));
     }
+    let tasks: Vec<usize> = h.tasks.borrow_mut().drain().collect();
+    let mut rt = rt;
+    for t in tasks {
+        let mut b = Box::from_raw(t as *mut carmine_task);
+        // A suspended run is cancelled (its stack unwound, its ensure clauses run): its
+        // fiber's frames own memory that only unwinding frees.
+        if let (Some(task), Some(rt), false) = (b.task.take(), rt.as_mut(), poisoned) {
+            if catch_unwind(AssertUnwindSafe(|| rt.cancel_task(task))).is_err() {
+                h.poisoned.set(true);
+            }
+        }
+    }
+    let poisoned = h.poisoned.get();
     if let Some(rt) = rt {
         if poisoned {
             // Its state may be inconsistent: leak it rather than run finalizers over it.
@@ -484,6 +521,11 @@ fn run(e: &Entered, script: &Script, isolated: bool, result: *mut carmine_value)
     e.clear_error();
     let r = rt.run_script(script, isolated);
     let tripped = rt.limit_tripped();
+    outcome(e, r, tripped, result)
+}
+
+/// The status (and error data, and *result) of a run that ended with `r`.
+fn outcome(e: &Entered, r: Result<Value, Unwind>, tripped: bool, result: *mut carmine_value) -> carmine_status {
     let (status, v) = match r {
         Ok(v) => (CARMINE_OK, v.raw()),
         Err(err) => {
@@ -497,6 +539,105 @@ fn run(e: &Entered, script: &Script, isolated: bool, result: *mut carmine_value)
         unsafe { *result = v };
     }
     status
+}
+
+/// The status of a task's step; a suspended task is (back) in its handle `slot`, a
+/// finished one's handle is freed.
+unsafe fn task_step(e: &Entered, slot: *mut carmine_task, task: runtime::task::Task, step: runtime::task::Step, wait: *mut carmine_wait, result: *mut carmine_value) -> carmine_status {
+    let rt_tripped = e.rt().is_some_and(|rt| rt.limit_tripped());
+    match step {
+        runtime::task::Step::Suspended(w) => {
+            (*slot).task = Some(task);
+            if !wait.is_null() {
+                *wait = carmine_wait {
+                    events: w.events as c_int,
+                    fd: w.fd,
+                    timeout_ms: w.timeout.map_or(-1, |t| i64::try_from(t.as_nanos().div_ceil(1_000_000)).unwrap_or(i64::MAX)),
+                };
+            }
+            if !result.is_null() {
+                *result = CARMINE_UNDEF;
+            }
+            CARMINE_SUSPENDED
+        }
+        runtime::task::Step::Done(r) => {
+            drop(task);
+            e.h.tasks.borrow_mut().remove(&(slot as usize));
+            drop(Box::from_raw(slot));
+            if !wait.is_null() {
+                *wait = carmine_wait { events: 0, fd: -1, timeout_ms: -1 };
+            }
+            outcome(e, r, rt_tripped, result)
+        }
+    }
+}
+
+/// The task of a handle this VM made, taken out of it.
+unsafe fn take_task(e: &Entered, task: *mut carmine_task) -> Option<runtime::task::Task> {
+    if task.is_null() || !e.h.tasks.borrow().contains(&(task as usize)) {
+        return None;
+    }
+    (*task).task.take()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_start(vm: *mut carmine_vm, script: *mut carmine_script, task: *mut *mut carmine_task, wait: *mut carmine_wait, result: *mut carmine_value) -> carmine_status {
+    api(vm, |e| {
+        if task.is_null() {
+            return CARMINE_INVALID;
+        }
+        *task = std::ptr::null_mut();
+        let Some(s) = script_of(e, script) else { return CARMINE_INVALID };
+        let Some(rt) = e.rt() else { return CARMINE_BUSY };
+        if rt.is_running() {
+            return CARMINE_BUSY;
+        }
+        e.clear_error();
+        let slot = Box::into_raw(Box::new(carmine_task { task: None }));
+        e.h.tasks.borrow_mut().insert(slot as usize);
+        let (t, step) = rt.start_task(s, true);
+        let status = task_step(e, slot, t, step, wait, result);
+        if status == CARMINE_SUSPENDED {
+            *task = slot;
+        }
+        status
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_resume(vm: *mut carmine_vm, task: *mut carmine_task, ready: c_int, wait: *mut carmine_wait, result: *mut carmine_value) -> carmine_status {
+    api(vm, |e| {
+        let Some(rt) = e.rt() else { return CARMINE_BUSY };
+        if rt.is_running() {
+            return CARMINE_BUSY;
+        }
+        let Some(mut t) = take_task(e, task) else { return CARMINE_INVALID };
+        e.clear_error();
+        let step = rt.resume_task(&mut t, (ready & (CARMINE_READABLE | CARMINE_WRITABLE)) as i64);
+        task_step(e, task, t, step, wait, result)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_cancel(vm: *mut carmine_vm, task: *mut carmine_task) -> carmine_status {
+    api(vm, |e| {
+        let Some(rt) = e.rt() else { return CARMINE_BUSY };
+        if rt.is_running() {
+            return CARMINE_BUSY;
+        }
+        let Some(t) = take_task(e, task) else { return CARMINE_INVALID };
+        e.clear_error();
+        let r = rt.cancel_task(t);
+        let tripped = rt.limit_tripped();
+        e.h.tasks.borrow_mut().remove(&(task as usize));
+        drop(Box::from_raw(task));
+        outcome(e, r, tripped, std::ptr::null_mut())
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_task_count(vm: *mut carmine_vm) -> usize {
+    api(vm, |e| e.h.tasks.borrow().len())
 }
 
 unsafe fn script_of<'a>(e: &Entered, script: *mut carmine_script) -> Option<&'a Script> {
@@ -1145,6 +1286,7 @@ fn c_method(vm: *mut carmine_vm, f: carmine_func, data: *mut c_void) -> Rc<host:
         let prev_depth = h.depth.swap(1, Ordering::AcqRel);
         if let Ok(mut c) = h.callbacks.lock() {
             c.push((me, ctx as *mut Ctx as usize));
+            h.ncallbacks.store(c.len() as u32, Ordering::Release);
         }
         h.pending.set(None);
         // SAFETY: the host's function, with arguments that live on the VM stack (scanned
@@ -1154,6 +1296,7 @@ fn c_method(vm: *mut carmine_vm, f: carmine_func, data: *mut c_void) -> Rc<host:
             if let Some(i) = c.iter().rposition(|&(t, _)| t == me) {
                 c.remove(i);
             }
+            h.ncallbacks.store(c.len() as u32, Ordering::Release);
         }
         h.depth.store(prev_depth, Ordering::Release);
         h.owner.store(prev_owner, Ordering::Release);

@@ -172,6 +172,11 @@ fn precompiled_bytecode() {
 }
 
 #[test]
+fn suspendable_runs() {
+    run_group(&["tasks"]);
+}
+
+#[test]
 fn open_close_1000_vms() {
     run_group(&["lifecycle", "1000"]);
 }

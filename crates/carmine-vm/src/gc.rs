@@ -231,6 +231,8 @@ pub fn mark_thread(ctx: &Ctx, m: &mut Marker<'_>) {
     m.mark(ctx.last_status);
     m.mark(ctx.trace_raised);
     m.mark(ctx.scheduler);
+    m.mark(ctx.host_fiber);
+    m.mark(ctx.host_scheduler);
     ctx.fibers.mark(m);
     if let Some(d) = ctx.pending_data {
         // SAFETY: set by `new_data` for the duration of one allocation; the box is alive.

@@ -18,6 +18,7 @@ pub mod runtime;
 pub mod socket;
 pub mod stdlib;
 pub mod symbol;
+pub mod teleporter;
 pub mod thread;
 pub mod value;
 pub mod vm;

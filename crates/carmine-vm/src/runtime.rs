@@ -12,6 +12,7 @@
 pub mod host;
 pub mod isolation;
 pub mod limits;
+pub mod task;
 
 use crate::core::{array, exception, object, string};
 use crate::error::Unwind;
@@ -46,6 +47,8 @@ pub struct Runtime {
     thread: libc::pthread_t,
     /// Depth of `run_script` calls in progress (a host method may not start another).
     running: u32,
+    /// Fibers of finished tasks, ready for new ones (VM roots; see `task`).
+    idle_runners: Vec<Value>,
 }
 
 /// A compiled program, run as many times as wanted (see `Runtime::compile`).
@@ -119,7 +122,7 @@ impl Runtime {
         let ctx = Box::new(unsafe { Ctx::new(vm_ptr, ROOT_STACK_SLOTS, MAX_FRAMES) });
         // SAFETY: pthread_self has no preconditions.
         let thread = unsafe { libc::pthread_self() };
-        let mut rt = Runtime { ctx, vm, command_line: crate::compile::CommandLine::default(), baseline: None, thread, running: 0 };
+        let mut rt = Runtime { ctx, vm, command_line: crate::compile::CommandLine::default(), baseline: None, thread, running: 0, idle_runners: Vec::new() };
         crate::boot::boot(&mut rt.ctx);
         if std::env::var_os("CARMINE_GC_STRESS").is_some_and(|v| v == "1") {
             rt.ctx.set_gc_stress(true);

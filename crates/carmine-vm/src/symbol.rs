@@ -134,6 +134,7 @@ predefined_symbols! {
     BIGDECIMAL_EXCEPTION_MODE = "BigDecimal.exception_mode",
     BIGDECIMAL_ROUNDING_MODE = "BigDecimal.rounding_mode",
     BIGDECIMAL_PRECISION_LIMIT = "BigDecimal.precision_limit",
+    STDOUT = "STDOUT", STDERR = "STDERR",
 }
 
 pub struct SymbolTable {

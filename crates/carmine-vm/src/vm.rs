@@ -51,6 +51,7 @@ core_classes! {
 }
 
 /// A global variable: a plain value, or one computed/validated by hooks.
+#[derive(Clone)]
 pub struct GlobalEntry {
     pub value: Value,
     pub getter: Option<fn(&mut crate::thread::Ctx) -> crate::Result<Value>>,

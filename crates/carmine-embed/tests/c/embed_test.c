@@ -1,6 +1,6 @@
 /*
  * C tests of libcarmine (carmine.h), one group per command-line argument:
- *   embed_test values|arrays|hashes|methods|exceptions|limits|isolation|scripts|output|gc|threads|bytecode|lifecycle [N]
+ *   embed_test values|arrays|hashes|methods|exceptions|limits|isolation|scripts|output|gc|threads|bytecode|tasks|lifecycle [N]
  * Each group exits 0 when every check holds; a failed check prints file:line and the
  * expression (and the VM's error report if any) and exits 1.
  * Driven by crates/carmine-embed/tests/c_api.rs (cargo test).
@@ -54,6 +54,166 @@ static void check_true(carmine_vm *vm, const char *src, int line) {
     }
 }
 #define CHECK_RUBY(vm, src) check_true(vm, src, __LINE__)
+
+/* ---- suspendable runs (carmine_start / carmine_resume) ------------------------------- */
+
+static carmine_script *compile(carmine_vm *vm, const char *src) {
+    carmine_script *s = carmine_compile(vm, src, strlen(src), "task.rb");
+    CHECK(s);
+    return s;
+}
+
+/* Host.id: the number the host attached to the run being stepped (userdata). */
+static carmine_value c_host_id(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                               carmine_value block, void *data) {
+    (void)self; (void)argc; (void)argv; (void)block; (void)data;
+    return carmine_int(vm, (int64_t)(intptr_t)carmine_userdata(vm));
+}
+
+/* Host.each_yield { }: yields from C (a C frame under the block). */
+static carmine_value c_host_yield(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                                  carmine_value block, void *data) {
+    (void)self; (void)argc; (void)argv; (void)data;
+    return carmine_yield(vm, block, 0, NULL);
+}
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static void test_tasks(void) {
+    carmine_vm *vm = g_vm = carmine_open();
+    carmine_value r;
+    carmine_task *t;
+    carmine_wait w;
+    carmine_value host = carmine_define_module(vm, "Host");
+    carmine_define_module_function(vm, host, "id", c_host_id, 0, 0, NULL);
+    carmine_define_module_function(vm, host, "each_yield", c_host_yield, 0, 0, NULL);
+
+    /* A run that does not wait ends at once. */
+    carmine_script *quick = compile(vm, "1 + 2");
+    CHECK(carmine_start(vm, quick, &t, &w, &r) == CARMINE_OK && t == NULL && to_i(vm, r) == 3);
+
+    /* sleep suspends with a timer; resuming ends the run with its value. */
+    carmine_script *sleeper = compile(vm, "x = 20; sleep 0.05; x + 1");
+    double t0 = now_ms();
+    CHECK(carmine_start(vm, sleeper, &t, &w, &r) == CARMINE_SUSPENDED && t != NULL && r == CARMINE_UNDEF);
+    CHECK(now_ms() - t0 < 40); /* it returned at once, not after the sleep */
+    CHECK(w.events == 0 && w.fd == -1 && w.timeout_ms == 50);
+    CHECK(carmine_task_count(vm) == 1);
+    CHECK(carmine_resume(vm, t, 0, &w, &r) == CARMINE_OK && to_i(vm, r) == 21);
+    CHECK(carmine_task_count(vm) == 0);
+    /* A sleep without a duration has no timeout; sleeping twice suspends twice. */
+    carmine_script *twice = compile(vm, "sleep; sleep 0.25; :done");
+    CHECK(carmine_start(vm, twice, &t, &w, &r) == CARMINE_SUSPENDED && w.timeout_ms == -1);
+    CHECK(carmine_resume(vm, t, 0, &w, &r) == CARMINE_SUSPENDED && w.timeout_ms == 250);
+    CHECK(carmine_resume(vm, t, 0, &w, &r) == CARMINE_OK && carmine_type_of(vm, r) == CARMINE_T_SYMBOL);
+
+    /* Reading a pipe with nothing in it suspends on its descriptor. */
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    CHECK(carmine_gv_set(vm, "$rfd", carmine_int(vm, fds[0])) == CARMINE_OK);
+    carmine_script *reader = compile(vm, "io = IO.for_fd($rfd, autoclose: false); io.readpartial(100).upcase");
+    CHECK(carmine_start(vm, reader, &t, &w, &r) == CARMINE_SUSPENDED);
+    CHECK(w.events == CARMINE_READABLE && w.fd == fds[0] && w.timeout_ms == -1);
+    /* An early resume (nothing to read yet) suspends again on the same descriptor. */
+    CHECK(carmine_resume(vm, t, CARMINE_READABLE, &w, &r) == CARMINE_SUSPENDED && w.fd == fds[0]);
+    CHECK(write(fds[1], "hello", 5) == 5);
+    CHECK(carmine_resume(vm, t, CARMINE_READABLE, &w, &r) == CARMINE_OK && str_is(vm, r, "HELLO"));
+    /* IO#wait_readable with a timeout: resumed by its timeout, it answers nil. */
+    carmine_script *waiter = compile(vm, "io = IO.for_fd($rfd, autoclose: false); io.wait_readable(0.03).inspect");
+    CHECK(carmine_start(vm, waiter, &t, &w, &r) == CARMINE_SUSPENDED && w.events == CARMINE_READABLE && w.timeout_ms == 30);
+    CHECK(carmine_resume(vm, t, 0, &w, &r) == CARMINE_OK && str_is(vm, r, "nil"));
+    close(fds[0]);
+    close(fds[1]);
+
+    /* Many runs suspended at once in one VM, resumed in another order: each sees its own
+     * globals, constants and methods and nobody else's, and nothing is left afterwards. */
+    enum { N = 200 };
+    carmine_script *iso = compile(vm,
+        "i = Host.id\n"
+        "seen = [defined?($mine), defined?(MINE), defined?(mine), $shared]\n"
+        "$mine = i; MINE = i * 10; def mine = :m\n"
+        "$shared << i\n"
+        "sleep 0.001\n"
+        "raise \"lost #{$mine}\" unless $mine == i && MINE == i * 10 && mine == :m\n"
+        "sleep 0.001\n"
+        "raise 'leaked' unless seen == [nil, nil, nil, $shared]\n"
+        "i * 2\n");
+    carmine_value shared = carmine_ary_new(vm);
+    CHECK(carmine_gv_set(vm, "$shared", shared) == CARMINE_OK);
+    carmine_task *tasks[N];
+    for (intptr_t i = 0; i < N; i++) {
+        carmine_set_userdata(vm, (void *)i);
+        CHECK(carmine_start(vm, iso, &tasks[i], &w, &r) == CARMINE_SUSPENDED);
+    }
+    CHECK(carmine_task_count(vm) == N);
+    CHECK(carmine_ary_len(vm, shared) == N); /* a shared object is shared */
+    /* Between steps the VM is as the host left it. */
+    CHECK_RUBY(vm, "defined?($mine).nil? && !defined?(MINE) && !respond_to?(:mine, true)");
+    carmine_gc_start(vm);
+    for (int i = N - 1; i >= 0; i--)
+        CHECK(carmine_resume(vm, tasks[i], 0, &w, &r) == CARMINE_SUSPENDED);
+    carmine_gc_start(vm);
+    for (int i = 0; i < N; i++) {
+        carmine_status st = carmine_resume(vm, tasks[i], 0, &w, &r);
+        CHECK(st == CARMINE_OK && to_i(vm, r) == 2 * i);
+    }
+    CHECK(carmine_task_count(vm) == 0);
+    CHECK_RUBY(vm, "defined?($mine).nil? && !defined?(MINE) && !respond_to?(:mine, true)");
+
+    /* Errors end a task as they end a run. */
+    carmine_script *fails = compile(vm, "sleep 0.001\nraise ArgumentError, 'late'");
+    CHECK(carmine_start(vm, fails, &t, &w, &r) == CARMINE_SUSPENDED);
+    CHECK(carmine_resume(vm, t, 0, &w, &r) == CARMINE_EXCEPTION && r == CARMINE_UNDEF);
+    CHECK(!strcmp(carmine_error_class(vm), "ArgumentError") && !strcmp(carmine_error_message(vm), "late"));
+    CHECK(carmine_error_backtrace_size(vm) >= 1 && strstr(carmine_error_backtrace(vm, 0), "task.rb:2"));
+    /* Fiber.yield at the top of a run is an error, as on a main fiber. */
+    carmine_script *yields = compile(vm, "Fiber.yield 1");
+    CHECK(carmine_start(vm, yields, &t, &w, &r) == CARMINE_EXCEPTION && !strcmp(carmine_error_class(vm), "FiberError"));
+
+    /* Where a run cannot suspend it waits by blocking: under a C method, with a thread of
+     * its own alive, in a fiber it made. */
+    carmine_script *blockers = compile(vm,
+        "Host.each_yield { sleep 0.01 }\n"
+        "t = Thread.new { 5 }; sleep 0.01; t.join\n"
+        "Fiber.new { sleep 0.01; 7 }.resume\n");
+    t0 = now_ms();
+    CHECK(carmine_start(vm, blockers, &t, &w, &r) == CARMINE_OK && to_i(vm, r) == 7);
+    CHECK(now_ms() - t0 >= 25);
+    /* A run's own fibers work across its suspensions. */
+    carmine_script *fibers = compile(vm, "f = Fiber.new { |x| y = Fiber.yield(x + 1); y * 2 }; a = f.resume(1); sleep 0.001; a + f.resume(10)");
+    CHECK(carmine_start(vm, fibers, &t, &w, &r) == CARMINE_SUSPENDED);
+    CHECK(carmine_resume(vm, t, 0, &w, &r) == CARMINE_OK && to_i(vm, r) == 22);
+
+    /* The timeout counts suspended time: a run resumed after it ends with CARMINE_LIMIT. */
+    carmine_set_timeout(vm, 100);
+    carmine_script *forever = compile(vm, "sleep 10; :never");
+    CHECK(carmine_start(vm, forever, &t, &w, &r) == CARMINE_SUSPENDED && w.timeout_ms > 0 && w.timeout_ms <= 100);
+    usleep(120 * 1000);
+    CHECK(carmine_resume(vm, t, 0, &w, &r) == CARMINE_LIMIT && !strcmp(carmine_error_class(vm), "Carmine::TimeoutError"));
+    carmine_set_timeout(vm, 0);
+
+    /* Cancelling runs the ensure clauses and undoes the run. */
+    carmine_value log = carmine_ary_new(vm);
+    CHECK(carmine_gv_set(vm, "$log", log) == CARMINE_OK);
+    carmine_script *cancelled = compile(vm, "$mine = 1; begin; sleep 10; ensure; $log << \"ensure #{$mine}\"; end");
+    CHECK(carmine_start(vm, cancelled, &t, &w, &r) == CARMINE_SUSPENDED);
+    CHECK(carmine_start(vm, sleeper, &tasks[0], &w, &r) == CARMINE_SUSPENDED);
+    CHECK(carmine_cancel(vm, t) == CARMINE_OK && carmine_task_count(vm) == 1);
+    CHECK(carmine_ary_len(vm, log) == 1 && str_is(vm, carmine_ary_get(vm, log, 0), "ensure 1"));
+    CHECK_RUBY(vm, "defined?($mine).nil?");
+    CHECK(carmine_resume(vm, tasks[0], 0, &w, &r) == CARMINE_OK && to_i(vm, r) == 21);
+    CHECK(carmine_resume(vm, t, 0, &w, &r) == CARMINE_INVALID); /* a freed handle */
+
+    /* Closing a VM with runs still suspended frees them. */
+    CHECK(carmine_start(vm, forever, &t, &w, &r) == CARMINE_SUSPENDED);
+    CHECK(carmine_start(vm, twice, &t, &w, &r) == CARMINE_SUSPENDED);
+    carmine_close(vm);
+    g_vm = NULL;
+}
 
 /* ---- values ---------------------------------------------------------------------- */
 
@@ -919,6 +1079,7 @@ int main(int argc, char **argv) {
     if (all || !strcmp(what, "gc")) test_gc();
     if (all || !strcmp(what, "threads")) test_threads();
     if (all || !strcmp(what, "bytecode")) test_bytecode();
+    if (all || !strcmp(what, "tasks")) test_tasks();
     if (all || !strcmp(what, "lifecycle")) test_lifecycle(argc > 2 ? atoi(argv[2]) : 100);
     printf("ok %s\n", what);
     return 0;

@@ -301,6 +301,8 @@ pub struct CallCache {
     /// the VM's method epoch.
     pub fast_klass: Cell<u64>,
     pub fast_me: Cell<*const MethodEntry>,
+    /// For a builtin at `fast_me`: its `interp::leaf::Cond` as a byte.
+    pub fast_leaf: Cell<u8>,
 }
 
 impl Default for CallCache {
@@ -314,6 +316,7 @@ impl Default for CallCache {
             ivar: Default::default(),
             fast_klass: Cell::new(0),
             fast_me: Cell::new(std::ptr::null()),
+            fast_leaf: Cell::new(0),
         }
     }
 }
@@ -426,6 +429,10 @@ impl Params {
     }
     pub fn kwrest_index(&self) -> u32 {
         self.kw_start() + self.kw.len() as u32
+    }
+    /// Required positionals and a `&block` parameter, nothing else.
+    pub fn lead_and_block(&self) -> bool {
+        self.block && self.opt == 0 && !self.rest && self.post == 0 && self.kw.is_empty() && !self.kwrest && !self.forwarding
     }
     pub fn block_index(&self) -> u32 {
         self.kwrest_index() + self.kwrest as u32

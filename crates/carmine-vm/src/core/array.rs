@@ -379,7 +379,7 @@ fn empty_p(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::bool(len(recv) == 0))
 }
 
-fn push_m(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+pub(crate) fn push_m(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     ctx.check_frozen(recv)?;
     for &v in args.pos {
         push(ctx, recv, v);
@@ -387,13 +387,13 @@ fn push_m(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(recv)
 }
 
-fn lshift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+pub(crate) fn lshift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     ctx.check_frozen(recv)?;
     push(ctx, recv, args.pos[0]);
     Ok(recv)
 }
 
-fn pop(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+pub(crate) fn pop(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     ctx.check_frozen(recv)?;
     match args.pos.first() {
         None => Ok(rarray(recv).items_mut().pop().unwrap_or(Value::NIL)),
@@ -412,7 +412,7 @@ fn pop(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     }
 }
 
-fn shift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+pub(crate) fn shift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     ctx.check_frozen(recv)?;
     match args.pos.first() {
         None => {
@@ -544,7 +544,7 @@ fn aset(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(v)
 }
 
-fn first(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+pub(crate) fn first(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     match args.pos.first() {
         None => Ok(get(recv, 0)),
         Some(&n) => {
@@ -558,7 +558,7 @@ fn first(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     }
 }
 
-fn last(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+pub(crate) fn last(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let l = len(recv);
     match args.pos.first() {
         None => Ok(if l == 0 { Value::NIL } else { get(recv, l - 1) }),

@@ -155,7 +155,7 @@ fn s_scheduler(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
 
 /// `Fiber.current_scheduler`: the scheduler when the current fiber is non-blocking.
 fn s_current_scheduler(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
-    Ok(fiber::scheduler::active(ctx).unwrap_or(Value::NIL))
+    Ok(fiber::scheduler::active_user(ctx).unwrap_or(Value::NIL))
 }
 
 fn s_schedule(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {

@@ -553,7 +553,7 @@ fn m_aset(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(args.pos[1])
 }
 
-fn m_length(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+pub(crate) fn m_length(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::fixnum(len(recv) as i64))
 }
 

@@ -564,7 +564,7 @@ fn m_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(Value::bool(r.truthy()))
 }
 
-fn m_cmp(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+pub(crate) fn m_cmp(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let b = args.pos[0];
     if !is_integer(b) && !float::is_float(b) && !numeric::is_numeric(ctx, b) {
         if !ctx.respond_to(b, sym::COERCE, true) {
@@ -635,7 +635,7 @@ fn m_or(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     big_binop(ctx, recv, b, sym::OR)
 }
 
-fn m_xor(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+pub(crate) fn m_xor(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let b = args.pos[0];
     if let (Some(x), Some(y)) = (recv.as_fixnum(), b.as_fixnum()) {
         return Ok(Value::fixnum(x ^ y));
@@ -697,7 +697,7 @@ fn m_lshift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     }
 }
 
-fn m_rshift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+pub(crate) fn m_rshift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let b = to_integer_arg(ctx, args.pos[0])?;
     match b.as_fixnum() {
         Some(n) => shift_left(ctx, recv, n.checked_neg().unwrap_or(i64::MAX)),
@@ -982,21 +982,21 @@ fn m_pred(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     sub(ctx, recv, Value::fixnum(1))
 }
 
-fn m_even(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+pub(crate) fn m_even(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::bool(match recv.as_fixnum() {
         Some(x) => x % 2 == 0,
         None => bignum::get(recv).is_even(),
     }))
 }
 
-fn m_odd(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+pub(crate) fn m_odd(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::bool(match recv.as_fixnum() {
         Some(x) => x % 2 != 0,
         None => bignum::get(recv).is_odd(),
     }))
 }
 
-fn m_zero(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+pub(crate) fn m_zero(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::bool(recv == Value::fixnum(0)))
 }
 

@@ -631,7 +631,15 @@ fn k_sleep(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         crate::fiber::scheduler::kernel_sleep(ctx, s, args.pos)?;
         return Ok(Value::fixnum(start.elapsed().as_secs_f64().round() as i64));
     }
-    match args.pos.first() {
+    let secs = sleep_seconds(ctx, args.pos)?;
+    crate::core::thread::sleep(ctx, secs)?;
+    Ok(Value::fixnum(start.elapsed().as_secs_f64().round() as i64))
+}
+
+/// The duration of `sleep(*args)` in seconds (None: forever), checked as `Kernel#sleep`
+/// checks it.
+pub fn sleep_seconds(ctx: &mut Ctx, args: &[Value]) -> Result<Option<f64>> {
+    match args.first() {
         Some(&v) if !v.is_nil() => {
             let divmod = ctx.intern("divmod");
             let secs = if integer::is_integer(v) || float::is_float(v) || crate::core::rational::is_rational(v) {
@@ -649,11 +657,10 @@ fn k_sleep(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
             if secs < 0.0 {
                 return Err(ctx.arg_error("time interval must not be negative"));
             }
-            crate::core::thread::sleep(ctx, Some(secs))?;
+            Ok(Some(secs))
         }
-        _ => crate::core::thread::sleep(ctx, None)?,
+        _ => Ok(None),
     }
-    Ok(Value::fixnum(start.elapsed().as_secs_f64().round() as i64))
 }
 
 

@@ -40,7 +40,7 @@ fn nil_to_f(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
 fn nil_inspect(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     Ok(string::new_us_ascii(ctx, "nil"))
 }
-fn nil_nil_p(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
+pub(crate) fn nil_nil_p(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::TRUE)
 }
 fn and_m(_ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {

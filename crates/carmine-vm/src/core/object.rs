@@ -508,7 +508,7 @@ pub fn guard_recursion<T>(ctx: &mut Ctx, op: SymId, a: Value, b: Value, on_recur
 
 // ---- methods ----
 
-fn basic_eq(_ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+pub(crate) fn basic_eq(_ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(Value::bool(recv == args.pos[0]))
 }
 
@@ -614,7 +614,7 @@ fn obj_public_send(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     }
 }
 
-fn obj_class(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+pub(crate) fn obj_class(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(real_class_of(ctx, recv))
 }
 
@@ -633,7 +633,7 @@ pub fn exposed_singleton_class(ctx: &mut Ctx, v: Value) -> Result<Value> {
     Ok(s)
 }
 
-fn obj_frozen_p(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+pub(crate) fn obj_frozen_p(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::bool(is_frozen(recv)))
 }
 
@@ -641,7 +641,7 @@ fn obj_freeze(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(freeze(recv))
 }
 
-fn obj_nil_p(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+pub(crate) fn obj_nil_p(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::bool(recv.is_nil()))
 }
 
@@ -683,12 +683,12 @@ fn check_module_arg(ctx: &mut Ctx, v: Value) -> Result<()> {
     Ok(())
 }
 
-fn obj_is_a(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+pub(crate) fn obj_is_a(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     check_module_arg(ctx, args.pos[0])?;
     Ok(Value::bool(is_a(ctx, recv, args.pos[0])))
 }
 
-fn obj_instance_of(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+pub(crate) fn obj_instance_of(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     check_module_arg(ctx, args.pos[0])?;
     Ok(Value::bool(real_class_of(ctx, recv) == args.pos[0]))
 }

@@ -402,6 +402,13 @@ fn s_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(p)
 }
 
+/// True when `f` is the builtin behind `Proc#call` and its aliases, which the dispatch loop
+/// runs in place for procs made from Ruby blocks (`ops::push_proc_call`).
+#[inline(always)]
+pub fn is_call(f: crate::core::module::BuiltinFn) -> bool {
+    std::ptr::fn_addr_eq(f, call as crate::core::module::BuiltinFn)
+}
+
 fn call(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     crate::interp::call::call_block(ctx, &Block::Proc(recv), args.pos, args.kw, args.block, None)
 }

@@ -233,11 +233,11 @@ fn op_cmp(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(Value::NIL)
 }
 
-fn length(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+pub(crate) fn length(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::fixnum(string::char_length(recv) as i64))
 }
 
-fn bytesize(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+pub(crate) fn bytesize(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(Value::fixnum(len(recv) as i64))
 }
 
@@ -595,7 +595,7 @@ fn bytesplice(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(recv)
 }
 
-fn getbyte(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+pub(crate) fn getbyte(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let i = i64_arg(ctx, args.pos[0])?;
     let n = len(recv) as i64;
     let i = if i < 0 { i + n } else { i };

@@ -25,7 +25,7 @@ fn thread_error(ctx: &mut Ctx, msg: &str) -> Unwind {
 }
 
 /// A timeout argument in seconds (nil: none) as a deadline.
-fn deadline_of(ctx: &mut Ctx, v: Option<Value>) -> Result<Option<Instant>> {
+pub(crate) fn deadline_of(ctx: &mut Ctx, v: Option<Value>) -> Result<Option<Instant>> {
     match v {
         None => Ok(None),
         Some(v) if v.is_nil() => Ok(None),

@@ -47,15 +47,31 @@ pub fn mark_blocked(list: &[Blocked], m: &mut Marker<'_>) {
     }
 }
 
-/// The scheduler whose hooks the current fiber uses, if any.
+/// The scheduler whose hooks the current fiber uses, if any: the thread's scheduler for a
+/// non-blocking fiber, else an embedding host's for the fiber of a suspendable run
+/// (`runtime::task`; that fiber is blocking, so a script's own scheduler never sees it).
 #[inline]
 pub fn active(ctx: &Ctx) -> Option<Value> {
     let s = ctx.scheduler;
-    if s.is_nil() {
-        return None;
+    if !s.is_nil() {
+        let f = ctx.fiber_obj;
+        if !f.is_nil() && !crate::fiber::is_blocking(f) {
+            return Some(s);
+        }
     }
+    let h = ctx.host_fiber;
+    if !h.is_nil() && h == ctx.fiber_obj {
+        return Some(ctx.host_scheduler);
+    }
+    None
+}
+
+/// The thread's own scheduler when the current fiber is non-blocking (what
+/// `Fiber.current_scheduler` answers: never an embedding host's).
+pub fn active_user(ctx: &Ctx) -> Option<Value> {
+    let s = ctx.scheduler;
     let f = ctx.fiber_obj;
-    if f.is_nil() || crate::fiber::is_blocking(f) {
+    if s.is_nil() || f.is_nil() || crate::fiber::is_blocking(f) {
         return None;
     }
     Some(s)

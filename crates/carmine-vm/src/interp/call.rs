@@ -583,6 +583,23 @@ pub fn push_method_frame_kw(ctx: &mut Ctx, recv: Value, me: &MethodEntry, iseq_v
             ctx.stacks.stack[bp + i] = Value::NIL;
         }
         0
+    } else if matches!(kw, Kw::None) && iseq.params.lead_and_block() && argc == iseq.params.lead as usize {
+        // `def m(a, &blk)`: the block parameter is the only work beyond the simple case.
+        let nlocals = iseq.local_count();
+        if bp + nlocals + STACK_MARGIN > ctx.stacks.stack.len() {
+            return Err(stack_overflow(ctx));
+        }
+        ctx.stacks.sp = bp + argc;
+        let b = match &block {
+            Some(b) => rproc::from_block(ctx, b)?,
+            None => Value::NIL,
+        };
+        for i in argc..nlocals {
+            ctx.stacks.stack[bp + i] = Value::NIL;
+        }
+        ctx.stacks.stack[bp + iseq.params.block_index() as usize] = b;
+        ctx.stacks.sp = bp + nlocals;
+        0
     } else {
         ctx.stacks.sp = match kw {
             Kw::Stack(keys, at) => at + keys.len(),

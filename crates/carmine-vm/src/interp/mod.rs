@@ -10,6 +10,7 @@ pub mod env;
 pub mod exec;
 pub mod frame;
 pub mod iter;
+pub mod leaf;
 pub mod ops;
 
 use crate::core::module::{self, MethodBody};

@@ -34,6 +34,11 @@ pub struct HostState {
     pub limits: super::limits::Limits,
     /// NUL-terminated copies of symbol names handed to C (symbols live as long as the VM).
     c_names: RefCell<crate::symbol::SymMap<std::ffi::CString>>,
+    /// Host methods running now (a run cannot suspend under one: the host's own frames
+    /// are on the stack).
+    pub calls: std::cell::Cell<u32>,
+    /// Suspendable runs (`runtime::task`).
+    pub tasks: super::task::TaskState,
 }
 
 impl HostState {
@@ -70,7 +75,14 @@ fn host_method_trampoline(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Val
     };
     let f = mid.and_then(|mid| lookup(ctx, owner, mid, recv));
     match f {
-        Some(f) => f(ctx, recv, args),
+        Some(f) => {
+            let calls = &ctx.vm().host.calls;
+            calls.set(calls.get() + 1);
+            let r = f(ctx, recv, args);
+            let calls = &ctx.vm().host.calls;
+            calls.set(calls.get() - 1);
+            r
+        }
         None => Err(ctx.raise(ctx.c().not_implemented_error, "host method not found")),
     }
 }

@@ -150,6 +150,17 @@ pub fn set_memory_cap(vm: &Vm, bytes: usize) {
 
 /// Starts the limits of a run.
 pub fn arm(vm: &Vm) {
+    arm_until(vm, deadline(vm));
+}
+
+/// When a run starting now must end by the timeout (None: no timeout).
+pub fn deadline(vm: &Vm) -> Option<Instant> {
+    vm.host.limits.timeout.get().map(|t| Instant::now() + t)
+}
+
+/// Starts the limits of a run (or of one step of a suspendable run) whose time is up at
+/// `deadline`: a deadline already past trips the timeout at once.
+pub fn arm_until(vm: &Vm, deadline: Option<Instant>) {
     let l = &vm.host.limits;
     if l.watchdog.borrow().as_ref().is_some_and(|w| w.pid != std::process::id()) {
         // In a forked child: start a watchdog of its own.
@@ -158,10 +169,15 @@ pub fn arm(vm: &Vm) {
     l.tripped.set(false);
     l.memory_exceeded.set(false);
     l.armed.set(true);
-    if let (Some(t), Some(w)) = (l.timeout.get(), l.watchdog.borrow().as_ref()) {
+    if let (Some(d), Some(w)) = (deadline, l.watchdog.borrow().as_ref()) {
+        if d <= Instant::now() {
+            w.shared.fired.store(true, Ordering::Release);
+            vm.interrupt.fetch_or(INTERRUPT_LIMIT, Ordering::AcqRel);
+            return;
+        }
         w.shared.fired.store(false, Ordering::Release);
         if let Ok(mut st) = w.shared.state.lock() {
-            st.deadline = Some(Instant::now() + t);
+            st.deadline = Some(d);
         }
         w.shared.wake.notify_all();
     }

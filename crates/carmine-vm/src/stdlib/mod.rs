@@ -66,6 +66,7 @@ pub const NATIVE_FEATURES: &[(&str, NativeInit)] = &[
     ("psych.so", psych::init),
     ("racc/cparse", racc_cparse::init),
     ("bigdecimal.so", bigdecimal::init),
+    ("teleporter", crate::teleporter::init),
 ];
 
 /// The native feature `require name` loads (`name` without `.rb`), and the name it is

@@ -131,6 +131,11 @@ pub struct Ctx {
     pub trace_raised: Value,
     /// `Fiber.scheduler` of this thread (nil: none; see `fiber::scheduler`).
     pub scheduler: Value,
+    /// The fiber of an embedding host's suspendable run while it runs (nil otherwise):
+    /// its blocking operations go to `host_scheduler` (see `runtime::task`).
+    pub host_fiber: Value,
+    /// The object whose hooks suspend a host's run (made at the first such run).
+    pub host_scheduler: Value,
 }
 
 impl Ctx {
@@ -177,6 +182,8 @@ impl Ctx {
             trace_switch: false,
             trace_raised: Value::NIL,
             scheduler: Value::NIL,
+            host_fiber: Value::NIL,
+            host_scheduler: Value::NIL,
         }
     }
 

@@ -361,12 +361,12 @@ pub fn io_write(ctx: &mut Ctx, v: Value, b: &[u8]) -> Result<()> {
 /// and `$stderr` when they are other IOs (a file being edited in place, a redirection).
 pub fn flush_stdout(ctx: &mut Ctx) {
     let object = ctx.c().object;
-    let (out_id, err_id) = (ctx.intern("STDOUT"), ctx.intern("STDERR"));
+    let (out_id, err_id) = (sym::STDOUT, sym::STDERR);
     let out = crate::core::module::body(object).const_get(out_id).map(|e| e.value);
     let err = crate::core::module::body(object).const_get(err_id).map(|e| e.value);
     let current = [crate::core::globals::raw(ctx, sym::DOLLAR_STDOUT), crate::core::globals::raw(ctx, sym::DOLLAR_STDERR)];
     for v in [out, err, Some(current[0]), Some(current[1])].into_iter().flatten() {
-        if let Some(io) = io_ref(v).filter(|io| !io.closed) {
+        if let Some(io) = io_ref(v).filter(|io| !io.closed && !io.wbuf.is_empty()) {
             let buf = std::mem::take(&mut io.wbuf);
             let _ = write_fd(io.fd, &buf);
         }

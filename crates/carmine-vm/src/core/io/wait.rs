@@ -30,7 +30,7 @@ fn open_fd(ctx: &mut Ctx, v: Value) -> Result<i32> {
 
 /// Waits for `events` (READABLE/PRIORITY/WRITABLE bits) until `timeout` seconds pass;
 /// the events that are ready (0 at the timeout).
-fn wait_events(ctx: &mut Ctx, v: Value, events: i64, timeout: Option<&Value>) -> Result<i64> {
+pub(crate) fn wait_events(ctx: &mut Ctx, v: Value, events: i64, timeout: Option<&Value>) -> Result<i64> {
     let fd = open_fd(ctx, v)?;
     let timeout = timeout_arg(ctx, timeout)?;
     if events & READABLE != 0 && io_ref(v).is_some_and(|io| io.rpos < io.rbuf.len()) {

@@ -1,0 +1,403 @@
+//! Suspendable runs for hosts with an event loop (nginx): a script runs on a fiber of its
+//! own (a *runner*), and when it would block — `sleep`, or IO on a descriptor that is not
+//! ready — the run is suspended instead and the host is told what to wait for
+//! (`Wait`); the host resumes it when that happened, from its own event loop.
+//!
+//! Invariants:
+//! - A runner is a fiber entered by `transfer` from the thread's root fiber (so a script's
+//!   `Fiber.yield` at its top level raises FiberError, as on a main fiber) and created
+//!   *blocking*: a scheduler the script sets with `Fiber.set_scheduler` serves the fibers
+//!   the script schedules, never the runner itself. While a step of a task runs,
+//!   `Ctx::host_fiber` names its runner, and `fiber::scheduler::active` sends the
+//!   runner's blocking operations to the host scheduler (`Ctx::host_scheduler`), whose
+//!   hooks suspend the run by transferring back to the root fiber.
+//! - A run suspends only from its runner, with no host method (C function) on the stack
+//!   and no other Ruby thread alive (threads run only while the VM's thread waits in the
+//!   VM): otherwise the hooks wait by blocking, as a run without suspension does.
+//!   `Mutex`, `Queue`, `ConditionVariable` and `Thread#join` waits (the `block` hook)
+//!   always block.
+//! - Any number of tasks may be suspended in one VM. Each step ends with the VM as the
+//!   host left it: a suspending run's changes are swapped out of the VM (see
+//!   `isolation`) and back in when it resumes, so every run sees only its own changes.
+//! - Runners are reused: a run that ends leaves its runner idle (kept in `Runtime`, a VM
+//!   root, up to `IDLE_RUNNERS`). A cancelled run's runner is killed (its `ensure`
+//!   clauses run, waiting by blocking) and dropped.
+//! - A run's timeout is a deadline fixed when it starts: suspended time counts, every
+//!   wait's timeout is capped by what is left, and a step resumed after the deadline
+//!   raises `Carmine::TimeoutError` at its first safepoint.
+
+use std::cell::{Cell, RefCell};
+use std::time::{Duration, Instant};
+
+use super::{host, isolation, limits, Runtime, Script};
+use crate::core::module::{self, Arity, ThreadSafety, Visibility};
+use crate::error::Unwind;
+use crate::fiber::scheduler::{PRIORITY, READABLE, WRITABLE};
+use crate::thread::Ctx;
+use crate::value::Value;
+use crate::Result;
+
+/// Idle runners a VM keeps for later runs.
+const IDLE_RUNNERS: usize = 16;
+
+/// What a suspended run waits for before it is resumed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wait {
+    /// `READABLE` / `WRITABLE` bits for `fd`; 0 when the run only waits for time.
+    pub events: i64,
+    /// The descriptor (-1 when `events` is 0).
+    pub fd: i32,
+    /// Resume after this long at the latest, ready or not (None: no limit): the length of
+    /// a `sleep`, an IO wait's timeout, or what is left of the run's timeout.
+    pub timeout: Option<Duration>,
+}
+
+/// How one step of a task ended.
+pub enum Step {
+    /// The run ended (its isolation is undone): its value, or what ended it.
+    Done(std::result::Result<Value, Unwind>),
+    Suspended(Wait),
+}
+
+/// A run in progress (suspended between steps).
+pub struct Task {
+    runner: Value,
+    snapshot: Option<isolation::RunSnapshot>,
+    swapped: Option<isolation::Swapped>,
+    deadline: Option<Instant>,
+}
+
+/// What a runner runs next.
+#[derive(Clone, Copy)]
+struct Job {
+    iseq: Value,
+    /// For an isolated run: the `at_exit` blocks registered before it.
+    at_exit: Option<usize>,
+}
+
+enum StepEnd {
+    Suspended(Wait),
+    Done(std::result::Result<Value, Unwind>),
+}
+
+/// Per-VM state of the tasks (in `HostState`).
+#[derive(Default)]
+pub struct TaskState {
+    job: Cell<Option<Job>>,
+    /// Set by the runner just before it hands control back to the host.
+    end: RefCell<Option<StepEnd>>,
+}
+
+impl Runtime {
+    /// Starts `script` as a task: like `run_script`, but a wait inside it suspends the run
+    /// (`Step::Suspended`) instead of blocking; `resume_task` continues it.
+    pub fn start_task(&mut self, script: &Script, isolated: bool) -> (Task, Step) {
+        self.bind_thread();
+        host_scheduler(&mut self.ctx);
+        let snapshot = isolated.then(|| self.take_snapshot());
+        let at_exit = snapshot.as_ref().map(|s| s.at_exit_len());
+        let runner = self.runner();
+        let mut task = Task { runner, snapshot, swapped: None, deadline: limits::deadline(&self.vm) };
+        self.vm.host.tasks.job.set(Some(Job { iseq: script.iseq, at_exit }));
+        let step = self.step(&mut task, &[]);
+        (task, step)
+    }
+
+    /// Continues a suspended task. `ready`: the events of its `Wait` that happened
+    /// (`READABLE`/`WRITABLE` bits), 0 when its timeout passed (or its sleep ended).
+    pub fn resume_task(&mut self, task: &mut Task, ready: i64) -> Step {
+        self.bind_thread();
+        self.step(task, &[Value::fixnum(ready)])
+    }
+
+    /// Ends a suspended task without resuming its wait: its `ensure` clauses and
+    /// `at_exit` blocks run (their waits block), then its isolation is undone. Returns
+    /// what ended it.
+    pub fn cancel_task(&mut self, mut task: Task) -> std::result::Result<Value, Unwind> {
+        self.bind_thread();
+        self.running += 1;
+        limits::arm_until(&self.vm, task.deadline);
+        let ctx = &mut *self.ctx;
+        if let Some(s) = task.swapped.take() {
+            s.swap_in(ctx);
+        }
+        let r = crate::fiber::kill(ctx, task.runner);
+        let end = self.vm.host.tasks.end.borrow_mut().take();
+        let r = match end {
+            Some(StepEnd::Done(r)) => r,
+            _ => r.map(|_| Value::NIL),
+        };
+        self.retire(task.runner);
+        let r = self.finish(&mut task, r);
+        limits::disarm(&self.vm);
+        self.running -= 1;
+        r
+    }
+
+    /// A runner for a new task: an idle one, or a new fiber.
+    fn runner(&mut self) -> Value {
+        if let Some(r) = self.idle_runners.pop() {
+            return r;
+        }
+        let ctx = &mut *self.ctx;
+        let fiber_class = ctx.c().fiber;
+        let f = crate::fiber::new_fiber(ctx, fiber_class, crate::fiber::Body::Native(runner_body, Value::NIL), true, Value::NIL);
+        host::gc_register(ctx, f);
+        f
+    }
+
+    /// A runner whose run ended: kept for the next task when it can run again.
+    fn retire(&mut self, runner: Value) {
+        let idle = crate::fiber::data(runner).is_some_and(|d| d.is_alive());
+        if idle && self.idle_runners.len() < IDLE_RUNNERS {
+            self.idle_runners.push(runner);
+        } else {
+            host::gc_unregister(&self.ctx, runner);
+        }
+    }
+
+    /// Runs the task until it suspends or ends.
+    fn step(&mut self, task: &mut Task, msg: &[Value]) -> Step {
+        self.running += 1;
+        limits::arm_until(&self.vm, task.deadline);
+        let ctx = &mut *self.ctx;
+        if let Some(s) = task.swapped.take() {
+            s.swap_in(ctx);
+        }
+        let outer = std::mem::replace(&mut ctx.host_fiber, task.runner);
+        let r = crate::fiber::transfer(ctx, task.runner, msg);
+        ctx.host_fiber = outer;
+        let end = self.vm.host.tasks.end.borrow_mut().take();
+        let step = match end {
+            Some(StepEnd::Suspended(wait)) => {
+                let ctx = &mut *self.ctx;
+                task.swapped = task.snapshot.as_ref().and_then(|s| s.swap_out(ctx, self.baseline.as_mut()));
+                let left = task.deadline.map(|d| d.saturating_duration_since(Instant::now()));
+                let timeout = match (wait.timeout, left) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                Step::Suspended(Wait { timeout, ..wait })
+            }
+            Some(StepEnd::Done(r)) => {
+                self.retire(task.runner);
+                Step::Done(self.finish(task, r))
+            }
+            // The runner ended on its own (a bug of the VM's, or a kill from inside).
+            None => {
+                self.retire(task.runner);
+                Step::Done(self.finish(task, r.map(|_| Value::NIL)))
+            }
+        };
+        limits::disarm(&self.vm);
+        self.running -= 1;
+        step
+    }
+
+    /// The end of a run, on the root fiber: stops its threads, flushes output and undoes
+    /// what it changed (for an isolated run).
+    fn finish(&mut self, task: &mut Task, r: std::result::Result<Value, Unwind>) -> std::result::Result<Value, Unwind> {
+        let ctx = &mut *self.ctx;
+        let Some(snapshot) = task.snapshot.take() else {
+            crate::core::io::flush_stdout(ctx);
+            return r;
+        };
+        let keep = r.as_ref().map_or(Value::NIL, |&v| v);
+        let mark = ctx.protect(keep);
+        if let Err(Unwind::Raise(e)) = r {
+            ctx.protect(e);
+        }
+        crate::thread::sched::terminate_all(ctx);
+        crate::core::io::flush_stdout(ctx);
+        snapshot.restore(ctx);
+        if let Some(b) = self.baseline.as_mut() {
+            b.restore(&mut self.ctx);
+        }
+        self.ctx.unprotect(mark);
+        r
+    }
+}
+
+impl Drop for Task {
+    fn drop(&mut self) {
+        // A task dropped unfinished belongs to a VM being closed: its records go with the
+        // VM's memory.
+    }
+}
+
+/// The body of every runner: runs the job it is given, reports the end to the host and
+/// waits (idle) for the next one.
+fn runner_body(ctx: &mut Ctx, _arg: Value) -> Result<Value> {
+    loop {
+        let job = ctx.vm().host.tasks.job.take();
+        let r = match job {
+            Some(job) => run_job(ctx, job),
+            None => Ok(Value::NIL),
+        };
+        if let Err(Unwind::Throw { tag, .. }) = r {
+            if crate::fiber::is_kill_tag(ctx, tag) {
+                // Cancelled: the runner ends here.
+                *ctx.vm().host.tasks.end.borrow_mut() = Some(StepEnd::Done(Ok(Value::NIL)));
+                return r;
+            }
+        }
+        *ctx.vm().host.tasks.end.borrow_mut() = Some(StepEnd::Done(r));
+        let root = ctx.fibers.root;
+        crate::fiber::transfer(ctx, root, &[])?;
+    }
+}
+
+/// A script at top level, then (isolated) the `at_exit` blocks it registered and the
+/// closing of a fiber scheduler it set.
+fn run_job(ctx: &mut Ctx, job: Job) -> Result<Value> {
+    let main_obj = ctx.vm().main_obj.get();
+    let cref = ctx.vm().top_cref.get();
+    let mut r = crate::interp::call::run_iseq_frame(ctx, job.iseq, crate::interp::frame::FrameKind::Top, main_obj, cref, Value::NIL, Value::NIL, None, None).map(|(v, _)| v);
+    std::hint::black_box(job.iseq);
+    let Some(at_exit) = job.at_exit else { return r };
+    let keep = r.as_ref().map_or(Value::NIL, |&v| v);
+    let mark = ctx.protect(keep);
+    if let Err(Unwind::Raise(e)) = r {
+        ctx.protect(e);
+    }
+    for p in isolation::take_at_exit_after(ctx, at_exit) {
+        if let Err(e) = ctx.call_proc(p, &[], None) {
+            if r.is_ok() {
+                r = Err(e);
+                if let Err(Unwind::Raise(e)) = r {
+                    ctx.protect(e);
+                }
+            }
+        }
+    }
+    if let Err(e) = crate::fiber::scheduler::close_current(ctx) {
+        if r.is_ok() {
+            r = Err(e);
+        }
+    }
+    ctx.unprotect(mark);
+    r
+}
+
+// ---- the host scheduler ----
+
+/// The object whose hooks suspend runs (made once per thread context).
+fn host_scheduler(ctx: &mut Ctx) -> Value {
+    if !ctx.host_scheduler.is_nil() {
+        return ctx.host_scheduler;
+    }
+    let object = ctx.c().object;
+    let k = crate::core::module_methods::new_class(ctx, object, None);
+    use ThreadSafety::Unsafe;
+    use Visibility::Public;
+    module::define_builtin(ctx, k, "kernel_sleep", hook_kernel_sleep, Arity::rest(0), Unsafe, Public, false);
+    module::define_builtin(ctx, k, "io_wait", hook_io_wait, Arity::range(2, 3), Unsafe, Public, false);
+    module::define_builtin(ctx, k, "block", hook_block, Arity::range(1, 2), Unsafe, Public, false);
+    module::define_builtin(ctx, k, "unblock", hook_unblock, Arity::exact(2), Unsafe, Public, false);
+    let s = crate::core::object::new_object(ctx, k);
+    ctx.host_scheduler = s;
+    s
+}
+
+/// Whether the running code may suspend its run now (see the module invariants).
+fn can_suspend(ctx: &Ctx) -> bool {
+    let h = ctx.host_fiber;
+    !h.is_nil() && h == ctx.fiber_obj && ctx.vm().host.calls.get() == 0 && !crate::thread::sched::others_running(ctx)
+}
+
+/// Runs `f` as if no host scheduler were there (its waits block the thread).
+fn blocking<T>(ctx: &mut Ctx, f: impl FnOnce(&mut Ctx) -> T) -> T {
+    let h = std::mem::replace(&mut ctx.host_fiber, Value::NIL);
+    let r = f(ctx);
+    ctx.host_fiber = h;
+    r
+}
+
+/// Suspends the run until the host resumes it; the events the host reports ready.
+fn suspend(ctx: &mut Ctx, wait: Wait) -> Result<i64> {
+    *ctx.vm().host.tasks.end.borrow_mut() = Some(StepEnd::Suspended(wait));
+    let root = ctx.fibers.root;
+    let v = crate::fiber::transfer(ctx, root, &[])?;
+    // Resumed after the run's deadline: the timeout is raised here, where the wait was.
+    if ctx.vm().interrupt.load(std::sync::atomic::Ordering::Relaxed) & crate::interp::ops::INTERRUPT_LIMIT != 0 {
+        limits::check(ctx)?;
+    }
+    Ok(v.as_fixnum().unwrap_or(0))
+}
+
+fn seconds(ctx: &mut Ctx, v: Option<&Value>) -> Result<Option<Duration>> {
+    match v {
+        Some(&v) if !v.is_nil() => {
+            let s = crate::core::numeric::to_f64(ctx, v)?;
+            Ok(Some(Duration::from_secs_f64(s.clamp(0.0, 1e9))))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// `kernel_sleep(*duration)`: `sleep`.
+fn hook_kernel_sleep(ctx: &mut Ctx, _recv: Value, args: &crate::interp::Args) -> Result<Value> {
+    let secs = crate::core::kernel::sleep_seconds(ctx, args.pos)?;
+    if !can_suspend(ctx) {
+        blocking(ctx, |ctx| crate::core::thread::sleep(ctx, secs))?;
+        return Ok(Value::NIL);
+    }
+    let timeout = secs.map(|s| Duration::from_secs_f64(s.min(1e9)));
+    suspend(ctx, Wait { events: 0, fd: -1, timeout })?;
+    Ok(Value::NIL)
+}
+
+/// `io_wait(io, events, timeout)`: the events ready, or false after the timeout.
+fn hook_io_wait(ctx: &mut Ctx, _recv: Value, args: &crate::interp::Args) -> Result<Value> {
+    let io = args.pos[0];
+    let events = crate::core::integer::to_i64_arg(ctx, args.pos[1])?;
+    let timeout = args.pos.get(2).copied().unwrap_or(Value::NIL);
+    let fd = crate::core::io::io_ref(io).filter(|o| !o.closed).map(|o| o.fd);
+    let Some(fd) = fd.filter(|_| can_suspend(ctx)) else {
+        let got = blocking(ctx, |ctx| crate::core::io::wait::wait_events(ctx, io, events, Some(&timeout)))?;
+        return Ok(if got == 0 { Value::FALSE } else { Value::fixnum(got) });
+    };
+    let mut want = events & (READABLE | WRITABLE);
+    if events & PRIORITY != 0 {
+        want |= READABLE;
+    }
+    let timeout = seconds(ctx, Some(&timeout))?;
+    let deadline = timeout.map(|t| Instant::now() + t);
+    let mut poll_events = 0;
+    if events & (READABLE | PRIORITY) != 0 {
+        poll_events |= libc::POLLIN;
+    }
+    if events & WRITABLE != 0 {
+        poll_events |= libc::POLLOUT;
+    }
+    loop {
+        let timeout = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        let got = suspend(ctx, Wait { events: want, fd, timeout })? & events;
+        if got == 0 {
+            return Ok(Value::FALSE);
+        }
+        // The host's word is checked: a descriptor reported ready early is waited for again.
+        if crate::fiber::scheduler::ready_now(fd, poll_events) {
+            return Ok(Value::fixnum(got));
+        }
+    }
+}
+
+/// `block(blocker, timeout = nil)`: always waits by blocking the thread, once, until it
+/// is woken (the caller checks its condition again) or the timeout passes.
+fn hook_block(ctx: &mut Ctx, _recv: Value, args: &crate::interp::Args) -> Result<Value> {
+    let deadline = seconds(ctx, args.pos.get(1))?.map(|d| Instant::now() + d);
+    let mut woken = false;
+    blocking(ctx, |ctx| {
+        crate::thread::sched::wait_until(ctx, deadline, |_| {
+            let r = woken;
+            woken = true;
+            Ok(r)
+        })
+    })?;
+    Ok(Value::TRUE)
+}
+
+fn hook_unblock(_ctx: &mut Ctx, _recv: Value, _args: &crate::interp::Args) -> Result<Value> {
+    Ok(Value::NIL)
+}

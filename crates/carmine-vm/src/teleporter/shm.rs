@@ -1,0 +1,279 @@
+//! Shared-memory mappings: anonymous `MAP_SHARED` memory (inherited across `fork`) and named
+//! POSIX shared memory (`shm_open`, mode 0600, opened by unrelated processes), plus the
+//! liveness test of the processes that use them.
+//!
+//! Invariants:
+//! - A `Mapping` owns one `mmap` of the whole segment and unmaps it when dropped; nothing in
+//!   shared memory holds an address, only offsets from the mapping's base, so each process
+//!   may map a segment anywhere.
+//! - A named segment is created with `O_CREAT | O_EXCL`, sized with `ftruncate` and its pages
+//!   reserved with `posix_fallocate` (a full `/dev/shm` is an error at creation, never a
+//!   SIGBUS later); its name stays until `unlink`, as POSIX names do.
+
+use std::ffi::CString;
+use std::io;
+
+/// One mapping of a segment into this process.
+pub struct Mapping {
+    base: *mut u8,
+    len: usize,
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: `base`/`len` are exactly what mmap returned; nothing borrows the mapping
+        // past the owner's lifetime.
+        unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
+    }
+}
+
+/// How `Mapping::named` found the name.
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub enum Opened {
+    /// This call created the segment: the caller initialises it.
+    Created,
+    /// The segment existed: another process created (or is creating) it.
+    Existing,
+}
+
+fn last_error() -> io::Error {
+    io::Error::last_os_error()
+}
+
+/// The POSIX shared-memory name for `name` ("/name"); names holding '/' or NUL are refused.
+pub fn shm_name(name: &str) -> io::Result<CString> {
+    let bare = name.strip_prefix('/').unwrap_or(name);
+    if bare.is_empty() || bare.contains('/') || bare.len() > 250 {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    CString::new(format!("/{bare}")).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+impl Mapping {
+    /// Anonymous shared memory of `len` bytes (zeroed), shared with children forked later.
+    pub fn anonymous(len: usize) -> io::Result<Mapping> {
+        // SAFETY: a fresh mapping; the kernel picks the address.
+        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0) };
+        if p == libc::MAP_FAILED {
+            return Err(last_error());
+        }
+        Ok(Mapping { base: p as *mut u8, len })
+    }
+
+    /// The named segment `name`: created with `len` bytes (zeroed) if it does not exist,
+    /// else mapped at the size its creator gave it.
+    pub fn named(name: &str, len: usize) -> io::Result<(Mapping, Opened)> {
+        let cname = shm_name(name)?;
+        // SAFETY: a NUL-terminated name; the descriptor is closed below.
+        let fd = unsafe { libc::shm_open(cname.as_ptr(), libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC, 0o600) };
+        if fd >= 0 {
+            return match Self::size_new(fd, len) {
+                Ok(()) => Self::map_fd(fd, len).map(|m| (m, Opened::Created)),
+                Err(e) => {
+                    // SAFETY: our own descriptor and name, just created.
+                    unsafe {
+                        libc::close(fd);
+                        libc::shm_unlink(cname.as_ptr());
+                    }
+                    Err(e)
+                }
+            };
+        }
+        let err = last_error();
+        if err.raw_os_error() != Some(libc::EEXIST) {
+            return Err(err);
+        }
+        // SAFETY: as above.
+        let fd = unsafe { libc::shm_open(cname.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC, 0) };
+        if fd < 0 {
+            return Err(last_error());
+        }
+        // The creator sizes the object right after creating it: wait a little for that.
+        let mut size = 0;
+        for _ in 0..2000 {
+            // SAFETY: `st` is written by fstat on our descriptor.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            if unsafe { libc::fstat(fd, &mut st) } != 0 {
+                let e = last_error();
+                unsafe { libc::close(fd) };
+                return Err(e);
+            }
+            size = st.st_size as usize;
+            if size > 0 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(500));
+        }
+        if size == 0 {
+            unsafe { libc::close(fd) };
+            return Err(io::Error::from_raw_os_error(libc::ENODATA));
+        }
+        Self::map_fd(fd, size).map(|m| (m, Opened::Existing))
+    }
+
+    fn size_new(fd: i32, len: usize) -> io::Result<()> {
+        // SAFETY: our descriptor, opened read-write.
+        if unsafe { libc::ftruncate(fd, len as libc::off_t) } != 0 {
+            return Err(last_error());
+        }
+        // SAFETY: as above; reserves the pages so that touching them cannot SIGBUS.
+        let rc = unsafe { libc::posix_fallocate(fd, 0, len as libc::off_t) };
+        if rc != 0 && rc != libc::EOPNOTSUPP && rc != libc::EINVAL {
+            return Err(io::Error::from_raw_os_error(rc));
+        }
+        Ok(())
+    }
+
+    /// Maps `len` bytes of `fd` shared and closes the descriptor.
+    fn map_fd(fd: i32, len: usize) -> io::Result<Mapping> {
+        // SAFETY: a fresh mapping of our descriptor; the mapping keeps the object alive, so
+        // the descriptor can be closed at once.
+        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0) };
+        let err = last_error();
+        unsafe { libc::close(fd) };
+        if p == libc::MAP_FAILED {
+            return Err(err);
+        }
+        Ok(Mapping { base: p as *mut u8, len })
+    }
+
+    pub fn base(&self) -> *mut u8 {
+        self.base
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// Removes the name `name` (existing mappings stay valid until unmapped).
+pub fn unlink(name: &str) -> io::Result<()> {
+    let cname = shm_name(name)?;
+    // SAFETY: a NUL-terminated name.
+    if unsafe { libc::shm_unlink(cname.as_ptr()) } != 0 {
+        return Err(last_error());
+    }
+    Ok(())
+}
+
+/// This process's identity as stored in a process slot: its pid in the low 22 bits (Linux's
+/// `pid_max` limit) and its start time (clock ticks since boot) above, so a recycled pid
+/// is never taken for the process that had it.
+pub fn process_identity(pid: u32) -> Option<u64> {
+    let start = start_time(pid)?;
+    Some(((start & ((1 << 42) - 1)) << 22) | (pid as u64 & ((1 << 22) - 1)))
+}
+
+/// The pid part of an identity.
+pub fn identity_pid(id: u64) -> u32 {
+    (id & ((1 << 22) - 1)) as u32
+}
+
+/// The start time of process `pid` (field 22 of /proc/pid/stat), unless it is gone or a
+/// zombie (a process killed with SIGKILL is a zombie until its parent waits for it, and
+/// counts as dead here).
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is parenthesised and may hold spaces and parentheses: the
+    // fields after it start after the last ')'.
+    let close = stat.iter().rposition(|&b| b == b')')?;
+    let rest = std::str::from_utf8(&stat[close + 1..]).ok()?;
+    let mut fields = rest.split_ascii_whitespace();
+    let state = fields.next()?;
+    if state == "Z" || state == "X" || state == "x" {
+        return None;
+    }
+    // Fields 3..=22: `state` was field 3, so the start time is 19 fields further.
+    fields.nth(18)?.parse().ok()
+}
+
+/// Whether the process with identity `id` still runs.
+pub fn alive(id: u64) -> bool {
+    let pid = identity_pid(id);
+    match process_identity(pid) {
+        Some(now) => now == id,
+        None => {
+            // Without /proc (or with it hidden), fall back on kill(pid, 0).
+            if std::path::Path::new("/proc/self/stat").exists() {
+                return false;
+            }
+            // SAFETY: signal 0 only checks for existence.
+            unsafe { libc::kill(pid as i32, 0) == 0 || *libc::__errno_location() != libc::ESRCH }
+        }
+    }
+}
+
+/// This process's pid.
+pub fn my_pid() -> u32 {
+    // SAFETY: no preconditions.
+    unsafe { libc::getpid() as u32 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identity_of_this_process_is_alive() {
+        let id = process_identity(my_pid()).unwrap();
+        assert_eq!(identity_pid(id), my_pid());
+        assert!(alive(id));
+        // The same pid with another start time is a different (dead) process.
+        assert!(!alive(id ^ (1 << 30)));
+    }
+
+    #[test]
+    fn a_killed_child_is_dead_before_it_is_reaped() {
+        // SAFETY: the child only sleeps.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            std::thread::sleep(std::time::Duration::from_secs(30));
+            unsafe { libc::_exit(0) };
+        }
+        let id = process_identity(pid as u32).unwrap();
+        assert!(alive(id));
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        let mut dead = false;
+        for _ in 0..1000 {
+            if !alive(id) {
+                dead = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert!(dead);
+        let mut status = 0;
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+    }
+
+    /// Removes a test's name even when the test fails half-way.
+    struct Unlink(String);
+
+    impl Drop for Unlink {
+        fn drop(&mut self) {
+            let _ = unlink(&self.0);
+        }
+    }
+
+    #[test]
+    fn named_segments_are_created_once_and_unlinked() {
+        let name = format!("carmine-shm-test-{}", my_pid());
+        let _guard = Unlink(name.clone());
+        let (a, how) = Mapping::named(&name, 1 << 16).unwrap();
+        assert_eq!(how, Opened::Created);
+        // SAFETY: both map the same object.
+        unsafe { *a.base().add(100) = 42 };
+        let (b, how) = Mapping::named(&name, 1 << 20).unwrap();
+        assert_eq!(how, Opened::Existing);
+        assert_eq!(b.len(), 1 << 16);
+        assert_eq!(unsafe { *b.base().add(100) }, 42);
+        unlink(&name).unwrap();
+        assert!(!std::path::Path::new(&format!("/dev/shm/{name}")).exists());
+        assert!(unlink(&name).is_err());
+        assert!(shm_name("a/b").is_err());
+    }
+}

@@ -1,0 +1,607 @@
+//! `Teleporter::Tunnel`: a queue of Ruby objects in shared memory between processes (and
+//! between VMs of one process).
+//!
+//! Invariants:
+//! - A Tunnel object holds an `Rc<Handle>`: the mapping and the process slot this process
+//!   uses in it. A slot is taken at the first operation of each process (a forked child
+//!   takes its own; the parent's slot is never touched by the child) and given back when
+//!   the last Tunnel object of the mapping is collected in the process that took it.
+//! - `send` copies: immediates (Integer fixnums, Float, nil, true, false, short ASCII
+//!   Symbols) go into the ring entry as they are, anything else through `format::dump`
+//!   into the Tunnel's reused buffer, then into the entry (up to 56 bytes) or a heap block.
+//!   `recv` decodes from the entry or straight from the block, which it holds (and nobody
+//!   else writes) until the decode ends, and then frees.
+//! - Blocking: an operation that must wait leaves the giant lock, spins briefly and sleeps
+//!   on the segment's futex in slices of at most `SLICE`, taking interrupts (Thread#raise,
+//!   kill, signals) between slices; a non-blocking fiber waits through its scheduler's
+//!   `kernel_sleep` instead, polling the queue. Dead processes' slots are reclaimed at
+//!   least every `RECLAIM_EVERY` of waiting, so memory a crashed process held comes back.
+
+use std::cell::Cell;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use super::alloc::BLOCK_HEADER;
+use super::queue::{Entry, PopError, PushError, INLINE_MAX};
+use super::segment::{OpenError, Segment};
+use super::{format, shm};
+use crate::core::{float, hash, module, object, string};
+use crate::error::Unwind;
+use crate::interp::Args;
+use crate::object::data_ref;
+use crate::thread::{sched, Ctx};
+use crate::value::Value;
+use crate::Result;
+
+/// Capacity of a tunnel when `capacity:` is not given.
+pub const DEFAULT_CAPACITY: usize = 32 << 20;
+/// The longest a blocked operation sleeps before it looks at interrupts again.
+const SLICE: Duration = Duration::from_millis(50);
+/// How often a blocked operation reclaims the slots of dead processes.
+const RECLAIM_EVERY: Duration = Duration::from_millis(500);
+
+// Entry kinds.
+const K_NIL: u32 = 1;
+const K_TRUE: u32 = 2;
+const K_FALSE: u32 = 3;
+const K_FIXNUM: u32 = 4;
+const K_FLOAT: u32 = 5;
+const K_SYMBOL: u32 = 6;
+/// A copy-format dump (inline or in a block).
+const K_DUMP: u32 = 7;
+
+/// One mapping of a tunnel's segment in this process.
+pub struct Handle {
+    seg: Segment,
+    /// The POSIX name of a named tunnel.
+    name: Option<String>,
+    /// (pid, slot) of the slot this process took, if it took one.
+    attached: Cell<Option<(u32, usize)>>,
+    /// How long a receiver spins before sleeping (µs): doubled when a spin catches the
+    /// message, halved when it does not.
+    spin_us: Cell<u32>,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        if let Some((pid, slot)) = self.attached.get() {
+            if pid == shm::my_pid() {
+                self.seg.detach(slot);
+            }
+        }
+    }
+}
+
+pub struct TunnelData {
+    handle: Rc<Handle>,
+    /// The dump buffer `send` reuses.
+    buf: Vec<u8>,
+}
+crate::data_obj!(TunnelData);
+
+fn error_class(ctx: &mut Ctx) -> Value {
+    super::error_class(ctx)
+}
+
+fn tp_error(ctx: &mut Ctx, msg: &str) -> Unwind {
+    let c = error_class(ctx);
+    ctx.raise(c, msg)
+}
+
+/// `Teleporter::ClosedError` (a StopIteration, as ClosedQueueError is: `loop { t.recv }`
+/// ends when the tunnel is closed and drained).
+fn closed_error(ctx: &mut Ctx) -> Unwind {
+    let m = super::teleporter_module(ctx);
+    let c = match crate::stdlib::const_of(ctx, m, "ClosedError") {
+        Some(c) => c,
+        None => ctx.c().stop_iteration,
+    };
+    ctx.raise(c, "tunnel closed")
+}
+
+fn handle(ctx: &mut Ctx, v: Value) -> Result<Rc<Handle>> {
+    match data_ref::<TunnelData>(v) {
+        Some(d) => Ok(d.handle.clone()),
+        None => {
+            let name = object::class_name_of(ctx, v);
+            Err(ctx.type_error(&format!("wrong argument type {name} (expected Teleporter::Tunnel)")))
+        }
+    }
+}
+
+impl Handle {
+    /// This process's slot, taken at its first use.
+    fn slot(&self, ctx: &mut Ctx) -> Result<usize> {
+        let pid = shm::my_pid();
+        if let Some((p, s)) = self.attached.get() {
+            if p == pid {
+                return Ok(s);
+            }
+        }
+        match self.seg.attach() {
+            Some(s) => {
+                self.attached.set(Some((pid, s)));
+                Ok(s)
+            }
+            None => Err(tp_error(ctx, &format!("too many processes use this tunnel (at most {})", super::segment::MAX_PROCS))),
+        }
+    }
+}
+
+fn open_error(ctx: &mut Ctx, e: OpenError, what: &str) -> Unwind {
+    match e {
+        OpenError::Io(e) => {
+            let code = e.raw_os_error().unwrap_or(libc::EIO);
+            crate::core::process::errno_error(ctx, code, what)
+        }
+        OpenError::BadSize => ctx.arg_error(&format!("capacity must be between {} and {} bytes (and slots between 2 and 1048576)", super::segment::MIN_CAPACITY, super::segment::MAX_CAPACITY)),
+        OpenError::NotATunnel => tp_error(ctx, &format!("{what} is not a tunnel (or its creator died before setting it up)")),
+        OpenError::Lock(code) => crate::core::process::errno_error(ctx, code, "pthread_mutex_init"),
+    }
+}
+
+/// The `capacity:` and `slots:` keywords.
+fn size_args(ctx: &mut Ctx, args: &Args) -> Result<(usize, Option<usize>)> {
+    crate::core::numeric::check_keywords(ctx, args, &["capacity", "slots"])?;
+    let mut capacity = DEFAULT_CAPACITY;
+    if let Some(v) = args.kwarg(ctx, "capacity").filter(|v| !v.is_nil()) {
+        let n = crate::core::integer::to_i64_arg(ctx, v)?;
+        capacity = usize::try_from(n).unwrap_or(0);
+    }
+    let mut slots = None;
+    if let Some(v) = args.kwarg(ctx, "slots").filter(|v| !v.is_nil()) {
+        let n = crate::core::integer::to_i64_arg(ctx, v)?;
+        slots = Some(usize::try_from(n).unwrap_or(0));
+    }
+    Ok((capacity, slots))
+}
+
+fn wrap(ctx: &mut Ctx, klass: Value, seg: Segment, name: Option<String>) -> Value {
+    let handle = Rc::new(Handle { seg, name, attached: Cell::new(None), spin_us: Cell::new(super::queue::SPIN.as_micros() as u32) });
+    object::new_data(ctx, klass, Box::new(TunnelData { handle, buf: Vec::new() }))
+}
+
+/// `Tunnel.new(capacity: 32 MiB, slots: nil)`: an anonymous tunnel, shared with the
+/// children forked after it.
+fn s_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let (capacity, slots) = size_args(ctx, args)?;
+    let seg = Segment::anonymous(capacity, slots).map_err(|e| open_error(ctx, e, "mmap"))?;
+    Ok(wrap(ctx, recv, seg, None))
+}
+
+fn name_arg(ctx: &mut Ctx, v: Value) -> Result<String> {
+    let Some(s) = string::try_to_str(ctx, v)? else {
+        let name = object::class_name_of(ctx, v);
+        return Err(ctx.type_error(&format!("no implicit conversion of {name} into String")));
+    };
+    let bytes = string::bytes(s);
+    match std::str::from_utf8(bytes) {
+        Ok(n) if shm::shm_name(n).is_ok() => Ok(n.to_string()),
+        _ => {
+            let shown = object::inspect_string(ctx, s)?;
+            Err(ctx.arg_error(&format!("invalid tunnel name {shown} (no '/' or NUL, 1 to 250 bytes)")))
+        }
+    }
+}
+
+/// `Tunnel.open(name, capacity: 32 MiB, slots: nil)`: the named tunnel `name`, created (mode
+/// 0600) if it does not exist; an existing one keeps the size its creator gave it.
+fn s_open(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let name = name_arg(ctx, args.pos[0])?;
+    let (capacity, slots) = size_args(ctx, args)?;
+    let (seg, _) = Segment::named(&name, capacity, slots).map_err(|e| open_error(ctx, e, &name))?;
+    Ok(wrap(ctx, recv, seg, Some(name)))
+}
+
+fn unlink_name(ctx: &mut Ctx, name: &str) -> Result<Value> {
+    match shm::unlink(name) {
+        Ok(()) => Ok(Value::NIL),
+        Err(e) => Err(crate::core::process::errno_error(ctx, e.raw_os_error().unwrap_or(libc::EIO), name)),
+    }
+}
+
+/// `Tunnel.unlink(name)`: removes the name (as File.unlink: Errno::ENOENT if there is
+/// none); processes that have the tunnel open keep using it.
+fn s_unlink(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
+    let name = name_arg(ctx, args.pos[0])?;
+    unlink_name(ctx, &name)
+}
+
+/// `Tunnel#unlink`: removes this tunnel's name.
+fn t_unlink(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let h = handle(ctx, recv)?;
+    match &h.name {
+        Some(n) => unlink_name(ctx, n),
+        None => Err(tp_error(ctx, "an anonymous tunnel has no name to unlink")),
+    }
+}
+
+fn t_name(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let h = handle(ctx, recv)?;
+    Ok(match &h.name {
+        Some(n) => string::new_utf8(ctx, n),
+        None => Value::NIL,
+    })
+}
+
+fn t_capacity(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let h = handle(ctx, recv)?;
+    Ok(Value::fixnum(h.seg.len() as i64))
+}
+
+/// The ring entry for `v`: immediates as they are, anything else as a dump in `buf`
+/// (None: the caller stores `buf`).
+fn immediate_entry(ctx: &Ctx, v: Value) -> Option<Entry> {
+    if let Some(i) = v.as_fixnum() {
+        return Some(Entry::inline(K_FIXNUM, &i.to_ne_bytes()));
+    }
+    if v.is_nil() {
+        return Some(Entry::new(K_NIL));
+    }
+    if v == Value::TRUE {
+        return Some(Entry::new(K_TRUE));
+    }
+    if v == Value::FALSE {
+        return Some(Entry::new(K_FALSE));
+    }
+    if v.is_flonum() {
+        return Some(Entry::inline(K_FLOAT, &v.flonum_unchecked().to_bits().to_ne_bytes()));
+    }
+    if float::is_float(v) {
+        return Some(Entry::inline(K_FLOAT, &float::get(v).to_bits().to_ne_bytes()));
+    }
+    if let Some(id) = v.as_symbol() {
+        let name = ctx.sym_name(id);
+        if name.len() <= INLINE_MAX && name.is_ascii() {
+            return Some(Entry::inline(K_SYMBOL, &name));
+        }
+    }
+    None
+}
+
+/// The outcome of one attempt of a blocking operation.
+enum Attempt<T> {
+    Done(T),
+    /// Not now: wait for the receivers' word (an entry) or the senders' (room, seen at
+    /// the given value of the word).
+    WaitEntry,
+    WaitRoom(u32),
+}
+
+/// Runs `attempt` until it is done or `deadline` passes (None then), waiting between
+/// attempts without the giant lock (or through the fiber scheduler) and taking interrupts.
+fn blocking<T>(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, deadline: Option<Instant>, mut attempt: impl FnMut(&mut Ctx) -> Result<Attempt<T>>) -> Result<Option<T>> {
+    let mut last_reclaim = Instant::now();
+    let mut backoff = Duration::from_micros(100);
+    loop {
+        let wait = match attempt(ctx)? {
+            Attempt::Done(v) => return Ok(Some(v)),
+            w => w,
+        };
+        let now = Instant::now();
+        let slice = match deadline {
+            Some(d) if now >= d => return Ok(None),
+            Some(d) => (d - now).min(SLICE),
+            None => SLICE,
+        };
+        if let Some(s) = crate::fiber::scheduler::active(ctx) {
+            let secs = float::new(ctx, backoff.min(slice).as_secs_f64());
+            crate::fiber::scheduler::kernel_sleep(ctx, s, &[secs])?;
+            backoff = (backoff * 2).min(Duration::from_millis(10));
+        } else {
+            let hh = h.clone();
+            sched::without_gl(ctx, move || match wait {
+                Attempt::WaitRoom(seq) => hh.seg.wait_for_room(seq, slice),
+                _ => {
+                    let spin = hh.spin_us.get();
+                    let caught = hh.seg.wait_for_entry(slice, Duration::from_micros(spin as u64));
+                    let max = super::queue::SPIN.as_micros() as u32;
+                    hh.spin_us.set(if caught { (spin * 2 + 1).min(max) } else { spin / 2 });
+                }
+            });
+        }
+        sched::poll_interrupts(ctx)?;
+        if last_reclaim.elapsed() >= RECLAIM_EVERY {
+            h.seg.reclaim_dead(Some(me));
+            last_reclaim = Instant::now();
+        }
+    }
+}
+
+/// A heap block of `len` bytes for slot `me`, waiting (until `deadline`) for receivers to
+/// free memory while messages are queued. None after the deadline.
+fn alloc_block(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, len: usize, deadline: Option<Instant>) -> Result<Option<usize>> {
+    if len.saturating_add(BLOCK_HEADER) > h.seg.heap_len() || len > u32::MAX as usize {
+        let cap = h.seg.len();
+        return Err(tp_error(ctx, &format!("message of {len} bytes does not fit in the tunnel (capacity {cap} bytes)")));
+    }
+    let mut reclaimed = false;
+    blocking(ctx, h, me, deadline, |ctx| {
+        let seq = h.seg.send_seq();
+        if let Some(off) = h.seg.alloc(me, len) {
+            return Ok(Attempt::Done(off));
+        }
+        if !reclaimed {
+            reclaimed = true;
+            if h.seg.reclaim_dead(Some(me)) > 0 {
+                return Ok(Attempt::WaitRoom(seq.wrapping_sub(1)));
+            }
+        }
+        if h.seg.is_closed() {
+            return Err(closed_error(ctx));
+        }
+        if h.seg.queued() == 0 {
+            let st = h.seg.heap_stats();
+            return Err(tp_error(ctx, &format!("tunnel memory exhausted: {len} bytes wanted, {} bytes in use by {} blocks", st.used_bytes, st.used_blocks)));
+        }
+        Ok(Attempt::WaitRoom(seq))
+    })
+}
+
+/// The `timeout:` keyword as a deadline.
+fn timeout_arg(ctx: &mut Ctx, args: &Args) -> Result<Option<Instant>> {
+    crate::core::numeric::check_keywords(ctx, args, &["timeout"])?;
+    let t = args.kwarg(ctx, "timeout");
+    crate::core::sync::deadline_of(ctx, t)
+}
+
+/// `send(obj, timeout: nil)`: copies `obj` into the tunnel. Waits while the queue is full
+/// (or its memory is taken by queued messages), as SizedQueue#push does; returns self, or
+/// nil if the timeout passed first. Raises Teleporter::ClosedError on a closed tunnel,
+/// Teleporter::Error for a message larger than the tunnel, TypeError for what cannot be
+/// copied.
+fn t_send(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let deadline = timeout_arg(ctx, args)?;
+    let h = handle(ctx, recv)?;
+    let me = h.slot(ctx)?;
+    let v = args.pos[0];
+    if h.seg.is_closed() {
+        return Err(closed_error(ctx));
+    }
+    let entry = match immediate_entry(ctx, v) {
+        Some(e) => e,
+        None => {
+            let mut buf = data_ref::<TunnelData>(recv).map(|d| std::mem::take(&mut d.buf)).unwrap_or_default();
+            buf.clear();
+            let dumped = format::dump(ctx, v, &mut buf);
+            let e = match dumped {
+                Err(e) => Err(e),
+                Ok(()) if buf.len() <= INLINE_MAX => Ok(Entry::inline(K_DUMP, &buf)),
+                Ok(()) => match alloc_block(ctx, &h, me, buf.len(), deadline) {
+                    Ok(Some(off)) => {
+                        // SAFETY: the block holds at least `buf.len()` bytes and is ours.
+                        unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr(), h.seg.payload(off), buf.len()) };
+                        Ok(Entry::block(K_DUMP, off, buf.len()))
+                    }
+                    Ok(None) => {
+                        restore_buf(recv, buf);
+                        return Ok(Value::NIL);
+                    }
+                    Err(e) => Err(e),
+                },
+            };
+            restore_buf(recv, buf);
+            e?
+        }
+    };
+    let sent = blocking(ctx, &h, me, deadline, |ctx| {
+        let seq = h.seg.send_seq();
+        match h.seg.push(me, &entry, false) {
+            Ok(()) => Ok(Attempt::Done(())),
+            Err(PushError::Full) => Ok(Attempt::WaitRoom(seq)),
+            Err(PushError::Closed) => Err(closed_error(ctx)),
+            Err(PushError::Lock(code)) => Err(crate::core::process::errno_error(ctx, code, "pthread_mutex_lock")),
+        }
+    });
+    match sent {
+        Ok(Some(())) => Ok(recv),
+        other => {
+            // Not queued: the block (if any) is still ours alone.
+            if let Some(off) = entry.block_offset() {
+                h.seg.release(off, 1 << me);
+            }
+            other.map(|_| Value::NIL)
+        }
+    }
+}
+
+/// Keeps the (grown) dump buffer for the next send, unless a large message made it huge.
+fn restore_buf(recv: Value, mut buf: Vec<u8>) {
+    if buf.capacity() > 1 << 20 {
+        buf = Vec::new();
+    }
+    if let Some(d) = data_ref::<TunnelData>(recv) {
+        d.buf = buf;
+    }
+}
+
+/// The object entry `e` (taken by slot `me`) carries; a block it names is freed.
+fn decode(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, e: &Entry) -> Result<Value> {
+    let word = || {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&e.data[..8]);
+        b
+    };
+    match e.kind & !super::queue::KIND_BLOCK {
+        K_NIL => Ok(Value::NIL),
+        K_TRUE => Ok(Value::TRUE),
+        K_FALSE => Ok(Value::FALSE),
+        K_FIXNUM => Ok(Value::fixnum(i64::from_ne_bytes(word()))),
+        K_FLOAT => Ok(float::new(ctx, f64::from_bits(u64::from_ne_bytes(word())))),
+        K_SYMBOL => Ok(Value::symbol(ctx.intern_bytes(e.inline_bytes()))),
+        K_DUMP => match e.block_offset() {
+            None => {
+                let bytes = e.inline_bytes().to_vec();
+                format::load(ctx, &bytes)
+            }
+            Some(off) => {
+                let len = e.len as usize;
+                let r = if len <= h.seg.block_capacity(off) {
+                    // SAFETY: the block is ours until released below and holds `len`
+                    // bytes; no process writes a block it does not hold.
+                    let bytes = unsafe { std::slice::from_raw_parts(h.seg.payload(off), len) };
+                    format::load(ctx, bytes)
+                } else {
+                    Err(tp_error(ctx, "corrupt tunnel entry (length past its block)"))
+                };
+                h.seg.release(off, 1 << me);
+                r
+            }
+        },
+        k => {
+            if let Some(off) = e.block_offset() {
+                h.seg.release(off, 1 << me);
+            }
+            Err(tp_error(ctx, &format!("corrupt tunnel entry (kind {k})")))
+        }
+    }
+}
+
+fn pop_attempt(ctx: &mut Ctx, h: &Rc<Handle>, me: usize) -> Result<Attempt<Entry>> {
+    match h.seg.pop(me) {
+        Ok(e) => Ok(Attempt::Done(e)),
+        Err(PopError::Empty) => Ok(Attempt::WaitEntry),
+        Err(PopError::Closed) => Err(closed_error(ctx)),
+        Err(PopError::Corrupt) => Err(tp_error(ctx, "corrupt tunnel entry (not a block of this tunnel)")),
+        Err(PopError::Lock(code)) => Err(crate::core::process::errno_error(ctx, code, "pthread_mutex_lock")),
+    }
+}
+
+/// `recv(timeout: nil)`: the oldest message, waiting for one; nil if the timeout passed
+/// first (as Queue#pop(timeout:)). On a closed tunnel, messages still queued are
+/// delivered, then Teleporter::ClosedError is raised.
+fn t_recv(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let deadline = timeout_arg(ctx, args)?;
+    let h = handle(ctx, recv)?;
+    let me = h.slot(ctx)?;
+    match blocking(ctx, &h, me, deadline, |ctx| pop_attempt(ctx, &h, me))? {
+        Some(e) => decode(ctx, &h, me, &e),
+        None => Ok(Value::NIL),
+    }
+}
+
+/// `recv_nonblock(exception: true)`: the oldest message if there is one; else raises
+/// Teleporter::EmptyError (or returns `:wait_readable` with `exception: false`, as
+/// IO#read_nonblock does). Teleporter::ClosedError once closed and drained.
+fn t_recv_nonblock(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    crate::core::numeric::check_keywords(ctx, args, &["exception"])?;
+    let raise = crate::core::convert::exception_kw(ctx, args)?;
+    let h = handle(ctx, recv)?;
+    let me = h.slot(ctx)?;
+    match pop_attempt(ctx, &h, me)? {
+        Attempt::Done(e) => decode(ctx, &h, me, &e),
+        _ if !raise => Ok(Value::symbol(ctx.intern("wait_readable"))),
+        _ => {
+            let m = super::teleporter_module(ctx);
+            let c = crate::stdlib::const_of(ctx, m, "EmptyError").unwrap_or_else(|| error_class(ctx));
+            Err(ctx.raise(c, "tunnel empty"))
+        }
+    }
+}
+
+/// `close`: no more sends (they raise Teleporter::ClosedError); receivers get what is
+/// queued, then ClosedError. Wakes every waiting process. Returns self.
+fn t_close(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    handle(ctx, recv)?.seg.close();
+    Ok(recv)
+}
+
+fn t_closed_p(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(handle(ctx, recv)?.seg.is_closed()))
+}
+
+/// `size` / `length`: messages queued now.
+fn t_size(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::fixnum(handle(ctx, recv)?.seg.queued() as i64))
+}
+
+fn t_empty_p(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(handle(ctx, recv)?.seg.queued() == 0))
+}
+
+/// `reclaim`: releases what processes that are gone still held (their slots, blocks and
+/// pages); the number of processes reclaimed. Blocked operations do it on their own.
+fn t_reclaim(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let h = handle(ctx, recv)?;
+    let mine = h.attached.get().filter(|&(p, _)| p == shm::my_pid()).map(|(_, s)| s);
+    Ok(Value::fixnum(h.seg.reclaim_dead(mine) as i64))
+}
+
+/// `stats`: a Hash describing the segment now (:capacity, :slots, :queued, :processes,
+/// :used_blocks, :used_bytes, :free_pages, :orphan_pages, :pages, :reclaimed).
+fn t_stats(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let h = handle(ctx, recv)?;
+    let st = h.seg.heap_stats();
+    let reclaimed = h.seg.header().recovery.reclaimed.load(std::sync::atomic::Ordering::Relaxed) as usize;
+    let pairs: [(&str, usize); 10] = [
+        ("capacity", h.seg.len()),
+        ("slots", h.seg.ring_slots()),
+        ("queued", h.seg.queued()),
+        ("processes", h.seg.attached()),
+        ("used_blocks", st.used_blocks),
+        ("used_bytes", st.used_bytes),
+        ("free_pages", st.free_pages),
+        ("orphan_pages", st.orphan_pages),
+        ("pages", h.seg.page_count()),
+        ("reclaimed", reclaimed),
+    ];
+    let out = hash::new(ctx);
+    for (k, n) in pairs {
+        let key = Value::symbol(ctx.intern(k));
+        hash::aset(ctx, out, key, Value::fixnum(n as i64))?;
+    }
+    Ok(out)
+}
+
+/// `initialize_copy`: a dup shares the mapping (and this process's slot).
+fn t_initialize_copy(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    let h = handle(ctx, args.pos[0])?;
+    crate::object::set_data(recv, Box::new(TunnelData { handle: h, buf: Vec::new() }));
+    Ok(recv)
+}
+
+fn t_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    let h = handle(ctx, recv)?;
+    let cname = object::class_name_of(ctx, recv);
+    let what = match &h.name {
+        Some(n) => format!("{n:?}"),
+        None => "anonymous".to_string(),
+    };
+    let closed = if h.seg.is_closed() { " closed" } else { "" };
+    let s = format!("#<{cname} {what} capacity={} queued={}{closed}>", h.seg.len(), h.seg.queued());
+    Ok(string::new_utf8(ctx, &s))
+}
+
+/// Defines Teleporter::Tunnel, Teleporter::ClosedError and Teleporter::EmptyError.
+pub fn init(ctx: &mut Ctx) -> Result<()> {
+    let m = super::teleporter_module(ctx);
+    let err = error_class(ctx);
+    let stop = ctx.c().stop_iteration;
+    crate::core::module_methods::define_class_under(ctx, m, "ClosedError", stop);
+    crate::core::module_methods::define_class_under(ctx, m, "EmptyError", err);
+    let obj = ctx.c().object;
+    let k = crate::core::module_methods::define_class_under(ctx, m, "Tunnel", obj);
+    module::body(k).alloc = module::AllocKind::Data(crate::object::alloc_uninitialized);
+    crate::methods!(ctx, k, [
+        ("new", s_new, [0], Unsafe, Singleton, Kw),
+        ("open", s_open, [1], Unsafe, Singleton, Kw),
+        ("unlink", s_unlink, [1], Unsafe, Singleton),
+        ("initialize_copy", t_initialize_copy, [1], Unsafe, Private),
+        ("send", t_send, [1], Unsafe, Kw),
+        ("<<", t_send, [1], Unsafe),
+        ("recv", t_recv, [0], Unsafe, Kw),
+        ("recv_nonblock", t_recv_nonblock, [0], Unsafe, Kw),
+        ("close", t_close, [0], Unsafe),
+        ("closed?", t_closed_p, [0], Unsafe),
+        ("size", t_size, [0], Unsafe),
+        ("length", t_size, [0], Unsafe),
+        ("empty?", t_empty_p, [0], Unsafe),
+        ("name", t_name, [0], Unsafe),
+        ("capacity", t_capacity, [0], Unsafe),
+        ("unlink", t_unlink, [0], Unsafe),
+        ("reclaim", t_reclaim, [0], Unsafe),
+        ("stats", t_stats, [0], Unsafe),
+        ("inspect", t_inspect, [0], Unsafe),
+    ]);
+    Ok(())
+}

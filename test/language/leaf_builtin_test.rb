@@ -1,0 +1,80 @@
+# Leaf builtins called from a call site's cache without a frame (interp/leaf.rs), and procs
+# given as blocks or called with `call`, run in the dispatch loop (interp/ops.rs).
+require_relative "../assert"
+
+test "leaf builtins give the builtin's results at a repeated call site" do
+  a = []
+  s = "héllo"
+  out = []
+  6.times do |i|
+    a << i
+    a.push(i * 2)
+    out << [a.last, a.first, a.pop, s.length, s.bytesize, s.getbyte(i - 3), i.zero?, i.even?, i.odd?,
+            i <=> 3, i ^ 5, 64 >> i, i.nil?, nil.nil?, i.class, i.frozen?, i.equal?(3),
+            i.is_a?(Integer), i.instance_of?(String), {a: i}.size]
+  end
+  assert_equal [0, 0, 0, 5, 6, 108, true, true, false, -1, 5, 64, false, true, Integer, true, false, true, false, 1], out[0]
+  assert_equal [10, 0, 10, 5, 6, 169, false, false, true, 1, 0, 2, false, true, Integer, true, false, true, false, 1], out[5]
+  assert_equal [0, 1, 2, 3, 4, 5], a
+  assert_equal 0, a.shift
+end
+
+test "a leaf call that would raise takes the general path, with the builtin's frame" do
+  frozen = [1].freeze
+  errors = []
+  3.times do |i|
+    begin
+      (i == 2 ? frozen : [i]).push(1)
+    rescue FrozenError => e
+      errors << e.backtrace[0]
+    end
+    begin
+      "abc".getbyte(i == 2 ? "x" : i)
+    rescue TypeError => e
+      errors << e.backtrace[0]
+    end
+    begin
+      3.is_a?(i == 2 ? 4 : Integer)
+    rescue TypeError => e
+      errors << e.message
+    end
+    begin
+      1 >> (i == 2 ? -(2**70) : i)
+    rescue RangeError => e
+      errors << e.class
+    end
+  end
+  assert_equal 4, errors.size
+  assert errors[0].include?("push"), errors[0]
+  assert errors[1].include?("getbyte"), errors[1]
+  assert_equal "class or module required", errors[2]
+end
+
+test "a redefined builtin is called instead of the leaf" do
+  klass = Class.new(Array) { def last = :mine }
+  vals = [[1, 2], klass.new([3])].map { |x| x.last }
+  assert_equal [2, :mine], vals
+end
+
+def leaf_pass_on(&blk) = leaf_twice(&blk)
+def leaf_twice
+  yield 1
+  yield 2
+end
+def leaf_takes(a, &blk) = [a, blk]
+
+test "procs passed with & and called with call" do
+  seen = []
+  3.times { leaf_pass_on { |x| seen << x } }
+  assert_equal [1, 2] * 3, seen
+  pr = proc { |x, y| [x, y] }
+  assert_equal [[1, 2], [1, nil], [3, 4]], [pr.call(1, 2), pr.(1), pr.call([3, 4])]
+  l = lambda { |x| x * 2 }
+  assert_equal [4, 6], [l.call(2), l[3]]
+  assert_raise(ArgumentError) { l.call(1, 2) }
+  assert_raise(LocalJumpError) { proc { break 1 }.call }
+  assert_equal [5, nil], leaf_takes(5)
+  a, b = leaf_takes(6) { 7 }
+  assert_equal [6, 7], [a, b.call]
+  assert_equal 3, leaf_twice(&l).then { |_| 3 }
+end
