@@ -301,7 +301,7 @@ impl RObject {
             self.set_ext_ivar(idx, v);
         }
         if self.basic.flags & FL_OLD != 0 {
-            crate::heap::barrier_slow(Value::from_ptr(self as *const RObject), v);
+            crate::heap::remember_young(Value::from_ptr(self as *const RObject), v);
         }
     }
 

@@ -383,7 +383,7 @@ fn prefetch(p: *const u8) {
 ///
 /// # Safety
 /// `addr` lies inside a page in use.
-#[inline]
+#[inline(always)]
 pub unsafe fn slot_index(addr: usize) -> (usize, usize) {
     let base = addr & !(PAGE_SIZE - 1);
     let recip = (*(base as *const PageHeader)).recip;
@@ -451,7 +451,7 @@ pub unsafe fn is_old(v: Value) -> bool {
 ///
 /// # Safety
 /// `v` must point to a live old object in a page in use.
-#[inline]
+#[inline(always)]
 pub unsafe fn set_remembered(v: Value) {
     let (base, idx) = slot_index(v.raw() as usize);
     (*(base as *mut PageHeader)).remember_bits[idx / 64] |= 1u64 << (idx % 64);
