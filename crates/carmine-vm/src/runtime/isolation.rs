@@ -322,10 +322,10 @@ pub fn take_at_exit_after(ctx: &Ctx, len: usize) -> Vec<Value> {
 
 /// Makes `obj`'s instance variables exactly `ivars`.
 fn set_ivars(ctx: &mut Ctx, obj: Value, ivars: &[(SymId, Value)]) {
-    let now = object::ivar_list(ctx, obj);
-    if now == ivars {
+    if object::ivars_are(ctx, obj, ivars) {
         return;
     }
+    let now = object::ivar_list(ctx, obj);
     for (id, _) in now {
         if !ivars.iter().any(|(n, _)| *n == id) {
             let _ = ctx.call_str(obj, "remove_instance_variable", &[Value::symbol(id)]);
@@ -371,7 +371,7 @@ impl RunSnapshot {
     }
 
     /// Whether the VM is (still) as this snapshot records it, so that a new run may start
-    /// from it. Allocates nothing when `main` has no instance variables.
+    /// from it. Allocates nothing.
     pub fn is_current(&self, ctx: &Ctx) -> bool {
         let vm = ctx.vm();
         let main = vm.main_obj.get();
@@ -382,7 +382,7 @@ impl RunSnapshot {
             && !array_differs(self.feature_list, &self.loaded_features)
             && !array_differs(self.path_list, &self.load_path)
             && body(ctx.c().object).cvars == self.object_cvars
-            && object::ivar_list(ctx, main) == self.main_ivars
+            && object::ivars_are(ctx, main, &self.main_ivars)
     }
 
     /// Lets the values the snapshot holds be collected (when `s` is its last reference).
