@@ -4,6 +4,10 @@
  * small script, the memory of one VM, and whether memory stays flat over many runs of an
  * allocating script (the seed's fig. 8 workload: a 1,000-element array and a string per
  * request). Reports numbers; asserts nothing.   Build and run: bench/embed/run
+ *
+ * `bench/embed/run loop run|start|shared N` only runs the "hello world" handler N times
+ * (carmine_run, carmine_start, carmine_run_shared) after a warm-up of 1,000 runs: the
+ * loop to count instructions per run with callgrind (docs/benchmarks.md, issue 14).
  */
 #include <carmine.h>
 
@@ -45,7 +49,46 @@ static void die(carmine_vm *vm, const char *what) {
     exit(1);
 }
 
+/* The C method Nginx.rputs / Apache.rputs of the server modules, reduced to its calls
+ * into libcarmine: the bytes of the argument, appended to the response. */
+static carmine_value c_rputs(carmine_vm *vm, carmine_value self, int argc, const carmine_value *argv,
+                             carmine_value block, void *data) {
+    (void)self; (void)argc; (void)block; (void)data;
+    size_t len;
+    if (carmine_str_ptr(vm, argv[0], &len) == NULL) return CARMINE_UNDEF;
+    out_bytes += len;
+    return carmine_nil();
+}
+
+/* `loop MODE N`: N runs of the servers' hello world handler, nothing else. */
+static int run_loop(const char *mode, int n) {
+    carmine_vm *vm = carmine_open();
+    carmine_value mod = carmine_define_module(vm, "Nginx");
+    carmine_define_module_function(vm, mod, "rputs", c_rputs, 1, 1, NULL);
+    carmine_set_stdout(vm, sink, NULL);
+    const char *hello = "Nginx.rputs \"hello world\\n\"";
+    carmine_script *s = carmine_compile(vm, hello, strlen(hello), "hello.rb");
+    if (!s) die(vm, "compile");
+    int start = strcmp(mode, "start") == 0, shared = strcmp(mode, "shared") == 0;
+    for (int k = 0; k < 1000 + n; k++) {
+        carmine_status st;
+        if (start) {
+            carmine_task *t;
+            carmine_wait w;
+            st = carmine_start(vm, s, &t, &w, NULL);
+        } else {
+            st = shared ? carmine_run_shared(vm, s, NULL) : carmine_run(vm, s, NULL);
+        }
+        if (st != CARMINE_OK) die(vm, mode);
+    }
+    carmine_script_free(vm, s);
+    carmine_close(vm);
+    printf("%d runs (%s), %zu bytes written\n", n, mode, out_bytes);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc > 3 && strcmp(argv[1], "loop") == 0) return run_loop(argv[2], atoi(argv[3]));
     int requests = argc > 1 ? atoi(argv[1]) : 50000;
 
     /* Open/close. */

@@ -99,10 +99,14 @@ pub struct carmine_vm {
     /// What a C method returning CARMINE_UNDEF raises.
     pending: Cell<Option<Unwind>>,
     poisoned: Cell<bool>,
-    scripts: RefCell<HashSet<usize>>,
+    scripts: RefCell<Handles>,
     /// Suspended tasks (`carmine_task` addresses).
-    tasks: RefCell<HashSet<usize>>,
+    tasks: RefCell<Handles>,
 }
+
+/// Addresses of the handles a VM gave out (checked on every call that takes one; hashed
+/// with the VM's integer hasher: addresses are not input).
+type Handles = HashSet<usize, std::hash::BuildHasherDefault<::carmine_vm::symbol::SymHasher>>;
 
 /// A suspended run (carmine_start).
 pub struct carmine_task {
@@ -357,8 +361,8 @@ pub extern "C" fn carmine_open() -> *mut carmine_vm {
         error: RefCell::new(None),
         pending: Cell::new(None),
         poisoned: Cell::new(false),
-        scripts: RefCell::new(HashSet::new()),
-        tasks: RefCell::new(HashSet::new()),
+        scripts: RefCell::new(Handles::default()),
+        tasks: RefCell::new(Handles::default()),
     });
     Box::into_raw(h)
 }
@@ -541,12 +545,18 @@ fn outcome(e: &Entered, r: Result<Value, Unwind>, tripped: bool, result: *mut ca
     status
 }
 
-/// The status of a task's step; a suspended task is (back) in its handle `slot`, a
-/// finished one's handle is freed.
-unsafe fn task_step(e: &Entered, slot: *mut carmine_task, task: runtime::task::Task, step: runtime::task::Step, wait: *mut carmine_wait, result: *mut carmine_value) -> carmine_status {
+/// The status of a task's step; a suspended task is (back) in its handle `slot` (made
+/// now when None: a run that never suspends costs no handle), a finished one's handle is
+/// freed. The handle of a suspended task.
+unsafe fn task_step(e: &Entered, slot: Option<*mut carmine_task>, task: runtime::task::Task, step: runtime::task::Step, wait: *mut carmine_wait, result: *mut carmine_value) -> (carmine_status, *mut carmine_task) {
     let rt_tripped = e.rt().is_some_and(|rt| rt.limit_tripped());
     match step {
         runtime::task::Step::Suspended(w) => {
+            let slot = slot.unwrap_or_else(|| {
+                let slot = Box::into_raw(Box::new(carmine_task { task: None }));
+                e.h.tasks.borrow_mut().insert(slot as usize);
+                slot
+            });
             (*slot).task = Some(task);
             if !wait.is_null() {
                 *wait = carmine_wait {
@@ -558,16 +568,18 @@ unsafe fn task_step(e: &Entered, slot: *mut carmine_task, task: runtime::task::T
             if !result.is_null() {
                 *result = CARMINE_UNDEF;
             }
-            CARMINE_SUSPENDED
+            (CARMINE_SUSPENDED, slot)
         }
         runtime::task::Step::Done(r) => {
             drop(task);
-            e.h.tasks.borrow_mut().remove(&(slot as usize));
-            drop(Box::from_raw(slot));
+            if let Some(slot) = slot {
+                e.h.tasks.borrow_mut().remove(&(slot as usize));
+                drop(Box::from_raw(slot));
+            }
             if !wait.is_null() {
                 *wait = carmine_wait { events: 0, fd: -1, timeout_ms: -1 };
             }
-            outcome(e, r, rt_tripped, result)
+            (outcome(e, r, rt_tripped, result), std::ptr::null_mut())
         }
     }
 }
@@ -593,13 +605,9 @@ pub unsafe extern "C" fn carmine_start(vm: *mut carmine_vm, script: *mut carmine
             return CARMINE_BUSY;
         }
         e.clear_error();
-        let slot = Box::into_raw(Box::new(carmine_task { task: None }));
-        e.h.tasks.borrow_mut().insert(slot as usize);
         let (t, step) = rt.start_task(s, true);
-        let status = task_step(e, slot, t, step, wait, result);
-        if status == CARMINE_SUSPENDED {
-            *task = slot;
-        }
+        let (status, slot) = task_step(e, None, t, step, wait, result);
+        *task = slot;
         status
     })
 }
@@ -614,7 +622,7 @@ pub unsafe extern "C" fn carmine_resume(vm: *mut carmine_vm, task: *mut carmine_
         let Some(mut t) = take_task(e, task) else { return CARMINE_INVALID };
         e.clear_error();
         let step = rt.resume_task(&mut t, (ready & (CARMINE_READABLE | CARMINE_WRITABLE)) as i64);
-        task_step(e, task, t, step, wait, result)
+        task_step(e, Some(task), t, step, wait, result).0
     })
 }
 

@@ -49,6 +49,8 @@ pub struct Runtime {
     running: u32,
     /// Fibers of finished tasks, ready for new ones (VM roots; see `task`).
     idle_runners: Vec<Value>,
+    /// The state isolated runs start from, reused while it is current (see `isolation`).
+    snapshot: Option<std::rc::Rc<isolation::RunSnapshot>>,
 }
 
 /// A compiled program, run as many times as wanted (see `Runtime::compile`).
@@ -122,7 +124,7 @@ impl Runtime {
         let ctx = Box::new(unsafe { Ctx::new(vm_ptr, ROOT_STACK_SLOTS, MAX_FRAMES) });
         // SAFETY: pthread_self has no preconditions.
         let thread = unsafe { libc::pthread_self() };
-        let mut rt = Runtime { ctx, vm, command_line: crate::compile::CommandLine::default(), baseline: None, thread, running: 0, idle_runners: Vec::new() };
+        let mut rt = Runtime { ctx, vm, command_line: crate::compile::CommandLine::default(), baseline: None, thread, running: 0, idle_runners: Vec::new(), snapshot: None };
         crate::boot::boot(&mut rt.ctx);
         if std::env::var_os("CARMINE_GC_STRESS").is_some_and(|v| v == "1") {
             rt.ctx.set_gc_stress(true);
@@ -411,44 +413,34 @@ impl Runtime {
         self.running += 1;
         let snapshot = isolated.then(|| self.take_snapshot());
         limits::arm(&self.vm);
-        let ctx = &mut *self.ctx;
-        let main_obj = ctx.vm().main_obj.get();
-        let cref = ctx.vm().top_cref.get();
-        let mut r = crate::interp::call::run_iseq_frame(ctx, script.iseq, crate::interp::frame::FrameKind::Top, main_obj, cref, Value::NIL, Value::NIL, None, None).map(|(v, _)| v);
-        std::hint::black_box(script.iseq);
-        if let Some(snapshot) = snapshot {
-            let keep = r.as_ref().map_or(Value::NIL, |&v| v);
-            let mark = ctx.protect(keep);
-            if let Err(Unwind::Raise(e)) = r {
-                ctx.protect(e);
-            }
-            for p in snapshot.take_at_exit(ctx) {
-                if let Err(e) = ctx.call_proc(p, &[], None) {
-                    if r.is_ok() {
-                        r = Err(e);
-                        if let Err(Unwind::Raise(e)) = r {
-                            ctx.protect(e);
-                        }
-                    }
-                }
-            }
-            if let Err(e) = crate::fiber::scheduler::close_current(ctx) {
-                if r.is_ok() {
-                    r = Err(e);
-                }
-            }
-            crate::thread::sched::terminate_all(ctx);
-            crate::core::io::flush_stdout(ctx);
-            snapshot.restore(ctx);
-            if let Some(b) = self.baseline.as_mut() {
-                b.restore(&mut self.ctx);
-            }
-            self.ctx.unprotect(mark);
-        } else {
-            crate::core::io::flush_stdout(ctx);
-        }
+        let r = run_top(&mut self.ctx, script.iseq, snapshot.as_ref().map(|s| s.at_exit_len()));
+        let r = self.end_run(snapshot, r);
         limits::disarm(&self.vm);
         self.running -= 1;
+        r
+    }
+
+    /// The end of a run that ended with `r`, on the thread's root fiber: stops the threads
+    /// it started, flushes output and (isolated: `snapshot`) undoes what it changed.
+    fn end_run(&mut self, snapshot: Option<std::rc::Rc<isolation::RunSnapshot>>, r: Result<Value, Unwind>) -> Result<Value, Unwind> {
+        let ctx = &mut *self.ctx;
+        let Some(snapshot) = snapshot else {
+            crate::core::io::flush_stdout(ctx);
+            return r;
+        };
+        let keep = r.as_ref().map_or(Value::NIL, |&v| v);
+        let mark = ctx.protect(keep);
+        if let Err(Unwind::Raise(e)) = r {
+            ctx.protect(e);
+        }
+        crate::thread::sched::terminate_all(ctx);
+        crate::core::io::flush_stdout(ctx);
+        snapshot.restore(ctx);
+        isolation::RunSnapshot::release(ctx, snapshot);
+        if let Some(b) = self.baseline.as_mut() {
+            b.restore(&mut self.ctx);
+        }
+        self.ctx.unprotect(mark);
         r
     }
 
@@ -465,7 +457,7 @@ impl Runtime {
         r
     }
 
-    fn take_snapshot(&mut self) -> isolation::RunSnapshot {
+    fn take_snapshot(&mut self) -> std::rc::Rc<isolation::RunSnapshot> {
         let stale = self.baseline.as_ref().is_none_or(|b| !b.is_current(&self.ctx));
         if stale {
             if let Some(old) = self.baseline.take() {
@@ -473,7 +465,15 @@ impl Runtime {
             }
             self.baseline = Some(isolation::Baseline::take(&mut self.ctx));
         }
-        isolation::RunSnapshot::take(&mut self.ctx)
+        if let Some(s) = self.snapshot.as_ref().filter(|s| s.is_current(&self.ctx)) {
+            return s.clone();
+        }
+        if let Some(old) = self.snapshot.take() {
+            isolation::RunSnapshot::release(&self.ctx, old);
+        }
+        let s = std::rc::Rc::new(isolation::RunSnapshot::take(&mut self.ctx));
+        self.snapshot = Some(s.clone());
+        s
     }
 
     /// Whether a limit (timeout, memory cap) ended the last run or call.
@@ -512,6 +512,9 @@ impl Runtime {
         if let Some(b) = self.baseline.take() {
             b.release(&self.ctx);
         }
+        if let Some(s) = self.snapshot.take() {
+            isolation::RunSnapshot::release(&self.ctx, s);
+        }
         self.ctx.drop_alloc_cache();
         let heap = self.vm.heap.lock();
         heap.for_each_object(&mut |p| {
@@ -524,6 +527,40 @@ impl Runtime {
         });
         drop(heap);
     }
+}
+
+/// A script at top level (a frame of its own, `main` as self), then for an isolated run
+/// (`at_exit_len`: the `at_exit` blocks registered before it) the blocks it registered, last
+/// first, and the closing of a fiber scheduler it set. The first error of those ends the
+/// run when the script itself did not fail.
+fn run_top(ctx: &mut Ctx, iseq: Value, at_exit_len: Option<usize>) -> Result<Value, Unwind> {
+    let main_obj = ctx.vm().main_obj.get();
+    let cref = ctx.vm().top_cref.get();
+    let mut r = crate::interp::call::run_iseq_frame(ctx, iseq, crate::interp::frame::FrameKind::Top, main_obj, cref, Value::NIL, Value::NIL, None, None).map(|(v, _)| v);
+    std::hint::black_box(iseq);
+    let Some(at_exit_len) = at_exit_len else { return r };
+    let keep = r.as_ref().map_or(Value::NIL, |&v| v);
+    let mark = ctx.protect(keep);
+    if let Err(Unwind::Raise(e)) = r {
+        ctx.protect(e);
+    }
+    for p in isolation::take_at_exit_after(ctx, at_exit_len) {
+        if let Err(e) = ctx.call_proc(p, &[], None) {
+            if r.is_ok() {
+                r = Err(e);
+                if let Err(Unwind::Raise(e)) = r {
+                    ctx.protect(e);
+                }
+            }
+        }
+    }
+    if let Err(e) = crate::fiber::scheduler::close_current(ctx) {
+        if r.is_ok() {
+            r = Err(e);
+        }
+    }
+    ctx.unprotect(mark);
+    r
 }
 
 /// Compiles a program for `Runtime::run_script`; the script keeps its code alive (as a VM

@@ -9,6 +9,10 @@
 //!   classes) is marked by `gc::mark_vm_roots`.
 //! - `method_epoch` increases on every change that can alter method lookup; `const_epoch`
 //!   on every constant definition or removal. Inline caches compare against them.
+//! - `globals_epoch` increases on every change to the `globals` table (a value set, an
+//!   entry added, a trace or alias changed): all of them go through `core::globals`,
+//!   whose writers bump it. The embedding's per-run isolation compares it to know whether
+//!   a run touched any global without walking the table.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -72,6 +76,8 @@ pub struct Vm {
     /// by a class's address check it, since a new class may take a freed class's slot.
     class_epoch: std::sync::atomic::AtomicU32,
     pub globals: RefCell<SymMap<GlobalEntry>>,
+    /// Bumped by every change to `globals` (see the module invariants).
+    pub globals_epoch: Cell<u64>,
     /// Instance variables of objects that are not plain `RObject`s, by address.
     pub generic_ivars: RefCell<HashMap<usize, Vec<(SymId, Value)>>>,
     /// Values that must live as long as the VM (cached procs, literal tables …).
@@ -160,6 +166,7 @@ impl Vm {
             const_epoch: AtomicU64::new(1),
             class_epoch: std::sync::atomic::AtomicU32::new(1),
             globals: RefCell::new(SymMap::default()),
+            globals_epoch: Cell::new(1),
             generic_ivars: RefCell::new(HashMap::new()),
             roots: RefCell::new(Vec::new()),
             literal_to_s: Cell::new([Value::NIL; 3]),

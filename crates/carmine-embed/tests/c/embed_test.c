@@ -714,6 +714,16 @@ static void test_isolation(void) {
     /* A failed run is undone as well. */
     CHECK(eval(vm, "$failed = 1; FAILED = 2; raise 'boom'", &r) == CARMINE_EXCEPTION);
     CHECK_RUBY(vm, "$failed.nil? && !defined?(FAILED) && $!.nil?");
+    /* Runs start from the state the host leaves between them (the snapshot a run starts
+     * from is reused only while nothing else changed the VM): a host change is seen, and
+     * what a run changes is undone back to it. */
+    CHECK(carmine_gv_set(vm, "$shared", carmine_cstr(vm, "host2")) == CARMINE_OK);
+    CHECK_RUBY(vm, "$shared == 'host2' && ($shared = 'run'; $new_global = 1; true)");
+    CHECK_RUBY(vm, "$shared == 'host2' && !defined?($new_global)");
+    const char *host_change = "$LOAD_PATH << '/host/lib'; @host_ivar = 1";
+    CHECK(carmine_eval_shared(vm, host_change, strlen(host_change), "host.rb", &r) == CARMINE_OK);
+    CHECK_RUBY(vm, "$LOAD_PATH.last == '/host/lib' && @host_ivar == 1 && ($LOAD_PATH << '/run/lib'; @host_ivar = 2; @run_ivar = 3; true)");
+    CHECK_RUBY(vm, "$LOAD_PATH.last == '/host/lib' && @host_ivar == 1 && !instance_variable_defined?(:@run_ivar)");
     carmine_script_free(vm, s1);
     carmine_close(vm);
     g_vm = NULL;

@@ -2,6 +2,7 @@
 //!
 //! Invariants: `$~` and `$_` are frame-local (see `interp::ops::svar_frame`); `$!` is the
 //! thread's `errinfo`; every other global is an entry in `Vm::globals`, possibly an alias.
+//! Every change to that table is made here and bumps `Vm::globals_epoch` (`changed`).
 
 use crate::core::{array, object, string};
 use crate::interp::ops;
@@ -19,6 +20,12 @@ fn resolve(ctx: &Ctx, mut id: SymId) -> SymId {
         }
     }
     id
+}
+
+/// Records a change to the globals table (`Vm::globals_epoch`); every writer calls it.
+pub fn changed(ctx: &Ctx) {
+    let e = &ctx.vm().globals_epoch;
+    e.set(e.get() + 1);
 }
 
 pub fn get(ctx: &mut Ctx, id: SymId) -> Result<Value> {
@@ -125,6 +132,7 @@ pub fn set(ctx: &mut Ctx, id: SymId, v: Value) -> Result<()> {
         _ => {}
     }
     let setter = ctx.vm().globals.borrow().get(&id).and_then(|e| e.setter);
+    changed(ctx);
     if let Some(s) = setter {
         s(ctx, v)?;
     } else {
@@ -182,6 +190,7 @@ pub fn trace_var(ctx: &mut Ctx, args: &crate::interp::Args) -> Result<Value> {
         (None, Some(b)) => crate::core::proc::from_block(ctx, &b)?,
         (None, None) => return Err(ctx.arg_error("tried to create Proc object without a block")),
     };
+    changed(ctx);
     let mut g = ctx.vm().globals.borrow_mut();
     let e = g.entry(id).or_insert(GlobalEntry { value: Value::UNDEF, getter: None, setter: None, alias_of: None, traces: Vec::new() });
     e.traces.insert(0, cmd);
@@ -192,6 +201,7 @@ pub fn trace_var(ctx: &mut Ctx, args: &crate::interp::Args) -> Result<Value> {
 /// Array of the removed ones.
 pub fn untrace_var(ctx: &mut Ctx, args: &crate::interp::Args) -> Result<Value> {
     let id = gvar_name_arg(ctx, args.pos[0])?;
+    changed(ctx);
     let removed = {
         let mut g = ctx.vm().globals.borrow_mut();
         match g.get_mut(&id) {
@@ -217,10 +227,12 @@ pub fn untrace_var(ctx: &mut Ctx, args: &crate::interp::Args) -> Result<Value> {
 
 /// Defines a plain global (used at boot).
 pub fn define(ctx: &Ctx, name: SymId, value: Value) {
+    changed(ctx);
     ctx.vm().globals.borrow_mut().insert(name, GlobalEntry { value, getter: None, setter: None, alias_of: None, traces: Vec::new() });
 }
 
 pub fn define_hooked(ctx: &Ctx, name: SymId, value: Value, getter: Option<fn(&mut Ctx) -> Result<Value>>, setter: Option<fn(&mut Ctx, Value) -> Result<()>>) {
+    changed(ctx);
     ctx.vm().globals.borrow_mut().insert(name, GlobalEntry { value, getter, setter, alias_of: None, traces: Vec::new() });
 }
 
@@ -230,6 +242,7 @@ pub fn raw(ctx: &Ctx, name: SymId) -> Value {
 }
 
 pub fn set_raw(ctx: &Ctx, name: SymId, v: Value) {
+    changed(ctx);
     if let Some(e) = ctx.vm().globals.borrow_mut().get_mut(&name) {
         e.value = v;
     }
@@ -248,6 +261,7 @@ pub fn alias(ctx: &mut Ctx, new: SymId, old: SymId) {
     if target == new {
         return;
     }
+    changed(ctx);
     ctx.vm().globals.borrow_mut().insert(new, GlobalEntry { value: Value::NIL, getter: None, setter: None, alias_of: Some(target), traces: Vec::new() });
 }
 

@@ -374,6 +374,25 @@ pub fn ivar_list(ctx: &Ctx, obj: Value) -> Vec<(SymId, Value)> {
     }
 }
 
+/// Whether the object's instance variables are exactly `expected` (as `ivar_list` lists
+/// them), without making the list for a plain object (checked on every isolated run).
+pub fn ivars_are(ctx: &Ctx, obj: Value, expected: &[(SymId, Value)]) -> bool {
+    if !obj.is_heap() || basic(obj).obj_type() != ObjType::Object {
+        return ivar_list(ctx, obj) == expected;
+    }
+    let real = module::real_class(basic(obj).klass);
+    // SAFETY: type checked.
+    let o = unsafe { &*obj.as_ptr::<RObject>() };
+    let mut want = expected.iter();
+    for (i, &n) in body(real).iv_names.iter().enumerate() {
+        let v = o.ivar(i);
+        if !v.is_undef() && want.next() != Some(&(n, v)) {
+            return false;
+        }
+    }
+    want.next().is_none()
+}
+
 pub fn ivar_remove(ctx: &mut Ctx, obj: Value, name: SymId) -> Option<Value> {
     if !obj.is_heap() {
         return None;

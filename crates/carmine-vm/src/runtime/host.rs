@@ -28,8 +28,9 @@ pub type HostFn = dyn Fn(&mut Ctx, Value, &Args<'_>) -> Result<Value>;
 /// Per-VM state of the embedding API.
 #[derive(Default)]
 pub struct HostState {
-    /// Host methods by (owner's address, name).
-    methods: RefCell<HashMap<(u64, SymId), Rc<HostFn>>>,
+    /// Host methods by (owner's address, name): looked up on every call of one, with the
+    /// VM's integer hasher (keys are addresses and symbol ids, not input).
+    methods: RefCell<HashMap<(u64, SymId), Rc<HostFn>, std::hash::BuildHasherDefault<crate::symbol::SymHasher>>>,
     /// Limits of the current run (see `limits`).
     pub limits: super::limits::Limits,
     /// NUL-terminated copies of symbol names handed to C (symbols live as long as the VM).

@@ -9,9 +9,16 @@
 //!   moves them is undone against it, after which the epochs it records are the current
 //!   ones again. A host change between runs (a method defined from C, a shared run)
 //!   moves an epoch, and the next run takes a new baseline.
-//! - A `RunSnapshot` records, per run, what has no epoch: global variables, the loaded
+//! - A `RunSnapshot` records what has no class epoch: global variables, the loaded
 //!   features, `main`'s class and instance variables, Object's class variables and the
-//!   `at_exit` list.
+//!   `at_exit` list. An isolated run puts the VM back exactly as its snapshot records, so
+//!   the runtime keeps one snapshot and reuses it for the next run while it is still
+//!   `is_current` (nothing outside runs changed those parts: `Vm::globals_epoch` is the
+//!   one it last saw, the rest compares equal), instead of copying the VM's state per run.
+//!   Its `globals_epoch` is the epoch at which the globals table was last known to equal
+//!   the snapshot: an unchanged epoch at the end of a run means the run set no global.
+//!   A snapshot is shared (`Rc`) by the runs started from it; whoever drops the last
+//!   reference releases it (`release`).
 //! - Every value either record holds is kept alive by one Array of its own in
 //!   `Vm::roots` (an overwritten constant's old value may have no other reference).
 //! - Undoing never runs Ruby code except `at_exit` blocks the run registered (run at its
@@ -22,7 +29,9 @@
 //!   between two steps of any runs the VM is always as the host left it and each run
 //!   sees only its own changes.
 
+use std::cell::Cell;
 use std::collections::HashSet;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use crate::core::module::{body, ConstEntry, MethodBody, MethodEntry};
@@ -52,11 +61,17 @@ pub struct Baseline {
     holder: Value,
 }
 
-/// What one run may change that no epoch tracks.
+/// What one run may change that no class epoch tracks.
 pub struct RunSnapshot {
+    /// `Vm::globals_epoch` when the table last equalled `globals`.
+    globals_epoch: Cell<u64>,
     globals: Vec<(SymId, Value, usize)>,
     /// How many features were loaded (`Vm::loaded` mirrors `$LOADED_FEATURES`).
     loaded_len: usize,
+    /// The `$LOADED_FEATURES` and `$LOAD_PATH` Arrays (read-only globals: replacing one
+    /// moves `globals_epoch`), and their elements in `loaded_features` / `load_path`.
+    feature_list: Value,
+    path_list: Value,
     loaded_features: Vec<Value>,
     load_path: Vec<Value>,
     main_klass: Value,
@@ -233,9 +248,14 @@ pub struct Swapped {
     holder: Value,
 }
 
+/// Whether Array `a` (anything else counts as unchanged) no longer holds `before`.
+fn array_differs(a: Value, before: &[Value]) -> bool {
+    array::is_array(a) && (array::len(a) != before.len() || (0..before.len()).any(|i| array::get(a, i) != before[i]))
+}
+
 fn array_changed(ctx: &Ctx, id: SymId, before: &[Value]) -> Option<Vec<Value>> {
     let a = crate::core::globals::raw(ctx, id);
-    if array::is_array(a) && (array::len(a) != before.len() || (0..before.len()).any(|i| array::get(a, i) != before[i])) {
+    if array_differs(a, before) {
         Some(array::to_vec(a))
     } else {
         None
@@ -255,6 +275,7 @@ impl Swapped {
     pub fn swap_in(self, ctx: &mut Ctx) {
         if let Some(g) = self.globals {
             *ctx.vm().globals.borrow_mut() = g;
+            crate::core::globals::changed(ctx);
         }
         if let Some(f) = &self.loaded_features {
             replace_array(ctx, sym::DOLLAR_LOADED_FEATURES, f);
@@ -268,6 +289,7 @@ impl Swapped {
         let main = ctx.vm().main_obj.get();
         if let Some(k) = self.main_klass {
             crate::object::basic(main).klass = k;
+            crate::heap::write_barrier(main, k);
             ctx.vm().bump_method_epoch();
         }
         if let Some(ivars) = &self.main_ivars {
@@ -301,10 +323,10 @@ pub fn take_at_exit_after(ctx: &Ctx, len: usize) -> Vec<Value> {
 
 /// Makes `obj`'s instance variables exactly `ivars`.
 fn set_ivars(ctx: &mut Ctx, obj: Value, ivars: &[(SymId, Value)]) {
-    let now = object::ivar_list(ctx, obj);
-    if now == ivars {
+    if object::ivars_are(ctx, obj, ivars) {
         return;
     }
+    let now = object::ivar_list(ctx, obj);
     for (id, _) in now {
         if !ivars.iter().any(|(n, _)| *n == id) {
             let _ = ctx.call_str(obj, "remove_instance_variable", &[Value::symbol(id)]);
@@ -345,12 +367,30 @@ impl RunSnapshot {
         let loaded_len = ctx.vm().loaded.borrow().len();
         let at_exit_len = ctx.vm().at_exit.borrow().len();
         let holder = root(ctx, keep);
-        RunSnapshot { globals, loaded_len, loaded_features, load_path, main_klass, main_ivars, object_cvars, at_exit_len, holder }
+        let globals_epoch = Cell::new(ctx.vm().globals_epoch.get());
+        RunSnapshot { globals_epoch, globals, loaded_len, feature_list: features, path_list: path, loaded_features, load_path, main_klass, main_ivars, object_cvars, at_exit_len, holder }
     }
 
-    /// The `at_exit` blocks the run registered, last first (taken off the VM's list).
-    pub fn take_at_exit(&self, ctx: &Ctx) -> Vec<Value> {
-        take_at_exit_after(ctx, self.at_exit_len)
+    /// Whether the VM is (still) as this snapshot records it, so that a new run may start
+    /// from it. Allocates nothing.
+    pub fn is_current(&self, ctx: &Ctx) -> bool {
+        let vm = ctx.vm();
+        let main = vm.main_obj.get();
+        self.globals_epoch.get() == vm.globals_epoch.get()
+            && vm.loaded.borrow().len() == self.loaded_len
+            && vm.at_exit.borrow().len() == self.at_exit_len
+            && crate::object::basic(main).klass == self.main_klass
+            && !array_differs(self.feature_list, &self.loaded_features)
+            && !array_differs(self.path_list, &self.load_path)
+            && body(ctx.c().object).cvars == self.object_cvars
+            && object::ivars_are(ctx, main, &self.main_ivars)
+    }
+
+    /// Lets the values the snapshot holds be collected (when `s` is its last reference).
+    pub fn release(ctx: &Ctx, s: Rc<RunSnapshot>) {
+        if let Ok(s) = Rc::try_unwrap(s) {
+            unroot(ctx, s.holder);
+        }
     }
 
     /// How many `at_exit` blocks were registered when the snapshot was taken.
@@ -358,17 +398,46 @@ impl RunSnapshot {
         self.at_exit_len
     }
 
-    pub fn restore(self, ctx: &mut Ctx) {
+    /// Puts the VM back as the snapshot records it, at the end of a run.
+    pub fn restore(&self, ctx: &mut Ctx) {
         self.reset(ctx);
         ctx.stacks.errinfo = Value::NIL;
         ctx.stacks.root_svar = Value::NIL;
         ctx.last_status = Value::NIL;
-        unroot(ctx, self.holder);
     }
 
     /// Puts back what the snapshot records (globals, features, `main`, Object's class
     /// variables).
     fn reset(&self, ctx: &mut Ctx) {
+        if self.globals_epoch.get() != ctx.vm().globals_epoch.get() {
+            self.reset_globals(ctx);
+        }
+        for (id, a, before) in [(sym::DOLLAR_LOADED_FEATURES, self.feature_list, &self.loaded_features), (sym::DOLLAR_LOAD_PATH, self.path_list, &self.load_path)] {
+            if array_differs(a, before) {
+                replace_array(ctx, id, before);
+            }
+        }
+        if ctx.vm().loaded.borrow().len() != self.loaded_len {
+            // The features the run required are forgotten with their constants, so a later
+            // run that requires them loads them again.
+            let names: HashSet<String> = self.loaded_features.iter().filter(|&&f| crate::core::string::is_string(f)).map(|&f| crate::core::string::to_rust_string_lossy(f)).collect();
+            ctx.vm().loaded.borrow_mut().retain(|f| names.contains(f));
+        }
+        let main = ctx.vm().main_obj.get();
+        if crate::object::basic(main).klass != self.main_klass {
+            crate::object::basic(main).klass = self.main_klass;
+            crate::heap::write_barrier(main, self.main_klass);
+            ctx.vm().bump_method_epoch();
+        }
+        set_ivars(ctx, main, &self.main_ivars);
+        let object_body = body(ctx.c().object);
+        if object_body.cvars != self.object_cvars {
+            object_body.cvars = self.object_cvars.clone();
+        }
+    }
+
+    /// Puts the globals table back as recorded (a run changed it).
+    fn reset_globals(&self, ctx: &mut Ctx) {
         {
             let mut g = ctx.vm().globals.borrow_mut();
             // Fast path: a table of the same size iterates in the snapshot's order (nothing
@@ -396,28 +465,8 @@ impl RunSnapshot {
                 }
             }
         }
-        for (id, before) in [(sym::DOLLAR_LOADED_FEATURES, &self.loaded_features), (sym::DOLLAR_LOAD_PATH, &self.load_path)] {
-            if array_changed(ctx, id, before).is_some() {
-                replace_array(ctx, id, before);
-            }
-        }
-        if ctx.vm().loaded.borrow().len() != self.loaded_len {
-            // The features the run required are forgotten with their constants, so a later
-            // run that requires them loads them again.
-            let names: HashSet<String> = self.loaded_features.iter().filter(|&&f| crate::core::string::is_string(f)).map(|&f| crate::core::string::to_rust_string_lossy(f)).collect();
-            ctx.vm().loaded.borrow_mut().retain(|f| names.contains(f));
-        }
-        let main = ctx.vm().main_obj.get();
-        if crate::object::basic(main).klass != self.main_klass {
-            crate::object::basic(main).klass = self.main_klass;
-            crate::heap::write_barrier(main, self.main_klass);
-            ctx.vm().bump_method_epoch();
-        }
-        set_ivars(ctx, main, &self.main_ivars);
-        let object_body = body(ctx.c().object);
-        if object_body.cvars != self.object_cvars {
-            object_body.cvars = self.object_cvars.clone();
-        }
+        crate::core::globals::changed(ctx);
+        self.globals_epoch.set(ctx.vm().globals_epoch.get());
     }
 
     /// At a suspension of the run: moves what it changed out of the VM, which is left as
@@ -425,7 +474,7 @@ impl RunSnapshot {
     pub fn swap_out(&self, ctx: &mut Ctx, baseline: Option<&mut Baseline>) -> Option<Swapped> {
         let globals = {
             let g = ctx.vm().globals.borrow();
-            let changed = g.len() != self.globals.len() || self.globals.iter().any(|&(id, v, t)| g.get(&id).is_none_or(|e| e.value != v || e.traces.len() != t));
+            let changed = self.globals_epoch.get() != ctx.vm().globals_epoch.get() && (g.len() != self.globals.len() || self.globals.iter().any(|&(id, v, t)| g.get(&id).is_none_or(|e| e.value != v || e.traces.len() != t)));
             changed.then(|| g.clone())
         };
         let loaded_features = array_changed(ctx, sym::DOLLAR_LOADED_FEATURES, &self.loaded_features);

@@ -62,8 +62,9 @@ pub enum Step {
 /// A run in progress (suspended between steps).
 pub struct Task {
     runner: Value,
-    snapshot: Option<isolation::RunSnapshot>,
-    swapped: Option<isolation::Swapped>,
+    snapshot: Option<std::rc::Rc<isolation::RunSnapshot>>,
+    /// Boxed: a `Task` is moved through every step and is small without it.
+    swapped: Option<Box<isolation::Swapped>>,
     deadline: Option<Instant>,
 }
 
@@ -171,7 +172,7 @@ impl Runtime {
         let step = match end {
             Some(StepEnd::Suspended(wait)) => {
                 let ctx = &mut *self.ctx;
-                task.swapped = task.snapshot.as_ref().and_then(|s| s.swap_out(ctx, self.baseline.as_mut()));
+                task.swapped = task.snapshot.as_ref().and_then(|s| s.swap_out(ctx, self.baseline.as_mut())).map(Box::new);
                 let left = task.deadline.map(|d| d.saturating_duration_since(Instant::now()));
                 let timeout = match (wait.timeout, left) {
                     (Some(a), Some(b)) => Some(a.min(b)),
@@ -194,34 +195,10 @@ impl Runtime {
         step
     }
 
-    /// The end of a run, on the root fiber: stops its threads, flushes output and undoes
-    /// what it changed (for an isolated run).
+    /// The end of a task's run, on the root fiber (see `end_run`).
     fn finish(&mut self, task: &mut Task, r: std::result::Result<Value, Unwind>) -> std::result::Result<Value, Unwind> {
-        let ctx = &mut *self.ctx;
-        let Some(snapshot) = task.snapshot.take() else {
-            crate::core::io::flush_stdout(ctx);
-            return r;
-        };
-        let keep = r.as_ref().map_or(Value::NIL, |&v| v);
-        let mark = ctx.protect(keep);
-        if let Err(Unwind::Raise(e)) = r {
-            ctx.protect(e);
-        }
-        crate::thread::sched::terminate_all(ctx);
-        crate::core::io::flush_stdout(ctx);
-        snapshot.restore(ctx);
-        if let Some(b) = self.baseline.as_mut() {
-            b.restore(&mut self.ctx);
-        }
-        self.ctx.unprotect(mark);
-        r
-    }
-}
-
-impl Drop for Task {
-    fn drop(&mut self) {
-        // A task dropped unfinished belongs to a VM being closed: its records go with the
-        // VM's memory.
+        let snapshot = task.snapshot.take();
+        self.end_run(snapshot, r)
     }
 }
 
@@ -231,7 +208,7 @@ fn runner_body(ctx: &mut Ctx, _arg: Value) -> Result<Value> {
     loop {
         let job = ctx.vm().host.tasks.job.take();
         let r = match job {
-            Some(job) => run_job(ctx, job),
+            Some(job) => super::run_top(ctx, job.iseq, job.at_exit),
             None => Ok(Value::NIL),
         };
         if let Err(Unwind::Throw { tag, .. }) = r {
@@ -245,38 +222,6 @@ fn runner_body(ctx: &mut Ctx, _arg: Value) -> Result<Value> {
         let root = ctx.fibers.root;
         crate::fiber::transfer(ctx, root, &[])?;
     }
-}
-
-/// A script at top level, then (isolated) the `at_exit` blocks it registered and the
-/// closing of a fiber scheduler it set.
-fn run_job(ctx: &mut Ctx, job: Job) -> Result<Value> {
-    let main_obj = ctx.vm().main_obj.get();
-    let cref = ctx.vm().top_cref.get();
-    let mut r = crate::interp::call::run_iseq_frame(ctx, job.iseq, crate::interp::frame::FrameKind::Top, main_obj, cref, Value::NIL, Value::NIL, None, None).map(|(v, _)| v);
-    std::hint::black_box(job.iseq);
-    let Some(at_exit) = job.at_exit else { return r };
-    let keep = r.as_ref().map_or(Value::NIL, |&v| v);
-    let mark = ctx.protect(keep);
-    if let Err(Unwind::Raise(e)) = r {
-        ctx.protect(e);
-    }
-    for p in isolation::take_at_exit_after(ctx, at_exit) {
-        if let Err(e) = ctx.call_proc(p, &[], None) {
-            if r.is_ok() {
-                r = Err(e);
-                if let Err(Unwind::Raise(e)) = r {
-                    ctx.protect(e);
-                }
-            }
-        }
-    }
-    if let Err(e) = crate::fiber::scheduler::close_current(ctx) {
-        if r.is_ok() {
-            r = Err(e);
-        }
-    }
-    ctx.unprotect(mark);
-    r
 }
 
 // ---- the host scheduler ----
