@@ -29,6 +29,7 @@ pub mod format;
 pub mod lock;
 pub mod queue;
 pub mod segment;
+pub mod shared;
 pub mod shm;
 pub mod tunnel;
 
@@ -86,6 +87,7 @@ pub fn init(ctx: &mut Ctx) -> Result<()> {
     let m = teleporter_module(ctx);
     error_class(ctx);
     tunnel::init(ctx)?;
+    shared::init(ctx)?;
     crate::methods!(ctx, m, [
         ("dump", s_dump, [1], Unsafe, Singleton),
         ("load", s_load, [1], Unsafe, Singleton),
