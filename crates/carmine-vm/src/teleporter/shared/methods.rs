@@ -165,7 +165,6 @@ fn m_getbyte(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 /// not cover).
 fn on_copy(ctx: &mut Ctx, recv: Value, name: &str, args: &Args) -> Result<Value> {
     let s = m_to_s(ctx, recv, args)?;
-    ctx.protect(s);
     ctx.call_str(s, name, args.pos)
 }
 
@@ -327,7 +326,6 @@ fn s_array_new(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         Some(&v) => array::to_ary_arg(ctx, v)?,
         None => array::new(ctx),
     };
-    ctx.protect(src);
     new_graph(ctx, R_ARR, |ctx, b| fill_array(ctx, b, src))
 }
 
@@ -376,7 +374,6 @@ fn m_arr_aref(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return elem(ctx, &root, &img, rec, i);
     }
     let a = m_to_a(ctx, recv, args)?;
-    ctx.protect(a);
     ctx.call_str(a, "[]", args.pos)
 }
 
@@ -391,7 +388,6 @@ fn m_to_a(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let (root, rec, img) = this(ctx, recv)?;
     let (len, _) = arr(ctx, &img, rec)?;
     let out = array::with_capacity(ctx, len);
-    ctx.protect(out);
     for i in 0..len {
         let img = root.img().ok_or_else(|| corrupt(ctx))?;
         let e = elem(ctx, &root, &img, rec, i as i64)?;
@@ -494,7 +490,6 @@ fn m_arr_clear(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 /// are, anything else converted).
 fn m_arr_replace(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let src = array::to_ary_arg(ctx, args.pos[0])?;
-    ctx.protect(src);
     let (root, rec, _) = writable(ctx, recv)?;
     let n = array::len(src);
     let mut cells = Vec::with_capacity(n);
@@ -519,7 +514,6 @@ fn s_hash_new(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         Some(&v) => hash::to_hash_arg(ctx, v)?,
         None => hash::new(ctx),
     };
-    ctx.protect(src);
     new_graph(ctx, R_HASH, |ctx, b| Ok(b.put(ctx, src)?.1 as usize)).and_then(|v| {
         // `put` converted a plain Hash into a HASH record; a subclass would have become a
         // copy-format record.
@@ -590,7 +584,6 @@ fn m_hash_clear(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 
 fn m_hash_replace(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let src = hash::to_hash_arg(ctx, args.pos[0])?;
-    ctx.protect(src);
     m_hash_clear(ctx, recv, args)?;
     let (root, rec, _) = writable(ctx, recv)?;
     let mut b = Builder::new(&root);
@@ -605,7 +598,6 @@ fn m_pairs(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let (root, rec, img) = this(ctx, recv)?;
     let (len, used, ents) = img.hash(rec).ok_or_else(|| corrupt(ctx))?;
     let out = array::with_capacity(ctx, len);
-    ctx.protect(out);
     let fr = freeze_reads(&root);
     for i in 0..used {
         let img = root.img().ok_or_else(|| corrupt(ctx))?;
@@ -615,10 +607,8 @@ fn m_pairs(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
             continue;
         }
         let vc = img.cell(e + 24).ok_or_else(|| corrupt(ctx))?;
-        let k = cell_value(ctx, &root, &img, kc, true)?;
-        ctx.protect(k);
+        let k = super::key_value(ctx, &root, &img, kc)?;
         let v = cell_value(ctx, &root, &img, vc, fr)?;
-        ctx.protect(v);
         let pair = array::from_slice(ctx, &[k, v]);
         array::push(ctx, out, pair);
     }

@@ -688,6 +688,19 @@ pub fn cell_value(ctx: &mut Ctx, root: &Rc<Root>, img: &Img, c: Cell, freeze: bo
     })
 }
 
+/// A Hash key as Ruby reads it: a String key is a frozen String (as a Hash's keys are),
+/// so the keys of a SharedHash work as keys of a Hash; other keys as `cell_value`.
+pub fn key_value(ctx: &mut Ctx, root: &Rc<Root>, img: &Img, c: Cell) -> Result<Value> {
+    if c.0 == C_REF && img.kind(c.1 as usize) == Some(R_STR) {
+        let rec = c.1 as usize;
+        let b = img.str_bytes(rec).ok_or_else(|| corrupt(ctx))?;
+        let e = str_encoding(img, rec).ok_or_else(|| corrupt(ctx))?;
+        let s = string::new_with_enc_from_slice(ctx, b, e);
+        return Ok(object::freeze(s));
+    }
+    cell_value(ctx, root, img, c, true)
+}
+
 /// A plain Ruby copy of record `rec` and everything it reaches (identity and cycles kept).
 pub fn unshare(ctx: &mut Ctx, root: &Rc<Root>, rec: usize) -> Result<Value> {
     let mark = ctx.stacks.protected.len();
