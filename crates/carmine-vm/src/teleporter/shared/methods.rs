@@ -588,7 +588,7 @@ fn m_hash_replace(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let (root, rec, _) = writable(ctx, recv)?;
     let mut b = Builder::new(&root);
     for (k, v) in hash::pairs(src) {
-        b.hash_insert(ctx, rec, k, v)?;
+        b.hash_append(ctx, rec, k, v)?;
     }
     Ok(recv)
 }
@@ -596,17 +596,11 @@ fn m_hash_replace(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 /// `__pairs`: an Array of [key, value] Arrays in insertion order (keys frozen).
 fn m_pairs(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let (root, rec, img) = this(ctx, recv)?;
-    let (len, used, ents) = img.hash(rec).ok_or_else(|| corrupt(ctx))?;
-    let out = array::with_capacity(ctx, len);
+    let cells = super::live_entries(&img, rec).ok_or_else(|| corrupt(ctx))?;
+    let out = array::with_capacity(ctx, cells.len());
     let fr = freeze_reads(&root);
-    for i in 0..used {
+    for (kc, vc) in cells {
         let img = root.img().ok_or_else(|| corrupt(ctx))?;
-        let e = ents + i * ENTRY;
-        let kc = img.cell(e + 8).ok_or_else(|| corrupt(ctx))?;
-        if kc.0 == C_DELETED {
-            continue;
-        }
-        let vc = img.cell(e + 24).ok_or_else(|| corrupt(ctx))?;
         let k = super::key_value(ctx, &root, &img, kc)?;
         let v = cell_value(ctx, &root, &img, vc, fr)?;
         let pair = array::from_slice(ctx, &[k, v]);

@@ -18,8 +18,9 @@
 //! - A root in a segment belongs to the process that received or placed it; a forked
 //!   child that inherits the wrapper neither reads nor releases it (it raises).
 //! - Converting Ruby objects into an image runs no Ruby code and allocates no Ruby object
-//!   (so object addresses are stable identities during the walk); reading builds Ruby
-//!   objects from the image and keeps them on the protect stack until they are returned.
+//!   (so object addresses are stable identities during the walk). Reading builds Ruby
+//!   objects from the image and re-reads the image after anything that can grow it or run
+//!   Ruby code; `unshare` keeps what it builds on the protect stack until it returns.
 
 pub mod image;
 mod methods;
@@ -366,7 +367,7 @@ impl<'r> Builder<'r> {
             let img = self.root.img().ok_or_else(|| corrupt(ctx))?;
             img.set_cell(r + 40, dc);
             for (k, val) in pairs {
-                self.hash_insert(ctx, r, k, val)?;
+                self.hash_append(ctx, r, k, val)?;
             }
             r
         } else {
@@ -429,8 +430,19 @@ impl<'r> Builder<'r> {
             img.set_cell(e + 24, c);
             return Ok(());
         }
+        self.hash_append(ctx, r, k, val)
+    }
+
+    /// Appends `k => val` to hash record `r`, whose keys are known to differ from `k` (the
+    /// keys of a Hash being converted).
+    pub fn hash_append(&mut self, ctx: &mut Ctx, r: usize, k: Value, val: Value) -> Result<()> {
         let (kc, kh) = self.put_key(ctx, k)?;
         let vc = self.put(ctx, val)?;
+        self.push_entry(ctx, r, kh, kc, vc)
+    }
+
+    /// Writes the entry (key hash, key, value) after the last of hash record `r`.
+    fn push_entry(&mut self, ctx: &mut Ctx, r: usize, kh: u64, kc: Cell, vc: Cell) -> Result<()> {
         let img = self.reserve_entry(ctx, r)?;
         let (len, used, ents) = img.hash(r).ok_or_else(|| corrupt(ctx))?;
         let e = ents + used * ENTRY;
@@ -516,14 +528,7 @@ impl<'r> Builder<'r> {
                     let kh = src.u64_at(e).ok_or_else(|| corrupt(ctx))?;
                     let kc = self.copy_cell(ctx, src, src_id, e + 8)?;
                     let vc = self.copy_cell(ctx, src, src_id, e + 24)?;
-                    let img = self.reserve_entry(ctx, r)?;
-                    let (n, u, dents) = img.hash(r).ok_or_else(|| corrupt(ctx))?;
-                    let d = dents + u * ENTRY;
-                    img.set_u64(d, kh);
-                    img.set_cell(d + 8, kc);
-                    img.set_cell(d + 24, vc);
-                    img.set_u64(r + 8, n as u64 + 1);
-                    img.set_u64(r + 16, u as u64 + 1);
+                    self.push_entry(ctx, r, kh, kc, vc)?;
                 }
                 r
             }
@@ -634,6 +639,20 @@ pub fn find_entry(img: &Img, r: usize, p: &Probe) -> Option<usize> {
 
 // ---- reading ----
 
+/// The (key, value) cells of the live entries of hash record `rec`, in insertion order.
+pub fn live_entries(img: &Img, rec: usize) -> Option<Vec<(Cell, Cell)>> {
+    let (len, used, ents) = img.hash(rec)?;
+    let mut out = Vec::with_capacity(len.min(used));
+    for i in 0..used {
+        let e = ents + i * ENTRY;
+        let kc = img.cell(e + 8)?;
+        if kc.0 != C_DELETED {
+            out.push((kc, img.cell(e + 24)?));
+        }
+    }
+    Some(out)
+}
+
 /// The class `Teleporter::<name>`.
 pub fn shared_class(ctx: &mut Ctx, name: &str) -> Value {
     let m = super::teleporter_module(ctx);
@@ -743,21 +762,13 @@ fn unshare_cell(ctx: &mut Ctx, root: &Rc<Root>, c: Cell, done: &mut HashMap<usiz
             return Ok(a);
         }
         Some(R_HASH) => {
-            let (_, used, ents) = img.hash(rec).ok_or_else(|| corrupt(ctx))?;
             let h = hash::new(ctx);
             ctx.protect(h);
             done.insert(rec, h);
             let dc = img.cell(rec + 40).ok_or_else(|| corrupt(ctx))?;
             let d = unshare_cell(ctx, root, dc, done)?;
             hash::rhash(h).default = d;
-            for i in 0..used {
-                let img = root.img().ok_or_else(|| corrupt(ctx))?;
-                let e = ents + i * ENTRY;
-                let kc = img.cell(e + 8).ok_or_else(|| corrupt(ctx))?;
-                if kc.0 == C_DELETED {
-                    continue;
-                }
-                let vc = img.cell(e + 24).ok_or_else(|| corrupt(ctx))?;
+            for (kc, vc) in live_entries(&img, rec).ok_or_else(|| corrupt(ctx))? {
                 let k = unshare_cell(ctx, root, kc, done)?;
                 ctx.protect(k);
                 let v = unshare_cell(ctx, root, vc, done)?;
