@@ -76,7 +76,7 @@ impl Img {
     /// Writes a word (callers write only inside what `alloc` gave them).
     #[inline]
     pub fn set_u64(&self, off: usize, v: u64) {
-        if off % 8 == 0 && off + 8 <= self.cap {
+        if off % 8 == 0 && off.checked_add(8).is_some_and(|end| end <= self.cap) {
             // SAFETY: in bounds and aligned (checked).
             unsafe { std::ptr::write(self.p.add(off) as *mut u64, v) }
         }
@@ -91,7 +91,7 @@ impl Img {
     }
 
     pub fn put_bytes(&self, off: usize, b: &[u8]) {
-        if off + b.len() <= self.cap {
+        if off.checked_add(b.len()).is_some_and(|end| end <= self.cap) {
             // SAFETY: in bounds (checked); `b` never points into the image region written.
             unsafe { std::ptr::copy(b.as_ptr(), self.p.add(off), b.len()) }
         }

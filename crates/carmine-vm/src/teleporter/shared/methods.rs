@@ -186,7 +186,7 @@ fn m_str_aref(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if start < 0 || start > n || len < 0 || (ints.len() == 1 && start >= n) {
         return Ok(Value::NIL);
     }
-    let end = (start + len).min(n);
+    let end = start.saturating_add(len).min(n);
     let at = |i: i64| if single { Some(i as usize) } else { utf8_offset(b, i as usize) };
     let (Some(from), Some(to)) = (at(start), at(end)) else { return Err(corrupt(ctx)) };
     let piece = b[from..to].to_vec();
@@ -205,7 +205,7 @@ fn m_byteslice(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if start < 0 || start > n || len < 0 || (ints.len() == 1 && start >= n) {
         return Ok(Value::NIL);
     }
-    let end = (start + len).min(n);
+    let end = start.saturating_add(len).min(n);
     let piece = b[start as usize..end as usize].to_vec();
     Ok(string::new_with_enc(ctx, piece, e))
 }
