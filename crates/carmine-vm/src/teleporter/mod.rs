@@ -11,6 +11,10 @@
 //!   Their invariants are at the top of each file; the layout and the crash recovery are
 //!   documented in `docs/teleporter.md`.
 //!
+//! - `shared/`: `Teleporter::SharedString`, `SharedArray`, `SharedHash` (object graphs as
+//!   images in a tunnel's memory, read in place) and the share/move transfers
+//!   (`Tunnel#share_send`, `#move_send`, …); invariants in `shared/mod.rs`.
+//!
 //! Invariants of the copy format (`format.rs`):
 //! - `format::dump` only appends to the `out` it is given and never runs Ruby code: it
 //!   reads objects directly (no `marshal_dump`, `_dump`, `respond_to?`, `hash`), so the
