@@ -11,6 +11,10 @@
 //!   Their invariants are at the top of each file; the layout and the crash recovery are
 //!   documented in `docs/teleporter.md`.
 //!
+//! - `shared/`: `Teleporter::SharedString`, `SharedArray`, `SharedHash` (object graphs as
+//!   images in a tunnel's memory, read in place) and the share/move transfers
+//!   (`Tunnel#share_send`, `#move_send`, …); invariants in `shared/mod.rs`.
+//!
 //! Invariants of the copy format (`format.rs`):
 //! - `format::dump` only appends to the `out` it is given and never runs Ruby code: it
 //!   reads objects directly (no `marshal_dump`, `_dump`, `respond_to?`, `hash`), so the
@@ -29,6 +33,7 @@ pub mod format;
 pub mod lock;
 pub mod queue;
 pub mod segment;
+pub mod shared;
 pub mod shm;
 pub mod tunnel;
 
@@ -86,6 +91,7 @@ pub fn init(ctx: &mut Ctx) -> Result<()> {
     let m = teleporter_module(ctx);
     error_class(ctx);
     tunnel::init(ctx)?;
+    shared::init(ctx)?;
     crate::methods!(ctx, m, [
         ("dump", s_dump, [1], Unsafe, Singleton),
         ("load", s_load, [1], Unsafe, Singleton),

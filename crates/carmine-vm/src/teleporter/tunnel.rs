@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use super::alloc::BLOCK_HEADER;
 use super::queue::{Entry, PopError, PushError, INLINE_MAX};
 use super::segment::{OpenError, Segment};
-use super::{format, shm};
+use super::{format, shared, shm};
 use crate::core::{float, hash, module, object, string};
 use crate::error::Unwind;
 use crate::interp::Args;
@@ -49,10 +49,15 @@ const K_FLOAT: u32 = 5;
 const K_SYMBOL: u32 = 6;
 /// A copy-format dump (inline or in a block).
 const K_DUMP: u32 = 7;
+/// A shared object (`share_send`): a block holding its graph's image; the record's offset
+/// in the entry's data after the block offset.
+const K_SHARE: u32 = 8;
+/// A moved object (`move_send`), as K_SHARE.
+const K_MOVE: u32 = 9;
 
 /// One mapping of a tunnel's segment in this process.
 pub struct Handle {
-    seg: Segment,
+    pub(crate) seg: Segment,
     /// The POSIX name of a named tunnel.
     name: Option<String>,
     /// (pid, slot) of the slot this process took, if it took one.
@@ -60,6 +65,9 @@ pub struct Handle {
     /// How long a receiver spins before sleeping (µs): doubled when a spin catches the
     /// message, halved when it does not.
     spin_us: Cell<u32>,
+    /// Shared-object blocks this process holds, with the number of its `shared::Root`s
+    /// holding each (the last one dropped releases the process's bit).
+    pub(crate) holds: std::cell::RefCell<std::collections::HashMap<usize, u32>>,
 }
 
 impl Drop for Handle {
@@ -157,7 +165,7 @@ fn size_args(ctx: &mut Ctx, args: &Args) -> Result<(usize, Option<usize>)> {
 }
 
 fn wrap(ctx: &mut Ctx, klass: Value, seg: Segment, name: Option<String>) -> Value {
-    let handle = Rc::new(Handle { seg, name, attached: Cell::new(None), spin_us: Cell::new(super::queue::SPIN.as_micros() as u32) });
+    let handle = Rc::new(Handle { seg, name, attached: Cell::new(None), spin_us: Cell::new(super::queue::SPIN.as_micros() as u32), holds: Default::default() });
     object::new_data(ctx, klass, Box::new(TunnelData { handle, buf: Vec::new() }))
 }
 
@@ -448,6 +456,7 @@ fn decode(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, e: &Entry) -> Result<Value> 
                 r
             }
         },
+        k @ (K_SHARE | K_MOVE) => shared::receive(ctx, h, me, e, k == K_MOVE, None),
         k => {
             if let Some(off) = e.block_offset() {
                 h.seg.release(off, 1 << me);
@@ -572,6 +581,112 @@ fn t_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(string::new_utf8(ctx, &s))
 }
 
+/// Queues `entry` (for slot `me`; `keep`: the sender keeps its hold on the entry's block),
+/// waiting for room until `deadline`: None if it passed first.
+fn push_waiting(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, entry: &Entry, keep: bool, deadline: Option<Instant>) -> Result<Option<()>> {
+    blocking(ctx, h, me, deadline, |ctx| {
+        let seq = h.seg.send_seq();
+        match h.seg.push(me, entry, keep) {
+            Ok(()) => Ok(Attempt::Done(())),
+            Err(PushError::Full) => Ok(Attempt::WaitRoom(seq)),
+            Err(PushError::Closed) => Err(closed_error(ctx)),
+            Err(PushError::Lock(code)) => Err(crate::core::process::errno_error(ctx, code, "pthread_mutex_lock")),
+        }
+    })
+}
+
+/// `share_send(obj, timeout: nil)` and `move_send(obj, timeout: nil)`: pass `obj` without
+/// copying it (a plain object is converted into a shared graph once). Sharing freezes the
+/// graph for every process (the sender's wrappers included); moving gives it away (the
+/// sender's wrappers raise Teleporter::MovedError from then on). Immediates travel as
+/// with `send`. Returns self, or nil if the timeout passed first.
+fn shared_send(ctx: &mut Ctx, recv: Value, args: &Args, mode: shared::Mode) -> Result<Value> {
+    let deadline = timeout_arg(ctx, args)?;
+    let h = handle(ctx, recv)?;
+    let me = h.slot(ctx)?;
+    let v = args.pos[0];
+    if h.seg.is_closed() {
+        return Err(closed_error(ctx));
+    }
+    if let Some(e) = immediate_entry(ctx, v) {
+        return Ok(push_waiting(ctx, &h, me, &e, false, deadline)?.map_or(Value::NIL, |_| recv));
+    }
+    let (root, rec) = match shared::shared_obj(v) {
+        Some(w) => (w.root.clone(), w.rec),
+        None => shared::convert(ctx, v)?,
+    };
+    let name = object::class_name_of(ctx, v);
+    root.check(ctx, &name)?;
+    let owned = root.state.get() == shared::State::Owned;
+    if mode == shared::Mode::Move && (!owned || object::is_frozen(v)) {
+        return Err(tp_error(ctx, &format!("can't move a frozen {name} (a shared object is read-only everywhere; dup it for a writable copy)")));
+    }
+    let Some(off) = shared::place(ctx, &root, &h, me, &mut |ctx, len| alloc_block(ctx, &h, me, len, deadline))? else {
+        return Ok(Value::NIL);
+    };
+    let img = root.img().ok_or_else(|| shared::corrupt(ctx))?;
+    let entry = shared::entry_for(if mode == shared::Mode::Move { K_MOVE } else { K_SHARE }, off, img.used(), rec);
+    if mode == shared::Mode::Share {
+        if owned {
+            img.set_frozen();
+            root.state.set(shared::State::Frozen);
+        }
+        let sent = push_waiting(ctx, &h, me, &entry, true, deadline);
+        if owned && !matches!(sent, Ok(Some(()))) {
+            // Nobody received it: the graph is still this process's alone.
+            img.clear_frozen();
+            root.state.set(shared::State::Owned);
+        }
+        return Ok(sent?.map_or(Value::NIL, |_| recv));
+    }
+    if h.holds.borrow().get(&off).copied() != Some(1) {
+        return Err(tp_error(ctx, &format!("can't move this {name}: other objects of this process hold its graph")));
+    }
+    match push_waiting(ctx, &h, me, &entry, false, deadline)? {
+        Some(()) => {
+            // The ring took this process's hold: the root gives the block up unreleased.
+            h.holds.borrow_mut().remove(&off);
+            *root.store.borrow_mut() = shared::Store::Gone;
+            root.state.set(shared::State::Moved);
+            Ok(recv)
+        }
+        None => Ok(Value::NIL),
+    }
+}
+
+fn t_share_send(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    shared_send(ctx, recv, args, shared::Mode::Share)
+}
+
+fn t_move_send(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    shared_send(ctx, recv, args, shared::Mode::Move)
+}
+
+/// `share_recv(timeout: nil)` / `move_recv(timeout: nil)`: the oldest message, a shared
+/// object read in place: frozen from `share_recv`, writable from `move_recv` (which raises
+/// Teleporter::Error for a message sent with `share_send`). Copied messages arrive as
+/// copies, immediates as they are; nil if the timeout passed first.
+fn shared_recv(ctx: &mut Ctx, recv: Value, args: &Args, mode: shared::Mode) -> Result<Value> {
+    let deadline = timeout_arg(ctx, args)?;
+    let h = handle(ctx, recv)?;
+    let me = h.slot(ctx)?;
+    match blocking(ctx, &h, me, deadline, |ctx| pop_attempt(ctx, &h, me))? {
+        Some(e) => match e.kind & !super::queue::KIND_BLOCK {
+            k @ (K_SHARE | K_MOVE) => shared::receive(ctx, &h, me, &e, k == K_MOVE, Some(mode)),
+            _ => decode(ctx, &h, me, &e),
+        },
+        None => Ok(Value::NIL),
+    }
+}
+
+fn t_share_recv(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    shared_recv(ctx, recv, args, shared::Mode::Share)
+}
+
+fn t_move_recv(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    shared_recv(ctx, recv, args, shared::Mode::Move)
+}
+
 /// Defines Teleporter::Tunnel, Teleporter::ClosedError and Teleporter::EmptyError.
 pub fn init(ctx: &mut Ctx) -> Result<()> {
     let m = super::teleporter_module(ctx);
@@ -591,6 +706,10 @@ pub fn init(ctx: &mut Ctx) -> Result<()> {
         ("<<", t_send, [1], Unsafe),
         ("recv", t_recv, [0], Unsafe, Kw),
         ("recv_nonblock", t_recv_nonblock, [0], Unsafe, Kw),
+        ("share_send", t_share_send, [1], Unsafe, Kw),
+        ("move_send", t_move_send, [1], Unsafe, Kw),
+        ("share_recv", t_share_recv, [0], Unsafe, Kw),
+        ("move_recv", t_move_recv, [0], Unsafe, Kw),
         ("close", t_close, [0], Unsafe),
         ("closed?", t_closed_p, [0], Unsafe),
         ("size", t_size, [0], Unsafe),

@@ -1,0 +1,389 @@
+require_relative "../assert"
+require_relative "support"
+require "teleporter"
+
+T = Teleporter::Tunnel
+SS = Teleporter::SharedString
+SA = Teleporter::SharedArray
+SH = Teleporter::SharedHash
+
+Point = Struct.new(:x, :y)
+Pair = Data.define(:a, :b)
+class Account
+  attr_reader :owner, :balance
+  def initialize(owner, balance) = (@owner, @balance = owner, balance)
+  def ==(o) = o.is_a?(Account) && o.owner == owner && o.balance == balance
+end
+
+# Runs `child` in a forked process with a tunnel to it (`to`) and one back (`from`);
+# returns what the parent block returns, after checking the child exited 0.
+def with_child(capacity: 4 << 20, child:)
+  to = T.new(capacity: capacity)
+  from = T.new(capacity: capacity)
+  pid = TPTest.fork_child { child.call(to, from) }
+  r = yield to, from
+  st = TPTest.reap([pid])[pid]
+  assert st && st.success?, "child failed: #{st.inspect}"
+  r
+end
+
+# Collects until the segment's used blocks fall back to `base` (reclaiming dead children).
+def settle(t, base)
+  10.times do
+    GC.start
+    t.reclaim
+    return t.stats[:used_blocks] if t.stats[:used_blocks] <= base
+  end
+  t.stats[:used_blocks]
+end
+
+test "SharedString reads like a String and writes while owned" do
+  s = SS.new("héllo")
+  assert_equal "héllo", s.to_s
+  assert_equal 5, s.size
+  assert_equal 6, s.bytesize
+  assert_equal Encoding::UTF_8, s.encoding
+  assert_equal "é", s[1]
+  assert_equal "éll", s[1, 3]
+  assert_equal "llo", s[2..]
+  assert_equal "o", s[-1]
+  assert_nil s[10]
+  assert s == "héllo"
+  assert "héllo" == s.to_s
+  assert s.eql?(SS.new("héllo"))
+  assert_equal "héllo".hash, s.hash
+  assert s.include?("ll")
+  assert s.start_with?("hé")
+  assert_equal "HÉLLO", s.upcase
+  assert_equal "\"héllo\"", s.inspect
+  assert_equal "a héllo", "a " + s
+  assert !s.frozen?
+  s << " world"
+  assert_equal "héllo world", s.to_s
+  s.upcase!
+  assert_equal "HÉLLO WORLD", s.to_s
+  s[0] = "J"
+  assert_equal "JÉLLO WORLD", s.to_s
+  s.replace("x" * 10_000)
+  assert_equal 10_000, s.size
+  sj = SS.new("abc".encode("Shift_JIS"))
+  assert_equal Encoding::Shift_JIS, sj.encoding
+  assert_equal "abc", sj.to_s.encode("UTF-8")
+  assert_equal "", SS.new.to_s
+end
+
+test "SharedArray and SharedHash read like Array and Hash and write while owned" do
+  a = SA.new([1, "two", :three, 4.5, [5, [6]], {k: "v"}, nil])
+  assert_equal 7, a.size
+  assert_equal "two", a[1]
+  assert_kind_of SS, a[1]
+  assert_kind_of SA, a[4]
+  assert_equal [5, [6]], a[4]
+  assert_equal [1, "two"], a[0, 2]
+  assert_equal 6, a.dig(4, 1, 0)
+  assert_equal [1, "two", :three, 4.5, [5, [6]], {k: "v"}, nil], a
+  assert_equal [1, "two", :three, 4.5, [5, [6]], {k: "v"}, nil], a.unshare
+  assert_kind_of Array, a.unshare
+  assert_equal [2, 3], a.select { |x| x.is_a?(Integer) }.map { |x| x + 1 } + [3]
+  assert_equal 1, a.first
+  assert a.include?(:three)
+  assert_equal [0, 1, 2], [0] + SA.new([1, 2])
+  x, y = *SA.new([7, 8])
+  assert_equal [7, 8], [x, y]
+  a << 8
+  a.push(9, 10)
+  a[0] = "one"
+  a[12] = :far
+  assert_equal ["one", 10, nil, nil, :far], [a[0], a[9], a[10], a[11], a[12]]
+  assert_equal :far, a.pop
+  assert_equal "one", a.shift
+  a.unshift(0)
+  assert_equal 0, a[0]
+  a.clear
+  assert a.empty?
+
+  h = SH.new({"x" => 1, y: [1, 2], 3 => "z", 2**70 => :big, 1.5 => :f, nil => 0})
+  assert_equal 6, h.size
+  assert_equal 1, h["x"]
+  assert_equal [1, 2], h[:y]
+  assert_equal "z", h[3]
+  assert_equal :big, h[2**70]
+  assert_equal :f, h[1.5]
+  assert_equal 0, h[nil]
+  assert_nil h["nope"]
+  assert_equal ["x", :y, 3, 2**70, 1.5, nil], h.keys
+  assert h.keys[0].frozen?
+  assert_kind_of String, h.keys[0]
+  assert h.key?(:y)
+  assert !h.key?(:x)
+  assert_equal 1, h.fetch("x")
+  assert_raise(KeyError) { h.fetch(:nope) }
+  assert_equal({"x" => 1, y: [1, 2], 3 => "z", 2**70 => :big, 1.5 => :f, nil => 0}, h.to_h)
+  assert_equal({a: 1, "x" => 1}, {a: 1}.merge(SH.new({"x" => 1})))
+  h["x"] = 2
+  h[:new] = "n"
+  assert_equal 2, h["x"]
+  assert_equal 7, h.size
+  assert_equal [1, 2], h.delete(:y)
+  assert_equal 6, h.size
+  40.times { |i| h[i * 10] = i }
+  assert_equal 39, h[390]
+  assert_equal "{\"x\" => 2}", SH.new({"x" => 2}).inspect
+  assert_equal 5, SH.new(Hash.new(5))[:missing]
+end
+
+test "share_send: the receiver reads the sender's data in place, frozen, of every supported type" do
+  objs = [12, -(2**62), 2**100, -(3**80), 2.5, 1e300, Rational(3, 7), Complex(1, -2.5), "héllo",
+          "sjis".encode("Shift_JIS"), "bin\xff".b, :sym, :"#{"long symbol name " * 5}", [1, [2.5, "x"]],
+          {"k" => [1], sym: {n: nil}}, 1..10, (1.0...2.0), Point.new(1, "p"), Pair.new(a: 1, b: [2]),
+          Account.new("ann", 10**20), nil, true, false, "x" * 300_000]
+  got = with_child(child: ->(to, from) {
+    objs.size.times do
+      v = to.share_recv
+      deep_frozen = case v
+                    when SS then v.frozen?
+                    when SA then v.frozen? && v.all? { |e| !e.is_a?(SA) && !e.is_a?(SS) || e.frozen? }
+                    when SH then v.frozen? && v.to_a.flatten.all? { |e| !e.respond_to?(:__id) || e.frozen? }
+                    else v.frozen?
+                    end
+      enc = v.respond_to?(:encoding) ? v.encoding.name : nil
+      from.send [v.class.name, (v.respond_to?(:unshare) ? v.unshare : v), deep_frozen, enc]
+    end
+  }) do |to, from|
+    objs.each { |o| to.share_send(o) }
+    objs.map { from.recv }
+  end
+  objs.each_with_index do |o, i|
+    klass, value, frozen, enc = got[i]
+    assert_equal o, value, "#{o.class} came back different"
+    assert frozen, "#{o.class}: a shared object must arrive frozen"
+    case o
+    when String then assert_equal ["Teleporter::SharedString", o.encoding.name], [klass, enc]
+    when Array then assert_equal "Teleporter::SharedArray", klass
+    when Hash then assert_equal "Teleporter::SharedHash", klass
+    else assert_equal o.class.name, klass
+    end
+  end
+end
+
+test "sharing freezes a shared object for its sender too, and the same object can be shared again without copying" do
+  s = SS.new("Hello")
+  with_child(child: ->(to, from) {
+    a = to.share_recv
+    b = to.share_recv
+    from.send [a.to_s, b.to_s, a.frozen?, a.__id == b.__id]
+    from.share_send(a)
+  }) do |to, from|
+    to.share_send(s)
+    assert s.frozen?
+    assert_raise(FrozenError) { s << "!" }
+    assert_equal "Hello", s.to_s
+    before = to.stats[:used_blocks]
+    to.share_send(s)
+    assert_equal before, to.stats[:used_blocks], "sharing a shared object again copies nothing"
+    assert_equal ["Hello", "Hello", true, false], from.recv
+    back = from.share_recv
+    assert_equal "Hello", back.to_s
+    assert back.frozen?
+  end
+end
+
+test "move_send: the receiver can write, the sender's objects raise MovedError, and it can move back" do
+  a = SA.new([1, "two", {k: [3]}])
+  inner = a[2]
+  with_child(child: ->(to, from) {
+    m = to.move_recv
+    raise "frozen after move" if m.frozen?
+    m << 4
+    m[1] << "!"
+    m[2][:k] << 5
+    from.move_send(m)
+    begin
+      m.size
+      from.send :not_raised
+    rescue Teleporter::MovedError => e
+      from.send e.message
+    end
+  }) do |to, from|
+    to.move_send(a)
+    assert a.moved?
+    assert_raise(Teleporter::MovedError) { a.size }
+    assert_raise(Teleporter::MovedError) { a[0] }
+    assert_raise(Teleporter::MovedError) { inner[:k] }
+    assert_raise(Teleporter::MovedError) { a.inspect }
+    err = assert_raise(Teleporter::Error) { to.move_send(a) }
+    assert_match(/moved to another process/, err.message)
+    assert_raise(Teleporter::Error) { to.share_send(inner) }
+    back = from.move_recv
+    assert_equal [1, "two!", {k: [3, 5]}, 4], back
+    assert !back.frozen?
+    back << :mine
+    assert_equal 5, back.size
+    assert_match(/SharedArray was moved to another process with move_send/, from.recv)
+  end
+end
+
+test "a plain object given to move_send is converted once; moved-in objects are writable" do
+  with_child(child: ->(to, from) {
+    s = to.move_recv
+    s << " moved"
+    h = to.move_recv
+    h["n"] += 1
+    from.send [s.to_s, s.frozen?, h.unshare]
+  }) do |to, from|
+    str = +"plain"
+    to.move_send(str)
+    assert_equal "plain", str
+    to.move_send({"n" => 1})
+    assert_equal ["plain moved", false, {"n" => 2}], from.recv
+  end
+end
+
+test "share and move refuse what they must: frozen moves, move_recv of a shared message, unsupported objects" do
+  t = T.new(capacity: 1 << 20)
+  s = SS.new("x")
+  t.share_send(s)
+  err = assert_raise(Teleporter::Error) { t.move_send(s) }
+  assert_match(/can't move a frozen Teleporter::SharedString/, err.message)
+  err = assert_raise(Teleporter::Error) { t.move_recv }
+  assert_match(/sent with share_send/, err.message)
+  assert_raise(Teleporter::Error) { t.move_send(SS.new("y").freeze) }
+  assert_raise(TypeError, "can't teleport Proc") { t.share_send(proc {}) }
+  assert_raise(TypeError, "can't teleport Proc") { t.move_send([1, proc {}]) }
+  assert_raise(TypeError, "can't teleport Thread") { t.share_send({a: Thread.current}) }
+  assert_raise(TypeError) { t.share_send(Hash.new { 1 }) }
+  assert_equal 0, t.size
+  assert_equal 1, t.stats[:used_blocks], "only the sender's shared string is held"
+  s = nil
+  assert_equal 0, settle(t, 0)
+  assert Teleporter::MovedError < Teleporter::Error
+end
+
+test "nested and cyclic graphs keep their shape and identity through share and move" do
+  a = [1, "s"]
+  a << a
+  h = {"self" => nil, "list" => a}
+  h["self"] = h
+  got = with_child(child: ->(to, from) {
+    x = to.share_recv
+    y = to.move_recv
+    from.send [x.inspect, x[2][2][1].to_s, x[2].__id == x.__id, x.unshare.then { |u| u[2].equal?(u) }]
+    y["list"] << :added
+    from.send [y["self"]["self"].size, y["list"][2].size, y.unshare.then { |u| u["self"].equal?(u) }]
+  }) do |to, from|
+    to.share_send(a)
+    to.move_send(h)
+    [from.recv, from.recv]
+  end
+  assert_equal ["[1, \"s\", [...]]", "s", true, true], got[0]
+  assert_equal [2, 4, true], got[1]
+end
+
+test "exceeding the segment raises Teleporter::Error and leaves the tunnel as it was" do
+  t = T.new(capacity: 256 << 10)
+  before = t.stats
+  err = assert_raise(Teleporter::Error) { t.share_send("x" * (1 << 20)) }
+  assert_match(/does not fit/, err.message)
+  assert_raise(Teleporter::Error) { t.move_send(["y" * 200_000, "z" * 200_000]) }
+  # In a lambda of its own, so that no local of this block keeps a wrapper alive.
+  use_and_drop = lambda do
+    s = SS.new("w" * 100)
+    t.share_send(s)
+    own = SA.new([])
+    t.move_send(own)
+    mine = t.share_recv
+    moved = t.move_recv
+    err = assert_raise(Teleporter::Error) { moved << "v" * 300_000 }
+    assert_match(/memory exhausted|does not fit/, err.message)
+    assert_equal 0, moved.size
+    moved << "fits"
+    assert_equal ["fits"], moved
+    assert_equal "w" * 100, mine.to_s
+    t.send :still_works
+    assert_equal :still_works, t.recv
+    nil
+  end
+  use_and_drop.call
+  assert_equal before[:used_blocks], settle(t, before[:used_blocks])
+end
+
+test "blocks are freed when every process drops its objects (reference counts across processes)" do
+  to = T.new(capacity: 4 << 20)
+  from = T.new(capacity: 4 << 20)
+  base = [to.stats[:used_blocks], from.stats[:used_blocks]]
+  pid = TPTest.fork_child do
+    2.times do
+      s = to.share_recv
+      m = to.move_recv
+      m << s.size
+      from.move_send(m)
+    end
+    s = m = nil
+    GC.start
+    from.send :dropped
+    to.recv
+  end
+  run = lambda do
+    big = SS.new("q" * 200_000)
+    2.times do |i|
+      to.share_send(big)
+      to.move_send([i, "r" * 50_000])
+      back = from.move_recv
+      assert_equal [i, "r" * 50_000, 200_000], back
+    end
+    nil
+  end
+  run.call
+  assert_equal :dropped, from.recv
+  to.send :bye
+  TPTest.reap([pid])
+  assert_equal base[0], settle(to, base[0])
+  assert_equal base[1], settle(from, base[1])
+end
+
+test "kill -9 of a process holding shared and moved objects leaks nothing" do
+  name = TPTest.name("shared")
+  t = T.open(name, capacity: 4 << 20)
+  ready = T.new(capacity: 1 << 20)
+  base = t.stats[:used_blocks]
+  pid = fork do
+    t2 = T.open(name)
+    held = [t2.share_recv, t2.move_recv, t2.share_recv]
+    held[1] << "grown " * 1000
+    ready.send held.map(&:size)
+    sleep
+  end
+  begin
+    s = SS.new("k" * 100_000)
+    t.share_send(s)
+    t.move_send(["m" * 30_000])
+    t.share_send({"big" => "b" * 40_000})
+    assert_equal [100_000, 2, 1], ready.recv(timeout: 30)
+    Process.kill(:KILL, pid)
+    Process.wait(pid)
+    s = nil
+    assert_equal base, settle(t, base)
+    assert t.stats[:reclaimed] >= 1
+  ensure
+    Process.kill(:KILL, pid) rescue nil
+    Process.wait(pid) rescue nil
+    t.unlink
+  end
+  assert_equal [], TPTest.leftovers
+end
+
+test "share_recv and move_recv take copied messages and immediates; recv takes shared ones" do
+  t = T.new(capacity: 1 << 20)
+  t.send [1, 2]
+  t.share_send 5
+  t.move_send :sym
+  t.share_send "str"
+  assert_equal [1, 2], t.share_recv
+  assert_equal 5, t.move_recv
+  assert_equal :sym, t.share_recv
+  r = t.recv
+  assert_kind_of SS, r
+  assert r.frozen?
+  assert_nil t.share_recv(timeout: 0.01)
+  assert_nil t.move_recv(timeout: 0)
+end
