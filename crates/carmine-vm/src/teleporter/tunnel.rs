@@ -58,8 +58,34 @@ pub struct Handle {
     /// (pid, slot) of the slot this process took, if it took one.
     attached: Cell<Option<(u32, usize)>>,
     /// How long a receiver spins before sleeping (µs): doubled when a spin catches the
-    /// message, halved when it does not.
+    /// message, halved when it does not (`adaptive_wait`).
     spin_us: Cell<u32>,
+    /// Waits in a row whose spin did not catch the message.
+    spin_misses: Cell<u32>,
+}
+
+/// After a run of misses, one wait in this many spins the whole `queue::SPIN` again.
+const PROBE_EVERY: u32 = 8;
+
+impl Handle {
+    /// Waits up to `slice` for an entry, spinning first for as long as spinning has lately
+    /// paid. Halving on every miss alone would be a ratchet: one preemption of the peer
+    /// (or one slow message) and the spin decays to nothing, after which every wait sleeps
+    /// on the futex and pays a wake-up even when the peer answers within microseconds. So
+    /// after a run of misses one wait in `PROBE_EVERY` probes with the full spin, and a
+    /// probe that catches the message restores it.
+    fn adaptive_wait(&self, slice: Duration) {
+        let max = super::queue::SPIN.as_micros() as u32;
+        let (spin, misses) = (self.spin_us.get(), self.spin_misses.get());
+        let limit = if spin < max && misses % PROBE_EVERY == PROBE_EVERY - 1 { max } else { spin };
+        if self.seg.wait_for_entry(slice, Duration::from_micros(limit as u64)) {
+            self.spin_us.set((spin * 2 + 1).max(limit).min(max));
+            self.spin_misses.set(0);
+        } else {
+            self.spin_us.set(spin / 2);
+            self.spin_misses.set(misses.wrapping_add(1));
+        }
+    }
 }
 
 impl Drop for Handle {
@@ -157,7 +183,7 @@ fn size_args(ctx: &mut Ctx, args: &Args) -> Result<(usize, Option<usize>)> {
 }
 
 fn wrap(ctx: &mut Ctx, klass: Value, seg: Segment, name: Option<String>) -> Value {
-    let handle = Rc::new(Handle { seg, name, attached: Cell::new(None), spin_us: Cell::new(super::queue::SPIN.as_micros() as u32) });
+    let handle = Rc::new(Handle { seg, name, attached: Cell::new(None), spin_us: Cell::new(super::queue::SPIN.as_micros() as u32), spin_misses: Cell::new(0) });
     object::new_data(ctx, klass, Box::new(TunnelData { handle, buf: Vec::new() }))
 }
 
@@ -292,12 +318,7 @@ fn blocking<T>(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, deadline: Option<Instan
             let hh = h.clone();
             sched::without_gl(ctx, move || match wait {
                 Attempt::WaitRoom(seq) => hh.seg.wait_for_room(seq, slice),
-                _ => {
-                    let spin = hh.spin_us.get();
-                    let caught = hh.seg.wait_for_entry(slice, Duration::from_micros(spin as u64));
-                    let max = super::queue::SPIN.as_micros() as u32;
-                    hh.spin_us.set(if caught { (spin * 2 + 1).min(max) } else { spin / 2 });
-                }
+                _ => hh.adaptive_wait(slice),
             });
         }
         sched::poll_interrupts(ctx)?;
