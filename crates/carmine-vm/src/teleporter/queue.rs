@@ -33,9 +33,10 @@ pub const INLINE_MAX: usize = RING_ENTRY - 8;
 /// Kind bit of an entry that names a heap block.
 pub const KIND_BLOCK: u32 = 1 << 31;
 /// The longest a waiter spins (checking the ring) before it sleeps on the futex: long
-/// enough to catch the reply of a peer running on another core, short against a time
-/// slice. Callers adapt their spin below it (`wait_for_entry`).
-pub const SPIN: Duration = Duration::from_micros(40);
+/// enough to catch the reply of a peer running on another core that decodes and encodes
+/// a message of a few thousand objects, short against a time slice. Callers adapt their
+/// spin below it (`wait_for_entry`).
+pub const SPIN: Duration = Duration::from_micros(150);
 
 /// One ring entry.
 #[repr(C, align(64))]
@@ -331,9 +332,14 @@ impl Segment {
     }
 }
 
+/// How long `spin_until` spins without giving the CPU away: a peer running on another core
+/// answers a small message within this.
+const PURE_SPIN: Duration = Duration::from_micros(3);
+
 /// Spins (with the CPU's pause hint) until `ready` or `limit` has passed: whether it got
-/// ready. Past the first quarter of the limit it also yields the CPU between looks, so a
-/// peer waiting for this core (more processes than cores) gets to run and answer.
+/// ready. Past the first `PURE_SPIN` it also yields the CPU between looks, so a peer
+/// waiting for this core (more processes than cores) gets to run and answer; when nobody
+/// else wants the core, a yield returns at once and the spin goes on.
 fn spin_until(ready: impl Fn() -> bool, limit: Duration) -> bool {
     let start = Instant::now();
     let mut i = 0u32;
@@ -343,12 +349,12 @@ fn spin_until(ready: impl Fn() -> bool, limit: Duration) -> bool {
         }
         std::hint::spin_loop();
         i = i.wrapping_add(1);
-        if i % 64 == 0 {
+        if i % 16 == 0 {
             let spent = start.elapsed();
             if spent >= limit {
                 return ready();
             }
-            if spent >= limit / 4 {
+            if spent >= PURE_SPIN {
                 // SAFETY: no preconditions.
                 unsafe { libc::sched_yield() };
             }
