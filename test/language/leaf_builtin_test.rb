@@ -78,3 +78,13 @@ test "procs passed with & and called with call" do
   assert_equal [6, 7], [a, b.call]
   assert_equal 3, leaf_twice(&l).then { |_| 3 }
 end
+
+def leaf_traced_last(a) = a.last
+
+test "a TracePoint sees a leaf builtin's c_call event (the general path gives it)" do
+  events = []
+  tp = TracePoint.new(:c_call) { |t| events << t.method_id }
+  2.times { leaf_traced_last([1, 2]) }
+  tp.enable { leaf_traced_last([1, 2]) }
+  assert_equal [:last], events
+end

@@ -45,9 +45,12 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
         GcReason::Stress => heap.stats.count % 2 == 0 || heap.wants_major(),
         GcReason::Malloc | GcReason::Method => true,
     };
-    if !major {
-        heap.start_minor();
-    }
+    let remembered = if major {
+        heap.start_major();
+        Vec::new()
+    } else {
+        heap.start_minor()
+    };
     let queued_finalizers;
     let promoted;
     {
@@ -56,12 +59,13 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
         let mut m = Marker::for_collection(&heap, [c.string, c.float, c.integer]);
         m.exivars = Some(&exivars);
         if !major {
-            // Old leaves are not traced: their generic ivars are roots.
+            // Old objects are not traced: generic ivars are roots.
             for ivars in exivars.values() {
                 for &(_, iv) in ivars {
                     m.mark(iv);
                 }
             }
+            m.trace_remembered(&remembered);
         }
         mark_vm_roots(vm, &mut m);
         mark_thread(ctx, &mut m);
@@ -72,6 +76,13 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
             unsafe { m.mark_range_conservative(sp, hi) };
         });
         m.drain();
+        if !major && verify_enabled() {
+            let bad = m.verify_old();
+            if bad > 0 {
+                eprintln!("[BUG] GC verify: {bad} references from old objects to unmarked objects (collection {})", heap.stats.count);
+                std::process::abort();
+            }
+        }
         queued_finalizers = vm.objspace.after_mark(&mut m);
         promoted = m.promoted;
     }
@@ -103,7 +114,26 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
     if class_died {
         vm.class_freed();
     }
-    heap.resize_after_collection(live_bytes);
+    let pages_before = heap.page_count();
+    let wanted = heap.wanted_class;
+    heap.resize_after_collection(live_bytes, major);
+    if trace_enabled() {
+        eprintln!(
+            "gc {:4} {} {:?} live {:6.1} MB pages {} -> {} old {} promoted {} remembered {} need_major {} wanted {:?} classes {:?}",
+            heap.stats.count,
+            if major { "MAJOR" } else { "minor" },
+            reason,
+            live_bytes as f64 / 1e6,
+            pages_before,
+            heap.page_count(),
+            heap.old_objects,
+            promoted,
+            remembered.len(),
+            heap.need_major,
+            wanted,
+            heap.class_use_mb()
+        );
+    }
     let have_finalizer = queued_finalizers || !vm.objspace.pending.borrow().is_empty();
     record(&mut heap, reason, major, have_finalizer, start, marked, live_bytes);
     drop(heap);
@@ -111,6 +141,20 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
     if have_finalizer {
         vm.interrupt.fetch_or(crate::interp::ops::INTERRUPT_FINALIZE, std::sync::atomic::Ordering::AcqRel);
     }
+}
+
+/// `CARMINE_GC_VERIFY=1`: after the marking of every minor collection, check that every
+/// object an old object references is marked (a missing write barrier shows up here as
+/// an abort instead of a use after free).
+fn verify_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("CARMINE_GC_VERIFY").is_some_and(|v| v != "0"))
+}
+
+/// `CARMINE_GC_TRACE=1`: a line on stderr per collection (development aid).
+fn trace_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("CARMINE_GC_TRACE").is_some_and(|v| v != "0"))
 }
 
 /// Updates the statistics and the profiler's records after a collection.

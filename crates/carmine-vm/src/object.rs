@@ -61,9 +61,15 @@ pub const TYPE_MASK: u32 = 0x1f;
 pub const FL_FROZEN: u32 = 1 << 5;
 /// The object has instance variables in the VM's generic ivar table.
 pub const FL_EXIVAR: u32 = 1 << 6;
-/// A leaf object that one collection has marked already (the next promotes it; see
-/// `crate::heap`).
+/// An object that one collection has marked already (see `crate::heap`).
 pub const FL_SURVIVED: u32 = 1 << 7;
+/// An object that two collections have marked already (the next promotes it).
+pub const FL_SURVIVED2: u32 = 1 << 14;
+/// An old (promoted) object: mirrors its page's old bit, so that a write barrier tests
+/// the header it is writing to anyway (see `crate::heap`).
+pub const FL_OLD: u32 = 1 << 13;
+/// The collector's bits, which belong to one slot and are never copied to another object.
+pub const FL_GC_BITS: u32 = FL_SURVIVED | FL_SURVIVED2 | FL_OLD;
 /// Type-specific flags start here.
 pub const FL_USER0: u32 = 1 << 8;
 pub const FL_USER1: u32 = 1 << 9;
@@ -294,6 +300,9 @@ impl RObject {
         } else {
             self.set_ext_ivar(idx, v);
         }
+        if self.basic.flags & FL_OLD != 0 {
+            crate::heap::barrier_slow(Value::from_ptr(self as *const RObject), v);
+        }
     }
 
     #[inline(never)]
@@ -422,6 +431,15 @@ pub fn move_data(dst: Value, src: Value) {
 
 const _: () = assert!(std::mem::size_of::<RObject>() <= SLOT_SIZE);
 const _: () = assert!(std::mem::size_of::<RData>() <= SLOT_SIZE);
+
+/// Whether every store of a reference into objects of type `t` goes through a write
+/// barrier (`crate::heap::write_barrier`, `RObject::set_ivar`, Array's `ItemsMut`), so that
+/// an old one needs tracing by a minor collection only after such a store. Old objects of
+/// the other types are traced by every minor collection.
+#[inline]
+pub fn wb_protected(t: ObjType) -> bool {
+    matches!(t, ObjType::String | ObjType::Float | ObjType::Bignum | ObjType::Array | ObjType::Object)
+}
 
 /// Marks what object `v` references. Called by the marker for each newly marked object.
 pub fn mark_children(v: Value, m: &mut Marker<'_>) {

@@ -1,15 +1,20 @@
 //! Array: a growable vector of values.
 //!
 //! Invariants:
-//! - `RArray::items` owns the elements; it is marked element by element.
+//! - `RArray` (`array_items.rs`) owns the elements; it is marked element by element.
+//!   Outside this module it is read through `items()` and changed through `items_mut()`, a
+//!   guard that runs the collector's write barrier (see `crate::heap`): an old Array is
+//!   remembered when the guard is made and when it is dropped. This module's own stores
+//!   (`push`, `set`) call `write_barrier` after the store instead.
 //! - A block called while iterating may change the array: iteration re-reads the length and
 //!   the element on every step and never holds a borrow of `items` across a call.
 //! - Mutators check `FL_FROZEN` (`ctx.check_frozen`).
 //! - The Ruby-visible methods beyond the basics are in `array_methods.rs`.
 
-use crate::core::array_items::Items;
+pub use crate::core::array_items::RArray;
+use crate::core::array_items::{EMBED_LARGE, EMBED_SMALL};
 use crate::core::object;
-use crate::heap::page::SLOT_SIZE;
+use crate::heap::page::SizeClass;
 use crate::heap::Marker;
 use crate::interp::Args;
 use crate::object::{basic, is_type, ObjType, RBasic};
@@ -18,13 +23,55 @@ use crate::thread::Ctx;
 use crate::value::Value;
 use crate::Result;
 
-#[repr(C)]
-pub struct RArray {
-    pub basic: RBasic,
-    pub items: Items,
+impl RArray {
+    /// The elements, to read.
+    #[inline(always)]
+    pub fn items(&self) -> &RArray {
+        self
+    }
+
+    /// The elements, to change (see the module's invariants).
+    #[inline]
+    pub fn items_mut(&mut self) -> ItemsMut<'_> {
+        crate::heap::remember_if_old(Value::from_ptr(self as *const RArray));
+        crate::heap::guard_enter();
+        ItemsMut { arr: self }
+    }
+
+    /// Replaces the elements.
+    pub fn set_items(&mut self, items: Vec<Value>) {
+        self.items_mut().replace_vec(items);
+    }
 }
 
-const _: () = assert!(std::mem::size_of::<RArray>() <= SLOT_SIZE);
+/// A mutable borrow of an Array's elements that runs the write barrier (see the module's
+/// invariants); it derefs to the `RArray`'s storage operations.
+pub struct ItemsMut<'a> {
+    arr: &'a mut RArray,
+}
+
+impl std::ops::Deref for ItemsMut<'_> {
+    type Target = RArray;
+    #[inline(always)]
+    fn deref(&self) -> &RArray {
+        self.arr
+    }
+}
+
+impl std::ops::DerefMut for ItemsMut<'_> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut RArray {
+        self.arr
+    }
+}
+
+impl Drop for ItemsMut<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        crate::heap::guard_exit();
+        crate::heap::remember_if_old(Value::from_ptr(self.arr as *const RArray));
+    }
+}
 
 #[inline(always)]
 pub fn rarray<'a>(v: Value) -> &'a mut RArray {
@@ -45,12 +92,15 @@ pub fn is_plain_array(v: Value) -> bool {
 }
 
 pub fn from_vec(ctx: &mut Ctx, items: Vec<Value>) -> Value {
+    if items.len() > EMBED_SMALL && items.capacity() <= EMBED_LARGE {
+        return from_slice(ctx, &items);
+    }
     if items.capacity() > 64 {
         ctx.note_malloc(items.capacity() * 8);
     }
-    let p = alloc_holding(ctx, &items);
-    // SAFETY: fresh Array slot.
-    unsafe { std::ptr::write(&mut (*p).items, Items::from(items)) };
+    let p = alloc_holding(ctx, &items, SizeClass::Small);
+    // SAFETY: fresh 40-byte Array slot.
+    unsafe { RArray::init_vec(p, items) };
     Value::from_ptr(p)
 }
 
@@ -58,22 +108,24 @@ pub fn from_vec(ctx: &mut Ctx, items: Vec<Value>) -> Value {
 /// `vals` now (the compiler moves values straight into a buffer), so a collection during
 /// the slot allocation marks them from there.
 #[inline]
-fn alloc_holding(ctx: &mut Ctx, vals: &[Value]) -> *mut RArray {
+fn alloc_holding(ctx: &mut Ctx, vals: &[Value], class: SizeClass) -> *mut RArray {
     let klass = ctx.c().array;
     let outer = std::mem::replace(&mut ctx.pending_values, (vals.as_ptr(), vals.len()));
-    let p = ctx.alloc_slot(ObjType::Array, klass) as *mut RArray;
+    let p = ctx.alloc_slot_in(class, ObjType::Array, klass) as *mut RArray;
     ctx.pending_values = outer;
     p
 }
 
-/// A new Array of copies of `items` (inside its slot when there are few).
+/// A new Array of copies of `items`: inside a 40-byte slot when there are at most
+/// `EMBED_SMALL`, a 64-byte one when at most `EMBED_LARGE`.
 pub fn from_slice(ctx: &mut Ctx, items: &[Value]) -> Value {
-    if items.len() > crate::core::array_items::EMBED {
+    if items.len() > EMBED_LARGE {
         return from_vec(ctx, items.to_vec());
     }
-    let p = alloc_holding(ctx, items);
-    // SAFETY: fresh Array slot.
-    unsafe { std::ptr::write(&mut (*p).items, Items::from_slice(items)) };
+    let large = items.len() > EMBED_SMALL;
+    let p = alloc_holding(ctx, items, if large { SizeClass::Large } else { SizeClass::Small });
+    // SAFETY: fresh Array slot of the size asked for.
+    unsafe { RArray::init_slice(p, items, large) };
     Value::from_ptr(p)
 }
 
@@ -87,22 +139,22 @@ pub fn with_capacity(ctx: &mut Ctx, n: usize) -> Value {
 
 #[inline]
 pub fn len(v: Value) -> usize {
-    rarray(v).items.len()
+    rarray(v).items().len()
 }
 
 /// Element `i`, or nil when out of range.
 #[inline]
 pub fn get(v: Value, i: usize) -> Value {
-    rarray(v).items.get(i).copied().unwrap_or(Value::NIL)
+    rarray(v).items().get(i).copied().unwrap_or(Value::NIL)
 }
 
 /// A copy of the elements (for iteration that must not observe mutation).
 pub fn to_vec(v: Value) -> Vec<Value> {
-    rarray(v).items.to_vec()
+    rarray(v).items().to_vec()
 }
 
 pub fn slice_to_vec(v: Value, start: usize, n: usize) -> Vec<Value> {
-    let items = &rarray(v).items;
+    let items = rarray(v).items();
     let s = start.min(items.len());
     let e = (start + n).min(items.len());
     items[s..e].to_vec()
@@ -110,21 +162,24 @@ pub fn slice_to_vec(v: Value, start: usize, n: usize) -> Vec<Value> {
 
 #[inline]
 pub fn push(ctx: &mut Ctx, a: Value, v: Value) {
-    let items = &mut rarray(a).items;
+    let items = rarray(a);
     let cap = items.capacity();
     items.push(v);
-    if items.capacity() != cap && cap >= 64 {
-        let grown = (items.capacity() - cap) * 8;
+    let grown = items.capacity() != cap && cap >= 64;
+    crate::heap::write_barrier(a, v);
+    if grown {
+        let grown = (rarray(a).capacity() - cap) * 8;
         ctx.note_malloc(grown);
     }
 }
 
 pub fn set(a: Value, i: usize, v: Value) {
-    let items = &mut rarray(a).items;
+    let items = rarray(a);
     if i >= items.len() {
         items.resize(i + 1, Value::NIL);
     }
     items[i] = v;
+    crate::heap::write_barrier(a, v);
 }
 
 pub fn dup(ctx: &mut Ctx, a: Value) -> Value {
@@ -140,7 +195,7 @@ pub fn dup_with_class(ctx: &mut Ctx, a: Value, klass: Value) -> Value {
 
 #[inline]
 pub fn aref_fix(a: Value, i: i64) -> Value {
-    let items = &rarray(a).items;
+    let items = rarray(a).items();
     let n = items.len() as i64;
     let i = if i < 0 { i + n } else { i };
     if i < 0 || i >= n {
@@ -170,19 +225,19 @@ pub fn aset_fix(ctx: &mut Ctx, a: Value, i: i64, v: Value) -> Result<()> {
 pub fn reserve_up_to(ctx: &mut Ctx, a: Value, n: usize) -> Result<()> {
     let cur = len(a);
     if n > cur {
-        ctx.try_reserve(rarray(a).items.vec_mut(), n - cur)?;
+        ctx.try_reserve(rarray(a).items_mut().vec_mut(), n - cur)?;
     }
     Ok(())
 }
 
 pub fn mark(v: Value, m: &mut Marker<'_>) {
-    m.mark_all(&rarray(v).items);
+    m.mark_all(rarray(v));
 }
 
 /// # Safety
 /// `p` is a dead Array slot.
 pub unsafe fn finalize(p: *mut RBasic) {
-    std::ptr::drop_in_place(&mut (*(p as *mut RArray)).items);
+    RArray::finalize(p as *mut RArray);
 }
 
 /// `*x`: an Array from `x` (`to_a` if it responds, else `[x]`); `dup` copies arrays.
@@ -213,7 +268,7 @@ pub fn splat(ctx: &mut Ctx, v: Value, dup_it: bool) -> Result<Value> {
 pub fn concat_for_splat(ctx: &mut Ctx, a: Value, b: Value) -> Result<Value> {
     let b = splat(ctx, b, false)?;
     let mut v = to_vec(a);
-    v.extend_from_slice(&rarray(b).items);
+    v.extend_from_slice(rarray(b).items());
     Ok(from_vec(ctx, v))
 }
 
@@ -264,7 +319,7 @@ fn s_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn s_aref(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let a = object::allocate(ctx, recv)?;
-    rarray(a).items = args.pos.to_vec().into();
+    rarray(a).set_items(args.pos.to_vec());
     Ok(a)
 }
 
@@ -274,7 +329,7 @@ fn s_try_convert(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 
 fn initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     ctx.check_frozen(recv)?;
-    rarray(recv).items.clear();
+    rarray(recv).items_mut().clear();
     let Some(&first) = args.pos.first() else {
         if args.block.is_some() {
             let (path, line) = crate::core::kernel::caller_location(ctx);
@@ -285,7 +340,7 @@ fn initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     if args.pos.len() == 1 && !first.is_fixnum() {
         if let Some(a) = try_to_ary(ctx, first)? {
             let items = to_vec(a);
-            rarray(recv).items = items.into();
+            rarray(recv).set_items(items);
             return Ok(recv);
         }
     }
@@ -310,7 +365,7 @@ fn initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         None => {
             let fill = args.pos.get(1).copied().unwrap_or(Value::NIL);
             reserve_up_to(ctx, recv, n as usize)?;
-            rarray(recv).items.resize(n as usize, fill);
+            rarray(recv).items_mut().resize(n as usize, fill);
         }
     }
     Ok(recv)
@@ -341,15 +396,17 @@ pub(crate) fn lshift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 pub(crate) fn pop(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     ctx.check_frozen(recv)?;
     match args.pos.first() {
-        None => Ok(rarray(recv).items.pop().unwrap_or(Value::NIL)),
+        None => Ok(rarray(recv).items_mut().pop().unwrap_or(Value::NIL)),
         Some(&n) => {
             let n = crate::core::integer::to_i64_arg(ctx, n)?;
             if n < 0 {
                 return Err(ctx.arg_error("negative array size"));
             }
-            let items = &mut rarray(recv).items;
-            let k = (n as usize).min(items.len());
-            let tail = items.split_off(items.len() - k);
+            let tail = {
+                let mut items = rarray(recv).items_mut();
+                let at = items.len() - (n as usize).min(items.len());
+                items.split_off(at)
+            };
             Ok(from_vec(ctx, tail))
         }
     }
@@ -359,7 +416,7 @@ pub(crate) fn shift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     ctx.check_frozen(recv)?;
     match args.pos.first() {
         None => {
-            let items = &mut rarray(recv).items;
+            let mut items = rarray(recv).items_mut();
             if items.is_empty() {
                 Ok(Value::NIL)
             } else {
@@ -371,9 +428,11 @@ pub(crate) fn shift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             if n < 0 {
                 return Err(ctx.arg_error("negative array size"));
             }
-            let items = &mut rarray(recv).items;
-            let k = (n as usize).min(items.len());
-            let head = items.shift_n(k);
+            let head = {
+                let mut items = rarray(recv).items_mut();
+                let k = (n as usize).min(items.len());
+                items.shift_n(k)
+            };
             Ok(from_vec(ctx, head))
         }
     }
@@ -381,7 +440,7 @@ pub(crate) fn shift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn unshift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     ctx.check_frozen(recv)?;
-    let items = &mut rarray(recv).items;
+    let mut items = rarray(recv).items_mut();
     items.prepend(args.pos);
     Ok(recv)
 }
@@ -446,7 +505,7 @@ fn splice(ctx: &mut Ctx, recv: Value, start: i64, count: i64, repl: Value) -> Re
         return Err(ctx.index_error(&format!("index {s} too big")));
     }
     reserve_up_to(ctx, recv, s as usize + new_items.len())?;
-    let items = &mut rarray(recv).items;
+    let mut items = rarray(recv).items_mut();
     if s as usize > items.len() {
         items.resize(s as usize, Value::NIL);
     }
@@ -566,7 +625,7 @@ fn map_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         let r = ctx.yield1(&b, v)?;
         ctx.check_frozen(recv)?;
         if i < len(recv) {
-            rarray(recv).items[i] = r;
+            rarray(recv).items_mut()[i] = r;
         }
         i += 1;
     }
@@ -747,13 +806,13 @@ fn replace(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     ctx.check_frozen(recv)?;
     let o = to_ary_arg(ctx, args.pos[0])?;
     let v = to_vec(o);
-    rarray(recv).items = v.into();
+    rarray(recv).set_items(v);
     Ok(recv)
 }
 
 fn clear(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     ctx.check_frozen(recv)?;
-    rarray(recv).items.clear();
+    rarray(recv).items_mut().clear();
     Ok(recv)
 }
 
@@ -764,14 +823,14 @@ fn concat(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         let a = to_ary_arg(ctx, a)?;
         extra.extend(to_vec(a));
     }
-    rarray(recv).items.extend(extra);
+    rarray(recv).items_mut().extend(extra);
     Ok(recv)
 }
 
 fn plus(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let o = to_ary_arg(ctx, args.pos[0])?;
     let mut v = to_vec(recv);
-    v.extend_from_slice(&rarray(o).items);
+    v.extend_from_slice(rarray(o).items());
     Ok(from_vec(ctx, v))
 }
 
@@ -884,7 +943,7 @@ fn reverse(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 
 fn reverse_bang(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     ctx.check_frozen(recv)?;
-    rarray(recv).items.reverse();
+    rarray(recv).items_mut().reverse();
     Ok(recv)
 }
 

@@ -311,7 +311,7 @@ fn delete(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         if i1 != i2 {
             ctx.check_frozen(recv)?;
             if i2 < len(recv) {
-                rarray(recv).items[i2] = e;
+                rarray(recv).items_mut()[i2] = e;
             }
         }
         i1 += 1;
@@ -327,7 +327,7 @@ fn delete(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Ok(found);
     }
     ctx.check_frozen(recv)?;
-    rarray(recv).items.truncate(i2);
+    rarray(recv).items_mut().truncate(i2);
     Ok(found)
 }
 
@@ -339,7 +339,7 @@ pub fn delete_at_pos(ctx: &mut Ctx, recv: Value, pos: i64) -> Result<Value> {
         return Ok(Value::NIL);
     }
     ctx.check_frozen(recv)?;
-    Ok(rarray(recv).items.remove(p as usize))
+    Ok(rarray(recv).items_mut().remove(p as usize))
 }
 
 fn delete_at(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -360,7 +360,7 @@ fn filter_in_place(ctx: &mut Ctx, recv: Value, b: &crate::interp::Block, keep_if
                 if i1 != i2 {
                     ctx.check_frozen(recv)?;
                     if i2 < len(recv) {
-                        rarray(recv).items[i2] = v;
+                        rarray(recv).items_mut()[i2] = v;
                     }
                 }
                 i2 += 1;
@@ -373,7 +373,7 @@ fn filter_in_place(ctx: &mut Ctx, recv: Value, b: &crate::interp::Block, keep_if
     let mut changed = false;
     if i2 < n && i2 < i1 {
         ctx.check_frozen(recv)?;
-        let items = &mut rarray(recv).items;
+        let mut items = rarray(recv).items_mut();
         let tail = if i1 < n { n - i1 } else { 0 };
         if tail > 0 {
             items.copy_within(i1..n, i2);
@@ -429,7 +429,7 @@ fn insert(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     }
     check_alloc_len(ctx, pos)?;
     array::reserve_up_to(ctx, recv, (pos as usize).max(len(recv)) + args.pos.len() - 1)?;
-    let items = &mut rarray(recv).items;
+    let mut items = rarray(recv).items_mut();
     let p = pos as usize;
     if p > items.len() {
         items.resize(p, Value::NIL);
@@ -487,7 +487,7 @@ fn fill(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     check_alloc_len(ctx, end)?;
     array::reserve_up_to(ctx, recv, end as usize)?;
     if (len(recv) as i64) < end {
-        rarray(recv).items.resize(end as usize, Value::NIL);
+        rarray(recv).items_mut().resize(end as usize, Value::NIL);
     }
     match block {
         Some(b) => {
@@ -498,13 +498,13 @@ fn fill(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
                 }
                 let v = ctx.yield1(&b, Value::fixnum(i))?;
                 if (i as usize) < len(recv) {
-                    rarray(recv).items[i as usize] = v;
+                    rarray(recv).items_mut()[i as usize] = v;
                 }
                 i += 1;
             }
         }
         None => {
-            for slot in &mut rarray(recv).items[beg as usize..end as usize] {
+            for slot in &mut rarray(recv).items_mut()[beg as usize..end as usize] {
                 *slot = item;
             }
         }
@@ -523,7 +523,7 @@ fn slice_bang_start_len(ctx: &mut Ctx, recv: Value, pos: i64, count: i64) -> Res
         return Ok(array::new(ctx));
     }
     let (s, e) = (pos as usize, (pos + count) as usize);
-    let removed: Vec<Value> = rarray(recv).items.drain(s..e).collect();
+    let removed: Vec<Value> = rarray(recv).items_mut().drain(s..e).collect();
     Ok(array::from_vec(ctx, removed))
 }
 
@@ -547,13 +547,13 @@ fn slice_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn compact(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    let v: Vec<Value> = rarray(recv).items.iter().copied().filter(|v| !v.is_nil()).collect();
+    let v: Vec<Value> = rarray(recv).items().iter().copied().filter(|v| !v.is_nil()).collect();
     Ok(array::from_vec(ctx, v))
 }
 
 fn compact_bang(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     ctx.check_frozen(recv)?;
-    let items = &mut rarray(recv).items;
+    let mut items = rarray(recv).items_mut();
     let n = items.len();
     items.retain(|v| !v.is_nil());
     Ok(if items.len() == n { Value::NIL } else { recv })
@@ -836,7 +836,7 @@ fn uniq_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         return Ok(Value::NIL);
     }
     let v = array::to_vec(u);
-    rarray(recv).items = v.into();
+    rarray(recv).set_items(v);
     Ok(recv)
 }
 
@@ -903,7 +903,7 @@ pub fn flatten_values(ctx: &mut Ctx, a: Value, level: i64) -> Result<Option<Valu
         if let Some(m) = memo {
             hash::delete(ctx, m, cur)?;
         }
-        let items = &mut rarray(stack).items;
+        let mut items = rarray(stack).items_mut();
         let idx = items.pop().and_then(|v| v.as_fixnum()).unwrap_or(0);
         cur = items.pop().unwrap_or(Value::NIL);
         i = idx as usize;
@@ -942,7 +942,7 @@ fn flatten_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     match flatten_values(ctx, recv, level)? {
         Some(r) => {
             let v = array::to_vec(r);
-            rarray(recv).items = v.into();
+            rarray(recv).set_items(v);
             Ok(recv)
         }
         None => Ok(Value::NIL),
@@ -995,7 +995,7 @@ fn times(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     check_alloc_len(ctx, n * l)?;
     let mut v = Vec::new();
     ctx.try_reserve(&mut v, (n * l) as usize)?;
-    let items = &rarray(recv).items;
+    let items = rarray(recv).items();
     for _ in 0..n {
         v.extend_from_slice(items);
     }

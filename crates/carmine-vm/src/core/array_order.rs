@@ -38,7 +38,7 @@ fn sort_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         let sorted = enumerable::sort_array(ctx, recv, args.block)?;
         ctx.check_frozen(recv)?;
         let v = array::to_vec(sorted);
-        rarray(recv).items = v.into();
+        rarray(recv).set_items(v);
     }
     Ok(recv)
 }
@@ -50,7 +50,7 @@ fn sort_by_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let sorted = enumerable::sort_by_values(ctx, snapshot, &b)?;
     ctx.check_frozen(recv)?;
     let v = array::to_vec(sorted);
-    rarray(recv).items = v.into();
+    rarray(recv).set_items(v);
     Ok(recv)
 }
 
@@ -110,7 +110,7 @@ fn rotate_bang(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         None => 1,
     };
     ctx.check_frozen(recv)?;
-    let items = &mut rarray(recv).items;
+    let mut items = rarray(recv).items_mut();
     let k = rotate_count(cnt, items.len());
     items.rotate_left(k);
     Ok(recv)
@@ -164,7 +164,7 @@ fn shuffle_in_place(ctx: &mut Ctx, a: Value, rng: Value) -> Result<()> {
             return Err(ctx.runtime_error("modified during shuffle"));
         }
         i -= 1;
-        rarray(a).items.swap(i, j);
+        rarray(a).items_mut().swap(i, j);
     }
     Ok(())
 }
@@ -201,9 +201,9 @@ fn sample(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let pool = array::dup(ctx, recv);
     for i in 0..k {
         let j = i + rand_upto(ctx, rng, n - i)?;
-        rarray(pool).items.swap(i, j);
+        rarray(pool).items_mut().swap(i, j);
     }
-    rarray(pool).items.truncate(k);
+    rarray(pool).items_mut().truncate(k);
     Ok(pool)
 }
 

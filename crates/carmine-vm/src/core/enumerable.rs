@@ -729,7 +729,7 @@ pub fn sort_array(ctx: &mut Ctx, src: Value, block: Option<Block>) -> Result<Val
         }
         None => comparable::compare(ctx, a, b),
     })?;
-    array::rarray(keep).items = items.into();
+    array::rarray(keep).set_items(items);
     Ok(keep)
 }
 
@@ -876,7 +876,7 @@ fn e_minmax_by(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         let k = yield_packed(ctx, &b, v)?;
         if first {
             first = false;
-            array::rarray(keep).items = vec![v, k, v, k].into();
+            array::rarray(keep).set_items(vec![v, k, v, k]);
             return Ok(true);
         }
         if comparable::compare(ctx, k, array::get(keep, 1))? < 0 {
@@ -1024,7 +1024,7 @@ fn e_each_cons(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     each_value(ctx, recv, &mut |ctx, v| {
         array::push(ctx, window, v);
         if array::len(window) as i64 > n {
-            array::rarray(window).items.remove(0);
+            array::rarray(window).items_mut().remove(0);
         }
         if array::len(window) as i64 == n {
             let w = array::dup(ctx, window);

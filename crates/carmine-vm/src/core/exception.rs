@@ -538,6 +538,7 @@ fn errno_initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             if exact {
                 if let Some(k) = code.as_fixnum().and_then(|c| errno_class(ctx, c as i32)) {
                     crate::object::basic(recv).klass = k;
+                    crate::heap::write_barrier(recv, k);
                 }
             }
             (msg, code, args.pos.get(2).copied().unwrap_or(Value::NIL))

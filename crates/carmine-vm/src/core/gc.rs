@@ -127,7 +127,7 @@ fn stat_entries(ctx: &mut Ctx) -> Vec<(&'static str, i64)> {
         ("compact_count", 0),
         ("read_barrier_faults", 0),
         ("total_moved_objects", 0),
-        ("remembered_wb_unprotected_objects", 0),
+        ("remembered_wb_unprotected_objects", h.remembered_count() as i64),
         ("remembered_wb_unprotected_objects_limit", 0),
         ("old_objects", h.old_objects as i64),
         ("old_objects_limit", h.old_limit as i64),

@@ -175,7 +175,7 @@ pub fn require(ctx: &mut Ctx, name: &str) -> Result<bool> {
         let lf = crate::core::globals::get(ctx, sym::DOLLAR_LOADED_FEATURES)?;
         if array::is_array(lf) {
             let items: Vec<Value> = array::to_vec(lf).into_iter().filter(|&v| string::to_rust_string_lossy(v) != abs).collect();
-            array::rarray(lf).items = items.into();
+            array::rarray(lf).set_items(items);
         }
         return Err(e);
     }

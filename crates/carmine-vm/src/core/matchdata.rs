@@ -59,9 +59,7 @@ pub fn m_get<'a>(ctx: &mut Ctx, v: Value) -> Result<&'a MatchObj> {
 pub fn group_str(ctx: &mut Ctx, m: &MatchObj, i: usize) -> Value {
     match m.groups.get(i).copied().flatten() {
         Some((s, e)) => {
-            let enc = string::encoding(m.string);
-            let piece = string::bytes(m.string)[s..e].to_vec();
-            string::new_with_enc(ctx, piece, enc)
+            string::substr_shared(ctx, m.string, s..e)
         }
         None => Value::NIL,
     }
@@ -305,9 +303,7 @@ fn md_match(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let (m, g) = group_range(ctx, recv, args.pos[0])?;
     Ok(match g {
         Some((s, e)) => {
-            let enc = string::encoding(m.string);
-            let piece = string::bytes(m.string)[s..e].to_vec();
-            string::new_with_enc(ctx, piece, enc)
+            string::substr_shared(ctx, m.string, s..e)
         }
         None => Value::NIL,
     })

@@ -206,8 +206,8 @@ pub fn singleton_class(ctx: &mut Ctx, v: Value) -> Result<Value> {
     if is_frozen(v) {
         basic(s).flags |= FL_FROZEN;
     }
-    crate::heap::forget_old(v);
     basic(v).klass = s;
+    crate::heap::write_barrier(v, s);
     ctx.vm().bump_method_epoch();
     Ok(s)
 }

@@ -239,7 +239,7 @@ fn activate(ctx: &mut Ctx, fi: usize, m: Value) -> Result<()> {
     let new = crate::interp::exec::new_cref(ctx, klass, parent, false);
     let merged = concat(ctx, current, &pairs);
     let c = crate::interp::env::cref(new);
-    c.basic.flags = flags;
+    c.basic.flags = (c.basic.flags & crate::object::FL_GC_BITS) | (flags & !crate::object::FL_GC_BITS);
     c.refinements = merged;
     ctx.stacks.frames[fi].cref = new;
     ctx.vm().bump_method_epoch();

@@ -134,8 +134,16 @@ pub fn chilled_mutation(ctx: &mut Ctx, v: Value) -> Result<()> {
 
 /// A new mutable copy of a (frozen) literal.
 pub fn dup_literal(ctx: &mut Ctx, lit: Value) -> Value {
-    let enc = encoding(lit);
-    new_with_enc_from_slice(ctx, bytes(lit), enc)
+    let n = len(lit);
+    substr_shared(ctx, lit, 0..n)
+}
+
+/// A new String of `src`'s bytes in `range`, with its encoding: embedded when short, else
+/// viewing `src`'s buffer until either changes (see `string_buf`).
+pub fn substr_shared(ctx: &mut Ctx, src: Value, range: std::ops::Range<usize>) -> Value {
+    let enc = encoding(src);
+    let buf = rstring(src).bytes.share_range(range);
+    new_from_buf(ctx, buf, enc)
 }
 
 pub fn dup_with_class(ctx: &mut Ctx, v: Value, klass: Value) -> Value {
@@ -565,8 +573,7 @@ pub fn char_range(v: Value, start: i64, count: i64) -> Option<(usize, usize)> {
 /// A substring by character index and length (CRuby's `str[start, len]` semantics).
 pub fn substr(ctx: &mut Ctx, v: Value, start: i64, count: i64) -> Option<Value> {
     let (bs, be) = char_range(v, start, count)?;
-    let enc = encoding(v);
-    Some(new_with_enc_from_slice(ctx, &bytes(v)[bs..be], enc))
+    Some(substr_shared(ctx, v, bs..be))
 }
 
 // ---- inspect / dump ----

@@ -13,6 +13,13 @@
 //! - Creating a String from a slice, appending while the result fits, truncating and
 //!   removing a prefix keep embedded content embedded; only `heap_mut_ptr` (and growth past
 //!   `INLINE_CAP`) moves content to the heap, where it stays until it is replaced (`set`).
+//! - The shared form (tag `SHARED`) views bytes of a buffer owned by a reference-counted
+//!   `Shared` block (pointer in the low bits of the last word): the pointer and length
+//!   words describe the content as in the heap form, so reading is the same. Substrings
+//!   of at least `INLINE_CAP + 1` bytes share their source's buffer (`share_range`, which
+//!   turns the source itself into the shared form); any change first copies the content
+//!   into a buffer of its own (`unshare`), except `truncate` and `remove_prefix`, which
+//!   only narrow the view. The block and its buffer are freed with its last String.
 //! - Embedded bytes move with nothing (the heap is non-moving) but die with their slot: a
 //!   borrowed slice must not outlive the String, as with the heap form's buffer.
 //! - A slice of this same storage must never be passed to `extend_from_slice`/`splice`
@@ -33,11 +40,22 @@ const SIZE: usize = SMALL_SLOT_SIZE - std::mem::size_of::<RBasic>();
 pub const INLINE_CAP: usize = SIZE - 1;
 const TAG: usize = SIZE - 1;
 const HEAP: u8 = 0xff;
+const SHARED: u8 = 0xfe;
+const SHARED_TAG: usize = (SHARED as usize) << CAP_BITS;
 const CAP_BITS: u32 = 56;
 const CAP_MASK: usize = (1 << CAP_BITS) - 1;
 const HEAP_TAG: usize = (HEAP as usize) << CAP_BITS;
 
-const _: () = assert!(INLINE_CAP < HEAP as usize);
+const _: () = assert!(INLINE_CAP < SHARED as usize);
+
+/// A buffer shared by Strings (see the module's invariants): the parts of the `Vec<u8>`
+/// it was, and how many Strings view it.
+struct Shared {
+    refs: std::sync::atomic::AtomicUsize,
+    ptr: *mut u8,
+    len: usize,
+    cap: usize,
+}
 const _: () = assert!(std::mem::size_of::<HeapForm>() == SIZE);
 
 #[repr(C)]
@@ -77,7 +95,73 @@ impl StrBuf {
     /// Whether the content is embedded in the slot.
     #[inline(always)]
     pub fn is_embedded(&self) -> bool {
-        self.tag() != HEAP
+        self.tag() as usize <= INLINE_CAP
+    }
+
+    /// Whether the content is a view of a shared buffer.
+    #[inline(always)]
+    pub fn is_shared(&self) -> bool {
+        self.tag() == SHARED
+    }
+
+    #[inline(always)]
+    fn shared_block(&self) -> *const Shared {
+        debug_assert!(self.is_shared());
+        // SAFETY: shared form: the last word holds the block's address under the tag.
+        unsafe { (self.repr.heap.cap_tag & CAP_MASK) as *const Shared }
+    }
+
+    /// A String of `self[range]`: embedded when short, else a view of this buffer, which
+    /// becomes shared (see the module's invariants).
+    pub fn share_range(&mut self, range: Range<usize>) -> StrBuf {
+        if range.len() <= INLINE_CAP || self.is_embedded() {
+            return StrBuf::from_slice(&self[range]);
+        }
+        if !self.is_shared() {
+            // SAFETY: heap form: its Vec's parts move into a block this String now views.
+            unsafe {
+                let h = self.repr.heap;
+                let block = Box::into_raw(Box::new(Shared { refs: std::sync::atomic::AtomicUsize::new(1), ptr: h.ptr, len: h.len, cap: h.cap_tag & CAP_MASK }));
+                assert!((block as usize) <= CAP_MASK, "address too large for a shared String");
+                self.repr.heap.cap_tag = block as usize | SHARED_TAG;
+            }
+        }
+        let block = self.shared_block();
+        // SAFETY: the block lives while this String views it; the new view counts.
+        unsafe {
+            (*block).refs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let h = self.repr.heap;
+            StrBuf { repr: Repr { heap: HeapForm { ptr: h.ptr.add(range.start), len: range.len(), cap_tag: h.cap_tag } } }
+        }
+    }
+
+    /// Gives up a view of a shared buffer (the storage is then to be rewritten).
+    ///
+    /// # Safety
+    /// Shared form; the storage is not read as a view again.
+    unsafe fn release_shared(&mut self) {
+        let block = self.shared_block() as *mut Shared;
+        if (*block).refs.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1 {
+            let b = Box::from_raw(block);
+            drop(Vec::from_raw_parts(b.ptr, b.len, b.cap));
+        }
+    }
+
+    /// Copies shared content into a buffer of its own with room for `extra` more bytes.
+    #[cold]
+    fn unshare(&mut self, extra: usize) {
+        let mut v = Vec::with_capacity(self.len() + extra);
+        v.extend_from_slice(self);
+        // SAFETY: shared form; the storage is rewritten next.
+        unsafe { self.release_shared() };
+        self.repr = StrBuf::heap(v).into_repr();
+    }
+
+    /// The storage, not dropped.
+    fn into_repr(self) -> Repr {
+        let s = ManuallyDrop::new(self);
+        // SAFETY: the Repr is moved out of a value that is never dropped.
+        unsafe { std::ptr::read(&s.repr) }
     }
 
     #[inline]
@@ -140,7 +224,7 @@ impl StrBuf {
     #[inline(always)]
     pub fn len(&self) -> usize {
         let t = self.tag();
-        if t != HEAP {
+        if t as usize <= INLINE_CAP {
             t as usize
         } else {
             // SAFETY: heap form.
@@ -153,11 +237,12 @@ impl StrBuf {
         self.len() == 0
     }
 
-    /// Bytes of out-of-line storage (0 when embedded), for malloc accounting.
+    /// Bytes of out-of-line storage of its own (0 when embedded or shared), for malloc
+    /// accounting.
     #[inline]
     pub fn heap_capacity(&self) -> usize {
-        // SAFETY: heap form when not embedded.
-        if self.is_embedded() { 0 } else { unsafe { self.repr.heap.cap_tag & CAP_MASK } }
+        // SAFETY: heap form when the tag says so.
+        if self.tag() == HEAP { unsafe { self.repr.heap.cap_tag & CAP_MASK } } else { 0 }
     }
 
     /// The address of the content in an out-of-line buffer (embedded content moves there
@@ -166,6 +251,8 @@ impl StrBuf {
     pub fn heap_mut_ptr(&mut self) -> *mut u8 {
         if self.is_embedded() {
             self.move_to_heap(0);
+        } else if self.is_shared() {
+            self.unshare(0);
         }
         // SAFETY: heap form now.
         unsafe { self.repr.heap.ptr }
@@ -188,6 +275,12 @@ impl StrBuf {
 
     #[inline]
     pub fn extend_from_slice(&mut self, b: &[u8]) {
+        if self.is_shared() {
+            // `b` may be a view of this buffer: copy it before the view goes.
+            let copy = b.to_vec();
+            self.unshare(copy.len());
+            return self.extend_from_slice(&copy);
+        }
         let t = self.tag();
         if t != HEAP {
             let (len, n) = (t as usize, b.len());
@@ -236,6 +329,8 @@ impl StrBuf {
             if self.len() + extra > INLINE_CAP {
                 self.move_to_heap(extra);
             }
+        } else if self.is_shared() {
+            self.unshare(extra);
         } else {
             // SAFETY: heap form.
             unsafe { self.with_vec(|v| v.reserve(extra)) }
@@ -254,9 +349,12 @@ impl StrBuf {
                 return self.repr.inline.as_ptr();
             }
         }
+        if self.is_shared() {
+            self.unshare(1);
+        }
         self.reserve(1);
-        // SAFETY: heap form now (reserve moved full embedded content out), with capacity
-        // past n.
+        // SAFETY: heap form now (reserve moved full embedded content out, a shared view
+        // was copied), with capacity past n.
         unsafe {
             let p = self.repr.heap.ptr;
             *p.add(n) = 0;
@@ -271,7 +369,8 @@ impl StrBuf {
                 unsafe { self.repr.inline[TAG] = n as u8 };
             }
         } else if n < self.len() {
-            // Heap form (writing a field of a union is safe); n is below the length.
+            // Heap or shared form (writing a field of a union is safe); n is below the
+            // length.
             self.repr.heap.len = n;
         }
     }
@@ -289,6 +388,12 @@ impl StrBuf {
             unsafe {
                 self.repr.inline.copy_within(n..len, 0);
                 self.repr.inline[TAG] = (len - n) as u8;
+            }
+        } else if self.is_shared() {
+            // SAFETY: shared form: the view narrows to bytes it had (n <= len).
+            unsafe {
+                self.repr.heap.ptr = self.repr.heap.ptr.add(n);
+                self.repr.heap.len -= n;
             }
         } else {
             // SAFETY: heap form.
@@ -325,7 +430,10 @@ impl Default for StrBuf {
 impl Drop for StrBuf {
     #[inline]
     fn drop(&mut self) {
-        if !self.is_embedded() {
+        if self.is_shared() {
+            // SAFETY: shared form, dropped once.
+            unsafe { self.release_shared() };
+        } else if !self.is_embedded() {
             // SAFETY: heap form: the buffer is owned here and freed once, as the Vec it was.
             unsafe {
                 let h = self.repr.heap;
@@ -341,9 +449,9 @@ impl Deref for StrBuf {
     fn deref(&self) -> &[u8] {
         let t = self.tag();
         // SAFETY: the tag says which form is initialised; an inline length is <= INLINE_CAP,
-        // a heap form's pointer and length describe its buffer's content.
+        // a heap or shared form's pointer and length describe its content.
         unsafe {
-            if t != HEAP {
+            if t as usize <= INLINE_CAP {
                 self.repr.inline.get_unchecked(..t as usize)
             } else {
                 std::slice::from_raw_parts(self.repr.heap.ptr, self.repr.heap.len)
@@ -355,8 +463,11 @@ impl Deref for StrBuf {
 impl DerefMut for StrBuf {
     #[inline(always)]
     fn deref_mut(&mut self) -> &mut [u8] {
+        if self.is_shared() {
+            self.unshare(0);
+        }
         let t = self.tag();
-        // SAFETY: as in `deref`.
+        // SAFETY: as in `deref` (not shared now).
         unsafe {
             if t != HEAP {
                 self.repr.inline.get_unchecked_mut(..t as usize)
@@ -416,6 +527,40 @@ mod tests {
         let copy = s[1..4].to_vec();
         s.splice(0..s.len(), &copy);
         assert_eq!(&s[..], b"bca");
+    }
+
+    #[test]
+    fn shared_views_copy_on_change() {
+        let text: Vec<u8> = (0..100u8).collect();
+        let mut src = StrBuf::from_slice(&text);
+        let mut a = src.share_range(10..60);
+        let b = src.share_range(0..5);
+        assert!(src.is_shared() && a.is_shared() && b.is_embedded());
+        assert_eq!(&a[..], &text[10..60]);
+        assert_eq!(src.heap_capacity(), 0);
+        // Narrowing keeps the view; a change copies.
+        a.remove_prefix(5);
+        a.truncate(30);
+        assert!(a.is_shared());
+        assert_eq!(&a[..], &text[15..45]);
+        let mut c = a.share_range(0..30);
+        a.push(b'!');
+        assert!(!a.is_shared());
+        assert_eq!(&a[..30], &text[15..45]);
+        assert_eq!(a[30], b'!');
+        c[0] = 0xff;
+        assert!(!c.is_shared());
+        assert_eq!(src[15], 15);
+        drop(src);
+        let own = c.to_vec();
+        assert_eq!(own[1..], text[16..45]);
+        let mut d = StrBuf::from_slice(&text);
+        let e = d.share_range(0..100);
+        drop(e);
+        let p = d.as_c_ptr();
+        assert!(!d.is_shared());
+        // SAFETY: as_c_ptr wrote a NUL after the content.
+        assert_eq!(unsafe { *p.add(100) }, 0);
     }
 
     #[test]

@@ -301,8 +301,7 @@ fn lines_array(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let arr = array::with_capacity(ctx, spans.len());
     for (s, e, ce) in spans {
         let end = if chomp { ce } else { e };
-        let piece = bytes(recv)[s..end].to_vec();
-        let l = new_like(ctx, recv, piece);
+        let l = string::substr_shared(ctx, recv, s..end);
         array::push(ctx, arr, l);
     }
     Ok(arr)
@@ -328,8 +327,7 @@ fn is_awk_space(c: u8) -> bool {
 }
 
 fn push_piece(ctx: &mut Ctx, recv: Value, arr: Value, s: usize, e: usize) {
-    let piece = bytes(recv)[s..e].to_vec();
-    let p = new_like(ctx, recv, piece);
+    let p = string::substr_shared(ctx, recv, s..e);
     array::push(ctx, arr, p);
 }
 
@@ -408,7 +406,7 @@ fn split_plain(ctx: &mut Ctx, recv: Value, sep: Option<Value>, limit: Option<i64
     }
     if limit.is_none() && lim == 0 {
         while array::len(arr) > 0 && len(array::get(arr, array::len(arr) - 1)) == 0 {
-            array::rarray(arr).items.pop();
+            array::rarray(arr).items_mut().pop();
         }
     }
     Ok(arr)
@@ -460,7 +458,7 @@ fn split_regexp(ctx: &mut Ctx, recv: Value, re: Value, limit: Option<i64>, lim: 
     }
     if limit.is_none() && lim == 0 {
         while array::len(arr) > 0 && len(array::get(arr, array::len(arr) - 1)) == 0 {
-            array::rarray(arr).items.pop();
+            array::rarray(arr).items_mut().pop();
         }
     }
     Ok(arr)

@@ -133,7 +133,7 @@ pub fn split(ctx: &mut Ctx, s: Value, re: Value, limit: i64) -> Result<Value> {
     array::push(ctx, out, t);
     if limit == 0 {
         while array::len(out) > 0 && string::len(array::get(out, array::len(out) - 1)) == 0 {
-            array::rarray(out).items.pop();
+            array::rarray(out).items_mut().pop();
         }
     }
     Ok(out)
@@ -359,14 +359,14 @@ fn s_scan(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             let caps = array::new(ctx);
             for g in groups.iter().skip(1) {
                 let v = match *g {
-                    Some((s, e)) => string::new_with_enc(ctx, subj()[s..e].to_vec(), enc),
+                    Some((s, e)) => string::substr_shared(ctx, subject, s..e),
                     None => Value::NIL,
                 };
                 array::push(ctx, caps, v);
             }
             caps
         } else {
-            string::new_with_enc(ctx, subj()[ms..me].to_vec(), enc)
+            string::substr_shared(ctx, subject, ms..me)
         };
         match args.block {
             Some(blk) => {

@@ -20,26 +20,38 @@
 //!   policy: after a collection the heap grows when less than `MIN_FREE_PERCENT` of its
 //!   pages' bytes are free, to `GOAL_FREE_PERCENT` free, at most `MAX_GROWTH_PERCENT` at a
 //!   time; it releases empty pages when more than `MAX_FREE_PERCENT` are free. A class
-//!   whose allocation started the collection and whose own pages have less than
-//!   `MIN_FREE_PERCENT` free also grows the heap (by fresh pages) to its goal, counting the
-//!   empty and fresh pages as its room, and then none are released. Pages are taken from
+//!   whose allocation started the collection and whose own pages, with the empty and fresh
+//!   ones, have less than `MIN_FREE_PERCENT` free also grows the heap (by fresh pages) to
+//!   its goal, and then none are released. After a minor collection the heap grows only
+//!   when a major one ran shortly before (or the old objects did not grow since); otherwise
+//!   the next collection is major (`need_major`), since old garbage may be what fills it. Pages are taken from
 //!   `empty` and `fresh` only when the swept pages' free lists of the class are used up, so
 //!   the heap's memory follows what is used, not its size.
 //! - A free list is owned by exactly one party: the heap (`ready`) or one thread's cache.
 //!   Before a sweep every thread cache is emptied (its slots are `Free` and get relinked).
 //! - Roots are supplied by the collector driver (`crate::gc`); this module knows nothing of
 //!   frames or threads.
-//! - Minor collections (generational, without write barriers): only *leaf* objects are
-//!   ever promoted — Strings, Floats and Bignums, which reference nothing but their class
-//!   and their generic instance variables. A leaf is promoted (its page's old bit set) when
-//!   a collection marks it a second time (`FL_SURVIVED` records the first) and its class
-//!   is its core class (a VM root, so it needs no marking). A minor collection starts with
-//!   the old objects marked (`Page::mark_old`) and so never traces or frees them; it marks
-//!   every generic-ivar table entry as a root (an old leaf's ivars are not traced). Nothing
-//!   else can make an old leaf reference a young object, except a change of its class:
-//!   whoever stores a class into an existing object calls `forget_old` first
-//!   (`singleton_class`, Marshal). Old objects die only in major collections, which run
-//!   for `GC.start`, malloc growth, and when the old objects outgrow `old_limit`.
+//! - Minor collections (generational). An object marked by a third collection
+//!   (`FL_SURVIVED`, `FL_SURVIVED2` record the first two) is promoted: its page's old bit and its `FL_OLD`
+//!   flag are set. A minor collection starts with the old objects marked
+//!   (`Page::mark_old`), so it neither traces nor frees them, except the remembered ones
+//!   (`remember_bits`), which it traces first. The invariant that makes this sound: at the
+//!   start of a minor collection, every young object referenced by an old object is
+//!   referenced by a remembered one, or by generic instance variables (all marked as roots
+//!   by minor collections). It holds because
+//!   - a store of a young reference into an old object of a write-barrier-protected type
+//!     (`object::wb_protected`) remembers the object (`write_barrier`), and so does any
+//!     change of an existing object's class;
+//!   - a collection that traces an old object (a newly promoted one, a remembered one, or
+//!     any in a major collection) remembers it when one of its children is still young
+//!     after being marked, and always when its type is not protected;
+//!   - Arrays are changed through `ItemsMut` guards, which remember an old Array when made
+//!     and when dropped; while a guard is alive (`guards_alive`), a collection neither
+//!     promotes nor forgets protected containers, so a store between two collections
+//!     inside one guard's life is covered too.
+//!   Old objects die only in major collections, which run for `GC.start`, malloc growth,
+//!   and when the old objects outgrow `old_limit`; they clear the remembered set and
+//!   rebuild it while tracing.
 
 pub mod alloc_trace;
 pub mod page;
@@ -90,9 +102,17 @@ impl std::hash::BuildHasher for PageHasher {
     }
 }
 
+struct EmptyPage {
+    page: Page,
+    class: SizeClass,
+    list: (*mut FreeSlot, usize),
+}
+
 pub struct HeapInner {
     pages: Vec<Page>,
-    empty: Vec<Page>,
+    /// Pages a sweep left without objects, with the free list it linked (valid for the
+    /// page's old class).
+    empty: Vec<EmptyPage>,
     fresh: Vec<Page>,
     released: Vec<Page>,
     page_bases: HashSet<usize, PageHasher>,
@@ -109,6 +129,12 @@ pub struct HeapInner {
     /// Old (promoted) objects, and how many there may be before a major collection.
     pub old_objects: usize,
     pub old_limit: usize,
+    /// A minor collection left too few free slots: the next collection is major (the old
+    /// objects may hold the garbage), and the heap grows only after that one.
+    pub need_major: bool,
+    /// `stats.count` at the last major collection, and the old objects it left.
+    last_major: u64,
+    old_at_major: usize,
 }
 
 // SAFETY: raw free-list pointers are only touched under the heap mutex or by their owner.
@@ -123,9 +149,12 @@ const INITIAL_PAGES: usize = 16;
 const MIN_FREE_PERCENT: usize = 30;
 const GOAL_FREE_PERCENT: usize = 50;
 const MAX_FREE_PERCENT: usize = 65;
+const MALLOC_LIMIT_MIN: usize = 16 * 1024 * 1024;
+/// After a minor collection the heap may grow only this many collections after a major
+/// one (CRuby: 3); later, the next collection is major instead (`need_major`).
+const GROW_AFTER_MAJOR: u64 = 3;
 /// The most the heap grows at once (percent of its size).
 const MAX_GROWTH_PERCENT: usize = 80;
-const MALLOC_LIMIT_MIN: usize = 16 * 1024 * 1024;
 /// Old objects allowed before the first major collection; after one, twice the survivors.
 const OLD_LIMIT_MIN: usize = 100_000;
 
@@ -152,6 +181,9 @@ impl Heap {
                 wanted_class: None,
                 old_objects: 0,
                 old_limit: OLD_LIMIT_MIN,
+                need_major: false,
+                last_major: 0,
+                old_at_major: 0,
             }),
         }
     }
@@ -168,7 +200,7 @@ impl HeapInner {
     pub fn take_free_list(&mut self, class: SizeClass, limit: usize) -> Option<*mut FreeSlot> {
         let (head, count) = match self.ready[class as usize].pop() {
             Some(list) => list,
-            None => self.use_unused_page(class)?,
+            None => self.use_empty_page(class).or_else(|| self.borrow_large(class)).or_else(|| self.use_fresh_page(class))?,
         };
         if count > limit && limit > 0 {
             let mut last = head;
@@ -212,18 +244,32 @@ impl HeapInner {
         self.page_count() >= INITIAL_PAGES
     }
 
-    /// Puts an empty page (resident already) or else a fresh one (its first touch) in use
-    /// for `class`: writes its header and links its slots.
-    fn use_unused_page(&mut self, class: SizeClass) -> Option<(*mut FreeSlot, usize)> {
-        let (page, list) = if let Some(page) = self.empty.pop() {
-            let list = page.reset(class);
-            (page, list)
-        } else {
-            let page = self.fresh.pop()?;
-            page.init(class);
-            let list = page.collect_free();
-            (page, list)
-        };
+    /// Puts an empty page (resident already) in use for `class`: one of that class keeps
+    /// the free list its sweep linked; another is relinked.
+    fn use_empty_page(&mut self, class: SizeClass) -> Option<(*mut FreeSlot, usize)> {
+        let i = self.empty.iter().rposition(|e| e.class == class).or_else(|| self.empty.len().checked_sub(1))?;
+        let e = self.empty.swap_remove(i);
+        let list = if e.class == class { e.list } else { e.page.reset(class) };
+        self.page_bases.insert(e.page.base());
+        self.pages.push(e.page);
+        Some(list)
+    }
+
+    /// A free list of 64-byte slots for objects of the small class (which fit in them),
+    /// when the small class has no free slot left and no empty page: the large class's
+    /// free slots are resident memory, a fresh page is not yet.
+    fn borrow_large(&mut self, class: SizeClass) -> Option<(*mut FreeSlot, usize)> {
+        if class != SizeClass::Small {
+            return None;
+        }
+        self.ready[SizeClass::Large as usize].pop()
+    }
+
+    /// Puts a fresh page (its first touch) in use for `class`.
+    fn use_fresh_page(&mut self, class: SizeClass) -> Option<(*mut FreeSlot, usize)> {
+        let page = self.fresh.pop()?;
+        page.init(class);
+        let list = page.collect_free();
         self.page_bases.insert(page.base());
         self.pages.push(page);
         Some(list)
@@ -324,7 +370,8 @@ impl HeapInner {
                 // Either class may use it next (see the module's invariants).
                 let page = self.pages.swap_remove(i);
                 self.page_bases.remove(&page.base());
-                self.empty.push(page);
+                let class = page.class();
+                self.empty.push(EmptyPage { page, class, list: (head, count) });
                 continue;
             }
             live += l;
@@ -349,48 +396,89 @@ impl HeapInner {
 
     /// Whether the next collection for want of slots should be a major one.
     pub fn wants_major(&self) -> bool {
-        self.old_objects > self.old_limit
+        self.need_major || self.old_objects > self.old_limit
     }
 
-    /// Starts a minor collection: every old object counts as marked.
-    pub fn start_minor(&mut self) {
+    /// Starts a minor collection: every old object counts as marked. Returns the
+    /// remembered set, whose bits are cleared (the collection sets them again for the
+    /// objects that stay remembered).
+    pub fn start_minor(&mut self) -> Vec<Value> {
+        let mut remembered = Vec::new();
         for page in &self.pages {
             page.mark_old();
+            page.take_remembered(&mut |v| remembered.push(v));
         }
+        remembered
+    }
+
+    /// Starts a major collection: the remembered set is rebuilt while tracing.
+    pub fn start_major(&mut self) {
+        for page in &self.pages {
+            page.clear_remembered();
+        }
+    }
+
+    /// Pages in use and live MB per size class at the last sweep (for `CARMINE_GC_TRACE`).
+    pub fn class_use_mb(&self) -> Vec<(usize, f64)> {
+        self.class_use.iter().map(|&(p, l)| (p, (l as f64 / 1e5).round() / 10.0)).collect()
+    }
+
+    /// Objects in the remembered set.
+    pub fn remembered_count(&self) -> usize {
+        self.pages.iter().map(|p| p.remembered_count()).sum()
     }
 
     /// Sizes the heap after a collection (see the module's invariants): fewer free slots
     /// mean more frequent collections, each of which marks all live objects; more mean
     /// more memory.
-    pub fn resize_after_collection(&mut self, live_bytes: usize) {
+    pub fn resize_after_collection(&mut self, live_bytes: usize, major: bool) {
         let total = (self.page_count() * PAGE_SIZE).max(1);
         let free = total - live_bytes.min(total);
+        if major {
+            self.need_major = false;
+            self.last_major = self.stats.count;
+            self.old_at_major = self.old_objects;
+        }
         // Free slots of one class are no room for the other's objects: when the class whose
         // allocation ran out of slots is short of free bytes in its own pages, it asks for
         // fresh pages to reach the goal on its own. (Only that class: growing for a class
         // that no longer allocates hands its fresh pages to the other.)
         let wanted = self.wanted_class.take();
+        let unused = self.unused_pages();
         let short: usize = SIZE_CLASSES
             .iter()
             .filter(|&&c| wanted == Some(c))
             .map(|&c| {
                 let (pages, live) = self.class_use[c as usize];
-                let bytes = pages * PAGE_SIZE;
-                if bytes > 0 && (bytes - live.min(bytes)) * 100 < bytes * MIN_FREE_PERCENT {
-                    (live * 100 / (100 - GOAL_FREE_PERCENT)).div_ceil(PAGE_SIZE).saturating_sub(pages)
+                // The small class also uses the large class's free slots (`borrow_large`).
+                let (mut room, mut live) = (pages + unused, live);
+                if c == SizeClass::Small {
+                    let (large_pages, large_live) = self.class_use[SizeClass::Large as usize];
+                    room += large_pages;
+                    live += large_live;
+                }
+                let bytes = room * PAGE_SIZE;
+                if pages > 0 && (bytes - live.min(bytes)) * 100 < bytes * MIN_FREE_PERCENT {
+                    (live * 100 / (100 - GOAL_FREE_PERCENT)).div_ceil(PAGE_SIZE).saturating_sub(room)
                 } else {
                     0
                 }
             })
             .sum();
-        if free * 100 < total * MIN_FREE_PERCENT {
+        let grows = free * 100 < total * MIN_FREE_PERCENT || short > 0;
+        if grows && !major && self.stats.count >= self.last_major + GROW_AFTER_MAJOR && self.old_objects > self.old_at_major {
+            // Old garbage may be what fills the heap: find out before growing it (the
+            // slots this collection freed last until then). As CRuby, the heap grows
+            // after a minor collection only when a major one ran shortly before.
+            self.need_major = true;
+        } else if free * 100 < total * MIN_FREE_PERCENT {
             let goal = live_bytes * 100 / (100 - GOAL_FREE_PERCENT);
             let max = total * (100 + MAX_GROWTH_PERCENT) / 100;
             let want = goal.min(max).div_ceil(PAGE_SIZE);
             self.grow(want.saturating_sub(self.page_count()).max(4));
-        } else if short > self.unused_pages() {
+        } else if short > 0 {
             let max = self.page_count() * MAX_GROWTH_PERCENT / 100;
-            self.grow((short - self.unused_pages()).min(max).max(4));
+            self.grow(short.min(max).max(4));
         } else if short == 0 && free * 100 > total * MAX_FREE_PERCENT && self.page_count() > INITIAL_PAGES {
             let goal = (live_bytes * 100 / (100 - GOAL_FREE_PERCENT)).div_ceil(PAGE_SIZE).max(INITIAL_PAGES);
             self.release_pages(self.page_count().saturating_sub(goal));
@@ -403,7 +491,7 @@ impl HeapInner {
     fn release_pages(&mut self, n: usize) {
         let from_empty = n.min(self.empty.len());
         let at = self.empty.len() - from_empty;
-        for page in self.empty.drain(at..) {
+        for EmptyPage { page, .. } in self.empty.drain(at..) {
             page.release_memory();
             self.stats.total_freed_pages += 1;
             self.released.push(page);
@@ -414,44 +502,115 @@ impl HeapInner {
     }
 }
 
-/// Makes `v` young again before a class is stored into it (see the module's invariants):
-/// an old object is not traced by minor collections.
-pub fn forget_old(v: Value) {
-    if v.is_heap() {
-        // SAFETY: heap values point into pages in use.
-        unsafe { page::clear_old(v) };
+/// Records a store of `child` into `parent` (see the module's invariants): an old parent
+/// that may now reference a young object is remembered. Call it after the store, with no
+/// allocation between the two.
+#[inline(always)]
+pub fn write_barrier(parent: Value, child: Value) {
+    if parent.is_heap() && object::basic(parent).flags & object::FL_OLD != 0 {
+        barrier_slow(parent, child);
     }
+}
+
+/// `write_barrier` for an old `parent`.
+#[inline(never)]
+pub fn barrier_slow(parent: Value, child: Value) {
+    if child.is_heap() && object::basic(child).flags & object::FL_OLD == 0 {
+        // SAFETY: parent is a live old object of a page in use.
+        unsafe { page::set_remembered(parent) };
+    }
+}
+
+/// Remembers `parent` if it is old, whatever it stores (for changes made through a
+/// mutable borrow of its contents; see `ItemsMut`).
+#[inline(always)]
+pub fn remember_if_old(parent: Value) {
+    if object::basic(parent).flags & object::FL_OLD != 0 {
+        // SAFETY: parent is a live old object of a page in use.
+        unsafe { page::set_remembered(parent) };
+    }
+}
+
+thread_local! {
+    /// Write guards (`ItemsMut`) alive on this thread.
+    static GUARDS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// A write guard starts.
+#[inline(always)]
+pub fn guard_enter() {
+    GUARDS.with(|g| g.set(g.get() + 1));
+}
+
+/// A write guard ends.
+#[inline(always)]
+pub fn guard_exit() {
+    GUARDS.with(|g| g.set(g.get() - 1));
+}
+
+/// Whether a write guard is alive on this thread (the collecting one: other threads are
+/// stopped outside the giant lock, where no guard is held).
+pub fn guards_alive() -> bool {
+    GUARDS.with(|g| g.get() > 0)
 }
 
 /// Marks objects transitively from the roots it is given.
 pub struct Marker<'a> {
     heap: &'a HeapInner,
     stack: Vec<Value>,
-    /// Set by the collector (not by `reachable_objects_from`): leaves are visited as they
-    /// are marked instead of going through the stack, and promoted.
+    /// Set by the collector (not by `reachable_objects_from`): objects age and are
+    /// promoted as they are marked, and leaves are visited at once instead of going
+    /// through the stack.
     collecting: bool,
-    /// The core classes of the leaf types: a leaf of one of these classes may be promoted.
+    /// The core classes of the leaf types (VM roots, marked by every collection): a leaf
+    /// of one of these classes needs no remembering for its class.
     leaf_classes: [Value; 3],
-    /// Leaves promoted by this marking.
+    /// Objects promoted by this marking.
     pub promoted: usize,
     /// Instance variables of non-`RObject` objects, by address (see `FL_EXIVAR`).
     pub exivars: Option<&'a std::collections::HashMap<usize, Vec<(crate::symbol::SymId, Value)>>>,
+    /// Set while the children of an old object are marked: `mark` then records in
+    /// `found_young` whether a child is still young once marked.
+    checking: bool,
+    found_young: bool,
+    /// A write guard is alive: protected containers are neither promoted nor forgotten
+    /// (see the module's invariants).
+    hold: bool,
+    /// Verification (`verify_old`): `mark` marks nothing and counts unmarked references.
+    verify: bool,
+    pub unmarked: usize,
 }
 
 impl<'a> Marker<'a> {
     pub fn new(heap: &'a HeapInner) -> Marker<'a> {
-        Marker { heap, stack: Vec::with_capacity(1024), collecting: false, leaf_classes: [Value::NIL; 3], promoted: 0, exivars: None }
+        Marker {
+            heap,
+            stack: Vec::with_capacity(1024),
+            collecting: false,
+            leaf_classes: [Value::NIL; 3],
+            promoted: 0,
+            exivars: None,
+            checking: false,
+            found_young: false,
+            hold: false,
+            verify: false,
+            unmarked: 0,
+        }
     }
 
-    /// A marker for a collection that promotes leaves of the given core classes.
+    /// A marker for a collection; `leaf_classes` are the String, Float and Integer classes.
     pub fn for_collection(heap: &'a HeapInner, leaf_classes: [Value; 3]) -> Marker<'a> {
-        Marker { collecting: true, leaf_classes, ..Marker::new(heap) }
+        Marker { collecting: true, leaf_classes, hold: guards_alive(), ..Marker::new(heap) }
     }
 
     /// Marks a value known to be valid (immediates are ignored).
     #[inline(always)]
     pub fn mark(&mut self, v: Value) {
         if v.is_heap() {
+            if self.checking {
+                self.mark_checked(v);
+                return;
+            }
             // SAFETY: precise roots and object fields only hold valid object pointers.
             if !unsafe { page::test_and_set_mark(v) } {
                 self.visit(v);
@@ -459,36 +618,78 @@ impl<'a> Marker<'a> {
         }
     }
 
-    /// A newly marked object: a leaf is done at once (its class marked, its age or
-    /// promotion recorded), so that an Array of a million Strings does not put a million
-    /// entries on the stack; anything else is traced later by `drain`.
+    /// `mark` of a child of an old object (or a verification).
+    #[inline(never)]
+    fn mark_checked(&mut self, v: Value) {
+        if self.verify {
+            // SAFETY: as in `mark`.
+            if !unsafe { page::is_marked(v.as_ptr::<RBasic>()) } {
+                self.unmarked += 1;
+                if self.unmarked <= 10 {
+                    eprintln!("[BUG] GC verify: unmarked {:?} {:#x} referenced by an old object", object::basic(v).obj_type(), v.raw());
+                }
+            }
+            return;
+        }
+        // SAFETY: as in `mark`.
+        if !unsafe { page::test_and_set_mark(v) } {
+            self.visit(v);
+        }
+        if object::basic(v).flags & object::FL_OLD == 0 {
+            self.found_young = true;
+        }
+    }
+
+    /// A newly marked object: ages it (a second marking promotes it); a leaf is done at
+    /// once (its class and generic ivars marked), so that an Array of a million Strings
+    /// does not put a million entries on the stack; anything else is traced later by
+    /// `drain`.
     #[inline(never)]
     fn visit(&mut self, v: Value) {
         let b = object::basic(v);
-        if !self.collecting || !matches!(b.obj_type(), ObjType::String | ObjType::Float | ObjType::Bignum) {
+        if !self.collecting {
             self.stack.push(v);
             return;
         }
+        let ty = b.obj_type();
+        let leaf = matches!(ty, ObjType::String | ObjType::Float | ObjType::Bignum);
         let klass = b.klass;
-        if klass == self.leaf_classes[0] && b.flags & (object::FL_EXIVAR | object::FL_SURVIVED) == 0 {
+        if leaf && klass == self.leaf_classes[0] && b.flags & (object::FL_EXIVAR | object::FL_SURVIVED | object::FL_OLD) == 0 {
             // The common case, a young plain String seen for the first time.
             b.flags |= object::FL_SURVIVED;
             return;
         }
-        if b.has(object::FL_SURVIVED) {
-            if self.leaf_classes.contains(&klass) {
-                // SAFETY: v is a live leaf object of this heap.
+        if b.flags & object::FL_OLD == 0 {
+            if b.flags & object::FL_SURVIVED == 0 {
+                b.flags |= object::FL_SURVIVED;
+            } else if b.flags & object::FL_SURVIVED2 == 0 {
+                b.flags |= object::FL_SURVIVED2;
+            } else if !(self.hold && !leaf && object::wb_protected(ty)) {
+                b.flags |= object::FL_OLD;
+                // SAFETY: v is a live object of this heap.
                 unsafe { page::set_old(v) };
                 self.promoted += 1;
             }
-        } else {
-            b.flags |= object::FL_SURVIVED;
         }
+        if !leaf {
+            self.stack.push(v);
+            return;
+        }
+        let outer = (self.checking, self.found_young);
+        let old = b.flags & object::FL_OLD != 0;
         let exivar = b.has(object::FL_EXIVAR);
+        self.checking = old && !self.leaf_classes.contains(&klass);
+        self.found_young = false;
         self.mark(klass);
+        if self.checking && self.found_young {
+            // SAFETY: v is old (checking is only set for old objects).
+            unsafe { page::set_remembered(v) };
+        }
+        self.checking = false;
         if exivar {
             self.mark_exivars(v);
         }
+        (self.checking, self.found_young) = outer;
     }
 
     fn mark_exivars(&mut self, v: Value) {
@@ -497,6 +698,52 @@ impl<'a> Marker<'a> {
                 self.mark(iv);
             }
         }
+    }
+
+    /// Traces an old object's children (`v` is marked already), remembering it when one
+    /// of them is still young, when its type has no write barriers, or when it is a
+    /// container held by a write guard.
+    fn trace_old(&mut self, v: Value) {
+        let b = object::basic(v);
+        let ty = b.obj_type();
+        let protected = object::wb_protected(ty);
+        self.checking = protected;
+        self.found_young = false;
+        object::mark_children(v, self);
+        self.checking = false;
+        if !protected || self.found_young || (self.hold && !matches!(ty, ObjType::String | ObjType::Float | ObjType::Bignum)) {
+            // SAFETY: v is a live old object of this heap.
+            unsafe { page::set_remembered(v) };
+        }
+        if b.has(object::FL_EXIVAR) {
+            self.mark_exivars(v);
+        }
+    }
+
+    /// Traces the remembered set a minor collection starts with (see
+    /// `HeapInner::take_remembered`).
+    pub fn trace_remembered(&mut self, remembered: &[Value]) {
+        for &v in remembered {
+            self.trace_old(v);
+        }
+    }
+
+    /// Checks that every object an old object references is marked (after the marking of
+    /// a minor collection); returns how many references were not. The write barriers'
+    /// test (`CARMINE_GC_VERIFY`).
+    pub fn verify_old(&mut self) -> usize {
+        self.verify = true;
+        self.checking = true;
+        let heap = self.heap;
+        heap.for_each_object(&mut |p| {
+            let v = Value::from_ptr(p);
+            if object::basic(v).flags & object::FL_OLD != 0 {
+                object::mark_children(v, self);
+            }
+        });
+        self.checking = false;
+        self.verify = false;
+        self.unmarked
     }
 
     /// Whether `v` survives this collection so far (immediates always do).
@@ -562,6 +809,10 @@ impl<'a> Marker<'a> {
     /// Traces everything reachable from what has been marked so far.
     pub fn drain(&mut self) {
         while let Some(v) = self.stack.pop() {
+            if object::basic(v).flags & object::FL_OLD != 0 && self.collecting {
+                self.trace_old(v);
+                continue;
+            }
             object::mark_children(v, self);
             if object::basic(v).has(object::FL_EXIVAR) {
                 self.mark_exivars(v);

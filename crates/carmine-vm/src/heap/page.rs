@@ -14,9 +14,14 @@
 //!   `klass` word.
 //! - Mark bits are only meaningful during a collection and are all clear outside one; bits
 //!   of header slots and of indexes past `slot_count` are never set.
-//! - An old bit (`old_bits`) is set only for a slot holding a live leaf object that the
-//!   collector promoted (see `crate::heap` on minor collections); a major sweep clears the
-//!   old bits of the objects it frees, so a reused slot never starts old.
+//! - An old bit (`old_bits`) is set only for a slot holding a live object that the
+//!   collector promoted (see `crate::heap` on minor collections), together with the
+//!   object's `FL_OLD` flag; a major sweep clears the old bits of the objects it frees, so
+//!   a reused slot never starts old.
+//! - A remembered bit (`remember_bits`) is set only for an old object: one that may
+//!   reference young objects (a write barrier saw a store into it, or a collection found
+//!   a young child), or one whose type has no write barriers (traced by every minor
+//!   collection while it lives).
 
 use crate::object::{ObjType, RBasic};
 use crate::value::Value;
@@ -77,6 +82,8 @@ pub struct PageHeader {
     pub mark_bits: [u64; BITMAP_WORDS],
     /// Promoted (old) objects: marked from the start of a minor collection.
     pub old_bits: [u64; BITMAP_WORDS],
+    /// Old objects that minor collections trace (the remembered set).
+    pub remember_bits: [u64; BITMAP_WORDS],
     /// Free slots counted at the last sweep.
     pub free_count: u32,
     /// 0 while the page is unused; else its class's slot size.
@@ -183,10 +190,12 @@ impl Page {
     /// The world is stopped and marking is complete; no free list into this page is held.
     pub unsafe fn sweep(&self, major: bool, finalize: &mut dyn FnMut(*mut RBasic)) -> (*mut FreeSlot, usize, usize, usize) {
         let header = self.header();
-        if major {
-            for w in 0..BITMAP_WORDS {
-                (*header).old_bits[w] &= (*header).mark_bits[w];
-            }
+        // A minor collection frees no old object (they start marked); a major one forgets
+        // the dead ones.
+        let _ = major;
+        for w in 0..BITMAP_WORDS {
+            (*header).old_bits[w] &= (*header).mark_bits[w];
+            (*header).remember_bits[w] &= (*header).mark_bits[w];
         }
         let range = self.slot_range();
         let size = self.class().slot_size();
@@ -235,6 +244,34 @@ impl Page {
         unsafe { (*self.header()).mark_bits = (*self.header()).old_bits };
     }
 
+    /// Calls `f` with every remembered object of this page and clears their bits (a
+    /// collection sets them again for the objects that stay remembered).
+    pub fn take_remembered(&self, f: &mut dyn FnMut(Value)) {
+        let h = self.header();
+        let size = self.class().slot_size();
+        for w in 0..BITMAP_WORDS {
+            // SAFETY: the header lies at the page base; the world is stopped.
+            let mut bits = unsafe { std::mem::replace(&mut (*h).remember_bits[w], 0) };
+            while bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                f(Value::from_ptr(self.base.wrapping_add(i * size) as *const RBasic));
+            }
+        }
+    }
+
+    /// Clears the remembered bits (a major collection rebuilds the set).
+    pub fn clear_remembered(&self) {
+        // SAFETY: the header lies at the page base; the world is stopped.
+        unsafe { (*self.header()).remember_bits = [0; BITMAP_WORDS] };
+    }
+
+    /// Remembered objects on this page.
+    pub fn remembered_count(&self) -> usize {
+        // SAFETY: the header lies at the page base.
+        unsafe { (*self.header()).remember_bits.iter().map(|w| w.count_ones() as usize).sum() }
+    }
+
     /// Old objects on this page.
     pub fn old_count(&self) -> usize {
         // SAFETY: the header lies at the page base.
@@ -249,6 +286,7 @@ impl Page {
         // list into it is held, so its bits and slots may be rewritten.
         unsafe {
             (*self.header()).old_bits = [0; BITMAP_WORDS];
+            (*self.header()).remember_bits = [0; BITMAP_WORDS];
             (*self.header()).mark_bits = [0; BITMAP_WORDS];
         }
         self.init(class);
@@ -392,21 +430,31 @@ pub unsafe fn test_and_set_mark(v: Value) -> bool {
 /// Makes the object at `v` old (it is marked from the start of every minor collection).
 ///
 /// # Safety
-/// `v` must point to a live leaf object in a page in use.
+/// `v` must point to a live object in a page in use.
 #[inline]
 pub unsafe fn set_old(v: Value) {
     let (base, idx) = slot_index(v.raw() as usize);
     (*(base as *mut PageHeader)).old_bits[idx / 64] |= 1u64 << (idx % 64);
 }
 
-/// Makes the object at `v` young again (it is traced by every collection).
+/// Whether the object at `v` is old.
 ///
 /// # Safety
 /// `v` must point to an object slot of a page in use.
 #[inline]
-pub unsafe fn clear_old(v: Value) {
+pub unsafe fn is_old(v: Value) -> bool {
     let (base, idx) = slot_index(v.raw() as usize);
-    (*(base as *mut PageHeader)).old_bits[idx / 64] &= !(1u64 << (idx % 64));
+    (*(base as *const PageHeader)).old_bits[idx / 64] & (1u64 << (idx % 64)) != 0
+}
+
+/// Puts the (old) object at `v` into the remembered set.
+///
+/// # Safety
+/// `v` must point to a live old object in a page in use.
+#[inline]
+pub unsafe fn set_remembered(v: Value) {
+    let (base, idx) = slot_index(v.raw() as usize);
+    (*(base as *mut PageHeader)).remember_bits[idx / 64] |= 1u64 << (idx % 64);
 }
 
 /// Clears the mark bit of the object at `v`.

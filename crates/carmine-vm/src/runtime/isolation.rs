@@ -410,6 +410,7 @@ impl RunSnapshot {
         let main = ctx.vm().main_obj.get();
         if crate::object::basic(main).klass != self.main_klass {
             crate::object::basic(main).klass = self.main_klass;
+            crate::heap::write_barrier(main, self.main_klass);
             ctx.vm().bump_method_epoch();
         }
         set_ivars(ctx, main, &self.main_ivars);

@@ -373,10 +373,10 @@ impl Core {
                     return Ok(());
                 }
                 self.state.pop();
-                array::rarray(self.vstack).items.pop();
+                array::rarray(self.vstack).items_mut().pop();
                 self.curstate = *self.state.last().unwrap_or(&0);
                 if self.debug {
-                    array::rarray(self.tstack).items.pop();
+                    array::rarray(self.tstack).items_mut().pop();
                     let st = self.state_array(ctx);
                     self.hook(ctx, "racc_e_pop", &[st, self.tstack, self.vstack])?;
                 }
@@ -495,7 +495,7 @@ fn tail(ctx: &mut Ctx, stack: Value, len: usize) -> Value {
 }
 
 fn cut(stack: Value, len: usize) {
-    let items = &mut array::rarray(stack).items;
+    let mut items = array::rarray(stack).items_mut();
     let keep = items.len().saturating_sub(len);
     items.truncate(keep);
 }

@@ -1111,8 +1111,8 @@ impl<'a> Loader<'a> {
                 if base.is_nil() || !module::includes_module(ctx, k, base) {
                     return Err(format_error(ctx, "bad subclass record"));
                 }
-                crate::heap::forget_old(v);
                 basic(v).klass = k;
+                crate::heap::write_barrier(v, k);
                 Ok(v)
             }
             T_IVARS => {

@@ -253,7 +253,7 @@ fn s_entries(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 fn s_children(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let all = s_entries(ctx, recv, args)?;
     // Filtered in place: a Rust Vec of the names would not keep them alive.
-    array::rarray(all).items.retain(|&s| !matches!(string::bytes(s), b"." | b".."));
+    array::rarray(all).items_mut().retain(|&s| !matches!(string::bytes(s), b"." | b".."));
     Ok(all)
 }
 

@@ -87,7 +87,7 @@ fn next_file(ctx: &mut Ctx, recv: Value) -> Result<bool> {
             }
             return Ok(true);
         }
-        let name = array::rarray(argv).items.remove(0);
+        let name = array::rarray(argv).items_mut().remove(0);
         get(ctx, recv)?.started = true;
         let fname = string::to_str_arg(ctx, name)?;
         let io = if string::bytes(fname) == b"-" {

@@ -621,8 +621,8 @@ impl Loader {
         if !module::includes_module(ctx, k, base) {
             return Err(ctx.arg_error("dump format error (user class)"));
         }
-        crate::heap::forget_old(v);
         basic(v).klass = k;
+        crate::heap::write_barrier(v, k);
         Ok(())
     }
 

@@ -47,7 +47,7 @@ pub fn owned_bytes(v: Value) -> usize {
             ObjType::Free | ObjType::Float | ObjType::Range | ObjType::Proc | ObjType::Cref => 0,
             ObjType::Object => (*v.as_ptr::<RObject>()).ext_bytes(),
             ObjType::String => crate::core::string::heap_bytes(v),
-            ObjType::Array => crate::core::array::rarray(v).items.heap_bytes(),
+            ObjType::Array => crate::core::array::rarray(v).items().heap_bytes(),
             ObjType::Hash => {
                 let h = &*v.as_ptr::<crate::core::hash::RHash>();
                 vec_bytes(&h.entries) + h.index.as_ref().map_or(0, |ix| ix.len() * size_of::<u32>())
