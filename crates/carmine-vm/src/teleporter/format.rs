@@ -441,7 +441,7 @@ impl Dumper<'_> {
     fn array_body(&mut self, ctx: &mut Ctx, v: Value) -> Result<()> {
         // No Ruby code runs and nothing is allocated during a dump, so the elements cannot
         // change while they are borrowed here.
-        let items: &[Value] = &array::rarray(v).items;
+        let items: &[Value] = array::rarray(v).items();
         let n = items.len();
         if n >= PACK_MIN {
             let kind = packing(items);
