@@ -332,14 +332,11 @@ impl Segment {
     }
 }
 
-/// How long `spin_until` spins without giving the CPU away: a peer running on another core
-/// answers a small message within this.
-const PURE_SPIN: Duration = Duration::from_micros(3);
-
 /// Spins (with the CPU's pause hint) until `ready` or `limit` has passed: whether it got
-/// ready. Past the first `PURE_SPIN` it also yields the CPU between looks, so a peer
-/// waiting for this core (more processes than cores) gets to run and answer; when nobody
-/// else wants the core, a yield returns at once and the spin goes on.
+/// ready. In the second half of the limit it also yields the CPU between looks, so a peer
+/// waiting for this core (more processes than cores) gets to run and answer. Not sooner:
+/// when the core is wanted by an unrelated busy process instead, a yield hands it a whole
+/// time slice, which costs far more than the futex sleep that ends the spin.
 fn spin_until(ready: impl Fn() -> bool, limit: Duration) -> bool {
     let start = Instant::now();
     let mut i = 0u32;
@@ -349,12 +346,12 @@ fn spin_until(ready: impl Fn() -> bool, limit: Duration) -> bool {
         }
         std::hint::spin_loop();
         i = i.wrapping_add(1);
-        if i % 16 == 0 {
+        if i % 64 == 0 {
             let spent = start.elapsed();
             if spent >= limit {
                 return ready();
             }
-            if spent >= PURE_SPIN {
+            if spent >= limit / 2 {
                 // SAFETY: no preconditions.
                 unsafe { libc::sched_yield() };
             }

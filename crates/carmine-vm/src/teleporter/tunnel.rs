@@ -79,14 +79,13 @@ const PROBE_EVERY: u32 = 8;
 
 impl Handle {
     /// Waits up to `slice` for an entry, spinning first for as long as spinning has lately
-    /// paid. The spin follows how long messages take to arrive: a wait caught by the spin,
-    /// or one that slept but ended with a message sooner than the longest spin, sets it to
-    /// twice that time (a peer that answers in 50 µs is caught by the next spin instead of
-    /// paying a futex wake-up every time); a wait that found nothing within the longest spin
+    /// paid. The spin follows how long messages take to arrive: a wait caught by the spin
+    /// sets it to at least twice the time it took (a peer that answers in 50 µs keeps being
+    /// caught instead of paying a futex wake-up every time); a wait the spin did not catch
     /// halves it (a slow or descheduled peer is not delayed by a waiter burning a core).
     /// Halving alone would be a ratchet: one preemption of the peer and the spin decays to
     /// nothing, after which every wait sleeps. So after a run of misses one wait in
-    /// `PROBE_EVERY` probes with the full spin again.
+    /// `PROBE_EVERY` probes with the full spin (`queue::SPIN`) again.
     fn adaptive_wait(&self, slice: Duration) {
         let max = super::queue::SPIN.as_micros() as u32;
         let (spin, misses) = (self.spin_us.get(), self.spin_misses.get());
@@ -94,7 +93,7 @@ impl Handle {
         let start = Instant::now();
         let caught = self.seg.wait_for_entry(slice, Duration::from_micros(limit as u64));
         let took = start.elapsed().as_micros().min(u32::MAX as u128) as u32;
-        if caught || (took < max && self.seg.queued() > 0) {
+        if caught {
             self.spin_us.set(spin.max(took.saturating_mul(2).saturating_add(2)).min(max));
             self.spin_misses.set(0);
         } else {
