@@ -26,6 +26,13 @@ def take(t)
   raise "no message within 20 s" if v.nil? && Process.clock_gettime(Process::CLOCK_MONOTONIC) - start > 19
   v
 end
+# Sends on `to` what the block makes of each message of `from`, until `from` is closed
+# (Teleporter::ClosedError is a StopIteration, which ends `loop`); how many.
+def relay(from, to)
+  n = 0
+  loop { to.send(yield(take(from))); n += 1 }
+  n
+end
 "##;
 
 /// Runs `src` in `rt`; the `inspect` of its value, or a panic with the Ruby error.
@@ -81,13 +88,7 @@ fn two_vms_ping_pong_through_named_tunnels() {
         let (there, back) = (there.clone(), back.clone());
         spawn_vm(move |rt| {
             let src = format!(
-                r##"there = Teleporter::Tunnel.open({there:?}); back = Teleporter::Tunnel.open({back:?})
-                   n = 0
-                   begin
-                     loop {{ back.send(take(there)); n += 1 }}
-                   rescue Teleporter::ClosedError
-                   end
-                   n"##
+                r##"relay(Teleporter::Tunnel.open({there:?}), Teleporter::Tunnel.open({back:?})) {{ _1 }}"##
             );
             eval(rt, &src)
         })
@@ -166,12 +167,7 @@ fn many_vms_share_one_tunnel_as_a_task_queue() {
             let src = format!(
                 r##"t = Teleporter::Tunnel.open({name:?}, capacity: 1 << 20)
                    out = Teleporter::Tunnel.open({results:?}, capacity: 4 << 20)
-                   n = 0
-                   begin
-                     loop {{ m = take(t); out.send(m[0] * 100_000 + m[1]); n += 1 }}
-                   rescue Teleporter::ClosedError
-                   end
-                   n"##
+                   relay(t, out) {{ |m| m[0] * 100_000 + m[1] }}"##
             );
             eval(rt, &src)
         }));
@@ -231,7 +227,7 @@ fn an_anonymous_tunnel_is_handed_to_another_vm() {
             let id = rt.ctx().intern("$back");
             carmine_vm::core::globals::set(rt.ctx(), id, b).expect("set $back");
             eval(&mut rt, PRELUDE);
-            let n = eval(&mut rt, "n = 0; begin; loop { $back.send(take($there)); n += 1 }; rescue Teleporter::ClosedError; end; n");
+            let n = eval(&mut rt, "relay($there, $back) { _1 }");
             rt.close();
             n
         })
