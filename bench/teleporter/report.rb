@@ -63,3 +63,39 @@ cell = ->(v) { v ? format("%.2f", v) : "–" }
     end
   end
 end
+
+# The master/worker section: workers.tsv lines are "impl cores transport workers copies
+# seconds lines/s checksum".
+wpath = File.join(dir, "workers.tsv")
+if File.exist?(wpath) && File.size(wpath) > 0
+  runs = File.readlines(wpath, chomp: true).map { |l| l.split("\t") }
+  label = ->(impl, transport, copies, cores) do
+    name = { ["carmine", "tunnel"] => "Tunnel (Carmine)", ["carmine", "pipe"] => "pipe+Marshal (Carmine)",
+             ["cruby", "pipe"] => "pipe+Marshal (CRuby)" }.fetch([impl, transport], "#{transport} (#{impl})")
+    "#{name} (#{copies})#{cores == "1" ? ", 1 core" : ""}"
+  end
+  series = {}
+  sums = Hash.new { |h, k| h[k] = [] }
+  runs.each do |impl, cores, transport, workers, copies, secs, rate, sum|
+    key = label.(impl, transport, copies, cores)
+    (series[key] ||= {})[workers.to_i] = [secs.to_f, rate.to_f]
+    sums[[copies, workers]] << sum
+  end
+  counts = series.values.flat_map(&:keys).uniq.sort
+  wrong = sums.select { |_, s| s.uniq.size > 1 }
+  puts "### Master/worker HTML application (fig. 13): address lines per second (seconds)"
+  puts
+  puts "| series | #{counts.map { |c| c == 0 ? "master alone" : "#{c} worker#{c == 1 ? "" : "s"}" }.join(" | ")} |"
+  puts "|---|#{counts.map { "---:" }.join("|")}|"
+  series.each do |key, by|
+    cells = counts.map { |c| by[c] ? format("%d (%.2f s)", by[c][1], by[c][0]) : "–" }
+    puts "| #{key} | #{cells.join(" | ")} |"
+  end
+  puts
+  puts(wrong.empty? ? "Every run returned the same HTML (checksums agree)." : "CHECKSUMS DIFFER: #{wrong.keys.inspect}")
+  puts
+  File.open(File.join(dir, "workers.csv"), "w") do |f|
+    f.puts "workers,#{series.keys.join(",")}"
+    counts.each { |c| f.puts "#{c},#{series.values.map { |by| by[c] ? by[c][1].round : "" }.join(",")}" }
+  end
+end

@@ -89,6 +89,64 @@ test "Arrays and Hashes" do
   assert_true h.keys[0].frozen?
 end
 
+test "Arrays of only Fixnums or only Floats are packed" do
+  fixnum_max = 2**62 - 1
+  fixnum_min = -(2**62)
+  [[(1..8).to_a, 1], [(-128..127).to_a, 1], [[0] * 7 + [128], 2], [[-129] + [0] * 7, 2],
+   [(1..1000).to_a, 2], [[2**15] * 8, 4], [[-(2**31)] * 8, 4], [[2**31] * 8, 8],
+   [[fixnum_max, fixnum_min] * 4, 8]].each do |a, width|
+    s = Teleporter.dump(a)
+    assert_equal 0x18, s.getbyte(1)
+    assert_equal width, s.getbyte(2)
+    r = Teleporter.load(s)
+    assert_equal a, r
+    assert_equal Array, r.class
+  end
+  floats = (1..1000).map { |i| i * 1.5 }
+  s = Teleporter.dump(floats)
+  assert_equal 0x19, s.getbyte(1)
+  assert_equal floats, Teleporter.load(s)
+  # Boxed Floats (outside the flonum range), NaN, -0.0 and flonums mixed.
+  odd = [1e300, -1e-300, 0.0, -0.0, Float::INFINITY, 2.5, Float::MAX, Float::MIN, 1.0]
+  r = Teleporter.load(Teleporter.dump(odd + [Float::NAN]))
+  assert_equal odd, r[0, odd.size]
+  assert_true r.last.nan?
+  assert_equal "-0.0", r[3].to_s
+  assert_equal 0x19, Teleporter.dump(odd).getbyte(1)
+  # Short arrays and mixed ones are written element by element.
+  assert_equal 0x0e, Teleporter.dump([1, 2, 3]).getbyte(1)
+  assert_equal 0x0e, Teleporter.dump((1..10).to_a + [1.5]).getbyte(1)
+  assert_equal 0x0e, Teleporter.dump((1..10).to_a + [2**70]).getbyte(1)
+  # A packed Array keeps its identity, its subclass and its instance variables.
+  a = (1..10).to_a
+  x, y = Teleporter.load(Teleporter.dump([a, a]))
+  assert_same x, y
+  assert_equal TpArr, round_trip(TpArr.new((1..10).to_a)).class
+  t = (1..10).map(&:to_f)
+  t.instance_variable_set(:@tag, :t)
+  assert_equal :t, round_trip(t).instance_variable_get(:@tag)
+end
+
+test "packed records reject bad widths, short data and out-of-range values" do
+  assert_raise(Teleporter::Error, /bad packed Integer width 3/) { Teleporter.load("\x01\x18\x03\x01abc".b) }
+  assert_raise(Teleporter::Error, "truncated data") { Teleporter.load("\x01\x18\x02\x05\x00\x00".b) }
+  assert_raise(Teleporter::Error, "truncated data") { Teleporter.load("\x01\x19\x02".b + "\x00" * 15) }
+  assert_raise(Teleporter::Error, /out of the Fixnum range/) { Teleporter.load("\x01\x18\x08\x01".b + [2**62].pack("q<")) }
+  assert_equal [], Teleporter.load("\x01\x18\x01\x00".b)
+  assert_equal [-1, 1], Teleporter.load("\x01\x18\x04\x02".b + [-1, 1].pack("l<l<"))
+end
+
+test "Bignums of every limb count, alone and in Arrays" do
+  vals = [2**64, -(2**64), 2**64 - 1 + 2**64 * 5, 2**128 - 1, 2**128, -(2**190) + 3, 10**100, -(10**100)]
+  vals.each { |v| assert_equal v, round_trip(v) }
+  arr = vals * 3
+  assert_equal arr, round_trip(arr)
+  # A Bignum record that holds a Fixnum's value loads as the Fixnum.
+  assert_equal 5, Teleporter.load("\x01\x05\x00\x01".b + [5].pack("Q<"))
+  assert_equal(-5, Teleporter.load("\x01\x0e\x01\x05\x01\x01".b + [5].pack("Q<"))[0])
+  assert_equal 0, Teleporter.load("\x01\x05\x01\x00".b)
+end
+
 test "a Hash keeps its default value and compare_by_identity" do
   h = Hash.new(7)
   h[1] = 2

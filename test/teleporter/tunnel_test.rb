@@ -233,3 +233,20 @@ test "under a fiber scheduler, a fiber waiting in recv lets the other fibers run
   end
   assert_equal [[:timeout, nil], :slept, [:got, "late"]], order
 end
+
+test "63 users at a time: the 64th gets Teleporter::Error and changes nothing" do
+  # Each Tunnel object of a mapping takes a slot of its own at its first send/recv, as a
+  # process or another VM of the process does, so one process can fill the slots.
+  name = TPTest.name("slots")
+  first = T.open(name, capacity: 256 << 10)
+  users = [first] + Array.new(62) { T.open(name) }
+  users.each_with_index { |u, i| u.send(i) }
+  assert_equal 63, first.stats[:processes]
+  extra = T.open(name)
+  assert_raise(Teleporter::Error, "too many processes use this tunnel (at most 63)") { extra.send(:x) }
+  assert_raise(Teleporter::Error, "too many processes use this tunnel (at most 63)") { extra.recv }
+  assert_equal (0...63).to_a, Array.new(63) { first.recv }
+  assert_equal [63, 0], [first.stats[:processes], first.stats[:queued]]
+  first.unlink
+  assert_equal [], TPTest.leftovers
+end

@@ -54,6 +54,14 @@ pub(crate) const T_UCLASS: u8 = 0x14;
 pub(crate) const T_IVARS: u8 = 0x15;
 pub(crate) const T_CLASS: u8 = 0x16;
 pub(crate) const T_MODULE: u8 = 0x17;
+/// An Array of Fixnums only: width byte (1, 2, 4 or 8), varint count, the values as signed
+/// little-endian integers of that width.
+pub(crate) const T_ARRAY_INTS: u8 = 0x18;
+/// An Array of Floats only: varint count, each value's 8 bytes little-endian.
+pub(crate) const T_ARRAY_FLOATS: u8 = 0x19;
+/// Arrays shorter than this are written element by element (the packed records pay a
+/// scan of the elements first).
+const PACK_MIN: usize = 8;
 /// Tags 0x80..=0xff are the Integers SMALL_MIN..SMALL_MIN+127 in one byte.
 pub(crate) const T_SMALL: u8 = 0x80;
 pub(crate) const SMALL_MIN: i64 = -32;
@@ -297,9 +305,10 @@ impl Dumper<'_> {
 
     fn bignum(&mut self, v: Value) {
         let b = crate::core::bignum::get(v);
+        let digits = b.magnitude().iter_u64_digits();
+        self.out.reserve(2 + 10 + digits.len() * 8);
         self.out.push(T_BIGNUM);
         self.out.push(u8::from(b.sign() == num_bigint::Sign::Minus));
-        let digits = b.magnitude().iter_u64_digits();
         put_varint(self.out, digits.len() as u64);
         for d in digits {
             self.out.extend_from_slice(&d.to_le_bytes());
@@ -411,24 +420,7 @@ impl Dumper<'_> {
             }
             match ty {
                 ObjType::String => self.string_body(v),
-                ObjType::Array => {
-                    self.out.push(T_ARRAY);
-                    let n = array::len(v);
-                    put_varint(self.out, n as u64);
-                    self.out.reserve(n);
-                    for i in 0..n {
-                        let e = array::get(v, i);
-                        // Numbers inline: the common elements skip the general walk.
-                        if let Some(x) = e.as_fixnum() {
-                            put_int(self.out, x);
-                        } else if e.is_flonum() {
-                            self.out.push(T_FLOAT);
-                            self.out.extend_from_slice(&e.flonum_unchecked().to_bits().to_le_bytes());
-                        } else {
-                            self.write(ctx, e)?;
-                        }
-                    }
-                }
+                ObjType::Array => self.array_body(ctx, v)?,
                 ObjType::Hash => self.hash_body(ctx, v)?,
                 _ => {
                     self.out.push(T_RANGE);
@@ -440,6 +432,49 @@ impl Dumper<'_> {
         }
         if !ivars.is_empty() {
             self.write_ivars(ctx, &ivars)?;
+        }
+        Ok(())
+    }
+
+    /// An Array's record: packed when every element is a Fixnum or every one a Float (no
+    /// tag per element, decoded without the general walk), else element by element.
+    fn array_body(&mut self, ctx: &mut Ctx, v: Value) -> Result<()> {
+        // No Ruby code runs and nothing is allocated during a dump, so the elements cannot
+        // change while they are borrowed here.
+        let items: &[Value] = array::rarray(v).items();
+        let n = items.len();
+        if n >= PACK_MIN {
+            let kind = packing(items);
+            if let Packing::Ints(width) = kind {
+                self.out.push(T_ARRAY_INTS);
+                self.out.push(width as u8);
+                put_varint(self.out, n as u64);
+                put_packed_ints(self.out, items, width);
+                return Ok(());
+            }
+            let flonums = matches!(kind, Packing::Flonums);
+            if flonums || items.iter().all(|&e| float::is_float(e)) {
+                self.out.push(T_ARRAY_FLOATS);
+                put_varint(self.out, n as u64);
+                put_packed_floats(self.out, items, flonums);
+                return Ok(());
+            }
+        }
+        self.out.push(T_ARRAY);
+        put_varint(self.out, n as u64);
+        self.out.reserve(n);
+        for &e in items {
+            // Numbers inline: the common elements skip the general walk.
+            if let Some(x) = e.as_fixnum() {
+                put_int(self.out, x);
+            } else if e.is_flonum() {
+                self.out.push(T_FLOAT);
+                self.out.extend_from_slice(&e.flonum_unchecked().to_bits().to_le_bytes());
+            } else if crate::core::bignum::is_bignum(e) {
+                self.bignum(e);
+            } else {
+                self.write(ctx, e)?;
+            }
         }
         Ok(())
     }
@@ -492,6 +527,96 @@ impl Dumper<'_> {
         }
         Ok(())
     }
+}
+
+/// What one pass over an Array's elements finds.
+enum Packing {
+    /// Every element is a Fixnum, and this width (1, 2, 4 or 8 bytes) holds them all.
+    Ints(usize),
+    /// Every element is a flonum.
+    Flonums,
+    None,
+}
+
+/// Whether `items` can be written as a packed record. One pass over the raw words without
+/// a branch per element (the loop vectorizes): a Fixnum's word is 2x + 1, so the low bits
+/// are all set only if every element is a Fixnum, and `w ^ sign(w)` has its highest bit
+/// below 2^b exactly when x fits in b signed bits.
+fn packing(items: &[Value]) -> Packing {
+    let (mut tags, mut flonums, mut magnitude) = (1u64, true, 0u64);
+    for &e in items {
+        let w = e.raw();
+        tags &= w;
+        flonums &= e.is_flonum();
+        magnitude |= w ^ 0u64.wrapping_sub(w >> 63);
+    }
+    if tags & 1 == 1 {
+        let width = if magnitude >> 8 == 0 {
+            1
+        } else if magnitude >> 16 == 0 {
+            2
+        } else if magnitude >> 32 == 0 {
+            4
+        } else {
+            8
+        };
+        return Packing::Ints(width);
+    }
+    if flonums {
+        Packing::Flonums
+    } else {
+        Packing::None
+    }
+}
+
+/// Appends the Fixnums `items` as little-endian integers of `width` bytes (which hold them).
+fn put_packed_ints(out: &mut Vec<u8>, items: &[Value], width: usize) {
+    let start = out.len();
+    out.resize(start + items.len() * width, 0);
+    let dst = &mut out[start..];
+    // The low `width` bytes of x are those of the word shifted right (logically: the bits
+    // the shift brings in are cut off, except for width 8, which shifts arithmetically).
+    let low = |e: &Value| e.raw() >> 1;
+    match width {
+        1 => dst.iter_mut().zip(items).for_each(|(d, e)| *d = low(e) as u8),
+        2 => dst.chunks_exact_mut(2).zip(items).for_each(|(d, e)| d.copy_from_slice(&(low(e) as u16).to_le_bytes())),
+        4 => dst.chunks_exact_mut(4).zip(items).for_each(|(d, e)| d.copy_from_slice(&(low(e) as u32).to_le_bytes())),
+        _ => dst.chunks_exact_mut(8).zip(items).for_each(|(d, e)| d.copy_from_slice(&e.fixnum_unchecked().to_le_bytes())),
+    }
+}
+
+/// Appends the Floats `items` (flonums or boxed) as 8 little-endian bytes each.
+fn put_packed_floats(out: &mut Vec<u8>, items: &[Value], all_flonums: bool) {
+    let start = out.len();
+    out.resize(start + items.len() * 8, 0);
+    let dst = out[start..].chunks_exact_mut(8).zip(items);
+    if all_flonums {
+        dst.for_each(|(d, e)| d.copy_from_slice(&e.flonum_unchecked().to_bits().to_le_bytes()));
+    } else {
+        dst.for_each(|(d, e)| d.copy_from_slice(&float::get(*e).to_bits().to_le_bytes()));
+    }
+}
+
+/// The magnitude whose 64-bit limbs `bytes` holds, least significant first (a multiple of
+/// 8 bytes).
+fn biguint_from_limbs(bytes: &[u8]) -> num_bigint::BigUint {
+    let limb = |c: &[u8]| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+    match bytes.len() {
+        0 => num_bigint::BigUint::ZERO,
+        8 => num_bigint::BigUint::from(limb(bytes)),
+        16 => num_bigint::BigUint::from(limb(bytes) as u128 | (limb(&bytes[8..]) as u128) << 64),
+        _ => {
+            let digits: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+            num_bigint::BigUint::new(digits)
+        }
+    }
+}
+
+/// The Integer whose sign and 64-bit limbs (least significant first) are given: a Fixnum
+/// when it fits (the writer never sends one so, but any bytes must load).
+fn bignum_value(ctx: &mut Ctx, negative: bool, limbs: &[u8]) -> Value {
+    let sign = if negative { num_bigint::Sign::Minus } else { num_bigint::Sign::Plus };
+    crate::core::bignum::normalize(ctx, num_bigint::BigInt::from_biguint(sign, biguint_from_limbs(limbs)))
 }
 
 /// TypeError "can't teleport Proc".
@@ -570,6 +695,13 @@ impl<'a> Loader<'a> {
 
     #[inline]
     fn varint(&mut self, ctx: &mut Ctx) -> Result<u64> {
+        // Most counts and lengths fit in one byte.
+        if let Some(&b) = self.bytes.get(self.pos) {
+            if b < 0x80 {
+                self.pos += 1;
+                return Ok(b as u64);
+            }
+        }
         let mut n: u64 = 0;
         let mut shift = 0;
         loop {
@@ -716,6 +848,19 @@ impl<'a> Loader<'a> {
                 self.pos += 9;
                 Ok(float::new(ctx, f64::from_bits(u64::from_le_bytes(a))))
             }
+            Some(&T_BIGNUM) => {
+                // The common shape in one bounds check: a sign byte, a one-byte limb count,
+                // the limbs.
+                let rest = &self.bytes[self.pos + 1..];
+                if let [sign @ 0..=1, n @ 0..=0x7f, ..] = *rest {
+                    let len = n as usize * 8;
+                    if let Some(limbs) = rest.get(2..2 + len) {
+                        self.pos += 3 + len;
+                        return Ok(bignum_value(ctx, sign == 1, limbs));
+                    }
+                }
+                self.read(ctx)
+            }
             _ => self.read(ctx),
         }
     }
@@ -746,9 +891,7 @@ impl<'a> Loader<'a> {
                 }
                 let n = self.count(ctx, 8)?;
                 let b = self.slice(ctx, n * 8)?;
-                let mag = num_bigint::BigUint::from_bytes_le(b);
-                let s = if sign == 1 { num_bigint::Sign::Minus } else { num_bigint::Sign::Plus };
-                Ok(crate::core::bignum::normalize(ctx, num_bigint::BigInt::from_biguint(s, mag)))
+                Ok(bignum_value(ctx, sign == 1, b))
             }
             T_STR_BIN | T_STR_UTF8 | T_STR_ASCII | T_STR_ENC => {
                 let enc = match tag {
@@ -797,6 +940,55 @@ impl<'a> Loader<'a> {
                     let e = self.read_element(ctx)?;
                     array::push(ctx, a, e);
                 }
+                Ok(a)
+            }
+            T_ARRAY_INTS => {
+                let width = self.byte(ctx)? as usize;
+                if !matches!(width, 1 | 2 | 4 | 8) {
+                    return Err(format_error(ctx, &format!("bad packed Integer width {width}")));
+                }
+                let n = self.count(ctx, width)?;
+                let b = self.slice(ctx, n * width)?;
+                let mut items: Vec<Value> = Vec::with_capacity(n);
+                match width {
+                    1 => items.extend(b.iter().map(|&x| Value::fixnum(x as i8 as i64))),
+                    2 => items.extend(b.chunks_exact(2).map(|c| Value::fixnum(i16::from_le_bytes([c[0], c[1]]) as i64))),
+                    4 => items.extend(b.chunks_exact(4).map(|c| Value::fixnum(i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as i64))),
+                    _ => {
+                        for c in b.chunks_exact(8) {
+                            let x = i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+                            match Value::try_fixnum(x) {
+                                Some(v) => items.push(v),
+                                None => return Err(format_error(ctx, "packed Integer out of the Fixnum range")),
+                            }
+                        }
+                    }
+                }
+                // No object was registered since this record began: the Array takes the
+                // index its writer gave it.
+                let a = array::from_vec(ctx, items);
+                self.register(ctx, a);
+                Ok(a)
+            }
+            T_ARRAY_FLOATS => {
+                let n = self.count(ctx, 8)?;
+                let b = self.slice(ctx, n * 8)?;
+                let mut items: Vec<Value> = Vec::with_capacity(n);
+                for c in b.chunks_exact(8) {
+                    let f = f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+                    let v = match Value::try_flonum(f) {
+                        Some(v) => v,
+                        None => {
+                            // Boxed: rooted until the load ends, as `items` is not scanned.
+                            let v = float::new(ctx, f);
+                            ctx.protect(v);
+                            v
+                        }
+                    };
+                    items.push(v);
+                }
+                let a = array::from_vec(ctx, items);
+                self.register(ctx, a);
                 Ok(a)
             }
             T_RATIONAL => {

@@ -9,7 +9,8 @@
 //!   mapping, its layout and process slots, robust locks and futexes, the per-process-arena
 //!   allocator, the ring), and `tunnel`: the Ruby class `Teleporter::Tunnel` over them.
 //!   Their invariants are at the top of each file; the layout and the crash recovery are
-//!   documented in `docs/teleporter.md`.
+//!   documented in `docs/teleporter.md`. `handoff` hands a tunnel to another VM of the same
+//!   process (embedding); every VM that uses a tunnel takes its own process slot in it.
 //!
 //! - `shared/`: `Teleporter::SharedString`, `SharedArray`, `SharedHash` (object graphs as
 //!   images in a tunnel's memory, read in place) and the share/move transfers
@@ -30,6 +31,7 @@
 
 pub mod alloc;
 pub mod format;
+pub mod handoff;
 pub mod lock;
 pub mod queue;
 pub mod segment;

@@ -33,9 +33,10 @@ pub const INLINE_MAX: usize = RING_ENTRY - 8;
 /// Kind bit of an entry that names a heap block.
 pub const KIND_BLOCK: u32 = 1 << 31;
 /// The longest a waiter spins (checking the ring) before it sleeps on the futex: long
-/// enough to catch the reply of a peer running on another core, short against a time
-/// slice. Callers adapt their spin below it (`wait_for_entry`).
-pub const SPIN: Duration = Duration::from_micros(40);
+/// enough to catch the reply of a peer running on another core that decodes and encodes
+/// a message of a few thousand objects, short against a time slice. Callers adapt their
+/// spin below it (`wait_for_entry`).
+pub const SPIN: Duration = Duration::from_micros(150);
 
 /// One ring entry.
 #[repr(C, align(64))]
@@ -332,8 +333,10 @@ impl Segment {
 }
 
 /// Spins (with the CPU's pause hint) until `ready` or `limit` has passed: whether it got
-/// ready. Past the first quarter of the limit it also yields the CPU between looks, so a
-/// peer waiting for this core (more processes than cores) gets to run and answer.
+/// ready. In the second half of the limit it also yields the CPU between looks, so a peer
+/// waiting for this core (more processes than cores) gets to run and answer. Not sooner:
+/// when the core is wanted by an unrelated busy process instead, a yield hands it a whole
+/// time slice, which costs far more than the futex sleep that ends the spin.
 fn spin_until(ready: impl Fn() -> bool, limit: Duration) -> bool {
     let start = Instant::now();
     let mut i = 0u32;
@@ -348,7 +351,7 @@ fn spin_until(ready: impl Fn() -> bool, limit: Duration) -> bool {
             if spent >= limit {
                 return ready();
             }
-            if spent >= limit / 4 {
+            if spent >= limit / 2 {
                 // SAFETY: no preconditions.
                 unsafe { libc::sched_yield() };
             }

@@ -271,6 +271,11 @@ impl Segment {
         Ok(())
     }
 
+    /// Another mapping of this segment in this process (for another VM: `handoff`).
+    pub fn duplicate(&self) -> Result<Segment, OpenError> {
+        Ok(Segment { map: self.map.duplicate().map_err(OpenError::Io)? })
+    }
+
     pub fn header(&self) -> &Header {
         // SAFETY: the mapping starts with a Header (checked or written at open) and lives as
         // long as `self`.

@@ -137,6 +137,19 @@ impl Mapping {
         Ok(Mapping { base: p as *mut u8, len })
     }
 
+    /// A second mapping of the same shared pages (anonymous or named), at another address
+    /// of this process, owned and unmapped on its own: how another VM of the process gets
+    /// a tunnel without a name (`teleporter::handoff`).
+    pub fn duplicate(&self) -> io::Result<Mapping> {
+        // SAFETY: `base`/`len` are a live MAP_SHARED mapping; an old size of 0 asks mremap for
+        // a new mapping of the same pages and leaves this one as it is.
+        let p = unsafe { libc::mremap(self.base as *mut libc::c_void, 0, self.len, libc::MREMAP_MAYMOVE) };
+        if p == libc::MAP_FAILED {
+            return Err(last_error());
+        }
+        Ok(Mapping { base: p as *mut u8, len: self.len })
+    }
+
     pub fn base(&self) -> *mut u8 {
         self.base
     }

@@ -59,12 +59,14 @@ const K_MOVE: u32 = 9;
 pub struct Handle {
     pub(crate) seg: Segment,
     /// The POSIX name of a named tunnel.
-    name: Option<String>,
+    pub(super) name: Option<String>,
     /// (pid, slot) of the slot this process took, if it took one.
     attached: Cell<Option<(u32, usize)>>,
-    /// How long a receiver spins before sleeping (µs): doubled when a spin catches the
-    /// message, halved when it does not.
+    /// How long a receiver spins before sleeping (µs): `adaptive_wait` keeps it near twice
+    /// the time recent messages took to arrive, up to `queue::SPIN`.
     spin_us: Cell<u32>,
+    /// Waits in a row that spinning could not have caught.
+    spin_misses: Cell<u32>,
     /// Shared-object blocks this process holds, with the number of its `shared::Root`s
     /// holding each (the last one dropped releases the process's bit).
     pub(crate) holds: std::cell::RefCell<std::collections::HashMap<usize, u32>>,
@@ -76,6 +78,35 @@ impl Drop for Handle {
             if pid == shm::my_pid() {
                 self.seg.detach(slot);
             }
+        }
+    }
+}
+
+/// After a run of misses, one wait in this many spins the whole `queue::SPIN` again.
+const PROBE_EVERY: u32 = 8;
+
+impl Handle {
+    /// Waits up to `slice` for an entry, spinning first for as long as spinning has lately
+    /// paid. The spin follows how long messages take to arrive: a wait caught by the spin
+    /// sets it to at least twice the time it took (a peer that answers in 50 µs keeps being
+    /// caught instead of paying a futex wake-up every time); a wait the spin did not catch
+    /// halves it (a slow or descheduled peer is not delayed by a waiter burning a core).
+    /// Halving alone would be a ratchet: one preemption of the peer and the spin decays to
+    /// nothing, after which every wait sleeps. So after a run of misses one wait in
+    /// `PROBE_EVERY` probes with the full spin (`queue::SPIN`) again.
+    fn adaptive_wait(&self, slice: Duration) {
+        let max = super::queue::SPIN.as_micros() as u32;
+        let (spin, misses) = (self.spin_us.get(), self.spin_misses.get());
+        let limit = if spin < max && misses % PROBE_EVERY == PROBE_EVERY - 1 { max } else { spin };
+        let start = Instant::now();
+        let caught = self.seg.wait_for_entry(slice, Duration::from_micros(limit as u64));
+        let took = start.elapsed().as_micros().min(u32::MAX as u128) as u32;
+        if caught {
+            self.spin_us.set(spin.max(took.saturating_mul(2).saturating_add(2)).min(max));
+            self.spin_misses.set(0);
+        } else {
+            self.spin_us.set(spin / 2);
+            self.spin_misses.set(misses.wrapping_add(1));
         }
     }
 }
@@ -107,7 +138,7 @@ fn closed_error(ctx: &mut Ctx) -> Unwind {
     ctx.raise(c, "tunnel closed")
 }
 
-fn handle(ctx: &mut Ctx, v: Value) -> Result<Rc<Handle>> {
+pub(super) fn handle(ctx: &mut Ctx, v: Value) -> Result<Rc<Handle>> {
     match data_ref::<TunnelData>(v) {
         Some(d) => Ok(d.handle.clone()),
         None => {
@@ -164,8 +195,8 @@ fn size_args(ctx: &mut Ctx, args: &Args) -> Result<(usize, Option<usize>)> {
     Ok((capacity, slots))
 }
 
-fn wrap(ctx: &mut Ctx, klass: Value, seg: Segment, name: Option<String>) -> Value {
-    let handle = Rc::new(Handle { seg, name, attached: Cell::new(None), spin_us: Cell::new(super::queue::SPIN.as_micros() as u32), holds: Default::default() });
+pub(super) fn wrap(ctx: &mut Ctx, klass: Value, seg: Segment, name: Option<String>) -> Value {
+    let handle = Rc::new(Handle { seg, name, attached: Cell::new(None), spin_us: Cell::new(super::queue::SPIN.as_micros() as u32), spin_misses: Cell::new(0), holds: Default::default() });
     object::new_data(ctx, klass, Box::new(TunnelData { handle, buf: Vec::new() }))
 }
 
@@ -300,12 +331,7 @@ fn blocking<T>(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, deadline: Option<Instan
             let hh = h.clone();
             sched::without_gl(ctx, move || match wait {
                 Attempt::WaitRoom(seq) => hh.seg.wait_for_room(seq, slice),
-                _ => {
-                    let spin = hh.spin_us.get();
-                    let caught = hh.seg.wait_for_entry(slice, Duration::from_micros(spin as u64));
-                    let max = super::queue::SPIN.as_micros() as u32;
-                    hh.spin_us.set(if caught { (spin * 2 + 1).min(max) } else { spin / 2 });
-                }
+                _ => hh.adaptive_wait(slice),
             });
         }
         sched::poll_interrupts(ctx)?;
