@@ -379,19 +379,25 @@ fn timeout_arg(ctx: &mut Ctx, args: &Args) -> Result<Option<Instant>> {
     crate::core::sync::deadline_of(ctx, t)
 }
 
+/// What every send starts with: the `timeout:` deadline, the tunnel's handle, this
+/// process's slot and the object; ClosedError on a closed tunnel.
+fn send_start(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<(Option<Instant>, Rc<Handle>, usize, Value)> {
+    let deadline = timeout_arg(ctx, args)?;
+    let h = handle(ctx, recv)?;
+    let me = h.slot(ctx)?;
+    if h.seg.is_closed() {
+        return Err(closed_error(ctx));
+    }
+    Ok((deadline, h, me, args.pos[0]))
+}
+
 /// `send(obj, timeout: nil)`: copies `obj` into the tunnel. Waits while the queue is full
 /// (or its memory is taken by queued messages), as SizedQueue#push does; returns self, or
 /// nil if the timeout passed first. Raises Teleporter::ClosedError on a closed tunnel,
 /// Teleporter::Error for a message larger than the tunnel, TypeError for what cannot be
 /// copied.
 fn t_send(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let deadline = timeout_arg(ctx, args)?;
-    let h = handle(ctx, recv)?;
-    let me = h.slot(ctx)?;
-    let v = args.pos[0];
-    if h.seg.is_closed() {
-        return Err(closed_error(ctx));
-    }
+    let (deadline, h, me, v) = send_start(ctx, recv, args)?;
     let entry = match immediate_entry(ctx, v) {
         Some(e) => e,
         None => {
@@ -627,13 +633,7 @@ fn push_waiting(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, entry: &Entry, keep: b
 /// sender's wrappers raise Teleporter::MovedError from then on). Immediates travel as
 /// with `send`. Returns self, or nil if the timeout passed first.
 fn shared_send(ctx: &mut Ctx, recv: Value, args: &Args, mode: shared::Mode) -> Result<Value> {
-    let deadline = timeout_arg(ctx, args)?;
-    let h = handle(ctx, recv)?;
-    let me = h.slot(ctx)?;
-    let v = args.pos[0];
-    if h.seg.is_closed() {
-        return Err(closed_error(ctx));
-    }
+    let (deadline, h, me, v) = send_start(ctx, recv, args)?;
     if let Some(e) = immediate_entry(ctx, v) {
         return Ok(push_waiting(ctx, &h, me, &e, false, deadline)?.map_or(Value::NIL, |_| recv));
     }
