@@ -364,7 +364,7 @@ impl HeapInner {
             let page = &self.pages[i];
             // SAFETY: the world is stopped, marking is done and the threads' caches were
             // dropped before the collection.
-            let (head, count, l, f) = unsafe { page.sweep(major, finalize) };
+            let (head, count, l, f) = unsafe { page.sweep(finalize) };
             freed += f as u64;
             if l == 0 {
                 // Either class may use it next (see the module's invariants).

@@ -188,11 +188,10 @@ impl Page {
     ///
     /// # Safety
     /// The world is stopped and marking is complete; no free list into this page is held.
-    pub unsafe fn sweep(&self, major: bool, finalize: &mut dyn FnMut(*mut RBasic)) -> (*mut FreeSlot, usize, usize, usize) {
+    pub unsafe fn sweep(&self, finalize: &mut dyn FnMut(*mut RBasic)) -> (*mut FreeSlot, usize, usize, usize) {
         let header = self.header();
         // A minor collection frees no old object (they start marked); a major one forgets
         // the dead ones.
-        let _ = major;
         for w in 0..BITMAP_WORDS {
             (*header).old_bits[w] &= (*header).mark_bits[w];
             (*header).remember_bits[w] &= (*header).mark_bits[w];
@@ -435,16 +434,6 @@ pub unsafe fn test_and_set_mark(v: Value) -> bool {
 pub unsafe fn set_old(v: Value) {
     let (base, idx) = slot_index(v.raw() as usize);
     (*(base as *mut PageHeader)).old_bits[idx / 64] |= 1u64 << (idx % 64);
-}
-
-/// Whether the object at `v` is old.
-///
-/// # Safety
-/// `v` must point to an object slot of a page in use.
-#[inline]
-pub unsafe fn is_old(v: Value) -> bool {
-    let (base, idx) = slot_index(v.raw() as usize);
-    (*(base as *const PageHeader)).old_bits[idx / 64] & (1u64 << (idx % 64)) != 0
 }
 
 /// Puts the (old) object at `v` into the remembered set.
