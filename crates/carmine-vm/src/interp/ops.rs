@@ -193,14 +193,16 @@ fn lookup_cached(ctx: &Ctx, ci: &CallInfo, klass: Value) -> Option<Arc<MethodEnt
     // which runs them in place (`send_in_place`).
     cc.me[i].set(me.as_ref().filter(|m| sends(m).is_none()).map(|m| Arc::as_ptr(m)));
     cc.keep.borrow_mut()[i] = me.clone();
-    if let Some(m) = me.as_ref().filter(|m| fast_target(ci, m)) {
-        cc.fast_klass.set(klass.raw());
-        cc.fast_me.set(Arc::as_ptr(m));
+    if let Some(m) = me.as_ref() {
         let leaf = match m.body {
             MethodBody::Builtin { f, .. } => crate::interp::leaf::cond(f, ci.argc as usize),
             _ => crate::interp::leaf::Cond::No,
         };
-        cc.fast_leaf.set(leaf as u8);
+        if fast_target(ci, m, leaf) {
+            cc.fast_klass.set(klass.raw());
+            cc.fast_me.set(Arc::as_ptr(m));
+            cc.fast_leaf.set(leaf as u8);
+        }
     }
     me
 }
@@ -219,8 +221,9 @@ pub fn give_literal_block(ctx: &mut Ctx, iseq: &Iseq, fi: usize, child: u32) {
 /// a plain call allowed by visibility, of a Ruby method taking exactly the site's positional
 /// arguments as required parameters, with its locals on the value stack, and, if the site
 /// passes a literal block, using its block (else the unused-block warning has to be
-/// considered); or of an attribute reader or writer without a block.
-fn fast_target(ci: &CallInfo, me: &MethodEntry) -> bool {
+/// considered); or of an attribute reader or writer without a block; or of a leaf builtin
+/// (`leaf`, its `leaf::cond` for this site) without a block.
+fn fast_target(ci: &CallInfo, me: &MethodEntry, leaf: crate::interp::leaf::Cond) -> bool {
     let visible = me.visibility == Visibility::Public || ci.has(cf::FCALL) || ci.has(cf::SELF_RECV);
     let shape = match me.body {
         MethodBody::Iseq { iseq, .. } => {
@@ -230,7 +233,7 @@ fn fast_target(ci: &CallInfo, me: &MethodEntry) -> bool {
         }
         MethodBody::AttrReader(_) => ci.argc == 0 && ci.block == u32::MAX,
         MethodBody::AttrWriter(_) => ci.argc == 1 && ci.block == u32::MAX,
-        MethodBody::Builtin { f, .. } => ci.block == u32::MAX && crate::interp::leaf::cond(f, ci.argc as usize) != crate::interp::leaf::Cond::No,
+        MethodBody::Builtin { .. } => ci.block == u32::MAX && leaf != crate::interp::leaf::Cond::No,
         _ => false,
     };
     ci.plain() && visible && shape
@@ -258,7 +261,7 @@ fn push_proc_call(ctx: &mut Ctx, p: Value, argc: usize, ret_sp: usize) -> Option
 /// A call of the leaf builtin (`interp::leaf`) cached at site `ci`, whose receiver is at
 /// `ret_sp`, without a frame, when the site's cache marked it as one for the receiver's class
 /// and the call meets its `Cond`; `None` (nothing done) otherwise. Checked first in
-/// `send_cached`, before the general cache lookup (`a.last`: 393 -> 352 instructions per
+/// `send_cached`, before the general cache lookup (`a.last`: 393 -> 355 instructions per
 /// loop iteration). Out of line, and reached from `send_cached` rather than from the dispatch
 /// loop's cached path: in the loop (even out of line) it made every instruction's dispatch
 /// spill more (a `while` loop +6% instructions, a plain call +18 instructions).
