@@ -79,8 +79,11 @@ end
 test "an uncaught SignalException ends the process by its signal after at_exit" do
   require_relative "../support/process"
   path = "/tmp/carmine_sigexc_#{Process.pid}.rb"
-  File.write(path, "at_exit { puts 'ae' }\nraise SignalException, 'TERM'")
-  out = IO.popen([Support.carmine_path, path], &:read)
-  File.delete(path)
+  begin
+    File.write(path, "at_exit { puts 'ae' }\nraise SignalException, 'TERM'")
+    out = IO.popen([Support.carmine_path, path], &:read)
+  ensure
+    File.delete(path) if File.exist?(path)
+  end
   assert_equal ["ae\n", true, 15], [out, $?.signaled?, $?.termsig]
 end

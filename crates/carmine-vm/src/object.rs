@@ -297,11 +297,28 @@ impl RObject {
         if idx < n {
             // SAFETY: idx is an inline word.
             unsafe { *self.word(idx) = v };
+        } else if let Some(slot) = self.ext_slot(idx - n) {
+            // SAFETY: the block has a value at that index.
+            unsafe { *slot = v };
         } else {
             self.set_ext_ivar(idx, v);
         }
         if self.basic.flags & FL_OLD != 0 {
             crate::heap::remember_young(Value::from_ptr(self as *const RObject), v);
+        }
+    }
+
+    /// The address of variable `n + i` in the ivar block, when the block has that index.
+    #[inline(always)]
+    fn ext_slot(&self, i: usize) -> Option<*mut Value> {
+        if self.basic.aux & OBJ_EXT == 0 {
+            return None;
+        }
+        // SAFETY: with OBJ_EXT the word after the inline ones holds an IvarExt, whose
+        // non-null block starts with its length.
+        unsafe {
+            let block = (*(self.word(self.inline_len()) as *const IvarExt)).0;
+            (!block.is_null() && i < *block).then(|| (block.add(1) as *mut Value).add(i))
         }
     }
 

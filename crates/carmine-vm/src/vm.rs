@@ -75,6 +75,8 @@ pub struct Vm {
     /// Counts collections that freed a class (or module): instance-variable caches keyed
     /// by a class's address check it, since a new class may take a freed class's slot.
     class_epoch: std::sync::atomic::AtomicU32,
+    /// `class_epoch`'s low 16 bits shifted to bits 48..64 (`class_key_bits`).
+    class_key: std::sync::atomic::AtomicU64,
     pub globals: RefCell<SymMap<GlobalEntry>>,
     /// Bumped by every change to `globals` (see the module invariants).
     pub globals_epoch: Cell<u64>,
@@ -165,6 +167,7 @@ impl Vm {
             method_epoch: AtomicU64::new(1),
             const_epoch: AtomicU64::new(1),
             class_epoch: std::sync::atomic::AtomicU32::new(1),
+            class_key: std::sync::atomic::AtomicU64::new(1 << 48),
             globals: RefCell::new(SymMap::default()),
             globals_epoch: Cell::new(1),
             generic_ivars: RefCell::new(HashMap::new()),
@@ -244,17 +247,20 @@ impl Vm {
         self.const_epoch.load(Ordering::Relaxed)
     }
 
-    /// The low 16 bits of the class epoch, as instance-variable caches keep them.
+    /// The low 16 bits of the class epoch in bits 48..64, above a class's address (user-space
+    /// addresses fit in 48 bits): instance-variable caches key a class by `address | this`,
+    /// so one compare checks both.
     #[inline(always)]
-    pub fn class_epoch16(&self) -> u32 {
-        self.class_epoch.load(Ordering::Relaxed) & 0xFFFF
+    pub fn class_key_bits(&self) -> u64 {
+        self.class_key.load(Ordering::Relaxed)
     }
 
     /// A class died: caches keyed by class addresses must not match a class that takes
     /// its slot (instance-variable caches check the class epoch, method caches the method
     /// epoch).
     pub fn class_freed(&self) {
-        self.class_epoch.fetch_add(1, Ordering::Relaxed);
+        let epoch = self.class_epoch.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+        self.class_key.store(((epoch & 0xFFFF) as u64) << 48, Ordering::Relaxed);
         self.bump_method_epoch();
     }
 

@@ -9,12 +9,66 @@ use crate::interp::ops;
 use crate::symbol::sym;
 
 impl<'c, 'pr> Compiler<'c, 'pr> {
+    /// Compiles `node` as a branch condition: jumps to `target` when its truthiness is
+    /// `jump_if`, falls through otherwise, and leaves nothing on the stack. `&&`, `||` and
+    /// parentheses around one expression become chains of branches, without the value
+    /// copies (`Dup`/`Pop`) that their value needs elsewhere.
+    pub fn compile_cond(&mut self, node: &Node<'pr>, jump_if: bool, target: super::builder::Label) {
+        if self.error.is_some() || self.ctx.native_stack_exhausted() {
+            self.compile(node, true);
+            return;
+        }
+        match node {
+            Node::AndNode { .. } | Node::OrNode { .. } => {
+                self.set_line(node);
+                let (left, right, and) = match node.as_and_node() {
+                    Some(n) => (n.left(), n.right(), true),
+                    None => {
+                        let n = node.as_or_node().expect("or");
+                        (n.left(), n.right(), false)
+                    }
+                };
+                // `a && b` is false as soon as `a` is; `a || b` true as soon as `a` is.
+                if jump_if != and {
+                    self.compile_cond(&left, jump_if, target);
+                } else {
+                    let skip = self.b().new_label();
+                    self.compile_cond(&left, !jump_if, skip);
+                    self.compile_cond(&right, jump_if, target);
+                    self.b().place(skip);
+                    return;
+                }
+                self.compile_cond(&right, jump_if, target);
+            }
+            Node::ParenthesesNode { .. } => {
+                let n = node.as_parentheses_node().expect("parens");
+                match n.body().and_then(|b| b.as_statements_node()) {
+                    Some(st) if st.body().iter().count() == 1 => {
+                        self.set_line(node);
+                        let only = st.body().iter().next().expect("one statement");
+                        self.compile_cond(&only, jump_if, target);
+                    }
+                    _ => self.cond_branch(node, jump_if, target),
+                }
+            }
+            _ => self.cond_branch(node, jump_if, target),
+        }
+    }
+
+    fn cond_branch(&mut self, node: &Node<'pr>, jump_if: bool, target: super::builder::Label) {
+        self.compile(node, true);
+        if jump_if {
+            self.b().branch_if(target);
+        } else {
+            self.b().branch_unless(target);
+        }
+    }
+
     pub fn compile_if(&mut self, node: &Node<'pr>, used: bool) {
         let n = node.as_if_node().expect("if");
         let base = self.b().depth;
         let (else_l, end) = (self.b().new_label(), self.b().new_label());
-        self.compile(&n.predicate(), true);
-        self.b().branch_unless(else_l);
+        self.compile_cond(&n.predicate(), false, else_l);
         self.compile_statements(n.statements(), used);
         self.b().jump(end);
         self.b().place(else_l);
@@ -27,8 +81,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         let n = node.as_unless_node().expect("unless");
         let base = self.b().depth;
         let (else_l, end) = (self.b().new_label(), self.b().new_label());
-        self.compile(&n.predicate(), true);
-        self.b().branch_if(else_l);
+        self.compile_cond(&n.predicate(), true, else_l);
         self.compile_statements(n.statements(), used);
         self.b().jump(end);
         self.b().place(else_l);
@@ -74,12 +127,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         self.scope().loops.pop();
         self.b().place(cond);
         self.b().emit(Insn::Checkpoint);
-        self.compile(&pred, true);
-        if until {
-            self.b().branch_unless(body);
-        } else {
-            self.b().branch_if(body);
-        }
+        self.compile_cond(&pred, !until, body);
         self.b().emit(Insn::PutNil);
         self.b().place(end);
         self.pop_if_unused(used);

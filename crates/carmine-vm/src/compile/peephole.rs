@@ -11,7 +11,8 @@
 //!   `AddLocalLI`) that does the whole job in one dispatch and skips the general pair, which
 //!   stays in place for every other case.
 //! - `GetLocal(a); GetLocal(b); <op>` fuses the same way (`Opt*LL`, guard `JumpIfLL`).
-//! - A forward `Jump` to `Leave` becomes `Leave` (nothing runs in between).
+//! - A forward `Jump` to `Leave` becomes `Leave` (nothing runs in between); a `Jump` to the
+//!   next instruction (the end of an `if` without `else`) is dropped.
 //! - `PutTrue; BranchIf` and `PutNil`/`PutFalse; BranchUnless` (`while true`, `until
 //!   false`) become a `Jump`.
 //! - Every loop back edge polls the interrupt word: backward jumps become `*Poll` variants,
@@ -129,7 +130,8 @@ pub fn optimize(b: &mut Builder) {
     let mut i = 0;
     while i < code.len() {
         map[i] = out.len() as u32;
-        if code[i] == Insn::Checkpoint {
+        // Checkpoints are markers only; a jump to the next instruction does nothing.
+        if code[i] == Insn::Checkpoint || code[i] == Insn::Jump(i as u32 + 1) {
             i += 1;
             continue;
         }

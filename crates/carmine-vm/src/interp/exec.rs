@@ -561,10 +561,12 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                 }
                 Insn::GetIvar(id, c) => {
                     let self_ = self_!();
-                    let cache = &iseq.ivar_caches[c as usize];
+                    // SAFETY: ivar cache indices in code are within the iseq's caches (the compiler and the
+                    // bytecode verifier ensure it).
+                    let cache = unsafe { iseq.ivar_caches.get_unchecked(c as usize) };
                     if ops::ivar_cache_hit(ctx, self_, cache) {
                         // SAFETY: type checked; index came from this class's layout.
-                        let v = unsafe { (*self_.as_ptr::<RObject>()).ivar((cache.1.get() & 0xFFFF) as usize) };
+                        let v = unsafe { (*self_.as_ptr::<RObject>()).ivar(cache.1.get() as usize) };
                         push!(if v.is_undef() { Value::NIL } else { v })
                     } else {
                         sync!();
@@ -575,11 +577,13 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                 Insn::SetIvar(id, c) => {
                     let self_ = self_!();
                     let v = top!(0);
-                    let cache = &iseq.ivar_caches[c as usize];
+                    // SAFETY: ivar cache indices in code are within the iseq's caches (the compiler and the
+                    // bytecode verifier ensure it).
+                    let cache = unsafe { iseq.ivar_caches.get_unchecked(c as usize) };
                     match self_ {
                         _ if ops::ivar_cache_hit(ctx, self_, cache) && basic(self_).flags & crate::object::FL_FROZEN == 0 => {
                             // SAFETY: type checked; index came from this class's layout.
-                            unsafe { (*self_.as_ptr::<RObject>()).set_ivar((cache.1.get() & 0xFFFF) as usize, v) };
+                            unsafe { (*self_.as_ptr::<RObject>()).set_ivar(cache.1.get() as usize, v) };
                         }
                         _ => {
                             sync!();
@@ -787,7 +791,7 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                                 // the call site's ivar cache.
                                 MethodBody::AttrReader(_) if ops::ivar_cache_hit(ctx, recv, &cc.ivar) => {
                                     // SAFETY: type checked; index came from this class's layout.
-                                    let v = unsafe { (*recv.as_ptr::<RObject>()).ivar((cc.ivar.1.get() & 0xFFFF) as usize) };
+                                    let v = unsafe { (*recv.as_ptr::<RObject>()).ivar(cc.ivar.1.get() as usize) };
                                     sp = ret_sp;
                                     push!(if v.is_undef() { Value::NIL } else { v });
                                     continue;
@@ -795,7 +799,7 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                                 MethodBody::AttrWriter(_) if ops::ivar_cache_hit(ctx, recv, &cc.ivar) && basic(recv).flags & crate::object::FL_FROZEN == 0 => {
                                     let v = top!(0);
                                     // SAFETY: type checked; index came from this class's layout.
-                                    unsafe { (*recv.as_ptr::<RObject>()).set_ivar((cc.ivar.1.get() & 0xFFFF) as usize, v) };
+                                    unsafe { (*recv.as_ptr::<RObject>()).set_ivar(cc.ivar.1.get() as usize, v) };
                                     sp = ret_sp;
                                     push!(v);
                                     continue;

@@ -434,7 +434,7 @@ pub fn mixed_float_operands(a: Value, b: Value) -> Option<(f64, f64)> {
 /// Whether an ivar cache holds `obj`'s class layout (then its index is valid for `obj`).
 #[inline(always)]
 pub fn ivar_cache_hit(ctx: &Ctx, obj: Value, cache: &(Cell<u64>, Cell<u32>)) -> bool {
-    obj.is_heap() && basic(obj).obj_type() == ObjType::Object && basic(obj).klass.raw() == cache.0.get() && cache.1.get() >> 16 == ctx.vm().class_epoch16()
+    obj.is_heap() && basic(obj).obj_type() == ObjType::Object && basic(obj).klass.raw() | ctx.vm().class_key_bits() == cache.0.get()
 }
 
 /// `obj`'s instance variable `id` through `cache` (filled on a miss).
@@ -442,7 +442,7 @@ pub fn ivar_cache_hit(ctx: &Ctx, obj: Value, cache: &(Cell<u64>, Cell<u32>)) -> 
 pub fn ivar_get_fast(ctx: &mut Ctx, obj: Value, id: SymId, cache: &(Cell<u64>, Cell<u32>)) -> Value {
     if ivar_cache_hit(ctx, obj, cache) {
         // SAFETY: type checked; the index came from this class's layout.
-        let v = unsafe { (*obj.as_ptr::<RObject>()).ivar((cache.1.get() & 0xFFFF) as usize) };
+        let v = unsafe { (*obj.as_ptr::<RObject>()).ivar(cache.1.get() as usize) };
         return if v.is_undef() { Value::NIL } else { v };
     }
     get_ivar_cached(ctx, obj, id, cache)
@@ -453,7 +453,7 @@ pub fn ivar_get_fast(ctx: &mut Ctx, obj: Value, id: SymId, cache: &(Cell<u64>, C
 pub fn ivar_set_fast(ctx: &mut Ctx, obj: Value, id: SymId, v: Value, cache: &(Cell<u64>, Cell<u32>)) -> Result<()> {
     if ivar_cache_hit(ctx, obj, cache) && basic(obj).flags & crate::object::FL_FROZEN == 0 {
         // SAFETY: type checked; the index came from this class's layout.
-        unsafe { (*obj.as_ptr::<RObject>()).set_ivar((cache.1.get() & 0xFFFF) as usize, v) };
+        unsafe { (*obj.as_ptr::<RObject>()).set_ivar(cache.1.get() as usize, v) };
         return Ok(());
     }
     set_ivar_cached(ctx, obj, id, v, cache)
@@ -1107,16 +1107,16 @@ pub fn value_to_unwind(v: Value) -> Unwind {
 
 // ---- instance and class variables ----
 
-/// Remembers `klass`'s slot `idx` for an instance variable: the class's address, and the
-/// index with the class epoch's low 16 bits above it (a class allocated where a freed one
-/// was must not match; see `Vm::class_freed`). Indexes beyond 16 bits are not cached.
+/// Remembers `klass`'s slot `idx` for an instance variable: the class's address with the
+/// class epoch's low bits above it (`Vm::class_key_bits`: a class allocated where a freed one
+/// was must not match; see `Vm::class_freed`), and the index.
 fn fill_ivar_cache(ctx: &Ctx, cache: &(std::cell::Cell<u64>, std::cell::Cell<u32>), klass: Value, idx: u32) {
-    if idx > 0xFFFF {
+    if klass.raw() >> 48 != 0 {
         cache.0.set(0);
         return;
     }
-    cache.0.set(klass.raw());
-    cache.1.set(idx | (ctx.vm().class_epoch16() << 16));
+    cache.0.set(klass.raw() | ctx.vm().class_key_bits());
+    cache.1.set(idx);
 }
 
 pub fn get_ivar_cached(ctx: &mut Ctx, self_: Value, id: SymId, cache: &(std::cell::Cell<u64>, std::cell::Cell<u32>)) -> Value {
