@@ -21,7 +21,7 @@
 extern crate carmine_vm as cvm;
 
 use std::cell::{Cell, RefCell, UnsafeCell};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
@@ -102,6 +102,9 @@ pub struct carmine_vm {
     scripts: RefCell<Handles>,
     /// Suspended tasks (`carmine_task` addresses).
     tasks: RefCell<Handles>,
+    /// Suspended tasks by their runner fiber (raw value -> `carmine_task` address): how
+    /// the waker (carmine_set_waker) finds the handle of a task that may go on.
+    runners: Rc<RefCell<HashMap<u64, usize, std::hash::BuildHasherDefault<::carmine_vm::symbol::SymHasher>>>>,
 }
 
 /// Addresses of the handles a VM gave out (checked on every call that takes one; hashed
@@ -111,6 +114,8 @@ type Handles = HashSet<usize, std::hash::BuildHasherDefault<::carmine_vm::symbol
 /// A suspended run (carmine_start).
 pub struct carmine_task {
     task: Option<runtime::task::Task>,
+    /// The host's pointer (carmine_task_set_data).
+    data: *mut c_void,
 }
 
 /// What a suspended run waits for (see carmine.h).
@@ -363,6 +368,7 @@ pub extern "C" fn carmine_open() -> *mut carmine_vm {
         poisoned: Cell::new(false),
         scripts: RefCell::new(Handles::default()),
         tasks: RefCell::new(Handles::default()),
+        runners: Rc::default(),
     });
     Box::into_raw(h)
 }
@@ -386,6 +392,8 @@ pub unsafe extern "C" fn carmine_close(vm: *mut carmine_vm) {
         drop(Box::from_raw(s as *mut carmine_script));
     }
     let tasks: Vec<usize> = h.tasks.borrow_mut().drain().collect();
+    // The handles are being freed: no waker call may name one.
+    h.runners.borrow_mut().clear();
     let mut rt = rt;
     for t in tasks {
         let mut b = Box::from_raw(t as *mut carmine_task);
@@ -553,8 +561,9 @@ unsafe fn task_step(e: &Entered, slot: Option<*mut carmine_task>, task: runtime:
     match step {
         runtime::task::Step::Suspended(w) => {
             let slot = slot.unwrap_or_else(|| {
-                let slot = Box::into_raw(Box::new(carmine_task { task: None }));
+                let slot = Box::into_raw(Box::new(carmine_task { task: None, data: std::ptr::null_mut() }));
                 e.h.tasks.borrow_mut().insert(slot as usize);
+                e.h.runners.borrow_mut().insert(task.runner().raw(), slot as usize);
                 slot
             });
             (*slot).task = Some(task);
@@ -571,17 +580,23 @@ unsafe fn task_step(e: &Entered, slot: Option<*mut carmine_task>, task: runtime:
             (CARMINE_SUSPENDED, slot)
         }
         runtime::task::Step::Done(r) => {
-            drop(task);
             if let Some(slot) = slot {
-                e.h.tasks.borrow_mut().remove(&(slot as usize));
-                drop(Box::from_raw(slot));
+                forget_task(e, slot, &task);
             }
+            drop(task);
             if !wait.is_null() {
                 *wait = carmine_wait { events: 0, fd: -1, timeout_ms: -1 };
             }
             (outcome(e, r, rt_tripped, result), std::ptr::null_mut())
         }
     }
+}
+
+/// Frees the handle of a task that ended.
+unsafe fn forget_task(e: &Entered, slot: *mut carmine_task, task: &runtime::task::Task) {
+    e.h.tasks.borrow_mut().remove(&(slot as usize));
+    e.h.runners.borrow_mut().remove(&task.runner().raw());
+    drop(Box::from_raw(slot));
 }
 
 /// The task of a handle this VM made, taken out of it.
@@ -635,12 +650,48 @@ pub unsafe extern "C" fn carmine_cancel(vm: *mut carmine_vm, task: *mut carmine_
         }
         let Some(t) = take_task(e, task) else { return CARMINE_INVALID };
         e.clear_error();
+        let runner = t.runner().raw();
         let r = rt.cancel_task(t);
         let tripped = rt.limit_tripped();
         e.h.tasks.borrow_mut().remove(&(task as usize));
+        e.h.runners.borrow_mut().remove(&runner);
         drop(Box::from_raw(task));
         outcome(e, r, tripped, std::ptr::null_mut())
     })
+}
+
+/// What carmine_set_waker calls (see carmine.h).
+pub type carmine_wake_func = Option<unsafe extern "C" fn(data: *mut c_void, task: *mut carmine_task)>;
+
+#[no_mangle]
+pub extern "C" fn carmine_set_waker(vm: *mut carmine_vm, wake: carmine_wake_func, data: *mut c_void) {
+    api(vm, |e| {
+        let Some(rt) = e.rt() else { return };
+        let waker = wake.map(|wake| {
+            let runners = e.h.runners.clone();
+            Box::new(move |runner: cvm::value::Value| {
+                let slot = runners.borrow().get(&runner.raw()).copied();
+                if let Some(slot) = slot {
+                    // SAFETY: the host's function, given a handle of this VM that is alive
+                    // (handles leave `runners` when they are freed).
+                    unsafe { wake(data, slot as *mut carmine_task) };
+                }
+            }) as runtime::task::Waker
+        });
+        rt.set_waker(waker);
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_task_set_data(task: *mut carmine_task, data: *mut c_void) {
+    if let Some(t) = task.as_mut() {
+        t.data = data;
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_task_data(task: *const carmine_task) -> *mut c_void {
+    task.as_ref().map_or(std::ptr::null_mut(), |t| t.data)
 }
 
 #[no_mangle]
@@ -725,6 +776,11 @@ pub extern "C" fn carmine_set_timeout(vm: *mut carmine_vm, milliseconds: u64) {
 #[no_mangle]
 pub extern "C" fn carmine_set_memory_limit(vm: *mut carmine_vm, bytes: usize) {
     api(vm, |e| limits::set_memory_cap(e.ctx().vm(), bytes))
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_set_gc_malloc_limit(vm: *mut carmine_vm, bytes: usize) {
+    api(vm, |e| e.ctx().vm().heap.set_malloc_limit_min(bytes))
 }
 
 #[no_mangle]
@@ -1501,4 +1557,15 @@ pub extern "C" fn carmine_gc_unregister(vm: *mut carmine_vm, v: carmine_value) {
 #[no_mangle]
 pub extern "C" fn carmine_gc_start(vm: *mut carmine_vm) {
     api(vm, |e| cvm::gc::collect_for(e.ctx(), cvm::heap::stats::GcReason::Method))
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_gc_if_grown(vm: *mut carmine_vm, bytes: usize) -> usize {
+    api(vm, |e| {
+        let grown = e.ctx().vm().heap.lock().malloc_increase;
+        if grown >= bytes {
+            cvm::gc::collect_for(e.ctx(), cvm::heap::stats::GcReason::Method);
+        }
+        grown
+    })
 }

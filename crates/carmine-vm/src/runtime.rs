@@ -493,6 +493,13 @@ impl Runtime {
         limits::set_memory_cap(&self.vm, bytes);
     }
 
+    /// Bytes of new out-of-line buffers (String, Array, Hash storage) after which the
+    /// heap collects (0: the default, 16 MiB). A server that keeps many VMs lowers it so
+    /// that each VM holds little garbage between its collections.
+    pub fn set_gc_malloc_limit(&mut self, bytes: usize) {
+        self.vm.heap.set_malloc_limit_min(bytes);
+    }
+
     /// Bytes the VM's heap uses now.
     pub fn memory_usage(&self) -> usize {
         limits::memory_usage(&self.vm)
