@@ -69,6 +69,7 @@ enum phase {
 
 typedef struct dir_conf {
     carmine_code *code[PHASE_COUNT];
+    int count; /* phases with code */
 } dir_conf;
 
 typedef struct srv_conf {
@@ -87,12 +88,21 @@ static void *create_dir_conf(apr_pool_t *p, char *dir)
     return apr_pcalloc(p, sizeof(dir_conf));
 }
 
-/* A nested scope inherits each phase it does not set. */
+/* A nested scope inherits each phase it does not set. Apache merges per request (for
+ * each <Location> that applies), so a scope that sets nothing, or inherits nothing, is
+ * the other one as it is: no copy. */
 static void *merge_dir_conf(apr_pool_t *p, void *base_, void *add_)
 {
-    dir_conf *base = base_, *add = add_, *m = apr_pcalloc(p, sizeof *m);
-    for (int i = 0; i < PHASE_COUNT; i++)
+    dir_conf *base = base_, *add = add_;
+    if (base->count == 0)
+        return add;
+    if (add->count == 0)
+        return base;
+    dir_conf *m = apr_pcalloc(p, sizeof *m);
+    for (int i = 0; i < PHASE_COUNT; i++) {
         m->code[i] = add->code[i] ? add->code[i] : base->code[i];
+        m->count += m->code[i] != NULL;
+    }
     return m;
 }
 
@@ -106,8 +116,11 @@ static void *create_srv_conf(apr_pool_t *p, server_rec *s)
     return sc;
 }
 
-/* Whether any directive gave mod_carmine a script: only then are VMs made in child_init. */
+/* Whether any directive gave mod_carmine a script: only then are VMs made in child_init.
+ * phase_used: whether any scope has a script for the phase (the other phases' hooks
+ * return at once, without looking at the request's config). */
 static int has_scripts;
+static char phase_used[PHASE_COUNT];
 
 static carmine_code *code_from_file(cmd_parms *cmd, const char *path)
 {
@@ -142,8 +155,11 @@ static const char *set_phase(cmd_parms *cmd, void *dc_, const char *arg)
         if (err)
             return err;
     }
+    if (dc->code[phase] == NULL)
+        dc->count++;
     dc->code[phase] = (info & INLINE_CODE) ? code_inline(cmd, arg) : code_from_file(cmd, arg);
     has_scripts = 1;
+    phase_used[phase] = 1;
     return NULL;
 }
 
@@ -352,6 +368,8 @@ static const char *const phase_names[PHASE_COUNT] = {
 
 static int run_phase(request_rec *r, int phase, int default_rc)
 {
+    if (!phase_used[phase])
+        return DECLINED;
     dir_conf *dc = ap_get_module_config(r->per_dir_config, &carmine_module);
     carmine_code *code = dc ? dc->code[phase] : NULL;
     if (code == NULL)

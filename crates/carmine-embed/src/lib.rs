@@ -7,8 +7,10 @@
 //!   (or `CARMINE_UNDEF`, NULL, 0), except `carmine_close`, which frees what it can.
 //! - One OS thread at a time owns a `carmine_vm` (`owner`, taken by compare-and-swap;
 //!   the same thread may re-enter from a C method). A Ruby thread of the VM that calls a C
-//!   method enters through the callback it is running (`callbacks`); it holds the VM's
-//!   giant lock then, so no other thread runs in the VM.
+//!   method takes ownership for the call; it holds the VM's giant lock then, so no other
+//!   thread runs in the VM. The context of the owner's innermost C method is `owner_ctx`;
+//!   a thread whose C method is still running when another thread's C method takes the
+//!   VM over is listed in `callbacks` until then (so its own calls find its context).
 //! - Inside a C method, calls use the `Ctx` of the Ruby thread running it (the innermost
 //!   callback of the calling OS thread); otherwise the runtime's own, bound to the
 //!   calling thread when the thread takes ownership.
@@ -89,11 +91,15 @@ pub struct carmine_vm {
     rt: UnsafeCell<Option<Runtime>>,
     owner: AtomicU64,
     depth: AtomicU32,
-    /// (OS thread, context) of the C methods running now, innermost last.
+    /// (OS thread, context) of C methods running on threads that are not the owner now
+    /// (displaced by another thread's C method), innermost last.
     callbacks: Mutex<Vec<(u64, usize)>>,
-    /// How many entries `callbacks` has (read without the lock: most calls come from
-    /// outside any C method).
+    /// How many entries `callbacks` has (read without the lock: usually none).
     ncallbacks: AtomicU32,
+    /// The context of the innermost C method running on the owner thread (0: none), set
+    /// and restored with `owner` by each C method: an API call from the owner thread finds
+    /// its context here without locking `callbacks`.
+    owner_ctx: Cell<usize>,
     userdata: Cell<*mut c_void>,
     error: RefCell<Option<CError>>,
     /// What a C method returning CARMINE_UNDEF raises.
@@ -281,8 +287,10 @@ fn api<R: Fallback>(vm: *mut carmine_vm, f: impl FnOnce(&Entered) -> R) -> R {
     // SAFETY: a handle from carmine_open, not yet closed (the caller's promise).
     let h = unsafe { &*vm };
     let me = thread_id();
+    let mut is_owner = false;
     let (outermost, counted, ctx) = if h.owner.load(Ordering::Acquire) == me {
         h.depth.fetch_add(1, Ordering::AcqRel);
+        is_owner = true;
         (false, true, None)
     } else if h.owner.compare_exchange(0, me, Ordering::AcqRel, Ordering::Acquire).is_ok() {
         h.depth.store(1, Ordering::Release);
@@ -297,7 +305,8 @@ fn api<R: Fallback>(vm: *mut carmine_vm, f: impl FnOnce(&Entered) -> R) -> R {
     if h.poisoned.get() {
         return R::fallback(CARMINE_BUG);
     }
-    let own = if h.ncallbacks.load(Ordering::Acquire) == 0 { None } else { h.callbacks.lock().ok().and_then(|c| c.iter().rev().find(|(t, _)| *t == me).map(|&(_, c)| c as *mut Ctx)) };
+    // The context of a C method running on this thread, if any.
+    let own = if is_owner { Some(h.owner_ctx.get()).filter(|&c| c != 0).map(|c| c as *mut Ctx) } else { ctx };
     entered.ctx = match ctx.or(own) {
         Some(c) => c,
         None => {
@@ -362,6 +371,7 @@ pub extern "C" fn carmine_open() -> *mut carmine_vm {
         depth: AtomicU32::new(0),
         callbacks: Mutex::new(Vec::new()),
         ncallbacks: AtomicU32::new(0),
+        owner_ctx: Cell::new(0),
         userdata: Cell::new(std::ptr::null_mut()),
         error: RefCell::new(None),
         pending: Cell::new(None),
@@ -430,7 +440,10 @@ pub extern "C" fn carmine_set_userdata(vm: *mut carmine_vm, userdata: *mut c_voi
 
 #[no_mangle]
 pub extern "C" fn carmine_userdata(vm: *mut carmine_vm) -> *mut c_void {
-    api(vm, |e| e.h.userdata.get())
+    // Read without entering the VM: C methods ask for it on every call, and it is only
+    // written by carmine_set_userdata, which enters the VM (exclusive).
+    // SAFETY: a handle from carmine_open, not yet closed (the caller's promise).
+    unsafe { vm.as_ref() }.map_or(std::ptr::null_mut(), |h| h.userdata.get())
 }
 
 // ---- scripts ----
@@ -1348,20 +1361,28 @@ fn c_method(vm: *mut carmine_vm, f: carmine_func, data: *mut c_void) -> Rc<host:
         // This thread holds the VM's giant lock: it may take the VM over while f runs.
         let prev_owner = h.owner.swap(me, Ordering::AcqRel);
         let prev_depth = h.depth.swap(1, Ordering::AcqRel);
-        if let Ok(mut c) = h.callbacks.lock() {
-            c.push((me, ctx as *mut Ctx as usize));
-            h.ncallbacks.store(c.len() as u32, Ordering::Release);
+        let prev_ctx = h.owner_ctx.replace(ctx as *mut Ctx as usize);
+        // Another thread's C method is displaced: it finds its context in `callbacks`.
+        let displaced = prev_owner != me && prev_owner != 0 && prev_ctx != 0;
+        if displaced {
+            if let Ok(mut c) = h.callbacks.lock() {
+                c.push((prev_owner, prev_ctx));
+                h.ncallbacks.store(c.len() as u32, Ordering::Release);
+            }
         }
         h.pending.set(None);
         // SAFETY: the host's function, with arguments that live on the VM stack (scanned
         // precisely) for the whole call.
         let r = unsafe { f(h_ptr, recv.raw(), args.pos.len() as c_int, args.pos.as_ptr() as *const carmine_value, block.raw(), data as *mut c_void) };
-        if let Ok(mut c) = h.callbacks.lock() {
-            if let Some(i) = c.iter().rposition(|&(t, _)| t == me) {
-                c.remove(i);
+        if displaced {
+            if let Ok(mut c) = h.callbacks.lock() {
+                if let Some(i) = c.iter().rposition(|&e| e == (prev_owner, prev_ctx)) {
+                    c.remove(i);
+                }
+                h.ncallbacks.store(c.len() as u32, Ordering::Release);
             }
-            h.ncallbacks.store(c.len() as u32, Ordering::Release);
         }
+        h.owner_ctx.set(prev_ctx);
         h.depth.store(prev_depth, Ordering::Release);
         h.owner.store(prev_owner, Ordering::Release);
         let pending = h.pending.take();
