@@ -6,9 +6,9 @@
  *   carmineHandler /path/to/handler.rb            # or carmineHandlerCode 'Apache.echo "hi"'
  *
  * Invariants:
- * - VMs live in a pool per server process. The first is made in child_init, when the
- *   process starts (as mod_mruby does: no request pays for it, and the process's memory
- *   is there from the start). A phase takes one from the pool (or makes one when the pool
+ * - VMs live in a pool per server process, made in child_init when the process starts
+ *   (as mod_mruby does: no request pays for it, and the process's memory is there from
+ *   the start): as many as the pool's bound, or one when it is unbounded. A phase takes one from the pool (or makes one when the pool
  *   is empty and below its bound), runs its script and puts it back, so a VM is used by
  *   one thread at a time. The bound, `carmineMaxVMs N`, is by default the number of
  *   online CPUs (a VM runs one script on one core; scripts that wait on the network hold
@@ -437,10 +437,15 @@ static void child_init(apr_pool_t *p, server_rec *s)
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         pool_max = cpus > 0 ? (int)cpus : 1;
     }
+    /* The pool is filled up to its bound (one VM when unbounded) before the first request. */
     if (has_scripts) {
-        vm_slot *ts = vm_acquire();
-        if (ts != NULL)
-            vm_release(ts);
+        int n = pool_max > 0 ? pool_max : 1;
+        vm_slot *made[64];
+        int k = 0;
+        while (k < n && k < 64 && (made[k] = vm_acquire()) != NULL)
+            k++;
+        while (k > 0)
+            vm_release(made[--k]);
     }
 }
 
