@@ -14,12 +14,19 @@ fn start(build: &Build, site: &str, files: &[(&str, &str)]) -> Server {
     Server::start(Kind::Nginx, "", build, MAIN, site, files)
 }
 
+/// nginx with one worker (so that a blocked worker would show), `init` as `carmine_init`
+/// and a 20 s `carmine_timeout`.
+fn one_worker(build: &Build, init: &str, site: &str) -> Server {
+    let http = "carmine_init {dir}/init.rb;\ncarmine_timeout 20s;\n";
+    Server::start_with_env(Kind::Nginx, "", build, MAIN, site, &[("init.rb", init), ("http.conf", http)], &[("NGINX_WORKERS", "1")])
+}
+
 /// `carmine_init` runs once per worker and what it defines persists; `carmine_timeout`
 /// ends a runaway script with 500 and the worker keeps serving.
 #[test]
 fn init_and_limits() {
     let Some(build) = setup() else { return };
-    let http = "carmine_init {dir}/init.rb;\ncarmine_timeout 300ms;\ncarmine_gc_every 10;\n";
+    let http = "carmine_init {dir}/init.rb;\ncarmine_timeout 300ms;\ncarmine_gc_every 10;\ncarmine_gc_malloc_limit 256k;\n";
     let site = "location /greet { carmine_content_handler_code 'Nginx.rputs Greeter.new.greet(Nginx::Request.new.args)'; }\n\
                 location /spin { carmine_content_handler_code 'loop {}'; }\n";
     let init = "class Greeter\n  def greet(name) = \"hello, #{name}\"\nend\n";
@@ -160,7 +167,6 @@ fn suspended_handlers_do_not_block_the_worker() {
     // STATE is shared by the runs (an object the init script made): how many handlers are
     // inside their sleep now, and the most there ever were at once.
     let init = "STATE = { in: 0, max: 0 }\n";
-    let http = "carmine_init {dir}/init.rb;\ncarmine_timeout 20s;\n";
     let site = r##"
 location /slow {
     carmine_content_handler_code 'STATE[:in] += 1; STATE[:max] = [STATE[:max], STATE[:in]].max; sleep 1; STATE[:in] -= 1; Nginx.rputs "#{Nginx::Request.new.args} #{STATE[:max]}"';
@@ -180,7 +186,7 @@ location /gate {
 }
 location /expire { carmine_content_handler_code 'sleep 10'; }
 "##;
-    let s = Server::start_with_env(Kind::Nginx, "", build, MAIN, site, &[("init.rb", init), ("http.conf", http)], &[("NGINX_WORKERS", "1")]);
+    let s = one_worker(build, init, site);
 
     // Many requests sleeping at once in the one worker.
     const N: usize = 24;
@@ -247,7 +253,6 @@ location /expire { carmine_content_handler_code 'sleep 10'; }
 fn mutex_queue_and_condition_waits_do_not_block_the_worker() {
     let Some(build) = setup() else { return };
     let init = "Q = Queue.new\nGATE = Queue.new\nM = Mutex.new\nCV = ConditionVariable.new\nSTATE = Hash.new(0)\n";
-    let http = "carmine_init {dir}/init.rb;\ncarmine_timeout 20s;\n";
     let site = r##"
 location /pop { carmine_content_handler_code 'STATE[:pop] += 1; v = Q.pop; Nginx.rputs "got #{v}"'; }
 location /push { carmine_content_handler_code 'Q << Nginx::Request.new.args; Nginx.rputs "pushed"'; }
@@ -260,7 +265,7 @@ location /cvwait { carmine_content_handler_code 'M.synchronize { STATE[:cv] += 1
 location /cvsignal { carmine_content_handler_code 'M.synchronize { STATE[:go] += 1; CV.signal }; Nginx.rputs "signal"'; }
 location /fast { return 200 "fast"; }
 "##;
-    let s = Server::start_with_env(Kind::Nginx, "", build, MAIN, site, &[("init.rb", init), ("http.conf", http)], &[("NGINX_WORKERS", "1")]);
+    let s = one_worker(build, init, site);
     let port = s.port;
     // Polls /state?key until it answers `want` (each answer is itself proof the worker
     // is free).
