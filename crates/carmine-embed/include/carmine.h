@@ -119,7 +119,8 @@ void carmine_close(carmine_vm *vm);
 const char *carmine_version(void);
 
 /* One pointer the host attaches to the VM (e.g. the current request); C methods read it
- * with carmine_userdata(). Not touched by the VM. */
+ * with carmine_userdata(), which is a plain read (it does not enter the VM, so it is
+ * cheap and never CARMINE_BUSY). Not touched by the VM. */
 void carmine_set_userdata(carmine_vm *vm, void *userdata);
 void *carmine_userdata(carmine_vm *vm);
 
