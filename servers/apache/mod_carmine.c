@@ -6,12 +6,14 @@
  *   carmineHandler /path/to/handler.rb            # or carmineHandlerCode 'Apache.echo "hi"'
  *
  * Invariants:
- * - VMs live in a pool per server process. A phase takes one from the pool (or makes one
- *   when the pool is empty), runs its script and puts it back, so a VM is used by one
- *   thread at a time and the process holds as many VMs as it ever ran scripts at once —
- *   not one per worker thread (event/worker MPM); prefork has one. `carmineMaxVMs N` bounds
- *   that number: a phase then waits for a free VM. Only the pool's list is locked, never a
- *   run.
+ * - VMs live in a pool per server process, made in child_init when the process starts
+ *   (as mod_mruby does: no request pays for it, and the process's memory is there from
+ *   the start): as many as the pool's bound, or one when it is unbounded. A phase takes one from the pool (or makes one when the pool
+ *   is empty and below its bound), runs its script and puts it back, so a VM is used by
+ *   one thread at a time. The bound, `carmineMaxVMs N`, is by default the number of
+ *   online CPUs (a VM runs one script on one core; scripts that wait on the network hold
+ *   their VM and want more); 0 lifts it (as many VMs as scripts ever ran at once). A phase
+ *   that finds none free waits. Only the pool's list is locked, never a run.
  * - A script is compiled once per VM and reused; a script file is recompiled when its
  *   mtime, size or inode changes (servers/common/carmine_host.h).
  * - Each phase runs its script with carmine_run: an isolated unit whose globals, constants,
@@ -27,6 +29,7 @@
  */
 #include <malloc.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <string.h>
 #include <stddef.h>
 
@@ -47,6 +50,7 @@ module AP_MODULE_DECLARE_DATA carmine_module;
 APLOG_USE_MODULE(carmine);
 
 #define MOD_CARMINE_VERSION "0.1.0"
+#define DEFAULT_MALLOC_ARENAS 2
 
 /* ---- configuration ------------------------------------------------------------------ */
 
@@ -65,15 +69,17 @@ enum phase {
 
 typedef struct dir_conf {
     carmine_code *code[PHASE_COUNT];
+    int count; /* phases with code */
 } dir_conf;
 
 typedef struct srv_conf {
     carmine_code *init;   /* carmineInit: run shared (not isolated) when a VM is created */
     apr_int64_t timeout_ms; /* carmineTimeout; 0 = none */
     apr_int64_t mem_limit;  /* carmineMemoryLimit in bytes; 0 = none */
-    apr_int64_t max_vms;    /* carmineMaxVMs per process; 0 = as many as run at once */
+    apr_int64_t max_vms;    /* carmineMaxVMs per process; 0 = as many as run at once, -1 (unset) = CPUs */
+    apr_int64_t gc_malloc_limit; /* carmineGCMallocLimit in bytes; -1 (unset) = CARMINE_HOST_GC_MALLOC_LIMIT */
     apr_int64_t gc_every;   /* carmineGCEvery: a full collection after that many runs; 0 = none */
-    apr_int64_t malloc_arenas; /* carmineMallocArenas: glibc's M_ARENA_MAX for the children; 0 = leave */
+    apr_int64_t malloc_arenas; /* carmineMallocArenas: glibc's M_ARENA_MAX for the children; 0 = glibc's, -1 (unset) = 2 */
 } srv_conf;
 
 static void *create_dir_conf(apr_pool_t *p, char *dir)
@@ -82,20 +88,39 @@ static void *create_dir_conf(apr_pool_t *p, char *dir)
     return apr_pcalloc(p, sizeof(dir_conf));
 }
 
-/* A nested scope inherits each phase it does not set. */
+/* A nested scope inherits each phase it does not set. Apache merges per request (for
+ * each <Location> that applies), so a scope that sets nothing, or inherits nothing, is
+ * the other one as it is: no copy. */
 static void *merge_dir_conf(apr_pool_t *p, void *base_, void *add_)
 {
-    dir_conf *base = base_, *add = add_, *m = apr_pcalloc(p, sizeof *m);
-    for (int i = 0; i < PHASE_COUNT; i++)
+    dir_conf *base = base_, *add = add_;
+    if (base->count == 0)
+        return add;
+    if (add->count == 0)
+        return base;
+    dir_conf *m = apr_pcalloc(p, sizeof *m);
+    for (int i = 0; i < PHASE_COUNT; i++) {
         m->code[i] = add->code[i] ? add->code[i] : base->code[i];
+        m->count += m->code[i] != NULL;
+    }
     return m;
 }
 
 static void *create_srv_conf(apr_pool_t *p, server_rec *s)
 {
     (void)s;
-    return apr_pcalloc(p, sizeof(srv_conf));
+    srv_conf *sc = apr_pcalloc(p, sizeof(srv_conf));
+    sc->max_vms = -1;
+    sc->gc_malloc_limit = -1;
+    sc->malloc_arenas = -1;
+    return sc;
 }
+
+/* Whether any directive gave mod_carmine a script: only then are VMs made in child_init.
+ * phase_used: whether any scope has a script for the phase (the other phases' hooks
+ * return at once, without looking at the request's config). */
+static int has_scripts;
+static char phase_used[PHASE_COUNT];
 
 static carmine_code *code_from_file(cmd_parms *cmd, const char *path)
 {
@@ -130,7 +155,11 @@ static const char *set_phase(cmd_parms *cmd, void *dc_, const char *arg)
         if (err)
             return err;
     }
+    if (dc->code[phase] == NULL)
+        dc->count++;
     dc->code[phase] = (info & INLINE_CODE) ? code_inline(cmd, arg) : code_from_file(cmd, arg);
+    has_scripts = 1;
+    phase_used[phase] = 1;
     return NULL;
 }
 
@@ -139,6 +168,7 @@ static const char *set_init(cmd_parms *cmd, void *dc, const char *arg)
     (void)dc;
     srv_conf *sc = ap_get_module_config(cmd->server->module_config, &carmine_module);
     sc->init = code_from_file(cmd, arg);
+    has_scripts = 1;
     return NULL;
 }
 
@@ -177,13 +207,15 @@ static const command_rec carmine_cmds[] = {
     AP_INIT_TAKE1("carmineTimeout", set_srv_number, (void *)offsetof(srv_conf, timeout_ms), RSRC_CONF,
                   "milliseconds a script may run before Carmine::TimeoutError (0: no limit)"),
     AP_INIT_TAKE1("carmineMaxVMs", set_srv_number, (void *)offsetof(srv_conf, max_vms), RSRC_CONF,
-                  "VMs per server process at most (0: one for each script running at once)"),
+                  "VMs per server process at most (default: the CPUs; 0: one for each script running at once)"),
+    AP_INIT_TAKE1("carmineGCMallocLimit", set_srv_number, (void *)offsetof(srv_conf, gc_malloc_limit), RSRC_CONF,
+                  "bytes of new buffers after which a VM collects (default 1 MiB; 0: libcarmine's 16 MiB)"),
     AP_INIT_TAKE1("carmineGCEvery", set_srv_number, (void *)offsetof(srv_conf, gc_every), RSRC_CONF,
                   "a full collection in a VM after every N runs, between requests (0: none)"),
     AP_INIT_TAKE1("carmineMemoryLimit", set_srv_number, (void *)offsetof(srv_conf, mem_limit), RSRC_CONF,
                   "bytes a VM's heap may grow to before NoMemoryError (0: no limit)"),
     AP_INIT_TAKE1("carmineMallocArenas", set_srv_number, (void *)offsetof(srv_conf, malloc_arenas), RSRC_CONF,
-                  "malloc arenas per server process at most (glibc M_ARENA_MAX; 0: glibc's default)"),
+                  "malloc arenas per server process at most (glibc M_ARENA_MAX; default 2; 0: glibc's default)"),
     {NULL}
 };
 
@@ -211,6 +243,7 @@ static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pool_returned = PTHREAD_COND_INITIALIZER;
 static vm_slot *pool_free;
 static int pool_vms; /* VMs made and not discarded */
+static int pool_max; /* carmineMaxVMs as it applies (0: no bound), set in child_init */
 static server_rec *main_server;
 
 static void define_api(carmine_vm *vm);
@@ -265,7 +298,7 @@ static vm_slot *vm_acquire(void)
 {
     srv_conf *sc = ap_get_module_config(main_server->module_config, &carmine_module);
     pthread_mutex_lock(&pool_lock);
-    while (pool_free == NULL && sc->max_vms > 0 && pool_vms >= (int)sc->max_vms)
+    while (pool_free == NULL && pool_max > 0 && pool_vms >= pool_max)
         pthread_cond_wait(&pool_returned, &pool_lock);
     vm_slot *ts = pool_free;
     if (ts != NULL)
@@ -291,6 +324,8 @@ static vm_slot *vm_acquire(void)
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, ts->server, "mod_carmine: VM %d of this process created", pool_vms);
     carmine_vm *vm = ts->host->vm;
     ts->host->gc_every = (unsigned)sc->gc_every;
+    if (sc->gc_malloc_limit >= 0)
+        carmine_host_set_gc_malloc_limit(ts->host, (size_t)sc->gc_malloc_limit);
     carmine_set_userdata(vm, ts);
     carmine_set_stdout(vm, write_stdout, ts);
     carmine_set_stderr(vm, write_stderr, ts);
@@ -333,6 +368,8 @@ static const char *const phase_names[PHASE_COUNT] = {
 
 static int run_phase(request_rec *r, int phase, int default_rc)
 {
+    if (!phase_used[phase])
+        return DECLINED;
     dir_conf *dc = ap_get_module_config(r->per_dir_config, &carmine_module);
     carmine_code *code = dc ? dc->code[phase] : NULL;
     if (code == NULL)
@@ -388,11 +425,28 @@ static void child_init(apr_pool_t *p, server_rec *s)
     main_server = s;
 #ifdef M_ARENA_MAX
     /* glibc gives each thread that allocates an arena of its own (up to 8 per core); VMs
-     * move between the pool's threads, so their memory ends up spread over all of them. */
+     * move between the pool's threads, so their memory ends up spread over all of them.
+     * Two arenas keep a process's memory flat (bench/web/run memory). */
     srv_conf *sc = ap_get_module_config(s->module_config, &carmine_module);
-    if (sc->malloc_arenas > 0)
-        mallopt(M_ARENA_MAX, (int)sc->malloc_arenas);
+    if (sc->malloc_arenas != 0)
+        mallopt(M_ARENA_MAX, sc->malloc_arenas > 0 ? (int)sc->malloc_arenas : DEFAULT_MALLOC_ARENAS);
 #endif
+    if (sc->max_vms >= 0) {
+        pool_max = (int)sc->max_vms;
+    } else {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        pool_max = cpus > 0 ? (int)cpus : 1;
+    }
+    /* The pool is filled up to its bound (one VM when unbounded) before the first request. */
+    if (has_scripts) {
+        int n = pool_max > 0 ? pool_max : 1;
+        vm_slot *made[64];
+        int k = 0;
+        while (k < n && k < 64 && (made[k] = vm_acquire()) != NULL)
+            k++;
+        while (k > 0)
+            vm_release(made[--k]);
+    }
 }
 
 static int post_config(apr_pool_t *p, apr_pool_t *plog, apr_pool_t *ptemp, server_rec *s)

@@ -25,6 +25,7 @@ carmine_host *carmine_host_open(void)
         free(h);
         return NULL;
     }
+    carmine_host_set_gc_malloc_limit(h, CARMINE_HOST_GC_MALLOC_LIMIT);
     return h;
 }
 
@@ -85,16 +86,26 @@ carmine_script *carmine_host_script(carmine_host *h, const carmine_code *code)
     return c->script;
 }
 
+void carmine_host_set_gc_malloc_limit(carmine_host *h, size_t bytes)
+{
+    carmine_set_gc_malloc_limit(h->vm, bytes);
+    h->gc_growth = bytes / 4;
+}
+
 void carmine_host_ran(carmine_host *h)
 {
-    if (h->gc_every > 0 && ++h->runs >= h->gc_every) {
+    if (h->gc_every > 0) {
+        if (++h->runs < h->gc_every)
+            return;
         h->runs = 0;
         carmine_gc_start(h->vm);
-#ifdef __GLIBC__
-        /* What the collection freed goes back to the system, not only to malloc's lists. */
-        malloc_trim(0);
-#endif
+    } else if (h->gc_growth == 0 || carmine_gc_if_grown(h->vm, h->gc_growth) < h->gc_growth) {
+        return;
     }
+#ifdef __GLIBC__
+    /* What the collection freed goes back to the system, not only to malloc's lists. */
+    malloc_trim(0);
+#endif
 }
 
 carmine_status carmine_host_run(carmine_host *h, carmine_script *script, carmine_value *result)

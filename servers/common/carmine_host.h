@@ -15,6 +15,13 @@
  *   collector's own trigger (16 MiB of buffer growth), which matters when a process keeps
  *   several VMs. The collection is followed by malloc_trim (glibc), so that the memory it
  *   freed leaves the process instead of staying in malloc's arenas.
+ * - Without `gc_every`, a run that leaves a quarter of the GC malloc limit of new buffers
+ *   (String, Array, Hash storage) since the VM's last collection is followed by a full
+ *   collection (carmine_gc_if_grown) and malloc_trim; inside a run the VM collects at the
+ *   limit itself. The limit is CARMINE_HOST_GC_MALLOC_LIMIT unless the server's directive
+ *   changes it, instead of libcarmine's 16 MiB: a server keeps a VM per worker (Apache
+ *   a few per process), and each would otherwise hold up to 16 MiB of garbage and keep
+ *   growing for thousands of requests. A run that allocates nothing costs one comparison.
  * - Nothing here raises into the server: failures are returned, and the VM's error
  *   (carmine_error_*) describes them.
  */
@@ -45,13 +52,18 @@ typedef struct carmine_host {
     carmine_vm *vm;
     carmine_cached_script *cache;
     int cache_len;
-    unsigned gc_every; /* 0: leave collections to the VM */
+    unsigned gc_every; /* a full collection every that many runs; 0: by growth */
+    size_t gc_growth;  /* with gc_every 0: collect after a run once this many bytes of new
+                          buffers were allocated since the last collection; 0: never */
     unsigned runs;     /* since the last collection made here */
     unsigned tasks;    /* runs suspended in the VM (carmine_start), counted by the server */
 } carmine_host;
 
 /* The next free code index (config time only). */
 int carmine_code_next_index(void);
+
+/* The servers' default for carmine_set_gc_malloc_limit (their directives change it). */
+#define CARMINE_HOST_GC_MALLOC_LIMIT (1024 * 1024)
 
 /* A new host with a fresh VM, or NULL. */
 carmine_host *carmine_host_open(void);
@@ -61,7 +73,10 @@ void carmine_host_close(carmine_host *h);
  * NULL when the file cannot be read or does not compile: carmine_error_* say why. */
 carmine_script *carmine_host_script(carmine_host *h, const carmine_code *code);
 
-/* Runs `script` isolated (carmine_run), then collects when `gc_every` runs have passed. */
+/* Sets the VM's GC malloc limit (0: libcarmine's default) and gc_growth to a quarter of it. */
+void carmine_host_set_gc_malloc_limit(carmine_host *h, size_t bytes);
+
+/* Runs `script` isolated (carmine_run), then collects as gc_every / gc_growth say. */
 carmine_status carmine_host_run(carmine_host *h, carmine_script *script, carmine_value *result);
 
 /* Counts a run that ended some other way (a task that was suspended) towards `gc_every`. */

@@ -19,7 +19,10 @@
  * - Nor on a script: rewrite, access and content scripts run as suspendable runs
  *   (carmine_start). A run that waits (sleep, a socket) is suspended, its wait armed as an
  *   nginx timer and/or events of a connection around its descriptor, and the handler
- *   returns to the event loop; the event resumes it (carmine_resume). All of a worker's
+ *   returns to the event loop; the event resumes it (carmine_resume). A run that waits on
+ *   a Mutex, Queue or ConditionVariable is suspended too, with at most a timer armed: the
+ *   VM's waker (carmine_set_waker) posts the request's `wake` event when another run
+ *   unlocks, pushes or signals, and nginx resumes it once the current handler returns. All of a worker's
  *   runs share its VM and stay isolated (libcarmine sets a suspended run's changes aside).
  *   A request whose pool goes away with its run suspended cancels the run. Log scripts and
  *   carmine_set variables run to the end (carmine_run). See docs/web-servers.md.
@@ -42,6 +45,7 @@ typedef struct {
     ngx_msec_t timeout;
     size_t memory_limit;
     ngx_uint_t gc_every;
+    size_t gc_malloc_limit;
 } ngx_http_carmine_main_conf_t;
 
 typedef struct {
@@ -101,6 +105,8 @@ static ngx_command_t ngx_http_carmine_commands[] = {
      ngx_conf_set_msec_slot, NGX_HTTP_MAIN_CONF_OFFSET, offsetof(ngx_http_carmine_main_conf_t, timeout), NULL},
     {ngx_string("carmine_gc_every"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
      ngx_conf_set_num_slot, NGX_HTTP_MAIN_CONF_OFFSET, offsetof(ngx_http_carmine_main_conf_t, gc_every), NULL},
+    {ngx_string("carmine_gc_malloc_limit"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
+     ngx_conf_set_size_slot, NGX_HTTP_MAIN_CONF_OFFSET, offsetof(ngx_http_carmine_main_conf_t, gc_malloc_limit), NULL},
     {ngx_string("carmine_memory_limit"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
      ngx_conf_set_size_slot, NGX_HTTP_MAIN_CONF_OFFSET, offsetof(ngx_http_carmine_main_conf_t, memory_limit), NULL},
     ngx_null_command
@@ -142,6 +148,7 @@ static void *ngx_http_carmine_create_main_conf(ngx_conf_t *cf)
     mcf->timeout = NGX_CONF_UNSET_MSEC;
     mcf->memory_limit = NGX_CONF_UNSET_SIZE;
     mcf->gc_every = NGX_CONF_UNSET_UINT;
+    mcf->gc_malloc_limit = NGX_CONF_UNSET_SIZE;
     return mcf;
 }
 
@@ -272,6 +279,8 @@ static void ngx_http_carmine_write_stderr(void *data, const char *bytes, size_t 
         ngx_log_error(NGX_LOG_WARN, log, 0, "carmine: %*s", len, bytes);
 }
 
+static void ngx_http_carmine_waker(void *data, carmine_task *task);
+
 /* The worker's VM with the Nginx API defined and the limits and init script applied. */
 static ngx_int_t ngx_http_carmine_open_host(ngx_cycle_t *cycle, ngx_log_t *log)
 {
@@ -283,11 +292,14 @@ static ngx_int_t ngx_http_carmine_open_host(ngx_cycle_t *cycle, ngx_log_t *log)
     }
     carmine_set_stdout(host->vm, ngx_http_carmine_write_stdout, NULL);
     carmine_set_stderr(host->vm, ngx_http_carmine_write_stderr, NULL);
+    carmine_set_waker(host->vm, ngx_http_carmine_waker, NULL);
     ngx_http_carmine_define_api(host->vm);
     if (mcf == NULL)
         return NGX_OK;
     if (mcf->gc_every != NGX_CONF_UNSET_UINT)
         host->gc_every = (unsigned)mcf->gc_every;
+    if (mcf->gc_malloc_limit != NGX_CONF_UNSET_SIZE)
+        carmine_host_set_gc_malloc_limit(host, mcf->gc_malloc_limit);
     if (mcf->timeout != NGX_CONF_UNSET_MSEC && mcf->timeout > 0)
         carmine_set_timeout(host->vm, mcf->timeout);
     if (mcf->memory_limit != NGX_CONF_UNSET_SIZE && mcf->memory_limit > 0)
@@ -383,14 +395,17 @@ static ngx_int_t ngx_http_carmine_phase_result(ngx_http_request_t *r, ngx_http_c
 /* ---- suspendable runs: rewrite, access and content scripts ------------------------ */
 
 /* The script of a rewrite, access or content phase in progress for a request (its module
- * ctx). While the run is suspended, `task` is set and exactly one of `timer` / `conn`
- * (or both: a descriptor wait with a timeout) is armed; their handlers resume it. */
+ * ctx). While the run is suspended, `task` is set (its data is this ctx) and what it
+ * waits for is armed: `timer`, `conn` (a descriptor, with or without a timer), or for a
+ * Mutex/Queue wait nothing but perhaps `timer` — the waker posts `wake`. Their handlers
+ * resume it. */
 typedef struct {
     ngx_http_carmine_run_t run;
     carmine_code *code;
     carmine_host *host;      /* the VM the task lives in */
     carmine_task *task;      /* suspended run, or NULL */
     ngx_event_t timer;
+    ngx_event_t wake;        /* posted by the waker */
     ngx_connection_t *conn;  /* watches the descriptor the run waits for */
     ngx_uint_t phase;        /* NGX_HTTP_REWRITE_PHASE, _ACCESS_PHASE, _CONTENT_PHASE; 0: none */
     int ready;               /* what woke the run: CARMINE_READABLE/WRITABLE, 0 for time */
@@ -403,6 +418,18 @@ static void ngx_http_carmine_wake(ngx_http_request_t *r, int ready);
 static void ngx_http_carmine_timer_handler(ngx_event_t *ev)
 {
     ngx_http_carmine_wake(ev->data, 0);
+}
+
+/* Called by the VM, inside another run, when a task suspended on a Mutex, Queue or
+ * ConditionVariable may go on: its request is resumed from the posted-events queue,
+ * after the handler running now returns (the VM is busy until then). */
+static void ngx_http_carmine_waker(void *data, carmine_task *task)
+{
+    ngx_http_carmine_ctx_t *ctx = carmine_task_data(task);
+    (void)data;
+    if (ctx != NULL && !ctx->wake.posted) {
+        ngx_post_event(&ctx->wake, &ngx_posted_events); /* a macro with an if: braces needed */
+    }
 }
 
 static void ngx_http_carmine_fd_handler(ngx_event_t *ev)
@@ -419,6 +446,9 @@ static void ngx_http_carmine_disarm(ngx_http_carmine_ctx_t *ctx)
         ngx_del_timer(&ctx->timer);
     if (ctx->timer.posted) {
         ngx_delete_posted_event(&ctx->timer); /* a multi-statement macro: braces needed */
+    }
+    if (ctx->wake.posted) {
+        ngx_delete_posted_event(&ctx->wake);
     }
     ngx_connection_t *c = ctx->conn;
     if (c == NULL)
@@ -465,6 +495,10 @@ static ngx_int_t ngx_http_carmine_arm(ngx_http_request_t *r, ngx_http_carmine_ct
         if ((w->events & CARMINE_WRITABLE) && ngx_handle_write_event(c->write, 0) != NGX_OK)
             return NGX_ERROR;
     }
+    ctx->wake.handler = ngx_http_carmine_timer_handler;
+    ctx->wake.data = r;
+    ctx->wake.log = r->connection->log;
+    carmine_task_set_data(ctx->task, ctx);
     if (w->timeout_ms >= 0) {
         ctx->timer.handler = ngx_http_carmine_timer_handler;
         ctx->timer.data = r;

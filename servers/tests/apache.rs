@@ -156,11 +156,14 @@ fn reload_changed_file() {
 }
 
 /// `carmineInit` defines what every run of the VM may use; `carmineTimeout` ends a runaway
-/// script with a 500 and Carmine::TimeoutError in the log, and the server keeps serving.
+/// script with a 500 and Carmine::TimeoutError in the log, and the server keeps serving;
+/// the memory directives (one VM per process collecting after every allocating run) are
+/// accepted and the VM serves an allocating script run after run.
 #[test]
 fn init_and_limits() {
     let Some(build) = setup() else { return };
-    let site = "carmineInit {dir}/init.rb\ncarmineTimeout 300\n\
+    let site = "carmineInit {dir}/init.rb\ncarmineTimeout 300\ncarmineMaxVMs 1\ncarmineGCMallocLimit 16384\ncarmineMallocArenas 2\n\
+        <Location /alloc>\n    carmineHandlerCode 'a = Array.new(1000) { |i| i }; Apache.rputs \"#{a.sum} #{(\"x\" * 1000).size}\"'\n</Location>\n\
         <Location /greet>\n    carmineHandlerCode 'Apache.rputs Greeter.new.greet(Apache::Request.new.args)'\n</Location>\n\
         <Location /spin>\n    carmineHandlerCode 'loop {}'\n</Location>\n";
     let init = "class Greeter\n  def greet(name) = \"hello, #{name}\"\nend\n";
@@ -168,6 +171,10 @@ fn init_and_limits() {
     for _ in 0..3 {
         let r = s.get("/greet?ann");
         assert_eq!((r.status, r.text().as_str()), (200, "hello, ann"), "{}", s.error_log());
+    }
+    // A VM per process that collects after every run allocating 4 KiB or more.
+    for _ in 0..40 {
+        assert_eq!(s.get("/alloc").text(), "499500 1000", "{}", s.error_log());
     }
     assert_eq!(s.get("/spin").status, 500);
     assert!(wait_for_log(&s, "TimeoutError").contains("TimeoutError"), "{}", s.error_log());

@@ -14,12 +14,19 @@ fn start(build: &Build, site: &str, files: &[(&str, &str)]) -> Server {
     Server::start(Kind::Nginx, "", build, MAIN, site, files)
 }
 
+/// nginx with one worker (so that a blocked worker would show), `init` as `carmine_init`
+/// and a 20 s `carmine_timeout`.
+fn one_worker(build: &Build, init: &str, site: &str) -> Server {
+    let http = "carmine_init {dir}/init.rb;\ncarmine_timeout 20s;\n";
+    Server::start_with_env(Kind::Nginx, "", build, MAIN, site, &[("init.rb", init), ("http.conf", http)], &[("NGINX_WORKERS", "1")])
+}
+
 /// `carmine_init` runs once per worker and what it defines persists; `carmine_timeout`
 /// ends a runaway script with 500 and the worker keeps serving.
 #[test]
 fn init_and_limits() {
     let Some(build) = setup() else { return };
-    let http = "carmine_init {dir}/init.rb;\ncarmine_timeout 300ms;\ncarmine_gc_every 10;\n";
+    let http = "carmine_init {dir}/init.rb;\ncarmine_timeout 300ms;\ncarmine_gc_every 10;\ncarmine_gc_malloc_limit 256k;\n";
     let site = "location /greet { carmine_content_handler_code 'Nginx.rputs Greeter.new.greet(Nginx::Request.new.args)'; }\n\
                 location /spin { carmine_content_handler_code 'loop {}'; }\n";
     let init = "class Greeter\n  def greet(name) = \"hello, #{name}\"\nend\n";
@@ -160,7 +167,6 @@ fn suspended_handlers_do_not_block_the_worker() {
     // STATE is shared by the runs (an object the init script made): how many handlers are
     // inside their sleep now, and the most there ever were at once.
     let init = "STATE = { in: 0, max: 0 }\n";
-    let http = "carmine_init {dir}/init.rb;\ncarmine_timeout 20s;\n";
     let site = r##"
 location /slow {
     carmine_content_handler_code 'STATE[:in] += 1; STATE[:max] = [STATE[:max], STATE[:in]].max; sleep 1; STATE[:in] -= 1; Nginx.rputs "#{Nginx::Request.new.args} #{STATE[:max]}"';
@@ -180,7 +186,7 @@ location /gate {
 }
 location /expire { carmine_content_handler_code 'sleep 10'; }
 "##;
-    let s = Server::start_with_env(Kind::Nginx, "", build, MAIN, site, &[("init.rb", init), ("http.conf", http)], &[("NGINX_WORKERS", "1")]);
+    let s = one_worker(build, init, site);
 
     // Many requests sleeping at once in the one worker.
     const N: usize = 24;
@@ -237,4 +243,90 @@ location /expire { carmine_content_handler_code 'sleep 10'; }
     assert_eq!(http_timeout.get("/expire").status, 500);
     assert!(wait_for_log(&http_timeout, "TimeoutError").contains("TimeoutError"), "{}", http_timeout.error_log());
     assert_eq!(http_timeout.get("/fast").text(), "fast");
+}
+
+/// Mutex, Queue and ConditionVariable waits suspend the run (the VM's waker resumes it
+/// when another request unlocks, pushes or signals), so one worker keeps serving while
+/// a request waits on them. With a blocked worker the polling requests below would not
+/// be answered before the waiting ones end (at the 20 s `carmine_timeout`, with 500).
+#[test]
+fn mutex_queue_and_condition_waits_do_not_block_the_worker() {
+    let Some(build) = setup() else { return };
+    let init = "Q = Queue.new\nGATE = Queue.new\nM = Mutex.new\nCV = ConditionVariable.new\nSTATE = Hash.new(0)\n";
+    let site = r##"
+location /pop { carmine_content_handler_code 'STATE[:pop] += 1; v = Q.pop; Nginx.rputs "got #{v}"'; }
+location /push { carmine_content_handler_code 'Q << Nginx::Request.new.args; Nginx.rputs "pushed"'; }
+location /state { carmine_content_handler_code 'Nginx.rputs STATE[Nginx::Request.new.args.to_sym].to_s'; }
+location /poptimeout { carmine_content_handler_code 'Nginx.rputs "got #{Q.pop(timeout: 0.2).inspect}"'; }
+location /hold { carmine_content_handler_code 'M.synchronize { STATE[:held] += 1; GATE.pop }; Nginx.rputs "released"'; }
+location /lock { carmine_content_handler_code 'STATE[:lock] += 1; M.synchronize { Nginx.rputs "locked #{STATE[:held]}" }'; }
+location /open { carmine_content_handler_code 'GATE << 1; Nginx.rputs "opened"'; }
+location /cvwait { carmine_content_handler_code 'M.synchronize { STATE[:cv] += 1; CV.wait(M) until STATE[:go] > 0; Nginx.rputs "signalled" }'; }
+location /cvsignal { carmine_content_handler_code 'M.synchronize { STATE[:go] += 1; CV.signal }; Nginx.rputs "signal"'; }
+location /fast { return 200 "fast"; }
+"##;
+    let s = one_worker(build, init, site);
+    let port = s.port;
+    // Polls /state?key until it answers `want` (each answer is itself proof the worker
+    // is free).
+    let wait_state = |key: &str, want: &str| {
+        for _ in 0..2000 {
+            let r = s.get(&format!("/state?{key}"));
+            assert_eq!(r.status, 200, "{}", s.error_log());
+            if r.text() == want {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        panic!("{key} never reached {want}\n{}", s.error_log());
+    };
+    let background = |path: &'static str| {
+        let done = Arc::new(AtomicUsize::new(0));
+        let d = done.clone();
+        let t = std::thread::spawn(move || {
+            let r = request(port, "GET", path, &[], b"");
+            d.fetch_add(1, Ordering::SeqCst);
+            r
+        });
+        (t, done)
+    };
+
+    // Queue#pop: three requests wait at once; each push wakes one of them.
+    let pops: Vec<_> = (0..3).map(|_| background("/pop")).collect();
+    wait_state("pop", "3");
+    assert_eq!(s.get("/fast").text(), "fast");
+    assert!(pops.iter().all(|(_, d)| d.load(Ordering::SeqCst) == 0), "a pop ended before anything was pushed");
+    let mut got: Vec<String> = Vec::new();
+    for v in ["a", "b", "c"] {
+        assert_eq!(s.get(&format!("/push?{v}")).text(), "pushed", "{}", s.error_log());
+    }
+    for (t, _) in pops {
+        let r = t.join().unwrap();
+        assert_eq!(r.status, 200, "{}", s.error_log());
+        got.push(r.text());
+    }
+    got.sort();
+    assert_eq!(got, ["got a", "got b", "got c"]);
+
+    // A timed pop that nobody fills ends when its timer does.
+    assert_eq!(s.get("/poptimeout").text(), "got nil", "{}", s.error_log());
+
+    // Mutex#lock: /hold keeps the lock while it waits on GATE; /lock waits for the lock.
+    let (hold, _) = background("/hold");
+    wait_state("held", "1");
+    let (lock, lock_done) = background("/lock");
+    wait_state("lock", "1");
+    assert_eq!(s.get("/fast").text(), "fast");
+    assert_eq!(lock_done.load(Ordering::SeqCst), 0, "/lock got the lock while /hold held it");
+    assert_eq!(s.get("/open").text(), "opened");
+    assert_eq!(hold.join().unwrap().text(), "released", "{}", s.error_log());
+    assert_eq!(lock.join().unwrap().text(), "locked 1", "{}", s.error_log());
+
+    // ConditionVariable#wait (which gives the Mutex up while it waits) and #signal.
+    let (cv, cv_done) = background("/cvwait");
+    wait_state("cv", "1");
+    assert_eq!(cv_done.load(Ordering::SeqCst), 0);
+    assert_eq!(s.get("/cvsignal").text(), "signal", "{}", s.error_log());
+    assert_eq!(cv.join().unwrap().text(), "signalled", "{}", s.error_log());
+    assert!(!s.error_log().contains("[alert]"), "{}", s.error_log());
 }

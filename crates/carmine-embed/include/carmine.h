@@ -68,7 +68,7 @@
 extern "C" {
 #endif
 
-#define CARMINE_API_VERSION 2
+#define CARMINE_API_VERSION 3
 
 typedef struct carmine_vm carmine_vm;         /* one VM (opaque) */
 typedef struct carmine_script carmine_script; /* compiled code, reusable (opaque) */
@@ -119,7 +119,8 @@ void carmine_close(carmine_vm *vm);
 const char *carmine_version(void);
 
 /* One pointer the host attaches to the VM (e.g. the current request); C methods read it
- * with carmine_userdata(). Not touched by the VM. */
+ * with carmine_userdata(), which is a plain read (it does not enter the VM, so it is
+ * cheap and never CARMINE_BUSY). Not touched by the VM. */
 void carmine_set_userdata(carmine_vm *vm, void *userdata);
 void *carmine_userdata(carmine_vm *vm);
 
@@ -181,8 +182,9 @@ typedef struct carmine_wait {
  *
  * A run waits by blocking instead of suspending when it cannot suspend: inside a C method
  * (the host's frames would be suspended with it), while Ruby threads it started are alive
- * (they run only while the run waits), in a fiber the script made, and for Mutex, Queue,
- * ConditionVariable and Thread#join waits. Between two steps of any runs the VM is as the
+ * (they run only while the run waits; Thread#join and Thread#value are such waits), in a
+ * fiber the script made, and for Mutex, Queue and ConditionVariable waits unless the
+ * host set a waker (carmine_set_waker). Between two steps of any runs the VM is as the
  * host left it (a suspended run's changes are set aside until it resumes), so the host
  * may start other runs, use carmine_run, or call Ruby in the meantime. */
 carmine_status carmine_start(carmine_vm *vm, carmine_script *script, carmine_task **task,
@@ -202,6 +204,22 @@ carmine_status carmine_cancel(carmine_vm *vm, carmine_task *task);
 /* Runs suspended in the VM now. */
 size_t carmine_task_count(carmine_vm *vm);
 
+/* Lets Mutex, Queue, SizedQueue and ConditionVariable waits of a suspendable run suspend
+ * it too (without a waker they block). What ends such a wait is another run's doing — a
+ * push, an unlock, a signal — which the host cannot watch, so the VM tells it: a run
+ * suspended there reports carmine_wait {events 0, fd -1, timeout_ms: the wait's timeout
+ * or -1}, and when another run (or C code calling Ruby) wakes it, wake(data, task) is
+ * called; the host then calls carmine_resume(vm, task, 0, ...) from its event loop (the
+ * run checks its condition again and may suspend again). wake is called on the thread
+ * using the VM, from inside that other call: it must not call into the VM (nginx posts
+ * an event). NULL removes the waker. */
+typedef void (*carmine_wake_func)(void *data, carmine_task *task);
+void carmine_set_waker(carmine_vm *vm, carmine_wake_func wake, void *data);
+/* One pointer of the host's per suspended task (e.g. its request), kept until the task
+ * ends; plain field accesses, safe inside a waker. */
+void carmine_task_set_data(carmine_task *task, void *data);
+void *carmine_task_data(const carmine_task *task);
+
 /* ---- limits (0 = no limit; they apply to every later run, eval and call) ------------- */
 
 /* Wall-clock time one run may take, in milliseconds. When it is up, the script gets a
@@ -212,6 +230,10 @@ void carmine_set_timeout(carmine_vm *vm, uint64_t milliseconds);
 /* Bytes the VM's heap (object slots and the buffers of strings, arrays, hashes) may
  * grow to. Past the cap, after a collection, the run gets NoMemoryError. */
 void carmine_set_memory_limit(carmine_vm *vm, size_t bytes);
+/* Bytes of new buffers (String, Array and Hash storage) after which the VM collects
+ * (0: the default, 16 MiB). A VM holds up to about this much garbage; a server that keeps
+ * many VMs in a process lowers it (the web-server modules use 1 MiB). Not a cap. */
+void carmine_set_gc_malloc_limit(carmine_vm *vm, size_t bytes);
 /* Bytes the VM's heap uses now (object pages plus tracked buffers). */
 size_t carmine_memory_usage(carmine_vm *vm);
 
@@ -362,6 +384,13 @@ void carmine_gc_register(carmine_vm *vm, carmine_value v);
 void carmine_gc_unregister(carmine_vm *vm, carmine_value v);
 /* A full collection now. */
 void carmine_gc_start(carmine_vm *vm);
+/* A full collection now if at least `bytes` of new buffers (String, Array, Hash storage)
+ * were allocated since the last collection. Returns that amount (so it collected when the
+ * result is >= bytes; 0 for an invalid vm). For hosts between runs:
+ * a request that allocates nothing costs a comparison, one that allocates is collected
+ * after a bounded amount of garbage, without waiting for carmine_set_gc_malloc_limit's
+ * trigger inside a later run. */
+size_t carmine_gc_if_grown(carmine_vm *vm, size_t bytes);
 
 #ifdef __cplusplus
 }

@@ -7,8 +7,10 @@
 //!   (or `CARMINE_UNDEF`, NULL, 0), except `carmine_close`, which frees what it can.
 //! - One OS thread at a time owns a `carmine_vm` (`owner`, taken by compare-and-swap;
 //!   the same thread may re-enter from a C method). A Ruby thread of the VM that calls a C
-//!   method enters through the callback it is running (`callbacks`); it holds the VM's
-//!   giant lock then, so no other thread runs in the VM.
+//!   method takes ownership for the call; it holds the VM's giant lock then, so no other
+//!   thread runs in the VM. The context of the owner's innermost C method is `owner_ctx`;
+//!   a thread whose C method is still running when another thread's C method takes the
+//!   VM over is listed in `callbacks` until then (so its own calls find its context).
 //! - Inside a C method, calls use the `Ctx` of the Ruby thread running it (the innermost
 //!   callback of the calling OS thread); otherwise the runtime's own, bound to the
 //!   calling thread when the thread takes ownership.
@@ -21,7 +23,7 @@
 extern crate carmine_vm as cvm;
 
 use std::cell::{Cell, RefCell, UnsafeCell};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
@@ -89,11 +91,15 @@ pub struct carmine_vm {
     rt: UnsafeCell<Option<Runtime>>,
     owner: AtomicU64,
     depth: AtomicU32,
-    /// (OS thread, context) of the C methods running now, innermost last.
+    /// (OS thread, context) of C methods running on threads that are not the owner now
+    /// (displaced by another thread's C method), innermost last.
     callbacks: Mutex<Vec<(u64, usize)>>,
-    /// How many entries `callbacks` has (read without the lock: most calls come from
-    /// outside any C method).
+    /// How many entries `callbacks` has (read without the lock: usually none).
     ncallbacks: AtomicU32,
+    /// The context of the innermost C method running on the owner thread (0: none), set
+    /// and restored with `owner` by each C method: an API call from the owner thread finds
+    /// its context here without locking `callbacks`.
+    owner_ctx: Cell<usize>,
     userdata: Cell<*mut c_void>,
     error: RefCell<Option<CError>>,
     /// What a C method returning CARMINE_UNDEF raises.
@@ -102,6 +108,9 @@ pub struct carmine_vm {
     scripts: RefCell<Handles>,
     /// Suspended tasks (`carmine_task` addresses).
     tasks: RefCell<Handles>,
+    /// Suspended tasks by their runner fiber (raw value -> `carmine_task` address): how
+    /// the waker (carmine_set_waker) finds the handle of a task that may go on.
+    runners: Rc<RefCell<HashMap<u64, usize, std::hash::BuildHasherDefault<::carmine_vm::symbol::SymHasher>>>>,
 }
 
 /// Addresses of the handles a VM gave out (checked on every call that takes one; hashed
@@ -111,6 +120,8 @@ type Handles = HashSet<usize, std::hash::BuildHasherDefault<::carmine_vm::symbol
 /// A suspended run (carmine_start).
 pub struct carmine_task {
     task: Option<runtime::task::Task>,
+    /// The host's pointer (carmine_task_set_data).
+    data: *mut c_void,
 }
 
 /// What a suspended run waits for (see carmine.h).
@@ -276,8 +287,10 @@ fn api<R: Fallback>(vm: *mut carmine_vm, f: impl FnOnce(&Entered) -> R) -> R {
     // SAFETY: a handle from carmine_open, not yet closed (the caller's promise).
     let h = unsafe { &*vm };
     let me = thread_id();
+    let mut is_owner = false;
     let (outermost, counted, ctx) = if h.owner.load(Ordering::Acquire) == me {
         h.depth.fetch_add(1, Ordering::AcqRel);
+        is_owner = true;
         (false, true, None)
     } else if h.owner.compare_exchange(0, me, Ordering::AcqRel, Ordering::Acquire).is_ok() {
         h.depth.store(1, Ordering::Release);
@@ -292,7 +305,8 @@ fn api<R: Fallback>(vm: *mut carmine_vm, f: impl FnOnce(&Entered) -> R) -> R {
     if h.poisoned.get() {
         return R::fallback(CARMINE_BUG);
     }
-    let own = if h.ncallbacks.load(Ordering::Acquire) == 0 { None } else { h.callbacks.lock().ok().and_then(|c| c.iter().rev().find(|(t, _)| *t == me).map(|&(_, c)| c as *mut Ctx)) };
+    // The context of a C method running on this thread, if any.
+    let own = if is_owner { Some(h.owner_ctx.get()).filter(|&c| c != 0).map(|c| c as *mut Ctx) } else { ctx };
     entered.ctx = match ctx.or(own) {
         Some(c) => c,
         None => {
@@ -357,12 +371,14 @@ pub extern "C" fn carmine_open() -> *mut carmine_vm {
         depth: AtomicU32::new(0),
         callbacks: Mutex::new(Vec::new()),
         ncallbacks: AtomicU32::new(0),
+        owner_ctx: Cell::new(0),
         userdata: Cell::new(std::ptr::null_mut()),
         error: RefCell::new(None),
         pending: Cell::new(None),
         poisoned: Cell::new(false),
         scripts: RefCell::new(Handles::default()),
         tasks: RefCell::new(Handles::default()),
+        runners: Rc::default(),
     });
     Box::into_raw(h)
 }
@@ -386,6 +402,8 @@ pub unsafe extern "C" fn carmine_close(vm: *mut carmine_vm) {
         drop(Box::from_raw(s as *mut carmine_script));
     }
     let tasks: Vec<usize> = h.tasks.borrow_mut().drain().collect();
+    // The handles are being freed: no waker call may name one.
+    h.runners.borrow_mut().clear();
     let mut rt = rt;
     for t in tasks {
         let mut b = Box::from_raw(t as *mut carmine_task);
@@ -422,7 +440,10 @@ pub extern "C" fn carmine_set_userdata(vm: *mut carmine_vm, userdata: *mut c_voi
 
 #[no_mangle]
 pub extern "C" fn carmine_userdata(vm: *mut carmine_vm) -> *mut c_void {
-    api(vm, |e| e.h.userdata.get())
+    // Read without entering the VM: C methods ask for it on every call, and it is only
+    // written by carmine_set_userdata, which enters the VM (exclusive).
+    // SAFETY: a handle from carmine_open, not yet closed (the caller's promise).
+    unsafe { vm.as_ref() }.map_or(std::ptr::null_mut(), |h| h.userdata.get())
 }
 
 // ---- scripts ----
@@ -553,8 +574,9 @@ unsafe fn task_step(e: &Entered, slot: Option<*mut carmine_task>, task: runtime:
     match step {
         runtime::task::Step::Suspended(w) => {
             let slot = slot.unwrap_or_else(|| {
-                let slot = Box::into_raw(Box::new(carmine_task { task: None }));
+                let slot = Box::into_raw(Box::new(carmine_task { task: None, data: std::ptr::null_mut() }));
                 e.h.tasks.borrow_mut().insert(slot as usize);
+                e.h.runners.borrow_mut().insert(task.runner().raw(), slot as usize);
                 slot
             });
             (*slot).task = Some(task);
@@ -571,17 +593,23 @@ unsafe fn task_step(e: &Entered, slot: Option<*mut carmine_task>, task: runtime:
             (CARMINE_SUSPENDED, slot)
         }
         runtime::task::Step::Done(r) => {
-            drop(task);
             if let Some(slot) = slot {
-                e.h.tasks.borrow_mut().remove(&(slot as usize));
-                drop(Box::from_raw(slot));
+                forget_task(e, slot, &task);
             }
+            drop(task);
             if !wait.is_null() {
                 *wait = carmine_wait { events: 0, fd: -1, timeout_ms: -1 };
             }
             (outcome(e, r, rt_tripped, result), std::ptr::null_mut())
         }
     }
+}
+
+/// Frees the handle of a task that ended.
+unsafe fn forget_task(e: &Entered, slot: *mut carmine_task, task: &runtime::task::Task) {
+    e.h.tasks.borrow_mut().remove(&(slot as usize));
+    e.h.runners.borrow_mut().remove(&task.runner().raw());
+    drop(Box::from_raw(slot));
 }
 
 /// The task of a handle this VM made, taken out of it.
@@ -635,12 +663,48 @@ pub unsafe extern "C" fn carmine_cancel(vm: *mut carmine_vm, task: *mut carmine_
         }
         let Some(t) = take_task(e, task) else { return CARMINE_INVALID };
         e.clear_error();
+        let runner = t.runner().raw();
         let r = rt.cancel_task(t);
         let tripped = rt.limit_tripped();
         e.h.tasks.borrow_mut().remove(&(task as usize));
+        e.h.runners.borrow_mut().remove(&runner);
         drop(Box::from_raw(task));
         outcome(e, r, tripped, std::ptr::null_mut())
     })
+}
+
+/// What carmine_set_waker calls (see carmine.h).
+pub type carmine_wake_func = Option<unsafe extern "C" fn(data: *mut c_void, task: *mut carmine_task)>;
+
+#[no_mangle]
+pub extern "C" fn carmine_set_waker(vm: *mut carmine_vm, wake: carmine_wake_func, data: *mut c_void) {
+    api(vm, |e| {
+        let Some(rt) = e.rt() else { return };
+        let waker = wake.map(|wake| {
+            let runners = e.h.runners.clone();
+            Box::new(move |runner: cvm::value::Value| {
+                let slot = runners.borrow().get(&runner.raw()).copied();
+                if let Some(slot) = slot {
+                    // SAFETY: the host's function, given a handle of this VM that is alive
+                    // (handles leave `runners` when they are freed).
+                    unsafe { wake(data, slot as *mut carmine_task) };
+                }
+            }) as runtime::task::Waker
+        });
+        rt.set_waker(waker);
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_task_set_data(task: *mut carmine_task, data: *mut c_void) {
+    if let Some(t) = task.as_mut() {
+        t.data = data;
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn carmine_task_data(task: *const carmine_task) -> *mut c_void {
+    task.as_ref().map_or(std::ptr::null_mut(), |t| t.data)
 }
 
 #[no_mangle]
@@ -725,6 +789,11 @@ pub extern "C" fn carmine_set_timeout(vm: *mut carmine_vm, milliseconds: u64) {
 #[no_mangle]
 pub extern "C" fn carmine_set_memory_limit(vm: *mut carmine_vm, bytes: usize) {
     api(vm, |e| limits::set_memory_cap(e.ctx().vm(), bytes))
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_set_gc_malloc_limit(vm: *mut carmine_vm, bytes: usize) {
+    api(vm, |e| e.ctx().vm().heap.set_malloc_limit_min(bytes))
 }
 
 #[no_mangle]
@@ -1292,20 +1361,28 @@ fn c_method(vm: *mut carmine_vm, f: carmine_func, data: *mut c_void) -> Rc<host:
         // This thread holds the VM's giant lock: it may take the VM over while f runs.
         let prev_owner = h.owner.swap(me, Ordering::AcqRel);
         let prev_depth = h.depth.swap(1, Ordering::AcqRel);
-        if let Ok(mut c) = h.callbacks.lock() {
-            c.push((me, ctx as *mut Ctx as usize));
-            h.ncallbacks.store(c.len() as u32, Ordering::Release);
+        let prev_ctx = h.owner_ctx.replace(ctx as *mut Ctx as usize);
+        // Another thread's C method is displaced: it finds its context in `callbacks`.
+        let displaced = prev_owner != me && prev_owner != 0 && prev_ctx != 0;
+        if displaced {
+            if let Ok(mut c) = h.callbacks.lock() {
+                c.push((prev_owner, prev_ctx));
+                h.ncallbacks.store(c.len() as u32, Ordering::Release);
+            }
         }
         h.pending.set(None);
         // SAFETY: the host's function, with arguments that live on the VM stack (scanned
         // precisely) for the whole call.
         let r = unsafe { f(h_ptr, recv.raw(), args.pos.len() as c_int, args.pos.as_ptr() as *const carmine_value, block.raw(), data as *mut c_void) };
-        if let Ok(mut c) = h.callbacks.lock() {
-            if let Some(i) = c.iter().rposition(|&(t, _)| t == me) {
-                c.remove(i);
+        if displaced {
+            if let Ok(mut c) = h.callbacks.lock() {
+                if let Some(i) = c.iter().rposition(|&e| e == (prev_owner, prev_ctx)) {
+                    c.remove(i);
+                }
+                h.ncallbacks.store(c.len() as u32, Ordering::Release);
             }
-            h.ncallbacks.store(c.len() as u32, Ordering::Release);
         }
+        h.owner_ctx.set(prev_ctx);
         h.depth.store(prev_depth, Ordering::Release);
         h.owner.store(prev_owner, Ordering::Release);
         let pending = h.pending.take();
@@ -1501,4 +1578,15 @@ pub extern "C" fn carmine_gc_unregister(vm: *mut carmine_vm, v: carmine_value) {
 #[no_mangle]
 pub extern "C" fn carmine_gc_start(vm: *mut carmine_vm) {
     api(vm, |e| cvm::gc::collect_for(e.ctx(), cvm::heap::stats::GcReason::Method))
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_gc_if_grown(vm: *mut carmine_vm, bytes: usize) -> usize {
+    api(vm, |e| {
+        let grown = e.ctx().vm().heap.lock().malloc_increase;
+        if grown >= bytes {
+            cvm::gc::collect_for(e.ctx(), cvm::heap::stats::GcReason::Method);
+        }
+        grown
+    })
 }

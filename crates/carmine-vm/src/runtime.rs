@@ -45,6 +45,11 @@ pub struct Runtime {
     baseline: Option<isolation::Baseline>,
     /// The native thread the context is bound to.
     thread: libc::pthread_t,
+    /// Stack bounds of the threads the context was bound to lately (thread, low, high):
+    /// a server hands a VM from thread to thread, and asking the C library for a
+    /// thread's bounds (`pthread_getattr_np`) costs hundreds of instructions and a malloc.
+    /// An entry is used only while the stack pointer lies inside it.
+    stack_bounds: [(libc::pthread_t, usize, usize); STACK_BOUNDS_CACHED],
     /// Depth of `run_script` calls in progress (a host method may not start another).
     running: u32,
     /// Fibers of finished tasks, ready for new ones (VM roots; see `task`).
@@ -52,6 +57,9 @@ pub struct Runtime {
     /// The state isolated runs start from, reused while it is current (see `isolation`).
     snapshot: Option<std::rc::Rc<isolation::RunSnapshot>>,
 }
+
+/// Threads whose stack bounds a runtime remembers (`Runtime::stack_bounds`).
+const STACK_BOUNDS_CACHED: usize = 64;
 
 /// A compiled program, run as many times as wanted (see `Runtime::compile`).
 pub struct Script {
@@ -124,7 +132,7 @@ impl Runtime {
         let ctx = Box::new(unsafe { Ctx::new(vm_ptr, ROOT_STACK_SLOTS, MAX_FRAMES) });
         // SAFETY: pthread_self has no preconditions.
         let thread = unsafe { libc::pthread_self() };
-        let mut rt = Runtime { ctx, vm, command_line: crate::compile::CommandLine::default(), baseline: None, thread, running: 0, idle_runners: Vec::new(), snapshot: None };
+        let mut rt = Runtime { ctx, vm, command_line: crate::compile::CommandLine::default(), baseline: None, thread, stack_bounds: [(0, 0, 0); STACK_BOUNDS_CACHED], running: 0, idle_runners: Vec::new(), snapshot: None };
         crate::boot::boot(&mut rt.ctx);
         if std::env::var_os("CARMINE_GC_STRESS").is_some_and(|v| v == "1") {
             rt.ctx.set_gc_stress(true);
@@ -384,7 +392,19 @@ impl Runtime {
             return;
         }
         self.thread = me;
-        let (lo, hi) = crate::heap::stack_scan::current_thread_stack_bounds();
+        let sp = crate::heap::stack_scan::approximate_sp();
+        // pthread_t is the address of the thread's descriptor, at the top of its stack:
+        // multiples of the stack size apart, so hashed with all its bits.
+        let slot = ((me as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize % STACK_BOUNDS_CACHED;
+        let (lo, hi) = match self.stack_bounds[slot] {
+            // SAFETY: pthread_equal has no preconditions.
+            (t, lo, hi) if unsafe { libc::pthread_equal(t, me) } != 0 && (lo..hi).contains(&sp) => (lo, hi),
+            _ => {
+                let (lo, hi) = crate::heap::stack_scan::current_thread_stack_bounds();
+                self.stack_bounds[slot] = (me, lo, hi);
+                (lo, hi)
+            }
+        };
         self.ctx.native_stack_lo = lo;
         self.ctx.native_stack_hi = hi;
         self.ctx.native_limit = lo + crate::thread::NATIVE_STACK_RESERVE;
@@ -491,6 +511,13 @@ impl Runtime {
 
     pub fn set_memory_limit(&mut self, bytes: usize) {
         limits::set_memory_cap(&self.vm, bytes);
+    }
+
+    /// Bytes of new out-of-line buffers (String, Array, Hash storage) after which the
+    /// heap collects (0: the default, 16 MiB). A server that keeps many VMs lowers it so
+    /// that each VM holds little garbage between its collections.
+    pub fn set_gc_malloc_limit(&mut self, bytes: usize) {
+        self.vm.heap.set_malloc_limit_min(bytes);
     }
 
     /// Bytes the VM's heap uses now.

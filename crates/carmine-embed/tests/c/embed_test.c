@@ -31,6 +31,10 @@ static carmine_status eval(carmine_vm *vm, const char *src, carmine_value *out) 
     return carmine_eval(vm, src, strlen(src), "test.rb", out);
 }
 
+static carmine_status eval_shared(carmine_vm *vm, const char *src) {
+    return carmine_eval_shared(vm, src, strlen(src), "shared.rb", NULL);
+}
+
 static int64_t to_i(carmine_vm *vm, carmine_value v) {
     int64_t i = 0;
     CHECK(carmine_to_int(vm, v, &i) == CARMINE_OK);
@@ -81,6 +85,73 @@ static double now_ms(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* The waker of test_tasks: records the tasks it is told about. */
+static carmine_task *woken[8];
+static int nwoken;
+
+static void record_wake(void *data, carmine_task *task) {
+    CHECK(data == (void *)&woken);
+    if (nwoken < 8)
+        woken[nwoken++] = task;
+}
+
+/* Mutex, Queue and ConditionVariable waits suspend a run once a waker is set. */
+static void test_task_waker(carmine_vm *vm) {
+    carmine_value r;
+    carmine_task *t, *u;
+    carmine_wait w;
+    carmine_set_waker(vm, record_wake, &woken);
+    CHECK(eval_shared(vm, "Q = Queue.new; M = Mutex.new; CV = ConditionVariable.new; GO = [false]") == CARMINE_OK);
+    carmine_script *pop = compile(vm, "Q.pop");
+
+    /* Queue#pop: suspended with nothing to watch; a push in another run wakes it. */
+    nwoken = 0;
+    CHECK(carmine_start(vm, pop, &t, &w, &r) == CARMINE_SUSPENDED);
+    CHECK(w.events == 0 && w.fd == -1 && w.timeout_ms == -1);
+    carmine_task_set_data(t, (void *)&nwoken);
+    CHECK(carmine_task_data(t) == (void *)&nwoken);
+    /* Resumed before anything was pushed, it waits again. */
+    CHECK(carmine_resume(vm, t, 0, &w, &r) == CARMINE_SUSPENDED && nwoken == 0);
+    CHECK(eval(vm, "Q << 5", NULL) == CARMINE_OK);
+    CHECK(nwoken == 1 && woken[0] == t && carmine_task_data(woken[0]) == (void *)&nwoken);
+    CHECK(carmine_resume(vm, t, 0, &w, &r) == CARMINE_OK && to_i(vm, r) == 5);
+
+    /* A timed pop suspends with its timeout and answers nil when resumed by it. */
+    carmine_script *timed = compile(vm, "Q.pop(timeout: 0.05).inspect");
+    CHECK(carmine_start(vm, timed, &t, &w, &r) == CARMINE_SUSPENDED && w.timeout_ms == 50);
+    usleep(60 * 1000);
+    CHECK(carmine_resume(vm, t, 0, &w, &r) == CARMINE_OK && str_is(vm, r, "nil"));
+
+    /* Mutex#lock: u waits for the lock t holds while t sleeps; t's unlock wakes u. */
+    carmine_script *holder = compile(vm, "M.lock; sleep 0.001; M.unlock; :held");
+    carmine_script *locker = compile(vm, "M.synchronize { :locked }");
+    nwoken = 0;
+    CHECK(carmine_start(vm, holder, &t, &w, &r) == CARMINE_SUSPENDED && w.timeout_ms == 1);
+    CHECK(carmine_start(vm, locker, &u, &w, &r) == CARMINE_SUSPENDED && w.timeout_ms == -1 && nwoken == 0);
+    CHECK(carmine_resume(vm, t, 0, &w, &r) == CARMINE_OK && nwoken == 1 && woken[0] == u);
+    CHECK(carmine_resume(vm, u, 0, &w, &r) == CARMINE_OK && carmine_type_of(vm, r) == CARMINE_T_SYMBOL);
+
+    /* ConditionVariable#wait gives the Mutex up while the run is suspended. */
+    carmine_script *waiter = compile(vm, "M.synchronize { CV.wait(M) until GO[0]; :signalled }");
+    nwoken = 0;
+    CHECK(carmine_start(vm, waiter, &t, &w, &r) == CARMINE_SUSPENDED);
+    CHECK_RUBY(vm, "!M.locked?");
+    CHECK(eval_shared(vm, "M.synchronize { GO[0] = true; CV.signal }") == CARMINE_OK);
+    CHECK(nwoken == 1 && woken[0] == t);
+    CHECK(carmine_resume(vm, t, 0, &w, &r) == CARMINE_OK && carmine_type_of(vm, r) == CARMINE_T_SYMBOL);
+
+    /* A cancelled waiter is never named to the waker again. */
+    nwoken = 0;
+    CHECK(carmine_start(vm, pop, &t, &w, &r) == CARMINE_SUSPENDED);
+    CHECK(carmine_cancel(vm, t) == CARMINE_OK);
+    CHECK(eval(vm, "Q << 1; Q.pop", NULL) == CARMINE_OK && nwoken == 0);
+
+    /* Without a waker those waits block again (here: a pop that finds an item). */
+    carmine_set_waker(vm, NULL, NULL);
+    CHECK(eval(vm, "Q << 2", NULL) == CARMINE_OK);
+    CHECK(carmine_start(vm, pop, &t, &w, &r) == CARMINE_OK && to_i(vm, r) == 2);
 }
 
 static void test_tasks(void) {
@@ -183,6 +254,8 @@ static void test_tasks(void) {
     t0 = now_ms();
     CHECK(carmine_start(vm, blockers, &t, &w, &r) == CARMINE_OK && to_i(vm, r) == 7);
     CHECK(now_ms() - t0 >= 25);
+    test_task_waker(vm);
+
     /* A run's own fibers work across its suspensions. */
     carmine_script *fibers = compile(vm, "f = Fiber.new { |x| y = Fiber.yield(x + 1); y * 2 }; a = f.resume(1); sleep 0.001; a + f.resume(10)");
     CHECK(carmine_start(vm, fibers, &t, &w, &r) == CARMINE_SUSPENDED);

@@ -122,6 +122,10 @@ pub struct HeapInner {
     /// Bytes of out-of-line storage allocated since the last collection (approximate).
     pub malloc_increase: usize,
     pub malloc_limit: usize,
+    /// The floor of `malloc_limit` (`MALLOC_LIMIT_MIN` unless an embedder lowered it, see
+    /// `Runtime::set_gc_malloc_limit`: many VMs in one server process each hold up to this
+    /// much garbage in buffers).
+    pub malloc_limit_min: usize,
     /// Per size class, at the last sweep: pages in use and the bytes of their live objects.
     class_use: [(usize, usize); SIZE_CLASSES.len()],
     /// The size class whose allocation found no free slot and started the collection.
@@ -177,6 +181,7 @@ impl Heap {
                 stats: GcStats::default(),
                 malloc_increase: 0,
                 malloc_limit: MALLOC_LIMIT_MIN,
+                malloc_limit_min: MALLOC_LIMIT_MIN,
                 class_use: Default::default(),
                 wanted_class: None,
                 old_objects: 0,
@@ -186,6 +191,14 @@ impl Heap {
                 old_at_major: 0,
             }),
         }
+    }
+
+    /// Sets the floor of the malloc limit (0: `MALLOC_LIMIT_MIN`), effective at once.
+    pub fn set_malloc_limit_min(&self, bytes: usize) {
+        let bytes = if bytes == 0 { MALLOC_LIMIT_MIN } else { bytes };
+        let mut heap = self.lock();
+        heap.malloc_limit_min = bytes;
+        heap.malloc_limit = bytes;
     }
 
     pub fn lock(&self) -> std::sync::MutexGuard<'_, HeapInner> {
@@ -483,7 +496,7 @@ impl HeapInner {
             let goal = (live_bytes * 100 / (100 - GOAL_FREE_PERCENT)).div_ceil(PAGE_SIZE).max(INITIAL_PAGES);
             self.release_pages(self.page_count().saturating_sub(goal));
         }
-        self.malloc_limit = (self.malloc_limit.max(MALLOC_LIMIT_MIN)).min(256 * 1024 * 1024);
+        self.malloc_limit = (self.malloc_limit.max(self.malloc_limit_min)).min(256 * 1024 * 1024);
     }
 
     /// Releases up to `n` pages: empty ones first (their memory goes back to the kernel),

@@ -14,8 +14,13 @@
 //! - A run suspends only from its runner, with no host method (C function) on the stack
 //!   and no other Ruby thread alive (threads run only while the VM's thread waits in the
 //!   VM): otherwise the hooks wait by blocking, as a run without suspension does.
-//!   `Mutex`, `Queue`, `ConditionVariable` and `Thread#join` waits (the `block` hook)
-//!   always block.
+//! - `Mutex`, `Queue`, `SizedQueue` and `ConditionVariable` waits (the `block` hook)
+//!   suspend only when the host set a waker (`Runtime::set_waker`): what ends them is
+//!   another run's doing (a push, an unlock), which the host cannot watch. The runner is
+//!   then listed in `TaskState::blocked` until that happens: `unblock` takes it off the
+//!   list and calls the waker with it (on the VM's thread, inside the run that woke it),
+//!   and the host resumes the task from its event loop. A woken run checks its condition
+//!   again and may suspend again. Without a waker these waits block the thread.
 //! - Any number of tasks may be suspended in one VM. Each step ends with the VM as the
 //!   host left it: a suspending run's changes are swapped out of the VM (see
 //!   `isolation`) and back in when it resumes, so every run sees only its own changes.
@@ -81,12 +86,25 @@ enum StepEnd {
     Done(std::result::Result<Value, Unwind>),
 }
 
+/// Called with the runner of a task suspended in a `block` wait that can go on now.
+pub type Waker = Box<dyn FnMut(Value)>;
+
 /// Per-VM state of the tasks (in `HostState`).
 #[derive(Default)]
 pub struct TaskState {
     job: Cell<Option<Job>>,
     /// Set by the runner just before it hands control back to the host.
     end: RefCell<Option<StepEnd>>,
+    waker: RefCell<Option<Waker>>,
+    /// Runners suspended in a `block` wait, not yet woken (registered roots: see `runner`).
+    blocked: RefCell<Vec<Value>>,
+}
+
+impl Task {
+    /// The fiber the run is on (what a `Waker` is called with).
+    pub fn runner(&self) -> Value {
+        self.runner
+    }
 }
 
 impl Runtime {
@@ -133,6 +151,14 @@ impl Runtime {
         limits::disarm(&self.vm);
         self.running -= 1;
         r
+    }
+
+    /// Lets `Mutex`, `Queue` and `ConditionVariable` waits suspend a task: `waker` is
+    /// called with the task's runner (`Task::runner`) when it may continue, and the host
+    /// resumes it (with `ready` 0). `waker` runs inside the run that woke the task and
+    /// must not call into the VM. None: those waits block again.
+    pub fn set_waker(&mut self, waker: Option<Waker>) {
+        *self.vm.host.tasks.waker.borrow_mut() = waker;
     }
 
     /// A runner for a new task: an idle one, or a new fiber.
@@ -328,10 +354,20 @@ fn hook_io_wait(ctx: &mut Ctx, _recv: Value, args: &crate::interp::Args) -> Resu
     }
 }
 
-/// `block(blocker, timeout = nil)`: always waits by blocking the thread, once, until it
-/// is woken (the caller checks its condition again) or the timeout passes.
+/// `block(blocker, timeout = nil)`: waits once, until it is woken (the caller checks its
+/// condition again) or the timeout passes: by suspending the run when the host set a
+/// waker, else by blocking the thread.
 fn hook_block(ctx: &mut Ctx, _recv: Value, args: &crate::interp::Args) -> Result<Value> {
-    let deadline = seconds(ctx, args.pos.get(1))?.map(|d| Instant::now() + d);
+    let timeout = seconds(ctx, args.pos.get(1))?;
+    if can_suspend(ctx) && ctx.vm().host.tasks.waker.borrow().is_some() {
+        let fiber = ctx.fiber_obj;
+        ctx.vm().host.tasks.blocked.borrow_mut().push(fiber);
+        let r = suspend(ctx, Wait { events: 0, fd: -1, timeout });
+        ctx.vm().host.tasks.blocked.borrow_mut().retain(|&f| f != fiber);
+        r?;
+        return Ok(Value::TRUE);
+    }
+    let deadline = timeout.map(|d| Instant::now() + d);
     let mut woken = false;
     blocking(ctx, |ctx| {
         crate::thread::sched::wait_until(ctx, deadline, |_| {
@@ -343,6 +379,21 @@ fn hook_block(ctx: &mut Ctx, _recv: Value, args: &crate::interp::Args) -> Result
     Ok(Value::TRUE)
 }
 
-fn hook_unblock(_ctx: &mut Ctx, _recv: Value, _args: &crate::interp::Args) -> Result<Value> {
+/// `unblock(blocker, fiber)`: a task suspended in `block` is handed to the host's waker
+/// (once: it is taken off the list). Blocked threads are woken by the caller.
+fn hook_unblock(ctx: &mut Ctx, _recv: Value, args: &crate::interp::Args) -> Result<Value> {
+    let fiber = args.pos[1];
+    let tasks = &ctx.vm().host.tasks;
+    let was_blocked = {
+        let mut blocked = tasks.blocked.borrow_mut();
+        let before = blocked.len();
+        blocked.retain(|&f| f != fiber);
+        blocked.len() != before
+    };
+    if was_blocked {
+        if let Some(wake) = tasks.waker.borrow_mut().as_mut() {
+            wake(fiber);
+        }
+    }
     Ok(Value::NIL)
 }
