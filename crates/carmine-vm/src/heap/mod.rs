@@ -634,10 +634,15 @@ impl<'a> Marker<'a> {
             return;
         }
         // SAFETY: as in `mark`.
-        if !unsafe { page::test_and_set_mark(v) } {
+        let (was_marked, old) = unsafe { page::test_and_set_mark_old(v) };
+        if !was_marked {
             self.visit(v);
-        }
-        if object::basic(v).flags & object::FL_OLD == 0 {
+            if object::basic(v).flags & object::FL_OLD == 0 {
+                self.found_young = true;
+            }
+        } else if !old {
+            // The page's old bit, not the object's `FL_OLD`: an old Array of a million old
+            // Strings is checked without reading a million headers.
             self.found_young = true;
         }
     }
@@ -664,7 +669,11 @@ impl<'a> Marker<'a> {
         if b.flags & object::FL_OLD == 0 {
             if b.flags & object::FL_SURVIVED == 0 {
                 b.flags |= object::FL_SURVIVED;
-            } else if b.flags & object::FL_SURVIVED2 == 0 {
+            } else if b.flags & object::FL_SURVIVED2 == 0 && !(leaf && self.checking) {
+                // A leaf that an old object references is promoted at its second
+                // marking, not its third: until then every minor collection traces
+                // the old container again (an Array of a million Strings built
+                // across collections: one full trace less).
                 b.flags |= object::FL_SURVIVED2;
             } else if !(self.hold && !leaf && object::wb_protected(ty)) {
                 b.flags |= object::FL_OLD;
