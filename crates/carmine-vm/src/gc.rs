@@ -137,6 +137,11 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
     let have_finalizer = queued_finalizers || !vm.objspace.pending.borrow().is_empty();
     record(&mut heap, reason, major, have_finalizer, start, marked, live_bytes);
     drop(heap);
+    if major {
+        if let Some(release) = vm.host.release_memory.get() {
+            release();
+        }
+    }
     crate::runtime::limits::after_collection(vm);
     if have_finalizer {
         vm.interrupt.fetch_or(crate::interp::ops::INTERRUPT_FINALIZE, std::sync::atomic::Ordering::AcqRel);
