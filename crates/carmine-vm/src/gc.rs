@@ -137,7 +137,8 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
     let have_finalizer = queued_finalizers || !vm.objspace.pending.borrow().is_empty();
     record(&mut heap, reason, major, have_finalizer, start, marked, live_bytes);
     drop(heap);
-    if major {
+    // Not under `GC.stress`, which collects at every allocation.
+    if major && reason != GcReason::Stress {
         if let Some(release) = vm.host.release_memory.get() {
             release();
         }
