@@ -33,7 +33,8 @@
 //!   frames or threads.
 //! - Minor collections (generational). An object marked by a third collection
 //!   (`FL_SURVIVED`, `FL_SURVIVED2` record the first two) is promoted: its page's old bit and its `FL_OLD`
-//!   flag are set. A minor collection starts with the old objects marked
+//!   flag are set (both always agree). A leaf that an old object references is promoted
+//!   by its second. A minor collection starts with the old objects marked
 //!   (`Page::mark_old`), so it neither traces nor frees them, except the remembered ones
 //!   (`remember_bits`), which it traces first. The invariant that makes this sound: at the
 //!   start of a minor collection, every young object referenced by an old object is
