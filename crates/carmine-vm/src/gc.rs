@@ -137,6 +137,12 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
     let have_finalizer = queued_finalizers || !vm.objspace.pending.borrow().is_empty();
     record(&mut heap, reason, major, have_finalizer, start, marked, live_bytes);
     drop(heap);
+    // Not under `GC.stress`, which collects at every allocation.
+    if major && reason != GcReason::Stress {
+        if let Some(release) = vm.host.release_memory.get() {
+            release();
+        }
+    }
     crate::runtime::limits::after_collection(vm);
     if have_finalizer {
         vm.interrupt.fetch_or(crate::interp::ops::INTERRUPT_FINALIZE, std::sync::atomic::Ordering::AcqRel);

@@ -520,6 +520,13 @@ impl Runtime {
         self.vm.heap.set_malloc_limit_min(bytes);
     }
 
+    /// Sets the function called after every major collection to give memory the
+    /// allocator holds, freed, back to the kernel (the `carmine` command's mimalloc
+    /// otherwise keeps the buffers a major collection frees resident for a while).
+    pub fn set_release_memory_hook(&mut self, f: fn()) {
+        self.vm.host.release_memory.set(Some(f));
+    }
+
     /// Bytes the VM's heap uses now.
     pub fn memory_usage(&self) -> usize {
         limits::memory_usage(&self.vm)

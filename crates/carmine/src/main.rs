@@ -75,6 +75,17 @@ extern "C" {
     fn mi_realloc(p: *mut u8, new_size: usize) -> *mut u8;
     /// mimalloc's option setter (linked in by the `mimalloc` crate).
     fn mi_option_set(option: i32, value: std::ffi::c_long);
+    fn mi_collect(force: bool);
+}
+
+/// After a major collection: mimalloc gives the memory of the buffers it freed back to the
+/// kernel. It otherwise purges freed spans only some time after they are freed, and only
+/// when a later allocation looks, so a program that builds big Strings round after round
+/// (bench/programs/str_build) kept each round's freed buffers resident: its RSS crept
+/// from 17 to 38 MB while its live data stayed the same.
+fn release_freed_memory() {
+    // SAFETY: mi_collect may be called at any time from any thread.
+    unsafe { mi_collect(true) };
 }
 
 /// `mi_option_arena_eager_commit` in mimalloc v2's (and v3's) `mi_option_t` (libmimalloc-sys 0.1.49,
@@ -352,6 +363,7 @@ fn run(mut o: Options) -> i32 {
         }
     }
     let mut rt = Runtime::new();
+    rt.set_release_memory_hook(release_freed_memory);
     rt.configure(&path, &args, &o.load_path, o.verbose);
     rt.set_frozen_string_literals(o.frozen_string_literals);
     rt.set_backtrace_limit(o.backtrace_limit);
