@@ -209,6 +209,7 @@ impl Segment {
         self.after_guard(recovered, s);
         if r.is_ok() {
             let w = &h.wait;
+            w.sender.store(((s as u64 + 1) << 32) | current_cpu() as u64, Ordering::Relaxed);
             fence(Ordering::SeqCst);
             if w.recv_waiters.load(Ordering::SeqCst) > 0 {
                 w.recv_seq.fetch_add(1, Ordering::SeqCst);
@@ -314,6 +315,17 @@ impl Segment {
         false
     }
 
+    /// Whether the process that sent last on this queue (other than slot `me`) ran, when it
+    /// sent, on the CPU this thread runs on now. Its next message then most likely needs
+    /// this CPU to be computed: a waiter that spins only keeps it from running (each hop of
+    /// a ping-pong whose two processes share a core would cost the whole spin), and one that
+    /// sleeps on the futex at once hands the core over for the price of a context switch.
+    pub fn sender_shares_cpu(&self, me: usize) -> bool {
+        let v = self.header().wait.sender.load(Ordering::Relaxed);
+        let (slot, cpu) = ((v >> 32) as usize, v as u32);
+        slot != 0 && slot != me + 1 && cpu != 0 && cpu == current_cpu()
+    }
+
     /// The senders' futex word now (read before re-trying a send that found no room).
     pub fn send_seq(&self) -> u32 {
         self.header().wait.send_seq.load(Ordering::SeqCst)
@@ -330,6 +342,14 @@ impl Segment {
         }
         w.send_waiters.fetch_sub(1, Ordering::SeqCst);
     }
+}
+
+/// The CPU this thread runs on now, plus one (0: unknown). `sched_getcpu` reads the
+/// kernel's restartable-sequence area (or the vDSO): no system call.
+fn current_cpu() -> u32 {
+    // SAFETY: no preconditions.
+    let c = unsafe { libc::sched_getcpu() };
+    if c < 0 { 0 } else { c as u32 + 1 }
 }
 
 /// Spins (with the CPU's pause hint) until `ready` or `limit` has passed: whether it got
