@@ -196,6 +196,8 @@ impl Segment {
             }
             // SAFETY: slot `tail` is outside `head .. tail`, so nobody reads it now.
             unsafe { std::ptr::write(self.ring_entry(tail), *entry) };
+            // Before the commit, so a waiter that sees the entry sees who sent it.
+            h.wait.sender.store(((s as u64 + 1) << 32) | current_cpu() as u64, Ordering::Relaxed);
             q.tail.store(tail + 1, Ordering::Release);
             if let Some(off) = block {
                 if !keep {
@@ -209,7 +211,6 @@ impl Segment {
         self.after_guard(recovered, s);
         if r.is_ok() {
             let w = &h.wait;
-            w.sender.store(((s as u64 + 1) << 32) | current_cpu() as u64, Ordering::Relaxed);
             fence(Ordering::SeqCst);
             if w.recv_waiters.load(Ordering::SeqCst) > 0 {
                 w.recv_seq.fetch_add(1, Ordering::SeqCst);
@@ -418,6 +419,27 @@ mod tests {
         assert_eq!(seg.push(a, &Entry::new(1), false), Err(PushError::Closed));
         assert_eq!(seg.pop(b).err(), Some(PopError::Closed));
         assert_eq!(seg.used_blocks(), 0);
+    }
+
+    #[test]
+    fn the_last_sender_and_its_cpu_are_seen_by_other_slots_only() {
+        let seg = Segment::anonymous(1 << 20, Some(8)).unwrap();
+        let (a, b) = (seg.attach().unwrap(), seg.attach().unwrap());
+        assert!(!seg.sender_shares_cpu(b), "nobody has sent yet");
+        // Pin this thread to the CPU it runs on, so the push and the check see the same one.
+        // SAFETY: plain affinity calls on this thread with a zeroed, then filled, set.
+        let mut old: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        assert_eq!(unsafe { libc::sched_getaffinity(0, size, &mut old) }, 0);
+        let mut one: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        unsafe { libc::CPU_SET(current_cpu() as usize - 1, &mut one) };
+        assert_eq!(unsafe { libc::sched_setaffinity(0, size, &one) }, 0);
+        seg.push(a, &Entry::new(1), false).unwrap();
+        let (theirs, mine) = (seg.sender_shares_cpu(b), seg.sender_shares_cpu(a));
+        unsafe { libc::sched_setaffinity(0, size, &old) };
+        assert!(theirs, "b waits on the CPU a sent from");
+        assert!(!mine, "a's own message says nothing about a peer");
+        seg.pop(b).unwrap();
     }
 
     #[test]

@@ -100,8 +100,10 @@ impl Handle {
     /// peer answers quickly from this core, and catches it when it runs on another.
     ///
     /// When the last sender ran on this thread's CPU, the wait sleeps at once and leaves the
-    /// spin as it was: spinning would only keep that peer off the core, and a catch it made
-    /// in the end (once the spin yields the CPU) would look like a reason to spin more.
+    /// spin as it was: spinning would only keep that peer off the core. A message the spin
+    /// caught from a sender on this CPU (one the hint could not foresee: this process sent
+    /// last) counts as a miss: it came only once the spin yielded the core, and crediting
+    /// it would keep the spin long exactly when it delays the peer.
     fn adaptive_wait(&self, me: usize, slice: Duration) {
         if self.seg.sender_shares_cpu(me) {
             self.seg.wait_for_entry(slice, Duration::ZERO);
@@ -115,7 +117,9 @@ impl Handle {
         let caught = self.seg.wait_for_entry(slice, Duration::from_micros(limit as u64));
         let took = start.elapsed().as_micros().min(u32::MAX as u128) as u32;
         self.last_wait_us.set(took);
-        if caught {
+        // A message caught from a sender on this CPU came only once the spin yielded the
+        // core to it: spinning delayed it, so that counts as a miss.
+        if caught && !self.seg.sender_shares_cpu(me) {
             self.spin_us.set(spin.max(took.saturating_mul(2).saturating_add(2)).min(max));
             self.spin_misses.set(0);
         } else {
