@@ -655,14 +655,20 @@ fn shared_send(ctx: &mut Ctx, recv: Value, args: &Args, mode: shared::Mode) -> R
     if let Some(e) = immediate_entry(ctx, v) {
         return Ok(push_waiting(ctx, &h, me, &e, false, deadline)?.map_or(Value::NIL, |_| recv));
     }
-    let (root, rec) = match shared::shared_obj(v) {
-        Some(w) => (w.root.clone(), w.rec),
-        None => shared::convert(ctx, v)?,
+    let (root, rec, plain) = match shared::shared_obj(v) {
+        Some(w) => (w.root.clone(), w.rec, false),
+        None => {
+            let (root, rec) = shared::convert(ctx, v)?;
+            (root, rec, true)
+        }
     };
     let name = object::class_name_of(ctx, v);
     root.check(ctx, &name)?;
     let owned = root.state.get() == shared::State::Owned;
-    if mode == shared::Mode::Move && (!owned || object::is_frozen(v)) {
+    // A frozen plain object (an Integer, a Rational, a Range, a Data, a frozen String …)
+    // moves like any plain object: the conversion is the receiver's new graph, and the
+    // sender's object, private memory, stays as it was.
+    if mode == shared::Mode::Move && (!owned || (!plain && object::is_frozen(v))) {
         return Err(tp_error(ctx, &format!("can't move a frozen {name} (a shared object is read-only everywhere; dup it for a writable copy)")));
     }
     let Some(off) = shared::place(ctx, &root, &h, me, &mut |ctx, len| alloc_block(ctx, &h, me, len, deadline))? else {
