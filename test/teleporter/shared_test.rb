@@ -16,15 +16,22 @@ class Account
 end
 
 # Runs `child` in a forked process with a tunnel to it (`to`) and one back (`from`);
-# returns what the parent block returns, after checking the child exited 0.
+# returns what the parent block returns, after checking the child exited 0. If the parent
+# block raises, the child is killed at once (it may be waiting for a message that will not
+# come, and would keep the test's output open).
 def with_child(capacity: 4 << 20, child:)
   to = T.new(capacity: capacity)
   from = T.new(capacity: capacity)
   pid = TPTest.fork_child { child.call(to, from) }
+  done = false
   r = yield to, from
-  st = TPTest.reap([pid])[pid]
-  assert st && st.success?, "child failed: #{st.inspect}"
+  done = true
   r
+ensure
+  if pid
+    st = TPTest.reap([pid], grace: done ? 30 : 0)[pid]
+    assert st && st.success?, "child failed: #{st.inspect}" if done
+  end
 end
 
 # Collects until the segment's used blocks fall back to `base` (reclaiming dead children).
@@ -237,6 +244,58 @@ test "a plain object given to move_send is converted once; moved-in objects are 
     to.move_send({"n" => 1})
     assert_equal ["plain moved", false, {"n" => 2}], from.recv
   end
+end
+
+test "move_send takes every supported type, immutable values and frozen plain objects included" do
+  objs = [2**100, Rational(3, 7), Complex(1, -2.5), 1..10, Pair.new(a: 1, b: [2]), Point.new(1, "p"),
+          Account.new("ann", 10**20), "frozen".freeze, [Rational(1, 2), 2**70, Point.new(2, 3)].freeze,
+          {r: 1..2, d: Pair.new(a: nil, b: 1.5)}]
+  got = with_child(child: ->(to, from) {
+    objs.size.times do
+      v = to.move_recv
+      writable = case v
+                 when SS then (v << "!"; v.chomp!("!"); true)
+                 when SA then (v << 0; v.pop; true)
+                 when SH then (v[:new] = 1; v.delete(:new); true)
+                 when Point then (v.x = v.x; true)
+                 when Account then (v.instance_variable_set(:@owner, v.owner); true)
+                 else v.frozen? # Integer, Rational, Complex, Range and Data are always frozen
+                 end
+      from.send [v.class.name, (v.respond_to?(:unshare) ? v.unshare : v), writable]
+    end
+  }) do |to, from|
+    objs.each { |o| to.move_send(o) }
+    objs.map { from.recv }
+  end
+  objs.each_with_index do |o, i|
+    klass, value, writable = got[i]
+    assert_equal o, value, "#{o.class} came back different"
+    assert writable, "#{o.class}: a moved-in object is as writable as its class allows"
+    assert_equal({String => "Teleporter::SharedString", Array => "Teleporter::SharedArray",
+                  Hash => "Teleporter::SharedHash"}.fetch(o.class, o.class.name), klass)
+  end
+  assert_equal "frozen", objs[7], "the sender's plain objects stay as they were"
+  assert objs[5].x == 1 && !objs[5].frozen?
+end
+
+test "copies inside an owned graph read frozen: a change goes back with []=" do
+  t = T.new(capacity: 1 << 20)
+  t.move_send([Point.new(1, 2), {acct: Account.new("bo", 5)}, 2**80])
+  a = t.move_recv
+  pt = a[0]
+  assert pt.frozen?, "a Struct read from a moved graph is a copy: frozen, so a change cannot be lost"
+  assert_raise(FrozenError) { pt.x = 9 }
+  assert_raise(FrozenError) { a[1][:acct].instance_variable_set(:@balance, 0) }
+  changed = pt.dup
+  changed.x = 9
+  a[0] = changed
+  assert_equal Point.new(9, 2), a[0]
+  assert_equal 2**80, a[2]
+  plain = a.unshare
+  assert !plain[0].frozen? && !plain[1][:acct].frozen?, "unshare gives private, writable copies"
+  plain[0].x = 10
+  assert_equal 9, a[0].x
+  assert_equal Point.new(1, 1), (t.move_send(Point.new(1, 1)); t.move_recv.tap { |p| p.y = 1 })
 end
 
 test "share and move refuse what they must: frozen moves, move_recv of a shared message, unsupported objects" do

@@ -196,6 +196,8 @@ impl Segment {
             }
             // SAFETY: slot `tail` is outside `head .. tail`, so nobody reads it now.
             unsafe { std::ptr::write(self.ring_entry(tail), *entry) };
+            // Before the commit, so a waiter that sees the entry sees who sent it.
+            h.wait.sender.store(((s as u64 + 1) << 32) | current_cpu() as u64, Ordering::Relaxed);
             q.tail.store(tail + 1, Ordering::Release);
             if let Some(off) = block {
                 if !keep {
@@ -314,6 +316,17 @@ impl Segment {
         false
     }
 
+    /// Whether the process that sent last on this queue (other than slot `me`) ran, when it
+    /// sent, on the CPU this thread runs on now. Its next message then most likely needs
+    /// this CPU to be computed: a waiter that spins only keeps it from running (each hop of
+    /// a ping-pong whose two processes share a core would cost the whole spin), and one that
+    /// sleeps on the futex at once hands the core over for the price of a context switch.
+    pub fn sender_shares_cpu(&self, me: usize) -> bool {
+        let v = self.header().wait.sender.load(Ordering::Relaxed);
+        let (slot, cpu) = ((v >> 32) as usize, v as u32);
+        slot != 0 && slot != me + 1 && cpu != 0 && cpu == current_cpu()
+    }
+
     /// The senders' futex word now (read before re-trying a send that found no room).
     pub fn send_seq(&self) -> u32 {
         self.header().wait.send_seq.load(Ordering::SeqCst)
@@ -330,6 +343,14 @@ impl Segment {
         }
         w.send_waiters.fetch_sub(1, Ordering::SeqCst);
     }
+}
+
+/// The CPU this thread runs on now, plus one (0: unknown). `sched_getcpu` reads the
+/// kernel's restartable-sequence area (or the vDSO): no system call.
+fn current_cpu() -> u32 {
+    // SAFETY: no preconditions.
+    let c = unsafe { libc::sched_getcpu() };
+    if c < 0 { 0 } else { c as u32 + 1 }
 }
 
 /// Spins (with the CPU's pause hint) until `ready` or `limit` has passed: whether it got
@@ -398,6 +419,27 @@ mod tests {
         assert_eq!(seg.push(a, &Entry::new(1), false), Err(PushError::Closed));
         assert_eq!(seg.pop(b).err(), Some(PopError::Closed));
         assert_eq!(seg.used_blocks(), 0);
+    }
+
+    #[test]
+    fn the_last_sender_and_its_cpu_are_seen_by_other_slots_only() {
+        let seg = Segment::anonymous(1 << 20, Some(8)).unwrap();
+        let (a, b) = (seg.attach().unwrap(), seg.attach().unwrap());
+        assert!(!seg.sender_shares_cpu(b), "nobody has sent yet");
+        // Pin this thread to the CPU it runs on, so the push and the check see the same one.
+        // SAFETY: plain affinity calls on this thread with a zeroed, then filled, set.
+        let mut old: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        assert_eq!(unsafe { libc::sched_getaffinity(0, size, &mut old) }, 0);
+        let mut one: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        unsafe { libc::CPU_SET(current_cpu() as usize - 1, &mut one) };
+        assert_eq!(unsafe { libc::sched_setaffinity(0, size, &one) }, 0);
+        seg.push(a, &Entry::new(1), false).unwrap();
+        let (theirs, mine) = (seg.sender_shares_cpu(b), seg.sender_shares_cpu(a));
+        unsafe { libc::sched_setaffinity(0, size, &old) };
+        assert!(theirs, "b waits on the CPU a sent from");
+        assert!(!mine, "a's own message says nothing about a peer");
+        seg.pop(b).unwrap();
     }
 
     #[test]

@@ -74,6 +74,10 @@ pub struct WaitWords {
     /// Bumped (and woken) when an entry or heap memory is freed, or the queue closes.
     pub send_seq: AtomicU32,
     pub send_waiters: AtomicU32,
+    /// Who sent last: `(slot + 1) << 32 | (cpu + 1)` of the process that committed the
+    /// latest push and the CPU it ran on then (0: nobody yet). A hint for waiters, written
+    /// without the lock (`queue::Segment::sender_shares_cpu`).
+    pub sender: AtomicU64,
 }
 
 #[repr(C, align(64))]

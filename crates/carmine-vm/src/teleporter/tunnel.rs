@@ -67,6 +67,8 @@ pub struct Handle {
     spin_us: Cell<u32>,
     /// Waits in a row that spinning could not have caught.
     spin_misses: Cell<u32>,
+    /// How long the last wait for an entry took (µs), spun or slept.
+    last_wait_us: Cell<u32>,
     /// Shared-object blocks this process holds, with the number of its `shared::Root`s
     /// holding each (the last one dropped releases the process's bit).
     pub(crate) holds: std::cell::RefCell<std::collections::HashMap<usize, u32>>,
@@ -86,22 +88,38 @@ impl Drop for Handle {
 const PROBE_EVERY: u32 = 8;
 
 impl Handle {
-    /// Waits up to `slice` for an entry, spinning first for as long as spinning has lately
-    /// paid. The spin follows how long messages take to arrive: a wait caught by the spin
-    /// sets it to at least twice the time it took (a peer that answers in 50 µs keeps being
-    /// caught instead of paying a futex wake-up every time); a wait the spin did not catch
-    /// halves it (a slow or descheduled peer is not delayed by a waiter burning a core).
-    /// Halving alone would be a ratchet: one preemption of the peer and the spin decays to
-    /// nothing, after which every wait sleeps. So after a run of misses one wait in
-    /// `PROBE_EVERY` probes with the full spin (`queue::SPIN`) again.
-    fn adaptive_wait(&self, slice: Duration) {
+    /// Waits up to `slice` for an entry (for slot `me`), spinning first for as long as
+    /// spinning has lately paid. The spin follows how long messages take to arrive: a wait
+    /// caught by the spin sets it to at least twice the time it took (a peer that answers
+    /// in 50 µs keeps being caught instead of paying a futex wake-up every time); a wait the
+    /// spin did not catch halves it (a slow or descheduled peer is not delayed by a waiter
+    /// burning a core). Halving alone would be a ratchet: one preemption of the peer and the
+    /// spin decays to nothing, after which every wait sleeps. So after a run of misses one
+    /// wait in `PROBE_EVERY` probes with a longer spin again: twice the last wait, the time
+    /// the peer took to answer (up to `queue::SPIN`), so a probe costs little when the
+    /// peer answers quickly from this core, and catches it when it runs on another.
+    ///
+    /// When the last sender ran on this thread's CPU, the wait sleeps at once and leaves the
+    /// spin as it was: spinning would only keep that peer off the core. A message the spin
+    /// caught from a sender on this CPU (one the hint could not foresee: this process sent
+    /// last) counts as a miss: it came only once the spin yielded the core, and crediting
+    /// it would keep the spin long exactly when it delays the peer.
+    fn adaptive_wait(&self, me: usize, slice: Duration) {
+        if self.seg.sender_shares_cpu(me) {
+            self.seg.wait_for_entry(slice, Duration::ZERO);
+            return;
+        }
         let max = super::queue::SPIN.as_micros() as u32;
         let (spin, misses) = (self.spin_us.get(), self.spin_misses.get());
-        let limit = if spin < max && misses % PROBE_EVERY == PROBE_EVERY - 1 { max } else { spin };
+        let probe = self.last_wait_us.get().saturating_mul(2).saturating_add(2).min(max);
+        let limit = if misses % PROBE_EVERY == PROBE_EVERY - 1 { spin.max(probe) } else { spin };
         let start = Instant::now();
         let caught = self.seg.wait_for_entry(slice, Duration::from_micros(limit as u64));
         let took = start.elapsed().as_micros().min(u32::MAX as u128) as u32;
-        if caught {
+        self.last_wait_us.set(took);
+        // A message caught from a sender on this CPU came only once the spin yielded the
+        // core to it: spinning delayed it, so that counts as a miss.
+        if caught && !self.seg.sender_shares_cpu(me) {
             self.spin_us.set(spin.max(took.saturating_mul(2).saturating_add(2)).min(max));
             self.spin_misses.set(0);
         } else {
@@ -196,7 +214,7 @@ fn size_args(ctx: &mut Ctx, args: &Args) -> Result<(usize, Option<usize>)> {
 }
 
 pub(super) fn wrap(ctx: &mut Ctx, klass: Value, seg: Segment, name: Option<String>) -> Value {
-    let handle = Rc::new(Handle { seg, name, attached: Cell::new(None), spin_us: Cell::new(super::queue::SPIN.as_micros() as u32), spin_misses: Cell::new(0), holds: Default::default() });
+    let handle = Rc::new(Handle { seg, name, attached: Cell::new(None), spin_us: Cell::new(super::queue::SPIN.as_micros() as u32), spin_misses: Cell::new(0), last_wait_us: Cell::new(0), holds: Default::default() });
     object::new_data(ctx, klass, Box::new(TunnelData { handle, buf: Vec::new() }))
 }
 
@@ -331,7 +349,7 @@ fn blocking<T>(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, deadline: Option<Instan
             let hh = h.clone();
             sched::without_gl(ctx, move || match wait {
                 Attempt::WaitRoom(seq) => hh.seg.wait_for_room(seq, slice),
-                _ => hh.adaptive_wait(slice),
+                _ => hh.adaptive_wait(me, slice),
             });
         }
         sched::poll_interrupts(ctx)?;
@@ -637,14 +655,20 @@ fn shared_send(ctx: &mut Ctx, recv: Value, args: &Args, mode: shared::Mode) -> R
     if let Some(e) = immediate_entry(ctx, v) {
         return Ok(push_waiting(ctx, &h, me, &e, false, deadline)?.map_or(Value::NIL, |_| recv));
     }
-    let (root, rec) = match shared::shared_obj(v) {
-        Some(w) => (w.root.clone(), w.rec),
-        None => shared::convert(ctx, v)?,
+    let (root, rec, plain) = match shared::shared_obj(v) {
+        Some(w) => (w.root.clone(), w.rec, false),
+        None => {
+            let (root, rec) = shared::convert(ctx, v)?;
+            (root, rec, true)
+        }
     };
     let name = object::class_name_of(ctx, v);
     root.check(ctx, &name)?;
     let owned = root.state.get() == shared::State::Owned;
-    if mode == shared::Mode::Move && (!owned || object::is_frozen(v)) {
+    // A frozen plain object (an Integer, a Rational, a Range, a Data, a frozen String …)
+    // moves like any plain object: the conversion is the receiver's new graph, and the
+    // sender's object, private memory, stays as it was.
+    if mode == shared::Mode::Move && (!owned || (!plain && object::is_frozen(v))) {
         return Err(tp_error(ctx, &format!("can't move a frozen {name} (a shared object is read-only everywhere; dup it for a writable copy)")));
     }
     let Some(off) = shared::place(ctx, &root, &h, me, &mut |ctx, len| alloc_block(ctx, &h, me, len, deadline))? else {

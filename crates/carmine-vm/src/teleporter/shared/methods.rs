@@ -6,7 +6,7 @@
 use std::rc::Rc;
 
 use super::image::*;
-use super::{cell_value, corrupt, shared_obj, str_encoding, unshare, wrap, Builder, Root, State};
+use super::{cell_value, corrupt, Read, shared_obj, str_encoding, unshare, wrap, Builder, Root, State};
 use crate::core::{array, encoding, hash, object, string};
 use crate::interp::Args;
 use crate::thread::Ctx;
@@ -38,8 +38,8 @@ fn writable(ctx: &mut Ctx, recv: Value) -> Result<(Rc<Root>, usize, Img)> {
     Ok((root, rec, img))
 }
 
-fn freeze_reads(root: &Root) -> bool {
-    root.state.get() == State::Frozen
+fn freeze_reads(root: &Root) -> Read {
+    if root.state.get() == State::Frozen { Read::Frozen } else { Read::Owned }
 }
 
 /// A new graph (in process memory) whose root record `build` writes.
@@ -566,7 +566,7 @@ fn m_hash_delete(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     writable(ctx, recv)?;
     let Some((root, img, e)) = lookup(ctx, recv, args.pos[0])? else { return Ok(Value::NIL) };
     let c = img.cell(e + 24).ok_or_else(|| corrupt(ctx))?;
-    let v = cell_value(ctx, &root, &img, c, false)?;
+    let v = cell_value(ctx, &root, &img, c, Read::Private)?;
     let img = root.img().ok_or_else(|| corrupt(ctx))?;
     let rec = shared_obj(recv).map(|w| w.rec).unwrap_or(0);
     let (len, ..) = img.hash(rec).ok_or_else(|| corrupt(ctx))?;

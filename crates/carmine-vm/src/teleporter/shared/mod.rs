@@ -674,10 +674,25 @@ pub fn wrap(ctx: &mut Ctx, root: &Rc<Root>, rec: usize, kind: u64, freeze: bool)
     v
 }
 
+/// How values read from an image come out.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Read {
+    /// From a frozen (shared) graph: wrappers and copies frozen.
+    Frozen,
+    /// From an owned graph: wrappers writable; copies (Bignum, Rational, Complex, Range,
+    /// Struct, Data, user objects, stored in the copy format) frozen, because each read
+    /// decodes a new copy and a change made to it would never reach the graph: the error
+    /// says so, and `graph[i] = changed_copy` stores a change.
+    Owned,
+    /// Out of any graph (a deep `unshare`, a value deleted from a graph, a moved object
+    /// received at the top): copies writable.
+    Private,
+}
+
 /// The Ruby value of cell `c` of `root`'s image `img`: immediates as they are, strings,
-/// arrays and hashes as wrappers (frozen when `freeze`), symbols interned, copy-format
-/// records loaded.
-pub fn cell_value(ctx: &mut Ctx, root: &Rc<Root>, img: &Img, c: Cell, freeze: bool) -> Result<Value> {
+/// arrays and hashes as wrappers (frozen when `how` is `Read::Frozen`), symbols interned,
+/// copy-format records loaded (frozen unless `how` is `Read::Private`).
+pub fn cell_value(ctx: &mut Ctx, root: &Rc<Root>, img: &Img, c: Cell, how: Read) -> Result<Value> {
     Ok(match c.0 {
         C_NIL => Value::NIL,
         C_TRUE => Value::TRUE,
@@ -687,7 +702,7 @@ pub fn cell_value(ctx: &mut Ctx, root: &Rc<Root>, img: &Img, c: Cell, freeze: bo
         C_REF => {
             let rec = c.1 as usize;
             match img.kind(rec) {
-                Some(k @ (R_STR | R_ARR | R_HASH)) => wrap(ctx, root, rec, k, freeze),
+                Some(k @ (R_STR | R_ARR | R_HASH)) => wrap(ctx, root, rec, k, how == Read::Frozen),
                 Some(R_SYM) => {
                     let b = img.blob(rec).ok_or_else(|| corrupt(ctx))?;
                     Value::symbol(ctx.intern_bytes(b))
@@ -695,7 +710,7 @@ pub fn cell_value(ctx: &mut Ctx, root: &Rc<Root>, img: &Img, c: Cell, freeze: bo
                 Some(R_BLOB) => {
                     let b = img.blob(rec).ok_or_else(|| corrupt(ctx))?.to_vec();
                     let v = super::format::load(ctx, &b)?;
-                    if root.state.get() == State::Frozen {
+                    if how != Read::Private {
                         object::freeze(v);
                     }
                     v
@@ -717,7 +732,7 @@ pub fn key_value(ctx: &mut Ctx, root: &Rc<Root>, img: &Img, c: Cell) -> Result<V
         let s = string::new_with_enc_from_slice(ctx, b, e);
         return Ok(object::freeze(s));
     }
-    cell_value(ctx, root, img, c, true)
+    cell_value(ctx, root, img, c, Read::Frozen)
 }
 
 /// A plain Ruby copy of record `rec` and everything it reaches (identity and cycles kept).
@@ -732,7 +747,7 @@ pub fn unshare(ctx: &mut Ctx, root: &Rc<Root>, rec: usize) -> Result<Value> {
 fn unshare_cell(ctx: &mut Ctx, root: &Rc<Root>, c: Cell, done: &mut HashMap<usize, Value>) -> Result<Value> {
     if c.0 != C_REF {
         let img = root.img().ok_or_else(|| corrupt(ctx))?;
-        return cell_value(ctx, root, &img, c, false);
+        return cell_value(ctx, root, &img, c, Read::Private);
     }
     let rec = c.1 as usize;
     if let Some(&v) = done.get(&rec) {
@@ -777,7 +792,7 @@ fn unshare_cell(ctx: &mut Ctx, root: &Rc<Root>, c: Cell, done: &mut HashMap<usiz
             }
             return Ok(h);
         }
-        _ => cell_value(ctx, root, &img, c, false)?,
+        _ => cell_value(ctx, root, &img, c, Read::Private)?,
     };
     ctx.protect(v);
     done.insert(rec, v);
@@ -862,6 +877,6 @@ pub fn receive(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, e: &Entry, moved: bool,
     } else if !img.is_frozen() {
         img.set_frozen();
     }
-    let frozen = root.state.get() == State::Frozen;
-    cell_value(ctx, &root, &img, (C_REF, rec as u64), frozen)
+    let how = if root.state.get() == State::Frozen { Read::Frozen } else { Read::Private };
+    cell_value(ctx, &root, &img, (C_REF, rec as u64), how)
 }
