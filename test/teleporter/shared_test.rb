@@ -420,12 +420,15 @@ test "kill -9 of a process holding shared and moved objects leaks nothing" do
     assert_equal [100_000, 2, 1], ready.recv(timeout: 30)
     Process.kill(:KILL, pid)
     Process.wait(pid)
+    pid = nil # reaped: its number may belong to another process now
     s = nil
     assert_equal base, settle(t, base)
     assert t.stats[:reclaimed] >= 1
   ensure
-    Process.kill(:KILL, pid) rescue nil
-    Process.wait(pid) rescue nil
+    if pid
+      Process.kill(:KILL, pid) rescue nil
+      Process.wait(pid) rescue nil
+    end
     t.unlink
   end
   assert_equal [], TPTest.leftovers
