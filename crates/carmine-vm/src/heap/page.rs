@@ -365,8 +365,6 @@ fn map_aligned_pages(n: usize) -> Option<usize> {
 /// How many slots ahead of the one it reads the sweep prefetches (far enough to cover a
 /// memory access on a loaded machine: 6 left the sweep waiting on most dead slots).
 const SWEEP_PREFETCH: usize = 24;
-/// How far past the slot it takes allocation prefetches (about six 40-byte allocations).
-pub const ALLOC_PREFETCH_BYTES: usize = 256;
 
 /// Starts loading the cache line at `p` (a hint; no effect on other architectures).
 #[inline(always)]
