@@ -69,17 +69,24 @@ def measure(mode, obj, rounds)
   end
 end
 
+# Yields each kind and size with the µs per transfer of every mode, `timer` measuring one.
+def each_row(timer)
+  KINDS.each do |kind|
+    SIZES.each do |bytes|
+      n = iterations(bytes)
+      r = MODES.keys.to_h { |m| [m, timer.call(m, make(kind, bytes), n)] }
+      GC.start
+      yield kind, bytes, r
+      $stdout.flush
+    end
+  end
+end
+
 printf("signals alone: %.2f µs per round trip\n\n", measure(nil, nil, N))
 puts "| kind | bytes | copy µs | share µs | move µs | copy / share |"
 puts "|---|---:|---:|---:|---:|---:|"
-KINDS.each do |kind|
-  SIZES.each do |bytes|
-    n = iterations(bytes)
-    r = MODES.keys.to_h { |m| [m, measure(m, make(kind, bytes), n)] }
-    GC.start
-    printf("| %s | %d | %.2f | %.2f | %.2f | %.1f |\n", kind, bytes, r["copy"], r["share"], r["move"], r["copy"] / r["share"])
-    $stdout.flush
-  end
+each_row(method(:measure)) do |kind, bytes, r|
+  printf("| %s | %d | %.2f | %.2f | %.2f | %.1f |\n", kind, bytes, r["copy"], r["share"], r["move"], r["copy"] / r["share"])
 end
 
 # The transfer alone, without the other process's scheduling: one send and one receive by
@@ -102,12 +109,6 @@ puts "One process, one send + one receive:"
 puts
 puts "| kind | bytes | copy µs | share µs | move µs |"
 puts "|---|---:|---:|---:|---:|"
-KINDS.each do |kind|
-  SIZES.each do |bytes|
-    n = iterations(bytes)
-    r = MODES.keys.to_h { |m| [m, local(m, make(kind, bytes), n)] }
-    GC.start
-    printf("| %s | %d | %.2f | %.2f | %.2f |\n", kind, bytes, r["copy"], r["share"], r["move"])
-    $stdout.flush
-  end
+each_row(method(:local)) do |kind, bytes, r|
+  printf("| %s | %d | %.2f | %.2f | %.2f |\n", kind, bytes, r["copy"], r["share"], r["move"])
 end

@@ -161,6 +161,13 @@ impl IvarExt {
         unsafe { std::slice::from_raw_parts(self.0.add(1) as *const Value, *self.0) }
     }
 
+    /// The address of value `i`, when the block has that index.
+    #[inline(always)]
+    fn slot(&self, i: usize) -> Option<*mut Value> {
+        // SAFETY: a non-null block starts with its length, followed by that many values.
+        (i < self.as_slice().len()).then(|| unsafe { (self.0.add(1) as *mut Value).add(i) })
+    }
+
     /// Bytes of the malloc'd block (0 when there is none).
     pub fn heap_bytes(&self) -> usize {
         if self.0.is_null() { 0 } else { (self.as_slice().len() + 1) * std::mem::size_of::<usize>() }
@@ -188,8 +195,10 @@ impl IvarExt {
                 self.0 = p;
             }
         }
-        // SAFETY: i < length now.
-        unsafe { *(self.0.add(1) as *mut Value).add(i) = v };
+        if let Some(slot) = self.slot(i) {
+            // SAFETY: `slot` is value i of the block (its length is above i now).
+            unsafe { *slot = v };
+        }
     }
 
     fn free(&mut self) {
@@ -259,6 +268,7 @@ impl RObject {
         (self.basic.aux & OBJ_INLINE) as usize
     }
 
+    #[inline(always)]
     fn ext(&self) -> Option<&mut IvarExt> {
         // SAFETY: with OBJ_EXT the word after the inline ones holds an IvarExt.
         (self.basic.aux & OBJ_EXT != 0).then(|| unsafe { &mut *(self.word(self.inline_len()) as *mut IvarExt) })
@@ -311,15 +321,7 @@ impl RObject {
     /// The address of variable `n + i` in the ivar block, when the block has that index.
     #[inline(always)]
     fn ext_slot(&self, i: usize) -> Option<*mut Value> {
-        if self.basic.aux & OBJ_EXT == 0 {
-            return None;
-        }
-        // SAFETY: with OBJ_EXT the word after the inline ones holds an IvarExt, whose
-        // non-null block starts with its length.
-        unsafe {
-            let block = (*(self.word(self.inline_len()) as *const IvarExt)).0;
-            (!block.is_null() && i < *block).then(|| (block.add(1) as *mut Value).add(i))
-        }
+        self.ext()?.slot(i)
     }
 
     #[inline(never)]

@@ -368,7 +368,7 @@ const SWEEP_PREFETCH: usize = 24;
 
 /// Starts loading the cache line at `p` (a hint; no effect on other architectures).
 #[inline(always)]
-pub(crate) fn prefetch(p: *const u8) {
+fn prefetch(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch never faults, whatever the address.
     unsafe {
