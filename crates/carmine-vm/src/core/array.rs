@@ -162,13 +162,21 @@ pub fn slice_to_vec(v: Value, start: usize, n: usize) -> Vec<Value> {
 
 #[inline]
 pub fn push(ctx: &mut Ctx, a: Value, v: Value) {
+    if !rarray(a).push_in_place(v) {
+        push_grown(ctx, a, v);
+    }
+    crate::heap::write_barrier(a, v);
+}
+
+/// `push` when the buffer must grow (or move its elements down first): the growth of a
+/// large buffer counts towards the malloc limit.
+#[inline(never)]
+fn push_grown(ctx: &mut Ctx, a: Value, v: Value) {
     let items = rarray(a);
     let cap = items.capacity();
     items.push(v);
-    let grown = items.capacity() != cap && cap >= 64;
-    crate::heap::write_barrier(a, v);
-    if grown {
-        let grown = (rarray(a).capacity() - cap) * 8;
+    if cap >= 64 && items.capacity() != cap {
+        let grown = (items.capacity() - cap) * 8;
         ctx.note_malloc(grown);
     }
 }

@@ -277,6 +277,32 @@ impl RArray {
         if self.is_embedded() { 0 } else { self.capacity() * std::mem::size_of::<Value>() }
     }
 
+    /// Appends `v` when the buffer has room for it (no allocation, no move); false otherwise.
+    #[inline(always)]
+    pub fn push_in_place(&mut self, v: Value) -> bool {
+        if self.is_embedded() {
+            let n = (self.basic.aux & LOW) as usize;
+            if n < self.embed_cap() {
+                // SAFETY: embedded form with room.
+                unsafe { self.inline_ptr().add(n).write(v) };
+                self.basic.aux += 1;
+                return true;
+            }
+            return false;
+        }
+        let vec = self.vec();
+        let n = vec.len();
+        if n < vec.capacity() {
+            // SAFETY: within the capacity; the slot is initialized before the length covers it.
+            unsafe {
+                vec.as_mut_ptr().add(n).write(v);
+                vec.set_len(n + 1);
+            }
+            return true;
+        }
+        false
+    }
+
     #[inline]
     pub fn push(&mut self, v: Value) {
         if self.is_embedded() {
