@@ -251,3 +251,39 @@ test "each iteration of a block whose locals are captured gets its own environme
   3.times { |i| fresh << defined?(z).inspect; z = i; fresh << [1].map { z } }
   assert_equal ["nil", [0], "nil", [1], "nil", [2]], fresh
 end
+
+test "Integer#upto and #downto with a Fixnum limit run as iterator frames" do
+  r = []
+  1.upto(4) { |i| r << i }
+  4.downto(1) { |i| r << i }
+  assert_equal [1, 2, 3, 4, 4, 3, 2, 1], r
+  assert_equal 3, 3.upto(1) { raise "not called" }
+  assert_equal 1, 1.downto(3) { raise "not called" }
+  assert_equal 300, (1.upto(10) { |i| break i * 100 if i == 3 })
+  s = 0
+  (-2).upto(2) { |i| next if i == 0; s += i }
+  assert_equal 0, s
+  x = []
+  1.upto(2.5) { |i| x << i }
+  assert_equal [1, 2], x
+  m = Object.new
+  def m.find = 1.upto(5) { |i| return i if i == 2 }
+  assert_equal 2, m.find
+  max = 4611686018427387903
+  z = []
+  (max - 1).upto(max) { |i| z << i }
+  assert_equal [max - 1, max], z
+  e = []
+  2.downto(0) { |i| e << (10 / i rescue $!.class) }
+  assert_equal [5, 10, ZeroDivisionError], e
+  ex = (1.upto(3) { |i| raise "x#{i}" if i == 2 } rescue $!)
+  assert_equal "x2", ex.message
+  assert_match(/upto/, ex.backtrace[1])
+  assert_equal 1, 1.upto(3, &:to_s)
+  y = []
+  1.upto(3, &y.method(:push))
+  assert_equal [1, 2, 3], y
+  procs = []
+  1.upto(3) { |i| procs << -> { i } }
+  assert_equal [1, 2, 3], procs.map(&:call)
+end

@@ -94,3 +94,26 @@ test "attribute readers and writers reached through operators see ivar changes" 
   frozen = Box.new(1).freeze
   assert_raise(FrozenError) { frozen << 1 }
 end
+
+test "<=> compares Fixnums and Floats in place and sends for anything else" do
+  assert_equal [-1, 1, 0], [1 <=> 2, 2 <=> 1, 3 <=> 3]
+  assert_equal [-1, 1, 0, nil], [1 <=> 2.5, 2.5 <=> 1, 1.0 <=> 1.0, (0.0 / 0.0) <=> 1.0]
+  assert_equal [nil, -1, 1, -1], [1 <=> "a", "a" <=> "b", (2**70) <=> 1, [1, 2] <=> [1, 3]]
+  k = Class.new do
+    include Comparable
+    attr_reader :v
+    def initialize(v) = (@v = v)
+    def <=>(o) = v <=> o.v
+  end
+  assert_equal [-1, true], [k.new(1) <=> k.new(2), k.new(3) > k.new(2)]
+  assert_equal [3, 2, 1], [3, 1, 2].sort { |a, b| b <=> a }
+  out, _err, status = run_carmine(<<~RUBY)
+    p 1 <=> 2
+    class Integer; def <=>(o) = 42; end
+    p 1 <=> 2
+    class Float; def <=>(o) = 43; end
+    p 1.5 <=> 2.5
+  RUBY
+  assert status.success?
+  assert_equal "-1\n42\n43\n", out
+end

@@ -126,7 +126,7 @@ predefined_symbols! {
     HALF = "half", UP = "up", DOWN = "down", EVEN = "even", CHOMP = "chomp",
     TO_PATH = "to_path", TO_IO = "to_io", READ = "read", WRITE = "write",
     EXCEPTION_CLASS = "exception_class", RESULT = "result", INTERN = "intern",
-    FORWARD = "...", TIMES = "times", LOOP = "loop",
+    FORWARD = "...", TIMES = "times", LOOP = "loop", UPTO = "upto", DOWNTO = "downto",
     LITERAL_HASH = "__literal_hash__",
     STRUCT_MEMBERS = "__members__", STRUCT_KEYWORD_INIT = "__keyword_init__",
     // bigdecimal's class and per-thread modes (read on every BigDecimal operation)

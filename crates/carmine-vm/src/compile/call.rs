@@ -159,6 +159,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                 sym::LE => Insn::OptLe(ci),
                 sym::GT => Insn::OptGt(ci),
                 sym::GE => Insn::OptGe(ci),
+                sym::CMP => Insn::OptCmp(ci),
                 sym::LTLT => Insn::OptLtLt(ci),
                 sym::AND => Insn::OptAnd(ci),
                 sym::OR => Insn::OptOr(ci),

@@ -139,6 +139,8 @@ pub enum Insn {
     OptSize(u32),
     OptEmptyP(u32),
     OptSucc(u32),
+    /// `a <=> b`: Fixnums and Floats compared in place, anything else sent.
+    OptCmp(u32),
     /// Fused `GetLocal(l); PutInt(k); Opt*(ci)` (see `compile::peephole`).
     OptPlusLI(u32, i32, u32),
     OptMinusLI(u32, i32, u32),

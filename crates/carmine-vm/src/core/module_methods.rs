@@ -359,7 +359,7 @@ fn note_redefinition(ctx: &Ctx, target: Value, name: SymId) {
         ctx.vm().redefined.fetch_or(ops::REDEF_NIL_TO_A, std::sync::atomic::Ordering::Relaxed);
         return;
     }
-    let op = matches!(n, b"+" | b"-" | b"*" | b"/" | b"%" | b"==" | b"!=" | b"<" | b"<=" | b">" | b">=" | b"<<" | b"&" | b"|" | b"[]" | b"[]=" | b"length" | b"size" | b"empty?" | b"succ" | b"!" | b"===" | b"hash" | b"eql?" | b"each");
+    let op = matches!(n, b"+" | b"-" | b"*" | b"/" | b"%" | b"==" | b"!=" | b"<" | b"<=" | b">" | b">=" | b"<=>" | b"<<" | b"&" | b"|" | b"[]" | b"[]=" | b"length" | b"size" | b"empty?" | b"succ" | b"!" | b"===" | b"hash" | b"eql?" | b"each");
     if !op {
         return;
     }

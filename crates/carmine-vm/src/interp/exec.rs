@@ -895,6 +895,19 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                             send!(ci)
                         }
                     }
+                    Insn::OptCmp(ci) => {
+                        let b = top!(0);
+                        let a = top!(1);
+                        let r = if a.is_fixnum() && b.is_fixnum() && !redefined!(ops::REDEF_INTEGER) {
+                            Some(a.fixnum_unchecked().cmp(&b.fixnum_unchecked()) as i64)
+                        } else if a.is_flonum() && b.is_flonum() && !redefined!(ops::REDEF_FLOAT) {
+                            a.flonum_unchecked().partial_cmp(&b.flonum_unchecked()).map(|o| o as i64)
+                        } else {
+                            send!(ci)
+                        };
+                        sp -= 1;
+                        set_top!(0, r.map_or(Value::NIL, Value::fixnum));
+                    }
                     Insn::OptSucc(ci) => {
                         let a = top!(0);
                         if a.is_fixnum() && !redefined!(ops::REDEF_INTEGER) {

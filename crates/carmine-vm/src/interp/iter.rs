@@ -1,6 +1,7 @@
 //! Iterator frames: builtin iterators that the dispatch loop drives itself.
 //!
-//! `Integer#times`, `Kernel#loop` and `Array#each` called from Ruby code with a literal
+//! `Integer#times`, `Integer#upto`/`downto` (with a Fixnum limit), `Kernel#loop` and
+//! `Array#each` called from Ruby code with a literal
 //! block do not run their Rust loops (which would call the block through `call_block`, re-entering the
 //! dispatch loop on the native stack once per iteration). Instead the call pushes a builtin
 //! frame marked `FRAME_ITER` and the block frame of the first iteration, and returns to the
@@ -18,7 +19,8 @@
 //!   frame of that loop, and it is never `FRAME_FINISH`.
 //! - Its fields: `pc` is the current iteration, `bp` the iteration count (`usize::MAX` for
 //!   `loop`; for `each` (`FRAME_ITER_EACH`) the count is its self's length at every step, as
-//!   the block may change it), `sp_base` the stack slot of the block's argument (where the block's result
+//!   the block may change it), `outer` nil or, for `upto`/`downto`, the step (Fixnum ±1) from
+//!   the receiver to each iteration's argument, `sp_base` the stack slot of the block's argument (where the block's result
 //!   lands), `ret_sp` the call's result slot, `iseq_val` with `home_index`/`home_serial` the
 //!   literal block (its home is the calling frame, always live below).
 //! - An unwind passing an iterator frame pops it and resets `sp` to its result slot (as a
@@ -45,11 +47,23 @@ use crate::Result;
 
 /// The iterator a builtin call can run as, if any: `Some(count)` with the number of
 /// iterations (`usize::MAX` for `loop`, the current length for `each`), `Some(0)` for a
-/// `times` that does not iterate.
-/// `me` is the called entry (under any alias), `recv` its receiver; no arguments.
+/// `times` (or `upto`/`downto`) that does not iterate.
+/// `me` is the called entry (under any alias), `recv` its receiver, `args` its positional
+/// arguments: none, or for `Integer#upto`/`downto` one Fixnum limit.
 #[inline(always)]
-pub fn iterations(ctx: &Ctx, me: &MethodEntry, recv: Value) -> Option<usize> {
+pub fn iterations(ctx: &Ctx, me: &MethodEntry, recv: Value, args: &[Value]) -> Option<usize> {
     if !matches!(me.body, MethodBody::Builtin { .. }) {
+        return None;
+    }
+    if let [limit] = args {
+        if (me.original_name == sym::UPTO || me.original_name == sym::DOWNTO) && me.owner == ctx.c().integer && recv.is_fixnum() && limit.is_fixnum() {
+            let (from, to) = (recv.fixnum_unchecked(), limit.fixnum_unchecked());
+            let n = if me.original_name == sym::UPTO { to - from + 1 } else { from - to + 1 };
+            return Some(n.max(0) as usize);
+        }
+        return None;
+    }
+    if !args.is_empty() {
         return None;
     }
     if me.original_name == sym::TIMES && me.owner == ctx.c().integer && recv.is_fixnum() {
@@ -79,12 +93,17 @@ fn argument(f: &Frame, i: usize) -> Value {
     if f.flags & FRAME_ITER_EACH != 0 {
         return array::get(f.self_, i);
     }
+    if let Some(step) = f.outer.as_fixnum() {
+        // `upto`/`downto`: from the receiver by steps of ±1 (the values stay between the
+        // receiver and the limit, both Fixnums).
+        return Value::fixnum(f.self_.fixnum_unchecked() + step * i as i64);
+    }
     Value::fixnum(i as i64)
 }
 
 /// Starts the iterator call `me` (`iterations` gave `count`) on `recv`, the block the
-/// literal `block_iseq` of the frame `home` (or a Symbol: `FRAME_ITER_SYM`). Its receiver sits at `ret_sp` with no
-/// arguments above it. `Ok(None)`: a block frame was pushed, continue with the top frame;
+/// literal `block_iseq` of the frame `home` (or a Symbol: `FRAME_ITER_SYM`). Its receiver sits at `ret_sp`, its
+/// arguments (read already) above it. `Ok(None)`: a block frame was pushed, continue with the top frame;
 /// `Ok(Some(v))`: done without iterating.
 pub fn start(ctx: &mut Ctx, recv: Value, me: &MethodEntry, count: usize, block_iseq: Value, home: usize, ret_sp: usize) -> Result<Option<Value>> {
     ctx.stacks.sp = ret_sp;
@@ -108,6 +127,11 @@ pub fn start(ctx: &mut Ctx, recv: Value, me: &MethodEntry, count: usize, block_i
     };
     if block_iseq.is_symbol() {
         f.flags |= FRAME_ITER_SYM;
+    }
+    if me.original_name == sym::UPTO {
+        f.outer = Value::fixnum(1);
+    } else if me.original_name == sym::DOWNTO {
+        f.outer = Value::fixnum(-1);
     }
     f.ret_sp = ret_sp;
     f.sp_base = arg;

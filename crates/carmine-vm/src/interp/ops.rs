@@ -335,8 +335,10 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
             })
         }
         MethodBody::Builtin { .. } if !(me.original_name == sym::NEW && me.owner == ctx.c().class) => {
-            if ci.block != u32::MAX && argc == 0 {
-                if let Some(n) = iter::iterations(ctx, me, recv) {
+            if ci.block != u32::MAX && argc <= 1 {
+                // SAFETY: the arguments are on the stack, below sp.
+                let args = unsafe { std::slice::from_raw_parts(ctx.stacks.stack.as_ptr().add(ret_sp + 1), argc) };
+                if let Some(n) = iter::iterations(ctx, me, recv, args) {
                     return Some(iter::start(ctx, recv, me, n, caller.children[ci.block as usize], fi, ret_sp));
                 }
             }
@@ -610,8 +612,9 @@ fn send_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usiz
             return r;
         }
     }
-    if ci.block != u32::MAX && argc == 0 && kw.is_none() {
-        if let Some(n) = iter::iterations(ctx, &me, recv) {
+    if ci.block != u32::MAX && argc <= 1 && kw.is_none() {
+        let args = &ctx.stacks.stack[ret_sp + 1..ret_sp + 1 + argc];
+        if let Some(n) = iter::iterations(ctx, &me, recv, args) {
             return iter::start(ctx, recv, &me, n, iseq.children[ci.block as usize], fi, ret_sp);
         }
     }
@@ -631,7 +634,7 @@ fn symbol_iteration(ctx: &mut Ctx, fi: usize, ci: &CallInfo, ret_sp: usize) -> O
     let recv = ctx.stacks.stack[ret_sp];
     let me = lookup_cached(ctx, ci, class_of(ctx, recv))?;
     let visible = me.visibility == Visibility::Public || ci.has(cf::FCALL) || ci.has(cf::SELF_RECV);
-    let n = iter::iterations(ctx, &me, recv).filter(|&n| visible && n != usize::MAX)?;
+    let n = iter::iterations(ctx, &me, recv, &[]).filter(|&n| visible && n != usize::MAX)?;
     Some(iter::start(ctx, recv, &me, n, name, fi, ret_sp))
 }
 

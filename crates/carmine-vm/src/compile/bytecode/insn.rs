@@ -217,4 +217,5 @@ opcodes! {
     115 OptGeLL(a: u32, b: u32, ci: u32);
     116 OptEqLL(a: u32, b: u32, ci: u32);
     117 JumpIfLL(op: CmpOp, a: u32, b: u32, t: u32);
+    118 OptCmp(ci: u32);
 }

@@ -118,7 +118,7 @@ pub(super) fn verify(is: &Iseq, child_kinds: &[IseqKind], outer: &[Outer], top: 
                 local(b)?;
                 target(t)?;
             }
-            Send(ci) | OptPlus(ci) | OptMinus(ci) | OptMult(ci) | OptDiv(ci) | OptMod(ci) | OptEq(ci) | OptNeq(ci) | OptLt(ci) | OptLe(ci) | OptGt(ci) | OptGe(ci) | OptLtLt(ci) | OptAnd(ci) | OptOr(ci) | OptAref(ci) | OptAset(ci) | OptNot(ci) | OptLength(ci) | OptSize(ci) | OptEmptyP(ci) | OptSucc(ci) | Yield(ci) | InvokeSuper(ci) | ToS(ci) => call(ci)?,
+            Send(ci) | OptPlus(ci) | OptMinus(ci) | OptMult(ci) | OptDiv(ci) | OptMod(ci) | OptEq(ci) | OptNeq(ci) | OptLt(ci) | OptLe(ci) | OptGt(ci) | OptGe(ci) | OptLtLt(ci) | OptAnd(ci) | OptOr(ci) | OptAref(ci) | OptAset(ci) | OptNot(ci) | OptLength(ci) | OptSize(ci) | OptEmptyP(ci) | OptSucc(ci) | OptCmp(ci) | Yield(ci) | InvokeSuper(ci) | ToS(ci) => call(ci)?,
             OptPlusLI(l, _, ci) | OptMinusLI(l, _, ci) | OptLtLI(l, _, ci) | OptLeLI(l, _, ci) | OptGtLI(l, _, ci) | OptGeLI(l, _, ci) | OptEqLI(l, _, ci) => {
                 local(l)?;
                 call(ci)?;
@@ -316,7 +316,7 @@ fn stack_depths(is: &Iseq) -> R<u32> {
             ConcatStrings(k) => (0..k as usize).try_for_each(|i| need(&st, i, &[Ty::Str]))?,
             ToRegexp(k, _) => (0..k as usize).try_for_each(|i| need(&st, i, &[Ty::Str, Ty::Regexp]))?,
             CheckMatch(k) if k == ops::MATCH_WHEN_SPLAT || k == ops::MATCH_RESCUE_SPLAT => need(&st, 0, &[Ty::Array])?,
-            Send(ci) | OptPlus(ci) | OptMinus(ci) | OptMult(ci) | OptDiv(ci) | OptMod(ci) | OptEq(ci) | OptNeq(ci) | OptLt(ci) | OptLe(ci) | OptGt(ci) | OptGe(ci) | OptLtLt(ci) | OptAnd(ci) | OptOr(ci) | OptAref(ci) | OptAset(ci) | OptNot(ci) | OptLength(ci) | OptSize(ci) | OptEmptyP(ci) | OptSucc(ci) | Yield(ci) | InvokeSuper(ci) => {
+            Send(ci) | OptPlus(ci) | OptMinus(ci) | OptMult(ci) | OptDiv(ci) | OptMod(ci) | OptEq(ci) | OptNeq(ci) | OptLt(ci) | OptLe(ci) | OptGt(ci) | OptGe(ci) | OptLtLt(ci) | OptAnd(ci) | OptOr(ci) | OptAref(ci) | OptAset(ci) | OptNot(ci) | OptLength(ci) | OptSize(ci) | OptEmptyP(ci) | OptSucc(ci) | OptCmp(ci) | Yield(ci) | InvokeSuper(ci) => {
                 let c = &is.calls[ci as usize];
                 if c.has(call_flags::SPLAT) {
                     if c.argc == 0 {
