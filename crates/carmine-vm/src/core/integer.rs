@@ -53,11 +53,18 @@ pub fn to_int_arg(ctx: &mut Ctx, v: Value) -> Result<i32> {
     })
 }
 
-/// Implicit conversion to a machine integer (CRuby's `NUM2LONG`).
+/// Implicit conversion to a machine integer (CRuby's `NUM2LONG`). A Fixnum is converted in
+/// line; anything else out of line.
+#[inline]
 pub fn to_i64_arg(ctx: &mut Ctx, v: Value) -> Result<i64> {
     if let Some(i) = v.as_fixnum() {
         return Ok(i);
     }
+    to_i64_arg_other(ctx, v)
+}
+
+#[inline(never)]
+fn to_i64_arg_other(ctx: &mut Ctx, v: Value) -> Result<i64> {
     if bignum::is_bignum(v) {
         return match bignum::get(v).to_i64() {
             Some(i) => Ok(i),
