@@ -17,11 +17,11 @@
 //!   on an object slot of that page (by the page's slot size) whose type is not `Free`
 //!   (see `live_object_at`).
 //! - Sizing (`resize_after_collection`) counts bytes, so that both classes share one
-//!   policy: after a collection the heap grows when less than `MIN_FREE_PERCENT` of its
-//!   pages' bytes are free, to `GOAL_FREE_PERCENT` free, at most `MAX_GROWTH_PERCENT` at a
-//!   time; it releases empty pages when more than `MAX_FREE_PERCENT` are free. A class
+//!   policy (`tuning::Tuning`): after a collection the heap grows when less than `min_free`
+//!   percent of its pages' bytes are free, to `goal_free` free, at most `max_growth` at a
+//!   time; it releases empty pages when more than `max_free` are free. A class
 //!   whose allocation started the collection and whose own pages, with the empty and fresh
-//!   ones, have less than `MIN_FREE_PERCENT` free also grows the heap (by fresh pages) to
+//!   ones, have less than `min_free` free also grows the heap (by fresh pages) to
 //!   its goal, and then none are released. After a minor collection the heap grows only
 //!   when a major one ran shortly before (or the old objects did not grow since); otherwise
 //!   the next collection is major (`need_major`), since old garbage may be what fills it. Pages are taken from
@@ -58,6 +58,7 @@ pub mod alloc_trace;
 pub mod page;
 pub mod stack_scan;
 pub mod stats;
+pub mod tuning;
 
 use std::collections::HashSet;
 use std::sync::Mutex;
@@ -127,6 +128,8 @@ pub struct HeapInner {
     /// `Runtime::set_gc_malloc_limit`: many VMs in one server process each hold up to this
     /// much garbage in buffers).
     pub malloc_limit_min: usize,
+    /// Free-slot ratios and growth factor (`tuning::Tuning`).
+    tuning: tuning::Tuning,
     /// Per size class, at the last sweep: pages in use and the bytes of their live objects.
     class_use: [(usize, usize); SIZE_CLASSES.len()],
     /// The size class whose allocation found no free slot and started the collection.
@@ -146,21 +149,11 @@ pub struct HeapInner {
 unsafe impl Send for HeapInner {}
 
 const INITIAL_PAGES: usize = 16;
-/// Free-slot shares after a collection (percent of the heap's slots): below the minimum the
-/// heap grows to the goal; above the maximum empty pages are released down to the goal.
-/// CRuby's 20/40 took the least memory but made binary_trees run 2.8% more instructions
-/// (more collections of a mid-sized live set); 30/50 is within 1.4% of the old policy's
-/// instructions everywhere measured (docs/benchmarks.md, issue 13).
-const MIN_FREE_PERCENT: usize = 30;
-const GOAL_FREE_PERCENT: usize = 50;
-const MAX_FREE_PERCENT: usize = 65;
-const MALLOC_LIMIT_MIN: usize = 16 * 1024 * 1024;
 /// After a minor collection the heap may grow only this many collections after a major
 /// one (CRuby: 3); later, the next collection is major instead (`need_major`).
 const GROW_AFTER_MAJOR: u64 = 3;
-/// The most the heap grows at once (percent of its size).
-const MAX_GROWTH_PERCENT: usize = 80;
-/// Old objects allowed before the first major collection; after one, twice the survivors.
+/// Old objects allowed before the first major collection; after one, the survivors times
+/// `Tuning::old_limit_factor`.
 const OLD_LIMIT_MIN: usize = 100_000;
 
 impl Default for Heap {
@@ -171,6 +164,7 @@ impl Default for Heap {
 
 impl Heap {
     pub fn new() -> Heap {
+        let tuning = tuning::Tuning::from_env();
         Heap {
             inner: Mutex::new(HeapInner {
                 pages: Vec::new(),
@@ -181,8 +175,9 @@ impl Heap {
                 ready: [Vec::new(), Vec::new()],
                 stats: GcStats::default(),
                 malloc_increase: 0,
-                malloc_limit: MALLOC_LIMIT_MIN,
-                malloc_limit_min: MALLOC_LIMIT_MIN,
+                malloc_limit: tuning.malloc_limit_min,
+                malloc_limit_min: tuning.malloc_limit_min,
+                tuning,
                 class_use: Default::default(),
                 wanted_class: None,
                 old_objects: 0,
@@ -194,10 +189,10 @@ impl Heap {
         }
     }
 
-    /// Sets the floor of the malloc limit (0: `MALLOC_LIMIT_MIN`), effective at once.
+    /// Sets the floor of the malloc limit (0: the default), effective at once.
     pub fn set_malloc_limit_min(&self, bytes: usize) {
-        let bytes = if bytes == 0 { MALLOC_LIMIT_MIN } else { bytes };
         let mut heap = self.lock();
+        let bytes = if bytes == 0 { heap.tuning.malloc_limit_min } else { bytes };
         heap.malloc_limit_min = bytes;
         heap.malloc_limit = bytes;
     }
@@ -400,7 +395,7 @@ impl HeapInner {
         }
         if major {
             self.old_objects = self.pages.iter().map(|p| p.old_count()).sum();
-            self.old_limit = (self.old_objects * 2).max(OLD_LIMIT_MIN);
+            self.old_limit = (self.old_objects * self.tuning.old_limit_factor / 100).max(OLD_LIMIT_MIN);
         }
         self.stats.total_freed_objects += freed;
         self.stats.live_after_last_gc = live as u64;
@@ -446,6 +441,7 @@ impl HeapInner {
     /// mean more frequent collections, each of which marks all live objects; more mean
     /// more memory.
     pub fn resize_after_collection(&mut self, live_bytes: usize, major: bool) {
+        let t = self.tuning;
         let total = (self.page_count() * PAGE_SIZE).max(1);
         let free = total - live_bytes.min(total);
         if major {
@@ -472,29 +468,29 @@ impl HeapInner {
                     live += large_live;
                 }
                 let bytes = room * PAGE_SIZE;
-                if pages > 0 && (bytes - live.min(bytes)) * 100 < bytes * MIN_FREE_PERCENT {
-                    (live * 100 / (100 - GOAL_FREE_PERCENT)).div_ceil(PAGE_SIZE).saturating_sub(room)
+                if pages > 0 && (bytes - live.min(bytes)) * 100 < bytes * t.min_free {
+                    (live * 100 / (100 - t.goal_free)).div_ceil(PAGE_SIZE).saturating_sub(room)
                 } else {
                     0
                 }
             })
             .sum();
-        let grows = free * 100 < total * MIN_FREE_PERCENT || short > 0;
+        let grows = free * 100 < total * t.min_free || short > 0;
         if grows && !major && self.stats.count >= self.last_major + GROW_AFTER_MAJOR && self.old_objects > self.old_at_major {
             // Old garbage may be what fills the heap: find out before growing it (the
             // slots this collection freed last until then). As CRuby, the heap grows
             // after a minor collection only when a major one ran shortly before.
             self.need_major = true;
-        } else if free * 100 < total * MIN_FREE_PERCENT {
-            let goal = live_bytes * 100 / (100 - GOAL_FREE_PERCENT);
-            let max = total * (100 + MAX_GROWTH_PERCENT) / 100;
+        } else if free * 100 < total * t.min_free {
+            let goal = live_bytes * 100 / (100 - t.goal_free);
+            let max = total * (100 + t.max_growth) / 100;
             let want = goal.min(max).div_ceil(PAGE_SIZE);
             self.grow(want.saturating_sub(self.page_count()).max(4));
         } else if short > 0 {
-            let max = self.page_count() * MAX_GROWTH_PERCENT / 100;
+            let max = self.page_count() * t.max_growth / 100;
             self.grow(short.min(max).max(4));
-        } else if short == 0 && free * 100 > total * MAX_FREE_PERCENT && self.page_count() > INITIAL_PAGES {
-            let goal = (live_bytes * 100 / (100 - GOAL_FREE_PERCENT)).div_ceil(PAGE_SIZE).max(INITIAL_PAGES);
+        } else if short == 0 && free * 100 > total * t.max_free && self.page_count() > INITIAL_PAGES {
+            let goal = (live_bytes * 100 / (100 - t.goal_free)).div_ceil(PAGE_SIZE).max(INITIAL_PAGES);
             self.release_pages(self.page_count().saturating_sub(goal));
         }
         self.malloc_limit = (self.malloc_limit.max(self.malloc_limit_min)).min(256 * 1024 * 1024);
