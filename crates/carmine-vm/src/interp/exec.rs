@@ -786,22 +786,14 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                     Insn::OptLe(ci) => binop_fix_flo!(ci, true, |a, b| fix { Some(Value::bool(a.fixnum_unchecked() <= b.fixnum_unchecked())) } flo { float::Bool(a <= b) }),
                     Insn::OptGt(ci) => binop_fix_flo!(ci, true, |a, b| fix { Some(Value::bool(a.fixnum_unchecked() > b.fixnum_unchecked())) } flo { float::Bool(a > b) }),
                     Insn::OptGe(ci) => binop_fix_flo!(ci, true, |a, b| fix { Some(Value::bool(a.fixnum_unchecked() >= b.fixnum_unchecked())) } flo { float::Bool(a >= b) }),
-                    Insn::OptEq(ci) => {
+                    Insn::OptEq(ci) | Insn::OptNeq(ci) => {
                         let b = top!(0);
                         let a = top!(1);
                         if let Some(r) = ops::fast_eq(ctx, a, b) {
                             sp -= 1;
-                            set_top!(0, Value::bool(r));
-                        } else {
-                            send!(ci)
-                        }
-                    }
-                    Insn::OptNeq(ci) => {
-                        let b = top!(0);
-                        let a = top!(1);
-                        if let Some(r) = ops::fast_eq(ctx, a, b) {
-                            sp -= 1;
-                            set_top!(0, Value::bool(!r));
+                            // SAFETY: `cur` is the running instruction, as for the dispatch.
+                            let eq = matches!(unsafe { *cur }, Insn::OptEq(_));
+                            set_top!(0, Value::bool(r == eq));
                         } else {
                             send!(ci)
                         }
@@ -817,22 +809,15 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                             send!(ci)
                         }
                     }
-                    Insn::OptAnd(ci) => {
+                    // `&` and `|` of two Fixnums: the tagged words combined directly.
+                    Insn::OptAnd(ci) | Insn::OptOr(ci) => {
                         let b = top!(0);
                         let a = top!(1);
                         if a.is_fixnum() && b.is_fixnum() && !redefined!(ops::REDEF_INTEGER) {
                             sp -= 1;
-                            set_top!(0, Value::from_raw(a.raw() & b.raw()));
-                        } else {
-                            send!(ci)
-                        }
-                    }
-                    Insn::OptOr(ci) => {
-                        let b = top!(0);
-                        let a = top!(1);
-                        if a.is_fixnum() && b.is_fixnum() && !redefined!(ops::REDEF_INTEGER) {
-                            sp -= 1;
-                            set_top!(0, Value::from_raw(a.raw() | b.raw()));
+                            // SAFETY: `cur` is the running instruction, as for the dispatch.
+                            let r = if matches!(unsafe { *cur }, Insn::OptAnd(_)) { a.raw() & b.raw() } else { a.raw() | b.raw() };
+                            set_top!(0, Value::from_raw(r));
                         } else {
                             send!(ci)
                         }
