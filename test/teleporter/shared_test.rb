@@ -401,18 +401,17 @@ test "blocks are freed when every process drops its objects (reference counts ac
 end
 
 test "kill -9 of a process holding shared and moved objects leaks nothing" do
-  name = TPTest.name("shared")
-  t = T.open(name, capacity: 4 << 20)
-  ready = T.new(capacity: 1 << 20)
-  base = t.stats[:used_blocks]
-  pid = fork do
-    t2 = T.open(name)
-    held = [t2.share_recv, t2.move_recv, t2.share_recv]
-    held[1] << "grown " * 1000
-    ready.send held.map(&:size)
-    sleep
-  end
-  begin
+  pid = nil
+  TPTest.named_tunnel("shared", capacity: 4 << 20) do |t, name|
+    ready = T.new(capacity: 1 << 20)
+    base = t.stats[:used_blocks]
+    pid = fork do
+      t2 = T.open(name)
+      held = [t2.share_recv, t2.move_recv, t2.share_recv]
+      held[1] << "grown " * 1000
+      ready.send held.map(&:size)
+      sleep
+    end
     s = SS.new("k" * 100_000)
     t.share_send(s)
     t.move_send(["m" * 30_000])
@@ -424,14 +423,14 @@ test "kill -9 of a process holding shared and moved objects leaks nothing" do
     s = nil
     assert_equal base, settle(t, base)
     assert t.stats[:reclaimed] >= 1
-  ensure
-    if pid
-      Process.kill(:KILL, pid) rescue nil
-      Process.wait(pid) rescue nil
-    end
     t.unlink
   end
   assert_equal [], TPTest.leftovers
+ensure
+  if pid
+    Process.kill(:KILL, pid) rescue nil
+    Process.wait(pid) rescue nil
+  end
 end
 
 test "share_recv and move_recv take copied messages and immediates; recv takes shared ones" do
