@@ -25,7 +25,7 @@ test "named tunnels are unlinked by every Teleporter test, also when its tests f
     pid = Process.spawn(Support.carmine_path, "-r", prelude, f, out: File::NULL, err: File::NULL)
     Process.wait(pid)
     left = Dir.glob("/dev/shm/carmine-tp-*-#{pid}").map { |p| File.basename(p) }
-    left.each { |n| Teleporter::Tunnel.unlink(n) rescue nil }
+    left.grep(/\Acarmine-tp-\w+-#{pid}\z/) { |n| Teleporter::Tunnel.unlink(n) rescue nil }
     assert_equal [], left, "#{File.basename(f)} left its named tunnels behind when fork failed"
   end
 ensure
