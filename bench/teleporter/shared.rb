@@ -33,33 +33,51 @@ def iterations(bytes) = bytes <= 10_000 ? N : [N * 10_000 / bytes, 20].max
 
 def make(kind, bytes) = kind == "string" ? "x" * bytes : Array.new([bytes / 8, 1].max) { |i| i }
 
-# µs per round trip of `obj` in `mode` (nil: the signals alone).
+# A mode's send and receive on tunnel `t`, as Method objects (a `public_send` per transfer
+# would add its method lookup to every number measured).
+def ends(t, mode)
+  MODES.fetch(mode).map { |m| t.method(m) }
+end
+
+# Round-trip times: the mean and percentiles, µs.
+Times = Struct.new(:mean, :p50, :p90, :p99) do
+  def self.of(samples)
+    s = samples.sort
+    at = ->(q) { s[[(q * s.size).floor, s.size - 1].min] * 1e6 }
+    new(samples.sum * 1e6 / samples.size, at.(0.5), at.(0.9), at.(0.99))
+  end
+end
+
+# Times of round trips of `obj` in `mode` (nil: the signals alone).
 def measure(mode, obj, rounds)
-  snd, rcv = MODES.fetch(mode || "copy")
   t = Teleporter::Tunnel.new(capacity: 96 << 20)
   took = Teleporter::Tunnel.new(capacity: 1 << 20)
   took_back = Teleporter::Tunnel.new(capacity: 1 << 20)
+  snd, rcv = ends(t, mode || "copy")
   pid = fork do
     loop do
-      x = mode ? t.public_send(rcv) : nil
+      x = mode ? rcv.() : nil
       took.send 1
       break if x == :stop
-      t.public_send(snd, x) if mode
+      snd.(x) if mode
       took_back.recv
     end
     exit!(0)
   end
   trip = proc do
-    t.public_send(snd, obj) if mode
+    snd.(obj) if mode
     took.recv
-    obj = t.public_send(rcv) if mode
+    obj = rcv.() if mode
     took_back.send 1
   end
   begin
     20.times(&trip)
-    t0 = now
-    rounds.times(&trip)
-    (now - t0) * 1e6 / rounds
+    samples = Array.new(rounds) do
+      t0 = now
+      trip.()
+      now - t0
+    end
+    Times.of(samples)
   ensure
     t.send :stop
     took_back.send 1
@@ -69,7 +87,7 @@ def measure(mode, obj, rounds)
   end
 end
 
-# Yields each kind and size with the µs per transfer of every mode, `timer` measuring one.
+# Yields each kind and size with the times of every mode, `timer` measuring one.
 def each_row(timer)
   KINDS.each do |kind|
     SIZES.each do |bytes|
@@ -82,21 +100,26 @@ def each_row(timer)
   end
 end
 
-printf("signals alone: %.2f µs per round trip\n\n", measure(nil, nil, N))
-puts "| kind | bytes | copy µs | share µs | move µs | copy / share |"
-puts "|---|---:|---:|---:|---:|---:|"
+sig = measure(nil, nil, N)
+printf("signals alone: %.2f µs per round trip (p50 %.2f, p90 %.2f, p99 %.2f)\n\n", sig.mean, sig.p50, sig.p90, sig.p99)
+puts "Means, and p50 / p90 / p99 of share and move, µs per round trip:"
+puts
+puts "| kind | bytes | copy µs | share µs | move µs | copy / share | share p50 / p90 / p99 | move p50 / p90 / p99 |"
+puts "|---|---:|---:|---:|---:|---:|---:|---:|"
 each_row(method(:measure)) do |kind, bytes, r|
-  printf("| %s | %d | %.2f | %.2f | %.2f | %.1f |\n", kind, bytes, r["copy"], r["share"], r["move"], r["copy"] / r["share"])
+  c, sh, mv = r.values_at("copy", "share", "move")
+  printf("| %s | %d | %.2f | %.2f | %.2f | %.1f | %.2f / %.2f / %.2f | %.2f / %.2f / %.2f |\n", kind, bytes, c.mean, sh.mean, mv.mean,
+         c.mean / sh.mean, sh.p50, sh.p90, sh.p99, mv.p50, mv.p90, mv.p99)
 end
 
 # The transfer alone, without the other process's scheduling: one send and one receive by
 # this process, through one tunnel (what the round trips above pay twice, plus the wakeups).
 def local(mode, obj, rounds)
-  snd, rcv = MODES.fetch(mode)
   t = Teleporter::Tunnel.new(capacity: 96 << 20)
+  snd, rcv = ends(t, mode)
   step = proc do
-    t.public_send(snd, obj)
-    obj = t.public_send(rcv)
+    snd.(obj)
+    obj = rcv.()
   end
   20.times(&step)
   t0 = now

@@ -6,59 +6,59 @@ require "teleporter"
 # recv, a send, a dump, holding a lock or not): the survivors must go on, and once the
 # dead are reclaimed, nothing the dead held may remain allocated.
 test "killing workers during traffic: survivors go on, no shared memory leaks" do
-  name = TPTest.name("crash")
-  tasks = Teleporter::Tunnel.open(name, capacity: 1 << 20, slots: 64)
-  results = Teleporter::Tunnel.new(capacity: 4 << 20, slots: 8192)
-  n = GC.stress ? 60 : 3000
-  workers = Array.new(6) do
-    TPTest.fork_child do
-      loop do
-        i, pad = tasks.recv
-        results.send [i, pad.size, "r" * (i % 700)]
+  workers = [] # filled one by one: if a fork fails, the children made so far are reaped
+  TPTest.named_tunnel("crash", capacity: 1 << 20, slots: 64) do |tasks, _name|
+    results = Teleporter::Tunnel.new(capacity: 4 << 20, slots: 8192)
+    n = GC.stress ? 60 : 3000
+    6.times do
+      workers << TPTest.fork_child do
+        loop do
+          i, pad = tasks.recv
+          results.send [i, pad.size, "r" * (i % 700)]
+        end
       end
     end
-  end
-  victims = workers.sample(3)
-  kill_at = victims.map { rand(n) }
-  got = {}
-  n.times do |i|
-    tasks.send [i, "t" * (i * 7 % 500)]
-    victims.each_with_index do |pid, k|
-      Process.kill(:KILL, pid) if kill_at[k] == i
+    victims = workers.sample(3)
+    kill_at = victims.map { rand(n) }
+    got = {}
+    n.times do |i|
+      tasks.send [i, "t" * (i * 7 % 500)]
+      victims.each_with_index do |pid, k|
+        Process.kill(:KILL, pid) if kill_at[k] == i
+      end
+      while (r = results.recv_nonblock(exception: false)) != :wait_readable
+        got[r[0]] = r
+      end
     end
+    tasks.close
+    survivors = workers - victims
+    statuses = TPTest.reap(workers)
+    survivors.each { |pid| assert statuses[pid]&.success?, "survivor #{pid} failed: #{statuses[pid].inspect}" }
+    victims.each { |pid| assert_equal 9, statuses[pid]&.termsig }
     while (r = results.recv_nonblock(exception: false)) != :wait_readable
+      assert !got.key?(r[0]), "result #{r[0]} twice"
       got[r[0]] = r
     end
+    # A killed worker loses at most the one task it had taken.
+    assert got.size >= n - victims.size, "#{got.size} results of #{n}"
+    got.each_value do |i, pad, reply|
+      assert_equal i * 7 % 500, pad
+      assert_equal "r" * (i % 700), reply
+    end
+    tasks.reclaim
+    results.reclaim
+    [tasks, results].each do |t|
+      st = t.stats
+      assert_equal 0, st[:used_blocks], "blocks left: #{st.inspect}"
+      assert_equal 0, st[:queued]
+      assert_equal 0, st[:orphan_pages], "orphan pages left: #{st.inspect}"
+      assert_equal 1, st[:processes], "slots left: #{st.inspect}"
+    end
+    tasks.unlink
   end
-  tasks.close
-  survivors = workers - victims
-  statuses = TPTest.reap(workers)
-  survivors.each { |pid| assert statuses[pid]&.success?, "survivor #{pid} failed: #{statuses[pid].inspect}" }
-  victims.each { |pid| assert_equal 9, statuses[pid]&.termsig }
-  while (r = results.recv_nonblock(exception: false)) != :wait_readable
-    assert !got.key?(r[0]), "result #{r[0]} twice"
-    got[r[0]] = r
-  end
-  # A killed worker loses at most the one task it had taken.
-  assert got.size >= n - victims.size, "#{got.size} results of #{n}"
-  got.each_value do |i, pad, reply|
-    assert_equal i * 7 % 500, pad
-    assert_equal "r" * (i % 700), reply
-  end
-  tasks.reclaim
-  results.reclaim
-  [tasks, results].each do |t|
-    st = t.stats
-    assert_equal 0, st[:used_blocks], "blocks left: #{st.inspect}"
-    assert_equal 0, st[:queued]
-    assert_equal 0, st[:orphan_pages], "orphan pages left: #{st.inspect}"
-    assert_equal 1, st[:processes], "slots left: #{st.inspect}"
-  end
-  tasks.unlink
   assert_equal [], TPTest.leftovers
 ensure
-  TPTest.reap(workers || [], grace: 0)
-  Teleporter::Tunnel.unlink(name) rescue nil
+  TPTest.reap(workers, grace: 0)
 end
 
 # A process killed while it holds the queue lock must not wedge the others: the next

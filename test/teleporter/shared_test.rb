@@ -139,6 +139,45 @@ test "SharedArray and SharedHash read like Array and Hash and write while owned"
   assert_equal 5, SH.new(Hash.new(5))[:missing]
 end
 
+test "SharedHash finds keys through its index: growth, deletes, re-inserts, clear, every key kind" do
+  plain = {}
+  h = SH.new({})
+  keys = [nil, true, false, 0, -1, 2**62, 1.5, -0.0, :sym, "str", "é".encode("UTF-8"), "bin".b, 2**80, 3r, [1, "a"]]
+  keys.each_with_index { |k, i| h[k] = i; plain[k] = i }
+  2_000.times { |i| h["k#{i}"] = i; plain["k#{i}"] = i }
+  assert_equal plain.size, h.size
+  plain.each { |k, v| assert_equal v, h[k], "key #{k.inspect}" }
+  assert_equal 7, h[0.0], "-0.0 and 0.0 are one key (0 and 0.0 are two)"
+  assert_nil h[0.5]
+  assert_nil h["k2000"]
+  (0...2_000).step(3) { |i| assert_equal i, h.delete("k#{i}"); plain.delete("k#{i}") }
+  assert_equal plain.size, h.size
+  assert_nil h["k3"]
+  assert_equal 4, h["k4"]
+  h["k3"] = :back
+  assert_equal :back, h["k3"]
+  500.times { |i| h["n#{i}"] = i } # grows again: deleted entries are compacted away
+  assert_equal 499, h["n499"]
+  assert_equal :back, h["k3"]
+  assert_nil h["k1998"]
+  assert_equal 1_999, h["k1999"]
+  h.clear
+  assert_nil h["k4"]
+  assert_equal 0, h.size
+  h["again"] = 1
+  assert_equal 1, h["again"]
+  assert_equal ["again"], h.keys
+
+  t = T.new(capacity: 8 << 20)
+  big = SH.new((0...5_000).to_h { |i| ["key#{i}", i] })
+  t.share_send(big)
+  r = t.share_recv
+  assert_equal 4_321, r["key4321"]
+  assert_nil r["key5000"]
+  assert r.frozen?
+  assert_equal 5_000, r.size
+end
+
 test "share_send: the receiver reads the sender's data in place, frozen, of every supported type" do
   objs = [12, -(2**62), 2**100, -(3**80), 2.5, 1e300, Rational(3, 7), Complex(1, -2.5), "héllo",
           "sjis".encode("Shift_JIS"), "bin\xff".b, :sym, :"#{"long symbol name " * 5}", [1, [2.5, "x"]],
@@ -401,18 +440,17 @@ test "blocks are freed when every process drops its objects (reference counts ac
 end
 
 test "kill -9 of a process holding shared and moved objects leaks nothing" do
-  name = TPTest.name("shared")
-  t = T.open(name, capacity: 4 << 20)
-  ready = T.new(capacity: 1 << 20)
-  base = t.stats[:used_blocks]
-  pid = fork do
-    t2 = T.open(name)
-    held = [t2.share_recv, t2.move_recv, t2.share_recv]
-    held[1] << "grown " * 1000
-    ready.send held.map(&:size)
-    sleep
-  end
-  begin
+  pid = nil
+  TPTest.named_tunnel("shared", capacity: 4 << 20) do |t, name|
+    ready = T.new(capacity: 1 << 20)
+    base = t.stats[:used_blocks]
+    pid = fork do
+      t2 = T.open(name)
+      held = [t2.share_recv, t2.move_recv, t2.share_recv]
+      held[1] << "grown " * 1000
+      ready.send held.map(&:size)
+      sleep
+    end
     s = SS.new("k" * 100_000)
     t.share_send(s)
     t.move_send(["m" * 30_000])
@@ -424,14 +462,14 @@ test "kill -9 of a process holding shared and moved objects leaks nothing" do
     s = nil
     assert_equal base, settle(t, base)
     assert t.stats[:reclaimed] >= 1
-  ensure
-    if pid
-      Process.kill(:KILL, pid) rescue nil
-      Process.wait(pid) rescue nil
-    end
     t.unlink
   end
   assert_equal [], TPTest.leftovers
+ensure
+  if pid
+    Process.kill(:KILL, pid) rescue nil
+    Process.wait(pid) rescue nil
+  end
 end
 
 test "share_recv and move_recv take copied messages and immediates; recv takes shared ones" do

@@ -48,6 +48,18 @@ module TPTest
     "carmine-tp-#{tag}-#{$$}"
   end
 
+  # Opens the named tunnel `name(tag)` (created with `opts`) for the block and removes the
+  # name when the block ends, however it ends: a test that fails half-way (an assertion,
+  # `fork` refused, a child that never answers) leaves nothing in /dev/shm.
+  def self.named_tunnel(tag, **opts)
+    n = name(tag)
+    begin
+      yield Teleporter::Tunnel.open(n, **opts), n
+    ensure
+      Teleporter::Tunnel.unlink(n) rescue nil
+    end
+  end
+
   # Names in /dev/shm made by this test process.
   def self.leftovers
     Dir.glob("/dev/shm/carmine-tp-*-#{$$}")

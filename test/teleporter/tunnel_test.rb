@@ -157,36 +157,34 @@ ensure
 end
 
 test "a named tunnel is opened by an unrelated process and removed by unlink" do
-  name = TPTest.name("named")
-  t = T.open(name, capacity: 1 << 20)
-  assert_equal name, t.name
-  assert File.exist?("/dev/shm/#{name}")
-  assert_equal 0o600, File.stat("/dev/shm/#{name}").mode & 0o777
-  out, err, status = run_carmine(<<~RUBY)
-    require "teleporter"
-    t = Teleporter::Tunnel.open(#{name.inspect})
-    t.send [:from, $$, "unrelated"]
-  RUBY
-  assert status.success?, err
-  assert_equal "", out
-  msg = t.recv(timeout: 10)
-  assert_equal :from, msg[0]
-  assert_equal "unrelated", msg[2]
-  t.send "reply"
-  out, err, status = run_carmine(<<~RUBY)
-    require "teleporter"
-    p Teleporter::Tunnel.open(#{name.inspect}).recv(timeout: 10)
-  RUBY
-  assert status.success?, err
-  assert_equal "\"reply\"\n", out
-  t.unlink
-  assert !File.exist?("/dev/shm/#{name}")
-  # The mapping stays usable after unlink.
-  t.send 1
-  assert_equal 1, t.recv
-  assert_raise(Errno::ENOENT) { t.unlink }
-ensure
-  T.unlink(name) rescue nil
+  TPTest.named_tunnel("named", capacity: 1 << 20) do |t, name|
+    assert_equal name, t.name
+    assert File.exist?("/dev/shm/#{name}")
+    assert_equal 0o600, File.stat("/dev/shm/#{name}").mode & 0o777
+    out, err, status = run_carmine(<<~RUBY)
+      require "teleporter"
+      t = Teleporter::Tunnel.open(#{name.inspect})
+      t.send [:from, $$, "unrelated"]
+    RUBY
+    assert status.success?, err
+    assert_equal "", out
+    msg = t.recv(timeout: 10)
+    assert_equal :from, msg[0]
+    assert_equal "unrelated", msg[2]
+    t.send "reply"
+    out, err, status = run_carmine(<<~RUBY)
+      require "teleporter"
+      p Teleporter::Tunnel.open(#{name.inspect}).recv(timeout: 10)
+    RUBY
+    assert status.success?, err
+    assert_equal "\"reply\"\n", out
+    t.unlink
+    assert !File.exist?("/dev/shm/#{name}")
+    # The mapping stays usable after unlink.
+    t.send 1
+    assert_equal 1, t.recv
+    assert_raise(Errno::ENOENT) { t.unlink }
+  end
 end
 
 test "a thread blocked in recv leaves the giant lock, and can be killed" do
@@ -237,16 +235,16 @@ end
 test "63 users at a time: the 64th gets Teleporter::Error and changes nothing" do
   # Each Tunnel object of a mapping takes a slot of its own at its first send/recv, as a
   # process or another VM of the process does, so one process can fill the slots.
-  name = TPTest.name("slots")
-  first = T.open(name, capacity: 256 << 10)
-  users = [first] + Array.new(62) { T.open(name) }
-  users.each_with_index { |u, i| u.send(i) }
-  assert_equal 63, first.stats[:processes]
-  extra = T.open(name)
-  assert_raise(Teleporter::Error, "too many processes use this tunnel (at most 63)") { extra.send(:x) }
-  assert_raise(Teleporter::Error, "too many processes use this tunnel (at most 63)") { extra.recv }
-  assert_equal (0...63).to_a, Array.new(63) { first.recv }
-  assert_equal [63, 0], [first.stats[:processes], first.stats[:queued]]
-  first.unlink
+  TPTest.named_tunnel("slots", capacity: 256 << 10) do |first, name|
+    users = [first] + Array.new(62) { T.open(name) }
+    users.each_with_index { |u, i| u.send(i) }
+    assert_equal 63, first.stats[:processes]
+    extra = T.open(name)
+    assert_raise(Teleporter::Error, "too many processes use this tunnel (at most 63)") { extra.send(:x) }
+    assert_raise(Teleporter::Error, "too many processes use this tunnel (at most 63)") { extra.recv }
+    assert_equal (0...63).to_a, Array.new(63) { first.recv }
+    assert_equal [63, 0], [first.stats[:processes], first.stats[:queued]]
+    first.unlink
+  end
   assert_equal [], TPTest.leftovers
 end

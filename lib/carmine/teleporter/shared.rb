@@ -22,6 +22,54 @@ module Teleporter
     end
   end
 
+  # How the three classes define the methods they answer from a plain copy of themselves
+  # (`to_s`, `to_a`, `to_h`): one definition of each shape, used by all three.
+  module SharedMethods # :nodoc:
+    # Methods that read: answered from `klass#copy`.
+    def self.readers(klass, copy, names)
+      names.each do |m|
+        klass.define_method(m) { |*a, **k, &b| __send__(copy).public_send(m, *a, **k, &b) }
+      end
+    end
+
+    # FrozenError unless `obj` may be written (before a copy is changed).
+    def self.writable!(obj)
+      raise FrozenError.new("can't modify frozen #{obj.class}: #{obj.inspect}", receiver: obj) if obj.frozen?
+    end
+
+    # Methods that write: done on `klass#copy`, stored back with `replace` (FrozenError
+    # unless owned, Teleporter::MovedError once moved: `replace` raises them).
+    def self.writers(klass, copy, names)
+      names.each do |m|
+        klass.define_method(m) do |*a, **k, &b|
+          SharedMethods.writable!(self)
+          c = __send__(copy)
+          r = c.public_send(m, *a, **k, &b)
+          replace(c)
+          r.equal?(c) ? self : r
+        end
+      end
+    end
+
+    # `==`, `eql?`, `hash`, `inspect` and `to_s` of a container (SharedArray, SharedHash):
+    # those of its plain copy (`copy`), compared with what `implicit` converts (`==`) or an
+    # instance of `plain` or of `klass` (`eql?`), printing `cycle` for a cycle.
+    def self.comparisons(klass, plain:, copy:, implicit:, cycle:)
+      klass.define_method(:==) do |other|
+        return true if equal?(other)
+        return false unless other.respond_to?(implicit)
+        SharedRecursion.guard(:__teleporter_eq, self, true) { __send__(copy) == other.__send__(implicit) }
+      end
+      klass.define_method(:eql?) do |other|
+        return false unless other.is_a?(plain) || other.is_a?(klass)
+        SharedRecursion.guard(:__teleporter_eql, self, true) { __send__(copy).eql?(other.__send__(copy)) }
+      end
+      klass.define_method(:hash) { SharedRecursion.guard(:__teleporter_hash, self, 0) { __send__(copy).hash } }
+      klass.define_method(:inspect) { SharedRecursion.guard(:__teleporter_inspect, self, cycle) { __send__(copy).inspect } }
+      klass.alias_method(:to_s, :inspect)
+    end
+  end
+
   class SharedString
     include Comparable
 
@@ -45,32 +93,20 @@ module Teleporter
       self
     end
 
-    # Methods that read: answered from a copy of the string.
-    %i[
+    SharedMethods.readers(self, :to_s, %i[
       * % ascii_only? b bytes byteindex byterindex capitalize casecmp casecmp? center chars
       chomp chop chr codepoints count crypt delete delete_prefix delete_suffix downcase
       dump each_char each_grapheme_cluster each_line encode grapheme_clusters gsub hex
       index intern lines ljust lstrip next oct ord partition reverse rindex rjust
       rpartition rstrip scan scrub split squeeze strip sub succ sum swapcase to_c to_f to_i
       to_r to_sym tr tr_s unicode_normalize unpack unpack1 upcase upto valid_encoding?
-    ].each do |m|
-      define_method(m) { |*a, **k, &b| to_s.public_send(m, *a, **k, &b) }
-    end
+    ])
 
-    # Methods that write: done on a copy, stored back (FrozenError unless owned).
-    %i[
+    SharedMethods.writers(self, :to_s, %i[
       []= capitalize! chomp! chop! delete! delete_prefix! delete_suffix! downcase!
       encode! force_encoding gsub! insert lstrip! next! prepend reverse! rstrip! scrub!
       slice! squeeze! strip! sub! succ! swapcase! tr! tr_s! unicode_normalize! upcase!
-    ].each do |m|
-      define_method(m) do |*a, **k, &b|
-        raise FrozenError.new("can't modify frozen #{self.class}: #{inspect}", receiver: self) if frozen?
-        s = to_s
-        r = s.public_send(m, *a, **k, &b)
-        replace(s)
-        r.equal?(s) ? self : r
-      end
-    end
+    ])
   end
 
   class SharedArray
@@ -102,54 +138,30 @@ module Teleporter
       rest.empty? || v.nil? ? v : v.dig(*rest)
     end
 
-    def ==(other)
-      return true if equal?(other)
-      return false unless other.respond_to?(:to_ary)
-      SharedRecursion.guard(:__teleporter_eq, self, true) { to_a == other.to_ary }
-    end
-
-    def eql?(other)
-      return false unless other.is_a?(Array) || other.is_a?(SharedArray)
-      SharedRecursion.guard(:__teleporter_eql, self, true) { to_a.eql?(other.to_a) }
-    end
-
-    def hash = SharedRecursion.guard(:__teleporter_hash, self, 0) { to_a.hash }
-    def inspect = SharedRecursion.guard(:__teleporter_inspect, self, "[...]") { to_a.inspect }
-    alias to_s inspect
+    SharedMethods.comparisons(self, plain: Array, copy: :to_a, implicit: :to_ary, cycle: "[...]")
 
     def []=(*args)
       return __aset(*args) if args.size == 2 && args[0].is_a?(Integer)
-      raise FrozenError.new("can't modify frozen #{self.class}: #{inspect}", receiver: self) if frozen?
+      SharedMethods.writable!(self)
       a = to_a
       a.[]=(*args)
       replace(a)
       args.last
     end
 
-    # Methods that read: answered from to_a (elements that are shared objects stay shared).
-    %i[
+    # Elements that are shared objects stay shared in `to_a`.
+    SharedMethods.readers(self, :to_a, %i[
       & * + - <=> | assoc bsearch combination compact cycle difference flatten include?
       index intersect? intersection join pack permutation product rassoc repeated_combination
       repeated_permutation reverse reverse_each rindex rotate sample shuffle sum take
       take_while drop drop_while transpose union uniq values_at
-    ].each do |m|
-      define_method(m) { |*a, **k, &b| to_a.public_send(m, *a, **k, &b) }
-    end
+    ])
 
-    # Methods that write: done on to_a, stored back (FrozenError unless owned).
-    %i[
+    SharedMethods.writers(self, :to_a, %i[
       collect! compact! concat delete delete_at delete_if fill filter! flatten! insert
       keep_if map! prepend reject! reverse! rotate! select! shuffle! slice! sort! sort_by!
       uniq! unshift
-    ].each do |m|
-      define_method(m) do |*a, **k, &b|
-        raise FrozenError.new("can't modify frozen #{self.class}: #{inspect}", receiver: self) if frozen?
-        arr = to_a
-        r = arr.public_send(m, *a, **k, &b)
-        replace(arr)
-        r.equal?(arr) ? self : r
-      end
-    end
+    ])
   end
 
   class SharedHash
@@ -187,37 +199,16 @@ module Teleporter
       raise KeyError.new("key not found: #{k.inspect}", receiver: self, key: k)
     end
 
-    def ==(other)
-      return true if equal?(other)
-      return false unless other.respond_to?(:to_hash)
-      SharedRecursion.guard(:__teleporter_eq, self, true) { to_h == other.to_hash }
-    end
+    SharedMethods.comparisons(self, plain: Hash, copy: :to_h, implicit: :to_hash, cycle: "{...}")
 
-    def eql?(other)
-      return false unless other.is_a?(Hash) || other.is_a?(SharedHash)
-      SharedRecursion.guard(:__teleporter_eql, self, true) { to_h.eql?(other.to_h) }
-    end
+    SharedMethods.readers(self, :to_h, %i[
+      any? count filter_map find_all group_by invert merge min_by max_by partition reject
+      select filter slice except sort_by sum to_a transform_keys transform_values
+    ])
 
-    def hash = SharedRecursion.guard(:__teleporter_hash, self, 0) { to_h.hash }
-    def inspect = SharedRecursion.guard(:__teleporter_inspect, self, "{...}") { to_h.inspect }
-    alias to_s inspect
-
-    # Methods that read: answered from to_h.
-    %i[any? count filter_map find_all group_by invert merge min_by max_by partition
-       reject select filter slice except sort_by sum to_a transform_keys transform_values].each do |m|
-      define_method(m) { |*a, **k, &b| to_h.public_send(m, *a, **k, &b) }
-    end
-
-    # Methods that write: done on to_h, stored back (FrozenError unless owned).
-    %i[compact! delete_if filter! keep_if merge! reject! select! transform_keys!
-       transform_values! update].each do |m|
-      define_method(m) do |*a, **k, &b|
-        raise FrozenError.new("can't modify frozen #{self.class}: #{inspect}", receiver: self) if frozen?
-        h = to_h
-        r = h.public_send(m, *a, **k, &b)
-        replace(h)
-        r.equal?(h) ? self : r
-      end
-    end
+    SharedMethods.writers(self, :to_h, %i[
+      compact! delete_if filter! keep_if merge! reject! select! transform_keys!
+      transform_values! update
+    ])
   end
 end

@@ -71,13 +71,17 @@ pub struct Handle {
     last_wait_us: Cell<u32>,
     /// Shared-object blocks this process holds, with the number of its `shared::Root`s
     /// holding each (the last one dropped releases the process's bit).
-    pub(crate) holds: std::cell::RefCell<std::collections::HashMap<usize, u32>>,
+    pub(crate) holds: std::cell::RefCell<shared::Holds>,
+    /// This process's pid, without a system call per operation (right after fork too).
+    pub(crate) mark: shm::ProcessMark,
+    /// SharedString, SharedArray and SharedHash of this VM once looked up (`shared::wrap`).
+    pub(crate) classes: Cell<Option<[Value; 3]>>,
 }
 
 impl Drop for Handle {
     fn drop(&mut self) {
         if let Some((pid, slot)) = self.attached.get() {
-            if pid == shm::my_pid() {
+            if pid == self.mark.pid() {
                 self.seg.detach(slot);
             }
         }
@@ -169,7 +173,7 @@ pub(super) fn handle(ctx: &mut Ctx, v: Value) -> Result<Rc<Handle>> {
 impl Handle {
     /// This process's slot, taken at its first use.
     fn slot(&self, ctx: &mut Ctx) -> Result<usize> {
-        let pid = shm::my_pid();
+        let pid = self.mark.pid();
         if let Some((p, s)) = self.attached.get() {
             if p == pid {
                 return Ok(s);
@@ -214,7 +218,17 @@ fn size_args(ctx: &mut Ctx, args: &Args) -> Result<(usize, Option<usize>)> {
 }
 
 pub(super) fn wrap(ctx: &mut Ctx, klass: Value, seg: Segment, name: Option<String>) -> Value {
-    let handle = Rc::new(Handle { seg, name, attached: Cell::new(None), spin_us: Cell::new(super::queue::SPIN.as_micros() as u32), spin_misses: Cell::new(0), last_wait_us: Cell::new(0), holds: Default::default() });
+    let handle = Rc::new(Handle {
+        seg,
+        name,
+        attached: Cell::new(None),
+        spin_us: Cell::new(super::queue::SPIN.as_micros() as u32),
+        spin_misses: Cell::new(0),
+        last_wait_us: Cell::new(0),
+        holds: Default::default(),
+        mark: shm::ProcessMark::new(),
+        classes: Cell::new(None),
+    });
     object::new_data(ctx, klass, Box::new(TunnelData { handle, buf: Vec::new() }))
 }
 
@@ -328,13 +342,18 @@ enum Attempt<T> {
 /// Runs `attempt` until it is done or `deadline` passes (None then), waiting between
 /// attempts without the giant lock (or through the fiber scheduler) and taking interrupts.
 fn blocking<T>(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, deadline: Option<Instant>, mut attempt: impl FnMut(&mut Ctx) -> Result<Attempt<T>>) -> Result<Option<T>> {
+    let wait = match attempt(ctx)? {
+        Attempt::Done(v) => return Ok(Some(v)),
+        w => w,
+    };
+    wait_and_retry(ctx, h, me, deadline, wait, attempt)
+}
+
+/// The waiting part of `blocking`, after a first attempt that must wait (`wait`).
+fn wait_and_retry<T>(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, deadline: Option<Instant>, mut wait: Attempt<T>, mut attempt: impl FnMut(&mut Ctx) -> Result<Attempt<T>>) -> Result<Option<T>> {
     let mut last_reclaim = Instant::now();
     let mut backoff = Duration::from_micros(100);
     loop {
-        let wait = match attempt(ctx)? {
-            Attempt::Done(v) => return Ok(Some(v)),
-            w => w,
-        };
         let now = Instant::now();
         let slice = match deadline {
             Some(d) if now >= d => return Ok(None),
@@ -357,6 +376,10 @@ fn blocking<T>(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, deadline: Option<Instan
             h.seg.reclaim_dead(Some(me));
             last_reclaim = Instant::now();
         }
+        wait = match attempt(ctx)? {
+            Attempt::Done(v) => return Ok(Some(v)),
+            w => w,
+        };
     }
 }
 
@@ -392,6 +415,9 @@ fn alloc_block(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, len: usize, deadline: O
 
 /// The `timeout:` keyword as a deadline.
 fn timeout_arg(ctx: &mut Ctx, args: &Args) -> Result<Option<Instant>> {
+    if args.kw.is_none() {
+        return Ok(None);
+    }
     crate::core::numeric::check_keywords(ctx, args, &["timeout"])?;
     let t = args.kwarg(ctx, "timeout");
     crate::core::sync::deadline_of(ctx, t)
@@ -582,7 +608,7 @@ fn t_empty_p(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 /// pages); the number of processes reclaimed. Blocked operations do it on their own.
 fn t_reclaim(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let h = handle(ctx, recv)?;
-    let mine = h.attached.get().filter(|&(p, _)| p == shm::my_pid()).map(|(_, s)| s);
+    let mine = h.attached.get().filter(|&(p, _)| p == h.mark.pid()).map(|(_, s)| s);
     Ok(Value::fixnum(h.seg.reclaim_dead(mine) as i64))
 }
 
@@ -662,13 +688,13 @@ fn shared_send(ctx: &mut Ctx, recv: Value, args: &Args, mode: shared::Mode) -> R
             (root, rec, true)
         }
     };
-    let name = object::class_name_of(ctx, v);
-    root.check(ctx, &name)?;
+    root.check(ctx, v)?;
     let owned = root.state.get() == shared::State::Owned;
     // A frozen plain object (an Integer, a Rational, a Range, a Data, a frozen String …)
     // moves like any plain object: the conversion is the receiver's new graph, and the
     // sender's object, private memory, stays as it was.
     if mode == shared::Mode::Move && (!owned || (!plain && object::is_frozen(v))) {
+        let name = object::class_name_of(ctx, v);
         return Err(tp_error(ctx, &format!("can't move a frozen {name} (a shared object is read-only everywhere; dup it for a writable copy)")));
     }
     let Some(off) = shared::place(ctx, &root, &h, me, &mut |ctx, len| alloc_block(ctx, &h, me, len, deadline))? else {
@@ -690,6 +716,7 @@ fn shared_send(ctx: &mut Ctx, recv: Value, args: &Args, mode: shared::Mode) -> R
         return Ok(sent?.map_or(Value::NIL, |_| recv));
     }
     if h.holds.borrow().get(&off).copied() != Some(1) {
+        let name = object::class_name_of(ctx, v);
         return Err(tp_error(ctx, &format!("can't move this {name}: other objects of this process hold its graph")));
     }
     match push_waiting(ctx, &h, me, &entry, false, deadline)? {

@@ -7,7 +7,8 @@
 //! 32… records, 8-aligned, bump-allocated up to `used`:
 //!     STR  kind, enc | name_rec, len, cap, data_off       (bytes in a region at data_off)
 //!     ARR  kind, len, cap, cells_off                       (cap 16-byte cells)
-//!     HASH kind, len (live), used, cap, ents_off, default cell (entries: hash, key, value)
+//!     HASH kind, len (live), used, cap, ents_off, default cell, index_off, index_slots
+//!          (entries: hash, key, value; index: u32 slots, entry number + 1, 0 = empty)
 //!     SYM  kind, len, bytes            BLOB kind, len, bytes (a copy-format encoding)
 //! cell: tag u64 (NIL TRUE FALSE FIX FLO REF DELETED), payload u64 (value, bits, record)
 //! ```
@@ -25,6 +26,13 @@
 //! - Hash keys are stored by value (a String key is a STR record nobody writes; keys other
 //!   than immediates, Strings and Symbols are BLOBs), with a hash of their canonical bytes
 //!   (`key_hash`) that every process computes the same way, so lookups run no Ruby code.
+//! - A HASH record's index is an open-addressing table (linear probing) of `index_slots`
+//!   (a power of two, at least twice the entries' capacity, so at most half full) naming
+//!   every entry in `0..used` by its key hash, deleted ones included (a lookup passes
+//!   over them). It is rebuilt whenever the entries move (growth compacts them) and
+//!   emptied with them (`clear`); it holds no address and no per-process seed, so every
+//!   process reads it as written. A lookup probes at most `index_slots` slots and checks
+//!   every entry number against `used`, so a corrupt index cannot loop or read outside.
 
 pub const MAGIC: u32 = 0x4853_5054; // "TPSH"
 pub const FROZEN: u32 = 1;
@@ -46,7 +54,11 @@ pub const C_DELETED: u64 = 6;
 
 pub const STR_SIZE: usize = 40;
 pub const ARR_SIZE: usize = 32;
-pub const HASH_SIZE: usize = 56;
+pub const HASH_SIZE: usize = 72;
+/// Byte offsets in a HASH record of the default-value cell and the index's two words.
+pub const HASH_DEFAULT: usize = 40;
+pub const HASH_INDEX: usize = 56;
+pub const HASH_INDEX_SLOTS: usize = 64;
 pub const CELL: usize = 16;
 pub const ENTRY: usize = 40;
 
@@ -63,22 +75,59 @@ pub struct Img {
     pub cap: usize,
 }
 
+/// The words an image is read and written in (u64 fields and cells, u32 index slots).
+pub trait Word: Copy {}
+impl Word for u64 {}
+impl Word for u32 {}
+
 impl Img {
+    /// Whether a `T` at `off` is inside the image and aligned (images are 8-aligned).
     #[inline]
-    pub fn u64_at(&self, off: usize) -> Option<u64> {
-        if off % 8 != 0 || off.checked_add(8)? > self.cap {
-            return None;
-        }
-        // SAFETY: in bounds and aligned (checked); images are 8-aligned.
-        Some(unsafe { std::ptr::read(self.p.add(off) as *const u64) })
+    fn fits<T: Word>(&self, off: usize) -> bool {
+        let n = std::mem::size_of::<T>();
+        off % n == 0 && off.checked_add(n).is_some_and(|end| end <= self.cap)
     }
 
-    /// Writes a word (callers write only inside what `alloc` gave them).
+    #[inline]
+    fn load<T: Word>(&self, off: usize) -> Option<T> {
+        // SAFETY: in bounds and aligned (checked).
+        self.fits::<T>(off).then(|| unsafe { std::ptr::read(self.p.add(off) as *const T) })
+    }
+
+    /// Writes a word (callers write only inside what `alloc` gave them; nothing outside).
+    #[inline]
+    fn store<T: Word>(&self, off: usize, v: T) {
+        if self.fits::<T>(off) {
+            // SAFETY: in bounds and aligned (checked).
+            unsafe { std::ptr::write(self.p.add(off) as *mut T, v) }
+        }
+    }
+
+    #[inline]
+    pub fn u64_at(&self, off: usize) -> Option<u64> {
+        self.load(off)
+    }
+
     #[inline]
     pub fn set_u64(&self, off: usize, v: u64) {
-        if off % 8 == 0 && off.checked_add(8).is_some_and(|end| end <= self.cap) {
-            // SAFETY: in bounds and aligned (checked).
-            unsafe { std::ptr::write(self.p.add(off) as *mut u64, v) }
+        self.store(off, v)
+    }
+
+    #[inline]
+    pub fn u32_at(&self, off: usize) -> Option<u32> {
+        self.load(off)
+    }
+
+    #[inline]
+    pub fn set_u32(&self, off: usize, v: u32) {
+        self.store(off, v)
+    }
+
+    /// Zeroes `len` bytes at `off` (nothing if they are not all inside).
+    pub fn zero(&self, off: usize, len: usize) {
+        if off.checked_add(len).is_some_and(|end| end <= self.cap) {
+            // SAFETY: in bounds (checked).
+            unsafe { std::ptr::write_bytes(self.p.add(off), 0, len) }
         }
     }
 
@@ -191,6 +240,80 @@ impl Img {
         }
         Some((len, used, ents))
     }
+
+    /// A HASH record's index: (offset, slots), checked to lie inside the image.
+    pub fn hash_index(&self, rec: usize) -> Option<(usize, usize)> {
+        let off = self.u64_at(rec.checked_add(HASH_INDEX)?)? as usize;
+        let slots = self.u64_at(rec + HASH_INDEX_SLOTS)? as usize;
+        if !slots.is_power_of_two() || off % 4 != 0 || off.checked_add(slots.checked_mul(4)?)? > self.cap {
+            return None;
+        }
+        Some((off, slots))
+    }
+
+    /// Adds entry number `i` with key hash `h` to the index of HASH record `rec`.
+    pub fn index_insert(&self, rec: usize, h: u64, i: usize) -> Option<()> {
+        let (idx, slots) = self.hash_index(rec)?;
+        let mut at = h as usize & (slots - 1);
+        for _ in 0..slots {
+            if self.u32_at(idx + 4 * at)? == 0 {
+                self.set_u32(idx + 4 * at, u32::try_from(i + 1).ok()?);
+                return Some(());
+            }
+            at = (at + 1) & (slots - 1);
+        }
+        None
+    }
+
+    /// The entries of HASH record `rec` whose key hash is `h`, in probe order (the caller
+    /// compares their keys): offsets of entries in `0..used`, deleted ones left out.
+    pub fn index_probe(&self, rec: usize, h: u64) -> IndexProbe<'_> {
+        let found = self.hash(rec).zip(self.hash_index(rec));
+        let ((_, used, ents), (idx, slots)) = found.unwrap_or(((0, 0, 0), (0, 0)));
+        IndexProbe { img: self, h, used, ents, idx, mask: slots.wrapping_sub(1), at: h as usize & slots.wrapping_sub(1), left: slots }
+    }
+}
+
+/// The walk `Img::index_probe` makes.
+pub struct IndexProbe<'a> {
+    img: &'a Img,
+    h: u64,
+    used: usize,
+    ents: usize,
+    idx: usize,
+    mask: usize,
+    at: usize,
+    left: usize,
+}
+
+impl Iterator for IndexProbe<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        while self.left > 0 {
+            self.left -= 1;
+            let slot = self.img.u32_at(self.idx + 4 * self.at)? as usize;
+            self.at = (self.at + 1) & self.mask;
+            if slot == 0 {
+                self.left = 0;
+                return None;
+            }
+            let i = slot - 1;
+            if i >= self.used {
+                continue;
+            }
+            let e = self.ents + i * ENTRY;
+            if self.img.u64_at(e)? == self.h && self.img.u64_at(e + 8)? != C_DELETED {
+                return Some(e);
+            }
+        }
+        None
+    }
+}
+
+/// The index size for a hash of `cap` entries: a power of two at least twice `cap`.
+pub fn index_slots(cap: usize) -> usize {
+    cap.max(4).saturating_mul(2).checked_next_power_of_two().unwrap_or(usize::MAX / 2 + 1)
 }
 
 /// Writes a fresh header for an image of `cap` bytes with `used` taken.
@@ -292,6 +415,44 @@ mod tests {
         assert_eq!(img.kind(48), None);
         img.set_frozen();
         assert!(img.is_frozen() && img.valid());
+    }
+
+    #[test]
+    fn index_probes_find_entries_and_end_on_a_corrupt_index() {
+        let mut buf = vec![0u64; 64];
+        let img = Img { p: buf.as_mut_ptr() as *mut u8, cap: 512 };
+        init_header(&img, 512, 32);
+        let (rec, slots) = (32, 8);
+        let ents = rec + HASH_SIZE;
+        let idx = ents + 2 * ENTRY;
+        for (i, w) in [R_HASH, 2, 2, 2, ents as u64, C_NIL, 0, idx as u64, slots as u64].into_iter().enumerate() {
+            img.set_u64(rec + 8 * i, w);
+        }
+        for (i, h) in [7u64, 15].into_iter().enumerate() {
+            img.set_u64(ents + i * ENTRY, h);
+            img.set_cell(ents + i * ENTRY + 8, (C_FIX, i as u64));
+            img.index_insert(rec, h, i).unwrap();
+        }
+        // 7 and 15 share slot 7: the second goes to the next free slot (0).
+        assert_eq!(img.index_probe(rec, 7).collect::<Vec<_>>(), vec![ents]);
+        assert_eq!(img.index_probe(rec, 15).collect::<Vec<_>>(), vec![ents + ENTRY]);
+        assert_eq!(img.index_probe(rec, 3).count(), 0);
+        // A deleted entry keeps its slot and is passed over.
+        img.set_u64(ents + 8, C_DELETED);
+        assert_eq!(img.index_probe(rec, 7).count(), 0);
+        assert_eq!(img.index_probe(rec, 15).count(), 1);
+        // Every slot taken and naming entries past `used`: the probe still ends.
+        for i in 0..slots {
+            img.set_u32(idx + 4 * i, 9);
+        }
+        assert_eq!(img.index_probe(rec, 15).count(), 0);
+        assert!(img.index_insert(rec, 1, 1).is_none());
+        // Slots that are not a power of two, or an index past the image: no index at all.
+        img.set_u64(rec + HASH_INDEX_SLOTS, 6);
+        assert!(img.hash_index(rec).is_none());
+        img.set_u64(rec + HASH_INDEX_SLOTS, 1 << 20);
+        assert!(img.hash_index(rec).is_none());
+        assert_eq!(img.index_probe(rec, 15).count(), 0);
     }
 
     #[test]

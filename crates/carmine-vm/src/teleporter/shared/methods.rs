@@ -20,8 +20,7 @@ fn this(ctx: &mut Ctx, recv: Value) -> Result<(Rc<Root>, usize, Img)> {
         return Err(ctx.type_error(&format!("wrong argument type {name} (expected a Teleporter shared object)")));
     };
     let (root, rec) = (w.root.clone(), w.rec);
-    let name = object::class_name_of(ctx, recv);
-    let img = root.check(ctx, &name)?;
+    let img = root.check(ctx, recv)?;
     Ok((root, rec, img))
 }
 
@@ -51,7 +50,7 @@ fn new_graph(ctx: &mut Ctx, klass_kind: u64, build: impl FnOnce(&mut Ctx, &mut B
     };
     let img = root.img().ok_or_else(|| corrupt(ctx))?;
     set_root(&img, rec);
-    Ok(wrap(ctx, &root, rec, klass_kind, false))
+    wrap(ctx, &root, rec, klass_kind, false)
 }
 
 // ---- common ----
@@ -94,7 +93,7 @@ fn m_id(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 fn str_arg(ctx: &mut Ctx, v: Value) -> Result<(Vec<u8>, u8)> {
     if let Some(w) = shared_obj(v) {
         let (root, rec) = (w.root.clone(), w.rec);
-        let img = root.check(ctx, "Teleporter::SharedString")?;
+        let img = root.check(ctx, v)?;
         if let (Some(b), Some(e)) = (img.str_bytes(rec), str_encoding(&img, rec)) {
             return Ok((b.to_vec(), e));
         }
@@ -548,7 +547,7 @@ fn m_hash_aref(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn m_default(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let (root, rec, img) = this(ctx, recv)?;
-    let c = img.cell(rec + 40).ok_or_else(|| corrupt(ctx))?;
+    let c = img.cell(rec + HASH_DEFAULT).ok_or_else(|| corrupt(ctx))?;
     cell_value(ctx, &root, &img, c, freeze_reads(&root))
 }
 
@@ -577,6 +576,8 @@ fn m_hash_delete(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 fn m_hash_clear(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let (_, rec, img) = writable(ctx, recv)?;
+    let (idx, slots) = img.hash_index(rec).ok_or_else(|| corrupt(ctx))?;
+    img.zero(idx, slots * 4);
     img.set_u64(rec + 8, 0);
     img.set_u64(rec + 16, 0);
     Ok(recv)
@@ -618,6 +619,7 @@ pub fn init(ctx: &mut Ctx) -> Result<()> {
     let ks = def(ctx, m, "SharedString", obj);
     let ka = def(ctx, m, "SharedArray", obj);
     let kh = def(ctx, m, "SharedHash", obj);
+    super::root_classes(ctx, [ks, ka, kh]);
     for k in [ks, ka, kh] {
         crate::methods!(ctx, k, [
             ("frozen?", m_frozen_p, [0], Unsafe),

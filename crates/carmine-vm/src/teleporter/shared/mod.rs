@@ -31,7 +31,6 @@ use std::rc::Rc;
 
 use self::image::*;
 use super::queue::Entry;
-use super::shm;
 use super::tunnel::Handle;
 use crate::core::{array, encoding, float, hash, module, object, string};
 use crate::error::Unwind;
@@ -68,12 +67,16 @@ pub struct Root {
 impl Drop for Root {
     fn drop(&mut self) {
         if let Store::Seg { h, off, slot, pid } = &*self.store.borrow() {
-            if *pid == shm::my_pid() {
+            if *pid == h.mark.pid() {
                 unhold(h, *slot, *off);
             }
         }
     }
 }
+
+/// The blocks a process holds and how many of its `Root`s hold each (`Handle::holds`):
+/// keyed by block offsets, which the allocator makes, with the VM's integer hasher.
+pub type Holds = HashMap<usize, u32, std::hash::BuildHasherDefault<crate::symbol::SymHasher>>;
 
 /// Counts one more `Root` of this process holding block `off` (whose bit is set).
 pub fn hold(h: &Handle, off: usize) {
@@ -152,16 +155,21 @@ impl Root {
     }
 
     /// The image, if this process may use it: MovedError once moved, Teleporter::Error for
-    /// a segment image inherited across fork.
-    pub fn check(&self, ctx: &mut Ctx, what: &str) -> Result<Img> {
+    /// a segment image inherited across fork. `obj` (a wrapper of this root, or the object
+    /// being sent) names the class in those errors.
+    pub fn check(&self, ctx: &mut Ctx, obj: Value) -> Result<Img> {
         if self.state.get() == State::Moved {
+            let what = object::class_name_of(ctx, obj);
             let c = moved_error_class(ctx);
             return Err(ctx.raise(c, &format!("this {what} was moved to another process with move_send and can no longer be used here")));
         }
-        if let Store::Seg { pid, .. } = &*self.store.borrow() {
-            if *pid != shm::my_pid() {
-                return Err(tp_error(ctx, &format!("this {what} belongs to process {pid} (inherited across fork): send it through a tunnel instead")));
-            }
+        let foreign = match &*self.store.borrow() {
+            Store::Seg { h, pid, .. } => (*pid != h.mark.pid()).then_some(*pid),
+            _ => None,
+        };
+        if let Some(pid) = foreign {
+            let what = object::class_name_of(ctx, obj);
+            return Err(tp_error(ctx, &format!("this {what} belongs to process {pid} (inherited across fork): send it through a tunnel instead")));
         }
         match self.img() {
             Some(img) if img.valid() => Ok(img),
@@ -330,7 +338,7 @@ impl<'r> Builder<'r> {
                 return Ok((C_REF, w.rec as u64));
             }
             let (src_root, rec) = (w.root.clone(), w.rec);
-            let src = src_root.check(ctx, "shared object")?;
+            let src = src_root.check(ctx, v)?;
             return Ok((C_REF, self.copy_record(ctx, &src, Rc::as_ptr(&src_root) as usize, rec)? as u64));
         }
         let c = ctx.c();
@@ -365,7 +373,7 @@ impl<'r> Builder<'r> {
             let default = hash::rhash(v).default;
             let dc = self.put(ctx, default)?;
             let img = self.root.img().ok_or_else(|| corrupt(ctx))?;
-            img.set_cell(r + 40, dc);
+            img.set_cell(r + HASH_DEFAULT, dc);
             for (k, val) in pairs {
                 self.hash_append(ctx, r, k, val)?;
             }
@@ -390,9 +398,13 @@ impl<'r> Builder<'r> {
     }
 
     pub fn hash_record(&mut self, ctx: &mut Ctx, cap: usize) -> Result<usize> {
+        let cap = cap.max(1);
         let (_, r) = self.root.alloc(ctx, HASH_SIZE)?;
-        let (img, ents) = self.root.alloc(ctx, cap.max(1).saturating_mul(ENTRY))?;
-        for (i, w) in [R_HASH, 0, 0, cap.max(1) as u64, ents as u64, C_NIL, 0].into_iter().enumerate() {
+        let (_, ents) = self.root.alloc(ctx, cap.saturating_mul(ENTRY))?;
+        let slots = index_slots(cap);
+        let (img, idx) = self.root.alloc(ctx, slots.saturating_mul(4))?;
+        img.zero(idx, slots * 4);
+        for (i, w) in [R_HASH, 0, 0, cap as u64, ents as u64, C_NIL, 0, idx as u64, slots as u64].into_iter().enumerate() {
             img.set_u64(r + 8 * i, w);
         }
         Ok(r)
@@ -449,13 +461,14 @@ impl<'r> Builder<'r> {
         img.set_u64(e, kh);
         img.set_cell(e + 8, kc);
         img.set_cell(e + 24, vc);
+        img.index_insert(r, kh, used).ok_or_else(|| corrupt(ctx))?;
         img.set_u64(r + 8, len as u64 + 1);
         img.set_u64(r + 16, used as u64 + 1);
         Ok(())
     }
 
     /// Room for one more entry in hash record `r` (live entries compacted into a region
-    /// twice as large when it is full).
+    /// twice as large when it is full, with a new index).
     fn reserve_entry(&mut self, ctx: &mut Ctx, r: usize) -> Result<Img> {
         let img = self.root.img().ok_or_else(|| corrupt(ctx))?;
         let (_, used, _) = img.hash(r).ok_or_else(|| corrupt(ctx))?;
@@ -463,9 +476,14 @@ impl<'r> Builder<'r> {
         if used < cap {
             return Ok(img);
         }
-        let new_cap = (cap * 2).max(4);
-        let (img, nents) = self.root.alloc(ctx, new_cap * ENTRY)?;
+        let new_cap = cap.saturating_mul(2).max(4);
+        let slots = index_slots(new_cap);
+        let (_, nents) = self.root.alloc(ctx, new_cap.saturating_mul(ENTRY))?;
+        let (img, idx) = self.root.alloc(ctx, slots.saturating_mul(4))?;
+        img.zero(idx, slots * 4);
         let (_, used, ents) = img.hash(r).ok_or_else(|| corrupt(ctx))?;
+        img.set_u64(r + HASH_INDEX, idx as u64);
+        img.set_u64(r + HASH_INDEX_SLOTS, slots as u64);
         let mut n = 0;
         for i in 0..used {
             let e = ents + i * ENTRY;
@@ -474,6 +492,7 @@ impl<'r> Builder<'r> {
             }
             let src = img.bytes(e, ENTRY).ok_or_else(|| corrupt(ctx))?.to_vec();
             img.put_bytes(nents + n * ENTRY, &src);
+            img.index_insert(r, img.u64_at(e).unwrap_or(0), n).ok_or_else(|| corrupt(ctx))?;
             n += 1;
         }
         img.set_u64(r + 16, n as u64);
@@ -518,8 +537,8 @@ impl<'r> Builder<'r> {
                 let (len, used, ents) = src.hash(rec).ok_or_else(|| corrupt(ctx))?;
                 let r = self.hash_record(ctx, len)?;
                 self.copied.insert((src_id, rec), r);
-                let dc = self.copy_cell(ctx, src, src_id, rec + 40)?;
-                self.root.img().ok_or_else(|| corrupt(ctx))?.set_cell(r + 40, dc);
+                let dc = self.copy_cell(ctx, src, src_id, rec + HASH_DEFAULT)?;
+                self.root.img().ok_or_else(|| corrupt(ctx))?.set_cell(r + HASH_DEFAULT, dc);
                 for i in 0..used {
                     let e = ents + i * ENTRY;
                     if src.u64_at(e + 8) == Some(C_DELETED) {
@@ -596,7 +615,7 @@ pub fn probe(ctx: &mut Ctx, k: Value) -> Result<Probe> {
     if let Some(w) = shared_obj(k) {
         let root = w.root.clone();
         let rec = w.rec;
-        let img = root.check(ctx, "shared object")?;
+        let img = root.check(ctx, k)?;
         if img.kind(rec) == Some(R_STR) {
             let b = img.str_bytes(rec).ok_or_else(|| corrupt(ctx))?.to_vec();
             let enc = str_encoding(&img, rec).ok_or_else(|| corrupt(ctx))?;
@@ -610,15 +629,10 @@ pub fn probe(ctx: &mut Ctx, k: Value) -> Result<Probe> {
     Ok(Probe::Blob(out))
 }
 
-/// The entry of hash record `r` whose key equals `p`.
+/// The entry of hash record `r` whose key equals `p`: found through the record's index
+/// by the key's hash, so the time does not grow with the hash's size.
 pub fn find_entry(img: &Img, r: usize, p: &Probe) -> Option<usize> {
-    let (_, used, ents) = img.hash(r)?;
-    let h = p.hash();
-    for i in 0..used {
-        let e = ents + i * ENTRY;
-        if img.u64_at(e)? != h {
-            continue;
-        }
+    for e in img.index_probe(r, p.hash()) {
         let kc = img.cell(e + 8)?;
         let same = match p {
             Probe::Imm(c) => kc.0 == c.0 && (kc.1 == c.1 || (c.0 == C_FLO && f64::from_bits(kc.1) == f64::from_bits(c.1))),
@@ -653,25 +667,60 @@ pub fn live_entries(img: &Img, rec: usize) -> Option<Vec<(Cell, Cell)>> {
     Some(out)
 }
 
-/// The class `Teleporter::<name>`.
-pub fn shared_class(ctx: &mut Ctx, name: &str) -> Value {
+/// SharedString, SharedArray and SharedHash, in the order of `R_STR`, `R_ARR`, `R_HASH`.
+const CLASS_NAMES: [&str; 3] = ["SharedString", "SharedArray", "SharedHash"];
+
+/// The three shared classes of this VM: cached in the tunnel's handle `h` once looked up,
+/// so receiving an object does not look up a constant by name. Each class cached is a VM
+/// root (shared::init makes the originals roots; one found in their place after a
+/// constant was reassigned is made one here), so a cached class is never collected.
+fn classes(ctx: &mut Ctx, h: Option<&Handle>) -> Result<[Value; 3]> {
+    if let Some(c) = h.and_then(|h| h.classes.get()) {
+        return Ok(c);
+    }
     let m = super::teleporter_module(ctx);
-    crate::stdlib::const_of(ctx, m, name).unwrap_or_else(|| ctx.c().object)
+    let mut out = [Value::NIL; 3];
+    for (slot, name) in out.iter_mut().zip(CLASS_NAMES) {
+        *slot = match crate::stdlib::const_of(ctx, m, name) {
+            Some(k) if module::is_class(k) => k,
+            _ => return Err(ctx.type_error(&format!("Teleporter::{name} is not a class"))),
+        };
+    }
+    if let Some(h) = h {
+        for k in out {
+            if !ctx.vm().roots.borrow().contains(&k) {
+                ctx.vm().add_root(k);
+            }
+        }
+        h.classes.set(Some(out));
+    }
+    Ok(out)
+}
+
+/// Makes the shared classes VM roots (at `require "teleporter"`).
+pub(crate) fn root_classes(ctx: &mut Ctx, ks: [Value; 3]) {
+    for k in ks {
+        ctx.vm().add_root(k);
+    }
 }
 
 /// A wrapper for record `rec` of `root` (frozen if `freeze`).
-pub fn wrap(ctx: &mut Ctx, root: &Rc<Root>, rec: usize, kind: u64, freeze: bool) -> Value {
-    let name = match kind {
-        R_STR => "SharedString",
-        R_ARR => "SharedArray",
-        _ => "SharedHash",
+pub fn wrap(ctx: &mut Ctx, root: &Rc<Root>, rec: usize, kind: u64, freeze: bool) -> Result<Value> {
+    let h = match &*root.store.borrow() {
+        Store::Seg { h, .. } => Some(h.clone()),
+        _ => None,
     };
-    let k = shared_class(ctx, name);
+    let ks = classes(ctx, h.as_deref())?;
+    let k = match kind {
+        R_STR => ks[0],
+        R_ARR => ks[1],
+        _ => ks[2],
+    };
     let v = object::new_data(ctx, k, Box::new(SharedObj { root: root.clone(), rec }));
     if freeze {
         object::freeze(v);
     }
-    v
+    Ok(v)
 }
 
 /// How values read from an image come out.
@@ -702,7 +751,7 @@ pub fn cell_value(ctx: &mut Ctx, root: &Rc<Root>, img: &Img, c: Cell, how: Read)
         C_REF => {
             let rec = c.1 as usize;
             match img.kind(rec) {
-                Some(k @ (R_STR | R_ARR | R_HASH)) => wrap(ctx, root, rec, k, how == Read::Frozen),
+                Some(k @ (R_STR | R_ARR | R_HASH)) => wrap(ctx, root, rec, k, how == Read::Frozen)?,
                 Some(R_SYM) => {
                     let b = img.blob(rec).ok_or_else(|| corrupt(ctx))?;
                     Value::symbol(ctx.intern_bytes(b))
@@ -780,7 +829,7 @@ fn unshare_cell(ctx: &mut Ctx, root: &Rc<Root>, c: Cell, done: &mut HashMap<usiz
             let h = hash::new(ctx);
             ctx.protect(h);
             done.insert(rec, h);
-            let dc = img.cell(rec + 40).ok_or_else(|| corrupt(ctx))?;
+            let dc = img.cell(rec + HASH_DEFAULT).ok_or_else(|| corrupt(ctx))?;
             let d = unshare_cell(ctx, root, dc, done)?;
             hash::rhash(h).default = d;
             for (kc, vc) in live_entries(&img, rec).ok_or_else(|| corrupt(ctx))? {
@@ -835,9 +884,9 @@ pub fn place(ctx: &mut Ctx, root: &Rc<Root>, h: &Rc<Handle>, me: usize, alloc: &
     // SAFETY: the block holds `used` bytes and is ours alone; `img` is valid for `used`.
     unsafe { std::ptr::copy_nonoverlapping(img.p, h.seg.payload(off), used) };
     hold(h, off);
-    let old = std::mem::replace(&mut *root.store.borrow_mut(), Store::Seg { h: h.clone(), off, slot: me, pid: shm::my_pid() });
+    let old = std::mem::replace(&mut *root.store.borrow_mut(), Store::Seg { h: h.clone(), off, slot: me, pid: h.mark.pid() });
     if let Store::Seg { h: oh, off: ooff, slot, pid } = old {
-        if pid == shm::my_pid() {
+        if pid == oh.mark.pid() {
             unhold(&oh, slot, ooff);
         }
     }
@@ -861,7 +910,7 @@ pub fn receive(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, e: &Entry, moved: bool,
     w.copy_from_slice(&e.data[8..16]);
     let rec = u64::from_ne_bytes(w) as usize;
     hold(h, off);
-    let root = Rc::new(Root { store: RefCell::new(Store::Seg { h: h.clone(), off, slot: me, pid: shm::my_pid() }), state: StdCell::new(State::Frozen) });
+    let root = Rc::new(Root { store: RefCell::new(Store::Seg { h: h.clone(), off, slot: me, pid: h.mark.pid() }), state: StdCell::new(State::Frozen) });
     if !moved && want == Some(Mode::Move) {
         return Err(tp_error(ctx, "this message was sent with share_send: receive it with share_recv (a shared object never becomes writable again)"));
     }
