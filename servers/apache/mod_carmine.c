@@ -323,7 +323,7 @@ static int vm_make(vm_slot *ts)
     }
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, ts->server, "mod_carmine: a VM of this process created (%d slots)", pool_slots);
     carmine_vm *vm = ts->host->vm;
-    ts->host->gc_every = (unsigned)sc->gc_every;
+    carmine_host_set_gc_every(ts->host, (unsigned)sc->gc_every);
     if (sc->gc_malloc_limit >= 0)
         carmine_host_set_gc_malloc_limit(ts->host, (size_t)sc->gc_malloc_limit);
     carmine_set_userdata(vm, ts);

@@ -892,6 +892,20 @@ struct holder { carmine_value v; };
 static void test_gc(void) {
     carmine_vm *vm = g_vm = carmine_open();
     carmine_value r;
+    /* carmine_set_gc_after_run: a run that leaves 2 MB of new buffers ends with a
+     * collection; runs that allocate little do not. */
+    carmine_set_gc_after_run(vm, 512 * 1024);
+    CHECK(eval(vm, "GC.count", &r) == CARMINE_OK);
+    int64_t before = to_i(vm, r);
+    CHECK(eval(vm, "GC.count", &r) == CARMINE_OK);
+    CHECK(to_i(vm, r) == before);
+    CHECK(eval(vm, "'x' * 2_000_000; nil", &r) == CARMINE_OK);
+    CHECK(eval(vm, "GC.count", &r) == CARMINE_OK);
+    CHECK(to_i(vm, r) == before + 1);
+    carmine_set_gc_after_run(vm, 0);
+    CHECK(eval(vm, "'x' * 2_000_000; nil", &r) == CARMINE_OK);
+    CHECK(eval(vm, "GC.count", &r) == CARMINE_OK);
+    CHECK(to_i(vm, r) == before + 1);
     struct holder *h = malloc(sizeof *h);
     h->v = carmine_cstr(vm, "kept in C heap");
     carmine_gc_register(vm, h->v);
