@@ -814,7 +814,7 @@ fn inline_class_new(ctx: &mut Ctx, klass: Value, argc: usize, kw: Option<Value>,
         // BasicObject's `initialize`, which does nothing, called with no arguments: the new
         // object is the result (a builtin with the same code would do the same).
         if argc == 0 && kw.is_none() && object::is_default_initialize(f) {
-            let o = object::new_object(ctx, klass);
+            let o = object::allocate(ctx, klass)?;
             ctx.stacks.sp = ret_sp;
             return Ok(Some(Some(o)));
         }
