@@ -8,12 +8,16 @@
  * Invariants:
  * - VMs live in a pool per server process, made in child_init when the process starts
  *   (as mod_mruby does: no request pays for it, and the process's memory is there from
- *   the start): as many as the pool's bound, or one when it is unbounded. A phase takes one from the pool (or makes one when the pool
- *   is empty and below its bound), runs its script and puts it back, so a VM is used by
+ *   the start): as many as the pool's bound, or one when it is unbounded. A phase claims
+ *   a free VM (an atomic exchange on its slot, no lock), or makes one when none is free
+ *   and the pool is below its bound, runs its script and puts it back, so a VM is used by
  *   one thread at a time. The bound, `carmineMaxVMs N`, is by default the number of
  *   online CPUs (a VM runs one script on one core; scripts that wait on the network hold
  *   their VM and want more); 0 lifts it (as many VMs as scripts ever ran at once). A phase
- *   that finds none free waits. Only the pool's list is locked, never a run.
+ *   that finds none free waits. The pool's lock is taken only by a phase that finds no
+ *   VM free and by a release while one waits, never around a run.
+ * - Only the phases some directive gave a script have their hook registered (by that
+ *   directive, at configuration time): the other phases cost a request nothing.
  * - A script is compiled once per VM and reused; a script file is recompiled when its
  *   mtime, size or inode changes (servers/common/carmine_host.h).
  * - Each phase runs its script with carmine_run: an isolated unit whose globals, constants,
@@ -24,8 +28,8 @@
  *   request object kept past its request raises instead of touching freed memory.
  * - A script that raises, does not compile, or hits a limit makes the phase return 500 and
  *   logs its report (class, message, backtrace) to the error log, one line per entry; the
- *   VM stays usable. A VM that reports an internal error (CARMINE_BUG) is closed instead of
- *   going back to the pool.
+ *   VM stays usable. A VM that reports an internal error (CARMINE_BUG) is closed; its slot
+ *   gets a new VM at its next use.
  */
 #include <malloc.h>
 #include <pthread.h>
@@ -117,10 +121,14 @@ static void *create_srv_conf(apr_pool_t *p, server_rec *s)
 }
 
 /* Whether any directive gave mod_carmine a script: only then are VMs made in child_init.
- * phase_used: whether any scope has a script for the phase (the other phases' hooks
- * return at once, without looking at the request's config). */
+ * phase_used: whether any scope has a script for the phase. Only those phases' hooks are
+ * registered (by the first directive of the phase, see hook_phase), so a request pays
+ * nothing in the phases no script uses. Both are reset when Apache registers the
+ * module's hooks again (each time it reads its configuration). */
 static int has_scripts;
 static char phase_used[PHASE_COUNT];
+
+static void hook_phase(int phase);
 
 static carmine_code *code_from_file(cmd_parms *cmd, const char *path)
 {
@@ -159,6 +167,8 @@ static const char *set_phase(cmd_parms *cmd, void *dc_, const char *arg)
         dc->count++;
     dc->code[phase] = (info & INLINE_CODE) ? code_inline(cmd, arg) : code_from_file(cmd, arg);
     has_scripts = 1;
+    if (!phase_used[phase])
+        hook_phase(phase);
     phase_used[phase] = 1;
     return NULL;
 }
@@ -231,18 +241,26 @@ typedef struct body_cache {
     apr_size_t len;
 } body_cache;
 
-/* A VM of the pool, and what its C methods need to find the request. */
+/* A slot of the pool: a VM, and what its C methods need to find the request. Slots are
+ * never freed while the process lives (the list is append-only, so it is walked without
+ * the lock); a slot whose VM was discarded gets a new VM from the next phase that
+ * claims it. */
 typedef struct vm_slot {
-    carmine_host *host;
-    run_ctx *cur; /* the phase running now, NULL between runs */
+    carmine_host *host; /* NULL: no VM yet (or discarded) */
+    run_ctx *cur;       /* the phase running now, NULL between runs */
     server_rec *server;
-    struct vm_slot *next_free;
+    int busy;           /* atomic: 1 while a phase holds the slot */
+    struct vm_slot *next;
 } vm_slot;
 
+/* A phase claims a free slot with one atomic exchange, without the lock; the lock (and
+ * the condition) serve only a phase that finds none free: it adds a slot while the pool
+ * is below its bound, else waits. A release signals only when a phase waits. */
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pool_returned = PTHREAD_COND_INITIALIZER;
-static vm_slot *pool_free;
-static int pool_vms; /* VMs made and not discarded */
+static vm_slot *pool_head;  /* atomic; slots are added at the head under pool_lock */
+static int pool_slots;      /* under pool_lock */
+static int pool_waiters;    /* atomic: phases in vm_acquire's slow path */
 static int pool_max; /* carmineMaxVMs as it applies (0: no bound), set in child_init */
 static server_rec *main_server;
 
@@ -284,46 +302,28 @@ static void write_stderr(void *data, const char *bytes, size_t len)
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, ts->server, "mod_carmine: %.*s", (int)len, bytes);
 }
 
-/* A VM counted in pool_vms no longer exists: let a waiting phase make another. */
-static void vm_forget(void)
+/* A free slot of the pool, now this thread's; NULL when all are busy. */
+static vm_slot *pool_claim(void)
 {
-    pthread_mutex_lock(&pool_lock);
-    pool_vms--;
-    pthread_cond_signal(&pool_returned);
-    pthread_mutex_unlock(&pool_lock);
+    for (vm_slot *ts = __atomic_load_n(&pool_head, __ATOMIC_ACQUIRE); ts != NULL; ts = ts->next)
+        if (!__atomic_load_n(&ts->busy, __ATOMIC_RELAXED) && !__atomic_exchange_n(&ts->busy, 1, __ATOMIC_SEQ_CST))
+            return ts;
+    return NULL;
 }
 
-/* A VM of the pool for this thread's exclusive use until vm_release; NULL on failure. */
-static vm_slot *vm_acquire(void)
+/* Gives ts a new VM with the module's API and the server's settings; 0 on success. */
+static int vm_make(vm_slot *ts)
 {
     srv_conf *sc = ap_get_module_config(main_server->module_config, &carmine_module);
-    pthread_mutex_lock(&pool_lock);
-    while (pool_free == NULL && pool_max > 0 && pool_vms >= pool_max)
-        pthread_cond_wait(&pool_returned, &pool_lock);
-    vm_slot *ts = pool_free;
-    if (ts != NULL)
-        pool_free = ts->next_free;
-    else
-        pool_vms++;
-    pthread_mutex_unlock(&pool_lock);
-    if (ts != NULL)
-        return ts;
-    ts = calloc(1, sizeof *ts);
-    if (ts == NULL) {
-        vm_forget();
-        return NULL;
-    }
     ts->server = main_server;
     ts->host = carmine_host_open();
     if (ts->host == NULL) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, ts->server, "mod_carmine: cannot create a VM");
-        free(ts);
-        vm_forget();
-        return NULL;
+        return -1;
     }
-    ap_log_error(APLOG_MARK, APLOG_INFO, 0, ts->server, "mod_carmine: VM %d of this process created", pool_vms);
+    ap_log_error(APLOG_MARK, APLOG_INFO, 0, ts->server, "mod_carmine: a VM of this process created (%d slots)", pool_slots);
     carmine_vm *vm = ts->host->vm;
-    ts->host->gc_every = (unsigned)sc->gc_every;
+    carmine_host_set_gc_every(ts->host, (unsigned)sc->gc_every);
     if (sc->gc_malloc_limit >= 0)
         carmine_host_set_gc_malloc_limit(ts->host, (size_t)sc->gc_malloc_limit);
     carmine_set_userdata(vm, ts);
@@ -341,24 +341,59 @@ static vm_slot *vm_acquire(void)
             carmine_host_each_error_line(ts->host, log_server_error_line, ts->server);
         }
     }
-    return ts;
+    return 0;
 }
 
 static void vm_release(vm_slot *ts)
 {
-    pthread_mutex_lock(&pool_lock);
-    ts->next_free = pool_free;
-    pool_free = ts;
-    pthread_cond_signal(&pool_returned);
-    pthread_mutex_unlock(&pool_lock);
+    __atomic_store_n(&ts->busy, 0, __ATOMIC_SEQ_CST);
+    /* A waiter counted itself before looking for a free slot (under the lock, which it
+     * holds until it waits): it either saw this slot free or is signalled now. */
+    if (__atomic_load_n(&pool_waiters, __ATOMIC_SEQ_CST) > 0) {
+        pthread_mutex_lock(&pool_lock);
+        pthread_cond_signal(&pool_returned);
+        pthread_mutex_unlock(&pool_lock);
+    }
 }
 
-/* A VM that reported an internal error: never used again. */
+/* A VM of the pool for this thread's exclusive use until vm_release; NULL on failure. */
+static vm_slot *vm_acquire(void)
+{
+    vm_slot *ts = pool_claim();
+    if (ts == NULL) {
+        pthread_mutex_lock(&pool_lock);
+        __atomic_add_fetch(&pool_waiters, 1, __ATOMIC_SEQ_CST);
+        while ((ts = pool_claim()) == NULL) {
+            if (pool_max == 0 || pool_slots < pool_max) {
+                ts = calloc(1, sizeof *ts);
+                if (ts == NULL)
+                    break;
+                ts->busy = 1;
+                ts->next = pool_head;
+                __atomic_store_n(&pool_head, ts, __ATOMIC_RELEASE);
+                pool_slots++;
+                break;
+            }
+            pthread_cond_wait(&pool_returned, &pool_lock);
+        }
+        __atomic_sub_fetch(&pool_waiters, 1, __ATOMIC_SEQ_CST);
+        pthread_mutex_unlock(&pool_lock);
+        if (ts == NULL)
+            return NULL;
+    }
+    if (ts->host == NULL && vm_make(ts) != 0) {
+        vm_release(ts);
+        return NULL;
+    }
+    return ts;
+}
+
+/* A VM that reported an internal error: closed; its slot gets a new VM at its next use. */
 static void vm_discard(vm_slot *ts)
 {
     carmine_host_close(ts->host);
-    free(ts);
-    vm_forget();
+    ts->host = NULL;
+    vm_release(ts);
 }
 
 static const char *const phase_names[PHASE_COUNT] = {
@@ -368,8 +403,6 @@ static const char *const phase_names[PHASE_COUNT] = {
 
 static int run_phase(request_rec *r, int phase, int default_rc)
 {
-    if (!phase_used[phase])
-        return DECLINED;
     dir_conf *dc = ap_get_module_config(r->per_dir_config, &carmine_module);
     carmine_code *code = dc ? dc->code[phase] : NULL;
     if (code == NULL)
@@ -457,20 +490,38 @@ static int post_config(apr_pool_t *p, apr_pool_t *plog, apr_pool_t *ptemp, serve
     return OK;
 }
 
+/* Registers the hook of a phase that a directive gave a script. Apache sorts the hooks
+ * again after processing the configuration (as it does for mod_perl's), so a hook added
+ * by a directive runs like one added in register_hooks. */
+static void hook_phase(int phase)
+{
+    switch (phase) {
+    case PHASE_POST_READ_REQUEST: ap_hook_post_read_request(post_read_request, NULL, NULL, APR_HOOK_MIDDLE); break;
+    case PHASE_TRANSLATE_NAME: ap_hook_translate_name(translate_name, NULL, NULL, APR_HOOK_MIDDLE); break;
+    case PHASE_MAP_TO_STORAGE: ap_hook_map_to_storage(map_to_storage, NULL, NULL, APR_HOOK_MIDDLE); break;
+    case PHASE_ACCESS_CHECKER:
+        ap_hook_check_access(access_checker, NULL, NULL, APR_HOOK_MIDDLE, AP_AUTH_INTERNAL_PER_CONF);
+        break;
+    case PHASE_CHECK_USER_ID:
+        ap_hook_check_authn(check_user_id, NULL, NULL, APR_HOOK_MIDDLE, AP_AUTH_INTERNAL_PER_CONF);
+        break;
+    case PHASE_AUTH_CHECKER:
+        ap_hook_check_authz(auth_checker, NULL, NULL, APR_HOOK_FIRST, AP_AUTH_INTERNAL_PER_CONF);
+        break;
+    case PHASE_FIXUPS: ap_hook_fixups(fixups, NULL, NULL, APR_HOOK_MIDDLE); break;
+    case PHASE_HANDLER: ap_hook_handler(handler, NULL, NULL, APR_HOOK_MIDDLE); break;
+    case PHASE_LOG_TRANSACTION: ap_hook_log_transaction(log_transaction, NULL, NULL, APR_HOOK_MIDDLE); break;
+    }
+}
+
 static void register_hooks(apr_pool_t *p)
 {
     (void)p;
+    /* A new configuration cycle: Apache dropped every hook, the phases' included. */
+    has_scripts = 0;
+    memset(phase_used, 0, sizeof phase_used);
     ap_hook_post_config(post_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_child_init(child_init, NULL, NULL, APR_HOOK_MIDDLE);
-    ap_hook_post_read_request(post_read_request, NULL, NULL, APR_HOOK_MIDDLE);
-    ap_hook_translate_name(translate_name, NULL, NULL, APR_HOOK_MIDDLE);
-    ap_hook_map_to_storage(map_to_storage, NULL, NULL, APR_HOOK_MIDDLE);
-    ap_hook_check_access(access_checker, NULL, NULL, APR_HOOK_MIDDLE, AP_AUTH_INTERNAL_PER_CONF);
-    ap_hook_check_authn(check_user_id, NULL, NULL, APR_HOOK_MIDDLE, AP_AUTH_INTERNAL_PER_CONF);
-    ap_hook_check_authz(auth_checker, NULL, NULL, APR_HOOK_FIRST, AP_AUTH_INTERNAL_PER_CONF);
-    ap_hook_fixups(fixups, NULL, NULL, APR_HOOK_MIDDLE);
-    ap_hook_handler(handler, NULL, NULL, APR_HOOK_MIDDLE);
-    ap_hook_log_transaction(log_transaction, NULL, NULL, APR_HOOK_MIDDLE);
 }
 
 /* ---- the Ruby API: Apache, Apache::Request, Server, Connection ----------------------- */

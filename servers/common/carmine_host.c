@@ -90,18 +90,21 @@ void carmine_host_set_gc_malloc_limit(carmine_host *h, size_t bytes)
 {
     carmine_set_gc_malloc_limit(h->vm, bytes);
     h->gc_growth = bytes / 4;
+    carmine_set_gc_after_run(h->vm, h->gc_every > 0 ? 0 : h->gc_growth);
+}
+
+void carmine_host_set_gc_every(carmine_host *h, unsigned runs)
+{
+    h->gc_every = runs;
+    carmine_set_gc_after_run(h->vm, runs > 0 ? 0 : h->gc_growth);
 }
 
 void carmine_host_ran(carmine_host *h)
 {
-    if (h->gc_every > 0) {
-        if (++h->runs < h->gc_every)
-            return;
-        h->runs = 0;
-        carmine_gc_start(h->vm);
-    } else if (h->gc_growth == 0 || carmine_gc_if_grown(h->vm, h->gc_growth) < h->gc_growth) {
+    if (h->gc_every == 0 || ++h->runs < h->gc_every)
         return;
-    }
+    h->runs = 0;
+    carmine_gc_start(h->vm);
 #ifdef __GLIBC__
     /* What the collection freed goes back to the system, not only to malloc's lists. */
     malloc_trim(0);

@@ -16,9 +16,9 @@
  *   several VMs. The collection is followed by malloc_trim (glibc), so that the memory it
  *   freed leaves the process instead of staying in malloc's arenas.
  * - Without `gc_every`, a run that leaves a quarter of the GC malloc limit of new buffers
- *   (String, Array, Hash storage) since the VM's last collection is followed by a full
- *   collection (carmine_gc_if_grown) and malloc_trim; inside a run the VM collects at the
- *   limit itself. The limit is CARMINE_HOST_GC_MALLOC_LIMIT unless the server's directive
+ *   (String, Array, Hash storage) since the VM's last collection ends with a full
+ *   collection and malloc_trim, made by libcarmine (carmine_set_gc_after_run, no call per
+ *   request); inside a run the VM collects at the limit itself. The limit is CARMINE_HOST_GC_MALLOC_LIMIT unless the server's directive
  *   changes it, instead of libcarmine's 16 MiB: a server keeps a VM per worker (Apache
  *   a few per process), and each would otherwise hold up to 16 MiB of garbage and keep
  *   growing for thousands of requests. A run that allocates nothing costs one comparison.
@@ -53,8 +53,9 @@ typedef struct carmine_host {
     carmine_cached_script *cache;
     int cache_len;
     unsigned gc_every; /* a full collection every that many runs; 0: by growth */
-    size_t gc_growth;  /* with gc_every 0: collect after a run once this many bytes of new
-                          buffers were allocated since the last collection; 0: never */
+    size_t gc_growth;  /* with gc_every 0: a run ends with a collection once this many bytes
+                          of new buffers were allocated since the last collection (made by
+                          libcarmine: carmine_set_gc_after_run); 0: never */
     unsigned runs;     /* since the last collection made here */
     unsigned tasks;    /* runs suspended in the VM (carmine_start), counted by the server */
 } carmine_host;
@@ -73,8 +74,12 @@ void carmine_host_close(carmine_host *h);
  * NULL when the file cannot be read or does not compile: carmine_error_* say why. */
 carmine_script *carmine_host_script(carmine_host *h, const carmine_code *code);
 
-/* Sets the VM's GC malloc limit (0: libcarmine's default) and gc_growth to a quarter of it. */
+/* Sets the VM's GC malloc limit (0: libcarmine's default) and gc_growth to a quarter of it
+ * (the VM's carmine_set_gc_after_run, unless gc_every is set). */
 void carmine_host_set_gc_malloc_limit(carmine_host *h, size_t bytes);
+
+/* A full collection every `runs` runs (0: by growth, see gc_growth). */
+void carmine_host_set_gc_every(carmine_host *h, unsigned runs);
 
 /* Runs `script` isolated (carmine_run), then collects as gc_every / gc_growth say. */
 carmine_status carmine_host_run(carmine_host *h, carmine_script *script, carmine_value *result);

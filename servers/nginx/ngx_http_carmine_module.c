@@ -297,7 +297,7 @@ static ngx_int_t ngx_http_carmine_open_host(ngx_cycle_t *cycle, ngx_log_t *log)
     if (mcf == NULL)
         return NGX_OK;
     if (mcf->gc_every != NGX_CONF_UNSET_UINT)
-        host->gc_every = (unsigned)mcf->gc_every;
+        carmine_host_set_gc_every(host, (unsigned)mcf->gc_every);
     if (mcf->gc_malloc_limit != NGX_CONF_UNSET_SIZE)
         carmine_host_set_gc_malloc_limit(host, mcf->gc_malloc_limit);
     if (mcf->timeout != NGX_CONF_UNSET_MSEC && mcf->timeout > 0)

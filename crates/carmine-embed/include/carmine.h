@@ -234,6 +234,12 @@ void carmine_set_memory_limit(carmine_vm *vm, size_t bytes);
  * (0: the default, 16 MiB). A VM holds up to about this much garbage; a server that keeps
  * many VMs in a process lowers it (the web-server modules use 1 MiB). Not a cap. */
 void carmine_set_gc_malloc_limit(carmine_vm *vm, size_t bytes);
+/* A run (carmine_run, carmine_eval, a task of carmine_start when it ends) that leaves
+ * at least `bytes` of new buffers since the VM's last collection ends with a full
+ * collection, and the memory it freed goes back to the system (glibc: malloc_trim).
+ * 0 (the default): never. What carmine_gc_if_grown does between runs, without a call
+ * per run: a run that allocated nothing pays one comparison. */
+void carmine_set_gc_after_run(carmine_vm *vm, size_t bytes);
 /* Bytes the VM's heap uses now (object pages plus tracked buffers). */
 size_t carmine_memory_usage(carmine_vm *vm);
 

@@ -111,6 +111,9 @@ pub struct carmine_vm {
     /// Suspended tasks by their runner fiber (raw value -> `carmine_task` address): how
     /// the waker (carmine_set_waker) finds the handle of a task that may go on.
     runners: Rc<RefCell<HashMap<u64, usize, std::hash::BuildHasherDefault<::carmine_vm::symbol::SymHasher>>>>,
+    /// carmine_set_gc_after_run: new buffer bytes after which a run ends with a full
+    /// collection (0: never).
+    gc_after_run: Cell<usize>,
 }
 
 /// Addresses of the handles a VM gave out (checked on every call that takes one; hashed
@@ -379,6 +382,7 @@ pub extern "C" fn carmine_open() -> *mut carmine_vm {
         scripts: RefCell::new(Handles::default()),
         tasks: RefCell::new(Handles::default()),
         runners: Rc::default(),
+        gc_after_run: Cell::new(0),
     });
     Box::into_raw(h)
 }
@@ -546,7 +550,29 @@ fn run(e: &Entered, script: &Script, isolated: bool, result: *mut carmine_value)
     e.clear_error();
     let r = rt.run_script(script, isolated);
     let tripped = rt.limit_tripped();
+    collect_after_run(e);
     outcome(e, r, tripped, result)
+}
+
+/// The collection carmine_set_gc_after_run asks for, at the end of a run (no Ruby code of
+/// the VM running; the run's result is still in the caller's locals, which the collector
+/// scans).
+fn collect_after_run(e: &Entered) {
+    let bytes = e.h.gc_after_run.get();
+    if bytes == 0 {
+        return;
+    }
+    let ctx = e.ctx();
+    let grown = ctx.vm().heap.lock().malloc_increase;
+    if grown >= bytes {
+        cvm::gc::collect_for(ctx, cvm::heap::stats::GcReason::Method);
+        // What the collection freed goes back to the system, not only to malloc's lists.
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: malloc_trim has no preconditions.
+        unsafe {
+            libc::malloc_trim(0);
+        }
+    }
 }
 
 /// The status (and error data, and *result) of a run that ended with `r`.
@@ -600,6 +626,7 @@ unsafe fn task_step(e: &Entered, slot: Option<*mut carmine_task>, task: runtime:
             if !wait.is_null() {
                 *wait = carmine_wait { events: 0, fd: -1, timeout_ms: -1 };
             }
+            collect_after_run(e);
             (outcome(e, r, rt_tripped, result), std::ptr::null_mut())
         }
     }
@@ -794,6 +821,11 @@ pub extern "C" fn carmine_set_memory_limit(vm: *mut carmine_vm, bytes: usize) {
 #[no_mangle]
 pub extern "C" fn carmine_set_gc_malloc_limit(vm: *mut carmine_vm, bytes: usize) {
     api(vm, |e| e.ctx().vm().heap.set_malloc_limit_min(bytes))
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_set_gc_after_run(vm: *mut carmine_vm, bytes: usize) {
+    api(vm, |e| e.h.gc_after_run.set(bytes))
 }
 
 #[no_mangle]

@@ -177,19 +177,30 @@ fn suspendable_runs() {
 }
 
 #[test]
+fn forked() {
+    run_group(&["forked"]);
+}
+
+#[test]
 fn open_close_1000_vms() {
     run_group(&["lifecycle", "1000"]);
+}
+
+/// The C test program, when valgrind is there to run it (installed when missing).
+fn under_valgrind() -> Option<&'static Path> {
+    let bin = test_binary()?;
+    if let Err(why) = ensure("valgrind", "valgrind") {
+        println!("skipped: {why}");
+        return None;
+    }
+    Some(bin)
 }
 
 /// Opening and closing VMs frees everything: valgrind finds no definitely or indirectly
 /// lost bytes and no memory errors (100 VMs here; docs/embedding.md records 1,000).
 #[test]
 fn open_close_under_valgrind() {
-    let Some(bin) = test_binary() else { return };
-    if let Err(why) = ensure("valgrind", "valgrind") {
-        println!("skipped: {why}");
-        return;
-    }
+    let Some(bin) = under_valgrind() else { return };
     let out = Command::new("valgrind")
         .env_remove("LD_LIBRARY_PATH")
         .args(["--leak-check=full", "--show-leak-kinds=definite,indirect", "--errors-for-leak-kinds=definite,indirect", "--error-exitcode=99"])
@@ -202,6 +213,16 @@ fn open_close_under_valgrind() {
     println!("{summary}");
     assert!(out.status.success(), "valgrind reported leaks or errors ({:?}):\n{report}", out.status);
     assert!(report.contains("definitely lost: 0 bytes") || report.contains("All heap blocks were freed"), "{report}");
+}
+
+/// A VM made in a forked child (a daemonizing server) works under valgrind, where the
+/// child's main stack is reported a few KiB deep once it grew (heap/stack_scan.rs).
+#[test]
+fn forked_child_under_valgrind() {
+    let Some(bin) = under_valgrind() else { return };
+    let out = Command::new("valgrind").env_remove("LD_LIBRARY_PATH").args(["--tool=none", "-q"]).arg(bin).arg("forked").output().expect("valgrind runs");
+    let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && report.contains("ok forked"), "{:?}:\n{report}", out.status);
 }
 
 /// The static library links into a C program with the flags pkg-config gives for it.

@@ -60,6 +60,8 @@ pub struct Runtime {
 
 /// Threads whose stack bounds a runtime remembers (`Runtime::stack_bounds`).
 const STACK_BOUNDS_CACHED: usize = 64;
+/// Slots, from its hash on, where a thread's entry is looked for first.
+const STACK_BOUNDS_PROBES: usize = 4;
 
 /// A compiled program, run as many times as wanted (see `Runtime::compile`).
 pub struct Script {
@@ -394,14 +396,22 @@ impl Runtime {
         self.thread = me;
         let sp = crate::heap::stack_scan::approximate_sp();
         // pthread_t is the address of the thread's descriptor, at the top of its stack:
-        // multiples of the stack size apart, so hashed with all its bits.
-        let slot = ((me as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize % STACK_BOUNDS_CACHED;
-        let (lo, hi) = match self.stack_bounds[slot] {
-            // SAFETY: pthread_equal has no preconditions.
-            (t, lo, hi) if unsafe { libc::pthread_equal(t, me) } != 0 && (lo..hi).contains(&sp) => (lo, hi),
-            _ => {
+        // multiples of the stack size apart, so hashed with all its bits. A thread's entry
+        // is looked for in the STACK_BOUNDS_PROBES slots from its hash, then in the rest of
+        // the table (a miss costs pthread_getattr_np, far more than the scan); a new entry
+        // takes the first free slot in that order, and replaces the hashed slot only when
+        // the table is full, so a server's few dozen threads never evict each other.
+        let home = ((me as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize % STACK_BOUNDS_CACHED;
+        let order = (0..STACK_BOUNDS_CACHED).map(|i| (home + i) % STACK_BOUNDS_CACHED);
+        // SAFETY: pthread_equal has no preconditions.
+        let mine = |&(t, lo, hi): &(libc::pthread_t, usize, usize)| unsafe { libc::pthread_equal(t, me) } != 0 && (lo..hi).contains(&sp);
+        let found = order.clone().take(STACK_BOUNDS_PROBES).map(|i| self.stack_bounds[i]).find(mine).or_else(|| order.clone().skip(STACK_BOUNDS_PROBES).map(|i| self.stack_bounds[i]).find(mine));
+        let (lo, hi) = match found {
+            Some((_, lo, hi)) => (lo, hi),
+            None => {
                 let (lo, hi) = crate::heap::stack_scan::current_thread_stack_bounds();
-                self.stack_bounds[slot] = (me, lo, hi);
+                let free = order.clone().find(|&i| self.stack_bounds[i].2 == 0).unwrap_or(home);
+                self.stack_bounds[free] = (me, lo, hi);
                 (lo, hi)
             }
         };

@@ -80,6 +80,10 @@ pub struct Vm {
     pub globals: RefCell<SymMap<GlobalEntry>>,
     /// Bumped by every change to `globals` (see the module invariants).
     pub globals_epoch: Cell<u64>,
+    /// Set when bytes go into an IO's write buffer, cleared by `io::flush_stdout`: while
+    /// clear, no standard stream holds buffered output and the flush at the end of an
+    /// embedded run has nothing to look at.
+    pub io_buffered: AtomicBool,
     /// Instance variables of objects that are not plain `RObject`s, by address.
     pub generic_ivars: RefCell<HashMap<usize, Vec<(SymId, Value)>>>,
     /// Values that must live as long as the VM (cached procs, literal tables …).
@@ -170,6 +174,7 @@ impl Vm {
             class_key: std::sync::atomic::AtomicU64::new(1 << 48),
             globals: RefCell::new(SymMap::default()),
             globals_epoch: Cell::new(1),
+            io_buffered: AtomicBool::new(false),
             generic_ivars: RefCell::new(HashMap::new()),
             roots: RefCell::new(Vec::new()),
             literal_to_s: Cell::new([Value::NIL; 3]),

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 static carmine_vm *g_vm; /* the VM whose error report a failed check prints */
 
@@ -891,6 +892,20 @@ struct holder { carmine_value v; };
 static void test_gc(void) {
     carmine_vm *vm = g_vm = carmine_open();
     carmine_value r;
+    /* carmine_set_gc_after_run: a run that leaves 2 MB of new buffers ends with a
+     * collection; runs that allocate little do not. */
+    carmine_set_gc_after_run(vm, 512 * 1024);
+    CHECK(eval(vm, "GC.count", &r) == CARMINE_OK);
+    int64_t before = to_i(vm, r);
+    CHECK(eval(vm, "GC.count", &r) == CARMINE_OK);
+    CHECK(to_i(vm, r) == before);
+    CHECK(eval(vm, "'x' * 2_000_000; nil", &r) == CARMINE_OK);
+    CHECK(eval(vm, "GC.count", &r) == CARMINE_OK);
+    CHECK(to_i(vm, r) == before + 1);
+    carmine_set_gc_after_run(vm, 0);
+    CHECK(eval(vm, "'x' * 2_000_000; nil", &r) == CARMINE_OK);
+    CHECK(eval(vm, "GC.count", &r) == CARMINE_OK);
+    CHECK(to_i(vm, r) == before + 1);
     struct holder *h = malloc(sizeof *h);
     h->v = carmine_cstr(vm, "kept in C heap");
     carmine_gc_register(vm, h->v);
@@ -1147,6 +1162,31 @@ static void test_lifecycle(int n) {
     CHECK(g_freed == n);
 }
 
+/* A VM made in a forked child, as in a server that daemonizes (fork, setsid) before it
+ * makes its VMs. Under valgrind, the child's main stack is reported a few KiB deep once
+ * it grows (see heap/stack_scan.rs): every call was a SystemStackError. */
+static void test_forked(void) {
+    fflush(stdout);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        setsid();
+        carmine_vm *vm = carmine_open();
+        carmine_value r;
+        const char *src = "def depth(n) = n == 0 ? 0 : 1 + depth(n - 1); [1, 2, 3].map { |x| x * 2 }.sum + depth(500)";
+        carmine_status st = vm ? carmine_eval(vm, src, strlen(src), "forked.rb", &r) : CARMINE_INVALID;
+        int64_t i = 0;
+        int ok = st == CARMINE_OK && carmine_to_int(vm, r, &i) == CARMINE_OK && i == 512;
+        if (!ok)
+            fprintf(stderr, "forked child: status %d, %s: %s\n", st, vm ? carmine_error_class(vm) : "no VM", vm ? carmine_error_message(vm) : "");
+        carmine_close(vm);
+        _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(int argc, char **argv) {
     const char *what = argc > 1 ? argv[1] : "all";
     int all = strcmp(what, "all") == 0;
@@ -1163,6 +1203,7 @@ int main(int argc, char **argv) {
     if (all || !strcmp(what, "threads")) test_threads();
     if (all || !strcmp(what, "bytecode")) test_bytecode();
     if (all || !strcmp(what, "tasks")) test_tasks();
+    if (all || !strcmp(what, "forked")) test_forked();
     if (all || !strcmp(what, "lifecycle")) test_lifecycle(argc > 2 ? atoi(argv[2]) : 100);
     printf("ok %s\n", what);
     return 0;

@@ -543,6 +543,11 @@ fn basic_initialize(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value>
     Ok(Value::NIL)
 }
 
+/// Whether `f` is BasicObject's `initialize` (`Class#new` skips calling it).
+pub fn is_default_initialize(f: crate::core::module::BuiltinFn) -> bool {
+    f as usize == basic_initialize as crate::core::module::BuiltinFn as usize
+}
+
 fn basic_id(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(object_id(ctx, recv))
 }

@@ -18,7 +18,29 @@ pub fn current_thread_stack_bounds() -> (usize, usize) {
         let mut size: libc::size_t = 0;
         libc::pthread_attr_getstack(&attr, &mut addr, &mut size);
         libc::pthread_attr_destroy(&mut attr);
-        (addr as usize, addr as usize + size)
+        let hi = addr as usize + size;
+        (hi.saturating_sub(main_thread_stack_size(size)), hi)
+    }
+}
+
+/// The size of the calling thread's stack given glibc's `reported` size: for the process's
+/// main thread at least `RLIMIT_STACK` (when finite). glibc takes the main stack's size
+/// from the gap to the mapping below it, which the kernel keeps `RLIMIT_STACK` wide; but
+/// under valgrind, which grows a client's main stack by mapping pages below it, those
+/// mappings stay separate in a forked child (the kernel does not merge them with the
+/// stack's own after fork), and glibc then reports a few KiB — every call would be a
+/// SystemStackError (a daemonized server under valgrind).
+fn main_thread_stack_size(reported: usize) -> usize {
+    // SAFETY: getpid, gettid and getrlimit have no preconditions; lim is written by getrlimit.
+    unsafe {
+        if libc::getpid() != libc::gettid() {
+            return reported;
+        }
+        let mut lim: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_STACK, &mut lim) != 0 || lim.rlim_cur == libc::RLIM_INFINITY {
+            return reported;
+        }
+        reported.max(lim.rlim_cur as usize)
     }
 }
 

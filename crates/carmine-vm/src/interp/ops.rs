@@ -804,7 +804,8 @@ fn invoke_builtin(ctx: &mut Ctx, recv: Value, me: &MethodEntry, mut argc: usize,
 
 /// `Class#new` for a plain object whose `initialize` is a Ruby method: allocates the object
 /// and pushes `initialize` as an ordinary frame (flagged to return the object), instead of
-/// running it in a nested dispatch loop from the builtin. `Ok(None)` when not applicable.
+/// running it in a nested dispatch loop from the builtin; with BasicObject's `initialize`
+/// and no arguments, allocates the object and returns it. `Ok(None)` when not applicable.
 fn inline_class_new(ctx: &mut Ctx, klass: Value, argc: usize, kw: Option<Value>, block: Option<Block>, ret_sp: usize) -> Result<Option<Option<Value>>> {
     if !module::is_class(klass) || !matches!(module::body(klass).alloc, module::AllocKind::Object) || module::body(klass).kind == ClassKind::Singleton {
         return Ok(None);
@@ -812,6 +813,15 @@ fn inline_class_new(ctx: &mut Ctx, klass: Value, argc: usize, kw: Option<Value>,
     // The entry is used only until its frame is pushed below; nothing in between runs Ruby
     // code or defines methods (allocation may collect, which leaves method caches alone).
     let Some(init) = module::find_method_ref(ctx, klass, sym::INITIALIZE) else { return Ok(None) };
+    if let MethodBody::Builtin { f, .. } = init.body {
+        // BasicObject's `initialize`, which does nothing, called with no arguments: the new
+        // object is the result (a builtin with the same code would do the same).
+        if argc == 0 && kw.is_none() && object::is_default_initialize(f) {
+            let o = object::allocate(ctx, klass)?;
+            ctx.stacks.sp = ret_sp;
+            return Ok(Some(Some(o)));
+        }
+    }
     let MethodBody::Iseq { iseq, cref } = init.body else { return Ok(None) };
     let o = object::new_object(ctx, klass);
     ctx.stacks.stack[ret_sp] = o;
@@ -1363,6 +1373,16 @@ pub fn get_const_under(ctx: &mut Ctx, scope: Value, id: SymId) -> Result<Value> 
     if !module::is_class_or_module(scope) {
         let s = object::inspect_string(ctx, scope)?;
         return Err(ctx.type_error(&format!("{s} is not a class/module")));
+    }
+    // The common case, `A::B` naming a public constant of A itself, without walking A's
+    // ancestors: with nothing prepended to A, A's own table is the first one searched.
+    {
+        let b = module::body(scope);
+        if b.prepends.is_empty() {
+            if let Some(e) = b.const_get(id).filter(|e| !e.private && !e.deprecated && e.autoload.is_none() && !e.value.is_undef()) {
+                return Ok(e.value);
+            }
+        }
     }
     if let Some(owner) = private_const_owner(ctx, scope, id) {
         // A private constant is missing for `A::B`: a user-defined

@@ -351,6 +351,7 @@ pub fn io_write(ctx: &mut Ctx, v: Value, b: &[u8]) -> Result<()> {
         }
         None => io.wbuf.extend_from_slice(b),
     }
+    ctx.vm().io_buffered.store(true, std::sync::atomic::Ordering::Relaxed);
     if io.sync || io.wbuf.len() >= FLUSH_AT {
         flush_obj(ctx, io)?;
     }
@@ -360,6 +361,10 @@ pub fn io_write(ctx: &mut Ctx, v: Value, b: &[u8]) -> Result<()> {
 /// Flushes the process's standard output and error objects of this VM, and `$stdout`
 /// and `$stderr` when they are other IOs (a file being edited in place, a redirection).
 pub fn flush_stdout(ctx: &mut Ctx) {
+    // Nothing was written to any IO since the last flush: the standard streams are empty.
+    if !ctx.vm().io_buffered.swap(false, std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
     let object = ctx.c().object;
     let (out_id, err_id) = (sym::STDOUT, sym::STDERR);
     let out = crate::core::module::body(object).const_get(out_id).map(|e| e.value);
