@@ -305,22 +305,12 @@ impl RArray {
 
     #[inline]
     pub fn push(&mut self, v: Value) {
-        if self.is_embedded() {
-            let n = (self.basic.aux & LOW) as usize;
-            if n < self.embed_cap() {
-                // SAFETY: embedded form with room.
-                unsafe { self.inline_ptr().add(n).write(v) };
-                self.basic.aux += 1;
-                return;
-            }
-        } else if self.head() > 0 {
-            let full = {
-                let vec = self.vec();
-                vec.len() == vec.capacity()
-            };
-            if full {
-                self.compact();
-            }
+        if self.push_in_place(v) {
+            return;
+        }
+        if !self.is_embedded() && self.head() > 0 {
+            // A full heap buffer with free room before its head: move the elements down.
+            self.compact();
         }
         self.heap_vec().push(v);
     }

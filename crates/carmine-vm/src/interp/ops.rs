@@ -335,15 +335,13 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
             })
         }
         MethodBody::Builtin { .. } if !(me.original_name == sym::NEW && me.owner == ctx.c().class) => {
+            // SAFETY: the arguments stay on the stack, below sp, for the whole call.
+            let args = unsafe { std::slice::from_raw_parts(ctx.stacks.stack.as_ptr().add(ret_sp + 1), argc) };
             if ci.block != u32::MAX && argc <= 1 {
-                // SAFETY: the arguments are on the stack, below sp.
-                let args = unsafe { std::slice::from_raw_parts(ctx.stacks.stack.as_ptr().add(ret_sp + 1), argc) };
                 if let Some(n) = iter::iterations(ctx, me, recv, args) {
                     return Some(iter::start(ctx, recv, me, n, caller.children[ci.block as usize], fi, ret_sp));
                 }
             }
-            // SAFETY: the arguments stay on the stack, below sp, for the whole call.
-            let args = unsafe { std::slice::from_raw_parts(ctx.stacks.stack.as_ptr().add(ret_sp + 1), argc) };
             if let MethodBody::Builtin { f, .. } = me.body {
                 if ci.block == u32::MAX {
                     let r = if crate::core::fiber::is_switch(f) && !crate::core::tracepoint::tracing(ctx) {
