@@ -3,7 +3,8 @@
 //! Invariants (CRuby's 64-bit encoding, so common values never allocate):
 //! - `xxxx...xxx1`  Fixnum: a 63-bit signed integer shifted left by one.
 //! - `xxxx...xx10`  flonum: a double whose exponent fits; bits rotated (see `from_f64`).
-//! - `0x00` false, `0x08` nil, `0x14` true, `0x34` undef (an internal "no value").
+//! - `0x00` false, `0x08` nil, `0x14` true, `0x34` undef (an internal "no value"),
+//!   `0x24` the block-parameter proxy (internal, see `BLOCK_PARAM_PROXY`).
 //! - `(id << 8) | 0x0c`  a static Symbol with symbol-table index `id`.
 //! - otherwise an 8-aligned pointer to a heap slot (see `heap`).
 //!
@@ -30,6 +31,10 @@ impl Value {
     pub const TRUE: Value = Value(0x14);
     /// Marks "no value": an unset instance variable, a missing optional, an empty hash slot.
     pub const UNDEF: Value = Value(0x34);
+    /// Stands for "the running method's block" between `GetBlockParamProxy` and the call
+    /// that consumes it as its `&block` argument (`interp::ops::block_from_value`); it never
+    /// reaches Ruby code, a variable or the heap.
+    pub const BLOCK_PARAM_PROXY: Value = Value(0x24);
 
     #[inline(always)]
     pub const fn raw(self) -> u64 {

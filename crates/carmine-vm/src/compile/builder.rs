@@ -45,6 +45,12 @@ pub struct Builder {
     fixups: Vec<(usize, usize)>,
     pub block_depth: u32,
     hidden_counter: u32,
+    /// The parameters but a `&block` one are only required positionals.
+    pub simple_but_block: bool,
+    /// The `&block` parameter's local is read or written other than as a `&blk` argument
+    /// in the method's own body (`GetBlockParamProxy`), or the scope's locals escape
+    /// (`binding`, `eval`): the parameter must be a Proc.
+    pub block_param_used: bool,
 }
 
 impl Builder {
@@ -76,6 +82,8 @@ impl Builder {
             fixups: Vec::new(),
             block_depth: 0,
             hidden_counter: 0,
+            simple_but_block: false,
+            block_param_used: false,
         }
     }
 
@@ -230,6 +238,25 @@ impl Builder {
             c.end = resolve(&self.labels, c.end, len);
             c.handler = resolve(&self.labels, c.handler, len);
         }
+        self.settle_block_proxy();
+    }
+
+    /// Decides, once the body is compiled, whether a method's `&block` parameter is a
+    /// proxy (`Params::block_proxy`): only a method whose body passes it on as `&blk` and
+    /// does nothing else with it. Otherwise the `GetBlockParamProxy` reads become plain
+    /// local reads of the Proc bound on entry.
+    fn settle_block_proxy(&mut self) {
+        let p = &mut self.params;
+        if self.kind == IseqKind::Method && p.block && !p.forwarding && !self.block_param_used && self.simple_but_block {
+            p.block_proxy = true;
+            p.simple = true;
+            return;
+        }
+        for insn in &mut self.code {
+            if let Insn::GetBlockParamProxy(i) = *insn {
+                *insn = Insn::GetLocal(i);
+            }
+        }
     }
 
     pub fn make_caches<T: Default>(n: u32) -> Vec<T> {
@@ -264,7 +291,7 @@ pub fn stack_effect(insn: &Insn, calls: &[CallInfo]) -> (i32, i32) {
         TopN(_) => (0, 1),
         SetN(_) => (1, 1),
         AdjustStack(n) => (n as i32, 0),
-        GetLocal(_) | GetLocalUp(..) | GetIvar(..) | GetCvar(_) | GetGlobal(_) | GetConst(..) | GetConstTop(_) | GetSpecial(_) | GetLastLine => (0, 1),
+        GetLocal(_) | GetBlockParamProxy(_) | GetLocalUp(..) | GetIvar(..) | GetCvar(_) | GetGlobal(_) | GetConst(..) | GetConstTop(_) | GetSpecial(_) | GetLastLine => (0, 1),
         SetLocal(_) | SetLocalUp(..) | SetIvar(..) | SetCvar(_) | SetGlobal(_) | SetLastLine => (1, 0),
         GetConstUnder(_) => (1, 1),
         SetConst(_) => (2, 0),

@@ -115,13 +115,26 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         match block {
             Some(Node::BlockArgumentNode { .. }) => {
                 let ba = block.as_ref().and_then(|b| b.as_block_argument_node()).expect("block arg");
-                match ba.expression() {
-                    Some(e) => self.compile(&e, true),
-                    None => {
-                        let amp = self.intern(b"&");
-                        let d = self.anon_param_depth(amp);
-                        self.emit_get_local(amp, d);
+                let amp = self.intern(b"&");
+                let passed = match ba.expression() {
+                    Some(Node::LocalVariableReadNode { .. }) => {
+                        let n = ba.expression().and_then(|e| e.as_local_variable_read_node()).expect("lvar");
+                        (n.depth() == 0).then(|| self.intern(n.name().as_slice()))
                     }
+                    Some(_) => None,
+                    None => (self.anon_param_depth(amp) == 0).then_some(amp),
+                };
+                match passed.and_then(|name| self.own_block_param(name)) {
+                    Some(idx) => {
+                        self.b().emit(Insn::GetBlockParamProxy(idx));
+                    }
+                    None => match ba.expression() {
+                        Some(e) => self.compile(&e, true),
+                        None => {
+                            let d = self.anon_param_depth(amp);
+                            self.emit_get_local(amp, d);
+                        }
+                    },
                 }
                 info.flags |= cf::BLOCK_ARG;
             }

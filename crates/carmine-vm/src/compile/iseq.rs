@@ -224,6 +224,11 @@ pub enum Insn {
     CheckMatch(u32),
     /// Push the current block as a Proc (or nil).
     BlockArg,
+    /// `&blk` passed on, where `blk` (local operand) is the running method's block
+    /// parameter in a method that never reads it otherwise (`Params::block_proxy`): pushes
+    /// nil when the method has no block, else `Value::BLOCK_PARAM_PROXY`, which the call
+    /// turns back into the method's block without making a Proc.
+    GetBlockParamProxy(u32),
     BlockGiven,
     /// Push `$!`.
     GetErrinfo,
@@ -411,8 +416,12 @@ pub struct Params {
     pub forwarding: bool,
     /// Block with exactly one parameter and a trailing comma (`|a,|`) splats like two.
     pub trailing_comma: bool,
-    /// Only required positionals: the fast calling path applies.
+    /// Only required positionals: the fast calling path applies. Also with a `&block`
+    /// parameter that is a `block_proxy`.
     pub simple: bool,
+    /// The `&block` parameter is only ever passed on as `&blk` (`GetBlockParamProxy`): it is
+    /// not bound to a Proc on entry, and its local stays nil.
+    pub block_proxy: bool,
     /// The block uses `it` / `_1`: one implicit parameter.
     pub implicit_it: bool,
     /// `ruby2_keywords`: keywords bound into the rest parameter become a flagged Hash.

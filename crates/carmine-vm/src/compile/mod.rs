@@ -541,7 +541,11 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         for s in &mut self.scopes[i..top] {
             s.b.locals_on_heap = true;
         }
-        let idx = self.scopes[i].b.local(name);
+        let b = &mut self.scopes[i].b;
+        let idx = b.local(name);
+        if b.params.block && idx == b.params.block_index() {
+            b.block_param_used = true;
+        }
         (depth, idx)
     }
 
@@ -613,9 +617,19 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         }
     }
 
+    /// The local index of the running method's `&block` parameter when `name` is it, read
+    /// in the method's own body (not in a block within it).
+    pub fn own_block_param(&self, name: SymId) -> Option<u32> {
+        let s = self.scopes.last()?;
+        let b = &s.b;
+        let idx = *b.local_index.get(&name)?;
+        (s.is_method && !s.transparent && b.params.block && idx == b.params.block_index()).then_some(idx)
+    }
+
     pub fn escape_all_scopes(&mut self) {
         for s in &mut self.scopes {
             s.b.locals_on_heap = true;
+            s.b.block_param_used = true;
         }
     }
 
@@ -773,6 +787,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                 _ => {}
             }
         }
+        let simple_but_block = simple;
         if let Some(blk) = p.block() {
             simple = false;
             if let Node::BlockParameterNode { .. } = blk {
@@ -795,6 +810,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             self.b().local(id);
         }
         self.b().params.simple = simple && !self.b().params.trailing_comma;
+        self.b().simple_but_block = simple_but_block && !self.b().params.trailing_comma;
     }
 
     /// Emits the parameter prologue: optional defaults (with the entry table), keyword

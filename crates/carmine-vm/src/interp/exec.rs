@@ -1190,6 +1190,10 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                     };
                     push!(v)
                 }
+                Insn::GetBlockParamProxy(_) => {
+                    let given = unsafe { ctx.stacks.frames.get_unchecked(fi).block.is_some() };
+                    push!(if given { Value::BLOCK_PARAM_PROXY } else { Value::NIL })
+                }
                 Insn::BlockGiven => {
                     let given = ctx.stacks.frames[fi].block(&ctx.stacks.frames).is_some();
                     push!(Value::bool(given))

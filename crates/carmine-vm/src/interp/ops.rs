@@ -39,10 +39,20 @@ pub const REDEF_SPECIAL_EQ: u32 = 256;
 
 // ---- calls ----
 
+/// The block of the running frame, which passes it on with `&blk` as a
+/// `Value::BLOCK_PARAM_PROXY`: the call consuming the proxy runs in the frame that pushed it.
+fn passed_on_block(ctx: &Ctx) -> Option<Block> {
+    let frames = &ctx.stacks.frames;
+    frames.last().and_then(|f| f.block(frames))
+}
+
 /// Converts a `&arg` value to a block.
 pub fn block_from_value(ctx: &mut Ctx, v: Value) -> Result<Option<Block>> {
     if v.is_nil() {
         return Ok(None);
+    }
+    if v == Value::BLOCK_PARAM_PROXY {
+        return Ok(passed_on_block(ctx));
     }
     if crate::core::proc::is_proc(v) {
         return Ok(Some(Block::Proc(v)));
@@ -525,9 +535,12 @@ fn send_proc_block_cached(ctx: &mut Ctx, ci: &CallInfo) -> Option<Result<Option<
     let sp = ctx.stacks.sp;
     let b = ctx.stacks.stack[sp - 1];
     let block = if b.is_nil() {
-        None
+        BlockRef::NONE
+    } else if b == Value::BLOCK_PARAM_PROXY {
+        // The running frame's block, passed on as it is: its home frame is below.
+        ctx.stacks.frames.last()?.block
     } else if crate::core::proc::is_proc(b) {
-        Some(Block::Proc(b))
+        BlockRef { v: b, home: 0, serial: 0 }
     } else {
         return None;
     };
@@ -539,6 +552,10 @@ fn send_proc_block_cached(ctx: &mut Ctx, ci: &CallInfo) -> Option<Result<Option<
         return None;
     }
     ctx.stacks.sp = sp - 1;
+    if call::push_simple_method_frame(ctx, recv, me, iseq, cref, argc, block, ret_sp) {
+        return Some(Ok(None));
+    }
+    let block = block.get(&ctx.stacks.frames);
     Some(match call::push_method_frame(ctx, recv, me, iseq, cref, argc, None, block, ret_sp, 0) {
         Ok(()) => Ok(None),
         Err(e) => {

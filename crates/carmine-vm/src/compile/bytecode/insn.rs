@@ -218,4 +218,5 @@ opcodes! {
     116 OptEqLL(a: u32, b: u32, ci: u32);
     117 JumpIfLL(op: CmpOp, a: u32, b: u32, t: u32);
     118 OptCmp(ci: u32);
+    119 GetBlockParamProxy(l: u32);
 }

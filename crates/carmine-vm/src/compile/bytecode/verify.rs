@@ -96,7 +96,7 @@ pub(super) fn verify(is: &Iseq, child_kinds: &[IseqKind], outer: &[Outer], top: 
                 count(c)?;
                 count(flags >> 8)?;
             }
-            GetLocal(i) | SetLocal(i) | Reraise(i) | FlipFlop(i, _) | AddLocalLI(i, _) => local(i)?,
+            GetLocal(i) | SetLocal(i) | Reraise(i) | FlipFlop(i, _) | AddLocalLI(i, _) | GetBlockParamProxy(i) => local(i)?,
             GetLocalUp(i, d) | SetLocalUp(i, d) => outer_local(is.kind, outer, i, d)?,
             GetIvar(_, c) | SetIvar(_, c) if c as usize >= is.ivar_caches.len() => return Err("ivar cache out of range".into()),
             GetConst(_, c) if c as usize >= is.const_caches.len() => return Err("constant cache out of range".into()),
@@ -209,7 +209,7 @@ fn verify_params(is: &Iseq, n: usize) -> R<()> {
     if !pcs_ok || p.opt_pcs.iter().any(|&pc| pc as usize >= n) {
         return Err("bad optional-parameter entry points".into());
     }
-    if p.simple && (p.opt > 0 || p.rest || p.post > 0 || !p.kw.is_empty() || p.kwrest || p.block || p.forwarding || p.trailing_comma) {
+    if p.simple && (p.opt > 0 || p.rest || p.post > 0 || !p.kw.is_empty() || p.kwrest || (p.block && !p.block_proxy) || p.forwarding || p.trailing_comma) {
         return Err("a simple parameter list with more than required parameters".into());
     }
     if p.forwarding && !(p.rest && p.kwrest && p.block) {
