@@ -226,6 +226,21 @@ macro_rules! member_accessors {
 const MEMBER_GETTERS: [module::BuiltinFn; 16] = member_accessors!(member_get_at);
 const MEMBER_SETTERS: [module::BuiltinFn; 16] = member_accessors!(member_set_at);
 
+/// For a Struct/Data member accessor that knows its position: whether it is a writer. Such an
+/// accessor is a leaf builtin (`interp::leaf`): its receiver, of the class that defined it,
+/// always holds its `StructObj`, so a reader can neither raise nor run Ruby code, and a
+/// writer only raises when the receiver is frozen.
+pub fn positional_accessor(f: module::BuiltinFn) -> Option<bool> {
+    let is = |table: &[module::BuiltinFn]| table.iter().any(|&g| std::ptr::fn_addr_eq(g, f));
+    if is(&MEMBER_GETTERS) {
+        Some(false)
+    } else if is(&MEMBER_SETTERS) {
+        Some(true)
+    } else {
+        None
+    }
+}
+
 fn member_get_at<const I: usize>(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     let v = values(ctx, recv)?;
     Ok(array::get(v, I))

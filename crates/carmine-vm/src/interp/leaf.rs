@@ -68,6 +68,13 @@ pub fn cond(f: BuiltinFn, argc: usize) -> Cond {
         (integer::m_odd, 0, Cond::Any),
         (hash::m_length, 0, Cond::Any),
     ];
+    if let Some(writer) = crate::core::struct_::positional_accessor(f) {
+        return match (writer, argc) {
+            (false, 0) => Cond::Any,
+            (true, 1) => Cond::Mutable,
+            _ => Cond::No,
+        };
+    }
     table.iter().find(|(g, n, _)| std::ptr::fn_addr_eq(*g, f) && *n == argc).map_or(Cond::No, |e| e.2)
 }
 
