@@ -545,11 +545,11 @@ fn m_to_i(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     to_integer(ctx, get(recv).trunc())
 }
 
-fn m_uminus(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+pub fn m_uminus(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(new(ctx, -get(recv)))
 }
 
-fn m_abs(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+pub fn m_abs(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(new(ctx, get(recv).abs()))
 }
 

@@ -807,11 +807,11 @@ fn bit_at(ctx: &mut Ctx, recv: Value, i: Value) -> Result<Value> {
     Ok(Value::fixnum(if bit.is_zero() { 0 } else { 1 }))
 }
 
-fn m_uminus(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+pub fn m_uminus(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     negate(ctx, recv)
 }
 
-fn m_abs(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+pub fn m_abs(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     if let Some(x) = recv.as_fixnum() {
         return Ok(Value::try_fixnum(x.abs()).unwrap_or_else(|| bignum::normalize(ctx, BigInt::from(x).abs())));
     }

@@ -42,8 +42,8 @@ pub enum Cond {
 
 /// `Cond` for `f` called with `argc` positional arguments (and no block, keywords or splat).
 pub fn cond(f: BuiltinFn, argc: usize) -> Cond {
-    use crate::core::{array, hash, integer, nil_true_false as ntf, object, string_methods as s};
-    let table: [(BuiltinFn, usize, Cond); 23] = [
+    use crate::core::{array, float, hash, integer, nil_true_false as ntf, object, string_methods as s};
+    let table: [(BuiltinFn, usize, Cond); 27] = [
         (object::obj_nil_p, 0, Cond::Any),
         (ntf::nil_nil_p, 0, Cond::Any),
         (object::obj_class, 0, Cond::Any),
@@ -66,6 +66,10 @@ pub fn cond(f: BuiltinFn, argc: usize) -> Cond {
         (integer::m_zero, 0, Cond::Any),
         (integer::m_even, 0, Cond::Any),
         (integer::m_odd, 0, Cond::Any),
+        (integer::m_uminus, 0, Cond::Any),
+        (integer::m_abs, 0, Cond::Any),
+        (float::m_uminus, 0, Cond::Any),
+        (float::m_abs, 0, Cond::Any),
         (hash::m_length, 0, Cond::Any),
     ];
     if let Some(writer) = crate::core::struct_::positional_accessor(f) {
