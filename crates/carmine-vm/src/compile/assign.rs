@@ -227,12 +227,23 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             all.push(super::prism_copy(r));
         }
         all.extend(rights.iter().map(|t| super::prism_copy(t)));
+        // `a, b = b, a` as a statement: the two values are pushed and swapped, with no Array.
+        let pair = (!used && rest.is_none() && rights.is_empty() && lefts.len() == 2)
+            .then(|| n.value().as_array_node())
+            .flatten()
+            .filter(|a| a.elements().iter().count() == 2 && !a.elements().iter().any(|e| matches!(e, Node::SplatNode { .. })));
         if !all.iter().any(target_needs_prefix) {
-            self.compile(&n.value(), true);
-            if used {
-                self.b().emit(Insn::Dup);
+            match &pair {
+                Some(a) => self.push_swapped_pair(a),
+                None => {
+                    self.compile(&n.value(), true);
+                    if used {
+                        self.b().emit(Insn::Dup);
+                    }
+                    self.b().emit(expand_insn(lefts.len(), rest.as_ref(), rights.len()));
+                }
             }
-            self.expand_and_assign(&lefts, rest, &rights);
+            self.assign_expanded(&lefts, rest, &rights);
             return;
         }
         if used {
@@ -246,12 +257,18 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
         }
         let count = self.b().depth - start;
         let mine = std::mem::replace(&mut self.masgn_prefixes, outer);
-        self.compile(&n.value(), true);
-        if used {
-            self.b().emit(Insn::SetN(count as u32 + 1));
+        match &pair {
+            Some(a) => self.push_swapped_pair(a),
+            None => {
+                self.compile(&n.value(), true);
+                if used {
+                    self.b().emit(Insn::SetN(count as u32 + 1));
+                }
+                self.b().emit(expand_insn(lefts.len(), rest.as_ref(), rights.len()));
+            }
         }
         let outer = std::mem::replace(&mut self.masgn_prefixes, mine);
-        self.expand_and_assign(&lefts, rest, &rights);
+        self.assign_expanded(&lefts, rest, &rights);
         self.masgn_prefixes = outer;
         if count > 0 {
             self.b().emit(Insn::AdjustStack(count as u32));
@@ -331,9 +348,22 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
     }
 
     fn expand_and_assign(&mut self, lefts: &[Node<'pr>], rest: Option<Node<'pr>>, rights: &[Node<'pr>]) {
+        self.b().emit(expand_insn(lefts.len(), rest.as_ref(), rights.len()));
+        self.assign_expanded(lefts, rest, rights);
+    }
+
+    /// Pushes the two elements of `a`, the first on top: what `ExpandArray(2)` leaves.
+    fn push_swapped_pair(&mut self, a: &ruby_prism::ArrayNode<'pr>) {
+        for e in a.elements().iter() {
+            self.compile(&e, true);
+        }
+        self.b().emit(Insn::Swap);
+    }
+
+    /// With the values `ExpandArray` leaves on the stack (the first target's on top),
+    /// assigns the targets.
+    fn assign_expanded(&mut self, lefts: &[Node<'pr>], rest: Option<Node<'pr>>, rights: &[Node<'pr>]) {
         let splat = matches!(rest, Some(Node::SplatNode { .. }));
-        let flags = (splat as u32) | ((rights.len() as u32) << 8);
-        self.b().emit(Insn::ExpandArray(lefts.len() as u32, flags));
         for t in lefts {
             self.compile_target_from_stack(t);
         }
@@ -454,7 +484,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                     self.b().emit(Insn::Send(ci));
                 } else {
                     let ci = self.b().call_info(sym::ASET, argc + 1, cf::ATTRASGN, None);
-                    self.b().emit(Insn::Send(ci));
+                    self.b().emit(if argc == 1 { Insn::OptAset(ci) } else { Insn::Send(ci) });
                 }
                 self.b().emit(Insn::Pop);
                 self.b().emit(Insn::Pop);
@@ -469,7 +499,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                 }
                 self.b().emit(Insn::TopN(info.argc + 1));
                 let ci = self.b().call_info(sym::ASET, info.argc + 1, cf::ATTRASGN, None);
-                self.b().emit(Insn::Send(ci));
+                self.b().emit(if info.argc == 1 { Insn::OptAset(ci) } else { Insn::Send(ci) });
                 self.b().emit(Insn::Pop);
                 self.b().emit(Insn::Pop);
             }
@@ -511,4 +541,10 @@ fn target_needs_prefix(t: &Node<'_>) -> bool {
         Node::SplatNode { .. } => t.as_splat_node().and_then(|s| s.expression()).is_some_and(|e| target_needs_prefix(&e)),
         _ => false,
     }
+}
+
+/// The `ExpandArray` that spreads a value over `lefts` targets, a `rest` and `rights` ones.
+fn expand_insn(lefts: usize, rest: Option<&Node<'_>>, rights: usize) -> Insn {
+    let splat = matches!(rest, Some(Node::SplatNode { .. }));
+    Insn::ExpandArray(lefts as u32, (splat as u32) | ((rights as u32) << 8))
 }
