@@ -81,3 +81,34 @@ test "kernel" do
   assert_equal true, [rand, rand(100)] == a
 end
 
+
+test "a forked child draws from a freshly seeded default generator" do
+  srand(1234)
+  r, w = IO.pipe
+  pid = fork do
+    r.close
+    w.write(Array.new(4) { rand(1 << 30) }.join(","))
+    w.close
+    exit!(0)
+  end
+  w.close
+  child = r.read.split(",").map(&:to_i)
+  r.close
+  Process.wait(pid)
+  parent = Array.new(4) { rand(1 << 30) }
+  assert_not_equal parent, child
+  # An explicit generator keeps its state across fork.
+  g = Random.new(99)
+  r, w = IO.pipe
+  pid = fork do
+    r.close
+    w.write(g.rand(1 << 30).to_s)
+    w.close
+    exit!(0)
+  end
+  w.close
+  from_child = r.read.to_i
+  r.close
+  Process.wait(pid)
+  assert_equal from_child, g.rand(1 << 30)
+end

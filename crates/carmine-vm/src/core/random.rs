@@ -386,6 +386,17 @@ fn seed_value(ctx: &mut Ctx, v: Option<Value>) -> Result<(Value, BigInt)> {
     }
 }
 
+/// In a forked child: the default generator (`Kernel#rand`, `Random.rand`) starts again
+/// from a fresh seed, as CRuby's does, so parent and child do not draw the same numbers.
+/// Generators made with `Random.new` keep their state.
+pub fn reseed_default_after_fork(ctx: &mut Ctx) {
+    let g = default_gen(ctx);
+    let Some(r) = data_ref::<RandomObj>(g) else { return };
+    let big = entropy_seed();
+    let seed = bignum::normalize(ctx, big.clone());
+    *r = RandomObj { mt: Mt::seeded(&big), seed };
+}
+
 /// `Random.allocate`: a generator seeded from entropy, as CRuby seeds one whose
 /// `initialize` did not run (an `initialize` redefined without `super`).
 fn alloc_random(ctx: &mut Ctx, klass: Value) -> Result<Value> {

@@ -252,6 +252,16 @@ fn st_inspect(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(string::new_utf8(ctx, &format!("#<Process::Status: {text}>")))
 }
 
+/// What a child of fork(2) (`Process._fork`, `Process.daemon`) resets before it runs Ruby
+/// code: only the forking thread lives on, signals are delivered again, and the default
+/// random generator is reseeded.
+fn after_fork_in_child(ctx: &mut Ctx) {
+    let me = ctx.thread_obj;
+    ctx.vm_mut().reset_threads_after_fork(me);
+    crate::core::signal::after_fork(ctx);
+    crate::core::random::reseed_default_after_fork(ctx);
+}
+
 /// `Process._fork`: fork(2) itself, the pid in the parent and 0 in the child, which
 /// continues with only this thread. `fork` calls it through method dispatch, so a
 /// library can hook every fork by overriding it.
@@ -266,9 +276,7 @@ fn p_underscore_fork(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value>
         return Err(errno_error(ctx, code, "fork(2)"));
     }
     if pid == 0 {
-        let me = ctx.thread_obj;
-        ctx.vm_mut().reset_threads_after_fork(me);
-        crate::core::signal::after_fork(ctx);
+        after_fork_in_child(ctx);
     }
     Ok(Value::fixnum(pid as i64))
 }
@@ -665,9 +673,7 @@ fn p_daemon(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         // SAFETY: the parent ends without running anything else.
         unsafe { libc::_exit(0) };
     }
-    let me = ctx.thread_obj;
-    ctx.vm_mut().reset_threads_after_fork(me);
-    crate::core::signal::after_fork(ctx);
+    after_fork_in_child(ctx);
     // SAFETY: plain system calls in the new daemon process.
     unsafe {
         libc::setsid();
