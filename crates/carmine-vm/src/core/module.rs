@@ -541,7 +541,23 @@ pub fn define_builtin(ctx: &Ctx, klass: Value, name: &str, f: BuiltinFn, arity: 
 
 /// True if `module` is `klass` or among its ancestors.
 pub fn includes_module(ctx: &Ctx, klass: Value, module: Value) -> bool {
-    klass == module || ancestors(ctx, klass).contains(&module)
+    if klass == module {
+        return true;
+    }
+    // A class is among another's ancestors only as one of its superclasses (classes are
+    // never mixed in): the superclass chain is shorter than the ancestors and needs no
+    // cache.
+    if is_class_or_module(klass) && is_class_or_module(module) && body(module).kind == ClassKind::Class {
+        let mut k = body(klass).superclass;
+        while is_class_or_module(k) {
+            if k == module {
+                return true;
+            }
+            k = body(k).superclass;
+        }
+        return false;
+    }
+    ancestors(ctx, klass).contains(&module)
 }
 
 /// `klass`'s own part of its ancestors: its prepended modules, itself and the modules it
