@@ -175,7 +175,9 @@ fn lookup_cached(ctx: &Ctx, ci: &CallInfo, klass: Value) -> Option<Arc<MethodEnt
             cc.me[i].set(None);
         }
         cc.fast_klass.set(0);
+        cc.sym_klass.set(0);
         *cc.keep.borrow_mut() = Default::default();
+        *cc.sym_keep.borrow_mut() = None;
         cc.next.set(0);
         cc.epoch.set(epoch);
     }
@@ -339,7 +341,7 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
             let args = unsafe { std::slice::from_raw_parts(ctx.stacks.stack.as_ptr().add(ret_sp + 1), argc) };
             if ci.block != u32::MAX && argc <= 1 {
                 if let Some(n) = iter::iterations(ctx, me, recv, args) {
-                    return Some(iter::start(ctx, recv, me, n, caller.children[ci.block as usize], fi, ret_sp));
+                    return Some(iter::start(ctx, recv, me, n, caller.children[ci.block as usize], fi, ret_sp, ci));
                 }
             }
             if let MethodBody::Builtin { f, .. } = me.body {
@@ -613,7 +615,7 @@ fn send_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usiz
     if ci.block != u32::MAX && argc <= 1 && kw.is_none() {
         let args = &ctx.stacks.stack[ret_sp + 1..ret_sp + 1 + argc];
         if let Some(n) = iter::iterations(ctx, &me, recv, args) {
-            return iter::start(ctx, recv, &me, n, iseq.children[ci.block as usize], fi, ret_sp);
+            return iter::start(ctx, recv, &me, n, iseq.children[ci.block as usize], fi, ret_sp, ci);
         }
     }
     invoke(ctx, recv, &me, argc, kw, block, ret_sp)
@@ -633,7 +635,7 @@ fn symbol_iteration(ctx: &mut Ctx, fi: usize, ci: &CallInfo, ret_sp: usize) -> O
     let me = lookup_cached(ctx, ci, class_of(ctx, recv))?;
     let visible = me.visibility == Visibility::Public || ci.has(cf::FCALL) || ci.has(cf::SELF_RECV);
     let n = iter::iterations(ctx, &me, recv, &[]).filter(|&n| visible && n != usize::MAX)?;
-    Some(iter::start(ctx, recv, &me, n, name, fi, ret_sp))
+    Some(iter::start(ctx, recv, &me, n, name, fi, ret_sp, ci))
 }
 
 /// Whether `me` is `send`/`__send__` (`Some(false)`) or `public_send` (`Some(true)`).
