@@ -989,18 +989,21 @@ fn m_pred(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     sub(ctx, recv, Value::fixnum(1))
 }
 
-pub(crate) fn m_even(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    Ok(Value::bool(match recv.as_fixnum() {
+/// Whether Integer `v` is even.
+#[inline]
+pub fn is_even(v: Value) -> bool {
+    match v.as_fixnum() {
         Some(x) => x % 2 == 0,
-        None => bignum::get(recv).is_even(),
-    }))
+        None => bignum::get(v).is_even(),
+    }
+}
+
+pub(crate) fn m_even(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(is_even(recv)))
 }
 
 pub(crate) fn m_odd(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    Ok(Value::bool(match recv.as_fixnum() {
-        Some(x) => x % 2 != 0,
-        None => bignum::get(recv).is_odd(),
-    }))
+    Ok(Value::bool(!is_even(recv)))
 }
 
 pub(crate) fn m_zero(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {

@@ -196,14 +196,15 @@ fn lookup_cached(ctx: &Ctx, ci: &CallInfo, klass: Value) -> Option<Arc<MethodEnt
     cc.me[i].set(me.as_ref().filter(|m| sends(m).is_none()).map(|m| Arc::as_ptr(m)));
     cc.keep.borrow_mut()[i] = me.clone();
     if let Some(m) = me.as_ref() {
-        let leaf = match m.body {
-            MethodBody::Builtin { f, .. } => crate::interp::leaf::cond(f, ci.argc as usize),
-            _ => crate::interp::leaf::Cond::No,
+        let (leaf, leaf_fn) = match m.body {
+            MethodBody::Builtin { f, .. } => crate::interp::leaf::lookup(f, ci.argc as usize).map_or((crate::interp::leaf::Cond::No, None), |(c, lf)| (c, Some(lf))),
+            _ => (crate::interp::leaf::Cond::No, None),
         };
         if fast_target(ci, m, leaf) {
             cc.fast_klass.set(klass.raw());
             cc.fast_me.set(Arc::as_ptr(m));
             cc.fast_leaf.set(leaf as u8);
+            cc.leaf_fn.set(leaf_fn);
         }
     }
     me
@@ -224,7 +225,7 @@ pub fn give_literal_block(ctx: &mut Ctx, iseq: &Iseq, fi: usize, child: u32) {
 /// arguments as required parameters, with its locals on the value stack, and, if the site
 /// passes a literal block, using its block (else the unused-block warning has to be
 /// considered); or of an attribute reader or writer without a block; or of a leaf builtin
-/// (`leaf`, its `leaf::cond` for this site) without a block.
+/// (`leaf`, its `leaf::lookup` for this site) without a block.
 fn fast_target(ci: &CallInfo, me: &MethodEntry, leaf: crate::interp::leaf::Cond) -> bool {
     let visible = me.visibility == Visibility::Public || ci.has(cf::FCALL) || ci.has(cf::SELF_RECV);
     let shape = match me.body {
@@ -268,24 +269,22 @@ fn push_proc_call(ctx: &mut Ctx, p: Value, argc: usize, ret_sp: usize) -> Option
 /// loop's cached path: in the loop (even out of line) it made every instruction's dispatch
 /// spill more (a `while` loop +6% instructions, a plain call +18 instructions).
 #[inline(never)]
-fn leaf_call(ctx: &mut Ctx, ci: &CallInfo, ret_sp: usize) -> Option<Result<Value>> {
+fn leaf_call(ctx: &mut Ctx, ci: &CallInfo, ret_sp: usize) -> Option<Value> {
     let cc = &ci.cache;
     let recv = ctx.stacks.stack[ret_sp];
     // (A TracePoint wants the builtin's c_call/c_return events: the general path gives them.)
     if crate::interp::class_of(ctx, recv).raw() != cc.fast_klass.get() || cc.epoch.get() != ctx.vm().method_epoch() || crate::core::tracepoint::tracing(ctx) {
         return None;
     }
-    // SAFETY: `cc.keep` holds the entry while the epoch is current.
-    let me = unsafe { &*cc.fast_me.get() };
-    let MethodBody::Builtin { f, .. } = me.body else { return None };
+    let f = cc.leaf_fn.get()?;
     // SAFETY: the arguments stay on the stack, below sp, for the whole call.
     let args = unsafe { std::slice::from_raw_parts(ctx.stacks.stack.as_ptr().add(ret_sp + 1), ci.argc as usize) };
     if !crate::interp::leaf::allows(cc.fast_leaf.get(), recv, args) {
         return None;
     }
-    let r = crate::interp::leaf::call(ctx, f, recv, args);
+    let v = crate::interp::leaf::call(ctx, f, recv, args);
     ctx.stacks.sp = ret_sp;
-    Some(r)
+    Some(v)
 }
 
 /// The common call: plain positional arguments (and possibly a literal block), and an
@@ -300,8 +299,8 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
     let argc = ci.argc as usize;
     let ret_sp = ctx.stacks.sp - argc - 1;
     if ci.cache.fast_leaf.get() != 0 {
-        if let Some(r) = leaf_call(ctx, ci, ret_sp) {
-            return Some(r.map(Some));
+        if let Some(v) = leaf_call(ctx, ci, ret_sp) {
+            return Some(Ok(Some(v)));
         }
     }
     let recv = ctx.stacks.stack[ret_sp];
