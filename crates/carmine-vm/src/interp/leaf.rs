@@ -12,7 +12,7 @@
 //!   sees the builtin). The call site checks the `Cond` on every call; when it fails, the
 //!   general path runs with its frame.
 //! - The site's argument count is checked against the `Cond` once, when the cache is filled
-//!   (`cond`), so a `Cond` never meets an argument count its builtin does not take.
+//!   (`lookup`), so a `Cond` never meets an argument count its builtin does not take.
 //! - The receiver's class is the cached one, so the builtin sees the object type it expects.
 //! - A `LeafFn` computes what its builtin returns for every call its `Cond` allows, through
 //!   the same helpers (`array::pop_item`, `string_methods::byte_at`, …).
