@@ -239,6 +239,53 @@ test "each(&:name) sees an array that changes while it iterates" do
   assert_equal 5, list.size
 end
 
+# The call site remembers the method it found for the elements' class (interp/iter.rs);
+# whatever changes the method, the class or the visibility must be seen at the next element.
+class SymCacheA
+  def initialize(log) = @log = log
+  def touch = @log << :a
+end
+
+class SymCacheB
+  def initialize(log) = @log = log
+  def touch = @log << :b
+end
+
+def sym_cache_touch_all(objs) = objs.each(&:touch)
+
+test "each(&:name) follows the element's class, redefinitions and visibility" do
+  log = []
+  a1, a2, b = SymCacheA.new(log), SymCacheA.new(log), SymCacheB.new(log)
+  sym_cache_touch_all([a1, b, a2, b, b])
+  assert_equal %i[a b a b b], log
+  log.clear
+  def a2.touch = @log << :singleton
+  sym_cache_touch_all([a1, a2, a1])
+  assert_equal %i[a singleton a], log
+  redefiner = Class.new do
+    def initialize(log) = @log = log
+    def touch
+      @log << :redefine
+      SymCacheA.class_eval { def touch = @log << :a2 }
+    end
+  end
+  log.clear
+  sym_cache_touch_all([a1, redefiner.new(log), a1, a1])
+  assert_equal %i[a redefine a2 a2], log
+  hider = Class.new do
+    def touch = SymCacheA.send(:private, :touch)
+  end
+  log.clear
+  e = assert_raise(NoMethodError) { sym_cache_touch_all([a1, hider.new, a1]) }
+  assert_equal "private method 'touch' called for an instance of SymCacheA", e.message
+  assert_equal %i[a2], log
+  SymCacheA.send(:public, :touch)
+  log.clear
+  assert_equal 2, 2.times(&:itself)
+  sym_cache_touch_all([a1])
+  assert_equal %i[a2], log
+end
+
 module SymRefinement
   refine Integer do
     def refined_double = self * 2

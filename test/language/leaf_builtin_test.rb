@@ -19,6 +19,19 @@ test "leaf builtins give the builtin's results at a repeated call site" do
   assert_equal 0, a.shift
 end
 
+test "leaf builtins at the edges: negative and out-of-range indexes, empty arrays, big integers" do
+  big = 2**70
+  out = []
+  [[[], "", 0], [[7], "ab", -3], [[1, 2, 3], "xyz", big], [[], "é", -big]].each do |a, s, n|
+    out << [s.getbyte(-1), s.getbyte(-4), s.getbyte(2), s.getbyte(1), a.first, a.last, a.dup.pop, a.dup.shift,
+            n.even?, n.odd?, n.zero?, n <=> 1, 1 <=> n, n ^ 6, n >> 2, -9 >> 70, 9 >> 63, n.class, a.frozen?]
+  end
+  assert_equal [nil, nil, nil, nil, nil, nil, nil, nil, true, false, true, -1, 1, 6, 0, -1, 0, Integer, false], out[0]
+  assert_equal [98, nil, nil, 98, 7, 7, 7, 7, false, true, false, -1, 1, -5, -1, -1, 0, Integer, false], out[1]
+  assert_equal [122, nil, 122, 121, 1, 3, 3, 1, true, false, false, 1, -1, big ^ 6, big >> 2, -1, 0, Integer, false], out[2]
+  assert_equal [169, nil, nil, 169, nil, nil, nil, nil, true, false, false, -1, 1, -big ^ 6, -big >> 2, -1, 0, Integer, false], out[3]
+end
+
 test "a leaf call that would raise takes the general path, with the builtin's frame" do
   frozen = [1].freeze
   errors = []

@@ -308,8 +308,15 @@ pub struct CallCache {
     /// the VM's method epoch.
     pub fast_klass: Cell<u64>,
     pub fast_me: Cell<*const MethodEntry>,
-    /// For a builtin at `fast_me`: its `interp::leaf::Cond` as a byte.
+    /// For a builtin at `fast_me`: its `interp::leaf::Cond` as a byte, and its `LeafFn`.
     pub fast_leaf: Cell<u8>,
+    pub leaf_fn: Cell<Option<crate::interp::leaf::LeafFn>>,
+    /// For a call given `&:name` that runs as an iterator frame (`interp::iter`): the public
+    /// Ruby method `name` last found on the elements' class `sym_klass` (raw; 0: none), held
+    /// by `sym_keep`. Valid while `epoch` is the VM's method epoch.
+    pub sym_klass: Cell<u64>,
+    pub sym_me: Cell<*const MethodEntry>,
+    pub sym_keep: std::cell::RefCell<Option<Arc<MethodEntry>>>,
 }
 
 impl Default for CallCache {
@@ -324,6 +331,10 @@ impl Default for CallCache {
             fast_klass: Cell::new(0),
             fast_me: Cell::new(std::ptr::null()),
             fast_leaf: Cell::new(0),
+            leaf_fn: Cell::new(None),
+            sym_klass: Cell::new(0),
+            sym_me: Cell::new(std::ptr::null()),
+            sym_keep: Default::default(),
         }
     }
 }

@@ -401,10 +401,31 @@ pub(crate) fn lshift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(recv)
 }
 
+/// Removes and returns the last element (nil when empty); the caller checked it is not frozen.
+pub fn pop_item(a: Value) -> Value {
+    rarray(a).items_mut().pop().unwrap_or(Value::NIL)
+}
+
+/// Removes and returns the first element (nil when empty); the caller checked it is not frozen.
+pub fn shift_item(a: Value) -> Value {
+    let mut items = rarray(a).items_mut();
+    if items.is_empty() {
+        Value::NIL
+    } else {
+        items.remove(0)
+    }
+}
+
+/// The last element, or nil when empty.
+#[inline]
+pub fn last_item(a: Value) -> Value {
+    rarray(a).items().last().copied().unwrap_or(Value::NIL)
+}
+
 pub(crate) fn pop(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     ctx.check_frozen(recv)?;
     match args.pos.first() {
-        None => Ok(rarray(recv).items_mut().pop().unwrap_or(Value::NIL)),
+        None => Ok(pop_item(recv)),
         Some(&n) => {
             let n = crate::core::integer::to_i64_arg(ctx, n)?;
             if n < 0 {
@@ -423,14 +444,7 @@ pub(crate) fn pop(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 pub(crate) fn shift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     ctx.check_frozen(recv)?;
     match args.pos.first() {
-        None => {
-            let mut items = rarray(recv).items_mut();
-            if items.is_empty() {
-                Ok(Value::NIL)
-            } else {
-                Ok(items.remove(0))
-            }
-        }
+        None => Ok(shift_item(recv)),
         Some(&n) => {
             let n = crate::core::integer::to_i64_arg(ctx, n)?;
             if n < 0 {
@@ -569,7 +583,7 @@ pub(crate) fn first(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 pub(crate) fn last(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let l = len(recv);
     match args.pos.first() {
-        None => Ok(if l == 0 { Value::NIL } else { get(recv, l - 1) }),
+        None => Ok(last_item(recv)),
         Some(&n) => {
             let n = crate::core::integer::to_i64_arg(ctx, n)?;
             if n < 0 {

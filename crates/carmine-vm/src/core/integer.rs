@@ -204,14 +204,32 @@ pub fn parse_int(s: &[u8], base: i32, strict: bool) -> Option<BigInt> {
 }
 
 pub fn negate(ctx: &mut Ctx, v: Value) -> Result<Value> {
-    if let Some(i) = v.as_fixnum() {
-        return Ok(Value::try_fixnum(-i).unwrap_or_else(|| bignum::normalize(ctx, -BigInt::from(i))));
-    }
-    if bignum::is_bignum(v) {
-        let n = -bignum::get(v);
-        return Ok(bignum::normalize(ctx, n));
+    if v.is_fixnum() || bignum::is_bignum(v) {
+        return Ok(negate_integer(ctx, v));
     }
     ctx.call(v, sym::UMINUS, &[])
+}
+
+/// `-v` for an Integer `v` (`Integer#-@`).
+pub fn negate_integer(ctx: &mut Ctx, v: Value) -> Value {
+    match v.as_fixnum() {
+        Some(i) => Value::try_fixnum(-i).unwrap_or_else(|| bignum::normalize(ctx, -BigInt::from(i))),
+        None => {
+            let n = -bignum::get(v);
+            bignum::normalize(ctx, n)
+        }
+    }
+}
+
+/// `v.abs` for an Integer `v` (`Integer#abs`).
+pub fn abs_integer(ctx: &mut Ctx, v: Value) -> Value {
+    match v.as_fixnum() {
+        Some(x) => Value::try_fixnum(x.abs()).unwrap_or_else(|| bignum::normalize(ctx, BigInt::from(x).abs())),
+        None => {
+            let n = bignum::get(v).abs();
+            bignum::normalize(ctx, n)
+        }
+    }
 }
 
 /// Integer to string in `base`.
@@ -812,11 +830,7 @@ pub fn m_uminus(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
 }
 
 pub fn m_abs(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    if let Some(x) = recv.as_fixnum() {
-        return Ok(Value::try_fixnum(x.abs()).unwrap_or_else(|| bignum::normalize(ctx, BigInt::from(x).abs())));
-    }
-    let n = bignum::get(recv).abs();
-    Ok(bignum::normalize(ctx, n))
+    Ok(abs_integer(ctx, recv))
 }
 
 fn m_to_s(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -989,18 +1003,21 @@ fn m_pred(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     sub(ctx, recv, Value::fixnum(1))
 }
 
-pub(crate) fn m_even(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    Ok(Value::bool(match recv.as_fixnum() {
+/// Whether Integer `v` is even.
+#[inline]
+pub fn is_even(v: Value) -> bool {
+    match v.as_fixnum() {
         Some(x) => x % 2 == 0,
-        None => bignum::get(recv).is_even(),
-    }))
+        None => bignum::get(v).is_even(),
+    }
+}
+
+pub(crate) fn m_even(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
+    Ok(Value::bool(is_even(recv)))
 }
 
 pub(crate) fn m_odd(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
-    Ok(Value::bool(match recv.as_fixnum() {
-        Some(x) => x % 2 != 0,
-        None => bignum::get(recv).is_odd(),
-    }))
+    Ok(Value::bool(!is_even(recv)))
 }
 
 pub(crate) fn m_zero(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {

@@ -596,13 +596,19 @@ fn bytesplice(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 pub(crate) fn getbyte(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
-    let i = i64_arg(ctx, args.pos[0])?;
-    let n = len(recv) as i64;
-    let i = if i < 0 { i + n } else { i };
-    if i < 0 || i >= n {
-        return Ok(Value::NIL);
+    Ok(byte_at(recv, i64_arg(ctx, args.pos[0])?))
+}
+
+/// `str.getbyte(i)` once `i` is an integer: the byte (counting from the end when `i` is
+/// negative), or nil out of range.
+#[inline]
+pub(crate) fn byte_at(recv: Value, i: i64) -> Value {
+    let b = bytes(recv);
+    let i = if i < 0 { i.wrapping_add(b.len() as i64) } else { i };
+    match usize::try_from(i).ok().and_then(|i| b.get(i)) {
+        Some(&x) => Value::fixnum(x as i64),
+        None => Value::NIL,
     }
-    Ok(Value::fixnum(bytes(recv)[i as usize] as i64))
 }
 
 fn setbyte(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {

@@ -15,6 +15,7 @@
 use crate::core::enumerator::{enum_for_this, SizeFn};
 use crate::core::module::{self, body, AllocKind};
 use crate::core::{array, hash, integer, object, string};
+use crate::interp::leaf::LeafFn;
 use crate::interp::{Args, Block};
 use crate::object::data_ref;
 use crate::symbol::{sym, SymId};
@@ -226,19 +227,31 @@ macro_rules! member_accessors {
 const MEMBER_GETTERS: [module::BuiltinFn; 16] = member_accessors!(member_get_at);
 const MEMBER_SETTERS: [module::BuiltinFn; 16] = member_accessors!(member_set_at);
 
-/// For a Struct/Data member accessor that knows its position: whether it is a writer. Such an
-/// accessor is a leaf builtin (`interp::leaf`): its receiver, of the class that defined it,
-/// always holds its `StructObj`, so a reader can neither raise nor run Ruby code, and a
-/// writer only raises when the receiver is frozen.
-pub fn positional_accessor(f: module::BuiltinFn) -> Option<bool> {
-    let is = |table: &[module::BuiltinFn]| table.iter().any(|&g| std::ptr::fn_addr_eq(g, f));
-    if is(&MEMBER_GETTERS) {
-        Some(false)
-    } else if is(&MEMBER_SETTERS) {
-        Some(true)
+/// For a Struct/Data member accessor that knows its position: whether it is a writer, and
+/// its leaf form. Such an accessor is a leaf builtin (`interp::leaf`): its receiver, of the
+/// class that defined it, always holds its `StructObj`, so a reader can neither raise nor
+/// run Ruby code, and a writer only raises when the receiver is frozen.
+pub fn positional_accessor(f: module::BuiltinFn) -> Option<(bool, LeafFn)> {
+    let at = |table: &[module::BuiltinFn]| table.iter().position(|&g| std::ptr::fn_addr_eq(g, f));
+    if let Some(i) = at(&MEMBER_GETTERS) {
+        Some((false, LEAF_GETTERS[i]))
     } else {
-        None
+        at(&MEMBER_SETTERS).map(|i| (true, LEAF_SETTERS[i]))
     }
+}
+
+const LEAF_GETTERS: [LeafFn; 16] = member_accessors!(leaf_get_at);
+const LEAF_SETTERS: [LeafFn; 16] = member_accessors!(leaf_set_at);
+
+fn leaf_get_at<const I: usize>(_ctx: &mut Ctx, recv: Value, _args: &[Value]) -> Value {
+    data_ref::<StructObj>(recv).map_or(Value::NIL, |o| array::get(o.values, I))
+}
+
+fn leaf_set_at<const I: usize>(_ctx: &mut Ctx, recv: Value, args: &[Value]) -> Value {
+    if let Some(o) = data_ref::<StructObj>(recv) {
+        array::set(o.values, I, args[0]);
+    }
+    args[0]
 }
 
 fn member_get_at<const I: usize>(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {

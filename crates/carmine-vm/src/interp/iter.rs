@@ -29,12 +29,16 @@
 //! - With `FRAME_ITER_SYM` (`each(&:name)`, `times(&:name)`: the call site's block is a
 //!   Symbol) the iteration's argument is the receiver of a call of that method: a Ruby method's
 //!   frame is pushed with its result slot at `sp_base`, as a block frame's would be; any other
-//!   method runs at once and the iteration goes on. No Proc is made.
+//!   method runs at once and the iteration goes on. No Proc is made. `locals` then points to
+//!   the call site's `CallInfo` (in the home frame's iseq, alive while that frame is), whose
+//!   cache remembers the method for the last element's class (`sym_klass`, `sym_me`), so a
+//!   monomorphic iteration looks it up once per call site and method epoch.
 //! - A pass-through frame (`push_passthrough`, `home_index` `PASSTHROUGH`) is a
 //!   `FRAME_ITER` frame with one Ruby method frame above it sharing its result slot.
 //! - No Rust frames sit between the loop and the blocks, so a fiber whose blocks run in
 //!   iterator frames can still suspend shallowly (dense mode) and switch fast.
 
+use crate::compile::iseq::{CallCache, CallInfo};
 use crate::core::module::{MethodBody, MethodEntry, Visibility};
 use crate::error::Unwind;
 use crate::interp::call;
@@ -102,10 +106,12 @@ fn argument(f: &Frame, i: usize) -> Value {
 }
 
 /// Starts the iterator call `me` (`iterations` gave `count`) on `recv`, the block the
-/// literal `block_iseq` of the frame `home` (or a Symbol: `FRAME_ITER_SYM`). Its receiver sits at `ret_sp`, its
-/// arguments (read already) above it. `Ok(None)`: a block frame was pushed, continue with the top frame;
-/// `Ok(Some(v))`: done without iterating.
-pub fn start(ctx: &mut Ctx, recv: Value, me: &MethodEntry, count: usize, block_iseq: Value, home: usize, ret_sp: usize) -> Result<Option<Value>> {
+/// literal `block_iseq` of the frame `home` (or a Symbol: `FRAME_ITER_SYM`), made at call
+/// site `site` of `home`. Its receiver sits at `ret_sp`, its arguments (read already) above
+/// it. `Ok(None)`: a block frame was pushed, continue with the top frame; `Ok(Some(v))`: done
+/// without iterating.
+#[allow(clippy::too_many_arguments)]
+pub fn start(ctx: &mut Ctx, recv: Value, me: &MethodEntry, count: usize, block_iseq: Value, home: usize, ret_sp: usize, site: &CallInfo) -> Result<Option<Value>> {
     ctx.stacks.sp = ret_sp;
     if count == 0 {
         return Ok(Some(recv));
@@ -127,6 +133,7 @@ pub fn start(ctx: &mut Ctx, recv: Value, me: &MethodEntry, count: usize, block_i
     };
     if block_iseq.is_symbol() {
         f.flags |= FRAME_ITER_SYM;
+        f.locals = site as *const CallInfo as *mut Value;
     }
     if me.original_name == sym::UPTO {
         f.outer = Value::fixnum(1);
@@ -207,12 +214,21 @@ pub fn push_passthrough(ctx: &mut Ctx, recv: Value, owner: Value, mid: crate::sy
 #[inline(never)]
 fn call_symbol(ctx: &mut Ctx, i: usize) -> Result<bool> {
     let f = ctx.stacks.frames.last().expect("iterator frame");
-    let (arg, name) = (f.sp_base, f.iseq_val);
+    let (arg, mid) = (f.sp_base, f.iseq_val.as_symbol().expect("symbol iterator"));
     let recv = argument(f, i);
-    let mid = name.as_symbol().expect("symbol iterator");
+    // SAFETY: a `FRAME_ITER_SYM` frame's `locals` is its call site (see the module comment).
+    let cc = unsafe { &(*(f.locals as *const CallInfo)).cache };
     ctx.stacks.stack[arg] = recv;
     ctx.stacks.sp = arg + 1;
-    if let Some((me, iseq, cref)) = crate::core::proc::symbol_ruby_target(ctx, recv, mid) {
+    let klass = crate::interp::class_of(ctx, recv);
+    let epoch_ok = cc.epoch.get() == ctx.vm().method_epoch();
+    let me = if epoch_ok && cc.sym_klass.get() == klass.raw() {
+        // SAFETY: `sym_keep` holds the entry while the epoch is current.
+        Some(unsafe { &*cc.sym_me.get() })
+    } else {
+        find_symbol_method(ctx, cc, klass, mid, epoch_ok)
+    };
+    if let Some((me, &MethodBody::Iseq { iseq, cref })) = me.map(|me| (me, &me.body)) {
         if !call::push_simple_method_frame(ctx, recv, me, iseq, cref, 0, BlockRef::NONE, arg) {
             call::push_method_frame(ctx, recv, me, iseq, cref, 0, None, None, arg, 0)?;
         }
@@ -224,6 +240,26 @@ fn call_symbol(ctx: &mut Ctx, i: usize) -> Result<bool> {
     };
     ctx.stacks.sp = arg;
     r.map(|_| false)
+}
+
+/// The public Ruby method `mid` on `klass` (the one `call_symbol` pushes a frame for), or
+/// `None` for any other kind of method; remembered in the call site's cache `cc` when its
+/// epoch is current (`cache`).
+#[inline(never)]
+fn find_symbol_method<'a>(ctx: &Ctx, cc: &CallCache, klass: Value, mid: crate::symbol::SymId, cache: bool) -> Option<&'a MethodEntry> {
+    let me = crate::core::module::find_method(ctx, klass, mid)?;
+    if me.visibility != Visibility::Public || !matches!(me.body, MethodBody::Iseq { .. }) {
+        return None;
+    }
+    let p = std::sync::Arc::as_ptr(&me);
+    if cache {
+        cc.sym_klass.set(klass.raw());
+        cc.sym_me.set(p);
+        *cc.sym_keep.borrow_mut() = Some(me);
+    }
+    // SAFETY: `klass`'s method cache (and `sym_keep`) hold the entry until a method is
+    // defined, which cannot happen before the caller has pushed the method's frame.
+    Some(unsafe { &*p })
 }
 
 /// Pushes the block frame of iteration `i` of the iterator frame on top (`Ok(true)`), or

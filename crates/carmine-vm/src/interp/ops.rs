@@ -185,7 +185,9 @@ fn lookup_cached(ctx: &Ctx, ci: &CallInfo, klass: Value) -> Option<Arc<MethodEnt
             cc.me[i].set(None);
         }
         cc.fast_klass.set(0);
+        cc.sym_klass.set(0);
         *cc.keep.borrow_mut() = Default::default();
+        *cc.sym_keep.borrow_mut() = None;
         cc.next.set(0);
         cc.epoch.set(epoch);
     }
@@ -204,14 +206,15 @@ fn lookup_cached(ctx: &Ctx, ci: &CallInfo, klass: Value) -> Option<Arc<MethodEnt
     cc.me[i].set(me.as_ref().filter(|m| sends(m).is_none()).map(|m| Arc::as_ptr(m)));
     cc.keep.borrow_mut()[i] = me.clone();
     if let Some(m) = me.as_ref() {
-        let leaf = match m.body {
-            MethodBody::Builtin { f, .. } => crate::interp::leaf::cond(f, ci.argc as usize),
-            _ => crate::interp::leaf::Cond::No,
+        let (leaf, leaf_fn) = match m.body {
+            MethodBody::Builtin { f, .. } => crate::interp::leaf::lookup(f, ci.argc as usize).map_or((crate::interp::leaf::Cond::No, None), |(c, lf)| (c, Some(lf))),
+            _ => (crate::interp::leaf::Cond::No, None),
         };
         if fast_target(ci, m, leaf) {
             cc.fast_klass.set(klass.raw());
             cc.fast_me.set(Arc::as_ptr(m));
             cc.fast_leaf.set(leaf as u8);
+            cc.leaf_fn.set(leaf_fn);
         }
     }
     me
@@ -232,7 +235,7 @@ pub fn give_literal_block(ctx: &mut Ctx, iseq: &Iseq, fi: usize, child: u32) {
 /// arguments as required parameters, with its locals on the value stack, and, if the site
 /// passes a literal block, using its block (else the unused-block warning has to be
 /// considered); or of an attribute reader or writer without a block; or of a leaf builtin
-/// (`leaf`, its `leaf::cond` for this site) without a block.
+/// (`leaf`, its `leaf::lookup` for this site) without a block.
 fn fast_target(ci: &CallInfo, me: &MethodEntry, leaf: crate::interp::leaf::Cond) -> bool {
     let visible = me.visibility == Visibility::Public || ci.has(cf::FCALL) || ci.has(cf::SELF_RECV);
     let shape = match me.body {
@@ -276,24 +279,22 @@ fn push_proc_call(ctx: &mut Ctx, p: Value, argc: usize, ret_sp: usize) -> Option
 /// loop's cached path: in the loop (even out of line) it made every instruction's dispatch
 /// spill more (a `while` loop +6% instructions, a plain call +18 instructions).
 #[inline(never)]
-fn leaf_call(ctx: &mut Ctx, ci: &CallInfo, ret_sp: usize) -> Option<Result<Value>> {
+fn leaf_call(ctx: &mut Ctx, ci: &CallInfo, ret_sp: usize) -> Option<Value> {
     let cc = &ci.cache;
     let recv = ctx.stacks.stack[ret_sp];
     // (A TracePoint wants the builtin's c_call/c_return events: the general path gives them.)
     if crate::interp::class_of(ctx, recv).raw() != cc.fast_klass.get() || cc.epoch.get() != ctx.vm().method_epoch() || crate::core::tracepoint::tracing(ctx) {
         return None;
     }
-    // SAFETY: `cc.keep` holds the entry while the epoch is current.
-    let me = unsafe { &*cc.fast_me.get() };
-    let MethodBody::Builtin { f, .. } = me.body else { return None };
+    let f = cc.leaf_fn.get()?;
     // SAFETY: the arguments stay on the stack, below sp, for the whole call.
     let args = unsafe { std::slice::from_raw_parts(ctx.stacks.stack.as_ptr().add(ret_sp + 1), ci.argc as usize) };
     if !crate::interp::leaf::allows(cc.fast_leaf.get(), recv, args) {
         return None;
     }
-    let r = crate::interp::leaf::call(ctx, f, recv, args);
+    let v = crate::interp::leaf::call(ctx, f, recv, args);
     ctx.stacks.sp = ret_sp;
-    Some(r)
+    Some(v)
 }
 
 /// The common call: plain positional arguments (and possibly a literal block), and an
@@ -308,8 +309,8 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
     let argc = ci.argc as usize;
     let ret_sp = ctx.stacks.sp - argc - 1;
     if ci.cache.fast_leaf.get() != 0 {
-        if let Some(r) = leaf_call(ctx, ci, ret_sp) {
-            return Some(r.map(Some));
+        if let Some(v) = leaf_call(ctx, ci, ret_sp) {
+            return Some(Ok(Some(v)));
         }
     }
     let recv = ctx.stacks.stack[ret_sp];
@@ -349,7 +350,7 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
             let args = unsafe { std::slice::from_raw_parts(ctx.stacks.stack.as_ptr().add(ret_sp + 1), argc) };
             if ci.block != u32::MAX && argc <= 1 {
                 if let Some(n) = iter::iterations(ctx, me, recv, args) {
-                    return Some(iter::start(ctx, recv, me, n, caller.children[ci.block as usize], fi, ret_sp));
+                    return Some(iter::start(ctx, recv, me, n, caller.children[ci.block as usize], fi, ret_sp, ci));
                 }
             }
             if let MethodBody::Builtin { f, .. } = me.body {
@@ -630,7 +631,7 @@ fn send_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usiz
     if ci.block != u32::MAX && argc <= 1 && kw.is_none() {
         let args = &ctx.stacks.stack[ret_sp + 1..ret_sp + 1 + argc];
         if let Some(n) = iter::iterations(ctx, &me, recv, args) {
-            return iter::start(ctx, recv, &me, n, iseq.children[ci.block as usize], fi, ret_sp);
+            return iter::start(ctx, recv, &me, n, iseq.children[ci.block as usize], fi, ret_sp, ci);
         }
     }
     invoke(ctx, recv, &me, argc, kw, block, ret_sp)
@@ -650,7 +651,7 @@ fn symbol_iteration(ctx: &mut Ctx, fi: usize, ci: &CallInfo, ret_sp: usize) -> O
     let me = lookup_cached(ctx, ci, class_of(ctx, recv))?;
     let visible = me.visibility == Visibility::Public || ci.has(cf::FCALL) || ci.has(cf::SELF_RECV);
     let n = iter::iterations(ctx, &me, recv, &[]).filter(|&n| visible && n != usize::MAX)?;
-    Some(iter::start(ctx, recv, &me, n, name, fi, ret_sp))
+    Some(iter::start(ctx, recv, &me, n, name, fi, ret_sp, ci))
 }
 
 /// Whether `me` is `send`/`__send__` (`Some(false)`) or `public_send` (`Some(true)`).
