@@ -105,11 +105,22 @@ static void watch_path(carmine_watch *w, const char *path)
     }
 }
 
-/* Whether a file script may be used without a stat (see the invariants in the header). */
-static int unchanged_since_check(const carmine_host *h, const carmine_cached_script *c, time_t now)
+/* Whether a file script may be used without a stat, else records the check it gets (see
+ * the invariants in the header). */
+static int unchanged_since_check(carmine_host *h, carmine_cached_script *c, const char *path)
 {
-    return c->script != NULL && h->watch != NULL && h->watch->fd >= 0 && c->checked == h->watch->changes
-        && c->checked_at == now;
+    carmine_watch *w = h->watch;
+    if (w == NULL || w->fd < 0)
+        return 0;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME_COARSE, &now);
+    if (c->script != NULL && c->checked == w->changes && c->checked_at == now.tv_sec)
+        return 1;
+    if (c->checked != w->changes)
+        watch_path(w, path);
+    c->checked = w->changes;
+    c->checked_at = now.tv_sec;
+    return 0;
 }
 
 carmine_script *carmine_host_script(carmine_host *h, const carmine_code *code)
@@ -122,16 +133,8 @@ carmine_script *carmine_host_script(carmine_host *h, const carmine_code *code)
             c->script = carmine_compile(h->vm, code->src, code->len, code->path);
         return c->script;
     }
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME_COARSE, &now);
-    if (unchanged_since_check(h, c, now.tv_sec))
+    if (unchanged_since_check(h, c, code->path))
         return c->script;
-    if (h->watch != NULL && h->watch->fd >= 0) {
-        if (c->checked != h->watch->changes)
-            watch_path(h->watch, code->path);
-        c->checked = h->watch->changes;
-        c->checked_at = now.tv_sec;
-    }
     struct stat st;
     if (stat(code->path, &st) != 0) {
         /* carmine_compile_file reports the Errno exception. */
