@@ -5,6 +5,8 @@
 #include <malloc.h>
 #endif
 #include <string.h>
+#include <unistd.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include "carmine_host.h"
 
@@ -55,6 +57,72 @@ static carmine_cached_script *slot(carmine_host *h, int index)
     return &h->cache[index];
 }
 
+int carmine_watch_open(carmine_watch *w)
+{
+    w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    w->changes = 1; /* a new cache slot (checked 0) is stat'ed */
+    return w->fd;
+}
+
+void carmine_watch_drain(carmine_watch *w)
+{
+    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    while (read(w->fd, buf, sizeof buf) > 0)
+        ;
+    w->changes++;
+}
+
+void carmine_watch_close(carmine_watch *w)
+{
+    if (w->fd >= 0)
+        close(w->fd);
+    w->fd = -1;
+}
+
+/* Watches `path` for changes of its content or metadata, and each directory named on it
+ * for entries created, removed or renamed (a file or a symlinked release directory
+ * replaced), or the directory itself moved. Adding a watch again only refreshes it, so
+ * this runs after every stat that follows a change: a watch the kernel dropped (its
+ * file deleted) is made again on what the path names now. */
+static void watch_path(carmine_watch *w, const char *path)
+{
+    inotify_add_watch(w->fd, path, IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB | IN_MOVE_SELF | IN_DELETE_SELF);
+    char dir[4096];
+    size_t n = strlen(path);
+    if (n >= sizeof dir)
+        return;
+    memcpy(dir, path, n + 1);
+    for (char *slash = strrchr(dir, '/'); slash != NULL; slash = strrchr(dir, '/')) {
+        if (slash == dir)
+            slash[1] = '\0';
+        else
+            *slash = '\0';
+        inotify_add_watch(w->fd, dir,
+                          IN_ONLYDIR | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_MOVE_SELF
+                              | IN_DELETE_SELF | IN_ATTRIB);
+        if (slash == dir)
+            break;
+    }
+}
+
+/* Whether a file script may be used without a stat, else records the check it gets (see
+ * the invariants in the header). */
+static int unchanged_since_check(carmine_host *h, carmine_cached_script *c, const char *path)
+{
+    carmine_watch *w = h->watch;
+    if (w == NULL || w->fd < 0)
+        return 0;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME_COARSE, &now);
+    if (c->script != NULL && c->checked == w->changes && c->checked_at == now.tv_sec)
+        return 1;
+    if (c->checked != w->changes)
+        watch_path(w, path);
+    c->checked = w->changes;
+    c->checked_at = now.tv_sec;
+    return 0;
+}
+
 carmine_script *carmine_host_script(carmine_host *h, const carmine_code *code)
 {
     carmine_cached_script *c = slot(h, code->index);
@@ -65,6 +133,8 @@ carmine_script *carmine_host_script(carmine_host *h, const carmine_code *code)
             c->script = carmine_compile(h->vm, code->src, code->len, code->path);
         return c->script;
     }
+    if (unchanged_since_check(h, c, code->path))
+        return c->script;
     struct stat st;
     if (stat(code->path, &st) != 0) {
         /* carmine_compile_file reports the Errno exception. */

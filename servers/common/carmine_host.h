@@ -10,6 +10,10 @@
  *   one per worker process). It owns its VM and every carmine_script in its cache; a
  *   script is compiled at its first use in that host and reused until the file's mtime,
  *   size or inode changes (inline code is compiled once).
+ * - Without a carmine_watch a script file is stat'ed at each use. With one (a server whose
+ *   event loop drains it), the stat is skipped while the kernel reported no change to the
+ *   file or to a directory on its path since the last stat in the same second: the inotify
+ *   events cover local filesystems, the once-a-second stat those it is blind to (NFS).
  * - `gc_every` runs (when set) end with a full collection, between requests: the VM's heap
  *   then holds about the live set plus that many runs' garbage instead of growing to the
  *   collector's own trigger (16 MiB of buffer growth), which matters when a process keeps
@@ -46,10 +50,29 @@ typedef struct carmine_cached_script {
     struct timespec mtime;
     off_t size;
     ino_t ino;
+    unsigned long checked; /* the watch's `changes` at the last stat */
+    time_t checked_at;     /* the second of the last stat (CLOCK_REALTIME_COARSE) */
 } carmine_cached_script;
+
+/* inotify watches on the script files of one thread's hosts and the directories on their
+ * paths. `changes` counts the batches of events drained: a script stat'ed at an older
+ * count is stat'ed again. */
+typedef struct carmine_watch {
+    int fd;                /* the inotify descriptor (non-blocking); -1: none */
+    unsigned long changes;
+} carmine_watch;
+
+/* Opens w's inotify descriptor; -1 (w->fd too) when the kernel has none to give. */
+int carmine_watch_open(carmine_watch *w);
+
+/* Reads every pending event of w->fd and counts a change: call it when w->fd is readable. */
+void carmine_watch_drain(carmine_watch *w);
+
+void carmine_watch_close(carmine_watch *w);
 
 typedef struct carmine_host {
     carmine_vm *vm;
+    carmine_watch *watch; /* not owned; NULL: a script file is stat'ed at each use */
     carmine_cached_script *cache;
     int cache_len;
     unsigned gc_every; /* a full collection every that many runs; 0: by growth */

@@ -10,7 +10,10 @@
  *   one) and used only by the worker's event-loop thread. `carmine_init` runs there,
  *   shared: what it defines persists for the worker's life.
  * - A script is compiled once per worker and reused; a script file is recompiled when it
- *   changes (servers/common/carmine_host.h). Each run is isolated.
+ *   changes (servers/common/carmine_host.h). The worker's `watch` (inotify) is a
+ *   connection of the event loop, drained when the kernel reports a change, so a request
+ *   uses a file script without a stat unless something changed (or a second passed).
+ *   Each run is isolated.
  * - The request being served is reached through `cur` (set only while a script runs or
  *   resumes): Ruby objects hold no ngx_http_request_t pointers.
  * - A content handler never blocks the worker on the client: the request body is read by
@@ -67,6 +70,8 @@ typedef struct {
 } ngx_http_carmine_run_t;
 
 static carmine_host *host;
+static carmine_watch watch = { -1, 0 };
+static ngx_connection_t *watch_conn;
 static ngx_http_carmine_run_t *cur;
 static ngx_cycle_t *worker_cycle;
 
@@ -293,6 +298,7 @@ static ngx_int_t ngx_http_carmine_open_host(ngx_cycle_t *cycle, ngx_log_t *log)
     carmine_set_stdout(host->vm, ngx_http_carmine_write_stdout, NULL);
     carmine_set_stderr(host->vm, ngx_http_carmine_write_stderr, NULL);
     carmine_set_waker(host->vm, ngx_http_carmine_waker, NULL);
+    host->watch = &watch;
     ngx_http_carmine_define_api(host->vm);
     if (mcf == NULL)
         return NGX_OK;
@@ -312,11 +318,38 @@ static ngx_int_t ngx_http_carmine_open_host(ngx_cycle_t *cycle, ngx_log_t *log)
     return NGX_OK;
 }
 
+static void ngx_http_carmine_watch_handler(ngx_event_t *ev)
+{
+    (void)ev;
+    carmine_watch_drain(&watch);
+}
+
+/* The worker's inotify descriptor in its event loop. Without one, script files are
+ * stat'ed at each use. */
+static void ngx_http_carmine_open_watch(ngx_cycle_t *cycle)
+{
+    if (carmine_watch_open(&watch) < 0)
+        return;
+    watch_conn = ngx_get_connection(watch.fd, cycle->log);
+    if (watch_conn == NULL) {
+        carmine_watch_close(&watch);
+        return;
+    }
+    watch_conn->read->handler = ngx_http_carmine_watch_handler;
+    watch_conn->read->log = cycle->log;
+    if (ngx_handle_read_event(watch_conn->read, 0) != NGX_OK) {
+        ngx_close_connection(watch_conn); /* closes watch.fd */
+        watch_conn = NULL;
+        watch.fd = -1;
+    }
+}
+
 static ngx_int_t ngx_http_carmine_init_process(ngx_cycle_t *cycle)
 {
     worker_cycle = cycle;
     if (ngx_http_cycle_get_module_main_conf(cycle, ngx_http_carmine_module) == NULL)
         return NGX_OK;
+    ngx_http_carmine_open_watch(cycle);
     return ngx_http_carmine_open_host(cycle, cycle->log);
 }
 
@@ -325,6 +358,11 @@ static void ngx_http_carmine_exit_process(ngx_cycle_t *cycle)
     (void)cycle;
     carmine_host_close(host);
     host = NULL;
+    if (watch_conn != NULL) {
+        ngx_close_connection(watch_conn); /* closes watch.fd */
+        watch_conn = NULL;
+        watch.fd = -1;
+    }
 }
 
 static void ngx_http_carmine_retire(carmine_host *h);

@@ -154,6 +154,18 @@ fn handlers_and_api() {
     for _ in 0..10 {
         assert_eq!(s.get("/reload").text(), "version two", "{}", s.error_log());
     }
+    // A worker uses a file without a stat until inotify reports a change (or a second
+    // passed): changes made right after a request, in place and by replacing the file
+    // with a rename (as editors and deploy tools do), are seen by the next request.
+    for i in 3..8 {
+        if i % 2 == 0 {
+            s.write("reload.rb", &format!("Nginx.rputs 'version {i}'"));
+        } else {
+            s.write("reload.rb.new", &format!("Nginx.rputs 'version {i}'"));
+            std::fs::rename(s.dir.join("reload.rb.new"), s.dir.join("reload.rb")).unwrap();
+        }
+        assert_eq!(s.get("/reload").text(), format!("version {i}"), "{}", s.error_log());
+    }
 }
 
 /// A handler that sleeps or waits on a socket suspends its run and yields to nginx's event
