@@ -13,16 +13,19 @@
 //!   giant lock), with their stack tops recorded (`Ctx::safe_sp`).
 //!
 //! Invariant: the world is stopped during a collection: the collector runs on the thread
-//! holding the giant lock, and every other thread of the VM is outside it.
+//! holding the giant lock, and every other thread of the VM is outside it. Sweeping is
+//! lazy (see `crate::heap`): pages are swept by the allocator, under the giant lock too,
+//! and always through `sweeping`, which keeps the VM's tables keyed by address in step.
 
 use crate::heap::stack_scan::with_registers_spilled;
 use std::time::Instant;
 
 use crate::heap::page::PAGE_SIZE;
 use crate::heap::stats::{GcReason, GcRecord};
-use crate::heap::{HeapInner, Marker};
+use crate::heap::{HeapInner, Marker, SweepHook};
+use std::collections::HashMap;
 use crate::interp::frame::Frame;
-use crate::object::{basic, FL_EXIVAR};
+use crate::object::{basic, ObjType, RBasic, FL_EXIVAR};
 use crate::thread::{Ctx, Stacks};
 use crate::vm::Vm;
 
@@ -31,15 +34,18 @@ pub fn collect(ctx: &mut Ctx) {
     collect_for(ctx, GcReason::NewObj);
 }
 
-/// One collection: mark, settle weak references and finalizers, sweep. Minor (old leaves
-/// are neither traced nor freed, see `crate::heap`) when the heap needs slots and the old
-/// objects are within their limit, and on every other `GC.stress` collection; major
-/// otherwise.
+/// One collection: finish the last one's sweep, mark, settle weak references and
+/// finalizers, then leave the pages to be swept as the allocator needs them (`GC.start`
+/// sweeps them all at once). Minor (old objects are neither traced nor freed, see
+/// `crate::heap`) when the heap needs slots and the old objects are within their limit,
+/// and on every other `GC.stress` collection; major otherwise.
 pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
-    let start = std::time::Instant::now();
     ctx.drop_alloc_cache();
     let vm: &Vm = ctx.vm();
     let mut heap = vm.heap.lock();
+    // The last collection's sweep, timed as such (`sweeping`), not as this one's.
+    sweeping(vm, &mut heap, |heap, dead| heap.finish_sweep(dead));
+    let start = std::time::Instant::now();
     let major = match reason {
         GcReason::NewObj => heap.wants_major(),
         GcReason::Stress => heap.stats.count % 2 == 0 || heap.wants_major(),
@@ -88,32 +94,8 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
     }
     heap.old_objects += promoted;
     let marked = std::time::Instant::now();
-    let mut exivars = vm.generic_ivars.borrow_mut();
-    let mut ids = vm.object_ids.borrow_mut();
-    let mut class_died = false;
-    let mut alloc_trace = vm.alloc_trace.lock();
-    let forget_sites = !alloc_trace.keep_freed && !alloc_trace.sites.is_empty();
-    let (_, live_bytes) = heap.sweep(major, &mut |p| {
-        // SAFETY: p is a dead object slot; its header is still intact.
-        let flags = unsafe { (*p).flags };
-        // SAFETY: as above.
-        if unsafe { (*p).obj_type() } == crate::object::ObjType::Class {
-            class_died = true;
-        }
-        if flags & FL_EXIVAR != 0 {
-            exivars.remove(&(p as usize));
-        }
-        if !ids.is_empty() {
-            ids.remove(&(p as usize));
-        }
-        if forget_sites {
-            alloc_trace.sites.remove(&(p as usize));
-        }
-    });
-    drop(alloc_trace);
-    if class_died {
-        vm.class_freed();
-    }
+    // Not under `GC.stress`, which collects at every allocation.
+    let (_, live_bytes) = heap.start_sweep(major, major && reason != GcReason::Stress);
     let pages_before = heap.page_count();
     let wanted = heap.wanted_class;
     heap.resize_after_collection(live_bytes, major);
@@ -136,17 +118,83 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
     }
     let have_finalizer = queued_finalizers || !vm.objspace.pending.borrow().is_empty();
     record(&mut heap, reason, major, have_finalizer, start, marked, live_bytes);
-    drop(heap);
-    // Not under `GC.stress`, which collects at every allocation.
-    if major && reason != GcReason::Stress {
-        if let Some(release) = vm.host.release_memory.get() {
-            release();
-        }
+    if reason == GcReason::Method {
+        // As CRuby's `GC.start` (`immediate_sweep: true`), everything dead is freed now.
+        sweeping(vm, &mut heap, |heap, dead| heap.finish_sweep(dead));
     }
+    drop(heap);
     crate::runtime::limits::after_collection(vm);
     if have_finalizer {
         vm.interrupt.fetch_or(crate::interp::ops::INTERRUPT_FINALIZE, std::sync::atomic::Ordering::AcqRel);
     }
+}
+
+/// What the sweep does for each object it frees (`SweepHook`): it forgets the object's
+/// generic instance variables, object id and allocation site, and notes a dying class.
+pub struct DeadObjects<'a> {
+    exivars: std::cell::RefMut<'a, HashMap<usize, Vec<(crate::symbol::SymId, crate::value::Value)>>>,
+    ids: std::cell::RefMut<'a, HashMap<usize, u64>>,
+    alloc_trace: std::sync::MutexGuard<'a, crate::heap::alloc_trace::AllocTraceState>,
+    forget_sites: bool,
+    class_died: bool,
+}
+
+impl SweepHook for DeadObjects<'_> {
+    #[inline(always)]
+    fn freeing(&mut self, p: *mut RBasic) {
+        // SAFETY: p is a dead object slot; its header is still intact.
+        let (flags, ty) = unsafe { ((*p).flags, (*p).obj_type()) };
+        self.class_died |= ty == ObjType::Class;
+        if flags & FL_EXIVAR != 0 {
+            self.exivars.remove(&(p as usize));
+        }
+        if !self.ids.is_empty() {
+            self.ids.remove(&(p as usize));
+        }
+        if self.forget_sites {
+            self.alloc_trace.sites.remove(&(p as usize));
+        }
+    }
+}
+
+/// Runs `f`, which may sweep pages, with the `DeadObjects` its sweep needs. A dying class
+/// makes caches keyed by class addresses miss (`Vm::class_freed`) before its slot can be
+/// reused; when `f` ends the sweep of a major collection, the host's allocator gives
+/// freed buffers back (the release hook, called with the heap locked). Time spent
+/// sweeping counts in `GC.stat`'s `time` and `sweeping_time`.
+pub fn sweeping<R>(vm: &Vm, heap: &mut HeapInner, f: impl FnOnce(&mut HeapInner, &mut DeadObjects<'_>) -> R) -> R {
+    let start = (heap.is_sweeping() && heap.stats.measure_total_time).then(Instant::now);
+    let alloc_trace = vm.alloc_trace.lock();
+    let mut dead = DeadObjects {
+        exivars: vm.generic_ivars.borrow_mut(),
+        ids: vm.object_ids.borrow_mut(),
+        forget_sites: !alloc_trace.keep_freed && !alloc_trace.sites.is_empty(),
+        alloc_trace,
+        class_died: false,
+    };
+    let r = f(heap, &mut dead);
+    if dead.class_died {
+        vm.class_freed();
+    }
+    if heap.take_release_request() {
+        if let Some(release) = vm.host.release_memory.get() {
+            release();
+        }
+    }
+    if let Some(start) = start {
+        let ns = start.elapsed().as_nanos() as u64;
+        heap.stats.time_ns += ns;
+        heap.stats.sweep_ns += ns;
+    }
+    r
+}
+
+/// Sweeps what the last collection left unswept: for whatever needs dead objects gone
+/// (their object ids, `ObjectSpace._id2ref`), or mark bits clear (a marking outside a
+/// collection, `ObjectSpace.reachable_objects_from`).
+pub fn finish_sweep(vm: &Vm) {
+    let mut heap = vm.heap.lock();
+    sweeping(vm, &mut heap, |heap, dead| heap.finish_sweep(dead));
 }
 
 /// `CARMINE_GC_VERIFY=1`: after the marking of every minor collection, check that every

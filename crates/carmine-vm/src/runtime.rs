@@ -530,9 +530,10 @@ impl Runtime {
         self.vm.heap.set_malloc_limit_min(bytes);
     }
 
-    /// Sets the function called after every major collection to give memory the
-    /// allocator holds, freed, back to the kernel (the `carmine` command's mimalloc
-    /// otherwise keeps the buffers a major collection frees resident for a while).
+    /// Sets the function called when the sweep of a major collection ends to give memory
+    /// the allocator holds, freed, back to the kernel (the `carmine` command's mimalloc
+    /// otherwise keeps the buffers a major collection frees resident for a while). It runs
+    /// with the heap locked and must not call into the VM.
     pub fn set_release_memory_hook(&mut self, f: fn()) {
         self.vm.host.release_memory.set(Some(f));
     }
@@ -560,6 +561,8 @@ impl Runtime {
             isolation::RunSnapshot::release(&self.ctx, s);
         }
         self.ctx.drop_alloc_cache();
+        // Dead objects not swept yet are finalized by their sweep, live ones here.
+        crate::gc::finish_sweep(&self.vm);
         let heap = self.vm.heap.lock();
         heap.for_each_object(&mut |p| {
             // SAFETY: nothing runs in the VM any more; each live object is finalized once

@@ -1,8 +1,8 @@
 //! The GC module and GC::Profiler: control of the collector and its statistics.
 //!
 //! Invariants:
-//! - Every collection is full and sweeps at once (`heap::stats`): `minor_gc_count` is
-//!   always 0, `immediate_sweep` always true, `state` always `:none` outside a collection.
+//! - `GC.start` sweeps at once; other collections leave the sweep to the allocator
+//!   (`crate::heap`), and `GC.latest_gc_info(:state)` is `:sweeping` until it ends.
 //! - Objects never move. `GC.compact` is a full collection that moves nothing (compaction
 //!   is an optimisation no program can observe but through these numbers), so programs
 //!   that compact before forking work unchanged.
@@ -168,7 +168,10 @@ fn gc_stat(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 /// `GC.latest_gc_info`: why the last collection ran (before the first: a collection
 /// for allocation, as CRuby reports at boot).
 fn gc_latest_gc_info(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
-    let latest = ctx.vm().heap.lock().stats.latest;
+    let (latest, sweeping) = {
+        let heap = ctx.vm().heap.lock();
+        (heap.stats.latest, heap.is_sweeping())
+    };
     let rec = latest.unwrap_or(GcRecord { reason: GcReason::NewObj, major: true, have_finalizer: false, gc_time: 0.0, invoke_time: 0.0, heap_use_size: 0, heap_total_size: 0, heap_total_objects: 0 });
     let weak = ctx.vm().objspace.tables.borrow().len() as i64;
     let entries = vec![
@@ -176,8 +179,8 @@ fn gc_latest_gc_info(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> 
         ("need_major_by", Value::NIL),
         ("gc_by", sym(ctx, rec.reason.gc_by())),
         ("have_finalizer", Value::bool(rec.have_finalizer)),
-        ("immediate_sweep", Value::TRUE),
-        ("state", sym(ctx, "none")),
+        ("immediate_sweep", Value::bool(rec.reason.immediate_sweep())),
+        ("state", sym(ctx, if sweeping { "sweeping" } else { "none" })),
         ("weak_references_count", Value::fixnum(weak)),
         ("retained_weak_references_count", Value::fixnum(weak)),
     ];
@@ -240,7 +243,7 @@ fn profiler_raw_data(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value>
             ("major_by", if r.major { sym(ctx, r.reason.major_by()) } else { Value::NIL }),
             ("gc_by", sym(ctx, r.reason.gc_by())),
             ("have_finalizer", Value::bool(r.have_finalizer)),
-            ("immediate_sweep", Value::TRUE),
+            ("immediate_sweep", Value::bool(r.reason.immediate_sweep())),
         ];
         for (k, v) in flag_entries {
             let k = sym(ctx, k);

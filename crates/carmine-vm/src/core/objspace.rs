@@ -260,6 +260,8 @@ fn os_id2ref(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
         let valid = v.is_fixnum() || v.is_flonum() || v == Value::NIL || v == Value::TRUE || v == Value::FALSE || v.as_symbol().is_some_and(|s| (s.0 as usize) < ctx.vm().symbols.len());
         return if valid { Ok(v) } else { Err(not_id(ctx)) };
     }
+    // A dead object keeps its id until its page is swept.
+    crate::gc::finish_sweep(ctx.vm());
     let found = ctx.vm().object_ids.borrow().iter().find(|(_, &i)| i == raw).map(|(&a, _)| a);
     if let Some(addr) = found {
         let obj = Value::from_raw(addr as u64);

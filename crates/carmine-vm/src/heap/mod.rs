@@ -3,23 +3,33 @@
 //!
 //! Invariants:
 //! - Non-moving: an object's address is fixed for its life.
-//! - A page is in use (`pages`, and its base in `page_bases`), empty (`empty`: a sweep
-//!   found no live object on it; its memory is touched but holds nothing), fresh (`fresh`:
-//!   counted in the heap's size but never handed out, so zero and untouched, taking no
-//!   RAM), or released (`released`: its memory given back to the kernel, not counted,
-//!   reused first when the heap grows). Only pages in use hold objects or free lists.
+//! - A page is in use (swept, `pages`, or waiting for its sweep, `unswept`; the base of
+//!   either is in `page_bases`), empty (`empty`: a sweep found no live object on it; its
+//!   memory is touched but holds nothing), fresh (`fresh`: counted in the heap's size but
+//!   never handed out, so zero and untouched, taking no RAM), or released (`released`:
+//!   its memory given back to the kernel, not counted, reused first when the heap grows).
+//!   Only pages in use hold objects, and only swept ones free lists.
+//! - Sweeping is lazy. A collection ends with every page in use unswept (`start_sweep`);
+//!   on an unswept page a slot holds a live object iff its mark bit is set (dead objects
+//!   keep their header until swept). When the free lists of a class are used up, the
+//!   allocator sweeps that class's next unswept page and allocates from it at once, while
+//!   its lines are still in the cache (`take_free_list`). Whatever is left is swept before
+//!   the next marking, by `GC.start` at once, and before anything that needs dead objects
+//!   gone or mark bits clear (`finish_sweep`, through `crate::gc::finish_sweep`). Heap walks
+//!   (`for_each_object`) need no sweep.
 //! - Each page in use has one size class (`page::SizeClass`: 40-byte slots for Strings,
 //!   Floats and small plain objects, 64-byte slots for everything else); empty, fresh and released pages have none
 //!   and take the class of the first allocation that needs a page (empty pages first, as
 //!   their memory is already resident). Free lists never mix classes: `ready[class]` and
 //!   each thread's `free_lists[class]`.
-//! - A word is a candidate object pointer iff its page base is in `page_bases` and it falls
-//!   on an object slot of that page (by the page's slot size) whose type is not `Free`
-//!   (see `live_object_at`).
+//! - On a swept heap, a word is a candidate object pointer iff its page base is in
+//!   `page_bases` and it falls on an object slot of that page (by the page's slot size)
+//!   whose type is not `Free` (see `live_object_at`).
 //! - Sizing (`resize_after_collection`) counts bytes, so that both classes share one
 //!   policy (`tuning::Tuning`): after a collection the heap grows when less than `min_free`
 //!   percent of its pages' bytes are free, to `goal_free` free, at most `max_growth` at a
-//!   time; it releases empty pages when more than `max_free` are free. A class
+//!   time; it releases empty pages when more than `max_free` are free (and, for the rest,
+//!   the pages its sweep will find empty: `to_release`). A class
 //!   whose allocation started the collection and whose own pages, with the empty and fresh
 //!   ones, have less than `min_free` free also grows the heap (by fresh pages) to
 //!   its goal, and then none are released. After a minor collection the heap grows only
@@ -28,7 +38,8 @@
 //!   `empty` and `fresh` only when the swept pages' free lists of the class are used up, so
 //!   the heap's memory follows what is used, not its size.
 //! - A free list is owned by exactly one party: the heap (`ready`) or one thread's cache.
-//!   Before a sweep every thread cache is emptied (its slots are `Free` and get relinked).
+//!   Before a collection every thread cache is emptied (its slots are `Free` and get
+//!   relinked by their page's sweep).
 //! - Roots are supplied by the collector driver (`crate::gc`); this module knows nothing of
 //!   frames or threads.
 //! - Minor collections (generational). An object marked by a third collection
@@ -71,6 +82,13 @@ pub struct Heap {
     pub(crate) inner: Mutex<HeapInner>,
 }
 
+/// What a sweep does for each object it frees besides freeing its buffers, before the
+/// slot can be reused (the VM's tables keyed by address: `crate::gc::DeadObjects`).
+/// A trait rather than a closure so that the sweep's loop calls it in line.
+pub trait SweepHook {
+    fn freeing(&mut self, obj: *mut RBasic);
+}
+
 pub use stats::GcStats;
 
 /// Hashes a page base (a multiple of `PAGE_SIZE`) with one multiplication: conservative
@@ -111,7 +129,19 @@ struct EmptyPage {
 }
 
 pub struct HeapInner {
+    /// Swept pages in use.
     pages: Vec<Page>,
+    /// Pages in use that the last collection marked and no sweep has reached yet, by size
+    /// class.
+    unswept: [Vec<Page>; 2],
+    /// Unswept pages the last marking found without live objects.
+    unswept_dead: usize,
+    /// How many pages the sweep releases as it finds them empty (the sizing wanted more
+    /// pages released than were empty when it ran).
+    to_release: usize,
+    /// The sweep in progress is a major collection's: when it ends, freed buffers are
+    /// given back (`crate::gc::sweeping`).
+    release_when_swept: bool,
     /// Pages a sweep left without objects, with the free list it linked (valid for the
     /// page's old class).
     empty: Vec<EmptyPage>,
@@ -130,7 +160,7 @@ pub struct HeapInner {
     pub malloc_limit_min: usize,
     /// Free-slot ratios and growth factor (`tuning::Tuning`).
     tuning: tuning::Tuning,
-    /// Per size class, at the last sweep: pages in use and the bytes of their live objects.
+    /// Per size class, at the last marking: pages in use and the bytes of their live objects.
     class_use: [(usize, usize); SIZE_CLASSES.len()],
     /// The size class whose allocation found no free slot and started the collection.
     pub wanted_class: Option<SizeClass>,
@@ -168,6 +198,10 @@ impl Heap {
         Heap {
             inner: Mutex::new(HeapInner {
                 pages: Vec::new(),
+                unswept: [Vec::new(), Vec::new()],
+                unswept_dead: 0,
+                to_release: 0,
+                release_when_swept: false,
                 empty: Vec::new(),
                 fresh: Vec::new(),
                 released: Vec::new(),
@@ -203,13 +237,19 @@ impl Heap {
 }
 
 impl HeapInner {
-    /// Hands out one free list (for a thread's allocation cache), if any is ready: a whole
-    /// page's, or at most `limit` slots of it (the rest stays ready) so that many threads
-    /// that each allocate a little do not each hold a page of free slots.
-    pub fn take_free_list(&mut self, class: SizeClass, limit: usize) -> Option<*mut FreeSlot> {
+    /// Hands out one free list (for a thread's allocation cache): a whole page's, or at
+    /// most `limit` slots of it (the rest stays ready) so that many threads that each
+    /// allocate a little do not each hold a page of free slots. Swept pages' free slots
+    /// come first, then those of the class's next unswept page (swept now, `dead` called for
+    /// each object it frees), then empty, borrowed and fresh ones.
+    pub fn take_free_list(&mut self, class: SizeClass, limit: usize, dead: &mut impl SweepHook) -> Option<*mut FreeSlot> {
         let (head, count) = match self.ready[class as usize].pop() {
             Some(list) => list,
-            None => self.use_empty_page(class).or_else(|| self.borrow_large(class)).or_else(|| self.use_fresh_page(class))?,
+            None => self
+                .sweep_for(class, dead)
+                .or_else(|| self.use_empty_page(class))
+                .or_else(|| self.borrow_large(class))
+                .or_else(|| self.use_fresh_page(class))?,
         };
         if count > limit && limit > 0 {
             let mut last = head;
@@ -240,7 +280,22 @@ impl HeapInner {
 
     /// Pages in the heap (in use, empty or fresh).
     pub fn page_count(&self) -> usize {
-        self.pages.len() + self.empty.len() + self.fresh.len()
+        self.pages.len() + self.unswept_count() + self.empty.len() + self.fresh.len()
+    }
+
+    fn unswept_count(&self) -> usize {
+        self.unswept.iter().map(Vec::len).sum()
+    }
+
+    /// Whether pages are waiting for their sweep.
+    #[inline]
+    pub fn is_sweeping(&self) -> bool {
+        self.unswept.iter().any(|u| !u.is_empty())
+    }
+
+    /// Pages in use, swept or not.
+    fn pages_in_use(&self) -> impl Iterator<Item = &Page> {
+        self.pages.iter().chain(self.unswept.iter().flatten())
     }
 
     /// Pages that hold no object and may take either class.
@@ -293,7 +348,7 @@ impl HeapInner {
         if n > reuse {
             let pages = Page::new_batch(n - reuse);
             if pages.is_empty() {
-                return reuse > 0 || self.ready.iter().any(|r| !r.is_empty()) || self.unused_pages() > 0;
+                return reuse > 0 || self.ready.iter().any(|r| !r.is_empty()) || self.is_sweeping() || self.unused_pages() > 0;
             }
             self.stats.total_allocated_pages += pages.len() as u64;
             self.fresh.extend(pages);
@@ -303,28 +358,20 @@ impl HeapInner {
 
     /// Object slots of the pages in use, and of the unused pages counted as 64-byte pages.
     pub fn total_slots(&self) -> usize {
-        self.pages.iter().map(|p| p.class().object_slots()).sum::<usize>() + self.unused_pages() * OBJECT_SLOTS
+        self.pages_in_use().map(|p| p.class().object_slots()).sum::<usize>() + self.unused_pages() * OBJECT_SLOTS
     }
 
-    pub fn free_slots(&self) -> usize {
-        self.ready.iter().flatten().map(|&(_, n)| n).sum::<usize>() + self.unused_pages() * OBJECT_SLOTS
-    }
-
-    /// Calls `f` with every object slot that is not free (dead objects not yet swept
-    /// included: with immediate sweeping there are none outside a collection).
+    /// Calls `f` with every live object.
     pub fn for_each_object(&self, f: &mut dyn FnMut(*mut RBasic)) {
-        for page in &self.pages {
-            for i in page.slot_range() {
-                let p = page.slot(i) as *mut RBasic;
-                // SAFETY: p is an object slot of this page; the caller holds the heap lock.
-                if unsafe { (*p).obj_type() } != ObjType::Free {
-                    f(p);
-                }
+        self.for_each_slot(&mut |p, live| {
+            if live {
+                f(p)
             }
-        }
+        });
     }
 
-    /// Calls `f` with every object slot and whether it holds an object.
+    /// Calls `f` with every object slot and whether it holds a live object (on an unswept
+    /// page: whether it is marked).
     pub fn for_each_slot(&self, f: &mut dyn FnMut(*mut RBasic, bool)) {
         for page in &self.pages {
             for i in page.slot_range() {
@@ -333,16 +380,29 @@ impl HeapInner {
                 f(p, unsafe { (*p).obj_type() } != ObjType::Free);
             }
         }
+        for page in self.unswept.iter().flatten() {
+            for i in page.slot_range() {
+                f(page.slot(i) as *mut RBasic, page.is_marked_slot(i));
+            }
+        }
     }
 
-    /// Slots holding an object now (free slots in threads' allocation caches are not).
+    /// Slots holding an object, dead ones not swept yet included (CRuby's
+    /// `heap_live_slots`: an object counts until its slot is freed, so that allocated =
+    /// freed + live holds at every moment).
     pub fn live_slots(&self) -> usize {
         let mut n = 0;
-        self.for_each_object(&mut |_| n += 1);
+        for page in self.pages_in_use() {
+            for i in page.slot_range() {
+                // SAFETY: an object slot of a page in use; the caller holds the heap lock.
+                n += usize::from(unsafe { (*(page.slot(i) as *mut RBasic)).obj_type() } != ObjType::Free);
+            }
+        }
         n
     }
 
     /// The object whose slot contains `addr` (interior pointers included), if it is live.
+    /// The heap must be swept (on an unswept page a dead object still has its type).
     #[inline]
     pub fn live_object_at(&self, addr: usize) -> Option<Value> {
         let base = addr & !(PAGE_SIZE - 1);
@@ -358,49 +418,102 @@ impl HeapInner {
         Some(Value::from_ptr(slot))
     }
 
-    /// Frees every unmarked object, clears mark bits and rebuilds the free lists.
-    /// `finalize` runs for each dead object before its slot is reused.
-    /// Returns the number of live objects and the bytes of their slots.
-    pub fn sweep(&mut self, major: bool, finalize: &mut dyn FnMut(*mut RBasic)) -> (usize, usize) {
+    /// Ends a collection's marking: every page in use waits for its sweep (see the
+    /// module's invariants), and the free lists that were ready are dropped (their slots
+    /// get relinked by their page's sweep). `release_when_swept`: the sweep's end gives
+    /// freed buffers back. Returns the number of live objects and the bytes of their slots.
+    pub fn start_sweep(&mut self, major: bool, release_when_swept: bool) -> (usize, usize) {
+        debug_assert!(!self.is_sweeping(), "a marking started before the last sweep ended");
         for r in &mut self.ready {
             r.clear();
         }
-        let (mut live, mut live_bytes) = (0, 0);
-        let mut freed = 0u64;
+        let (mut live, mut live_bytes, mut old) = (0, 0, 0);
         self.class_use = Default::default();
-        let mut i = 0;
-        while i < self.pages.len() {
-            let page = &self.pages[i];
-            // SAFETY: the world is stopped, marking is done and the threads' caches were
-            // dropped before the collection.
-            let (head, count, l, f) = unsafe { page.sweep(finalize) };
-            freed += f as u64;
-            if l == 0 {
-                // Either class may use it next (see the module's invariants).
-                let page = self.pages.swap_remove(i);
-                self.page_bases.remove(&page.base());
-                let class = page.class();
-                self.empty.push(EmptyPage { page, class, list: (head, count) });
-                continue;
-            }
+        self.unswept_dead = 0;
+        for page in std::mem::take(&mut self.pages) {
+            let (class, l) = (page.class(), page.marked_count());
             live += l;
-            live_bytes += l * page.class().slot_size();
-            let u = &mut self.class_use[page.class() as usize];
+            live_bytes += l * class.slot_size();
+            self.unswept_dead += usize::from(l == 0);
+            let u = &mut self.class_use[class as usize];
             u.0 += 1;
-            u.1 += l * page.class().slot_size();
-            if count > 0 {
-                self.ready[page.class() as usize].push((head, count));
+            u.1 += l * class.slot_size();
+            if major {
+                old += page.marked_old_count();
             }
-            i += 1;
+            self.unswept[class as usize].push(page);
         }
         if major {
-            self.old_objects = self.pages.iter().map(|p| p.old_count()).sum();
+            self.old_objects = old;
             self.old_limit = (self.old_objects * self.tuning.old_limit_factor / 100).max(OLD_LIMIT_MIN);
         }
-        self.stats.total_freed_objects += freed;
+        self.to_release = 0;
+        self.release_when_swept = release_when_swept;
         self.stats.live_after_last_gc = live as u64;
         self.malloc_increase = 0;
         (live, live_bytes)
+    }
+
+    /// Sweeps `page` (an unswept one) and files it: a page left without objects is
+    /// released when the sizing asked for that (`to_release`), made empty unless
+    /// `for_alloc` (the caller allocates from it at once), and otherwise goes back in use.
+    /// Returns the page's free list if it is in use and has free slots.
+    fn sweep_page(&mut self, page: Page, for_alloc: bool, dead: &mut impl SweepHook) -> Option<(*mut FreeSlot, usize)> {
+        // SAFETY: the page was marked by the last collection and not swept since (it was
+        // in `unswept`), and no free list into it exists (`start_sweep` dropped them).
+        let (head, count, live, freed) = unsafe { page.sweep(dead) };
+        self.stats.total_freed_objects += freed as u64;
+        if live == 0 && (self.to_release > 0 || !for_alloc) {
+            self.page_bases.remove(&page.base());
+            if self.to_release > 0 {
+                self.to_release -= 1;
+                page.release_memory();
+                self.stats.total_freed_pages += 1;
+                self.released.push(page);
+            } else {
+                // Either class may use it next (see the module's invariants).
+                let class = page.class();
+                self.empty.push(EmptyPage { page, class, list: (head, count) });
+            }
+            return None;
+        }
+        self.pages.push(page);
+        (count > 0).then_some((head, count))
+    }
+
+    /// Sweeps unswept pages of `class` until one has free slots, and returns its free
+    /// list. When the class has none left, the other class's pages are swept too: those
+    /// that turn out empty may take this class (and small objects borrow 64-byte slots).
+    fn sweep_for(&mut self, class: SizeClass, dead: &mut impl SweepHook) -> Option<(*mut FreeSlot, usize)> {
+        while let Some(page) = self.unswept[class as usize].pop() {
+            if let Some(list) = self.sweep_page(page, true, dead) {
+                return Some(list);
+            }
+        }
+        self.finish_sweep(dead);
+        None
+    }
+
+    /// Sweeps every page still waiting for its sweep.
+    pub fn finish_sweep(&mut self, dead: &mut impl SweepHook) {
+        for class in SIZE_CLASSES {
+            while let Some(page) = self.unswept[class as usize].pop() {
+                if let Some(list) = self.sweep_page(page, false, dead) {
+                    self.ready[class as usize].push(list);
+                }
+            }
+        }
+        self.to_release = 0;
+    }
+
+    /// Whether a major collection's sweep has just ended (once per such sweep): its freed
+    /// buffers may go back to the kernel.
+    pub fn take_release_request(&mut self) -> bool {
+        let ended = self.release_when_swept && !self.is_sweeping();
+        if ended {
+            self.release_when_swept = false;
+        }
+        ended
     }
 
     /// Whether the next collection for want of slots should be a major one.
@@ -412,6 +525,7 @@ impl HeapInner {
     /// remembered set, whose bits are cleared (the collection sets them again for the
     /// objects that stay remembered).
     pub fn start_minor(&mut self) -> Vec<Value> {
+        debug_assert!(!self.is_sweeping());
         let mut remembered = Vec::new();
         for page in &self.pages {
             page.mark_old();
@@ -422,19 +536,20 @@ impl HeapInner {
 
     /// Starts a major collection: the remembered set is rebuilt while tracing.
     pub fn start_major(&mut self) {
+        debug_assert!(!self.is_sweeping());
         for page in &self.pages {
             page.clear_remembered();
         }
     }
 
-    /// Pages in use and live MB per size class at the last sweep (for `CARMINE_GC_TRACE`).
+    /// Pages in use and live MB per size class at the last marking (for `CARMINE_GC_TRACE`).
     pub fn class_use_mb(&self) -> Vec<(usize, f64)> {
         self.class_use.iter().map(|&(p, l)| (p, (l as f64 / 1e5).round() / 10.0)).collect()
     }
 
     /// Objects in the remembered set.
     pub fn remembered_count(&self) -> usize {
-        self.pages.iter().map(|p| p.remembered_count()).sum()
+        self.pages_in_use().map(|p| p.remembered_count()).sum()
     }
 
     /// Sizes the heap after a collection (see the module's invariants): fewer free slots
@@ -497,7 +612,7 @@ impl HeapInner {
     }
 
     /// Releases up to `n` pages: empty ones first (their memory goes back to the kernel),
-    /// then fresh ones.
+    /// then those the sweep will find empty (as it finds them), then fresh ones.
     fn release_pages(&mut self, n: usize) {
         let from_empty = n.min(self.empty.len());
         let at = self.empty.len() - from_empty;
@@ -506,7 +621,8 @@ impl HeapInner {
             self.stats.total_freed_pages += 1;
             self.released.push(page);
         }
-        let from_fresh = (n - from_empty).min(self.fresh.len());
+        self.to_release = (n - from_empty).min(self.unswept_dead);
+        let from_fresh = (n - from_empty - self.to_release).min(self.fresh.len());
         let at = self.fresh.len() - from_fresh;
         self.released.extend(self.fresh.drain(at..));
     }
@@ -594,7 +710,9 @@ pub struct Marker<'a> {
 }
 
 impl<'a> Marker<'a> {
+    /// A marker over a swept heap (mark bits clear but those it sets).
     pub fn new(heap: &'a HeapInner) -> Marker<'a> {
+        debug_assert!(!heap.is_sweeping(), "marking needs a swept heap (crate::gc::finish_sweep)");
         Marker {
             heap,
             stack: Vec::with_capacity(1024),

@@ -12,8 +12,10 @@
 //!   multiplication by `recip` (exact for every offset inside a page).
 //! - A slot is free iff its type tag is `ObjType::Free`; free slots link through their
 //!   `klass` word.
-//! - Mark bits are only meaningful during a collection and are all clear outside one; bits
-//!   of header slots and of indexes past `slot_count` are never set.
+//! - Mark bits are set by a collection's marking and cleared by the page's sweep, which
+//!   may come later (see `crate::heap` on lazy sweeping): until then they tell which
+//!   slots hold live objects. Bits of header slots and of indexes past `slot_count` are
+//!   never set.
 //! - An old bit (`old_bits`) is set only for a slot holding a live object that the
 //!   collector promoted (see `crate::heap` on minor collections), together with the
 //!   object's `FL_OLD` flag; a major sweep clears the old bits of the objects it frees, so
@@ -181,14 +183,15 @@ impl Page {
         unsafe { self.base.add(i * self.class().slot_size()) as *mut FreeSlot }
     }
 
-    /// Frees the page's unmarked objects (`finalize` runs for each first), links every
+    /// Frees the page's unmarked objects (`dead` sees each first), links every
     /// free slot into a list and clears the marks. Returns (list head, free slots, live
     /// objects, objects freed). Marked slots are not read: a page full of survivors costs
     /// a few bitmap words.
     ///
     /// # Safety
-    /// The world is stopped and marking is complete; no free list into this page is held.
-    pub unsafe fn sweep(&self, finalize: &mut dyn FnMut(*mut RBasic)) -> (*mut FreeSlot, usize, usize, usize) {
+    /// The page's marking is complete and it has not been swept since; no free list into
+    /// this page is held; the caller holds the heap lock.
+    pub unsafe fn sweep(&self, dead: &mut impl super::SweepHook) -> (*mut FreeSlot, usize, usize, usize) {
         let header = self.header();
         // A minor collection frees no old object (they start marked); a major one forgets
         // the dead ones.
@@ -222,7 +225,7 @@ impl Page {
                 let s = self.base.add(i * size) as *mut FreeSlot;
                 let obj = s as *mut RBasic;
                 if (*obj).obj_type() != ObjType::Free {
-                    finalize(obj);
+                    dead.freeing(obj);
                     crate::object::finalize(obj);
                     (*s).flags = ObjType::Free as u32;
                     freed += 1;
@@ -235,6 +238,27 @@ impl Page {
         (*header).mark_bits = [0; BITMAP_WORDS];
         (*header).free_count = free as u32;
         (head, free, live, freed)
+    }
+
+    /// Slots marked by the last marking (before the page's sweep: its live objects).
+    pub fn marked_count(&self) -> usize {
+        // SAFETY: the header lies at the page base.
+        unsafe { (*self.header()).mark_bits.iter().map(|w| w.count_ones() as usize).sum() }
+    }
+
+    /// Old objects that the last marking found alive (before the page's sweep, which
+    /// forgets the dead ones).
+    pub fn marked_old_count(&self) -> usize {
+        let h = self.header();
+        // SAFETY: the header lies at the page base.
+        unsafe { (0..BITMAP_WORDS).map(|w| ((*h).old_bits[w] & (*h).mark_bits[w]).count_ones() as usize).sum() }
+    }
+
+    /// Whether slot `i`'s mark bit is set.
+    #[inline]
+    pub fn is_marked_slot(&self, i: usize) -> bool {
+        // SAFETY: the header lies at the page base; i is below the bitmap's length.
+        unsafe { (*self.header()).mark_bits[i / 64] & (1u64 << (i % 64)) != 0 }
     }
 
     /// Starts a minor collection on this page: its old objects count as marked.
@@ -269,12 +293,6 @@ impl Page {
     pub fn remembered_count(&self) -> usize {
         // SAFETY: the header lies at the page base.
         unsafe { (*self.header()).remember_bits.iter().map(|w| w.count_ones() as usize).sum() }
-    }
-
-    /// Old objects on this page.
-    pub fn old_count(&self) -> usize {
-        // SAFETY: the header lies at the page base.
-        unsafe { (*self.header()).old_bits.iter().map(|w| w.count_ones() as usize).sum() }
     }
 
     /// Makes a page a sweep left without objects a page of `class` (possibly another

@@ -2,8 +2,9 @@
 //! of the last collection (`GC.latest_gc_info`) and the records of `GC::Profiler`.
 //!
 //! Invariants:
-//! - Every collection sweeps at once (none is left half done); `count` counts all of
-//!   them, `major_count` the major ones (the rest are minor: see `crate::heap`).
+//! - `count` counts all collections, `major_count` the major ones (the rest are minor:
+//!   see `crate::heap`). Only `GC.start`'s sweep at once; the others leave pages to the
+//!   allocator (`GcReason::immediate_sweep`).
 //! - Counters only grow; `GC::Profiler.clear` empties the records, not the counters.
 
 /// Why a collection ran (CRuby's `gc_by` / `major_by`).
@@ -30,7 +31,13 @@ impl GcReason {
         }
     }
 
-    /// The `major_by` symbol's name: every collection is major, so it says why.
+    /// Whether the collection sweeps every page before it returns (else the allocator
+    /// sweeps them as it needs slots).
+    pub fn immediate_sweep(self) -> bool {
+        self == GcReason::Method
+    }
+
+    /// The `major_by` symbol's name (for a major collection): why it was major.
     pub fn major_by(self) -> &'static str {
         match self {
             GcReason::NewObj => "nofree",

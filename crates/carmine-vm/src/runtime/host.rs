@@ -40,8 +40,8 @@ pub struct HostState {
     pub calls: std::cell::Cell<u32>,
     /// Suspendable runs (`runtime::task`).
     pub tasks: super::task::TaskState,
-    /// Called after every major collection (which frees most out-of-line buffers), so
-    /// that the host's allocator can give freed memory back to the kernel
+    /// Called when the sweep of a major collection (which frees most out-of-line buffers)
+    /// ends, so that the host's allocator can give freed memory back to the kernel
     /// (`Runtime::set_release_memory_hook`).
     pub release_memory: std::cell::Cell<Option<fn()>>,
 }

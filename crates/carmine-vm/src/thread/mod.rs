@@ -334,12 +334,11 @@ impl Ctx {
             }
             // With other threads, take a small batch of slots rather than a page's worth.
             let limit = if self.vm().threads.borrow().len() > 1 { SHARED_CACHE_SLOTS } else { usize::MAX };
-            let mut heap = self.vm().heap.lock();
-            if let Some(list) = heap.take_free_list(class, limit) {
-                drop(heap);
+            if let Some(list) = self.take_free_list(class, limit) {
                 self.free_lists[c] = list;
                 continue;
             }
+            let mut heap = self.vm().heap.lock();
             let collect = heap.wants_collection() && !disabled;
             if collect {
                 heap.wanted_class = Some(class);
@@ -347,16 +346,11 @@ impl Ctx {
             drop(heap);
             if collect {
                 crate::gc::collect(self);
-                let taken = {
-                    let mut heap = self.vm().heap.lock();
-                    let t = heap.take_free_list(class, limit);
-                    if t.is_none() {
-                        heap.grow(4);
+                match self.take_free_list(class, limit) {
+                    Some(list) => self.free_lists[c] = list,
+                    None => {
+                        self.vm().heap.lock().grow(4);
                     }
-                    t
-                };
-                if let Some(list) = taken {
-                    self.free_lists[c] = list;
                 }
                 continue;
             } else {
@@ -368,6 +362,13 @@ impl Ctx {
                 }
             }
         }
+    }
+
+    /// A free list from the heap (sweeping a page for it if need be), if it has free slots.
+    fn take_free_list(&self, class: SizeClass, limit: usize) -> Option<*mut FreeSlot> {
+        let vm = self.vm();
+        let mut heap = vm.heap.lock();
+        crate::gc::sweeping(vm, &mut heap, |heap, dead| heap.take_free_list(class, limit, dead))
     }
 
     /// Records `bytes` of out-of-line storage; collects when the limit is exceeded.

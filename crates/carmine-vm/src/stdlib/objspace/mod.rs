@@ -32,6 +32,7 @@ pub use memsize::memsize_of;
 /// The objects `obj` (a heap object) references, each once, as the collector marks them.
 pub(crate) fn references(ctx: &Ctx, obj: Value) -> Vec<Value> {
     let vm = ctx.vm();
+    crate::gc::finish_sweep(vm);
     let heap = vm.heap.lock();
     let exivars = vm.generic_ivars.borrow();
     let mut m = Marker::new(&heap);
@@ -51,6 +52,7 @@ pub(crate) fn references(ctx: &Ctx, obj: Value) -> Vec<Value> {
 /// Other threads run in parallel and are not walked.
 pub(crate) fn root_references(ctx: &Ctx) -> Vec<(&'static str, Vec<Value>)> {
     let vm = ctx.vm();
+    crate::gc::finish_sweep(vm);
     let heap = vm.heap.lock();
     let mut out = Vec::new();
     let mut m = Marker::new(&heap);
