@@ -219,7 +219,7 @@ fn read_iseq(r: &mut Reader<'_>, outer: &mut Vec<Outer>) -> R<Value> {
         kw.push(KwParam { name, required });
     }
     let pf = r.uleb()?;
-    if pf >> 9 != 0 {
+    if pf >> 10 != 0 {
         return Err("unknown parameter flags".into());
     }
     let bit = |i: u32| pf & (1 << i) != 0;
