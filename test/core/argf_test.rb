@@ -2,7 +2,7 @@ require_relative "../assert"
 
 def with_files(*contents)
   paths = contents.each_with_index.map do |c, i|
-    path = "/tmp/carmine_argf_test_#{Process.pid}_#{i}"
+    path = "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_argf_test_#{Process.pid}_#{i}"
     File.write(path, c)
     path
   end

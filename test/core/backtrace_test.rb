@@ -64,7 +64,7 @@ test "absolute_path is the file's real path, nil for eval'd code" do
 end
 
 test "absolute_path and __dir__ resolve symlinks and survive a chdir" do
-  dir = "/tmp/carmine_bt_test_#{Process.pid}"
+  dir = "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_bt_test_#{Process.pid}"
   Dir.mkdir(dir) unless File.directory?(dir)
   real = "#{dir}/real.rb"
   link = "#{dir}/link.rb"

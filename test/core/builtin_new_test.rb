@@ -47,7 +47,7 @@ class SuffixedFile < File
 end
 
 test "File.new and File.open run a subclass's initialize" do
-  base = "/tmp/carmine_builtin_new_#{Process.pid}"
+  base = "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_builtin_new_#{Process.pid}"
   SuffixedFile.open(base) { |f| f.write("hi"); assert_kind_of SuffixedFile, f }
   assert_equal "hi", File.read(base + ".txt")
   File.delete(base + ".txt")

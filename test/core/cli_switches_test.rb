@@ -4,7 +4,7 @@ require_relative "../support/process"
 # The line-processing switches of the command (-n -p -a -F -l -0 -i), run in a separate
 # carmine process on files in a fresh directory.
 
-DIR = "/tmp/carmine_cli_test_#{Process.pid}"
+DIR = "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_cli_test_#{Process.pid}"
 
 def fresh_files
   Dir.mkdir(DIR) unless File.directory?(DIR)
@@ -133,7 +133,7 @@ test "-s turns the program's leading -name[=value] arguments into globals" do
 end
 
 test "-x starts the program at its #!ruby line, -d sets $DEBUG, -X changes directory" do
-  embedded = "/tmp/carmine_cli_embedded_#{Process.pid}.txt"
+  embedded = "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_cli_embedded_#{Process.pid}.txt"
   File.write(embedded, "not ruby\n#!/usr/bin/ruby\np [:ok, __LINE__]\n")
   assert_equal "[:ok, 3]\n", cli(["-x", embedded])[0]
   File.delete(embedded)

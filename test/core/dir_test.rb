@@ -1,6 +1,6 @@
 require_relative "../assert"
 
-ROOT = "/tmp/carmine_dir_test_#{Process.pid}"
+ROOT = "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_dir_test_#{Process.pid}"
 Dir.mkdir(ROOT)
 %w[a b .hidden sub sub/deep].each { |d| Dir.mkdir("#{ROOT}/#{d}") }
 %w[x.rb y.txt sub/z.rb sub/deep/w.rb .dot.rb].each { |f| File.write("#{ROOT}/#{f}", "") }

@@ -78,7 +78,7 @@ end
 
 test "an uncaught SignalException ends the process by its signal after at_exit" do
   require_relative "../support/process"
-  path = "/tmp/carmine_sigexc_#{Process.pid}.rb"
+  path = "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_sigexc_#{Process.pid}.rb"
   begin
     File.write(path, "at_exit { puts 'ae' }\nraise SignalException, 'TERM'")
     out = IO.popen([Support.carmine_path, path], &:read)

@@ -1,6 +1,6 @@
 require_relative "../assert"
 
-DIR = "/tmp/carmine_file_test_#{Process.pid}"
+DIR = "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_file_test_#{Process.pid}"
 Dir.mkdir(DIR)
 at_exit { Dir.glob("#{DIR}/**/*").sort.reverse.each { |f| File.directory?(f) && !File.symlink?(f) ? Dir.rmdir(f) : File.delete(f) }; Dir.rmdir(DIR) }
 

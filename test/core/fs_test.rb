@@ -22,7 +22,7 @@ test "Kernel#open opens files, pipes and to_open objects" do
 end
 
 test "symlink, readlink, rename, rmdir and access predicates" do
-  dir = "/tmp/carmine_fs_test_#{Process.pid}"
+  dir = "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_fs_test_#{Process.pid}"
   Dir.mkdir(dir)
   begin
     File.write("#{dir}/a", "x")

@@ -1,7 +1,7 @@
 require_relative "../assert"
 
 def tmp_path(name)
-  "/tmp/carmine_io_cm_#{Process.pid}_#{name}"
+  "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_io_cm_#{Process.pid}_#{name}"
 end
 
 test "IO.read/write/binread/binwrite/readlines/foreach with offsets and open keywords" do

@@ -1,7 +1,7 @@
 require_relative "../assert"
 
 def tmp_path(name)
-  "/tmp/carmine_io_enc_#{Process.pid}_#{name}"
+  "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_io_enc_#{Process.pid}_#{name}"
 end
 
 def with_default_internal(enc)

@@ -1,7 +1,7 @@
 require_relative "../assert"
 
 def with_tmp(content)
-  path = "/tmp/carmine_io_test_#{Process.pid}_#{rand(1_000_000)}"
+  path = "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_io_test_#{Process.pid}_#{rand(1_000_000)}"
   File.write(path, content)
   yield path
 ensure

@@ -170,7 +170,7 @@ test "puts goes through $stdout.puts when that is not IO's own; p flushes a File
     $stdout = old
   end
   assert_equal [[:arg]], got
-  path = "/tmp/kernel_leftovers_p_#{Process.pid}"
+  path = "#{ENV.fetch("TMPDIR", "/tmp")}/kernel_leftovers_p_#{Process.pid}"
   File.open(path, "w") do |f|
     begin
       $stdout = f

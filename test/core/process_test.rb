@@ -30,7 +30,7 @@ test "a forked block ends like a program: at_exit handlers, then status 0, exit'
 end
 
 test "fork without a block returns nil in the child" do
-  path = "/tmp/carmine_fork_test_#{Process.pid}"
+  path = "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_fork_test_#{Process.pid}"
   child = fork
   if child.nil?
     File.write(path, "child")
@@ -93,7 +93,7 @@ end
 
 test "spawn: env Hash with nil, unsetenv_others, chdir, [cmd, argv0], umask, file redirects" do
   ENV["CARMINE_SPAWN_TEST"] = "parent"
-  path = "/tmp/carmine_spawn_test_#{Process.pid}"
+  path = "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_spawn_test_#{Process.pid}"
   Process.wait spawn({"A" => "1", "CARMINE_SPAWN_TEST" => nil}, "echo ${A}-${CARMINE_SPAWN_TEST}-", out: path)
   assert_equal "1--\n", File.read(path)
   Process.wait spawn({"B" => "2"}, "/usr/bin/env", unsetenv_others: true, out: [path, "w"])
@@ -276,7 +276,7 @@ test "children start from ENV" do
 end
 
 test "spawn converts its arguments with to_hash, to_ary and to_io; [:out, :err] share a file" do
-  path = "/tmp/carmine_spawn_conv_#{Process.pid}"
+  path = "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_spawn_conv_#{Process.pid}"
   env = Object.new
   def env.to_hash = { "CONV" => "yes" }
   cmd = Object.new
@@ -324,7 +324,7 @@ test "the backtick runs a program without the shell when it can; a missing one r
 end
 
 test "a script without #! runs with sh; system checks exception:" do
-  path = "/tmp/carmine_noshebang_#{Process.pid}.cmd"
+  path = "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_noshebang_#{Process.pid}.cmd"
   File.write(path, "echo \"script $1\"\n", perm: 0o700)
   assert_equal "script x\n", `#{path} x`
   assert_raise(ArgumentError, /expected true or false as exception/) { system("true", exception: 1) }

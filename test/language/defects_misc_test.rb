@@ -74,7 +74,7 @@ test "instance_eval(string) resolves constants in the receiver's class, or its s
 end
 
 test "a second thread requiring a file being loaded waits until it is loaded" do
-  dir = "/tmp/carmine_require_#{Process.pid}"
+  dir = "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_require_#{Process.pid}"
   Dir.mkdir(dir) unless File.directory?(dir)
   File.write("#{dir}/slow_feature.rb", "$slow_loads = ($slow_loads || 0) + 1; sleep 0.2; SLOW_FEATURE = 1\n")
   $LOAD_PATH.unshift dir
@@ -103,7 +103,7 @@ test "Kernel#iterator? is block_given?" do
 end
 
 test "autoload of a file that opens the class or module" do
-  dir = "/tmp/carmine_autoload_#{Process.pid}"
+  dir = "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_autoload_#{Process.pid}"
   Dir.mkdir(dir) unless File.directory?(dir)
   File.write("#{dir}/al_class.rb", "class AlClass; def hi = :hi; end\n")
   File.write("#{dir}/al_mod.rb", "module AlMod; X = 1; end\n")

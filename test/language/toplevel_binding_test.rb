@@ -20,7 +20,7 @@ test "TOPLEVEL_BINDING sees the main script's locals as they change" do
 end
 
 test "a required file's locals are not in TOPLEVEL_BINDING" do
-  lib = "/tmp/carmine_tb_lib_#{Process.pid}.rb"
+  lib = "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_tb_lib_#{Process.pid}.rb"
   File.write(lib, "required_local = 1\np TOPLEVEL_BINDING.local_variables\n")
   out, _err, status = run_carmine("main_local = 1\nrequire #{lib.inspect}\np TOPLEVEL_BINDING.local_variables\n")
   File.delete(lib)

@@ -56,7 +56,7 @@ test "UNIX sockets: pair, server and client, paths and addresses" do
   assert_equal "x", b.readpartial(10)
   a.close
   b.close
-  path = "/tmp/carmine_sock_test_#{Process.pid}"
+  path = "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_sock_test_#{Process.pid}"
   File.unlink(path) if File.exist?(path)
   srv = UNIXServer.new(path)
   c = UNIXSocket.new(path)

@@ -61,7 +61,7 @@ test "Integer rounding to huge negative digit counts" do
 end
 
 test "an allocation that fails is a NoMemoryError, not an abort" do
-  src = "/tmp/carmine_nomem_#{Process.pid}.rb"
+  src = "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_nomem_#{Process.pid}.rb"
   File.write(src, <<~RUBY)
     def probe
       yield
@@ -82,7 +82,7 @@ test "an allocation that fails is a NoMemoryError, not an abort" do
 end
 
 test "sizes from Ruby code reach allocations only through fallible reservations" do
-  src = "/tmp/carmine_nomem2_#{Process.pid}.rb"
+  src = "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_nomem2_#{Process.pid}.rb"
   File.write(src, <<~RUBY)
     def probe
       r = yield

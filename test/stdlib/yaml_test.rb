@@ -76,7 +76,7 @@ end
 
 test "streams, files and the node tree" do
   assert_equal [1, 2, ["a"]], YAML.load_stream("--- 1\n--- 2\n...\n--- [a]\n")
-  path = "/tmp/carmine_yaml_test_#{$$}.yml"
+  path = "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_yaml_test_#{$$}.yml"
   File.write(path, "k: [v]\n")
   assert_equal({"k" => ["v"]}, YAML.load_file(path))
   File.write(path, "a: b: c")

@@ -5,7 +5,7 @@ module Support
   end
 
   def self.run_carmine(source, *args)
-    src = "/tmp/carmine_test_#{Process.pid}_#{rand(1_000_000)}.rb"
+    src = "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_test_#{Process.pid}_#{rand(1_000_000)}.rb"
     File.write(src, source)
     out = `#{carmine_path} #{args.join(' ')} #{src} 2>#{src}.err`
     status = $?

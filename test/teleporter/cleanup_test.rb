@@ -17,7 +17,7 @@ NO_FORK = <<~RUBY
 RUBY
 
 test "named tunnels are unlinked by every Teleporter test, also when its tests fail" do
-  prelude = "/tmp/carmine_tp_nofork_#{$$}.rb"
+  prelude = "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_tp_nofork_#{$$}.rb"
   File.write(prelude, NO_FORK)
   files = Dir.glob(File.join(__dir__, "*_test.rb")).sort.reject { |f| File.basename(f) == File.basename(__FILE__) }
   assert files.size >= 3, "the other Teleporter tests: #{files.inspect}"
