@@ -57,6 +57,7 @@ test "UNIX sockets: pair, server and client, paths and addresses" do
   a.close
   b.close
   path = "#{ENV.fetch("TMPDIR", "/tmp")}/carmine_sock_test_#{Process.pid}"
+  path = "/tmp/carmine_sock_test_#{Process.pid}" if path.bytesize > 100 # sun_path holds 108 bytes
   File.unlink(path) if File.exist?(path)
   srv = UNIXServer.new(path)
   c = UNIXSocket.new(path)

@@ -218,6 +218,107 @@ impl Runner {
     }
 }
 
+/// The user id scripts run as when the harness runs as root (`Runner::uid`).
+pub const NOBODY: u32 = 65534;
+
+/// `Some(NOBODY)` when this process runs as root and `nobody` can start `carmine` (a
+/// checkout under a directory only root may enter cannot be run that way); `None` otherwise.
+/// Mutated scripts run as root could signal or delete whatever a mutated argument names: a
+/// `Process.kill` whose pid became another number stops or kills the harness's own processes.
+pub fn unprivileged_uid(carmine: &Path) -> Option<u32> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return None;
+    }
+    let mut cmd = Command::new(carmine);
+    cmd.args(["-e", "0"]).current_dir("/").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    // SAFETY: only async-signal-safe calls (setgroups, setgid, setuid) between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setgroups(0, std::ptr::null()) != 0 || libc::setgid(NOBODY) != 0 || libc::setuid(NOBODY) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.status().is_ok_and(|s| s.success()).then_some(NOBODY)
+}
+
+/// `cmd.output()` with a time limit, for test harnesses: the child runs in its own process
+/// group with stdin closed; past `limit` the whole group is killed and the error says so.
+/// Processes the child left in its group are killed when it ends, so none of them can keep
+/// its output pipes open; one that left the group (a daemon) and still holds them is
+/// reported after a grace period instead of blocking the harness.
+pub fn output_within(cmd: &mut Command, limit: Duration) -> Result<std::process::Output, String> {
+    use std::sync::mpsc;
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+    let mut child = cmd.spawn().map_err(|e| format!("cannot start: {e}"))?;
+    let (tx, rx) = mpsc::channel();
+    let mut readers = 0;
+    for (i, stream) in [child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>), child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>)].into_iter().enumerate() {
+        if let Some(mut s) = stream {
+            let tx = tx.clone();
+            readers += 1;
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                let _ = s.read_to_end(&mut buf);
+                let _ = tx.send((i, buf));
+            });
+        }
+    }
+    let pid = child.id() as i32;
+    let start = Instant::now();
+    loop {
+        // Whether the child has ended, without reaping it: its pid (the group's id) stays
+        // reserved until the stragglers of its group are killed below.
+        // SAFETY: siginfo_t is plain old data; waitid only writes into it.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waits on our own child with a valid out-pointer.
+        let r = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT) };
+        // SAFETY: si_pid is set by waitid when a child changed state (zero otherwise).
+        if r != 0 || unsafe { info.si_pid() } != 0 {
+            break;
+        }
+        if start.elapsed() >= limit {
+            let procs = Command::new("ps").args(["-eo", "pgid,pid,stat,etime,wchan:20,args"]).output();
+            let procs = procs.map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+            let procs: String = procs.lines().filter(|l| l.split_whitespace().next() == Some(&pid.to_string())).map(|l| format!("{l}\n")).collect();
+            // SAFETY: kill(2) on the child's own process group, then reaping it.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            let _ = child.wait();
+            return Err(format!("did not finish in {} s and was killed; its process group was:\n{procs}", limit.as_secs()));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // SAFETY: the child is not reaped yet, so the group id is still its own.
+    unsafe { libc::kill(-pid, libc::SIGKILL) };
+    let status = child.wait().map_err(|e| format!("wait failed: {e}"))?;
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    for _ in 0..readers {
+        match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok((0, b)) => stdout = b,
+            Ok((_, b)) => stderr = b,
+            Err(_) => return Err(format!("exited with {status} but a process it started outside its group still holds its output open")),
+        }
+    }
+    Ok(std::process::Output { status, stdout, stderr })
+}
+
+/// `output_within` for a test file that should never hang: a hang is written at once to
+/// the real standard error (past the test harness's capture, so a CI log keeps it even if
+/// the test passes) and the file runs once more; a second hang is the error.
+pub fn output_reporting_hangs(build: impl Fn() -> Command, limit: Duration) -> Result<std::process::Output, String> {
+    match output_within(&mut build(), limit) {
+        Err(e) if e.starts_with("did not finish") => {
+            let cmd = build();
+            let report = format!("HANG: {:?} {:?}: {e}(running it once more)\n", cmd.get_program(), cmd.get_args().collect::<Vec<_>>());
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), report.as_bytes());
+            output_within(&mut build(), limit).map_err(|e2| format!("{e}\nand again: {e2}"))
+        }
+        r => r,
+    }
+}
+
 /// The `carmine` binary next to the running executable (both are built into the same
 /// target directory).
 pub fn sibling_carmine() -> Option<PathBuf> {
@@ -252,6 +353,17 @@ mod tests {
         assert!(scan_stderr(Chunks(vec![b"abc [BUG] Carmine", b" internal error: x"])).bug);
         assert!(!scan_stderr(Chunks(vec![b"abc [B", b"G] x"])).bug);
         assert!(!scan_stderr(Chunks(vec![b"a script's own [BUG] text"])).bug);
+    }
+
+    #[test]
+    fn output_within_kills_a_hung_child_and_its_stragglers() {
+        let t = Instant::now();
+        let e = output_within(Command::new("sh").args(["-c", "sleep 30"]), Duration::from_millis(300)).unwrap_err();
+        assert!(e.starts_with("did not finish in 0 s") && e.contains("sleep 30"), "{e}");
+        // A background process left in the group would hold the pipes open: it is killed.
+        let o = output_within(Command::new("sh").args(["-c", "sleep 30 & echo hi; echo err >&2"]), Duration::from_secs(20)).expect("ends");
+        assert_eq!((o.stdout.as_slice(), o.stderr.as_slice(), o.status.success()), (&b"hi\n"[..], &b"err\n"[..], true));
+        assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
     }
 
     #[test]

@@ -8,11 +8,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use carmine_fuzz::exec::{sibling_carmine, Runner};
+use carmine_fuzz::exec::{sibling_carmine, Runner, NOBODY};
 use carmine_fuzz::harness::{run, Config};
 
 /// The user scripts run as when the check is started by root.
-const NOBODY: u32 = 65534;
 
 fn usage() -> &'static str {
     "Usage: carmine-fuzz [options] PATH...   (files or directories of .rb)

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use carmine_fuzz::bytecode::{mutate, LoadOutcome, Loader};
-use carmine_fuzz::exec::{ExecOutcome, Runner};
+use carmine_fuzz::exec::{output_reporting_hangs, output_within, unprivileged_uid, ExecOutcome, Runner};
 use carmine_fuzz::rng::Rng;
 
 fn root() -> PathBuf {
@@ -46,13 +46,26 @@ fn collect(dir: &Path, suffix: &str, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// A test file that runs longer than this is reported as hung (with its process group).
+const RUN_LIMIT: Duration = Duration::from_secs(300);
+
+/// `carmine ARGS` in `cwd`, killed after `RUN_LIMIT`.
+fn run_carmine(args: &[&std::ffi::OsStr], cwd: &Path) -> Result<Output, String> {
+    let build = || {
+        let mut c = Command::new(exe());
+        c.args(args).current_dir(cwd).env("CARMINE", exe());
+        c
+    };
+    output_reporting_hangs(build, RUN_LIMIT).map_err(|e| format!("carmine {args:?}: {e}"))
+}
+
 fn carmine(args: &[&std::ffi::OsStr], cwd: &Path) -> Output {
-    Command::new(exe()).args(args).current_dir(cwd).env("CARMINE", exe()).output().expect("carmine runs")
+    run_carmine(args, cwd).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Compiles `src` to `out` with `carmine --compile`.
 fn compile(src: &Path, out: &Path, cwd: &Path) -> Result<(), String> {
-    let o = carmine(&[std::ffi::OsStr::new("--compile"), src.as_os_str(), std::ffi::OsStr::new("-o"), out.as_os_str()], cwd);
+    let o = run_carmine(&[std::ffi::OsStr::new("--compile"), src.as_os_str(), std::ffi::OsStr::new("-o"), out.as_os_str()], cwd)?;
     if o.status.success() {
         Ok(())
     } else {
@@ -97,8 +110,8 @@ fn compiled_tests_run_like_their_source() {
     let failures = in_parallel(&files, |f| {
         let cmb = cmb_name(&out, &root, f);
         compile(f, &cmb, &root)?;
-        let a = carmine(&[f.as_os_str()], &root);
-        let b = carmine(&[cmb.as_os_str()], &root);
+        let a = run_carmine(&[f.as_os_str()], &root)?;
+        let b = run_carmine(&[cmb.as_os_str()], &root)?;
         if (a.status.code(), &a.stdout, &a.stderr) != (b.status.code(), &b.stdout, &b.stderr) {
             return Err(format!(
                 "{}: source and bytecode differ\n--- source (exit {:?})\n{}{}\n--- bytecode (exit {:?})\n{}{}",
@@ -125,7 +138,7 @@ fn compile_corpus(root: &Path, dir: &Path) -> Vec<PathBuf> {
     let failures = in_parallel(&files, |f| {
         let cmb = cmb_name(dir, root, f);
         compile(f, &cmb, root)?;
-        let check = carmine(&[std::ffi::OsStr::new("-c"), cmb.as_os_str()], root);
+        let check = run_carmine(&[std::ffi::OsStr::new("-c"), cmb.as_os_str()], root)?;
         if check.status.success() && check.stdout == b"Bytecode OK\n" {
             Ok(())
         } else {
@@ -188,10 +201,18 @@ fn hostile_bytecode_never_panics_or_crashes() {
     assert!(rejected > loaded, "the mutations should mostly be rejected");
 
     // Loadable mutations run: whatever they do, the VM must not crash.
-    let runner = Runner { carmine: exe(), prelude: None, timeout: Duration::from_secs(10), mem_limit: 4096 << 20, env: vec![("TMPDIR".into(), dir.display().to_string())], uid: None };
+    // As root they run as `nobody` (a mutated pid must not reach the harness's processes),
+    // in a scratch directory everyone may write.
+    let uid = unprivileged_uid(&exe());
+    let runner = Runner { carmine: exe(), prelude: None, timeout: Duration::from_secs(10), mem_limit: 4096 << 20, env: vec![("TMPDIR".into(), dir.display().to_string())], uid };
     let picked: Vec<(usize, Vec<u8>)> = runnable.into_iter().enumerate().filter(|(i, _)| i % 4 == 0).take(runs).collect();
     let cwd = dir.join("cwd");
     std::fs::create_dir_all(&cwd).expect("cwd");
+    if uid.is_some() {
+        for d in [&dir, &cwd] {
+            std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(0o777)).expect("scratch permissions");
+        }
+    }
     let crashes = in_parallel(&picked, |(i, v)| {
         let script = dir.join(format!("run-{i}.cmb"));
         std::fs::write(&script, v).map_err(|e| e.to_string())?;
@@ -225,7 +246,7 @@ fn command_line() {
     std::fs::write(dir.join("kinds.rb"), "# frozen_string_literal: false\nx = [1, -2.5, 2**70, 3r, :sym, 'str', \"\\u00e9\", /re+/i, 1..10, nil..3, __ENCODING__, 'ab'.b]\nx << \"i#{x.size}\" << :\"d#{1}\" << /x#{2}/o\np x, x.map(&:frozen?)\nbegin; raise 'e'; rescue; p $!; end\n").expect("write");
     assert!(carmine(&[arg("--compile"), arg("kinds.rb")], &dir).status.success());
     let src = carmine(&[arg("kinds.rb")], &dir);
-    let o = Command::new(exe()).arg("kinds.cmb").current_dir(&dir).env("CARMINE_GC_STRESS", "1").output().expect("carmine runs");
+    let o = output_within(Command::new(exe()).arg("kinds.cmb").current_dir(&dir).env("CARMINE_GC_STRESS", "1"), RUN_LIMIT).expect("carmine runs");
     assert!(src.status.success() && !src.stdout.is_empty(), "{src:?}");
     assert_eq!((o.stdout, o.status.code()), (src.stdout, src.status.code()));
 

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use carmine_fuzz::exec::Runner;
+use carmine_fuzz::exec::{unprivileged_uid, Runner};
 use carmine_fuzz::harness::{run, Config};
 
 #[test]
@@ -16,13 +16,16 @@ fn seeded_mutations_neither_panic_nor_crash() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let fuzz = root.join("crates/carmine-fuzz");
     let scratch = std::env::temp_dir().join(format!("carmine-fuzz-ci-{}", std::process::id()));
+    let carmine = PathBuf::from(env!("CARGO_BIN_EXE_carmine"));
     let runner = Runner {
-        carmine: PathBuf::from(env!("CARGO_BIN_EXE_carmine")),
+        carmine: carmine.clone(),
         prelude: Some(carmine_fuzz::default_prelude()),
         timeout: Duration::from_secs(20),
         mem_limit: 4096 << 20,
         env: vec![("MSPEC_RUNNER".into(), "1".into())],
-        uid: None,
+        // As root, mutations run as `nobody`: a mutated pid or path cannot reach the
+        // harness's processes or files.
+        uid: unprivileged_uid(&carmine),
     };
     let mut cfg = Config::new(vec![fuzz.join("corpus"), root.join("test")], 20261122, Some(runner));
     cfg.mutations = 8;

@@ -1,10 +1,14 @@
 //! Runs every Ruby test file under `test/` (`*_test.rb`) with the carmine binary, each in
 //! its own process. The second test runs them all again with `CARMINE_GC_STRESS=1`
 //! (`GC.stress = true` from the start: a collection at every allocation) to find missing
-//! GC roots.
+//! GC roots. A file that outlives its time limit is killed with its process group and
+//! reported with the processes that were left; it runs once more before it fails.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
+
+use carmine_fuzz::exec::output_reporting_hangs;
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(rd) = std::fs::read_dir(dir) else { return };
@@ -25,14 +29,19 @@ fn run_suite(stress: bool) {
     let mut files = Vec::new();
     collect(&root.join("test"), &mut files);
     assert!(!files.is_empty(), "no test files found");
+    // A file that runs longer is reported as hung (GC.stress makes some files minutes long).
+    let limit = Duration::from_secs(if stress { 1200 } else { 300 });
     let mut failed = Vec::new();
     for f in &files {
-        let mut cmd = Command::new(&exe);
-        cmd.arg(f).current_dir(&root).env("CARMINE", &exe);
-        if stress {
-            cmd.env("CARMINE_GC_STRESS", "1");
-        }
-        match cmd.output() {
+        let build = || {
+            let mut cmd = Command::new(&exe);
+            cmd.arg(f).current_dir(&root).env("CARMINE", &exe);
+            if stress {
+                cmd.env("CARMINE_GC_STRESS", "1");
+            }
+            cmd
+        };
+        match output_reporting_hangs(build, limit) {
             Ok(out) if out.status.success() => {}
             Ok(out) => failed.push(format!("{}: exit {:?}\n{}{}", f.display(), out.status.code(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))),
             Err(e) => failed.push(format!("{}: {e}", f.display())),
