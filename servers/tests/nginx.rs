@@ -347,7 +347,7 @@ location /fast { return 200 "fast"; }
 /// serves nothing else meanwhile: docs/web-servers.md, "What still blocks the worker"),
 /// and once the run's threads have ended its waits suspend again: with one worker,
 /// /state is answered while /join sleeps (3 s) after joining. A thread a run leaves running
-/// neither leaks its changes into later runs nor stops the worker.
+/// is killed when the run ends: its change never lands, and the worker goes on.
 #[test]
 fn threads_started_by_a_script() {
     let Some(build) = setup() else { return };
