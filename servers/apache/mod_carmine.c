@@ -279,6 +279,8 @@ static void *watcher_main(void *arg)
     return NULL;
 }
 
+/* Stops the watcher. The page stays mapped in the children of this configuration, which
+ * may still be finishing requests: with its fd -1 they stat at each use. */
 static apr_status_t watch_stop(void *data)
 {
     (void)data;

@@ -129,7 +129,7 @@ void carmine_watch_close(carmine_watch *w)
 {
     if (w->fd >= 0)
         close(w->fd);
-    w->fd = -1;
+    __atomic_store_n(&w->fd, -1, __ATOMIC_RELEASE);
     for (int i = 0; i < w->path_count; i++)
         free(w->paths[i]);
     free(w->paths);
