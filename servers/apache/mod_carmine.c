@@ -19,7 +19,12 @@
  * - Only the phases some directive gave a script have their hook registered (by that
  *   directive, at configuration time): the other phases cost a request nothing.
  * - A script is compiled once per VM and reused; a script file is recompiled when its
- *   mtime, size or inode changes (servers/common/carmine_host.h).
+ *   mtime, size or inode changes (servers/common/carmine_host.h). The files are watched
+ *   with inotify by one thread of the parent process (`watcher`, started in post_config),
+ *   which counts each change in a page shared with the children (`shared_watch`); a
+ *   phase uses a file script without a stat unless the count moved or a second passed
+ *   since its VM last stat'ed it. The count is one word written by that thread alone
+ *   and read atomically by the VMs: no lock.
  * - Each phase runs its script with carmine_run: an isolated unit whose globals, constants,
  *   top-level methods and `$!` are gone afterwards. The Apache::* classes are made by the
  *   host when the VM is created and persist; so does what `carmineInit` scripts define.
@@ -31,11 +36,16 @@
  *   VM stays usable. A VM that reports an internal error (CARMINE_BUG) is closed; its slot
  *   gets a new VM at its next use.
  */
+#include <errno.h>
 #include <malloc.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 #include <string.h>
 #include <stddef.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
 
 #include "httpd.h"
 #include "http_config.h"
@@ -127,6 +137,9 @@ static void *create_srv_conf(apr_pool_t *p, server_rec *s)
  * module's hooks again (each time it reads its configuration). */
 static int has_scripts;
 static char phase_used[PHASE_COUNT];
+/* The script files of the configuration (const char * in the config pool), reset with
+ * has_scripts: the parent's watcher watches them. */
+static apr_array_header_t *script_files;
 
 static void hook_phase(int phase);
 
@@ -136,6 +149,9 @@ static carmine_code *code_from_file(cmd_parms *cmd, const char *path)
     c->index = carmine_code_next_index();
     c->is_file = 1;
     c->path = ap_server_root_relative(cmd->pool, path);
+    if (script_files == NULL)
+        script_files = apr_array_make(cmd->pool, 4, sizeof(const char *));
+    APR_ARRAY_PUSH(script_files, const char *) = c->path;
     return c;
 }
 
@@ -229,6 +245,101 @@ static const command_rec carmine_cmds[] = {
     {NULL}
 };
 
+/* ---- the script files' watch: a thread of the parent process -------------------------- */
+
+/* In a shared anonymous mapping made by the parent before it forks, so every child reads
+ * the count its watcher writes. NULL: no watch (script files are stat'ed at each use). */
+static carmine_watch *shared_watch;
+static pid_t watch_owner;    /* the process running the watcher */
+static pthread_t watcher;
+static int watcher_stop = -1; /* an eventfd: written to end the watcher */
+
+/* Drains the watch whenever the kernel queues events, until told to stop. If its
+ * descriptor fails, the watch is given up (fd -1): the VMs then stat at each use. */
+static void *watcher_main(void *arg)
+{
+    carmine_watch *w = arg;
+    struct pollfd fds[2] = {{w->fd, POLLIN, 0}, {watcher_stop, POLLIN, 0}};
+    for (;;) {
+        if (poll(fds, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        if (fds[1].revents != 0)
+            return NULL;
+        if (fds[0].revents & POLLIN)
+            carmine_watch_drain(w);
+        else if (fds[0].revents != 0)
+            break;
+    }
+    int fd = w->fd;
+    __atomic_store_n(&w->fd, -1, __ATOMIC_RELEASE);
+    close(fd);
+    return NULL;
+}
+
+/* Stops the watcher. The page stays mapped in the children of this configuration, which
+ * may still be finishing requests: with its fd -1 they stat at each use. */
+static apr_status_t watch_stop(void *data)
+{
+    (void)data;
+    if (shared_watch == NULL || getpid() != watch_owner)
+        return APR_SUCCESS;
+    uint64_t one = 1;
+    if (write(watcher_stop, &one, sizeof one) == (ssize_t)sizeof one)
+        pthread_join(watcher, NULL);
+    close(watcher_stop);
+    watcher_stop = -1;
+    carmine_watch_close(shared_watch);
+    munmap(shared_watch, sizeof *shared_watch);
+    shared_watch = NULL;
+    return APR_SUCCESS;
+}
+
+/* Watches the configuration's script files from a new thread of this (the parent)
+ * process, stopped when pconf is cleared (a restart reads the configuration again).
+ * On any failure there is no watch, and the VMs stat the files at each use. */
+static void watch_start(apr_pool_t *pconf, server_rec *s)
+{
+    if (script_files == NULL || shared_watch != NULL)
+        return;
+    carmine_watch *w = mmap(NULL, sizeof *w, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (w == MAP_FAILED)
+        return;
+    int ok = carmine_watch_open(w) >= 0;
+    for (int i = 0; ok && i < script_files->nelts; i++)
+        ok = carmine_watch_add(w, APR_ARRAY_IDX(script_files, i, const char *)) == 0;
+    if (ok)
+        ok = (watcher_stop = eventfd(0, EFD_CLOEXEC)) >= 0;
+    if (ok) {
+        /* Signals stay with the parent's main thread: the watcher blocks them all. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 64 * 1024);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        ok = pthread_create(&watcher, &attr, watcher_main, w) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        pthread_attr_destroy(&attr);
+    }
+    if (!ok) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, errno, s,
+                     "mod_carmine: cannot watch the script files (inotify); they are stat'ed at each use");
+        if (watcher_stop >= 0)
+            close(watcher_stop);
+        watcher_stop = -1;
+        carmine_watch_close(w);
+        munmap(w, sizeof *w);
+        return;
+    }
+    pthread_setname_np(watcher, "carmine-watch");
+    shared_watch = w;
+    watch_owner = getpid();
+    apr_pool_cleanup_register(pconf, NULL, watch_stop, apr_pool_cleanup_null);
+}
+
 /* ---- per-thread VM ------------------------------------------------------------------ */
 
 typedef struct run_ctx {
@@ -321,6 +432,7 @@ static int vm_make(vm_slot *ts)
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, ts->server, "mod_carmine: cannot create a VM");
         return -1;
     }
+    ts->host->watch = shared_watch;
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, ts->server, "mod_carmine: a VM of this process created (%d slots)", pool_slots);
     carmine_vm *vm = ts->host->vm;
     carmine_host_set_gc_every(ts->host, (unsigned)sc->gc_every);
@@ -456,6 +568,11 @@ static void child_init(apr_pool_t *p, server_rec *s)
 {
     (void)p;
     main_server = s;
+    /* A child only reads the watch's count: the descriptors are the parent's. */
+    if (shared_watch != NULL && getpid() != watch_owner) {
+        close(shared_watch->fd);
+        close(watcher_stop);
+    }
 #ifdef M_ARENA_MAX
     /* glibc gives each thread that allocates an arena of its own (up to 8 per core); VMs
      * move between the pool's threads, so their memory ends up spread over all of them.
@@ -484,9 +601,13 @@ static void child_init(apr_pool_t *p, server_rec *s)
 
 static int post_config(apr_pool_t *p, apr_pool_t *plog, apr_pool_t *ptemp, server_rec *s)
 {
-    (void)p, (void)plog, (void)ptemp;
+    (void)plog, (void)ptemp;
     main_server = s;
     ap_add_version_component(p, "mod_carmine/" MOD_CARMINE_VERSION);
+    /* The first reading of the configuration only checks it (and the server may still
+     * detach into a new process after it): the watcher starts with the real one. */
+    if (ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG)
+        watch_start(p, s);
     return OK;
 }
 
@@ -519,6 +640,7 @@ static void register_hooks(apr_pool_t *p)
     (void)p;
     /* A new configuration cycle: Apache dropped every hook, the phases' included. */
     has_scripts = 0;
+    script_files = NULL;
     memset(phase_used, 0, sizeof phase_used);
     ap_hook_post_config(post_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_child_init(child_init, NULL, NULL, APR_HOOK_MIDDLE);

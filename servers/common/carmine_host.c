@@ -61,30 +61,17 @@ int carmine_watch_open(carmine_watch *w)
 {
     w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     w->changes = 1; /* a new cache slot (checked 0) is stat'ed */
+    w->paths = NULL;
+    w->path_count = w->path_cap = 0;
     return w->fd;
-}
-
-void carmine_watch_drain(carmine_watch *w)
-{
-    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-    while (read(w->fd, buf, sizeof buf) > 0)
-        ;
-    w->changes++;
-}
-
-void carmine_watch_close(carmine_watch *w)
-{
-    if (w->fd >= 0)
-        close(w->fd);
-    w->fd = -1;
 }
 
 /* Watches `path` for changes of its content or metadata, and each directory named on it
  * for entries created, removed or renamed (a file or a symlinked release directory
  * replaced), or the directory itself moved. Adding a watch again only refreshes it, so
- * this runs after every stat that follows a change: a watch the kernel dropped (its
- * file deleted) is made again on what the path names now. */
-static void watch_path(carmine_watch *w, const char *path)
+ * this runs after every batch of events: a watch the kernel dropped (its file deleted)
+ * is made again on what the path names now. */
+static void watch_path(const carmine_watch *w, const char *path)
 {
     inotify_add_watch(w->fd, path, IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB | IN_MOVE_SELF | IN_DELETE_SELF);
     char dir[4096];
@@ -105,20 +92,64 @@ static void watch_path(carmine_watch *w, const char *path)
     }
 }
 
+int carmine_watch_add(carmine_watch *w, const char *path)
+{
+    if (w->fd < 0)
+        return 0;
+    for (int i = 0; i < w->path_count; i++)
+        if (strcmp(w->paths[i], path) == 0)
+            return 0;
+    if (w->path_count == w->path_cap) {
+        int cap = w->path_cap ? 2 * w->path_cap : 8;
+        char **paths = realloc(w->paths, (size_t)cap * sizeof *paths);
+        if (paths == NULL)
+            return -1;
+        w->paths = paths;
+        w->path_cap = cap;
+    }
+    char *copy = strdup(path);
+    if (copy == NULL)
+        return -1;
+    w->paths[w->path_count++] = copy;
+    watch_path(w, copy);
+    return 0;
+}
+
+void carmine_watch_drain(carmine_watch *w)
+{
+    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    while (read(w->fd, buf, sizeof buf) > 0)
+        ;
+    for (int i = 0; i < w->path_count; i++)
+        watch_path(w, w->paths[i]);
+    __atomic_add_fetch(&w->changes, 1, __ATOMIC_RELEASE);
+}
+
+void carmine_watch_close(carmine_watch *w)
+{
+    if (w->fd >= 0)
+        close(w->fd);
+    __atomic_store_n(&w->fd, -1, __ATOMIC_RELEASE);
+    for (int i = 0; i < w->path_count; i++)
+        free(w->paths[i]);
+    free(w->paths);
+    w->paths = NULL;
+    w->path_count = w->path_cap = 0;
+}
+
 /* Whether a file script may be used without a stat, else records the check it gets (see
  * the invariants in the header). */
-static int unchanged_since_check(carmine_host *h, carmine_cached_script *c, const char *path)
+static int unchanged_since_check(carmine_host *h, carmine_cached_script *c)
 {
-    carmine_watch *w = h->watch;
-    if (w == NULL || w->fd < 0)
+    const carmine_watch *w = h->watch;
+    if (w == NULL || __atomic_load_n(&w->fd, __ATOMIC_RELAXED) < 0)
         return 0;
+    unsigned long changes = __atomic_load_n(&w->changes, __ATOMIC_ACQUIRE);
     struct timespec now;
     clock_gettime(CLOCK_REALTIME_COARSE, &now);
-    if (c->script != NULL && c->checked == w->changes && c->checked_at == now.tv_sec)
+    if (c->script != NULL && c->checked == changes && c->checked_at == now.tv_sec)
         return 1;
-    if (c->checked != w->changes)
-        watch_path(w, path);
-    c->checked = w->changes;
+    c->checked = changes;
     c->checked_at = now.tv_sec;
     return 0;
 }
@@ -133,7 +164,7 @@ carmine_script *carmine_host_script(carmine_host *h, const carmine_code *code)
             c->script = carmine_compile(h->vm, code->src, code->len, code->path);
         return c->script;
     }
-    if (unchanged_since_check(h, c, code->path))
+    if (unchanged_since_check(h, c))
         return c->script;
     struct stat st;
     if (stat(code->path, &st) != 0) {

@@ -10,10 +10,16 @@
  *   one per worker process). It owns its VM and every carmine_script in its cache; a
  *   script is compiled at its first use in that host and reused until the file's mtime,
  *   size or inode changes (inline code is compiled once).
- * - Without a carmine_watch a script file is stat'ed at each use. With one (a server whose
- *   event loop drains it), the stat is skipped while the kernel reported no change to the
- *   file or to a directory on its path since the last stat in the same second: the inotify
+ * - Without a carmine_watch a script file is stat'ed at each use. With one (drained by the
+ *   server: nginx's event loop, a thread of Apache's parent process), the stat is skipped
+ *   while no change was counted since the last stat in the same second: the inotify
  *   events cover local filesystems, the once-a-second stat those it is blind to (NFS).
+ * - A carmine_watch may live in memory shared by several processes (Apache: the parent
+ *   drains it, the children's hosts read it). Hosts only read `fd` (whether there is a
+ *   watch) and `changes`, atomically; `paths` and the descriptor itself are used only by
+ *   the process that opened the watch. A change is counted after the paths were watched
+ *   again, so a change the watch missed (a replaced file not yet watched) precedes the
+ *   count and the stat that follows it.
  * - `gc_every` runs (when set) end with a full collection, between requests: the VM's heap
  *   then holds about the live set plus that many runs' garbage instead of growing to the
  *   collector's own trigger (16 MiB of buffer growth), which matters when a process keeps
@@ -54,25 +60,34 @@ typedef struct carmine_cached_script {
     time_t checked_at;     /* the second of the last stat (CLOCK_REALTIME_COARSE) */
 } carmine_cached_script;
 
-/* inotify watches on the script files of one thread's hosts and the directories on their
- * paths. `changes` counts the batches of events drained: a script stat'ed at an older
- * count is stat'ed again. */
+/* inotify watches on script files and the directories on their paths. `changes` counts
+ * the batches of events drained: a script stat'ed at an older count is stat'ed again. */
 typedef struct carmine_watch {
     int fd;                /* the inotify descriptor (non-blocking); -1: none */
-    unsigned long changes;
+    unsigned long changes; /* atomic */
+    char **paths;          /* the script files watched (owned copies) */
+    int path_count, path_cap;
 } carmine_watch;
 
 /* Opens w's inotify descriptor; -1 (w->fd too) when the kernel has none to give. */
 int carmine_watch_open(carmine_watch *w);
 
-/* Reads every pending event of w->fd and counts a change: call it when w->fd is readable. */
+/* Watches the script file `path` and each directory on it, now and again after every
+ * batch of events; every script file is added before hosts use the watch. 0, or -1 when
+ * out of memory: close the watch then (hosts stat at each use), as the file's changes
+ * would otherwise go unseen for up to a second. */
+int carmine_watch_add(carmine_watch *w, const char *path);
+
+/* Reads every pending event of w->fd, watches the paths again (a file replaced by a
+ * rename is a new inode) and counts a change: call it when w->fd is readable. */
 void carmine_watch_drain(carmine_watch *w);
 
+/* Closes the descriptor (unless -1) and frees the paths. */
 void carmine_watch_close(carmine_watch *w);
 
 typedef struct carmine_host {
     carmine_vm *vm;
-    carmine_watch *watch; /* not owned; NULL: a script file is stat'ed at each use */
+    const carmine_watch *watch; /* not owned; NULL: a script file is stat'ed at each use */
     carmine_cached_script *cache;
     int cache_len;
     unsigned gc_every; /* a full collection every that many runs; 0: by growth */

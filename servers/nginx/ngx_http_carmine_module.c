@@ -49,6 +49,7 @@ typedef struct {
     size_t memory_limit;
     ngx_uint_t gc_every;
     size_t gc_malloc_limit;
+    ngx_array_t *files;   /* the script files (const char *), watched by each worker */
 } ngx_http_carmine_main_conf_t;
 
 typedef struct {
@@ -70,7 +71,7 @@ typedef struct {
 } ngx_http_carmine_run_t;
 
 static carmine_host *host;
-static carmine_watch watch = { -1, 0 };
+static carmine_watch watch = { .fd = -1 };
 static ngx_connection_t *watch_conn;
 static ngx_http_carmine_run_t *cur;
 static ngx_cycle_t *worker_cycle;
@@ -204,6 +205,13 @@ static carmine_code *ngx_http_carmine_code(ngx_conf_t *cf, ngx_str_t *arg, ngx_u
         p[path.len] = '\0';
         c->is_file = 1;
         c->path = (const char *)p;
+        ngx_http_carmine_main_conf_t *mcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_carmine_module);
+        if (mcf->files == NULL && (mcf->files = ngx_array_create(cf->pool, 4, sizeof(const char *))) == NULL)
+            return NULL;
+        const char **file = ngx_array_push(mcf->files);
+        if (file == NULL)
+            return NULL;
+        *file = c->path;
     }
     return c;
 }
@@ -324,12 +332,20 @@ static void ngx_http_carmine_watch_handler(ngx_event_t *ev)
     carmine_watch_drain(&watch);
 }
 
-/* The worker's inotify descriptor in its event loop. Without one, script files are
- * stat'ed at each use. */
+/* The worker's inotify descriptor in its event loop, watching every script file of the
+ * configuration. Without one, script files are stat'ed at each use. */
 static void ngx_http_carmine_open_watch(ngx_cycle_t *cycle)
 {
+    ngx_http_carmine_main_conf_t *mcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_carmine_module);
     if (carmine_watch_open(&watch) < 0)
         return;
+    const char **files = mcf->files != NULL ? mcf->files->elts : NULL;
+    for (ngx_uint_t i = 0; files != NULL && i < mcf->files->nelts; i++) {
+        if (carmine_watch_add(&watch, files[i]) != 0) {
+            carmine_watch_close(&watch);
+            return;
+        }
+    }
     watch_conn = ngx_get_connection(watch.fd, cycle->log);
     if (watch_conn == NULL) {
         carmine_watch_close(&watch);
@@ -341,6 +357,7 @@ static void ngx_http_carmine_open_watch(ngx_cycle_t *cycle)
         ngx_close_connection(watch_conn); /* closes watch.fd */
         watch_conn = NULL;
         watch.fd = -1;
+        carmine_watch_close(&watch);
     }
 }
 
@@ -363,6 +380,7 @@ static void ngx_http_carmine_exit_process(ngx_cycle_t *cycle)
         watch_conn = NULL;
         watch.fd = -1;
     }
+    carmine_watch_close(&watch);
 }
 
 static void ngx_http_carmine_retire(carmine_host *h);

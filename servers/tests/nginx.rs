@@ -342,3 +342,49 @@ location /fast { return 200 "fast"; }
     assert_eq!(cv.join().unwrap().text(), "signalled", "{}", s.error_log());
     assert!(!s.error_log().contains("[alert]"), "{}", s.error_log());
 }
+
+/// A script may start Ruby threads. `Thread#value` waits for them in place (the worker
+/// serves nothing else meanwhile: docs/web-servers.md, "What still blocks the worker"),
+/// and once the run's threads have ended its waits suspend again: with one worker,
+/// /state is answered while /join sleeps (3 s) after joining. A thread a run leaves running
+/// is killed when the run ends: its change never lands, and the worker goes on.
+#[test]
+fn threads_started_by_a_script() {
+    let Some(build) = setup() else { return };
+    let site = r##"
+location /join { carmine_content_handler_code 't = Thread.new { 21 * 2 }; v = t.value; STATE[:joined] = true; sleep 3; Nginx.rputs v.to_s'; }
+location /state { carmine_content_handler_code 'Nginx.rputs STATE[:joined].inspect'; }
+location /queue { carmine_content_handler_code 'q = Queue.new; t = Thread.new { q.pop * 2 }; q << 5; Nginx.rputs "#{t.value} #{$g.inspect}"'; }
+location /leave { carmine_content_handler_code 'Thread.new { sleep 0.2; $g = 2 }; Nginx.rputs "left"'; }
+"##;
+    let s = one_worker(build, "STATE = {}\n", site);
+    let port = s.port;
+    let start = std::time::Instant::now();
+    let done = Arc::new(AtomicUsize::new(0));
+    let d = done.clone();
+    let join = std::thread::spawn(move || {
+        let r = request(port, "GET", "/join", &[], b"");
+        d.fetch_add(1, Ordering::SeqCst);
+        r
+    });
+    let mut joined = false;
+    for _ in 0..2000 {
+        if s.get("/state").text() == "true" {
+            joined = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(joined, "/join never joined its thread\n{}", s.error_log());
+    let answered = start.elapsed();
+    assert!(done.load(Ordering::SeqCst) == 0 && answered.as_secs_f64() < 2.5, "the worker answered only after /join's sleep ({answered:?}): it blocked");
+    assert_eq!(join.join().unwrap().text(), "42", "{}", s.error_log());
+
+    assert_eq!(s.get("/queue").text(), "10 nil", "{}", s.error_log());
+    assert_eq!(s.get("/leave").text(), "left", "{}", s.error_log());
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    for _ in 0..5 {
+        assert_eq!(s.get("/queue").text(), "10 nil", "{}", s.error_log());
+    }
+    assert!(!s.error_log().contains("[alert]"), "{}", s.error_log());
+}
