@@ -139,6 +139,43 @@ test "SharedArray and SharedHash read like Array and Hash and write while owned"
   assert_equal 5, SH.new(Hash.new(5))[:missing]
 end
 
+# Converts to an Array or a Hash only through respond_to_missing? (as Array#== asks).
+class ArrayLike
+  def respond_to_missing?(m, priv = false) = m == :to_ary || super
+  def method_missing(m, *a) = m == :to_ary ? [1, 2] : super
+  def ==(o) = o.to_a == [1, 2]
+end
+
+test "SharedArray#== and SharedHash#== answer a non-container at once, compare contents otherwise" do
+  a = SA.new([1, [2]])
+  h = SH.new({"k" => [1]})
+  str, arr = "s", []
+  before = GC.stat(:total_allocated_objects)
+  1_000.times { a == :stop || a == nil || a == 5 || a == str || h == :stop || h == 1.5 || h == arr }
+  assert_equal 0, GC.stat(:total_allocated_objects) - before, "== against an immediate or a non-container allocates"
+  assert a == a
+  assert a == [1, [2]]
+  assert [1, [2]] == a
+  assert a == SA.new([1, [2]])
+  assert !(a == [1, [3]])
+  assert !(a == Object.new)
+  assert a != :stop
+  assert SA.new([1, 2]) == ArrayLike.new, "an object converting through respond_to_missing? compares by contents"
+  assert h == {"k" => [1]}
+  assert h == SH.new({"k" => [1]})
+  assert !(h == {"k" => [2]})
+  assert !(h == [["k", [1]]])
+  c = SA.new([0])
+  c[0] = c
+  assert c == c.dup, "cyclic arrays compare"
+  t = T.new(capacity: 1 << 20)
+  m = SA.new([1])
+  t.move_send(m)
+  assert !(m == :stop), "a moved array is not equal to an immediate"
+  assert_raise(Teleporter::MovedError) { m == [1] }
+  t.move_recv
+end
+
 test "SharedHash finds keys through its index: growth, deletes, re-inserts, clear, every key kind" do
   plain = {}
   h = SH.new({})
