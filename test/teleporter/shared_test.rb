@@ -264,11 +264,40 @@ test "sharing freezes a shared object for its sender too, and the same object ca
     before = to.stats[:used_blocks]
     to.share_send(s)
     assert_equal before, to.stats[:used_blocks], "sharing a shared object again copies nothing"
-    assert_equal ["Hello", "Hello", true, false], from.recv
+    assert_equal ["Hello", "Hello", true, true], from.recv, "two receives of one shared object read one record of one image (one __id)"
     back = from.share_recv
     assert_equal "Hello", back.to_s
     assert back.frozen?
   end
+end
+
+# Shares one SharedArray through `t` back to this process 51 times; yields the wrappers
+# received (in a method of its own, so that no wrapper stays on the test's frame).
+def share_back_and_forth(t)
+  t.share_send(SA.new([1, "two"]))
+  got = Array.new(50) do
+    r = t.share_recv
+    t.share_send(r)
+    r
+  end
+  got << t.share_recv
+  yield got if block_given?
+  nil
+end
+
+test "a shared object received again while this process still reads it is received into the same root" do
+  t = T.new(capacity: 4 << 20)
+  base = t.stats[:used_blocks]
+  share_back_and_forth(t)
+  assert_equal base, settle(t, base), "the block is freed once its wrappers are collected"
+  share_back_and_forth(t) do |got|
+    assert_equal 1, got.map(&:__id).uniq.size, "every receive of the block reads one root"
+    assert_equal [1, "two"], got.last.to_a
+    assert got.last.frozen? && got.last[1].frozen?
+    assert_equal base + 1, t.stats[:used_blocks]
+  end
+  t.share_send(SS.new("new image"))
+  assert_equal "new image", t.share_recv.to_s
 end
 
 test "move_send: the receiver can write, the sender's objects raise MovedError, and it can move back" do
