@@ -139,6 +139,43 @@ test "SharedArray and SharedHash read like Array and Hash and write while owned"
   assert_equal 5, SH.new(Hash.new(5))[:missing]
 end
 
+# Converts to an Array or a Hash only through respond_to_missing? (as Array#== asks).
+class ArrayLike
+  def respond_to_missing?(m, priv = false) = m == :to_ary || super
+  def method_missing(m, *a) = m == :to_ary ? [1, 2] : super
+  def ==(o) = o.to_a == [1, 2]
+end
+
+test "SharedArray#== and SharedHash#== answer a non-container at once, compare contents otherwise" do
+  a = SA.new([1, [2]])
+  h = SH.new({"k" => [1]})
+  str, arr = "s", []
+  before = GC.stat(:total_allocated_objects)
+  1_000.times { a == :stop || a == nil || a == 5 || a == str || h == :stop || h == 1.5 || h == arr }
+  assert_equal 0, GC.stat(:total_allocated_objects) - before, "== against an immediate or a non-container allocates"
+  assert a == a
+  assert a == [1, [2]]
+  assert [1, [2]] == a
+  assert a == SA.new([1, [2]])
+  assert !(a == [1, [3]])
+  assert !(a == Object.new)
+  assert a != :stop
+  assert SA.new([1, 2]) == ArrayLike.new, "an object converting through respond_to_missing? compares by contents"
+  assert h == {"k" => [1]}
+  assert h == SH.new({"k" => [1]})
+  assert !(h == {"k" => [2]})
+  assert !(h == [["k", [1]]])
+  c = SA.new([0])
+  c[0] = c
+  assert c == c.dup, "cyclic arrays compare"
+  t = T.new(capacity: 1 << 20)
+  m = SA.new([1])
+  t.move_send(m)
+  assert !(m == :stop), "a moved array is not equal to an immediate"
+  assert_raise(Teleporter::MovedError) { m == [1] }
+  t.move_recv
+end
+
 test "SharedHash finds keys through its index: growth, deletes, re-inserts, clear, every key kind" do
   plain = {}
   h = SH.new({})
@@ -227,11 +264,40 @@ test "sharing freezes a shared object for its sender too, and the same object ca
     before = to.stats[:used_blocks]
     to.share_send(s)
     assert_equal before, to.stats[:used_blocks], "sharing a shared object again copies nothing"
-    assert_equal ["Hello", "Hello", true, false], from.recv
+    assert_equal ["Hello", "Hello", true, true], from.recv, "two receives of one shared object read one record of one image (one __id)"
     back = from.share_recv
     assert_equal "Hello", back.to_s
     assert back.frozen?
   end
+end
+
+# Shares one SharedArray through `t` back to this process 51 times; yields the wrappers
+# received (in a method of its own, so that no wrapper stays on the test's frame).
+def share_back_and_forth(t)
+  t.share_send(SA.new([1, "two"]))
+  got = Array.new(50) do
+    r = t.share_recv
+    t.share_send(r)
+    r
+  end
+  got << t.share_recv
+  yield got if block_given?
+  nil
+end
+
+test "a shared object received again while this process still reads it is received into the same root" do
+  t = T.new(capacity: 4 << 20)
+  base = t.stats[:used_blocks]
+  share_back_and_forth(t)
+  assert_equal base, settle(t, base), "the block is freed once its wrappers are collected"
+  share_back_and_forth(t) do |got|
+    assert_equal 1, got.map(&:__id).uniq.size, "every receive of the block reads one root"
+    assert_equal [1, "two"], got.last.to_a
+    assert got.last.frozen? && got.last[1].frozen?
+    assert_equal base + 1, t.stats[:used_blocks]
+  end
+  t.share_send(SS.new("new image"))
+  assert_equal "new image", t.share_recv.to_s
 end
 
 test "move_send: the receiver can write, the sender's objects raise MovedError, and it can move back" do

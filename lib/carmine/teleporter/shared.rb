@@ -51,13 +51,12 @@ module Teleporter
       end
     end
 
-    # `==`, `eql?`, `hash`, `inspect` and `to_s` of a container (SharedArray, SharedHash):
-    # those of its plain copy (`copy`), compared with what `implicit` converts (`==`) or an
-    # instance of `plain` or of `klass` (`eql?`), printing `cycle` for a cycle.
+    # `eql?`, `hash`, `inspect` and `to_s` of a container (SharedArray, SharedHash): those
+    # of its plain copy (`copy`), compared with an instance of `plain` or of `klass`
+    # (`eql?`), printing `cycle` for a cycle. And `__eq`, what the native `==` calls once
+    # it knows that `other` converts with `implicit` (it answers the other cases itself).
     def self.comparisons(klass, plain:, copy:, implicit:, cycle:)
-      klass.define_method(:==) do |other|
-        return true if equal?(other)
-        return false unless other.respond_to?(implicit)
+      klass.define_method(:__eq) do |other|
         SharedRecursion.guard(:__teleporter_eq, self, true) { __send__(copy) == other.__send__(implicit) }
       end
       klass.define_method(:eql?) do |other|

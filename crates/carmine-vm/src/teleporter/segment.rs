@@ -41,6 +41,10 @@ pub const QUEUED: u64 = 1 << 63;
 pub const PAGE: usize = 16 * 1024;
 /// Bytes of one ring entry.
 pub const RING_ENTRY: usize = 64;
+/// How much of the ring a process maps in when it takes its slot (`populate_ring`): all of
+/// it up to 65,536 entries (the ring of a tunnel of 256 MiB); the rest of a larger ring
+/// faults in as it is used.
+const POPULATE_RING: usize = 4 << 20;
 /// The smallest segment accepted (header, a small ring and a few pages).
 pub const MIN_CAPACITY: usize = 128 * 1024;
 /// The largest segment accepted.
@@ -341,6 +345,7 @@ impl Segment {
         for round in 0..2 {
             for (s, slot) in self.header().procs.iter().enumerate() {
                 if slot.owner.load(Ordering::Relaxed) == 0 && slot.owner.compare_exchange(0, me, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+                    self.populate_ring();
                     return Some(s);
                 }
             }
@@ -349,6 +354,18 @@ impl Segment {
             }
         }
         None
+    }
+
+    /// Maps the ring's pages into this process (up to `POPULATE_RING` bytes of it) when it
+    /// takes its slot. Every entry is written and read by the processes in turn, so in a
+    /// fresh segment each page of the ring otherwise costs every process a page fault
+    /// (microseconds here) in the middle of a transfer, one per 64 messages, until the
+    /// ring has wrapped once; a shared mapping's page-table entries are not inherited
+    /// across fork, so a child pays them again.
+    fn populate_ring(&self) {
+        let h = self.header();
+        let len = (h.ring_slots as usize * RING_ENTRY).min(POPULATE_RING);
+        self.map.populate(h.ring_off as usize, len);
     }
 
     /// Gives slot `s` (this process's) back: the blocks it holds are released and its pages

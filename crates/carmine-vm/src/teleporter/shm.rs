@@ -15,6 +15,9 @@
 use std::ffi::CString;
 use std::io;
 
+/// The size of a memory page (the kernel's, on every target Carmine builds for).
+const PAGE: usize = 4096;
+
 /// One mapping of a segment into this process.
 pub struct Mapping {
     base: *mut u8,
@@ -152,6 +155,20 @@ impl Mapping {
         Ok(Mapping { base: p as *mut u8, len: self.len })
     }
 
+    /// Maps the pages of `off..off + len` into this process now, writable, so that the
+    /// first use of each does not fault. Only a hint: a kernel without
+    /// `MADV_POPULATE_WRITE` (before 5.14) leaves them to fault as before.
+    pub fn populate(&self, off: usize, len: usize) {
+        let start = off & !(PAGE - 1);
+        let end = off.saturating_add(len).min(self.len);
+        if start >= end {
+            return;
+        }
+        // SAFETY: `start..end` lies inside this live mapping and starts on a page boundary;
+        // populating changes no byte of it.
+        unsafe { libc::madvise(self.base.add(start) as *mut libc::c_void, end - start, libc::MADV_POPULATE_WRITE) };
+    }
+
     pub fn base(&self) -> *mut u8 {
         self.base
     }
@@ -240,7 +257,6 @@ pub struct ProcessMark {
 
 impl ProcessMark {
     pub fn new() -> ProcessMark {
-        const PAGE: usize = 4096;
         // SAFETY: a fresh private mapping; the kernel picks the address.
         let p = unsafe { libc::mmap(std::ptr::null_mut(), PAGE, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) };
         if p == libc::MAP_FAILED {

@@ -72,6 +72,10 @@ pub struct Handle {
     /// Shared-object blocks this process holds, with the number of its `shared::Root`s
     /// holding each (the last one dropped releases the process's bit).
     pub(crate) holds: std::cell::RefCell<shared::Holds>,
+    /// The frozen root of each block this process received with a share, while the root
+    /// lives: a block shared back and forth (a ping-pong) is received into that root
+    /// again instead of a new one (`shared::receive`).
+    pub(crate) frozen_roots: std::cell::RefCell<shared::FrozenRoots>,
     /// This process's pid, without a system call per operation (right after fork too).
     pub(crate) mark: shm::ProcessMark,
     /// SharedString, SharedArray and SharedHash of this VM once looked up (`shared::wrap`).
@@ -226,6 +230,7 @@ pub(super) fn wrap(ctx: &mut Ctx, klass: Value, seg: Segment, name: Option<Strin
         spin_misses: Cell::new(0),
         last_wait_us: Cell::new(0),
         holds: Default::default(),
+        frozen_roots: Default::default(),
         mark: shm::ProcessMark::new(),
         classes: Cell::new(None),
     });

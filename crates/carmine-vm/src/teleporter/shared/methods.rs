@@ -9,6 +9,7 @@ use super::image::*;
 use super::{cell_value, corrupt, Read, shared_obj, str_encoding, unshare, wrap, Builder, Root, State};
 use crate::core::{array, encoding, hash, object, string};
 use crate::interp::Args;
+use crate::symbol::{sym, SymId};
 use crate::thread::Ctx;
 use crate::value::Value;
 use crate::Result;
@@ -225,6 +226,30 @@ fn m_str_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let (a, ea) = str_parts(ctx, &img, rec)?;
     let Ok((b, eb)) = str_arg(ctx, o) else { return Ok(Value::FALSE) };
     Ok(Value::bool(same_string(&a, ea, &b, eb)))
+}
+
+/// `==` of a SharedArray (`conv` is `to_ary`) or SharedHash (`to_hash`), deciding as
+/// Array#== and Hash#== do before any element is read: the same object is equal; an
+/// immediate, or an object that does not convert with `conv`, is not. Only then are the
+/// contents compared, by the Ruby half's `__eq` (on copies, guarded against cycles). So
+/// the common test against a Symbol or nil (`x == :stop`) allocates nothing and runs no
+/// Ruby code.
+fn container_eq(ctx: &mut Ctx, recv: Value, o: Value, conv: SymId) -> Result<Value> {
+    if o == recv {
+        return Ok(Value::TRUE);
+    }
+    if !o.is_heap() || !ctx.respond_to_dynamic(o, conv)? {
+        return Ok(Value::FALSE);
+    }
+    ctx.call_str(recv, "__eq", &[o])
+}
+
+fn m_arr_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    container_eq(ctx, recv, args.pos[0], sym::TO_ARY)
+}
+
+fn m_hash_eq(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+    container_eq(ctx, recv, args.pos[0], sym::TO_HASH)
 }
 
 fn m_str_hash(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -659,6 +684,7 @@ pub fn init(ctx: &mut Ctx) -> Result<()> {
         ("[]", m_arr_aref, [1..=2], Unsafe),
         ("slice", m_arr_aref, [1..=2], Unsafe),
         ("at", m_at, [1], Unsafe),
+        ("==", m_arr_eq, [1], Unsafe),
         ("to_a", m_to_a, [0], Unsafe),
         ("to_ary", m_to_a, [0], Unsafe),
         ("entries", m_to_a, [0], Unsafe),
@@ -676,6 +702,7 @@ pub fn init(ctx: &mut Ctx) -> Result<()> {
         ("size", m_hash_size, [0], Unsafe),
         ("length", m_hash_size, [0], Unsafe),
         ("[]", m_hash_aref, [1], Unsafe),
+        ("==", m_hash_eq, [1], Unsafe),
         ("default", m_default, [0], Unsafe),
         ("key?", m_key_p, [1], Unsafe),
         ("has_key?", m_key_p, [1], Unsafe),

@@ -78,6 +78,9 @@ impl Drop for Root {
 /// keyed by block offsets, which the allocator makes, with the VM's integer hasher.
 pub type Holds = HashMap<usize, u32, std::hash::BuildHasherDefault<crate::symbol::SymHasher>>;
 
+/// A frozen root per block received with a share (`Handle::frozen_roots`), by block offset.
+pub type FrozenRoots = HashMap<usize, std::rc::Weak<Root>, std::hash::BuildHasherDefault<crate::symbol::SymHasher>>;
+
 /// Counts one more `Root` of this process holding block `off` (whose bit is set).
 pub fn hold(h: &Handle, off: usize) {
     *h.holds.borrow_mut().entry(off).or_insert(0) += 1;
@@ -94,6 +97,7 @@ pub fn unhold(h: &Handle, slot: usize, off: usize) {
             }
             Some(_) => {
                 holds.remove(&off);
+                h.frozen_roots.borrow_mut().remove(&off);
                 true
             }
             None => false,
@@ -902,6 +906,16 @@ pub fn entry_for(kind: u32, off: usize, used: usize, rec: usize) -> Entry {
     e
 }
 
+/// A live frozen root of this process (slot `me`) reading block `off` of tunnel `h`.
+fn frozen_root(h: &Rc<Handle>, me: usize, off: usize) -> Option<Rc<Root>> {
+    let root = h.frozen_roots.borrow().get(&off)?.upgrade()?;
+    let same = match &*root.store.borrow() {
+        Store::Seg { h: rh, off: roff, slot, pid } => Rc::ptr_eq(rh, h) && *roff == off && *slot == me && *pid == h.mark.pid(),
+        _ => false,
+    };
+    (same && root.state.get() == State::Frozen).then_some(root)
+}
+
 /// The object a share/move entry names, received by slot `me` (which now holds its block)
 /// with `want` (None: as it was sent).
 pub fn receive(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, e: &Entry, moved: bool, want: Option<Mode>) -> Result<Value> {
@@ -909,8 +923,20 @@ pub fn receive(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, e: &Entry, moved: bool,
     let mut w = [0u8; 8];
     w.copy_from_slice(&e.data[8..16]);
     let rec = u64::from_ne_bytes(w) as usize;
-    hold(h, off);
-    let root = Rc::new(Root { store: RefCell::new(Store::Seg { h: h.clone(), off, slot: me, pid: h.mark.pid() }), state: StdCell::new(State::Frozen) });
+    let shared = !moved || want == Some(Mode::Share);
+    let root = match frozen_root(h, me, off).filter(|_| shared) {
+        // This process holds the block already, through a root that outlives this call:
+        // the bit the ring handed over is that root's, and the wrapper is all that is new.
+        Some(root) => root,
+        None => {
+            hold(h, off);
+            let root = Rc::new(Root { store: RefCell::new(Store::Seg { h: h.clone(), off, slot: me, pid: h.mark.pid() }), state: StdCell::new(State::Frozen) });
+            if shared {
+                h.frozen_roots.borrow_mut().insert(off, Rc::downgrade(&root));
+            }
+            root
+        }
+    };
     if !moved && want == Some(Mode::Move) {
         return Err(tp_error(ctx, "this message was sent with share_send: receive it with share_recv (a shared object never becomes writable again)"));
     }
