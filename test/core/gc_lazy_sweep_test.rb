@@ -45,3 +45,23 @@ test "objects allocated while pages wait for the sweep keep their ivars and ids"
   assert_equal ids, objs.map(&:object_id)
   assert_equal objs.first(100), ids.first(100).map { |id| ObjectSpace._id2ref(id) }
 end
+
+# A major collection frees old objects and their buffers: it sweeps at once, so that
+# the buffers are freed before the program allocates the next ones.
+test "major collections for want of slots or memory sweep at once" do
+  { malloc: :oldmalloc, newobj: :nofree }.each do |gc_by, major_by|
+    majors = GC.stat(:major_gc_count)
+    keep = []
+    until GC.stat(:major_gc_count) > majors
+      # Big buffers (malloc growth), or objects that grow old past their limit.
+      gc_by == :malloc ? (keep[0] = "x" * 100_000) : keep << Object.new
+    end
+    info = GC.latest_gc_info
+    assert_equal [gc_by, major_by], [info[:gc_by], info[:major_by]]
+    assert_equal :none, info[:state]
+    assert_equal true, info[:immediate_sweep]
+  end
+  collect_for_slots
+  assert_nil GC.latest_gc_info(:major_by)
+  assert_equal :sweeping, GC.latest_gc_info(:state)
+end

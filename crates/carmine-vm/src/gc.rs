@@ -36,7 +36,7 @@ pub fn collect(ctx: &mut Ctx) {
 
 /// One collection: finish the last one's sweep, mark, settle weak references and
 /// finalizers, then leave the pages to be swept as the allocator needs them (`GC.start`
-/// sweeps them all at once). Minor (old objects are neither traced nor freed, see
+/// and major collections sweep them all at once). Minor (old objects are neither traced nor freed, see
 /// `crate::heap`) when the heap needs slots and the old objects are within their limit,
 /// and on every other `GC.stress` collection; major otherwise.
 pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
@@ -118,8 +118,14 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
     }
     let have_finalizer = queued_finalizers || !vm.objspace.pending.borrow().is_empty();
     record(&mut heap, reason, major, have_finalizer, start, marked, live_bytes);
-    if reason == GcReason::Method {
+    if heap.stats.latest.is_some_and(|r| r.immediate_sweep()) {
         // As CRuby's `GC.start` (`immediate_sweep: true`), everything dead is freed now.
+        // So are a major collection's dead: only a major collection frees old objects,
+        // the ones that hold big buffers (a String or Array that lived through minor
+        // collections), and a lazy sweep kept those allocated, and the release hook
+        // waiting, while the program went on to allocate the next ones (peak RSS of
+        // bench/programs/str_build and json_parser, docs/benchmarks.md). Major
+        // collections are few, so what lazy sweeping saves is kept for the others.
         sweeping(vm, &mut heap, |heap, dead| heap.finish_sweep(dead));
     }
     drop(heap);

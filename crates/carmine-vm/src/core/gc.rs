@@ -179,7 +179,7 @@ fn gc_latest_gc_info(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> 
         ("need_major_by", Value::NIL),
         ("gc_by", sym(ctx, rec.reason.gc_by())),
         ("have_finalizer", Value::bool(rec.have_finalizer)),
-        ("immediate_sweep", Value::bool(rec.reason.immediate_sweep())),
+        ("immediate_sweep", Value::bool(rec.immediate_sweep())),
         ("state", sym(ctx, if sweeping { "sweeping" } else { "none" })),
         ("weak_references_count", Value::fixnum(weak)),
         ("retained_weak_references_count", Value::fixnum(weak)),
@@ -243,7 +243,7 @@ fn profiler_raw_data(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value>
             ("major_by", if r.major { sym(ctx, r.reason.major_by()) } else { Value::NIL }),
             ("gc_by", sym(ctx, r.reason.gc_by())),
             ("have_finalizer", Value::bool(r.have_finalizer)),
-            ("immediate_sweep", Value::bool(r.reason.immediate_sweep())),
+            ("immediate_sweep", Value::bool(r.immediate_sweep())),
         ];
         for (k, v) in flag_entries {
             let k = sym(ctx, k);

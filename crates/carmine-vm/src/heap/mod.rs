@@ -14,9 +14,9 @@
 //!   keep their header until swept). When the free lists of a class are used up, the
 //!   allocator sweeps that class's next unswept page and allocates from it at once, while
 //!   its lines are still in the cache (`take_free_list`). Whatever is left is swept before
-//!   the next marking, by `GC.start` at once, and before anything that needs dead objects
-//!   gone or mark bits clear (`finish_sweep`, through `crate::gc::finish_sweep`). Heap walks
-//!   (`for_each_object`) need no sweep.
+//!   the next marking, by `GC.start` and major collections at once, and before anything
+//!   that needs dead objects gone or mark bits clear (`finish_sweep`, through
+//!   `crate::gc::finish_sweep`). Heap walks (`for_each_object`) need no sweep.
 //! - Each page in use has one size class (`page::SizeClass`: 40-byte slots for Strings,
 //!   Floats and small plain objects, 64-byte slots for everything else); empty, fresh and released pages have none
 //!   and take the class of the first allocation that needs a page (empty pages first, as

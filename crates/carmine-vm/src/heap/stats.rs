@@ -3,8 +3,8 @@
 //!
 //! Invariants:
 //! - `count` counts all collections, `major_count` the major ones (the rest are minor:
-//!   see `crate::heap`). Only `GC.start`'s sweep at once; the others leave pages to the
-//!   allocator (`GcReason::immediate_sweep`).
+//!   see `crate::heap`). `GC.start`'s and the other major collections (but `GC.stress`'s)
+//!   sweep at once; the others leave pages to the allocator (`GcRecord::immediate_sweep`).
 //! - Counters only grow; `GC::Profiler.clear` empties the records, not the counters.
 
 /// Why a collection ran (CRuby's `gc_by` / `major_by`).
@@ -31,12 +31,6 @@ impl GcReason {
         }
     }
 
-    /// Whether the collection sweeps every page before it returns (else the allocator
-    /// sweeps them as it needs slots).
-    pub fn immediate_sweep(self) -> bool {
-        self == GcReason::Method
-    }
-
     /// The `major_by` symbol's name (for a major collection): why it was major.
     pub fn major_by(self) -> &'static str {
         match self {
@@ -45,6 +39,16 @@ impl GcReason {
             GcReason::Method => "force",
             GcReason::Stress => "stress",
         }
+    }
+}
+
+impl GcRecord {
+    /// Whether the collection sweeps every page before it returns (else the allocator
+    /// sweeps them as it needs slots): `GC.start`, and the major collections, which are
+    /// the ones that free old objects and their buffers (see `crate::gc::collect_for`).
+    /// `GC.stress`'s stay lazy, so that stress runs go through the allocator's sweep.
+    pub fn immediate_sweep(&self) -> bool {
+        self.reason == GcReason::Method || (self.major && self.reason != GcReason::Stress)
     }
 }
 
