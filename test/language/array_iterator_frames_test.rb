@@ -261,3 +261,47 @@ test "break out of a block whose iterator was called from Rust" do
   assert_equal [[1, 2], 300], r
   assert_equal [2, 3], [1, 2].then { |a| a.map { |x| x + 1 } }
 end
+
+test "Array.new with a size and a block" do
+  assert_equal [0, 1, 4], Array.new(3) { |i| i * i }
+  assert_equal [], Array.new(0) { raise "not called" }
+  assert_equal [nil, nil], Array.new(2) { }
+  assert_equal [[0, nil], [1, nil]], Array.new(2) { |a, b| [a, b] }
+  assert_equal :b, Array.new(5) { |i| break :b if i == 2; i }
+  assert_equal [0, nil, 2], Array.new(3) { |i| next if i == 1; i }
+  def new_return = Array.new(3) { |i| return [:r, i] if i == 1 }
+  assert_equal [:r, 1], new_return
+  tries = 0
+  assert_equal [[0, 2], [1, 3]], Array.new(2) { |i| tries += 1; redo if tries == 1; [i, tries] }
+  e = assert_raise(RuntimeError) { Array.new(2) { raise "n" } }
+  assert_match(/in .(Array#)?initialize'/, e.backtrace[1])
+  assert_match(/in .(Array\.|Class#)?new'/, e.backtrace[2])
+  assert_raise(ArgumentError) { Array.new(-1) { } }
+  assert_equal [0, 1], Array.new(2.0.to_i) { |i| i }
+  assert_equal ["0", "1"], Array.new(2, &:to_s)
+  procs = Array.new(3) { |i| proc { i } }
+  assert_equal [0, 1, 2], procs.map(&:call)
+  sub = Class.new(Array)
+  s = sub.new(2) { |i| i + 1 }
+  assert_equal sub, s.class
+  assert_equal [1, 2], s
+  grid = Array.new(2) { |i| Array.new(2) { |j| [i, j] } }
+  assert_equal [[[0, 0], [0, 1]], [[1, 0], [1, 1]]], grid
+  big = Array.new(1000) { |i| GC.start if i % 400 == 0; "s#{i}" }
+  assert_equal "s999", big.last
+  f = Fiber.new { Array.new(2) { |i| Fiber.yield(i) + 1 } }
+  assert_equal [0, 1, [11, 21]], [f.resume, f.resume(10), f.resume(20)]
+  Array.class_eval do
+    alias_method :carmine_saved_initialize, :initialize
+    def initialize(*a, &b) = carmine_saved_initialize(*a) { |i| b.call(i) * 10 }
+  end
+  begin
+    assert_equal [0, 10], Array.new(2) { |i| i }
+  ensure
+    Array.class_eval do
+      alias_method :initialize, :carmine_saved_initialize
+      remove_method :carmine_saved_initialize
+    end
+  end
+  assert_equal [0, 1], Array.new(2) { |i| i }
+end

@@ -46,6 +46,9 @@
 //!   iteration at 1). `REJECT` keeps the element given to the block in the stack slot
 //!   below `sp_base` (its `sp_base` is `ret_sp + 2`), as the block may change the Array. The `Enumerable` ones (`WITH_INDEX`, `INJECT`) only run for a plain Array
 //!   whose `each` is Array's own (`REDEF_ARRAY` clear), as `Enumerable` would call `each`.
+//! - `Array.new(n) { }` runs `Array#initialize` as an iterator frame of kind `FILL` (no
+//!   `FRAME_ITER_EACH`: `n` iterations, passing the index) on the new Array, above a
+//!   pass-through frame for `Class#new`; each result is appended to its self.
 //! - A block's result is taken in (`absorb`) exactly once: by `restart` when the frame is
 //!   restarted in place, else by `step` (it sits at `sp_base`, where the block frame or the
 //!   Symbol's method left it).
@@ -72,6 +75,7 @@ pub mod kind {
     pub const COUNT: u32 = 4;
     pub const WITH_INDEX: u32 = 5;
     pub const INJECT: u32 = 6;
+    pub const FILL: u32 = 7;
 }
 
 /// The iterator a builtin call can run as, if any: `Some(count)` with the number of
@@ -91,33 +95,28 @@ pub fn iterations(ctx: &Ctx, me: &MethodEntry, recv: Value, args: &[Value]) -> O
             let n = if me.original_name == sym::UPTO { to - from + 1 } else { from - to + 1 };
             return Some(n.max(0) as usize);
         }
-        if me.original_name == sym::INJECT {
-            return array_iterations(ctx, me, recv);
+    } else if args.is_empty() {
+        if me.original_name == sym::TIMES && me.owner == ctx.c().integer && recv.is_fixnum() {
+            return Some(recv.fixnum_unchecked().max(0) as usize);
         }
-        return None;
+        if me.original_name == sym::LOOP && me.owner == ctx.c().kernel {
+            return Some(usize::MAX);
+        }
+        if me.original_name == sym::EACH && me.owner == ctx.c().array && array::is_array(recv) {
+            return Some(array::len(recv));
+        }
     }
-    if !args.is_empty() {
-        return None;
-    }
-    if me.original_name == sym::TIMES && me.owner == ctx.c().integer && recv.is_fixnum() {
-        return Some(recv.fixnum_unchecked().max(0) as usize);
-    }
-    if me.original_name == sym::LOOP && me.owner == ctx.c().kernel {
-        return Some(usize::MAX);
-    }
-    if me.original_name == sym::EACH && me.owner == ctx.c().array && array::is_array(recv) {
-        return Some(array::len(recv));
-    }
-    array_iterations(ctx, me, recv)
+    array_iterations(ctx, me, recv, args.len())
 }
 
-/// `iterations` for the Array iterators other than `each` (see the module comment).
+/// `iterations` for the Array iterators other than `each` (see the module comment), given
+/// `argc` arguments.
 #[inline(never)]
-fn array_iterations(ctx: &Ctx, me: &MethodEntry, recv: Value) -> Option<usize> {
-    if !array::is_array(recv) || crate::core::tracepoint::tracing(ctx) {
+fn array_iterations(ctx: &Ctx, me: &MethodEntry, recv: Value, argc: usize) -> Option<usize> {
+    let name = me.original_name;
+    if !array::is_array(recv) || crate::core::tracepoint::tracing(ctx) || argc > (name == sym::INJECT) as usize {
         return None;
     }
-    let name = me.original_name;
     let ok = if me.owner == ctx.c().array {
         name == sym::MAP || name == sym::SELECT || name == sym::REJECT || name == sym::COUNT
     } else {
@@ -141,6 +140,7 @@ fn kind_of(me: &MethodEntry) -> u32 {
         sym::COUNT => kind::COUNT,
         sym::EACH_WITH_INDEX => kind::WITH_INDEX,
         sym::INJECT => kind::INJECT,
+        sym::INITIALIZE => kind::FILL,
         _ => kind::PLAIN,
     }
 }
@@ -205,7 +205,7 @@ pub fn start(ctx: &mut Ctx, recv: Value, me: &MethodEntry, count: usize, arg0: V
     };
     call::push_builtin_frame(ctx, recv, me.owner, me.name);
     let f = ctx.stacks.frames.last_mut().expect("iterator frame");
-    f.flags = if me.original_name == sym::EACH || k != kind::PLAIN {
+    f.flags = if me.original_name == sym::EACH || (k != kind::PLAIN && k != kind::FILL) {
         FRAME_ITER | FRAME_ITER_EACH
     } else if count == usize::MAX {
         FRAME_ITER | FRAME_ITER_LOOP
@@ -262,7 +262,8 @@ fn advance(ctx: &mut Ctx) -> Result<()> {
         let f = ctx.stacks.frames.last_mut().expect("iterator frame");
         let i = f.pc.wrapping_add(1);
         if finished(f, i) {
-            let (ret_sp, result) = (f.ret_sp, if f.owner_skip == kind::PLAIN || f.owner_skip == kind::WITH_INDEX { f.self_ } else { f.outer });
+            let k = f.owner_skip;
+            let (ret_sp, result) = (f.ret_sp, if k == kind::PLAIN || k == kind::WITH_INDEX || k == kind::FILL { f.self_ } else { f.outer });
             ctx.stacks.frames.pop();
             ctx.stacks.stack[ret_sp] = result;
             ctx.stacks.sp = ret_sp + 1;
@@ -290,13 +291,13 @@ fn advance(ctx: &mut Ctx) -> Result<()> {
 #[inline(never)]
 fn absorb(ctx: &mut Ctx, fi: usize, v: Value) {
     let f = &mut ctx.stacks.frames[fi];
-    let (k, out) = (f.owner_skip, f.outer);
+    let (k, out, recv) = (f.owner_skip, f.outer, f.self_);
     match k {
         kind::MAP => array::push(ctx, out, v),
         // As in CRuby, `select` takes the element as it is after the block, `reject` the
         // one it gave the block.
         kind::SELECT if v.truthy() => {
-            let e = array::get(f.self_, f.pc);
+            let e = array::get(recv, f.pc);
             array::push(ctx, out, e);
         }
         kind::REJECT if !v.truthy() => {
@@ -305,6 +306,7 @@ fn absorb(ctx: &mut Ctx, fi: usize, v: Value) {
         }
         kind::COUNT if v.truthy() => f.outer = Value::fixnum(out.fixnum_unchecked() + 1),
         kind::INJECT => f.outer = v,
+        kind::FILL => array::push(ctx, recv, v),
         _ => {}
     }
 }
@@ -316,8 +318,32 @@ fn arguments(f: &Frame, i: usize) -> (usize, Value, Value) {
         kind::PLAIN => ((f.flags & FRAME_ITER_LOOP == 0) as usize, argument(f, i), Value::NIL),
         kind::WITH_INDEX => (2, array::get(f.self_, i), Value::fixnum(i as i64)),
         kind::INJECT => (2, f.outer, array::get(f.self_, i)),
+        kind::FILL => (1, Value::fixnum(i as i64), Value::NIL),
         _ => (1, array::get(f.self_, i), Value::NIL),
     }
+}
+
+/// `Array.new(n) { |i| … }` (`Class#new` on Array itself, whose `initialize` is the builtin;
+/// `n` a Fixnum, at `ret_sp + 1`, and `block_iseq` the call's literal block): a pass-through
+/// frame for `Class#new` (`new_owner`) under an iterator frame for `Array#initialize` on the
+/// new Array, which appends each iteration's result. `None` (nothing changed) when not
+/// applicable; the builtins then run (and raise for a negative or too large size).
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+pub fn start_array_new(ctx: &mut Ctx, klass: Value, new_owner: Value, block_iseq: Value, home: usize, ret_sp: usize, site: &CallInfo) -> Option<Result<Option<Value>>> {
+    let n = ctx.stacks.stack[ret_sp + 1].as_fixnum().filter(|&n| (0..=1 << 32).contains(&n))?;
+    if klass != ctx.c().array || crate::core::tracepoint::tracing(ctx) || ctx.stacks.frames.len() + 2 >= ctx.stacks.max_frames {
+        return None;
+    }
+    let init = crate::core::module::find_method(ctx, klass, sym::INITIALIZE).filter(|m| m.owner == klass && matches!(m.body, MethodBody::Builtin { .. }))?;
+    ctx.stacks.sp = ret_sp + 2;
+    let a = array::with_capacity(ctx, n as usize);
+    push_passthrough(ctx, klass, new_owner, sym::NEW, ret_sp);
+    let r = start(ctx, a, &init, n as usize, Value::UNDEF, block_iseq, home, ret_sp, site);
+    if r.is_err() {
+        pop_iter(ctx);
+    }
+    Some(r)
 }
 
 /// `home_index` of a pass-through frame (`push_passthrough`).
@@ -441,6 +467,23 @@ pub enum Restart {
 /// environment when its locals live on the heap, pc 0).
 #[inline(always)]
 pub fn restart(ctx: &mut Ctx, fi: usize, nlocals: usize, lead: usize, result: Value) -> Restart {
+    // The Array iterators that take in results restart out of line, so that the dispatch
+    // loop's `Leave` keeps the code it had for `times` and `each`.
+    if ctx.stacks.frames[fi - 1].owner_skip != kind::PLAIN {
+        return restart_array(ctx, fi, nlocals, lead, result);
+    }
+    reactivate::<false>(ctx, fi, nlocals, lead, result)
+}
+
+/// `restart` under an Array iterator frame whose kind is not `PLAIN`.
+#[inline(never)]
+fn restart_array(ctx: &mut Ctx, fi: usize, nlocals: usize, lead: usize, result: Value) -> Restart {
+    reactivate::<true>(ctx, fi, nlocals, lead, result)
+}
+
+/// `restart`, for an iterator frame of kind `PLAIN` (`ARRAY` false) or not.
+#[inline(always)]
+fn reactivate<const ARRAY: bool>(ctx: &mut Ctx, fi: usize, nlocals: usize, lead: usize, result: Value) -> Restart {
     let it = &ctx.stacks.frames[fi - 1];
     let i = it.pc.wrapping_add(1);
     // While tracing, every iteration gets a new frame so that it reports its `b_call`.
@@ -449,11 +492,7 @@ pub fn restart(ctx: &mut Ctx, fi: usize, nlocals: usize, lead: usize, result: Va
     }
     // `times` passes the iteration number, `each` the element, `loop` nothing; the other
     // Array iterators take in the result first.
-    let (argc, arg, arg2) = if it.owner_skip == kind::PLAIN {
-        ((it.flags & FRAME_ITER_LOOP == 0) as usize, argument(it, i), Value::NIL)
-    } else {
-        next_arguments(ctx, fi - 1, i, result)
-    };
+    let (argc, arg, arg2) = if ARRAY { next_arguments(ctx, fi - 1, i, result) } else { ((it.flags & FRAME_ITER_LOOP == 0) as usize, argument(it, i), Value::NIL) };
     // SAFETY: a `FRAME_ITER_BLOCK` frame is only pushed directly above its iterator frame.
     let (it, f): (&mut Frame, &mut Frame) = unsafe {
         let p = ctx.stacks.frames.as_mut_ptr();
@@ -466,11 +505,13 @@ pub fn restart(ctx: &mut Ctx, fi: usize, nlocals: usize, lead: usize, result: Va
     f.visibility = Visibility::Public;
     f.svar = Value::NIL;
     let (bp, heap, outer) = (f.bp, !f.env.is_nil(), f.outer);
-    // The arguments are written even where the block has no parameter for them: slots
+    // A second argument is written even where the block has no parameter for it: slots
     // past its locals are its operand stack, which starts afresh.
-    let stack = &mut ctx.stacks.stack[bp..bp + nlocals.max(2)];
+    let stack = &mut ctx.stacks.stack[bp..bp + nlocals.max(1 + ARRAY as usize)];
     stack[0] = arg;
-    stack[1] = arg2;
+    if ARRAY {
+        stack[1] = arg2;
+    }
     for v in &mut stack[argc.min(lead)..nlocals] {
         *v = Value::NIL;
     }
@@ -490,7 +531,7 @@ pub fn restart(ctx: &mut Ctx, fi: usize, nlocals: usize, lead: usize, result: Va
 
 /// `restart` of a block frame of the Array iterator frame `it` (not `PLAIN`): takes in
 /// `result` and gives iteration `i`'s arguments (keeping the element where its kind does).
-#[inline(never)]
+#[inline]
 fn next_arguments(ctx: &mut Ctx, it: usize, i: usize, result: Value) -> (usize, Value, Value) {
     // The block's locals (its operand stack is gone) stay covered while `absorb` allocates;
     // `result` is held here.
