@@ -28,8 +28,8 @@
 //! - An unwind passing an iterator frame pops it and resets `sp` to its result slot (as a
 //!   failed builtin call does), so a `break` value lands where the call's result goes; a
 //!   `loop` frame instead ends with the result of a `StopIteration` passing it.
-//! - With `FRAME_ITER_SYM` (`each(&:name)`, `times(&:name)`, `map(&:name)` …, never for
-//!   `WITH_INDEX` and `INJECT`: the call site's block is a Symbol) the iteration's argument is the receiver of a call of that method: a Ruby method's
+//! - With `FRAME_ITER_SYM` (`each(&:name)`, `times(&:name)`, never for the kinds other
+//!   than `PLAIN`: the call site's block is a Symbol) the iteration's argument is the receiver of a call of that method: a Ruby method's
 //!   frame is pushed with its result slot at `sp_base`, as a block frame's would be; any other
 //!   method runs at once and the iteration goes on. No Proc is made. `locals` then points to
 //!   the call site's `CallInfo` (in the home frame's iseq, alive while that frame is), whose
@@ -48,7 +48,8 @@
 //!   whose `each` is Array's own (`REDEF_ARRAY` clear), as `Enumerable` would call `each`.
 //! - `Array.new(n) { }` runs `Array#initialize` as an iterator frame of kind `FILL` (no
 //!   `FRAME_ITER_EACH`: `n` iterations, passing the index) on the new Array, above a
-//!   pass-through frame for `Class#new`; each result is appended to its self.
+//!   pass-through frame for `Array.new` (`start` pushes both); each result is appended to
+//!   its self.
 //! - A block's result is taken in (`absorb`) exactly once: by `restart` when the frame is
 //!   restarted in place, else by `step` (it sits at `sp_base`, where the block frame or the
 //!   Symbol's method left it).
@@ -106,15 +107,24 @@ pub fn iterations(ctx: &Ctx, me: &MethodEntry, recv: Value, args: &[Value]) -> O
             return Some(array::len(recv));
         }
     }
-    array_iterations(ctx, me, recv, args.len())
+    array_iterations(ctx, me, recv, args)
 }
 
 /// `iterations` for the Array iterators other than `each` (see the module comment), given
 /// `argc` arguments.
 #[inline(never)]
-fn array_iterations(ctx: &Ctx, me: &MethodEntry, recv: Value, argc: usize) -> Option<usize> {
+fn array_iterations(ctx: &Ctx, me: &MethodEntry, recv: Value, args: &[Value]) -> Option<usize> {
     let name = me.original_name;
-    if !array::is_array(recv) || crate::core::tracepoint::tracing(ctx) || argc > (name == sym::INJECT) as usize {
+    if crate::core::tracepoint::tracing(ctx) {
+        return None;
+    }
+    if name == sym::NEW {
+        // `Array.new(n)` (Array's own `new`, or `Class#new`), Array's `initialize` the builtin.
+        let n = args.first().and_then(|v| v.as_fixnum()).filter(|&n| recv == ctx.c().array && args.len() == 1 && (0..=1 << 32).contains(&n))?;
+        let init = crate::core::module::find_method_ref(ctx, recv, sym::INITIALIZE)?;
+        return (init.owner == recv && matches!(init.body, MethodBody::Builtin { .. })).then_some(n as usize);
+    }
+    if !array::is_array(recv) || args.len() > (name == sym::INJECT) as usize {
         return None;
     }
     let ok = if me.owner == ctx.c().array {
@@ -125,10 +135,12 @@ fn array_iterations(ctx: &Ctx, me: &MethodEntry, recv: Value, argc: usize) -> Op
     ok.then(|| array::len(recv))
 }
 
-/// Whether the iterator `me` (`iterations` accepted it) can run with a Symbol block: its
-/// block takes one argument.
+/// Whether the iterator `me` (`iterations` accepted it) runs as an iterator frame with a
+/// Symbol block: only those whose results it drops. `map(&:name)` and the like keep the
+/// Symbol proc called from Rust, which is cheaper when the method is a builtin or an
+/// attribute reader (each of which `call_symbol` calls through `invoke_from_rust`).
 pub fn takes_symbol(me: &MethodEntry) -> bool {
-    me.original_name != sym::INJECT && me.original_name != sym::EACH_WITH_INDEX
+    kind_of(me) == kind::PLAIN
 }
 
 /// The `Kind` of the iterator `me`.
@@ -140,7 +152,7 @@ fn kind_of(me: &MethodEntry) -> u32 {
         sym::COUNT => kind::COUNT,
         sym::EACH_WITH_INDEX => kind::WITH_INDEX,
         sym::INJECT => kind::INJECT,
-        sym::INITIALIZE => kind::FILL,
+        sym::NEW => kind::FILL,
         _ => kind::PLAIN,
     }
 }
@@ -193,6 +205,17 @@ pub fn start(ctx: &mut Ctx, recv: Value, me: &MethodEntry, count: usize, arg0: V
     let home_serial = ctx.stacks.frames[home].serial;
     let arg = ret_sp + 1 + keeps_element(k) as usize;
     ctx.stacks.sp = arg;
+    let (mut recv, mut owner, mut name) = (recv, me.owner, me.name);
+    if k == kind::FILL {
+        // `Array.new`: a pass-through frame for it, and the iterator frame runs
+        // `Array#initialize` on the new Array.
+        if ctx.stacks.frames.len() + 2 >= ctx.stacks.max_frames {
+            return Err(call::stack_overflow(ctx));
+        }
+        push_passthrough(ctx, recv, me.owner, me.name, ret_sp);
+        (owner, name) = (recv, sym::INITIALIZE);
+        recv = array::with_capacity(ctx, count);
+    }
     let (outer, first): (Value, usize) = match k {
         kind::MAP => (array::with_capacity(ctx, count), 0),
         kind::SELECT | kind::REJECT => (array::new(ctx), 0),
@@ -203,7 +226,7 @@ pub fn start(ctx: &mut Ctx, recv: Value, me: &MethodEntry, count: usize, arg0: V
         _ if me.original_name == sym::DOWNTO => (Value::fixnum(-1), 0),
         _ => (Value::NIL, 0),
     };
-    call::push_builtin_frame(ctx, recv, me.owner, me.name);
+    call::push_builtin_frame(ctx, recv, owner, name);
     let f = ctx.stacks.frames.last_mut().expect("iterator frame");
     f.flags = if me.original_name == sym::EACH || (k != kind::PLAIN && k != kind::FILL) {
         FRAME_ITER | FRAME_ITER_EACH
@@ -229,6 +252,9 @@ pub fn start(ctx: &mut Ctx, recv: Value, me: &MethodEntry, count: usize, arg0: V
     if let Err(e) = advance(ctx) {
         if ctx.stacks.frames.len() == depth {
             pop_iter(ctx);
+            if k == kind::FILL {
+                pop_iter(ctx);
+            }
         }
         return Err(e);
     }
@@ -321,29 +347,6 @@ fn arguments(f: &Frame, i: usize) -> (usize, Value, Value) {
         kind::FILL => (1, Value::fixnum(i as i64), Value::NIL),
         _ => (1, array::get(f.self_, i), Value::NIL),
     }
-}
-
-/// `Array.new(n) { |i| … }` (`Class#new` on Array itself, whose `initialize` is the builtin;
-/// `n` a Fixnum, at `ret_sp + 1`, and `block_iseq` the call's literal block): a pass-through
-/// frame for `Class#new` (`new_owner`) under an iterator frame for `Array#initialize` on the
-/// new Array, which appends each iteration's result. `None` (nothing changed) when not
-/// applicable; the builtins then run (and raise for a negative or too large size).
-#[allow(clippy::too_many_arguments)]
-#[inline(never)]
-pub fn start_array_new(ctx: &mut Ctx, klass: Value, new_owner: Value, block_iseq: Value, home: usize, ret_sp: usize, site: &CallInfo) -> Option<Result<Option<Value>>> {
-    let n = ctx.stacks.stack[ret_sp + 1].as_fixnum().filter(|&n| (0..=1 << 32).contains(&n))?;
-    if klass != ctx.c().array || crate::core::tracepoint::tracing(ctx) || ctx.stacks.frames.len() + 2 >= ctx.stacks.max_frames {
-        return None;
-    }
-    let init = crate::core::module::find_method(ctx, klass, sym::INITIALIZE).filter(|m| m.owner == klass && matches!(m.body, MethodBody::Builtin { .. }))?;
-    ctx.stacks.sp = ret_sp + 2;
-    let a = array::with_capacity(ctx, n as usize);
-    push_passthrough(ctx, klass, new_owner, sym::NEW, ret_sp);
-    let r = start(ctx, a, &init, n as usize, Value::UNDEF, block_iseq, home, ret_sp, site);
-    if r.is_err() {
-        pop_iter(ctx);
-    }
-    Some(r)
 }
 
 /// `home_index` of a pass-through frame (`push_passthrough`).
@@ -469,7 +472,8 @@ pub enum Restart {
 pub fn restart(ctx: &mut Ctx, fi: usize, nlocals: usize, lead: usize, result: Value) -> Restart {
     // The Array iterators that take in results restart out of line, so that the dispatch
     // loop's `Leave` keeps the code it had for `times` and `each`.
-    if ctx.stacks.frames[fi - 1].owner_skip != kind::PLAIN {
+    // SAFETY: a `FRAME_ITER_BLOCK` frame is only pushed directly above its iterator frame.
+    if unsafe { ctx.stacks.frames.get_unchecked(fi - 1).owner_skip } != kind::PLAIN {
         return restart_array(ctx, fi, nlocals, lead, result);
     }
     reactivate::<false>(ctx, fi, nlocals, lead, result)
@@ -484,7 +488,8 @@ fn restart_array(ctx: &mut Ctx, fi: usize, nlocals: usize, lead: usize, result: 
 /// `restart`, for an iterator frame of kind `PLAIN` (`ARRAY` false) or not.
 #[inline(always)]
 fn reactivate<const ARRAY: bool>(ctx: &mut Ctx, fi: usize, nlocals: usize, lead: usize, result: Value) -> Restart {
-    let it = &ctx.stacks.frames[fi - 1];
+    // SAFETY: as in `restart`; `fi - 1` is the iterator frame.
+    let it: &Frame = unsafe { &*ctx.stacks.frames.as_ptr().add(fi - 1) };
     let i = it.pc.wrapping_add(1);
     // While tracing, every iteration gets a new frame so that it reports its `b_call`.
     if finished(it, i) || ctx.vm().interrupt.load(std::sync::atomic::Ordering::Relaxed) != 0 || crate::core::tracepoint::tracing(ctx) {

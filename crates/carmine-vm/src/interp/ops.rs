@@ -383,11 +383,6 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
         MethodBody::Builtin { .. } => {
             // `Class#new` (the only builtin the arm above leaves): allocate and push
             // `initialize` right here when it is a Ruby method.
-            if ci.block != u32::MAX && argc == 1 {
-                if let Some(r) = iter::start_array_new(ctx, recv, me.owner, caller.children[ci.block as usize], fi, ret_sp, ci) {
-                    return Some(r);
-                }
-            }
             let block = block(ctx);
             match inline_class_new(ctx, recv, argc, None, block, ret_sp) {
                 Ok(Some(r)) => Some(Ok(r)),
