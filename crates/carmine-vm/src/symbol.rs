@@ -127,6 +127,8 @@ predefined_symbols! {
     TO_PATH = "to_path", TO_IO = "to_io", READ = "read", WRITE = "write",
     EXCEPTION_CLASS = "exception_class", RESULT = "result", INTERN = "intern",
     FORWARD = "...", TIMES = "times", LOOP = "loop", UPTO = "upto", DOWNTO = "downto",
+    SELECT = "select", REJECT = "reject", COUNT = "count", INJECT = "inject",
+    EACH_WITH_INDEX = "each_with_index",
     LITERAL_HASH = "__literal_hash__",
     STRUCT_MEMBERS = "__members__", STRUCT_KEYWORD_INIT = "__keyword_init__",
     // bigdecimal's class and per-thread modes (read on every BigDecimal operation)

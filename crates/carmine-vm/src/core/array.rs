@@ -661,8 +661,10 @@ fn select(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let out = new(ctx);
     let mut i = 0;
     while i < len(recv) {
-        let v = get(recv, i);
-        if ctx.yield1(&b, v)?.truthy() {
+        // As in CRuby, the element as it is after the block (nil when the block shrank the
+        // Array).
+        if ctx.yield1(&b, get(recv, i))?.truthy() {
+            let v = get(recv, i);
             push(ctx, out, v);
         }
         i += 1;

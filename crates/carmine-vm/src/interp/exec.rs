@@ -997,7 +997,7 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                     }
                     // SAFETY: fi is the top frame.
                     if unsafe { ctx.stacks.frames.get_unchecked(fi).flags } & FRAME_ITER_BLOCK != 0 {
-                        match iter::restart(ctx, fi, iseq.local_count(), iseq.params.lead as usize) {
+                        match iter::restart(ctx, fi, iseq.local_count(), iseq.params.lead as usize, top!(0)) {
                             iter::Restart::InPlace => {
                                 ip = code;
                                 sp = ctx.stacks.sp;

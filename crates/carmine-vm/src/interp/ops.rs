@@ -350,7 +350,8 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
             let args = unsafe { std::slice::from_raw_parts(ctx.stacks.stack.as_ptr().add(ret_sp + 1), argc) };
             if ci.block != u32::MAX && argc <= 1 {
                 if let Some(n) = iter::iterations(ctx, me, recv, args) {
-                    return Some(iter::start(ctx, recv, me, n, caller.children[ci.block as usize], fi, ret_sp, ci));
+                    let arg0 = args.first().copied().unwrap_or(Value::UNDEF);
+                    return Some(iter::start(ctx, recv, me, n, arg0, caller.children[ci.block as usize], fi, ret_sp, ci));
                 }
             }
             if let MethodBody::Builtin { f, .. } = me.body {
@@ -631,7 +632,8 @@ fn send_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usiz
     if ci.block != u32::MAX && argc <= 1 && kw.is_none() {
         let args = &ctx.stacks.stack[ret_sp + 1..ret_sp + 1 + argc];
         if let Some(n) = iter::iterations(ctx, &me, recv, args) {
-            return iter::start(ctx, recv, &me, n, iseq.children[ci.block as usize], fi, ret_sp, ci);
+            let arg0 = args.first().copied().unwrap_or(Value::UNDEF);
+            return iter::start(ctx, recv, &me, n, arg0, iseq.children[ci.block as usize], fi, ret_sp, ci);
         }
     }
     invoke(ctx, recv, &me, argc, kw, block, ret_sp)
@@ -650,8 +652,8 @@ fn symbol_iteration(ctx: &mut Ctx, fi: usize, ci: &CallInfo, ret_sp: usize) -> O
     let recv = ctx.stacks.stack[ret_sp];
     let me = lookup_cached(ctx, ci, class_of(ctx, recv))?;
     let visible = me.visibility == Visibility::Public || ci.has(cf::FCALL) || ci.has(cf::SELF_RECV);
-    let n = iter::iterations(ctx, &me, recv, &[]).filter(|&n| visible && n != usize::MAX)?;
-    Some(iter::start(ctx, recv, &me, n, name, fi, ret_sp, ci))
+    let n = iter::iterations(ctx, &me, recv, &[]).filter(|&n| visible && n != usize::MAX && iter::takes_symbol(&me))?;
+    Some(iter::start(ctx, recv, &me, n, Value::UNDEF, name, fi, ret_sp, ci))
 }
 
 /// Whether `me` is `send`/`__send__` (`Some(false)`) or `public_send` (`Some(true)`).
