@@ -48,7 +48,9 @@ end
 
 # A major collection frees old objects and their buffers: it sweeps at once, so that
 # the buffers are freed before the program allocates the next ones.
+# (Under GC.stress every allocation collects, lazily by design: nothing to check.)
 test "major collections for want of slots or memory sweep at once" do
+  next if GC.stress
   { malloc: :oldmalloc, newobj: :nofree }.each do |gc_by, major_by|
     majors = GC.stat(:major_gc_count)
     keep = []
