@@ -559,7 +559,12 @@ static ngx_int_t ngx_http_carmine_arm(ngx_http_request_t *r, ngx_http_carmine_ct
         ctx->timer.handler = ngx_http_carmine_timer_handler;
         ctx->timer.data = r;
         ctx->timer.log = r->connection->log;
-        ngx_add_timer(&ctx->timer, (ngx_msec_t)w->timeout_ms);
+        /* Timers count from nginx's cached clock, which is as old as this event loop
+         * iteration, and in whole milliseconds: refreshed and given one more millisecond,
+         * the timer never fires before the time the VM asked for (a run resumed early
+         * would take its sleep as ended before its deadline had passed). */
+        ngx_time_update();
+        ngx_add_timer(&ctx->timer, (ngx_msec_t)w->timeout_ms + 1);
     }
     return NGX_OK;
 }
