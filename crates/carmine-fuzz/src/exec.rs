@@ -136,12 +136,10 @@ impl Runner {
                     let lim = libc::rlimit { rlim_cur: mem_limit as libc::rlim_t, rlim_max: mem_limit as libc::rlim_t };
                     libc::setrlimit(libc::RLIMIT_AS, &lim);
                 }
-                if let Some(id) = uid {
-                    if libc::setgroups(0, std::ptr::null()) != 0 || libc::setgid(id) != 0 || libc::setuid(id) != 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
+                match uid {
+                    Some(id) => become_user(id),
+                    None => Ok(()),
                 }
-                Ok(())
             });
         }
         let mut child = match cmd.spawn() {
@@ -234,14 +232,19 @@ pub fn unprivileged_uid(carmine: &Path) -> Option<u32> {
     cmd.args(["-e", "0"]).current_dir("/").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
     // SAFETY: only async-signal-safe calls (setgroups, setgid, setuid) between fork and exec.
     unsafe {
-        cmd.pre_exec(|| {
-            if libc::setgroups(0, std::ptr::null()) != 0 || libc::setgid(NOBODY) != 0 || libc::setuid(NOBODY) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
+        cmd.pre_exec(|| become_user(NOBODY));
     }
     cmd.status().is_ok_and(|s| s.success()).then_some(NOBODY)
+}
+
+/// In a forked child before exec: drops supplementary groups and becomes user and group
+/// `id`. Only async-signal-safe calls.
+fn become_user(id: u32) -> std::io::Result<()> {
+    // SAFETY: plain system calls with valid arguments (no groups: a null list of length 0).
+    if unsafe { libc::setgroups(0, std::ptr::null()) != 0 || libc::setgid(id) != 0 || libc::setuid(id) != 0 } {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// `cmd.output()` with a time limit, for test harnesses: the child runs in its own process

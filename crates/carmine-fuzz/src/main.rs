@@ -11,8 +11,6 @@ use std::time::Duration;
 use carmine_fuzz::exec::{sibling_carmine, Runner, NOBODY};
 use carmine_fuzz::harness::{run, Config};
 
-/// The user scripts run as when the check is started by root.
-
 fn usage() -> &'static str {
     "Usage: carmine-fuzz [options] PATH...   (files or directories of .rb)
   --seed N             seed of all random choices (default: from the clock; printed)
