@@ -177,7 +177,9 @@ impl Default for SymbolTable {
 
 impl SymbolTable {
     pub fn new() -> SymbolTable {
-        let mut inner = Inner { by_name: HashMap::with_capacity_and_hasher(4096, NameHash::random()), names: Vec::with_capacity(4096) };
+        // Room for the ~1,700 symbols a booted VM has (4,096 buckets): every VM of an
+        // embedding host pays for this table, and a program that interns more grows it once.
+        let mut inner = Inner { by_name: HashMap::with_capacity_and_hasher(2048, NameHash::random()), names: Vec::with_capacity(2048) };
         for name in PREDEFINED {
             let bytes: Arc<[u8]> = Arc::from(name.as_bytes());
             let id = SymId(inner.names.len() as u32);
