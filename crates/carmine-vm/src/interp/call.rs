@@ -558,6 +558,42 @@ pub fn push_simple_method_frame(ctx: &mut Ctx, recv: Value, me: &MethodEntry, is
     true
 }
 
+/// The dispatch loop's cached call of a Ruby method whose parameters `ops::fast_target`
+/// checked against the call site when it filled the cache (required and optional
+/// positionals, locals on the value stack): the `argc` arguments after the receiver at
+/// `ret_sp` become the first locals, the others start nil, and the frame starts at `pc`.
+/// Only the room on the stacks is left to check; false (having changed nothing) without it.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn push_fast_method_frame(ctx: &mut Ctx, recv: Value, me: &MethodEntry, iseq_val: Value, cref: Value, argc: usize, pc: usize, ret_sp: usize) -> bool {
+    let iseq = iseq_of(iseq_val);
+    let nlocals = iseq.local_count();
+    let bp = ret_sp + 1;
+    if bp + nlocals + iseq.stack_max as usize + STACK_MARGIN > ctx.stacks.stack.len() || ctx.stacks.frames.len() >= ctx.stacks.max_frames {
+        return false;
+    }
+    // SAFETY: `bp + nlocals` is within the stack (checked above).
+    let locals = unsafe { ctx.stacks.stack.as_mut_ptr().add(bp) };
+    for i in argc..nlocals {
+        // SAFETY: as above; `argc <= nlocals` (the arguments are parameters).
+        unsafe { *locals.add(i) = Value::NIL };
+    }
+    ctx.stacks.sp = bp + nlocals;
+    let f = push_frame(ctx, FrameKind::Method);
+    f.iseq = iseq as *const Iseq;
+    f.iseq_val = iseq_val;
+    f.pc = pc;
+    f.bp = bp;
+    f.sp_base = bp + nlocals;
+    f.ret_sp = ret_sp;
+    f.locals = locals;
+    f.self_ = recv;
+    f.cref = cref;
+    f.owner = me.owner;
+    f.mid = Some(me.name);
+    true
+}
+
 /// Pushes the frame of a Ruby method whose receiver is at `ret_sp` and whose `argc`
 /// arguments follow it.
 #[allow(clippy::too_many_arguments)]
