@@ -572,12 +572,11 @@ pub fn push_fast_method_frame(ctx: &mut Ctx, recv: Value, me: &MethodEntry, iseq
     if bp + nlocals + iseq.stack_max as usize + STACK_MARGIN > ctx.stacks.stack.len() || ctx.stacks.frames.len() >= ctx.stacks.max_frames {
         return false;
     }
-    // SAFETY: `bp + nlocals` is within the stack (checked above).
-    let locals = unsafe { ctx.stacks.stack.as_mut_ptr().add(bp) };
-    for i in argc..nlocals {
-        // SAFETY: as above; `argc <= nlocals` (the arguments are parameters).
-        unsafe { *locals.add(i) = Value::NIL };
+    let stack = &mut ctx.stacks.stack[bp..bp + nlocals];
+    for v in &mut stack[argc..] {
+        *v = Value::NIL;
     }
+    let locals = stack.as_mut_ptr();
     ctx.stacks.sp = bp + nlocals;
     let f = push_frame(ctx, FrameKind::Method);
     f.iseq = iseq as *const Iseq;
