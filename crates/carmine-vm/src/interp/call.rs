@@ -572,8 +572,10 @@ pub fn push_fast_method_frame(ctx: &mut Ctx, recv: Value, me: &MethodEntry, iseq
     if bp + nlocals + iseq.stack_max as usize + STACK_MARGIN > ctx.stacks.stack.len() || ctx.stacks.frames.len() >= ctx.stacks.max_frames {
         return false;
     }
-    let stack = &mut ctx.stacks.stack[bp..bp + nlocals];
-    for v in &mut stack[argc..] {
+    // SAFETY: `bp + nlocals` is within the stack (checked above), and `argc <= nlocals`.
+    let stack = unsafe { ctx.stacks.stack.get_unchecked_mut(bp..bp + nlocals) };
+    // SAFETY: as above.
+    for v in unsafe { stack.get_unchecked_mut(argc..) } {
         *v = Value::NIL;
     }
     let locals = stack.as_mut_ptr();

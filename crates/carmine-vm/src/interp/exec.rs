@@ -214,6 +214,7 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
 }
 
 fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
+    let vmp: *const crate::vm::Vm = ctx.vm_ptr();
     'reload: loop {
         let fi = ctx.stacks.frames.len() - 1;
         // SAFETY: fi is the top frame.
@@ -239,7 +240,6 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
         let mut ip = unsafe { code.add(pc0) };
         let base = ctx.stacks.stack.as_mut_ptr();
         let mut sp = ctx.stacks.sp;
-        let vmp: *const crate::vm::Vm = ctx.vm_ptr();
 
         macro_rules! push {
             ($v:expr) => {{
