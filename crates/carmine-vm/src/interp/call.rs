@@ -572,6 +572,8 @@ pub fn push_fast_method_frame(ctx: &mut Ctx, recv: Value, me: &MethodEntry, iseq
     if bp + nlocals + iseq.stack_max as usize + STACK_MARGIN > ctx.stacks.stack.len() || ctx.stacks.frames.len() >= ctx.stacks.max_frames {
         return false;
     }
+    // Filled as a slice: a raw-pointer loop here made LLVM keep the dispatch loop's `ip` in a
+    // stack slot (a store and a load on every dispatch).
     // SAFETY: `bp + nlocals` is within the stack (checked above), and `argc <= nlocals`.
     let stack = unsafe { ctx.stacks.stack.get_unchecked_mut(bp..bp + nlocals) };
     // SAFETY: as above.
