@@ -206,4 +206,17 @@ test "returns from the cached call land in the caller's expression" do
   assert_equal [[1, 2], 8, [:x, :y]], r
 end
 
+test "optional-parameter entry points survive precompiled bytecode" do
+  carmine = ENV["CARMINE"]
+  if carmine && RUBY_ENGINE == "carmine"
+    require "tmpdir"
+    Dir.mktmpdir do |dir|
+      src = File.join(dir, "opt.rb")
+      File.write(src, "def m(a, b = a * 2, c = b + 1) = [a, b, c]\nr = []\n3.times { r << m(1) << m(1, 5) << m(1, 5, 9) }\np r.uniq\n")
+      assert system(carmine, "--compile", src, "-o", File.join(dir, "opt.cmb"))
+      assert_equal "[[1, 2, 3], [1, 5, 6], [1, 5, 9]]\n", IO.popen([carmine, File.join(dir, "opt.cmb")], &:read)
+    end
+  end
+end
+
 Assert.report
