@@ -542,20 +542,29 @@ pub fn push_simple_method_frame(ctx: &mut Ctx, recv: Value, me: &MethodEntry, is
         sp_base = bp;
         ctx.stacks.sp = bp;
     }
+    let f = push_method_frame_at(ctx, recv, me, iseq, iseq_val, cref, bp, sp_base, ret_sp, locals);
+    f.env = env;
+    f.block = block;
+    true
+}
+
+/// Pushes a method frame whose locals (at `locals`) and operand stack (from `sp_base`) are
+/// in place; it starts at pc 0 with no block and no heap environment.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn push_method_frame_at<'c>(ctx: &'c mut Ctx, recv: Value, me: &MethodEntry, iseq: &Iseq, iseq_val: Value, cref: Value, bp: usize, sp_base: usize, ret_sp: usize, locals: *mut Value) -> &'c mut Frame {
     let f = push_frame(ctx, FrameKind::Method);
     f.iseq = iseq as *const Iseq;
     f.iseq_val = iseq_val;
     f.bp = bp;
     f.sp_base = sp_base;
-    f.env = env;
     f.ret_sp = ret_sp;
     f.locals = locals;
     f.self_ = recv;
     f.cref = cref;
     f.owner = me.owner;
     f.mid = Some(me.name);
-    f.block = block;
-    true
+    f
 }
 
 /// The dispatch loop's cached call of a Ruby method whose parameters `ops::fast_target`
@@ -582,18 +591,7 @@ pub fn push_fast_method_frame(ctx: &mut Ctx, recv: Value, me: &MethodEntry, iseq
     }
     let locals = stack.as_mut_ptr();
     ctx.stacks.sp = bp + nlocals;
-    let f = push_frame(ctx, FrameKind::Method);
-    f.iseq = iseq as *const Iseq;
-    f.iseq_val = iseq_val;
-    f.pc = pc;
-    f.bp = bp;
-    f.sp_base = bp + nlocals;
-    f.ret_sp = ret_sp;
-    f.locals = locals;
-    f.self_ = recv;
-    f.cref = cref;
-    f.owner = me.owner;
-    f.mid = Some(me.name);
+    push_method_frame_at(ctx, recv, me, iseq, iseq_val, cref, bp, bp + nlocals, ret_sp, locals).pc = pc;
     true
 }
 
