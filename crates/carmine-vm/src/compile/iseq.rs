@@ -308,6 +308,9 @@ pub struct CallCache {
     /// the VM's method epoch.
     pub fast_klass: Cell<u64>,
     pub fast_me: Cell<*const MethodEntry>,
+    /// For a Ruby method at `fast_me`: the pc its frame starts at for this site's argument
+    /// count (past the defaults of the optional parameters the site gives).
+    pub fast_pc: Cell<u32>,
     /// For a builtin at `fast_me`: its `interp::leaf::Cond` as a byte, and its `LeafFn`.
     pub fast_leaf: Cell<u8>,
     pub leaf_fn: Cell<Option<crate::interp::leaf::LeafFn>>,
@@ -330,6 +333,7 @@ impl Default for CallCache {
             ivar: Default::default(),
             fast_klass: Cell::new(0),
             fast_me: Cell::new(std::ptr::null()),
+            fast_pc: Cell::new(0),
             fast_leaf: Cell::new(0),
             leaf_fn: Cell::new(None),
             sym_klass: Cell::new(0),
@@ -433,6 +437,10 @@ pub struct Params {
     /// The `&block` parameter is only ever passed on as `&blk` (`GetBlockParamProxy`): it is
     /// not bound to a Proc on entry, and its local stays nil.
     pub block_proxy: bool,
+    /// Only required parameters (none destructured) and at least one optional one: a call
+    /// with `lead..=lead + opt` arguments places them in locals and starts at `opt_pcs`,
+    /// with no other binding (`ops::fast_target`).
+    pub opt_simple: bool,
     /// The block uses `it` / `_1`: one implicit parameter.
     pub implicit_it: bool,
     /// `ruby2_keywords`: keywords bound into the rest parameter become a flagged Hash.

@@ -709,7 +709,6 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             self.b().params.lead += 1;
         }
         for o in p.optionals().iter() {
-            simple = false;
             let n = o.as_optional_parameter_node().expect("optional");
             let id = self.intern(n.name().as_slice());
             self.b().add_local(id);
@@ -787,7 +786,9 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
                 _ => {}
             }
         }
-        let simple_but_block = simple;
+        // Optionals are the only difference between `simple` so far and an `opt_simple` method.
+        let has_opt = self.b().params.opt > 0;
+        let simple_but_block = simple && !has_opt;
         if let Some(blk) = p.block() {
             simple = false;
             if let Node::BlockParameterNode { .. } = blk {
@@ -809,7 +810,9 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             let id = self.intern(name.as_slice());
             self.b().local(id);
         }
-        self.b().params.simple = simple && !self.b().params.trailing_comma;
+        let trailing_comma = self.b().params.trailing_comma;
+        self.b().params.simple = simple && !has_opt && !trailing_comma;
+        self.b().params.opt_simple = simple && has_opt && !trailing_comma && !is_block;
         self.b().simple_but_block = simple_but_block && !self.b().params.trailing_comma;
     }
 

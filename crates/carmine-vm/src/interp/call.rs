@@ -542,19 +542,56 @@ pub fn push_simple_method_frame(ctx: &mut Ctx, recv: Value, me: &MethodEntry, is
         sp_base = bp;
         ctx.stacks.sp = bp;
     }
+    let f = push_method_frame_at(ctx, recv, me, iseq, iseq_val, cref, bp, sp_base, ret_sp, locals);
+    f.env = env;
+    f.block = block;
+    true
+}
+
+/// Pushes a method frame whose locals (at `locals`) and operand stack (from `sp_base`) are
+/// in place; it starts at pc 0 with no block and no heap environment.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn push_method_frame_at<'c>(ctx: &'c mut Ctx, recv: Value, me: &MethodEntry, iseq: &Iseq, iseq_val: Value, cref: Value, bp: usize, sp_base: usize, ret_sp: usize, locals: *mut Value) -> &'c mut Frame {
     let f = push_frame(ctx, FrameKind::Method);
     f.iseq = iseq as *const Iseq;
     f.iseq_val = iseq_val;
     f.bp = bp;
     f.sp_base = sp_base;
-    f.env = env;
     f.ret_sp = ret_sp;
     f.locals = locals;
     f.self_ = recv;
     f.cref = cref;
     f.owner = me.owner;
     f.mid = Some(me.name);
-    f.block = block;
+    f
+}
+
+/// The dispatch loop's cached call of a Ruby method whose parameters `ops::fast_target`
+/// checked against the call site when it filled the cache (required and optional
+/// positionals, locals on the value stack): the `argc` arguments after the receiver at
+/// `ret_sp` become the first locals, the others start nil, and the frame starts at `pc`.
+/// Only the room on the stacks is left to check; false (having changed nothing) without it.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn push_fast_method_frame(ctx: &mut Ctx, recv: Value, me: &MethodEntry, iseq_val: Value, cref: Value, argc: usize, pc: usize, ret_sp: usize) -> bool {
+    let iseq = iseq_of(iseq_val);
+    let nlocals = iseq.local_count();
+    let bp = ret_sp + 1;
+    if bp + nlocals + iseq.stack_max as usize + STACK_MARGIN > ctx.stacks.stack.len() || ctx.stacks.frames.len() >= ctx.stacks.max_frames {
+        return false;
+    }
+    // Filled as a slice: a raw-pointer loop here made LLVM keep the dispatch loop's `ip` in a
+    // stack slot (a store and a load on every dispatch).
+    // SAFETY: `bp + nlocals` is within the stack (checked above), and `argc <= nlocals`.
+    let stack = unsafe { ctx.stacks.stack.get_unchecked_mut(bp..bp + nlocals) };
+    // SAFETY: as above.
+    for v in unsafe { stack.get_unchecked_mut(argc..) } {
+        *v = Value::NIL;
+    }
+    let locals = stack.as_mut_ptr();
+    ctx.stacks.sp = bp + nlocals;
+    push_method_frame_at(ctx, recv, me, iseq, iseq_val, cref, bp, bp + nlocals, ret_sp, locals).pc = pc;
     true
 }
 

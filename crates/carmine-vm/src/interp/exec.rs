@@ -15,7 +15,7 @@ use crate::error::Unwind;
 use crate::interp::env::{self, RCref, CREF_EVAL};
 use crate::core::module::MethodBody;
 use crate::interp::call;
-use crate::interp::frame::{Block, BlockRef, Captured, FRAME_CTOR, FRAME_FINISH, FRAME_ITER, FRAME_ITER_BLOCK};
+use crate::interp::frame::{Block, Captured, FRAME_CTOR, FRAME_FINISH, FRAME_ITER, FRAME_ITER_BLOCK};
 use crate::interp::iter;
 use crate::interp::ops;
 use crate::object::{basic, ObjType, RObject};
@@ -214,6 +214,7 @@ fn run_loop(ctx: &mut Ctx) -> Result<Value> {
 }
 
 fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
+    let vmp: *const crate::vm::Vm = ctx.vm_ptr();
     'reload: loop {
         let fi = ctx.stacks.frames.len() - 1;
         // SAFETY: fi is the top frame.
@@ -239,7 +240,6 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
         let mut ip = unsafe { code.add(pc0) };
         let base = ctx.stacks.stack.as_mut_ptr();
         let mut sp = ctx.stacks.sp;
-        let vmp: *const crate::vm::Vm = ctx.vm_ptr();
 
         macro_rules! push {
             ($v:expr) => {{
@@ -787,7 +787,7 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                             match me.body {
                                 MethodBody::Iseq { iseq: callee_val, cref } => {
                                     sync!();
-                                    if call::push_simple_method_frame(ctx, recv, me, callee_val, cref, argc, BlockRef::NONE, ret_sp) {
+                                    if call::push_fast_method_frame(ctx, recv, me, callee_val, cref, argc, cc.fast_pc.get() as usize, ret_sp) {
                                         if c.block != u32::MAX {
                                             ops::give_literal_block(ctx, iseq, fi, c.block);
                                         }
@@ -996,7 +996,24 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                         tri!(crate::core::tracepoint::frame_leaving(ctx, fi, top!(0)));
                     }
                     // SAFETY: fi is the top frame.
-                    if unsafe { ctx.stacks.frames.get_unchecked(fi).flags } & FRAME_ITER_BLOCK != 0 {
+                    let (flags, ret_sp) = unsafe {
+                        let f = ctx.stacks.frames.get_unchecked(fi);
+                        (f.flags, f.ret_sp)
+                    };
+                    if flags & (FRAME_ITER_BLOCK | FRAME_CTOR | FRAME_FINISH) == 0 {
+                        // The common return (`leave_frame` without its cases): the result
+                        // replaces the receiver, the frame below runs on.
+                        // SAFETY: `ret_sp` is below this frame's operand stack; a frame
+                        // holds nothing to drop, so shortening the Vec pops it.
+                        let v = top!(0);
+                        unsafe {
+                            *base.add(ret_sp) = v;
+                            ctx.stacks.frames.set_len(fi);
+                        }
+                        ctx.stacks.sp = ret_sp + 1;
+                        continue 'reload;
+                    }
+                    if flags & FRAME_ITER_BLOCK != 0 {
                         match iter::restart(ctx, fi, iseq.local_count(), iseq.params.lead as usize, top!(0)) {
                             iter::Restart::InPlace => {
                                 ip = code;

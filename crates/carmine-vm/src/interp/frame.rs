@@ -179,6 +179,9 @@ impl Frame {
     }
 }
 
+// The dispatch loop pops a frame by shortening the frame stack (`exec`'s `Leave`).
+const _: () = assert!(!std::mem::needs_drop::<Frame>());
+
 /// Index of `$~` in a frame's `svar`.
 pub const SVAR_LAST_MATCH: usize = 0;
 /// Index of `$_` in a frame's `svar`.

@@ -210,9 +210,10 @@ fn lookup_cached(ctx: &Ctx, ci: &CallInfo, klass: Value) -> Option<Arc<MethodEnt
             MethodBody::Builtin { f, .. } => crate::interp::leaf::lookup(f, ci.argc as usize).map_or((crate::interp::leaf::Cond::No, None), |(c, lf)| (c, Some(lf))),
             _ => (crate::interp::leaf::Cond::No, None),
         };
-        if fast_target(ci, m, leaf) {
+        if let Some(pc) = fast_target(ci, m, leaf) {
             cc.fast_klass.set(klass.raw());
             cc.fast_me.set(Arc::as_ptr(m));
+            cc.fast_pc.set(pc);
             cc.fast_leaf.set(leaf as u8);
             cc.leaf_fn.set(leaf_fn);
         }
@@ -231,25 +232,37 @@ pub fn give_literal_block(ctx: &mut Ctx, iseq: &Iseq, fi: usize, child: u32) {
 
 /// Whether the dispatch loop may enter `me` from call site `ci` with no checks beyond the
 /// receiver's class and room on the stacks (for an attribute method: the site's ivar cache):
-/// a plain call allowed by visibility, of a Ruby method taking exactly the site's positional
-/// arguments as required parameters, with its locals on the value stack, and, if the site
-/// passes a literal block, using its block (else the unused-block warning has to be
-/// considered); or of an attribute reader or writer without a block; or of a leaf builtin
-/// (`leaf`, its `leaf::lookup` for this site) without a block.
-fn fast_target(ci: &CallInfo, me: &MethodEntry, leaf: crate::interp::leaf::Cond) -> bool {
+/// a plain call allowed by visibility, of a Ruby method taking the site's positional
+/// arguments as required parameters (or as required and some of its optional ones, where it
+/// has no other kind), with its locals on the value stack, and, if the site passes a literal
+/// block, using its block (else the unused-block warning has to be considered); or of an
+/// attribute reader or writer without a block; or of a leaf builtin (`leaf`, its
+/// `leaf::lookup` for this site) without a block. `Some(pc)`: where the method's frame starts
+/// for this site (0 for the others).
+fn fast_target(ci: &CallInfo, me: &MethodEntry, leaf: crate::interp::leaf::Cond) -> Option<u32> {
     let visible = me.visibility == Visibility::Public || ci.has(cf::FCALL) || ci.has(cf::SELF_RECV);
-    let shape = match me.body {
+    if !ci.plain() || !visible {
+        return None;
+    }
+    let no_block = ci.block == u32::MAX;
+    match me.body {
         MethodBody::Iseq { iseq, .. } => {
             let callee = iseq_of(iseq);
-            let simple = callee.params.simple && callee.params.lead as u32 == ci.argc && !callee.locals_on_heap;
-            simple && (ci.block == u32::MAX || callee.uses_block)
+            let p = &callee.params;
+            let pc = if p.simple && p.lead == ci.argc {
+                0
+            } else if p.opt_simple && (p.lead..=p.lead + p.opt).contains(&ci.argc) {
+                p.opt_pcs[(ci.argc - p.lead) as usize]
+            } else {
+                return None;
+            };
+            (!callee.locals_on_heap && (no_block || callee.uses_block)).then_some(pc)
         }
-        MethodBody::AttrReader(_) => ci.argc == 0 && ci.block == u32::MAX,
-        MethodBody::AttrWriter(_) => ci.argc == 1 && ci.block == u32::MAX,
-        MethodBody::Builtin { .. } => ci.block == u32::MAX && leaf != crate::interp::leaf::Cond::No,
-        _ => false,
-    };
-    ci.plain() && visible && shape
+        MethodBody::AttrReader(_) => (ci.argc == 0 && no_block).then_some(0),
+        MethodBody::AttrWriter(_) => (ci.argc == 1 && no_block).then_some(0),
+        MethodBody::Builtin { .. } => (no_block && leaf != crate::interp::leaf::Cond::No).then_some(0),
+        _ => None,
+    }
 }
 
 /// `proc.call(args)` (and its aliases) on a proc made from a Ruby block: the block's frame

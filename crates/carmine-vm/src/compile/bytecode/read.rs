@@ -219,11 +219,11 @@ fn read_iseq(r: &mut Reader<'_>, outer: &mut Vec<Outer>) -> R<Value> {
         kw.push(KwParam { name, required });
     }
     let pf = r.uleb()?;
-    if pf >> 10 != 0 {
+    if pf >> 11 != 0 {
         return Err("unknown parameter flags".into());
     }
     let bit = |i: u32| pf & (1 << i) != 0;
-    let params = Params { lead, opt, opt_pcs, rest: bit(0), post, kw, kwrest: bit(1), no_kw: bit(2), block: bit(3), forwarding: bit(4), trailing_comma: bit(5), simple: bit(6), implicit_it: bit(7), ruby2_keywords: bit(8), block_proxy: bit(9) };
+    let params = Params { lead, opt, opt_pcs, rest: bit(0), post, kw, kwrest: bit(1), no_kw: bit(2), block: bit(3), forwarding: bit(4), trailing_comma: bit(5), simple: bit(6), implicit_it: bit(7), ruby2_keywords: bit(8), block_proxy: bit(9), opt_simple: bit(10) };
     let f = r.uleb()?;
     if f >> 3 != 0 {
         return Err("unknown iseq flags".into());

@@ -212,6 +212,9 @@ fn verify_params(is: &Iseq, n: usize) -> R<()> {
     if p.simple && (p.opt > 0 || p.rest || p.post > 0 || !p.kw.is_empty() || p.kwrest || (p.block && !p.block_proxy) || p.forwarding || p.trailing_comma) {
         return Err("a simple parameter list with more than required parameters".into());
     }
+    if p.opt_simple && (p.opt == 0 || p.rest || p.post > 0 || !p.kw.is_empty() || p.kwrest || p.block || p.forwarding || p.trailing_comma) {
+        return Err("an optional-only parameter list with other parameters".into());
+    }
     if p.forwarding && !(p.rest && p.kwrest && p.block) {
         return Err("`...` without its rest, keyword rest and block".into());
     }

@@ -166,7 +166,7 @@ fn write_iseq(w: &mut Writer<'_>, v: Value) -> Result<()> {
         w.sym(k.name);
         w.flag(k.required);
     }
-    let pflags = [p.rest, p.kwrest, p.no_kw, p.block, p.forwarding, p.trailing_comma, p.simple, p.implicit_it, p.ruby2_keywords, p.block_proxy];
+    let pflags = [p.rest, p.kwrest, p.no_kw, p.block, p.forwarding, p.trailing_comma, p.simple, p.implicit_it, p.ruby2_keywords, p.block_proxy, p.opt_simple];
     w.uleb(pflags.iter().enumerate().fold(0u64, |acc, (i, &b)| acc | (b as u64) << i));
     let flags = [is.locals_on_heap, is.uses_block, is.sees_block];
     w.uleb(flags.iter().enumerate().fold(0u64, |acc, (i, &b)| acc | (b as u64) << i));
