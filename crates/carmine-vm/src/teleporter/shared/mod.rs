@@ -367,10 +367,7 @@ impl<'r> Builder<'r> {
             }
             r
         } else if ty == ObjType::Hash && is_exact(v, ch) {
-            if basic(v).has(hash::FL_DEFAULT_PROC) || basic(v).has(hash::FL_IDENTITY) {
-                let what = if basic(v).has(hash::FL_IDENTITY) { "a compare_by_identity Hash" } else { "Hash with a default proc" };
-                return Err(ctx.type_error(&format!("can't share {what}")));
-            }
+            check_shareable_hash(ctx, v)?;
             let pairs = hash::pairs(v);
             let r = self.hash_record(ctx, pairs.len())?;
             self.seen.insert(v.raw(), r);
@@ -786,6 +783,26 @@ pub fn key_value(ctx: &mut Ctx, root: &Rc<Root>, img: &Img, c: Cell) -> Result<V
         return Ok(object::freeze(s));
     }
     cell_value(ctx, root, img, c, Read::Frozen)
+}
+
+/// TypeError for a Hash whose behaviour a shared Hash cannot keep: a default proc (code)
+/// or compare_by_identity (addresses of one process).
+pub fn check_shareable_hash(ctx: &mut Ctx, v: Value) -> Result<()> {
+    if basic(v).has(hash::FL_DEFAULT_PROC) || basic(v).has(hash::FL_IDENTITY) {
+        let what = if basic(v).has(hash::FL_IDENTITY) { "a compare_by_identity Hash" } else { "Hash with a default proc" };
+        return Err(ctx.type_error(&format!("can't share {what}")));
+    }
+    Ok(())
+}
+
+/// A plain copy of the shared object `v` and everything it reaches, as `unshare` answers:
+/// what a copy (`Tunnel#send`, `Teleporter.dump`) of a shared object carries.
+/// Teleporter::MovedError once it was moved, Teleporter::Error if it was inherited across
+/// fork.
+pub fn plain_copy(ctx: &mut Ctx, v: Value) -> Result<Value> {
+    let Some((root, rec)) = shared_obj(v).map(|w| (w.root.clone(), w.rec)) else { return Err(corrupt(ctx)) };
+    root.check(ctx, v)?;
+    unshare(ctx, &root, rec)
 }
 
 /// A plain Ruby copy of record `rec` and everything it reaches (identity and cycles kept).
