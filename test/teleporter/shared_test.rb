@@ -644,3 +644,16 @@ test "send copies shared objects as plain ones; a moved one raises MovedError" d
   assert_raise(Teleporter::MovedError) { Teleporter.dump(moved) }
   assert_equal 0, t.size
 end
+
+# The blocks of received shared objects are freed when the collector frees their
+# wrappers: a receiver that allocates little else must still collect them before the
+# tunnel's heap fills up, or the sender would get "tunnel memory exhausted".
+test "a loop receiving shared and moved objects never fills the tunnel with dead ones" do
+  n = 300
+  got = with_child(capacity: 2 << 20, child: ->(to, from) {
+    n.times { |i| (i.even? ? from.move_send("m#{i}" * 8_000) : from.share_send(["s#{i}" * 8_000])) }
+  }) do |to, from|
+    (0...n).sum { |i| i.even? ? from.move_recv(timeout: 20).bytesize : from.share_recv(timeout: 20)[0].bytesize }
+  end
+  assert_equal (0...n).sum { |i| "m#{i}".size * 8_000 }, got
+end

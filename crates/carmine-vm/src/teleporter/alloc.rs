@@ -626,6 +626,34 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_search_is_remembered_until_a_page_is_freed() {
+        let seg = seg(1 << 20);
+        let s = seg.attach().unwrap();
+        let two = PAGE + PAGE / 2;
+        let mut held = Vec::new();
+        while let Some(off) = seg.alloc(s, two) {
+            held.push(off);
+        }
+        // Every other two-page block freed: many free pages, no run of three.
+        for off in held.iter().step_by(2) {
+            assert!(seg.release(*off, 1 << s));
+        }
+        let three = 2 * PAGE + PAGE / 2;
+        assert!(seg.header().pool.free_pages.load(Ordering::Relaxed) as usize >= 3);
+        assert!(seg.alloc(s, three).is_none());
+        assert_eq!(seg.header().pool.no_run.load(Ordering::Relaxed), 3);
+        assert!(seg.alloc(s, 4 * PAGE).is_none(), "a longer run is known absent too");
+        // A shorter run is still searched for, and found; taking it frees nothing.
+        seg.alloc(s, two).expect("a two-page run is free");
+        assert_eq!(seg.header().pool.no_run.load(Ordering::Relaxed), 3);
+        // Freeing a block between two free runs (one of them, at least, still free) makes
+        // a run of three or more: searched for again, and found.
+        assert!(seg.release(held[1], 1 << s));
+        assert_eq!(seg.header().pool.no_run.load(Ordering::Relaxed), 0);
+        assert!(seg.alloc(s, three).is_some());
+    }
+
+    #[test]
     fn arenas_of_many_processes_allocate_concurrently() {
         let seg = seg(16 << 20);
         let mut pids = Vec::new();

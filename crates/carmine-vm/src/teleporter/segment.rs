@@ -542,6 +542,11 @@ impl Segment {
         }
     }
 
+    /// Pages in the pool now (a hint: read without the pool lock).
+    pub fn free_pages(&self) -> usize {
+        self.header().pool.free_pages.load(Ordering::Relaxed) as usize
+    }
+
     /// Processes attached now (slots in use).
     pub fn attached(&self) -> usize {
         self.header().procs.iter().filter(|s| s.owner.load(Ordering::Relaxed) != 0).count()

@@ -82,6 +82,9 @@ pub struct Handle {
     pub(crate) classes: Cell<Option<[Value; 3]>>,
     /// When a failed allocation of this process last looked for dead processes' memory.
     last_failed_reclaim: Cell<Option<Instant>>,
+    /// Bytes of blocks received as shared objects since this process last collected for
+    /// the tunnel's sake (`shared::account`).
+    pub(crate) received_since_gc: Cell<usize>,
 }
 
 impl Drop for Handle {
@@ -249,6 +252,7 @@ pub(super) fn wrap(ctx: &mut Ctx, klass: Value, seg: Segment, name: Option<Strin
         mark: shm::ProcessMark::new(),
         classes: Cell::new(None),
         last_failed_reclaim: Cell::new(None),
+        received_since_gc: Cell::new(0),
     });
     object::new_data(ctx, klass, Box::new(TunnelData { handle, buf: Vec::new() }))
 }

@@ -941,11 +941,13 @@ pub fn receive(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, e: &Entry, moved: bool,
     w.copy_from_slice(&e.data[8..16]);
     let rec = u64::from_ne_bytes(w) as usize;
     let shared = !moved || want == Some(Mode::Share);
+    let mut new_block = false;
     let root = match frozen_root(h, me, off).filter(|_| shared) {
         // This process holds the block already, through a root that outlives this call:
         // the bit the ring handed over is that root's, and the wrapper is all that is new.
         Some(root) => root,
         None => {
+            new_block = true;
             hold(h, off);
             let root = Rc::new(Root { store: RefCell::new(Store::Seg { h: h.clone(), off, slot: me, pid: h.mark.pid() }), state: StdCell::new(State::Frozen) });
             if shared {
@@ -970,5 +972,27 @@ pub fn receive(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, e: &Entry, moved: bool,
         img.set_frozen();
     }
     let how = if root.state.get() == State::Frozen { Read::Frozen } else { Read::Private };
-    cell_value(ctx, &root, &img, (C_REF, rec as u64), how)
+    let v = cell_value(ctx, &root, &img, (C_REF, rec as u64), how)?;
+    if new_block {
+        account(ctx, h, h.seg.block_capacity(off));
+    }
+    Ok(v)
+}
+
+/// Counts a block this process now holds (through a received object) as memory the
+/// collector must know of: the block is freed only when the collector frees the object's
+/// last wrapper, and a process that receives shared objects in a loop allocates little
+/// else, so without this the tunnel's heap filled up with blocks of dead wrappers and the
+/// senders got "tunnel memory exhausted". The bytes count as out-of-line storage; and once
+/// the tunnel has less than a quarter of its pages free, a receiver that took an eighth of
+/// its heap since it last collected for this tunnel collects at once.
+fn account(ctx: &mut Ctx, h: &Rc<Handle>, bytes: usize) {
+    ctx.note_malloc(bytes);
+    let taken = h.received_since_gc.get().saturating_add(bytes);
+    h.received_since_gc.set(taken);
+    let low = h.seg.free_pages() * 4 < h.seg.page_count();
+    if low && taken >= h.seg.heap_len() / 8 && !ctx.vm().gc_disabled.load(std::sync::atomic::Ordering::Relaxed) {
+        h.received_since_gc.set(0);
+        crate::gc::collect_for(ctx, crate::heap::stats::GcReason::Malloc);
+    }
 }
