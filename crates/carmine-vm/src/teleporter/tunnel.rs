@@ -85,6 +85,8 @@ pub struct Handle {
     /// Bytes of blocks received as shared objects since this process last collected for
     /// the tunnel's sake (`shared::account`).
     pub(crate) received_since_gc: Cell<usize>,
+    /// Bytes of the blocks in `holds`.
+    pub(crate) held_bytes: Cell<usize>,
 }
 
 impl Drop for Handle {
@@ -253,6 +255,7 @@ pub(super) fn wrap(ctx: &mut Ctx, klass: Value, seg: Segment, name: Option<Strin
         classes: Cell::new(None),
         last_failed_reclaim: Cell::new(None),
         received_since_gc: Cell::new(0),
+        held_bytes: Cell::new(0),
     });
     object::new_data(ctx, klass, Box::new(TunnelData { handle, buf: Vec::new() }))
 }
@@ -753,7 +756,7 @@ fn shared_send(ctx: &mut Ctx, recv: Value, args: &Args, mode: shared::Mode) -> R
     match push_waiting(ctx, &h, me, &entry, false, deadline)? {
         Some(()) => {
             // The ring took this process's hold: the root gives the block up unreleased.
-            h.holds.borrow_mut().remove(&off);
+            shared::give_up(&h, off);
             *root.store.borrow_mut() = shared::Store::Gone;
             root.state.set(shared::State::Moved);
             Ok(recv)

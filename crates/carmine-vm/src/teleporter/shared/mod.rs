@@ -83,7 +83,15 @@ pub type FrozenRoots = HashMap<usize, std::rc::Weak<Root>, std::hash::BuildHashe
 
 /// Counts one more `Root` of this process holding block `off` (whose bit is set).
 pub fn hold(h: &Handle, off: usize) {
-    *h.holds.borrow_mut().entry(off).or_insert(0) += 1;
+    let n = {
+        let mut holds = h.holds.borrow_mut();
+        let n = holds.entry(off).or_insert(0);
+        *n += 1;
+        *n
+    };
+    if n == 1 {
+        h.held_bytes.set(h.held_bytes.get() + h.seg.block_capacity(off));
+    }
 }
 
 /// Counts one `Root` less holding block `off`; the last one releases this process's bit.
@@ -104,7 +112,16 @@ pub fn unhold(h: &Handle, slot: usize, off: usize) {
         }
     };
     if last {
+        h.held_bytes.set(h.held_bytes.get().saturating_sub(h.seg.block_capacity(off)));
         h.seg.release(off, 1 << slot);
+    }
+}
+
+/// Forgets this process's hold of block `off` without releasing its bit (the ring took
+/// the bit over: a move).
+pub fn give_up(h: &Handle, off: usize) {
+    if h.holds.borrow_mut().remove(&off).is_some() {
+        h.held_bytes.set(h.held_bytes.get().saturating_sub(h.seg.block_capacity(off)));
     }
 }
 
@@ -979,19 +996,22 @@ pub fn receive(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, e: &Entry, moved: bool,
     Ok(v)
 }
 
-/// Counts a block this process now holds (through a received object) as memory the
-/// collector must know of: the block is freed only when the collector frees the object's
-/// last wrapper, and a process that receives shared objects in a loop allocates little
-/// else, so without this the tunnel's heap filled up with blocks of dead wrappers and the
-/// senders got "tunnel memory exhausted". The bytes count as out-of-line storage; and once
-/// the tunnel has less than a quarter of its pages free, a receiver that took an eighth of
-/// its heap since it last collected for this tunnel collects at once.
+/// Collects when this process may hold much of the tunnel's memory through dead objects:
+/// a block is freed only when the collector frees its last wrapper, and a process that
+/// receives shared objects in a loop allocates little else, so without this the tunnel's
+/// heap filled up with blocks of dead wrappers and the senders got "tunnel memory
+/// exhausted". It collects when the tunnel has less than a quarter of its pages free, the
+/// blocks it held before this one (`bytes`, just received) are an eighth of the heap or
+/// more, and it received an eighth of the heap since it last collected for this reason
+/// (so a process that does hold that much, alive, collects once per eighth received).
+/// The blocks are not counted as out-of-line memory: a moved object passed back and forth
+/// would then collect every few receives of a large image, for memory it gives away.
 fn account(ctx: &mut Ctx, h: &Rc<Handle>, bytes: usize) {
-    ctx.note_malloc(bytes);
     let taken = h.received_since_gc.get().saturating_add(bytes);
     h.received_since_gc.set(taken);
+    let eighth = h.seg.heap_len() / 8;
     let low = h.seg.free_pages() * 4 < h.seg.page_count();
-    if low && taken >= h.seg.heap_len() / 8 && !ctx.vm().gc_disabled.load(std::sync::atomic::Ordering::Relaxed) {
+    if low && taken >= eighth && h.held_bytes.get().saturating_sub(bytes) >= eighth && !ctx.vm().gc_disabled.load(std::sync::atomic::Ordering::Relaxed) {
         h.received_since_gc.set(0);
         crate::gc::collect_for(ctx, crate::heap::stats::GcReason::Malloc);
     }
