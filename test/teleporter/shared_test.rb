@@ -553,3 +553,107 @@ test "share_recv and move_recv take copied messages and immediates; recv takes s
   assert_nil t.share_recv(timeout: 0.01)
   assert_nil t.move_recv(timeout: 0)
 end
+
+# Every method of String/Array/Hash that does not end in "!" must exist on the shared
+# class, and a sample of them must answer as the plain object does.
+test "the shared classes answer every non-bang method of String, Array and Hash" do
+  [[String, SS], [Array, SA], [Hash, SH]].each do |plain, shared|
+    missing = (plain.public_instance_methods - Object.public_instance_methods).reject { |m| m.end_with?("!") }
+    missing -= shared.public_instance_methods
+    assert_equal [], missing.sort, "#{shared} lacks methods of #{plain}"
+  end
+  t = T.new(capacity: 1 << 20)
+  t.share_send(SS.new("héllo"))
+  s = t.share_recv
+  assert_equal [104, 233, 108, 108, 111], s.each_codepoint.to_a
+  assert s.unicode_normalized?
+  assert_equal "a\u00e9", SS.new('"a\\u00E9"').undump
+  assert (-s).frozen?
+  assert_equal "héllo", -s
+  assert_equal "héllo", s.dedup
+  plus = +s
+  assert_equal String, plus.class
+  assert !plus.frozen?
+  owned = SS.new("ab")
+  assert owned.equal?(+owned)
+  owned.append_as_bytes("c")
+  owned.bytesplice(0, 1, "X")
+  assert_equal "Xbc", owned.to_s
+
+  t.share_send(SA.new([1, 3, 5, 7]))
+  a = t.share_recv
+  assert_equal 2, a.bsearch_index { |x| x >= 5 }
+  assert_equal [3, 7], a.fetch_values(1, 3) if [].respond_to?(:fetch_values)
+  r = case a
+      in [1, x, *] then x
+      end
+  assert_equal 3, r
+
+  t.share_send({a: 1, b: 2})
+  h = t.share_recv
+  assert h <= {a: 1, b: 2, c: 3}
+  assert h > {a: 1}
+  assert !(h < {a: 1})
+  assert_equal [:a, 1], h.assoc(:a)
+  assert_equal [:b, 2], h.rassoc(2)
+  assert_equal [:a, 1, :b, 2], h.flatten
+  assert_equal [1, 2], %i[a b].map(&h)
+  assert !h.compare_by_identity?
+  assert_nil h.default_proc
+  r = case h
+      in {a: Integer => v} then v
+      end
+  assert_equal 1, r
+  assert_raise(FrozenError) { h.shift }
+  assert_raise(FrozenError) { h.default = 5 }
+  m = SH.new({x: 1, y: 2})
+  assert_equal [:x, 1], m.shift
+  assert_equal({y: 2}, m.to_h)
+  m.default = 7
+  assert_equal 7, m[:nope]
+  assert_raise(TypeError) { m.compare_by_identity }
+  assert_equal({y: 2}, m.to_h)
+end
+
+test "send copies shared objects as plain ones; a moved one raises MovedError" do
+  t = T.new(capacity: 1 << 20)
+  s = SS.new("héllo")
+  inner = SA.new([1, s])
+  t.send(s)
+  r = t.recv
+  assert_equal String, r.class
+  assert_equal "héllo", r
+  assert_equal Encoding::UTF_8, r.encoding
+  assert !r.frozen?
+  t.send([inner, inner, SH.new({k: inner})])
+  r = t.recv
+  assert_equal [[1, "héllo"], [1, "héllo"], {k: [1, "héllo"]}], r
+  assert_equal Array, r[0].class
+  assert r[0].equal?(r[1]), "one wrapper sent twice arrives as one copy"
+  assert_equal "\x01\x09\x06héllo".b, Teleporter.dump(s)
+  t.share_send(SA.new(["x", [2]]))
+  shared = t.share_recv
+  t.send(shared)
+  assert_equal ["x", [2]], t.recv
+  moved = SS.new("gone")
+  t.move_send(moved)
+  t.move_recv
+  err = assert_raise(Teleporter::MovedError) { t.send(moved) }
+  assert_match(/moved to another process/, err.message)
+  assert_raise(Teleporter::MovedError) { t.send([1, {a: moved}]) }
+  assert_raise(Teleporter::MovedError) { Teleporter.dump(moved) }
+  assert_equal 0, t.size
+end
+
+# The blocks of received shared objects are freed when the collector frees their
+# wrappers: a receiver that allocates little else must still collect them before the
+# tunnel's heap fills up, or the sender would get "tunnel memory exhausted".
+test "a loop receiving shared and moved objects never fills the tunnel with dead ones" do
+  n = 300
+  got = with_child(capacity: 2 << 20, child: ->(to, from) {
+    n.times { |i| (i.even? ? from.move_send("m#{i}" * 8_000) : from.share_send(["s#{i}" * 8_000])) }
+  }) do |to, from|
+    (0...n).sum { |i| i.even? ? from.move_recv(timeout: 20).bytesize : from.share_recv(timeout: 20)[0].bytesize }
+  end
+  assert_equal (0...n).sum { |i| "m#{i}".size * 8_000 }, got
+end

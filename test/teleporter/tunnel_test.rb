@@ -266,3 +266,20 @@ test "63 users at a time: the 64th gets Teleporter::Error and changes nothing" d
   end
   assert_equal [], TPTest.leftovers
 end
+
+test "Fixnums, Floats, nil, true, false and Symbols travel without allocating" do
+  t = T.new(capacity: 1 << 20)
+  [5, -(2**61), 2.5, 1.0e-5, nil, true, false, :sym].each do |v|
+    t.send(v)
+    t.recv
+    before = GC.stat(:total_allocated_objects)
+    i = 0
+    while i < 1000
+      t.send(v)
+      r = t.recv
+      assert_equal v, r if i == 0
+      i += 1
+    end
+    assert (GC.stat(:total_allocated_objects) - before) < 10, "#{v.inspect}: #{GC.stat(:total_allocated_objects) - before} objects for 1,000 round trips"
+  end
+end

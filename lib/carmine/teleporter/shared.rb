@@ -76,6 +76,8 @@ module Teleporter
     def empty? = bytesize == 0
     def <=>(other) = other.respond_to?(:to_str) ? to_s <=> other.to_str : nil
     def +(other) = to_s + other.to_str
+    # As String#+@: the object itself while it may be written, else a writable copy.
+    def +@ = frozen? ? to_s : self
     def =~(pattern) = to_s =~ pattern
     def match(...) = to_s.match(...)
     def match?(...) = to_s.match?(...)
@@ -93,17 +95,18 @@ module Teleporter
     end
 
     SharedMethods.readers(self, :to_s, %i[
-      * % ascii_only? b bytes byteindex byterindex capitalize casecmp casecmp? center chars
-      chomp chop chr codepoints count crypt delete delete_prefix delete_suffix downcase
-      dump each_char each_grapheme_cluster each_line encode grapheme_clusters gsub hex
-      index intern lines ljust lstrip next oct ord partition reverse rindex rjust
-      rpartition rstrip scan scrub split squeeze strip sub succ sum swapcase to_c to_f to_i
-      to_r to_sym tr tr_s unicode_normalize unpack unpack1 upcase upto valid_encoding?
+      * % -@ ascii_only? b bytes byteindex byterindex capitalize casecmp casecmp? center
+      chars chomp chop chr codepoints count crypt dedup delete delete_prefix delete_suffix
+      downcase dump each_char each_codepoint each_grapheme_cluster each_line encode
+      grapheme_clusters gsub hex index intern lines ljust lstrip next oct ord partition
+      reverse rindex rjust rpartition rstrip scan scrub split squeeze strip sub succ sum
+      swapcase to_c to_f to_i to_r to_sym tr tr_s undump unicode_normalize
+      unicode_normalized? unpack unpack1 upcase upto valid_encoding?
     ])
 
     SharedMethods.writers(self, :to_s, %i[
-      []= capitalize! chomp! chop! delete! delete_prefix! delete_suffix! downcase!
-      encode! force_encoding gsub! insert lstrip! next! prepend reverse! rstrip! scrub!
+      []= append_as_bytes bytesplice capitalize! chomp! chop! delete! delete_prefix!
+      delete_suffix! downcase! encode! force_encoding gsub! insert lstrip! next! prepend reverse! rstrip! scrub!
       slice! squeeze! strip! sub! succ! swapcase! tr! tr_s! unicode_normalize! upcase!
     ])
   end
@@ -150,10 +153,11 @@ module Teleporter
 
     # Elements that are shared objects stay shared in `to_a`.
     SharedMethods.readers(self, :to_a, %i[
-      & * + - <=> | assoc bsearch combination compact cycle difference flatten include?
-      index intersect? intersection join pack permutation product rassoc repeated_combination
-      repeated_permutation reverse reverse_each rindex rotate sample shuffle sum take
-      take_while drop drop_while transpose union uniq values_at
+      & * + - <=> | assoc bsearch bsearch_index combination compact cycle deconstruct
+      difference fetch_values flatten include? index intersect? intersection join pack
+      permutation product rassoc repeated_combination repeated_permutation reverse
+      reverse_each rindex rotate sample shuffle sum take take_while drop drop_while
+      transpose union uniq values_at
     ])
 
     SharedMethods.writers(self, :to_a, %i[
@@ -200,14 +204,20 @@ module Teleporter
 
     SharedMethods.comparisons(self, plain: Hash, copy: :to_h, implicit: :to_hash, cycle: "{...}")
 
+    # A shared Hash never compares by identity nor has a default proc (neither converts).
+    def compare_by_identity? = false
+    def default_proc = nil
+    def to_proc = ->(k) { self[k] }
+
     SharedMethods.readers(self, :to_h, %i[
-      any? count filter_map find_all group_by invert merge min_by max_by partition reject
-      select filter slice except sort_by sum to_a transform_keys transform_values
+      < <= > >= any? assoc count deconstruct_keys filter_map find_all flatten group_by
+      invert merge min_by max_by partition rassoc reject select filter slice except sort_by
+      sum to_a transform_keys transform_values
     ])
 
     SharedMethods.writers(self, :to_h, %i[
-      compact! delete_if filter! keep_if merge! reject! select! transform_keys!
-      transform_values! update
+      compact! compare_by_identity default= default_proc= delete_if filter! keep_if merge!
+      rehash reject! select! shift transform_keys! transform_values! update
     ])
   end
 end

@@ -366,29 +366,40 @@ impl Segment {
     }
 
     /// The first run of `n` free pages (pool lock held), collecting empty orphan pages
-    /// when there is none.
+    /// when there is none. A failure costs one scan until a page is freed (`no_run`).
     fn find_run(&self, n: usize) -> Option<usize> {
-        let h = self.header();
+        let pool = &self.header().pool;
         let count = self.page_count();
         for round in 0..2 {
-            if h.pool.free_pages.load(Ordering::Relaxed) as usize >= n {
-                let hint = (h.pool.hint.load(Ordering::Relaxed) as usize).min(count);
+            let known_absent = matches!(pool.no_run.load(Ordering::Relaxed) as usize, m if m != 0 && n >= m);
+            if pool.free_pages.load(Ordering::Relaxed) as usize >= n && !known_absent {
+                let hint = (pool.hint.load(Ordering::Relaxed) as usize).min(count);
                 // From the hint to the end, then from the start.
                 for (from, to) in [(hint, count), (0, (hint + n).min(count))] {
                     let mut run = 0;
-                    for p in from..to {
-                        if self.page(p).owner.load(Ordering::Relaxed) == PAGE_FREE {
-                            run += 1;
-                            if run == n {
-                                let first = p + 1 - n;
-                                h.pool.hint.store((first + n) as u32, Ordering::Relaxed);
-                                return Some(first);
+                    let mut p = from;
+                    while p < to {
+                        let info = self.page(p);
+                        match info.owner.load(Ordering::Relaxed) {
+                            PAGE_FREE => {
+                                run += 1;
+                                if run == n {
+                                    let first = p + 1 - n;
+                                    pool.hint.store((first + n) as u32, Ordering::Relaxed);
+                                    return Some(first);
+                                }
+                                p += 1;
                             }
-                        } else {
-                            run = 0;
+                            owner => {
+                                run = 0;
+                                // A large block's head: its run is taken as a whole.
+                                let len = info.class_or_run.load(Ordering::Relaxed) as usize;
+                                p += if owner == PAGE_LARGE && len > 0 { len } else { 1 };
+                            }
                         }
                     }
                 }
+                pool.no_run.store(n as u32, Ordering::Relaxed);
             }
             if round == 0 && self.collect_orphans() == 0 {
                 break;
@@ -399,13 +410,22 @@ impl Segment {
 
     /// Returns orphan pages whose blocks are all free to the pool (pool lock held).
     fn collect_orphans(&self) -> usize {
-        let mut n = 0;
+        let pool = &self.header().pool;
+        if pool.orphans.load(Ordering::Relaxed) == 0 {
+            return 0;
+        }
+        let (mut n, mut left) = (0, 0);
         for p in 0..self.page_count() {
-            if self.page(p).owner.load(Ordering::Relaxed) == PAGE_ORPHAN && self.page_is_empty(p) {
-                self.free_run(p, 1);
-                n += 1;
+            if self.page(p).owner.load(Ordering::Relaxed) == PAGE_ORPHAN {
+                if self.page_is_empty(p) {
+                    self.free_run(p, 1);
+                    n += 1;
+                } else {
+                    left += 1;
+                }
             }
         }
+        pool.orphans.store(left, Ordering::Relaxed);
         n
     }
 
@@ -447,7 +467,7 @@ impl Segment {
     /// Clears `bits` from block `off`'s holders; frees it if they were the last. Returns
     /// whether this call freed it.
     pub fn release(&self, off: usize, bits: u64) -> bool {
-        let freed = if self.is_large(off) {
+        if self.is_large(off) {
             let h = self.header();
             let Ok(how) = h.pool.lock.lock() else { return false };
             if how == Locked::Recovered {
@@ -455,14 +475,17 @@ impl Segment {
             }
             let freed = self.clear_large_locked(off, bits);
             h.pool.lock.unlock(how);
+            if freed {
+                self.wake_one_sender();
+            }
             freed
         } else {
-            self.clear_small(off, bits)
-        };
-        if freed {
-            self.wake_senders();
+            let freed = self.clear_small(off, bits);
+            if freed {
+                self.wake_senders();
+            }
+            freed
         }
-        freed
     }
 
     /// Clears `bits` of small block `off` (no lock): whether it became free.
@@ -600,6 +623,34 @@ mod tests {
         }
         // Pages of the 1 KiB class are given back for a large block.
         assert!(seg.alloc(s, 200_000).is_some());
+    }
+
+    #[test]
+    fn a_failed_search_is_remembered_until_a_page_is_freed() {
+        let seg = seg(1 << 20);
+        let s = seg.attach().unwrap();
+        let two = PAGE + PAGE / 2;
+        let mut held = Vec::new();
+        while let Some(off) = seg.alloc(s, two) {
+            held.push(off);
+        }
+        // Every other two-page block freed: many free pages, no run of three.
+        for off in held.iter().step_by(2) {
+            assert!(seg.release(*off, 1 << s));
+        }
+        let three = 2 * PAGE + PAGE / 2;
+        assert!(seg.header().pool.free_pages.load(Ordering::Relaxed) as usize >= 3);
+        assert!(seg.alloc(s, three).is_none());
+        assert_eq!(seg.header().pool.no_run.load(Ordering::Relaxed), 3);
+        assert!(seg.alloc(s, 4 * PAGE).is_none(), "a longer run is known absent too");
+        // A shorter run is still searched for, and found; taking it frees nothing.
+        seg.alloc(s, two).expect("a two-page run is free");
+        assert_eq!(seg.header().pool.no_run.load(Ordering::Relaxed), 3);
+        // Freeing a block between two free runs (one of them, at least, still free) makes
+        // a run of three or more: searched for again, and found.
+        assert!(seg.release(held[1], 1 << s));
+        assert_eq!(seg.header().pool.no_run.load(Ordering::Relaxed), 0);
+        assert!(seg.alloc(s, three).is_some());
     }
 
     #[test]

@@ -4,8 +4,11 @@
 //! Invariants (see also the module comment of `teleporter`):
 //! - `dump` appends exactly one encoding (a version byte, then one record) to `out`; on an
 //!   error `out` may hold a partial encoding, which the caller discards.
-//! - `dump` runs no Ruby code and allocates no Ruby object until it fails, so no collection
-//!   runs while it holds object addresses in its identity table.
+//! - `dump` runs no Ruby code and allocates no Ruby object while it holds object addresses
+//!   in its identity table, so no collection runs meanwhile. A graph holding shared objects
+//!   (SharedString, SharedArray, SharedHash) is walked twice: the first walk only finds
+//!   them; their plain copies are made (and protected) between the walks, and the second
+//!   walk writes the copies in their place.
 //! - `load` reads only inside `bytes`, checks every length against what is left before
 //!   allocating for it, and fails with `Teleporter::Error` on anything malformed, including
 //!   bytes left over after the record.
@@ -116,8 +119,28 @@ pub fn dump(ctx: &mut Ctx, value: Value, out: &mut Vec<u8>) -> Result<()> {
             None => write_immediate(ctx, value, out),
         };
     }
-    let mut d = Dumper { out, syms: crate::symbol::SymMap::default(), objects: AddrTable::new(), classes: AddrTable::new(), count: 0 };
-    d.write(ctx, value)
+    let start = out.len();
+    let mut d = Dumper::new(out, None);
+    d.write(ctx, value)?;
+    if d.shared.is_empty() {
+        return Ok(());
+    }
+    let mut found = std::mem::take(&mut d.shared);
+    found.sort_unstable_by_key(|v| v.raw());
+    found.dedup_by_key(|v| v.raw());
+    let mark = ctx.stacks.protected.len();
+    let r = (|| {
+        let mut copies = std::collections::HashMap::new();
+        for w in found {
+            let copy = super::shared::plain_copy(ctx, w)?;
+            ctx.protect(copy);
+            copies.insert(w.raw(), copy);
+        }
+        out.truncate(start);
+        Dumper::new(out, Some(&copies)).write(ctx, value)
+    })();
+    ctx.unprotect(mark);
+    r
 }
 
 #[inline]
@@ -208,6 +231,10 @@ struct Dumper<'a> {
     /// Class addresses to the symbol of their name.
     classes: AddrTable,
     count: u32,
+    /// Shared objects met in a first walk (written as nil there), once per reference.
+    shared: Vec<Value>,
+    /// In the second walk: the plain copy of each shared object, by address.
+    copies: Option<&'a std::collections::HashMap<u64, Value>>,
 }
 
 /// Flags byte of a T_HASH record.
@@ -222,7 +249,22 @@ fn is_internal_ivar(name: &[u8]) -> bool {
     name.starts_with(b"__") || name == b"bt_locations"
 }
 
-impl Dumper<'_> {
+impl<'a> Dumper<'a> {
+    fn new(out: &'a mut Vec<u8>, copies: Option<&'a std::collections::HashMap<u64, Value>>) -> Dumper<'a> {
+        Dumper { out, syms: crate::symbol::SymMap::default(), objects: AddrTable::new(), classes: AddrTable::new(), count: 0, shared: Vec::new(), copies }
+    }
+
+    /// A shared object: its plain copy in the second walk; noted in the first.
+    fn shared_object(&mut self, ctx: &mut Ctx, v: Value) -> Result<()> {
+        if let Some(copies) = self.copies {
+            let copy = copies.get(&v.raw()).copied().ok_or_else(|| format_error(ctx, "a shared object changed during the dump"))?;
+            return self.write(ctx, copy);
+        }
+        self.shared.push(v);
+        self.out.push(T_NIL);
+        Ok(())
+    }
+
     fn symbol(&mut self, ctx: &mut Ctx, id: SymId) {
         if let Some(&i) = self.syms.get(&id) {
             self.out.push(T_SYMREF);
@@ -282,6 +324,9 @@ impl Dumper<'_> {
             }
             ObjType::String | ObjType::Array | ObjType::Hash | ObjType::Range | ObjType::Object => self.write_object(ctx, v, ty),
             ObjType::Data => {
+                if super::shared::shared_obj(v).is_some() {
+                    return self.shared_object(ctx, v);
+                }
                 if let Some(r) = data_ref::<rational::RationalObj>(v) {
                     let (n, d) = (r.num, r.den);
                     self.out.push(T_RATIONAL);

@@ -226,11 +226,15 @@ impl Segment {
         let q = &h.queue;
         let g = self.lock_queue().map_err(PopError::Lock)?;
         let recovered = g.recovered;
+        let mut wake = false;
         let r = (|| {
             let (head, tail) = (q.head.load(Ordering::Relaxed), q.tail.load(Ordering::Relaxed));
             if head == tail {
                 return Err(if h.closed.load(Ordering::Acquire) != 0 { PopError::Closed } else { PopError::Empty });
             }
+            // Senders wait for a ring slot only while the ring is full, and one that waits
+            // for memory with nothing queued must wake to raise "memory exhausted".
+            wake = tail - head >= h.ring_slots as u64 || tail - head == 1;
             let e = self.read_entry(head);
             if let Some(off) = e.block_offset() {
                 if !self.valid_block(off) || self.block_holders(off).load(Ordering::Acquire) & QUEUED == 0 {
@@ -254,7 +258,7 @@ impl Segment {
         })();
         drop(g);
         self.after_guard(recovered, s);
-        if r.is_ok() {
+        if r.is_ok() && wake {
             self.wake_senders();
         }
         r

@@ -75,7 +75,8 @@ pub struct WaitWords {
     /// Bumped (and woken) when the queue gets an entry or closes.
     pub recv_seq: AtomicU32,
     pub recv_waiters: AtomicU32,
-    /// Bumped (and woken) when an entry or heap memory is freed, or the queue closes.
+    /// Bumped (and woken) when an entry or heap memory is freed, or the queue closes
+    /// (`wake_senders`, `wake_one_sender`).
     pub send_seq: AtomicU32,
     pub send_waiters: AtomicU32,
     /// Who sent last: `(slot + 1) << 32 | (cpu + 1)` of the process that committed the
@@ -91,6 +92,14 @@ pub struct PoolState {
     pub free_pages: AtomicU32,
     /// Where the next search for free pages starts (under `lock`).
     pub hint: AtomicU32,
+    /// Pages whose owner is PAGE_ORPHAN (under `lock`): a failed search looks for empty
+    /// orphans only when there are some.
+    pub orphans: AtomicU32,
+    /// 0, or n when a search found no run of n free pages and nothing was freed since
+    /// (under `lock`): searches for n pages or more fail at once until a page is freed.
+    /// Without it, every blocked sender woken by one free scanned the whole page table
+    /// again and again under the pool lock.
+    pub no_run: AtomicU32,
 }
 
 #[repr(C, align(64))]
@@ -408,6 +417,7 @@ impl Segment {
                 self.repair_pool();
             }
             let bit = 1u64 << s;
+            let mut orphans = 0;
             for p in 0..self.page_count() {
                 let info = self.page(p);
                 match info.owner.load(Ordering::Acquire) {
@@ -427,11 +437,14 @@ impl Segment {
                                 self.free_run(p, 1);
                             } else {
                                 info.owner.store(PAGE_ORPHAN, Ordering::Release);
+                                orphans += 1;
                             }
                         }
                     }
                 }
             }
+            // Every orphan page of the heap was seen by the loop above.
+            h.pool.orphans.store(orphans, Ordering::Relaxed);
             h.pool.lock.unlock(p);
         }
         for c in slot.class_head.iter() {
@@ -448,12 +461,38 @@ impl Segment {
         true
     }
 
-    /// Bumps the senders' futex word and wakes them (they re-check queue and heap).
+    /// Bumps the senders' futex word and wakes every blocked sender (they re-check queue
+    /// and heap): for room that only some of them can use (a small block serves its own
+    /// arena's process only) or that may serve many (a dead process's memory).
     pub fn wake_senders(&self) {
+        self.wake_senders_n(i32::MAX);
+    }
+
+    /// Wakes one blocked sender: for room any sender can use and one message fills (a
+    /// large block's pages back in the pool). Waking them all made every waiter (one per
+    /// worker of a master/worker queue whose replies fill the heap) run, fail and sleep
+    /// again for each reply received: a context switch each, taken from the receiver the
+    /// workers wait for, so the throughput fell as workers were added. A woken sender that
+    /// finds room left after its own wakes the next (`pass_room`).
+    pub fn wake_one_sender(&self) {
+        self.wake_senders_n(1);
+    }
+
+    fn wake_senders_n(&self, n: i32) {
         let w = &self.header().wait;
         if w.send_waiters.load(Ordering::SeqCst) > 0 {
             w.send_seq.fetch_add(1, Ordering::SeqCst);
-            super::lock::futex_wake(&w.send_seq, i32::MAX);
+            super::lock::futex_wake(&w.send_seq, n);
+        }
+    }
+
+    /// After a send that had waited for room succeeded: wakes the next blocked sender when
+    /// room is left (pages in the pool and a free ring slot), so a release that made room
+    /// for several messages wakes as many senders, one after another.
+    pub fn pass_room(&self) {
+        let h = self.header();
+        if h.wait.send_waiters.load(Ordering::SeqCst) > 0 && h.pool.free_pages.load(Ordering::Relaxed) > 0 && self.queued() < self.ring_slots() {
+            self.wake_one_sender();
         }
     }
 
@@ -481,8 +520,11 @@ impl Segment {
             }
             p += 1;
         }
-        let free = (0..n).filter(|&p| self.page(p).owner.load(Ordering::Relaxed) == PAGE_FREE).count();
-        self.header().pool.free_pages.store(free as u32, Ordering::Relaxed);
+        let count = |which: u32| (0..n).filter(|&p| self.page(p).owner.load(Ordering::Relaxed) == which).count() as u32;
+        let pool = &self.header().pool;
+        pool.free_pages.store(count(PAGE_FREE), Ordering::Relaxed);
+        pool.orphans.store(count(PAGE_ORPHAN), Ordering::Relaxed);
+        pool.no_run.store(0, Ordering::Relaxed);
     }
 
     /// Returns pages `p .. p + run` to the pool (pool lock held).
@@ -494,9 +536,15 @@ impl Segment {
         }
         let pool = &self.header().pool;
         pool.free_pages.fetch_add(run as u32, Ordering::Relaxed);
+        pool.no_run.store(0, Ordering::Relaxed);
         if (p as u32) < pool.hint.load(Ordering::Relaxed) {
             pool.hint.store(p as u32, Ordering::Relaxed);
         }
+    }
+
+    /// Pages in the pool now (a hint: read without the pool lock).
+    pub fn free_pages(&self) -> usize {
+        self.header().pool.free_pages.load(Ordering::Relaxed) as usize
     }
 
     /// Processes attached now (slots in use).

@@ -608,11 +608,15 @@ fn m_hash_clear(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(recv)
 }
 
+/// `replace(hash)`: the entries and the default value of `hash` (as Hash#replace).
 fn m_hash_replace(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let src = hash::to_hash_arg(ctx, args.pos[0])?;
+    super::check_shareable_hash(ctx, src)?;
     m_hash_clear(ctx, recv, args)?;
     let (root, rec, _) = writable(ctx, recv)?;
     let mut b = Builder::new(&root);
+    let dc = b.put(ctx, hash::rhash(src).default)?;
+    root.img().ok_or_else(|| corrupt(ctx))?.set_cell(rec + HASH_DEFAULT, dc);
     for (k, v) in hash::pairs(src) {
         b.hash_append(ctx, rec, k, v)?;
     }

@@ -83,7 +83,15 @@ pub type FrozenRoots = HashMap<usize, std::rc::Weak<Root>, std::hash::BuildHashe
 
 /// Counts one more `Root` of this process holding block `off` (whose bit is set).
 pub fn hold(h: &Handle, off: usize) {
-    *h.holds.borrow_mut().entry(off).or_insert(0) += 1;
+    let n = {
+        let mut holds = h.holds.borrow_mut();
+        let n = holds.entry(off).or_insert(0);
+        *n += 1;
+        *n
+    };
+    if n == 1 {
+        h.held_bytes.set(h.held_bytes.get() + h.seg.block_capacity(off));
+    }
 }
 
 /// Counts one `Root` less holding block `off`; the last one releases this process's bit.
@@ -104,7 +112,16 @@ pub fn unhold(h: &Handle, slot: usize, off: usize) {
         }
     };
     if last {
+        h.held_bytes.set(h.held_bytes.get().saturating_sub(h.seg.block_capacity(off)));
         h.seg.release(off, 1 << slot);
+    }
+}
+
+/// Forgets this process's hold of block `off` without releasing its bit (the ring took
+/// the bit over: a move).
+pub fn give_up(h: &Handle, off: usize) {
+    if h.holds.borrow_mut().remove(&off).is_some() {
+        h.held_bytes.set(h.held_bytes.get().saturating_sub(h.seg.block_capacity(off)));
     }
 }
 
@@ -367,10 +384,7 @@ impl<'r> Builder<'r> {
             }
             r
         } else if ty == ObjType::Hash && is_exact(v, ch) {
-            if basic(v).has(hash::FL_DEFAULT_PROC) || basic(v).has(hash::FL_IDENTITY) {
-                let what = if basic(v).has(hash::FL_IDENTITY) { "a compare_by_identity Hash" } else { "Hash with a default proc" };
-                return Err(ctx.type_error(&format!("can't share {what}")));
-            }
+            check_shareable_hash(ctx, v)?;
             let pairs = hash::pairs(v);
             let r = self.hash_record(ctx, pairs.len())?;
             self.seen.insert(v.raw(), r);
@@ -788,6 +802,26 @@ pub fn key_value(ctx: &mut Ctx, root: &Rc<Root>, img: &Img, c: Cell) -> Result<V
     cell_value(ctx, root, img, c, Read::Frozen)
 }
 
+/// TypeError for a Hash whose behaviour a shared Hash cannot keep: a default proc (code)
+/// or compare_by_identity (addresses of one process).
+pub fn check_shareable_hash(ctx: &mut Ctx, v: Value) -> Result<()> {
+    if basic(v).has(hash::FL_DEFAULT_PROC) || basic(v).has(hash::FL_IDENTITY) {
+        let what = if basic(v).has(hash::FL_IDENTITY) { "a compare_by_identity Hash" } else { "Hash with a default proc" };
+        return Err(ctx.type_error(&format!("can't share {what}")));
+    }
+    Ok(())
+}
+
+/// A plain copy of the shared object `v` and everything it reaches, as `unshare` answers:
+/// what a copy (`Tunnel#send`, `Teleporter.dump`) of a shared object carries.
+/// Teleporter::MovedError once it was moved, Teleporter::Error if it was inherited across
+/// fork.
+pub fn plain_copy(ctx: &mut Ctx, v: Value) -> Result<Value> {
+    let Some((root, rec)) = shared_obj(v).map(|w| (w.root.clone(), w.rec)) else { return Err(corrupt(ctx)) };
+    root.check(ctx, v)?;
+    unshare(ctx, &root, rec)
+}
+
 /// A plain Ruby copy of record `rec` and everything it reaches (identity and cycles kept).
 pub fn unshare(ctx: &mut Ctx, root: &Rc<Root>, rec: usize) -> Result<Value> {
     let mark = ctx.stacks.protected.len();
@@ -924,11 +958,13 @@ pub fn receive(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, e: &Entry, moved: bool,
     w.copy_from_slice(&e.data[8..16]);
     let rec = u64::from_ne_bytes(w) as usize;
     let shared = !moved || want == Some(Mode::Share);
+    let mut new_block = false;
     let root = match frozen_root(h, me, off).filter(|_| shared) {
         // This process holds the block already, through a root that outlives this call:
         // the bit the ring handed over is that root's, and the wrapper is all that is new.
         Some(root) => root,
         None => {
+            new_block = true;
             hold(h, off);
             let root = Rc::new(Root { store: RefCell::new(Store::Seg { h: h.clone(), off, slot: me, pid: h.mark.pid() }), state: StdCell::new(State::Frozen) });
             if shared {
@@ -953,5 +989,30 @@ pub fn receive(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, e: &Entry, moved: bool,
         img.set_frozen();
     }
     let how = if root.state.get() == State::Frozen { Read::Frozen } else { Read::Private };
-    cell_value(ctx, &root, &img, (C_REF, rec as u64), how)
+    let v = cell_value(ctx, &root, &img, (C_REF, rec as u64), how)?;
+    if new_block {
+        account(ctx, h, h.seg.block_capacity(off));
+    }
+    Ok(v)
+}
+
+/// Collects when this process may hold much of the tunnel's memory through dead objects:
+/// a block is freed only when the collector frees its last wrapper, and a process that
+/// receives shared objects in a loop allocates little else, so without this the tunnel's
+/// heap filled up with blocks of dead wrappers and the senders got "tunnel memory
+/// exhausted". It collects when the tunnel has less than a quarter of its pages free, the
+/// blocks it held before this one (`bytes`, just received) are an eighth of the heap or
+/// more, and it received an eighth of the heap since it last collected for this reason
+/// (so a process that does hold that much, alive, collects once per eighth received).
+/// The blocks are not counted as out-of-line memory: a moved object passed back and forth
+/// would then collect every few receives of a large image, for memory it gives away.
+fn account(ctx: &mut Ctx, h: &Rc<Handle>, bytes: usize) {
+    let taken = h.received_since_gc.get().saturating_add(bytes);
+    h.received_since_gc.set(taken);
+    let eighth = h.seg.heap_len() / 8;
+    let low = h.seg.free_pages() * 4 < h.seg.page_count();
+    if low && taken >= eighth && h.held_bytes.get().saturating_sub(bytes) >= eighth && !ctx.vm().gc_disabled.load(std::sync::atomic::Ordering::Relaxed) {
+        h.received_since_gc.set(0);
+        crate::gc::collect_for(ctx, crate::heap::stats::GcReason::Malloc);
+    }
 }
