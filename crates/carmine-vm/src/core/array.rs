@@ -845,7 +845,7 @@ fn to_ary(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(recv)
 }
 
-fn replace(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+pub(crate) fn replace(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     ctx.check_frozen(recv)?;
     let o = to_ary_arg(ctx, args.pos[0])?;
     let v = to_vec(o);
