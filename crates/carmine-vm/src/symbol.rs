@@ -137,6 +137,10 @@ predefined_symbols! {
     BIGDECIMAL_ROUNDING_MODE = "BigDecimal.rounding_mode",
     BIGDECIMAL_PRECISION_LIMIT = "BigDecimal.precision_limit",
     STDOUT = "STDOUT", STDERR = "STDERR",
+    // the Warning module and its categories' switches (read on calls that may warn)
+    WARNING = "Warning", WARNING_DEPRECATED = "__warning_deprecated",
+    WARNING_EXPERIMENTAL = "__warning_experimental", WARNING_PERFORMANCE = "__warning_performance",
+    WARNING_STRICT_UNUSED_BLOCK = "__warning_strict_unused_block",
 }
 
 pub struct SymbolTable {

@@ -213,7 +213,26 @@ pub fn aref_fix(a: Value, i: i64) -> Value {
     }
 }
 
+/// `a[i] = v` for a Fixnum index: in place when `i` is an element of an unfrozen `a`, the
+/// common case of a loop over an Array (no growth, no error to build). Out of line: the
+/// dispatch loop's `OptAset` calls it.
+#[inline(never)]
 pub fn aset_fix(ctx: &mut Ctx, a: Value, i: i64, v: Value) -> Result<()> {
+    // (Only Strings are ever chilled.)
+    let frozen = basic(a).has(crate::object::FL_FROZEN);
+    match rarray(a).get_mut(i as usize) {
+        Some(slot) if i >= 0 && !frozen => {
+            *slot = v;
+            crate::heap::write_barrier(a, v);
+            Ok(())
+        }
+        _ => aset_fix_general(ctx, a, i, v),
+    }
+}
+
+/// `aset_fix` for a negative index, one past the end, or a frozen receiver.
+#[inline(never)]
+fn aset_fix_general(ctx: &mut Ctx, a: Value, i: i64, v: Value) -> Result<()> {
     ctx.check_frozen(a)?;
     let n = len(a) as i64;
     let j = if i < 0 { i + n } else { i };
@@ -826,7 +845,7 @@ fn to_ary(_ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
     Ok(recv)
 }
 
-fn replace(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+pub(crate) fn replace(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     ctx.check_frozen(recv)?;
     let o = to_ary_arg(ctx, args.pos[0])?;
     let v = to_vec(o);

@@ -599,6 +599,13 @@ fn m_each(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(b) = args.block else {
         return crate::core::enumerator::enum_for_this(ctx, recv, "each", &[], crate::core::enumerator::SizeFn::HashLen);
     };
+    if crate::interp::call::takes_pair_as_two(&b) {
+        each_pair(ctx, recv, &mut |ctx, k, v| {
+            ctx.yield_block(&b, &[k, v])?;
+            Ok(true)
+        })?;
+        return Ok(recv);
+    }
     each_pair(ctx, recv, &mut |ctx, k, v| {
         let pair = array::from_slice(ctx, &[k, v]);
         ctx.yield1(&b, pair)?;

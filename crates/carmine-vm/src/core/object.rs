@@ -870,10 +870,19 @@ pub fn copy_object(ctx: &mut Ctx, recv: Value, clone: bool, freeze_kw: Option<bo
         if string::is_chilled(recv) && freeze_kw.is_none() {
             basic(copy).flags |= basic(recv).flags & (crate::object::FL_CHILLED | crate::object::FL_CHILLED_SYMBOL);
         }
-    } else {
+    } else if !(basic(recv).obj_type() == ObjType::Array && array_dup_is_done(ctx, klass)) {
         ctx.call(copy, sym::INITIALIZE_DUP, &[recv])?;
     }
     Ok(copy)
+}
+
+/// Whether the `dup` of an Array of class `klass` is complete without its `initialize_dup`
+/// call: that and the `initialize_copy` it calls are the builtins (`Kernel#initialize_dup`,
+/// `Array#initialize_copy`), which would only copy into the copy the elements it has
+/// already, and no TracePoint wants their events.
+fn array_dup_is_done(ctx: &Ctx, klass: Value) -> bool {
+    let is = |mid, f: module::BuiltinFn| module::find_method(ctx, klass, mid).is_some_and(|me| matches!(me.body, module::MethodBody::Builtin { f: g, .. } if std::ptr::fn_addr_eq(g, f)));
+    !crate::core::tracepoint::tracing(ctx) && is(sym::INITIALIZE_DUP, obj_init_dup) && is(sym::INITIALIZE_COPY, array::replace)
 }
 
 fn obj_dup(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {

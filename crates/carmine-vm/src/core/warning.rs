@@ -8,7 +8,7 @@
 
 use crate::core::{array, io, module, object, string};
 use crate::interp::Args;
-use crate::symbol::SymId;
+use crate::symbol::{sym, SymId};
 use crate::thread::Ctx;
 use crate::value::Value;
 use crate::Result;
@@ -17,8 +17,18 @@ const CATEGORIES: &[(&str, bool)] = &[("deprecated", false), ("experimental", tr
 
 pub fn warning_module(ctx: &mut Ctx) -> Value {
     let object = ctx.c().object;
-    let id = ctx.intern("Warning");
-    module::body(object).const_get(id).map_or(Value::NIL, |e| e.value)
+    module::body(object).const_get(sym::WARNING).map_or(Value::NIL, |e| e.value)
+}
+
+/// The hidden ivar holding the switch of `category` (one of `CATEGORIES`).
+fn switch_ivar(ctx: &mut Ctx, category: &str) -> SymId {
+    match category {
+        "deprecated" => sym::WARNING_DEPRECATED,
+        "experimental" => sym::WARNING_EXPERIMENTAL,
+        "performance" => sym::WARNING_PERFORMANCE,
+        "strict_unused_block" => sym::WARNING_STRICT_UNUSED_BLOCK,
+        _ => ctx.intern(&format!("__warning_{category}")),
+    }
 }
 
 /// The hidden ivar holding a category's switch, or an ArgumentError.
@@ -33,7 +43,7 @@ fn category_ivar(ctx: &mut Ctx, cat: Value) -> Result<SymId> {
     if !CATEGORIES.iter().any(|(c, _)| *c == name) {
         return Err(ctx.arg_error(&format!("unknown category: {name}")));
     }
-    Ok(ctx.intern(&format!("__warning_{name}")))
+    Ok(switch_ivar(ctx, &name))
 }
 
 /// Switches a category on or off (`-w` turns `deprecated` on, as in CRuby).
@@ -42,7 +52,7 @@ pub fn set_enabled(ctx: &mut Ctx, category: &str, on: bool) {
     if w.is_nil() {
         return;
     }
-    let id = ctx.intern(&format!("__warning_{category}"));
+    let id = switch_ivar(ctx, category);
     object::ivar_set_raw(ctx, w, id, Value::bool(on));
 }
 
@@ -52,7 +62,7 @@ pub fn enabled(ctx: &mut Ctx, category: &str) -> bool {
     if w.is_nil() {
         return false;
     }
-    let id = ctx.intern(&format!("__warning_{category}"));
+    let id = switch_ivar(ctx, category);
     object::ivar_get(ctx, w, id).truthy()
 }
 
@@ -186,7 +196,7 @@ pub fn init(ctx: &mut Ctx) {
     let object = ctx.c().object;
     let w = crate::core::module_methods::define_module_under(ctx, object, "Warning");
     for (name, on) in CATEGORIES {
-        let id = ctx.intern(&format!("__warning_{name}"));
+        let id = switch_ivar(ctx, name);
         object::ivar_set_raw(ctx, w, id, Value::bool(*on));
     }
     crate::methods!(ctx, w, [

@@ -942,6 +942,24 @@ pub fn call_bmethod(ctx: &mut Ctx, recv: Value, me: &MethodEntry, proc_: Value, 
     exec::run(ctx)
 }
 
+/// Whether a builtin that yields `[key, value]` pairs may yield the two values to `block`
+/// instead, with no Array made (CRuby's `rb_block_pair_yield_optimizable`): a block that
+/// is not a lambda and requires at least two positional parameters and takes no keywords
+/// binds both the same way (the pair would be spread over its parameters), so the pair is
+/// never seen. A Proc passed with `&` must also take a fixed number of arguments, as in CRuby.
+pub fn takes_pair_as_two(block: &Block) -> bool {
+    let (cap, fixed) = match block {
+        Block::Captured(c) => (*c, false),
+        Block::Proc(p) if !rproc::is_lambda(*p) && !rproc::is_native(*p) => match rproc::captured(*p) {
+            Some(c) => (c, true),
+            None => return false,
+        },
+        Block::Proc(_) => return false,
+    };
+    let p = &iseq_of(cap.iseq).params;
+    p.lead + p.post >= 2 && p.kw.is_empty() && !p.kwrest && !p.forwarding && !(fixed && (p.opt > 0 || p.rest))
+}
+
 /// Calls a block (or proc) from Rust.
 pub fn call_block(ctx: &mut Ctx, block: &Block, args: &[Value], kw: Option<Value>, block_arg: Option<Block>, self_override: Option<(Value, Option<Value>)>) -> Result<Value> {
     // The common case (a literal block given plain arguments) with a small prologue; the
