@@ -16,9 +16,9 @@
  *   Each run is isolated.
  * - The request being served is reached through `cur` (set only while a script runs or
  *   resumes): Ruby objects hold no ngx_http_request_t pointers.
- * - A content handler never blocks the worker on the client: the request body is read by
- *   nginx's non-blocking reader before the script runs (ngx_http_read_client_request_body),
- *   and the response is buffered in the request pool and sent after the script ends.
+ * - A content handler never blocks the worker on the client: the request body, if the
+ *   request has one, is read by nginx's non-blocking reader before the script runs
+ *   (ngx_http_read_client_request_body), and the response is buffered in the request pool and sent after the script ends.
  * - Nor on a script: rewrite, access and content scripts run as suspendable runs
  *   (carmine_start). A run that waits (sleep, a socket) is suspended, its wait armed as an
  *   nginx timer and/or events of a connection around its descriptor, and the handler
@@ -813,9 +813,10 @@ static void ngx_http_carmine_content_body_read(ngx_http_request_t *r)
 
 static ngx_int_t ngx_http_carmine_content_handler(ngx_http_request_t *r)
 {
-    /* A request without a body (no length, not chunked, not HTTP/2, where the length may
-     * be unknown) runs its script at once, as ngx_http_read_client_request_body would
-     * after allocating an empty body: the request is counted the same way. */
+    /* A request without a body (no length, not chunked, and not HTTP/2, whose body may
+     * come without a length) runs its script at once, as ngx_http_read_client_request_body
+     * would after allocating an empty body; the request is counted as it counts it, and
+     * Nginx::Request#body is "" either way. */
     if (r->headers_in.content_length_n <= 0 && !r->headers_in.chunked
 #if (NGX_HTTP_V2)
         && r->stream == NULL
