@@ -16,9 +16,9 @@
  *   Each run is isolated.
  * - The request being served is reached through `cur` (set only while a script runs or
  *   resumes): Ruby objects hold no ngx_http_request_t pointers.
- * - A content handler never blocks the worker on the client: the request body is read by
- *   nginx's non-blocking reader before the script runs (ngx_http_read_client_request_body),
- *   and the response is buffered in the request pool and sent after the script ends.
+ * - A content handler never blocks the worker on the client: the request body, if the
+ *   request has one, is read by nginx's non-blocking reader before the script runs
+ *   (ngx_http_read_client_request_body), and the response is buffered in the request pool and sent after the script ends.
  * - Nor on a script: rewrite, access and content scripts run as suspendable runs
  *   (carmine_start). A run that waits (sleep, a socket) is suspended, its wait armed as an
  *   nginx timer and/or events of a connection around its descriptor, and the handler
@@ -50,6 +50,11 @@ typedef struct {
     ngx_uint_t gc_every;
     size_t gc_malloc_limit;
     ngx_array_t *files;   /* the script files (const char *), watched by each worker */
+    /* Phases some directive gave a script: only their handlers are registered, so the
+     * other phases cost a request nothing. */
+    unsigned rewrite_used:1;
+    unsigned access_used:1;
+    unsigned log_used:1;
 } ngx_http_carmine_main_conf_t;
 
 typedef struct {
@@ -227,9 +232,22 @@ static char *ngx_http_carmine_set_phase(ngx_conf_t *cf, ngx_command_t *cmd, void
     *slot = ngx_http_carmine_code(cf, &value[1], cmd->post != NULL);
     if (*slot == NULL)
         return NGX_CONF_ERROR;
-    if (cmd->offset == offsetof(ngx_http_carmine_loc_conf_t, content)) {
+    ngx_http_carmine_main_conf_t *mcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_carmine_module);
+    switch (cmd->offset) {
+    case offsetof(ngx_http_carmine_loc_conf_t, content): {
         ngx_http_core_loc_conf_t *clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
         clcf->handler = ngx_http_carmine_content_handler;
+        break;
+    }
+    case offsetof(ngx_http_carmine_loc_conf_t, rewrite):
+        mcf->rewrite_used = 1;
+        break;
+    case offsetof(ngx_http_carmine_loc_conf_t, access):
+        mcf->access_used = 1;
+        break;
+    case offsetof(ngx_http_carmine_loc_conf_t, log):
+        mcf->log_used = 1;
+        break;
     }
     return NGX_CONF_OK;
 }
@@ -795,6 +813,19 @@ static void ngx_http_carmine_content_body_read(ngx_http_request_t *r)
 
 static ngx_int_t ngx_http_carmine_content_handler(ngx_http_request_t *r)
 {
+    /* A request without a body (no length, not chunked, and not HTTP/2, whose body may
+     * come without a length) runs its script at once, as ngx_http_read_client_request_body
+     * would after allocating an empty body; the request is counted as it counts it, and
+     * Nginx::Request#body is "" either way. */
+    if (r->headers_in.content_length_n <= 0 && !r->headers_in.chunked
+#if (NGX_HTTP_V2)
+        && r->stream == NULL
+#endif
+    ) {
+        r->main->count++;
+        ngx_http_carmine_content_body_read(r);
+        return NGX_DONE;
+    }
     r->request_body_in_single_buf = 1;
     r->request_body_in_persistent_file = 0;
     ngx_int_t rc = ngx_http_read_client_request_body(r, ngx_http_carmine_content_body_read);
@@ -873,22 +904,28 @@ static char *ngx_http_carmine_set_var(ngx_conf_t *cf, ngx_command_t *cmd, void *
     return NGX_CONF_OK;
 }
 
+/* Registers the handler of each phase some directive gave a script. */
 static ngx_int_t ngx_http_carmine_init(ngx_conf_t *cf)
 {
     ngx_http_core_main_conf_t *cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module);
-    ngx_http_handler_pt *h;
-    h = ngx_array_push(&cmcf->phases[NGX_HTTP_REWRITE_PHASE].handlers);
-    if (h == NULL)
-        return NGX_ERROR;
-    *h = ngx_http_carmine_rewrite_handler;
-    h = ngx_array_push(&cmcf->phases[NGX_HTTP_ACCESS_PHASE].handlers);
-    if (h == NULL)
-        return NGX_ERROR;
-    *h = ngx_http_carmine_access_handler;
-    h = ngx_array_push(&cmcf->phases[NGX_HTTP_LOG_PHASE].handlers);
-    if (h == NULL)
-        return NGX_ERROR;
-    *h = ngx_http_carmine_log_handler;
+    ngx_http_carmine_main_conf_t *mcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_carmine_module);
+    struct {
+        unsigned used;
+        ngx_uint_t phase;
+        ngx_http_handler_pt handler;
+    } phases[] = {
+        {mcf->rewrite_used, NGX_HTTP_REWRITE_PHASE, ngx_http_carmine_rewrite_handler},
+        {mcf->access_used, NGX_HTTP_ACCESS_PHASE, ngx_http_carmine_access_handler},
+        {mcf->log_used, NGX_HTTP_LOG_PHASE, ngx_http_carmine_log_handler},
+    };
+    for (size_t i = 0; i < sizeof phases / sizeof phases[0]; i++) {
+        if (!phases[i].used)
+            continue;
+        ngx_http_handler_pt *h = ngx_array_push(&cmcf->phases[phases[i].phase].handlers);
+        if (h == NULL)
+            return NGX_ERROR;
+        *h = phases[i].handler;
+    }
     return NGX_OK;
 }
 

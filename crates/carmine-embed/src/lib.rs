@@ -246,7 +246,10 @@ impl Entered<'_> {
 
     fn clear_error(&self) {
         self.h.pending.set(None);
-        self.set_error(None);
+        // Most calls follow a success: nothing to move out and drop.
+        if self.h.error.borrow().is_some() {
+            self.set_error(None);
+        }
     }
 
     /// Runs Ruby code from the host: under the limits when no run is in progress.

@@ -798,6 +798,38 @@ static void test_isolation(void) {
     CHECK(carmine_eval_shared(vm, host_change, strlen(host_change), "host.rb", &r) == CARMINE_OK);
     CHECK_RUBY(vm, "$LOAD_PATH.last == '/host/lib' && @host_ivar == 1 && ($LOAD_PATH << '/run/lib'; @host_ivar = 2; @run_ivar = 3; true)");
     CHECK_RUBY(vm, "$LOAD_PATH.last == '/host/lib' && @host_ivar == 1 && !instance_variable_defined?(:@run_ivar)");
+    /* The snapshot a run starts from is reused while runs leave the VM as it was: after
+     * many runs that change nothing, a run that does change it is still undone, whether
+     * it runs to the end (carmine_run) or as a task (carmine_start). */
+    const char *quiet = "1 + 1";
+    const char *late =
+        "$late = 1; LATE = 2; @late = 3; $LOAD_PATH << '/late'; $LOADED_FEATURES << 'late.rb'\n"
+        "at_exit { $late_exit = 1 }; def late_m = 4; :late";
+    const char *after_late =
+        "!defined?($late) && !defined?(LATE) && !instance_variable_defined?(:@late) &&\n"
+        "!$LOAD_PATH.include?('/late') && !$LOADED_FEATURES.include?('late.rb') &&\n"
+        "$late_exit.nil? && !respond_to?(:late_m, true) && @host_ivar == 1";
+    carmine_script *sq = carmine_compile(vm, quiet, strlen(quiet), "quiet.rb");
+    carmine_script *sl = carmine_compile(vm, late, strlen(late), "late.rb");
+    carmine_script *sa = carmine_compile(vm, after_late, strlen(after_late), "after.rb");
+    CHECK(sq && sl && sa);
+    for (int round = 0; round < 2; round++) {
+        for (int k = 0; k < 50; k++) {
+            carmine_task *t;
+            carmine_wait w;
+            CHECK((round ? carmine_start(vm, sq, &t, &w, &r) : carmine_run(vm, sq, &r)) == CARMINE_OK);
+            CHECK(to_i(vm, r) == 2);
+        }
+        carmine_task *t;
+        carmine_wait w;
+        CHECK((round ? carmine_start(vm, sl, &t, &w, &r) : carmine_run(vm, sl, &r)) == CARMINE_OK);
+        CHECK(r == carmine_sym(vm, "late"));
+        CHECK((round ? carmine_start(vm, sa, &t, &w, &r) : carmine_run(vm, sa, &r)) == CARMINE_OK);
+        CHECK(r == carmine_true());
+    }
+    carmine_script_free(vm, sq);
+    carmine_script_free(vm, sl);
+    carmine_script_free(vm, sa);
     carmine_script_free(vm, s1);
     carmine_close(vm);
     g_vm = NULL;

@@ -427,7 +427,13 @@ pub fn pack(ctx: &mut Ctx, args: &[Value]) -> Value {
 }
 
 fn check_thread(ctx: &mut Ctx, f: Value) -> Result<()> {
-    if fd(f).owner != ctx.serial {
+    check_owner(ctx, fd(f))
+}
+
+/// `check_thread` for a fiber whose payload the caller already has.
+#[inline(always)]
+fn check_owner(ctx: &mut Ctx, d: &FiberData) -> Result<()> {
+    if d.owner != ctx.serial {
         return Err(fiber_error(ctx, "fiber called across threads"));
     }
     if !switch::SUPPORTED {
@@ -1019,13 +1025,17 @@ fn called_from_own_loop(ctx: &Ctx) -> bool {
 
 /// `fiber.transfer(*args)`.
 pub fn transfer(ctx: &mut Ctx, f: Value, args: &[Value]) -> Result<Value> {
-    check_thread(ctx, f)?;
+    let d: *mut FiberData = fd(f);
+    // SAFETY: the payload of `f`, a live Fiber the caller holds; the pointer is not kept
+    // past this call's own uses below.
+    check_owner(ctx, unsafe { &*d })?;
     let (cur, cur_d) = running(ctx);
     let v = pack(ctx, args);
     if f == cur {
         return Ok(v);
     }
-    let d = fd(f);
+    // SAFETY: as above; nothing since then freed or moved the payload (it is boxed).
+    let d = unsafe { &mut *d };
     match d.state {
         State::Terminated => return Err(fiber_error(ctx, "dead fiber called")),
         State::Resumed => return Err(fiber_error(ctx, "attempt to transfer to a resuming fiber")),
@@ -1035,7 +1045,6 @@ pub fn transfer(ctx: &mut Ctx, f: Value, args: &[Value]) -> Result<Value> {
     if d.state == State::Created {
         d.start_args = array::from_slice(ctx, args);
     }
-    let d = fd(f);
     d.transferred = true;
     // SAFETY: the running fiber's payload.
     unsafe {

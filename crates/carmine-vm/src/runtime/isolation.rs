@@ -250,7 +250,7 @@ pub struct Swapped {
 
 /// Whether Array `a` (anything else counts as unchanged) no longer holds `before`.
 fn array_differs(a: Value, before: &[Value]) -> bool {
-    array::is_array(a) && (array::len(a) != before.len() || (0..before.len()).any(|i| array::get(a, i) != before[i]))
+    array::is_array(a) && **array::rarray(a).items() != *before
 }
 
 fn array_changed(ctx: &Ctx, id: SymId, before: &[Value]) -> Option<Vec<Value>> {
@@ -315,8 +315,10 @@ impl Swapped {
 /// list).
 pub fn take_at_exit_after(ctx: &Ctx, len: usize) -> Vec<Value> {
     let mut list = ctx.vm().at_exit.borrow_mut();
-    let n = len.min(list.len());
-    let mut mine = list.split_off(n);
+    if list.len() <= len {
+        return Vec::new();
+    }
+    let mut mine = list.split_off(len);
     mine.reverse();
     mine
 }
