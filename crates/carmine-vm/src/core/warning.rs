@@ -13,22 +13,23 @@ use crate::thread::Ctx;
 use crate::value::Value;
 use crate::Result;
 
-const CATEGORIES: &[(&str, bool)] = &[("deprecated", false), ("experimental", true), ("performance", false), ("strict_unused_block", false)];
+/// Each category: its name, whether it is on at start, and the hidden ivar of `Warning`
+/// holding its switch (predefined: calls that may warn read it).
+const CATEGORIES: &[(&str, bool, SymId)] = &[
+    ("deprecated", false, sym::WARNING_DEPRECATED),
+    ("experimental", true, sym::WARNING_EXPERIMENTAL),
+    ("performance", false, sym::WARNING_PERFORMANCE),
+    ("strict_unused_block", false, sym::WARNING_STRICT_UNUSED_BLOCK),
+];
 
 pub fn warning_module(ctx: &mut Ctx) -> Value {
     let object = ctx.c().object;
     module::body(object).const_get(sym::WARNING).map_or(Value::NIL, |e| e.value)
 }
 
-/// The hidden ivar holding the switch of `category` (one of `CATEGORIES`).
-fn switch_ivar(ctx: &mut Ctx, category: &str) -> SymId {
-    match category {
-        "deprecated" => sym::WARNING_DEPRECATED,
-        "experimental" => sym::WARNING_EXPERIMENTAL,
-        "performance" => sym::WARNING_PERFORMANCE,
-        "strict_unused_block" => sym::WARNING_STRICT_UNUSED_BLOCK,
-        _ => ctx.intern(&format!("__warning_{category}")),
-    }
+/// The hidden ivar holding the switch of `category`, if it is one of `CATEGORIES`.
+fn switch_ivar(category: &str) -> Option<SymId> {
+    CATEGORIES.iter().find(|(c, _, _)| *c == category).map(|&(_, _, id)| id)
 }
 
 /// The hidden ivar holding a category's switch, or an ArgumentError.
@@ -40,10 +41,7 @@ fn category_ivar(ctx: &mut Ctx, cat: Value) -> Result<SymId> {
             return Err(ctx.type_error(&format!("wrong argument type {cname} (expected Symbol)")));
         }
     };
-    if !CATEGORIES.iter().any(|(c, _)| *c == name) {
-        return Err(ctx.arg_error(&format!("unknown category: {name}")));
-    }
-    Ok(switch_ivar(ctx, &name))
+    switch_ivar(&name).ok_or_else(|| ctx.arg_error(&format!("unknown category: {name}")))
 }
 
 /// Switches a category on or off (`-w` turns `deprecated` on, as in CRuby).
@@ -52,8 +50,9 @@ pub fn set_enabled(ctx: &mut Ctx, category: &str, on: bool) {
     if w.is_nil() {
         return;
     }
-    let id = switch_ivar(ctx, category);
-    object::ivar_set_raw(ctx, w, id, Value::bool(on));
+    if let Some(id) = switch_ivar(category) {
+        object::ivar_set_raw(ctx, w, id, Value::bool(on));
+    }
 }
 
 /// Whether warnings of `category` ("deprecated", ...) are enabled.
@@ -62,8 +61,7 @@ pub fn enabled(ctx: &mut Ctx, category: &str) -> bool {
     if w.is_nil() {
         return false;
     }
-    let id = switch_ivar(ctx, category);
-    object::ivar_get(ctx, w, id).truthy()
+    switch_ivar(category).is_some_and(|id| object::ivar_get(ctx, w, id).truthy())
 }
 
 /// Emits `msg` (a complete line) through `Warning.warn`, with a category.
@@ -168,7 +166,7 @@ fn w_aset(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 }
 
 fn w_categories(ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value> {
-    let list: Vec<Value> = CATEGORIES.iter().map(|(c, _)| Value::symbol(ctx.intern(c))).collect();
+    let list: Vec<Value> = CATEGORIES.iter().map(|(c, _, _)| Value::symbol(ctx.intern(c))).collect();
     Ok(array::from_vec(ctx, list))
 }
 
@@ -195,9 +193,8 @@ fn w_warn(ctx: &mut Ctx, _recv: Value, args: &Args) -> Result<Value> {
 pub fn init(ctx: &mut Ctx) {
     let object = ctx.c().object;
     let w = crate::core::module_methods::define_module_under(ctx, object, "Warning");
-    for (name, on) in CATEGORIES {
-        let id = switch_ivar(ctx, name);
-        object::ivar_set_raw(ctx, w, id, Value::bool(*on));
+    for &(_, on, id) in CATEGORIES {
+        object::ivar_set_raw(ctx, w, id, Value::bool(on));
     }
     crate::methods!(ctx, w, [
         ("[]", w_aref, [1], Safe, Singleton),
