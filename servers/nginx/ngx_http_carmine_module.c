@@ -18,7 +18,8 @@
  *   resumes): Ruby objects hold no ngx_http_request_t pointers.
  * - A content handler never blocks the worker on the client: the request body, if the
  *   request has one, is read by nginx's non-blocking reader before the script runs
- *   (ngx_http_read_client_request_body), and the response is buffered in the request pool and sent after the script ends.
+ *   (ngx_http_read_client_request_body), and the response is buffered in the request
+ *   pool and sent after the script ends.
  * - Nor on a script: rewrite, access and content scripts run as suspendable runs
  *   (carmine_start). A run that waits (sleep, a socket) is suspended, its wait armed as an
  *   nginx timer and/or events of a connection around its descriptor, and the handler
