@@ -52,3 +52,49 @@ test "File.new and File.open run a subclass's initialize" do
   assert_equal "hi", File.read(base + ".txt")
   File.delete(base + ".txt")
 end
+
+# `Hash.new` with at most a default value skips calling Hash's own `initialize`, and
+# `Class#new` calls a builtin `initialize` directly: what `initialize` does must still happen,
+# a redefined `initialize` must still run, and errors must come from under `initialize` and
+# `new` as before.
+class CountingHash < Hash
+  attr_reader :count
+  def initialize(*a, &b)
+    @count = 1
+    super
+  end
+end
+
+test "Hash.new sets the default; a subclass's or a redefined initialize runs" do
+  assert_equal [nil, 5], [Hash.new[1], Hash.new(5)[1]]
+  assert_equal 6, Hash.new { |h, k| h[k] = k * 2 }[3]
+  h = CountingHash.new(7)
+  assert_equal [CountingHash, 1, 7], [h.class, h.count, h[0]]
+  class Hash
+    alias_method :__test_hash_initialize, :initialize
+    def initialize(*a, &b)
+      __test_hash_initialize(*a, &b)
+      self[:made] = true
+    end
+  end
+  begin
+    assert_equal({made: true}, Hash.new)
+    assert_equal 3, Hash.new(3)[:x]
+  ensure
+    class Hash
+      alias_method :initialize, :__test_hash_initialize
+      remove_method :__test_hash_initialize
+    end
+  end
+  assert_equal({}, Hash.new)
+end
+
+test "a builtin initialize called by Class#new raises under initialize and new" do
+  e = assert_raise(ArgumentError) { Hash.new(1) { } }
+  labels = e.backtrace_locations.map(&:label)
+  assert_true labels.index { |l| l.end_with?("initialize") } < labels.index { |l| l.end_with?("new") }
+  e = assert_raise(ArgumentError) { RuntimeError.new(1, 2) }
+  assert_true e.backtrace_locations.map(&:label).any? { |l| l.end_with?("new") }
+  assert_equal ["x", RuntimeError], [RuntimeError.new("x").message, RuntimeError.new("x").class]
+  assert_equal "abc", String.new("abc", capacity: 10)
+end

@@ -505,6 +505,20 @@ pub fn default_for(ctx: &mut Ctx, hv: Value, key: Value) -> Result<Value> {
 
 fn s_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let h = object::allocate(ctx, recv)?;
+    // Hash's own `initialize` with at most a default value (no block, no keywords) can
+    // neither raise nor run Ruby code, so nothing can see the frame it would have: it is
+    // done here (`allocate` left the default nil), without a lookup by name and a call.
+    if args.block.is_none() && args.kw.is_none() && args.pos.len() <= 1 {
+        let klass = crate::interp::class_of(ctx, h);
+        let own = crate::core::module::find_method_ref(ctx, klass, sym::INITIALIZE)
+            .is_some_and(|me| matches!(me.body, crate::core::module::MethodBody::Builtin { f, .. } if f as usize == initialize as crate::core::module::BuiltinFn as usize));
+        if own {
+            if let Some(&d) = args.pos.first() {
+                rhash(h).default = d;
+            }
+            return Ok(h);
+        }
+    }
     ctx.call_kw(h, sym::INITIALIZE, args.pos, args.kw, args.block)?;
     Ok(h)
 }

@@ -836,9 +836,11 @@ fn invoke_builtin(ctx: &mut Ctx, recv: Value, me: &MethodEntry, mut argc: usize,
 /// `Class#new` for a plain object whose `initialize` is a Ruby method: allocates the object
 /// and pushes `initialize` as an ordinary frame (flagged to return the object), instead of
 /// running it in a nested dispatch loop from the builtin; with BasicObject's `initialize`
-/// and no arguments, allocates the object and returns it. `Ok(None)` when not applicable.
+/// and no arguments, allocates the object and returns it; with another builtin
+/// `initialize` (Hash, Array, String, exceptions), allocates and calls it directly, without
+/// looking it up again by name in `Class#new`. `Ok(None)` when not applicable.
 fn inline_class_new(ctx: &mut Ctx, klass: Value, argc: usize, kw: Option<Value>, block: Option<Block>, ret_sp: usize) -> Result<Option<Option<Value>>> {
-    if !module::is_class(klass) || !matches!(module::body(klass).alloc, module::AllocKind::Object) || module::body(klass).kind == ClassKind::Singleton {
+    if !module::is_class(klass) || module::body(klass).kind == ClassKind::Singleton {
         return Ok(None);
     }
     // The entry is used only until its frame is pushed below; nothing in between runs Ruby
@@ -852,6 +854,13 @@ fn inline_class_new(ctx: &mut Ctx, klass: Value, argc: usize, kw: Option<Value>,
             ctx.stacks.sp = ret_sp;
             return Ok(Some(Some(o)));
         }
+        if kw.is_some() {
+            return Ok(None);
+        }
+        return builtin_class_new(ctx, klass, argc, block, ret_sp).map(Some);
+    }
+    if !matches!(module::body(klass).alloc, module::AllocKind::Object) {
+        return Ok(None);
     }
     let MethodBody::Iseq { iseq, cref } = init.body else { return Ok(None) };
     let o = object::new_object(ctx, klass);
@@ -864,6 +873,29 @@ fn inline_class_new(ctx: &mut Ctx, klass: Value, argc: usize, kw: Option<Value>,
     }
     call::push_method_frame(ctx, o, init, iseq, cref, argc, kw, block, ret_sp, crate::interp::frame::FRAME_CTOR)?;
     Ok(Some(None))
+}
+
+/// `Class#new` with a builtin `initialize` and `argc` positional arguments above `ret_sp`:
+/// the object is allocated, then `initialize` runs under a `new` frame as it would when
+/// called from `Class#new` (backtraces and `caller` see both).
+#[inline(never)]
+fn builtin_class_new(ctx: &mut Ctx, klass: Value, argc: usize, block: Option<Block>, ret_sp: usize) -> Result<Option<Value>> {
+    // TracePoint's c_call/c_return events for `new` come from the general path.
+    if crate::core::tracepoint::tracing(ctx) {
+        return Ok(None);
+    }
+    // An owned entry: a builtin `initialize` may run Ruby code that redefines methods.
+    let Some(init) = module::find_method(ctx, klass, sym::INITIALIZE) else { return Ok(None) };
+    let o = object::allocate(ctx, klass)?;
+    ctx.stacks.stack[ret_sp] = o;
+    let depth = ctx.stacks.frames.len();
+    call::push_builtin_frame(ctx, klass, ctx.c().class, sym::NEW);
+    // SAFETY: the arguments stay on the stack, below sp, for the whole call.
+    let args = unsafe { std::slice::from_raw_parts(ctx.stacks.stack.as_ptr().add(ret_sp + 1), argc) };
+    let r = call_builtin(ctx, o, &init, &Args { pos: args, kw: None, block });
+    ctx.stacks.frames.truncate(depth);
+    ctx.stacks.sp = ret_sp;
+    r.map(|_| Some(o))
 }
 
 /// `yield` with plain positional arguments to a literal block of the running method, when
