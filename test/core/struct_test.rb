@@ -13,6 +13,11 @@ test "construction: positional, keywords, []" do
   assert_equal [{x: 1}, nil], Point.new({x: 1}).to_a
   assert_raise(ArgumentError, "struct size differs") { Point.new(1, 2, 3) }
   assert_raise(ArgumentError, "unknown keywords: z") { Point.new(z: 1) }
+  assert_raise(ArgumentError, "unknown keywords: z, w") { Point.new(x: 0, z: 1, w: 2) }
+  assert_raise(ArgumentError, "struct size differs") { Point.new(1, 2, {z: 3}) }
+  re = Point.new(5, 6)
+  re.send(:initialize, 7)
+  assert_equal [7, nil], re.to_a
   assert_equal [:x, :y], Point.members
   assert_nil Point.keyword_init?
 end

@@ -594,7 +594,8 @@ fn initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     };
     if keyword_mode {
         let h = single_hash.unwrap_or(Value::NIL);
-        let unknown = array::new(ctx);
+        // The Array of unknown keys is made only when there is one.
+        let mut unknown = None;
         for (k, v) in hash::pairs(h) {
             let idx = match member_key(ctx, k)? {
                 Some(name) => member_index(members, name),
@@ -602,10 +603,13 @@ fn initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
             };
             match idx {
                 Some(i) => array::set(vals, i, v),
-                None => array::push(ctx, unknown, k),
+                None => {
+                    let u = *unknown.get_or_insert_with(|| array::new(ctx));
+                    array::push(ctx, u, k);
+                }
             }
         }
-        if array::len(unknown) > 0 {
+        if let Some(unknown) = unknown {
             let sep = string::new_utf8(ctx, ", ");
             let joined = ctx.call_str(unknown, "join", &[sep])?;
             let s = string::to_rust_string_lossy(joined);
@@ -613,14 +617,10 @@ fn initialize(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         }
         return Ok(Value::NIL);
     }
-    let mut given: Vec<Value> = args.pos.to_vec();
-    if let Some(h) = kw {
-        given.push(h);
-    }
-    if given.len() > n {
+    if argc > n {
         return Err(ctx.arg_error("struct size differs"));
     }
-    for (i, v) in given.into_iter().enumerate() {
+    for (i, &v) in args.pos.iter().chain(kw.as_ref()).enumerate() {
         array::set(vals, i, v);
     }
     Ok(Value::NIL)
