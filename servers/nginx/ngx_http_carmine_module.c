@@ -386,7 +386,11 @@ static ngx_int_t ngx_http_carmine_init_process(ngx_cycle_t *cycle)
     if (ngx_http_cycle_get_module_main_conf(cycle, ngx_http_carmine_module) == NULL)
         return NGX_OK;
     ngx_http_carmine_open_watch(cycle);
-    return ngx_http_carmine_open_host(cycle, cycle->log);
+    ngx_int_t rc = ngx_http_carmine_open_host(cycle, cycle->log);
+    /* Booting the VM ran code a request never runs again: the worker keeps mapped only
+     * the code its requests use. */
+    carmine_release_code_pages();
+    return rc;
 }
 
 static void ngx_http_carmine_exit_process(ngx_cycle_t *cycle)

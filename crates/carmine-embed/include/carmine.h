@@ -115,6 +115,14 @@ carmine_vm *carmine_open(void);
  * registered roots). Data objects' free functions are called. Runs still suspended are
  * cancelled first (carmine_cancel: their ensure clauses run). vm may be NULL. */
 void carmine_close(carmine_vm *vm);
+/* Drops the process's mappings of libcarmine's machine code and read-only data (the
+ * pages of the library, or of the module or program it is linked into, that were never
+ * written); each page comes back from the page cache, with a minor fault, when it is next
+ * used. Opening a VM runs every builtin's init code once: a host that keeps its VMs for
+ * long (a server worker) calls this after opening them, so that its resident code is
+ * what its requests run. Returns the bytes advised (0 where unsupported). Process-wide,
+ * safe at any time, from any thread. */
+size_t carmine_release_code_pages(void);
 /* "carmine 0.1.0 (Ruby 3.4 compatible)"; static storage. */
 const char *carmine_version(void);
 

@@ -22,6 +22,8 @@
 
 extern crate carmine_vm as cvm;
 
+mod code_pages;
+
 use std::cell::{Cell, RefCell, UnsafeCell};
 use std::collections::{HashMap, HashSet};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
@@ -431,6 +433,11 @@ pub unsafe extern "C" fn carmine_close(vm: *mut carmine_vm) {
             // Whatever the panic left is leaked.
         }
     }
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_release_code_pages() -> usize {
+    catch_unwind(code_pages::release).unwrap_or(0)
 }
 
 static VERSION: &CStr = c"carmine 0.1.0 (Ruby 3.4 compatible)";
