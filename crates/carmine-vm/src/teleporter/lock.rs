@@ -106,6 +106,30 @@ pub fn futex_wait(word: &AtomicU32, expected: u32, timeout: Duration) {
     }
 }
 
+/// As `futex_wait`, tagged with `bits`: `futex_wake_bits` wakes it only when their bits
+/// meet; `futex_wake` wakes it as any other.
+pub fn futex_wait_bits(word: &AtomicU32, expected: u32, timeout: Duration, bits: u32) {
+    // FUTEX_WAIT_BITSET takes a deadline on CLOCK_MONOTONIC, not a length.
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `now` is a valid timespec to write.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    let nanos = now.tv_nsec as u64 + timeout.subsec_nanos() as u64;
+    let secs = (now.tv_sec as u64).saturating_add(timeout.as_secs()).saturating_add(nanos / 1_000_000_000);
+    let deadline = libc::timespec { tv_sec: secs.min(libc::time_t::MAX as u64) as libc::time_t, tv_nsec: (nanos % 1_000_000_000) as libc::c_long };
+    // SAFETY: as in `futex_wait`.
+    unsafe {
+        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAIT_BITSET, expected, &deadline as *const libc::timespec, std::ptr::null::<u32>(), bits.max(1));
+    }
+}
+
+/// Wakes up to `n` sleepers on `word` whose `futex_wait_bits` named one of `bits` (plain
+/// `futex_wait`s name all): how many woke.
+pub fn futex_wake_bits(word: &AtomicU32, n: i32, bits: u32) -> i32 {
+    // SAFETY: as in `futex_wake`.
+    let r = unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE_BITSET, n, std::ptr::null::<libc::timespec>(), std::ptr::null::<u32>(), bits.max(1)) };
+    r.max(0) as i32
+}
+
 /// Wakes up to `n` processes or threads sleeping on `word`.
 pub fn futex_wake(word: &AtomicU32, n: i32) {
     // SAFETY: as in `futex_wait`; FUTEX_WAKE only reads the address as a key.
@@ -172,5 +196,31 @@ mod tests {
         assert!(start.elapsed() < Duration::from_secs(10));
         let mut status = 0;
         unsafe { libc::waitpid(pid, &mut status, 0) };
+    }
+
+    #[test]
+    fn a_wake_aimed_at_other_bits_leaves_a_waiter_asleep() {
+        let word: &'static AtomicU32 = Box::leak(Box::new(AtomicU32::new(0)));
+        let waiter = std::thread::spawn(move || futex_wait_bits(word, 0, Duration::from_secs(10), 1 << 3));
+        // Nothing wakes it before it sleeps; once it sleeps, only a wake naming bit 3 does.
+        let start = std::time::Instant::now();
+        loop {
+            assert_eq!(futex_wake_bits(word, 1, 1 << 4), 0);
+            if futex_wake_bits(word, 1, 1 << 3) == 1 {
+                break;
+            }
+            assert!(start.elapsed() < Duration::from_secs(5), "the waiter never slept");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        waiter.join().unwrap();
+    }
+
+    #[test]
+    fn a_tagged_wait_times_out_after_its_length() {
+        let word = AtomicU32::new(0);
+        let start = std::time::Instant::now();
+        futex_wait_bits(&word, 0, Duration::from_millis(50), 1);
+        let took = start.elapsed();
+        assert!(took >= Duration::from_millis(45) && took < Duration::from_secs(5), "{took:?}");
     }
 }

@@ -25,8 +25,8 @@
 use std::sync::atomic::{fence, Ordering};
 use std::time::{Duration, Instant};
 
-use super::lock::{futex_wait, futex_wake, Locked};
-use super::segment::{Segment, QUEUED, RING_ENTRY};
+use super::lock::{futex_wait, futex_wait_bits, futex_wake, Locked};
+use super::segment::{slot_bit, Segment, QUEUED, RING_ENTRY};
 
 /// Bytes of a message an entry holds inline.
 pub const INLINE_MAX: usize = RING_ENTRY - 8;
@@ -337,13 +337,13 @@ impl Segment {
     }
 
     /// Waits up to `timeout` for room (an entry or a block freed, or the close) after a send
-    /// found none when the senders' word was `seq`.
-    pub fn wait_for_room(&self, seq: u32, timeout: Duration) {
+    /// of slot `me` found none when the senders' word was `seq`.
+    pub fn wait_for_room(&self, me: usize, seq: u32, timeout: Duration) {
         let w = &self.header().wait;
         w.send_waiters.fetch_add(1, Ordering::SeqCst);
         fence(Ordering::SeqCst);
         if !self.is_closed() {
-            futex_wait(&w.send_seq, seq, timeout);
+            futex_wait_bits(&w.send_seq, seq, timeout, slot_bit(me));
         }
         w.send_waiters.fetch_sub(1, Ordering::SeqCst);
     }
@@ -493,7 +493,7 @@ mod tests {
                             if let Some(off) = seg.alloc(s, 2000) {
                                 break off;
                             }
-                            seg.wait_for_room(seg.send_seq(), Duration::from_millis(5));
+                            seg.wait_for_room(s, seg.send_seq(), Duration::from_millis(5));
                         };
                         unsafe { std::ptr::copy_nonoverlapping(v.to_ne_bytes().as_ptr(), seg.payload(off), 8) };
                         Entry::block(2, off, 8)
@@ -504,7 +504,7 @@ mod tests {
                         let seq = seg.send_seq();
                         match seg.push(s, &e, false) {
                             Ok(()) => break,
-                            Err(PushError::Full) => seg.wait_for_room(seq, Duration::from_millis(5)),
+                            Err(PushError::Full) => seg.wait_for_room(s, seq, Duration::from_millis(5)),
                             Err(e) => panic!("{e:?}"),
                         }
                     }
@@ -531,7 +531,7 @@ mod tests {
                                 None => e.inline_bytes().try_into().unwrap(),
                             };
                             while results.push(r, &Entry::inline(1, &v), false).is_err() {
-                                results.wait_for_room(results.send_seq(), Duration::from_millis(5));
+                                results.wait_for_room(r, results.send_seq(), Duration::from_millis(5));
                             }
                         }
                         Err(PopError::Empty) => {

@@ -32,7 +32,7 @@ use super::shm::{self, Mapping, Opened};
 
 /// "TELEPRT1" (and a layout version below it): the creator stores it last.
 pub const MAGIC: u64 = 0x3154_5250_454c_4554;
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// Process slots per segment (bit 63 of a holders word is the queue's).
 pub const MAX_PROCS: usize = 63;
 /// The queue's bit in a block's holders word.
@@ -112,7 +112,16 @@ pub struct ProcSlot {
     /// Per size class, the first page (index + 1; 0: none) of the arena's list of pages of
     /// that class, linked through `PageInfo::next` (under `arena_lock`).
     pub class_head: [AtomicU32; super::alloc::CLASSES.len()],
+    /// The latest runs of large blocks this slot wrote that were freed (page index + 1;
+    /// 0: none), and where the next one goes (under the pool lock; hints, checked before
+    /// use). The slot's next large block takes one of them if it is still free and long
+    /// enough: its process has those pages mapped (`alloc::Segment::alloc_large`).
+    pub freed_runs: [AtomicU32; FREED_RUNS],
+    pub freed_next: AtomicU32,
 }
+
+/// Freed runs of large blocks remembered per slot (`ProcSlot::freed_runs`).
+pub const FREED_RUNS: usize = 7;
 
 #[repr(C, align(64))]
 pub struct RecoveryState {
@@ -156,11 +165,19 @@ pub struct PageInfo {
     pub next: AtomicU32,
     /// Small pages: blocks freed since the owner last swept the page (a hint).
     pub freed_hint: AtomicU32,
-    pub _pad: [u32; 2],
+    /// Large heads: the slot (+ 1) that allocated the run, kept after it is freed (a hint).
+    pub writer: AtomicU32,
+    pub _pad: u32,
 }
 
 const _: () = assert!(std::mem::size_of::<PageInfo>() == 32);
 const _: () = assert!(std::mem::size_of::<Header>() < 16 * 1024);
+
+/// The futex bit slot `s`'s senders wait with (`wait_for_room`, `wake_one_sender`); slots
+/// 32 apart share one, and the one of them woken for the other's pages merely faults them.
+pub fn slot_bit(s: usize) -> u32 {
+    1 << (s % 32)
+}
 
 fn round_up(n: usize, to: usize) -> usize {
     n.div_ceil(to) * to
@@ -474,8 +491,20 @@ impl Segment {
     /// again for each reply received: a context switch each, taken from the receiver the
     /// workers wait for, so the throughput fell as workers were added. A woken sender that
     /// finds room left after its own wakes the next (`pass_room`).
-    pub fn wake_one_sender(&self) {
-        self.wake_senders_n(1);
+    ///
+    /// Slot `prefer` (the process that wrote the freed pages) is woken if it waits: it has
+    /// those pages mapped, where any other process faults each of them in (a forked process
+    /// does not inherit a shared mapping's page tables). Workers whose replies fill the heap
+    /// otherwise each end up writing into pages the others wrote last: a fault per page
+    /// written, 11 per 44 KB reply, which made the throughput fall as workers were added.
+    pub fn wake_one_sender(&self, prefer: Option<usize>) {
+        let w = &self.header().wait;
+        if w.send_waiters.load(Ordering::SeqCst) > 0 {
+            w.send_seq.fetch_add(1, Ordering::SeqCst);
+            if prefer.is_none_or(|s| super::lock::futex_wake_bits(&w.send_seq, 1, slot_bit(s)) == 0) {
+                super::lock::futex_wake(&w.send_seq, 1);
+            }
+        }
     }
 
     fn wake_senders_n(&self, n: i32) {
@@ -492,7 +521,7 @@ impl Segment {
     pub fn pass_room(&self) {
         let h = self.header();
         if h.wait.send_waiters.load(Ordering::SeqCst) > 0 && h.pool.free_pages.load(Ordering::Relaxed) > 0 && self.queued() < self.ring_slots() {
-            self.wake_one_sender();
+            self.wake_one_sender(None);
         }
     }
 

@@ -396,7 +396,7 @@ fn wait_and_retry<T>(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, deadline: Option<
         } else {
             let hh = h.clone();
             sched::without_gl(ctx, move || match wait {
-                Attempt::WaitRoom(seq) => hh.seg.wait_for_room(seq, slice),
+                Attempt::WaitRoom(seq) => hh.seg.wait_for_room(me, seq, slice),
                 _ => hh.adaptive_wait(me, slice),
             });
         }
