@@ -510,8 +510,7 @@ fn s_new(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     // done here (`allocate` left the default nil), without a lookup by name and a call.
     if args.block.is_none() && args.kw.is_none() && args.pos.len() <= 1 {
         let klass = crate::interp::class_of(ctx, h);
-        let own = crate::core::module::find_method_ref(ctx, klass, sym::INITIALIZE)
-            .is_some_and(|me| matches!(me.body, crate::core::module::MethodBody::Builtin { f, .. } if f as usize == initialize as crate::core::module::BuiltinFn as usize));
+        let own = crate::core::module::find_method_ref(ctx, klass, sym::INITIALIZE).is_some_and(|me| me.is_builtin(initialize));
         if own {
             if let Some(&d) = args.pos.first() {
                 rhash(h).default = d;

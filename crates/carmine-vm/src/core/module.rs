@@ -134,6 +134,11 @@ impl MethodEntry {
     pub fn is_undefined(&self) -> bool {
         matches!(self.body, MethodBody::Undefined)
     }
+
+    /// Whether this entry runs builtin `f` (a fast path may then do `f`'s work in place).
+    pub fn is_builtin(&self, f: BuiltinFn) -> bool {
+        matches!(self.body, MethodBody::Builtin { f: g, .. } if std::ptr::fn_addr_eq(g, f))
+    }
 }
 
 #[derive(Clone)]

@@ -545,7 +545,7 @@ fn basic_initialize(_ctx: &mut Ctx, _recv: Value, _args: &Args) -> Result<Value>
 
 /// Whether `f` is BasicObject's `initialize` (`Class#new` skips calling it).
 pub fn is_default_initialize(f: crate::core::module::BuiltinFn) -> bool {
-    f as usize == basic_initialize as crate::core::module::BuiltinFn as usize
+    std::ptr::fn_addr_eq(f, basic_initialize as crate::core::module::BuiltinFn)
 }
 
 fn basic_id(ctx: &mut Ctx, recv: Value, _args: &Args) -> Result<Value> {
@@ -881,7 +881,7 @@ pub fn copy_object(ctx: &mut Ctx, recv: Value, clone: bool, freeze_kw: Option<bo
 /// `Array#initialize_copy`), which would only copy into the copy the elements it has
 /// already, and no TracePoint wants their events.
 fn array_dup_is_done(ctx: &Ctx, klass: Value) -> bool {
-    let is = |mid, f: module::BuiltinFn| module::find_method(ctx, klass, mid).is_some_and(|me| matches!(me.body, module::MethodBody::Builtin { f: g, .. } if std::ptr::fn_addr_eq(g, f)));
+    let is = |mid, f: module::BuiltinFn| module::find_method(ctx, klass, mid).is_some_and(|me| me.is_builtin(f));
     !crate::core::tracepoint::tracing(ctx) && is(sym::INITIALIZE_DUP, obj_init_dup) && is(sym::INITIALIZE_COPY, array::replace)
 }
 
