@@ -482,7 +482,9 @@ impl Segment {
     /// and heap): for room that only some of them can use (a small block serves its own
     /// arena's process only) or that may serve many (a dead process's memory).
     pub fn wake_senders(&self) {
-        self.wake_senders_n(i32::MAX);
+        if self.bump_send_seq() {
+            super::lock::futex_wake(&self.header().wait.send_seq, i32::MAX);
+        }
     }
 
     /// Wakes one blocked sender: for room any sender can use and one message fills (a
@@ -498,21 +500,23 @@ impl Segment {
     /// otherwise each end up writing into pages the others wrote last: a fault per page
     /// written, 11 per 44 KB reply, which made the throughput fall as workers were added.
     pub fn wake_one_sender(&self, prefer: Option<usize>) {
-        let w = &self.header().wait;
-        if w.send_waiters.load(Ordering::SeqCst) > 0 {
-            w.send_seq.fetch_add(1, Ordering::SeqCst);
-            if prefer.is_none_or(|s| super::lock::futex_wake_bits(&w.send_seq, 1, slot_bit(s)) == 0) {
-                super::lock::futex_wake(&w.send_seq, 1);
+        if self.bump_send_seq() {
+            let seq = &self.header().wait.send_seq;
+            if prefer.is_none_or(|s| super::lock::futex_wake_bits(seq, 1, slot_bit(s)) == 0) {
+                super::lock::futex_wake(seq, 1);
             }
         }
     }
 
-    fn wake_senders_n(&self, n: i32) {
+    /// When a sender waits for room: bumps the senders' futex word, so that one about to
+    /// sleep on its old value does not, and returns true (a wake is then due).
+    fn bump_send_seq(&self) -> bool {
         let w = &self.header().wait;
-        if w.send_waiters.load(Ordering::SeqCst) > 0 {
-            w.send_seq.fetch_add(1, Ordering::SeqCst);
-            super::lock::futex_wake(&w.send_seq, n);
+        if w.send_waiters.load(Ordering::SeqCst) == 0 {
+            return false;
         }
+        w.send_seq.fetch_add(1, Ordering::SeqCst);
+        true
     }
 
     /// After a send that had waited for room succeeded: wakes the next blocked sender when
