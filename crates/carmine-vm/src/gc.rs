@@ -94,8 +94,12 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
     }
     heap.old_objects += promoted;
     let marked = std::time::Instant::now();
-    // Not under `GC.stress`, which collects at every allocation.
-    let (_, live_bytes) = heap.start_sweep(major, major && reason != GcReason::Stress);
+    // Freed buffers go back to the kernel after a major collection, but not under
+    // `GC.stress` (which collects at every allocation), nor when buffers were what filled
+    // up: a program that allocates buffers that fast takes the freed ones again at once,
+    // and each page given back would fault in anew (a forked worker building 44 KB
+    // Strings faulted 12 times per String).
+    let (_, live_bytes) = heap.start_sweep(major, major && !matches!(reason, GcReason::Stress | GcReason::Malloc));
     let pages_before = heap.page_count();
     let wanted = heap.wanted_class;
     heap.resize_after_collection(live_bytes, major);
