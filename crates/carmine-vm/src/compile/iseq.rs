@@ -316,8 +316,11 @@ pub struct CallCache {
     pub leaf_fn: Cell<Option<crate::interp::leaf::LeafFn>>,
     /// For a call given `&:name` that runs as an iterator frame (`interp::iter`): the public
     /// Ruby method `name` last found on the elements' class `sym_klass` (raw; 0: none), held
-    /// by `sym_keep`. Valid while `epoch` is the VM's method epoch.
+    /// by `sym_keep`. For a `send`/`public_send` (which never takes that path: it has a
+    /// positional argument), the entry of the method named `sym_mid` last sent to on
+    /// `sym_klass`. Valid while `epoch` is the VM's method epoch.
     pub sym_klass: Cell<u64>,
+    pub sym_mid: Cell<SymId>,
     pub sym_me: Cell<*const MethodEntry>,
     pub sym_keep: std::cell::RefCell<Option<Arc<MethodEntry>>>,
 }
@@ -337,6 +340,7 @@ impl Default for CallCache {
             fast_leaf: Cell::new(0),
             leaf_fn: Cell::new(None),
             sym_klass: Cell::new(0),
+            sym_mid: Cell::new(SymId(0)),
             sym_me: Cell::new(std::ptr::null()),
             sym_keep: Default::default(),
         }

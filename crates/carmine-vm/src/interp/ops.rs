@@ -7,7 +7,7 @@
 use std::cell::Cell;
 use std::sync::Arc;
 
-use crate::compile::iseq::{iseq_of, call_flags as cf, CallInfo, Insn, Iseq, PIC_SIZE};
+use crate::compile::iseq::{iseq_of, call_flags as cf, CallCache, CallInfo, Insn, Iseq, PIC_SIZE};
 use crate::core::module::{self, ClassKind, MethodBody, MethodEntry, Visibility};
 use crate::core::{array, hash, object, string};
 use crate::error::Unwind;
@@ -201,9 +201,7 @@ fn lookup_cached(ctx: &Ctx, ci: &CallInfo, klass: Value) -> Option<Arc<MethodEnt
         cc.fast_klass.set(0);
     }
     cc.klass[i].set(klass.raw());
-    // `send` and `public_send` are left to the general path (no raw entry for `cache_hit`),
-    // which runs them in place (`send_in_place`).
-    cc.me[i].set(me.as_ref().filter(|m| sends(m).is_none()).map(|m| Arc::as_ptr(m)));
+    cc.me[i].set(me.as_ref().map(|m| Arc::as_ptr(m)));
     cc.keep.borrow_mut()[i] = me.clone();
     if let Some(m) = me.as_ref() {
         let (leaf, leaf_fn) = match m.body {
@@ -359,6 +357,18 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
             })
         }
         MethodBody::Builtin { .. } if !(me.original_name == sym::NEW && me.owner == ctx.c().class) => {
+            if let Some(public) = sends(me) {
+                // `send`/`public_send` run their target in place; what that cannot take
+                // (a block, a name that is not a Symbol, method_missing…) the general path does.
+                if ci.block != u32::MAX {
+                    return None;
+                }
+                let r = send_in_place(ctx, &ci.cache, recv, public, argc, None, None, ret_sp)?;
+                if r.is_err() {
+                    ctx.stacks.sp = ret_sp;
+                }
+                return Some(r);
+            }
             // SAFETY: the arguments stay on the stack, below sp, for the whole call.
             let args = unsafe { std::slice::from_raw_parts(ctx.stacks.stack.as_ptr().add(ret_sp + 1), argc) };
             if ci.block != u32::MAX && argc <= 1 {
@@ -638,7 +648,7 @@ fn send_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usiz
         }
     }
     if let Some(public) = sends(&me) {
-        if let Some(r) = send_in_place(ctx, recv, public, argc, kw, block, ret_sp) {
+        if let Some(r) = send_in_place(ctx, &ci.cache, recv, public, argc, kw, block, ret_sp) {
             return r;
         }
     }
@@ -684,9 +694,10 @@ fn sends(me: &MethodEntry) -> Option<bool> {
 /// nested loop; `send` leaves no frame of its own, as in CRuby). `None` (nothing changed)
 /// when the builtin must run: no name, a name that is not a Symbol, refinements in scope,
 /// a missing method (method_missing), or for `public_send` a method that is not public or
-/// not a Ruby method.
+/// not a Ruby method. The target's entry is remembered in the call site's cache `cc` (its
+/// `sym_*` fields; the caller has validated `cc`'s epoch).
 #[inline(never)]
-fn send_in_place(ctx: &mut Ctx, recv: Value, public: bool, argc: usize, kw: Option<Value>, block: Option<Block>, ret_sp: usize) -> Option<Result<Option<Value>>> {
+fn send_in_place(ctx: &mut Ctx, cc: &CallCache, recv: Value, public: bool, argc: usize, kw: Option<Value>, block: Option<Block>, ret_sp: usize) -> Option<Result<Option<Value>>> {
     let mid = ctx.stacks.stack.get(ret_sp + 1).filter(|_| argc > 0)?.as_symbol()?;
     if ctx.stacks.frames.last().is_some_and(|f| !crate::core::refinement::frame_refinements(f).is_nil()) {
         return None;
@@ -694,7 +705,12 @@ fn send_in_place(ctx: &mut Ctx, recv: Value, public: bool, argc: usize, kw: Opti
     let klass = class_of(ctx, recv);
     // The entry is used before any Ruby code runs (binding may allocate, which leaves method
     // caches alone).
-    let me = module::find_method_ref(ctx, klass, mid).filter(|m| !m.is_undefined() && !matches!(m.body, MethodBody::ZSuper))?;
+    let me = if cc.sym_klass.get() == klass.raw() && cc.sym_mid.get() == mid && cc.epoch.get() == ctx.vm().method_epoch() {
+        // SAFETY: `sym_keep` holds the entry while the epoch is current.
+        unsafe { &*cc.sym_me.get() }
+    } else {
+        send_target(ctx, cc, klass, mid)?
+    };
     if public && me.visibility != Visibility::Public {
         return None;
     }
@@ -723,9 +739,26 @@ fn send_in_place(ctx: &mut Ctx, recv: Value, public: bool, argc: usize, kw: Opti
     Some(r.map(|()| None))
 }
 
+/// The method `send_in_place` runs for `mid` on `klass`, remembered in `cc`.
+#[inline(never)]
+fn send_target<'a>(ctx: &Ctx, cc: &CallCache, klass: Value, mid: crate::symbol::SymId) -> Option<&'a MethodEntry> {
+    let me = module::find_method(ctx, klass, mid).filter(|m| !m.is_undefined() && !matches!(m.body, MethodBody::ZSuper))?;
+    let p = Arc::as_ptr(&me);
+    cc.sym_klass.set(klass.raw());
+    cc.sym_mid.set(mid);
+    cc.sym_me.set(p);
+    *cc.sym_keep.borrow_mut() = Some(me);
+    // SAFETY: `sym_keep` holds the entry until the cache is rewritten, which takes another
+    // `send` at this call site or a new method epoch, both after the caller is done with it.
+    Some(unsafe { &*p })
+}
+
 /// Removes a `send`'s method name, the first of its `argc` arguments above `ret_sp`.
 fn drop_send_name(ctx: &mut Ctx, argc: usize, ret_sp: usize) {
-    ctx.stacks.stack.copy_within(ret_sp + 2..ret_sp + 1 + argc, ret_sp + 1);
+    // A loop: a call of memmove costs more for the few arguments a call has.
+    for i in ret_sp + 1..ret_sp + argc {
+        ctx.stacks.stack[i] = ctx.stacks.stack[i + 1];
+    }
     ctx.stacks.sp = ret_sp + argc;
 }
 
