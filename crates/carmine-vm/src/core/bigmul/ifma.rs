@@ -181,19 +181,31 @@ mod vector {
     }
 }
 
-/// Words (any 64-bit values) to their forward transform modulo prime `i`, in [0, 2p).
-/// `a.len()` is a power of two of at least 16.
-pub(super) fn transform(i: usize, a: &mut [u64]) {
+/// The vectors the layers of a transform modulo p use: the 52-bit mask, 2^52 - p and 2p.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn lanes(p: u64) -> (__m512i, __m512i, __m512i) {
+    (_mm512_set1_epi64(MASK52 as i64), _mm512_set1_epi64((MASK52 + 1 - p) as i64), _mm512_set1_epi64(2 * p as i64))
+}
+
+/// Runs the transform `f` modulo prime `i` on `a`, whose length is a power of two of at
+/// least 16 (two vectors, what the small layers take at a time).
+fn on_vectors(i: usize, a: &mut [u64], f: unsafe fn(usize, &mut [u64])) {
     assert!(available() && a.len() >= 16 && a.len().is_power_of_two());
-    // SAFETY: the CPU has AVX-512F and IFMA (checked above).
-    unsafe { transform_avx(i, a) }
+    // SAFETY: the CPU has AVX-512F and IFMA (checked above), all that `f` requires.
+    unsafe { f(i, a) }
+}
+
+/// Words (any 64-bit values) to their forward transform modulo prime `i`, in [0, 2p).
+pub(super) fn transform(i: usize, a: &mut [u64]) {
+    on_vectors(i, a, transform_avx)
 }
 
 #[target_feature(enable = "avx512f,avx512ifma")]
 fn transform_avx(i: usize, a: &mut [u64]) {
     let pr = &PRIMES[i];
     let p = pr.p;
-    let (mask, negp, p2) = (_mm512_set1_epi64(MASK52 as i64), _mm512_set1_epi64((MASK52 + 1 - p) as i64), _mm512_set1_epi64(2 * p as i64));
+    let (mask, negp, p2) = lanes(p);
     // x = hi 2^52 + lo with hi < 2^12: x mod p = lo * 1 + hi * (2^52 mod p), each in [0, 2p).
     let two52 = (1u64 << 52) % p;
     let (one, one_s) = (_mm512_set1_epi64(1), _mm512_set1_epi64(pr.shoup(1) as i64));
@@ -313,9 +325,7 @@ fn pointwise_avx(i: usize, fa: &mut [u64], fb: Option<&[u64]>) {
 /// The inverse transform of pointwise products: the cyclic convolution modulo p, in
 /// [0, p).
 pub(super) fn finish(i: usize, a: &mut [u64]) {
-    assert!(available() && a.len() >= 16 && a.len().is_power_of_two());
-    // SAFETY: the CPU has AVX-512F and IFMA (checked above).
-    unsafe { finish_avx(i, a) }
+    on_vectors(i, a, finish_avx)
 }
 
 #[target_feature(enable = "avx512f,avx512ifma")]
@@ -323,7 +333,7 @@ fn finish_avx(i: usize, a: &mut [u64]) {
     let pr = &PRIMES[i];
     let p = pr.p;
     let n = a.len();
-    let (mask, negp, p2) = (_mm512_set1_epi64(MASK52 as i64), _mm512_set1_epi64((MASK52 + 1 - p) as i64), _mm512_set1_epi64(2 * p as i64));
+    let (mask, negp, p2) = lanes(p);
     // The layers at distances 1, 2 and 4, sixteen points (two vectors) at a time.
     let first = SmallLayer::new(i, 1, true);
     let layers = [2, 4].map(|d| SmallLayer::new(i, d, true));
