@@ -28,8 +28,7 @@ use std::arch::x86_64::*;
 
 const MASK52: u64 = (1 << 52) - 1;
 
-/// Levels (log2 of the butterfly distance) whose twiddles are kept for the process.
-const CACHED_LEVELS: usize = 17;
+use super::{mul_shoup64, pow_mod, CACHED_LEVELS};
 
 pub(super) struct Prime52 {
     p: u64,
@@ -55,20 +54,8 @@ impl Prime52 {
         ((a as u128 * b as u128) % self.p as u128) as u64
     }
 
-    const fn pow(&self, mut b: u64, mut e: u64) -> u64 {
-        let mut r = 1;
-        while e > 0 {
-            if e & 1 == 1 {
-                r = self.mul_mod(r, b);
-            }
-            b = self.mul_mod(b, b);
-            e >>= 1;
-        }
-        r
-    }
-
     const fn inv(&self, a: u64) -> u64 {
-        self.pow(a % self.p, self.p - 2)
+        super::modinv(a, self.p)
     }
 
     /// 2^-k mod p for k <= 32: 2^k (p - (p - 1) / 2^k) = 2^k p - (p - 1), which is 1 mod p.
@@ -81,23 +68,16 @@ impl Prime52 {
         (((w as u128) << 52) / self.p as u128) as u64
     }
 
-    /// -p^-1 mod 2^52 (Montgomery's constant), by Newton's iteration (each step doubles the
-    /// correct low bits).
+    /// -p^-1 mod 2^52 (Montgomery's constant).
     const fn neg_pinv(&self) -> u64 {
-        let mut inv: u64 = 1;
-        let mut i = 0;
-        while i < 6 {
-            inv = inv.wrapping_mul(2u64.wrapping_sub(self.p.wrapping_mul(inv)));
-            i += 1;
-        }
-        inv.wrapping_neg() & MASK52
+        super::inverse_mod_2_64(self.p).wrapping_neg() & MASK52
     }
 
     /// The twiddles of the layer with butterflies at distance 2^level: w^j for j < 2^level,
     /// w of order 2^(level + 1) (or its inverse), with their Shoup quotients.
     fn segment(&self, level: usize, inverse: bool) -> Segment {
         let len = 1usize << level;
-        let mut w = self.pow(self.root, 1 << (31 - level));
+        let mut w = pow_mod(self.root, 1 << (31 - level), self.p);
         if inverse {
             w = self.inv(w);
         }
@@ -181,11 +161,43 @@ mod vector {
     }
 }
 
-/// The vectors the layers of a transform modulo p use: the 52-bit mask, 2^52 - p and 2p.
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn lanes(p: u64) -> (__m512i, __m512i, __m512i) {
-    (_mm512_set1_epi64(MASK52 as i64), _mm512_set1_epi64((MASK52 + 1 - p) as i64), _mm512_set1_epi64(2 * p as i64))
+/// The constant vectors of the arithmetic modulo one prime p (the 52-bit mask, 2^52 - p
+/// and 2p), and the butterflies built on them.
+#[derive(Clone, Copy)]
+struct Lanes {
+    mask: __m512i,
+    negp: __m512i,
+    p2: __m512i,
+}
+
+impl Lanes {
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn new(p: u64) -> Lanes {
+        Lanes { mask: _mm512_set1_epi64(MASK52 as i64), negp: _mm512_set1_epi64((MASK52 + 1 - p) as i64), p2: _mm512_set1_epi64(2 * p as i64) }
+    }
+
+    /// x w mod p in [0, 2p) for x < 2^52, w < p, ws = shoup(w).
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512ifma")]
+    fn mul(&self, x: __m512i, w: __m512i, ws: __m512i) -> __m512i {
+        vector::mul_shoup(x, w, ws, self.negp, self.mask)
+    }
+
+    /// The sum and the difference of u and v (both in [0, 2p)), in [0, 2p).
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn sum_difference(&self, u: __m512i, v: __m512i) -> (__m512i, __m512i) {
+        let p2 = self.p2;
+        (vector::reduce(_mm512_add_epi64(u, v), p2), vector::reduce(_mm512_sub_epi64(_mm512_add_epi64(u, p2), v), p2))
+    }
+
+    /// The forward butterfly: u + v, and (u - v) w with its twiddle w, in [0, 2p).
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512ifma")]
+    fn forward(&self, u: __m512i, v: __m512i, w: __m512i, ws: __m512i) -> (__m512i, __m512i) {
+        (vector::reduce(_mm512_add_epi64(u, v), self.p2), self.mul(_mm512_sub_epi64(_mm512_add_epi64(u, self.p2), v), w, ws))
+    }
 }
 
 /// Runs the transform `f` modulo prime `i` on `a`, whose length is a power of two of at
@@ -204,17 +216,16 @@ pub(super) fn transform(i: usize, a: &mut [u64]) {
 #[target_feature(enable = "avx512f,avx512ifma")]
 fn transform_avx(i: usize, a: &mut [u64]) {
     let pr = &PRIMES[i];
-    let p = pr.p;
-    let (mask, negp, p2) = lanes(p);
+    let lanes = Lanes::new(pr.p);
     // x = hi 2^52 + lo with hi < 2^12: x mod p = lo * 1 + hi * (2^52 mod p), each in [0, 2p).
-    let two52 = (1u64 << 52) % p;
+    let two52 = (1u64 << 52) % pr.p;
     let (one, one_s) = (_mm512_set1_epi64(1), _mm512_set1_epi64(pr.shoup(1) as i64));
     let (c, c_s) = (_mm512_set1_epi64(two52 as i64), _mm512_set1_epi64(pr.shoup(two52) as i64));
     for chunk in a.chunks_exact_mut(8) {
         let x = vector::load(chunk);
-        let lo = vector::mul_shoup(_mm512_and_si512(x, mask), one, one_s, negp, mask);
-        let hi = vector::mul_shoup(_mm512_srli_epi64::<52>(x), c, c_s, negp, mask);
-        vector::store(chunk, vector::reduce(_mm512_add_epi64(lo, hi), p2));
+        let lo = lanes.mul(_mm512_and_si512(x, lanes.mask), one, one_s);
+        let hi = lanes.mul(_mm512_srli_epi64::<52>(x), c, c_s);
+        vector::store(chunk, vector::reduce(_mm512_add_epi64(lo, hi), lanes.p2));
     }
     let n = a.len();
     let mut len = n / 2;
@@ -225,9 +236,9 @@ fn transform_avx(i: usize, a: &mut [u64]) {
             for j in (0..len).step_by(8) {
                 let (u, v) = (vector::load(&lo[j..]), vector::load(&hi[j..]));
                 let (w, ws) = (vector::load(&tw.w[j..]), vector::load(&tw.ws[j..]));
-                vector::store(&mut lo[j..], vector::reduce(_mm512_add_epi64(u, v), p2));
-                let d = _mm512_sub_epi64(_mm512_add_epi64(u, p2), v);
-                vector::store(&mut hi[j..], vector::mul_shoup(d, w, ws, negp, mask));
+                let (l, h) = lanes.forward(u, v, w, ws);
+                vector::store(&mut lo[j..], l);
+                vector::store(&mut hi[j..], h);
             }
         }
         len /= 2;
@@ -239,12 +250,13 @@ fn transform_avx(i: usize, a: &mut [u64]) {
         let (mut x, mut y) = (vector::load(chunk), vector::load(&chunk[8..]));
         for layer in &layers {
             let (u, v) = layer.split(x, y);
-            let h = vector::mul_shoup(_mm512_sub_epi64(_mm512_add_epi64(u, p2), v), layer.w, layer.ws, negp, mask);
-            (x, y) = layer.merge(vector::reduce(_mm512_add_epi64(u, v), p2), h);
+            let (l, h) = lanes.forward(u, v, layer.w, layer.ws);
+            (x, y) = layer.merge(l, h);
         }
-        // At distance 1 the twiddle is 1.
+        // At distance 1 the twiddle is 1: the sum and the difference.
         let (u, v) = last.split(x, y);
-        (x, y) = last.merge(vector::reduce(_mm512_add_epi64(u, v), p2), vector::reduce(_mm512_sub_epi64(_mm512_add_epi64(u, p2), v), p2));
+        let (l, h) = lanes.sum_difference(u, v);
+        (x, y) = last.merge(l, h);
         vector::store(chunk, x);
         vector::store(&mut chunk[8..], y);
     }
@@ -333,7 +345,7 @@ fn finish_avx(i: usize, a: &mut [u64]) {
     let pr = &PRIMES[i];
     let p = pr.p;
     let n = a.len();
-    let (mask, negp, p2) = lanes(p);
+    let lanes = Lanes::new(p);
     // The layers at distances 1, 2 and 4, sixteen points (two vectors) at a time.
     let first = SmallLayer::new(i, 1, true);
     let layers = [2, 4].map(|d| SmallLayer::new(i, d, true));
@@ -341,11 +353,12 @@ fn finish_avx(i: usize, a: &mut [u64]) {
         let (mut x, mut y) = (vector::load(chunk), vector::load(&chunk[8..]));
         // At distance 1 the twiddle is 1.
         let (u, v) = first.split(x, y);
-        (x, y) = first.merge(vector::reduce(_mm512_add_epi64(u, v), p2), vector::reduce(_mm512_sub_epi64(_mm512_add_epi64(u, p2), v), p2));
+        let (l, h) = lanes.sum_difference(u, v);
+        (x, y) = first.merge(l, h);
         for layer in &layers {
             let (u, v) = layer.split(x, y);
-            let v = vector::mul_shoup(v, layer.w, layer.ws, negp, mask);
-            (x, y) = layer.merge(vector::reduce(_mm512_add_epi64(u, v), p2), vector::reduce(_mm512_sub_epi64(_mm512_add_epi64(u, p2), v), p2));
+            let (l, h) = lanes.sum_difference(u, lanes.mul(v, layer.w, layer.ws));
+            (x, y) = layer.merge(l, h);
         }
         vector::store(chunk, x);
         vector::store(&mut chunk[8..], y);
@@ -357,10 +370,9 @@ fn finish_avx(i: usize, a: &mut [u64]) {
             let (lo, hi) = block.split_at_mut(len);
             for j in (0..len).step_by(8) {
                 let (w, ws) = (vector::load(&tw.w[j..]), vector::load(&tw.ws[j..]));
-                let u = vector::load(&lo[j..]);
-                let v = vector::mul_shoup(vector::load(&hi[j..]), w, ws, negp, mask);
-                vector::store(&mut lo[j..], vector::reduce(_mm512_add_epi64(u, v), p2));
-                vector::store(&mut hi[j..], vector::reduce(_mm512_sub_epi64(_mm512_add_epi64(u, p2), v), p2));
+                let (l, h) = lanes.sum_difference(vector::load(&lo[j..]), lanes.mul(vector::load(&hi[j..]), w, ws));
+                vector::store(&mut lo[j..], l);
+                vector::store(&mut hi[j..], h);
             }
         }
         len *= 2;
@@ -369,17 +381,16 @@ fn finish_avx(i: usize, a: &mut [u64]) {
     let s = pr.mul_mod(pr.inv_pow2(n.trailing_zeros()), (1u64 << 52) % p);
     let (s, s_s, pv) = (_mm512_set1_epi64(s as i64), _mm512_set1_epi64(pr.shoup(s) as i64), _mm512_set1_epi64(p as i64));
     for chunk in a.chunks_exact_mut(8) {
-        let y = vector::mul_shoup(vector::load(chunk), s, s_s, negp, mask);
+        let y = lanes.mul(vector::load(chunk), s, s_s);
         vector::store(chunk, _mm512_min_epu64(y, _mm512_sub_epi64(y, pv)));
     }
 }
 
-/// x * w mod p in [0, p) for any 64-bit x and w < p, with ws = floor(w 2^64 / p) (Shoup's
-/// quotient at 64 bits: the scalar reconstruction's multiplications by constants).
+/// x * w mod p in [0, p) for any 64-bit x and w < p, with ws = floor(w 2^64 / p): the
+/// scalar reconstruction's multiplications by constants.
 #[inline(always)]
-fn mul_shoup64(x: u64, w: u64, ws: u64, p: u64) -> u64 {
-    let q = ((x as u128 * ws as u128) >> 64) as u64;
-    let r = x.wrapping_mul(w).wrapping_sub(q.wrapping_mul(p));
+fn mul_const(x: u64, w: u64, ws: u64, p: u64) -> u64 {
+    let r = mul_shoup64(x, w, ws, p);
     if r >= p { r - p } else { r }
 }
 
@@ -418,11 +429,11 @@ pub(super) fn recompose(r1: &[u64], r2: &[u64], r3: &[u64], out_len: usize) -> V
         let x1_2 = if x1 >= p2.p { x1 - p2.p } else { x1 };
         let x1_3 = if x1 >= p3.p { x1 - p3.p } else { x1 };
         let d2 = if x2 >= x1_2 { x2 - x1_2 } else { x2 + p2.p - x1_2 };
-        let v2 = mul_shoup64(d2, inv12, inv12_s, p2.p);
-        let t = x1_3 + mul_shoup64(v2, p1_3, p1_3_s, p3.p);
+        let v2 = mul_const(d2, inv12, inv12_s, p2.p);
+        let t = x1_3 + mul_const(v2, p1_3, p1_3_s, p3.p);
         let t = if t >= p3.p { t - p3.p } else { t };
         let d3 = if x3 >= t { x3 - t } else { x3 + p3.p - t };
-        let v3 = mul_shoup64(d3, inv123, inv123_s, p3.p);
+        let v3 = mul_const(d3, inv123, inv123_s, p3.p);
         (x1 as u128 + v2 as u128 * p1.p as u128, v3)
     })
 }

@@ -73,7 +73,7 @@ fn ntt_min_words(ifma: bool) -> usize {
 const MAX_LOG: u32 = 22;
 
 /// Twiddle segments of levels below this are cached (at most 2^CACHED_LEVELS * 32 bytes per
-/// prime).
+/// prime), here and in `ifma`.
 const CACHED_LEVELS: usize = 17;
 
 struct Prime {
@@ -86,17 +86,21 @@ struct Prime {
     g: u64,
 }
 
-const fn prime(p: u64, g: u64) -> Prime {
-    // Newton's iteration for the inverse modulo 2^64: each step doubles the correct bits.
+/// p^-1 mod 2^64 for an odd p, by Newton's iteration (each step doubles the correct bits).
+const fn inverse_mod_2_64(p: u64) -> u64 {
     let mut inv: u64 = 1;
     let mut i = 0;
     while i < 7 {
         inv = inv.wrapping_mul(2u64.wrapping_sub(p.wrapping_mul(inv)));
         i += 1;
     }
+    inv
+}
+
+const fn prime(p: u64, g: u64) -> Prime {
     let r = ((1u128 << 64) % p as u128) as u64;
     let r2 = ((r as u128 * r as u128) % p as u128) as u64;
-    Prime { p, pinv: inv, r2, g }
+    Prime { p, pinv: inverse_mod_2_64(p), r2, g }
 }
 
 /// Three primes c * 2^32 + 1 in (2^61, 2^62) with a generator each.
@@ -166,8 +170,7 @@ impl Prime {
     /// x * w mod p in [0, 2p), for any 64-bit x and w < p with ws = shoup(w).
     #[inline(always)]
     fn mul_shoup(&self, x: u64, w: u64, ws: u64) -> u64 {
-        let q = ((x as u128 * ws as u128) >> 64) as u64;
-        x.wrapping_mul(w).wrapping_sub(q.wrapping_mul(self.p))
+        mul_shoup64(x, w, ws, self.p)
     }
 
     /// Twiddle factors for the butterflies at distance 2^level, each with its Shoup quotient:
@@ -729,9 +732,18 @@ fn sum_garner3(n: usize, p1p2: u128, out_len: usize, garner: impl Fn(usize) -> (
     out
 }
 
-fn modinv(a: u64, p: u64) -> u64 {
+/// x * w mod p in [0, 2p) for any 64-bit x, a prime p < 2^63 and w < p, with Shoup's
+/// quotient ws = floor(w 2^64 / p).
+#[inline(always)]
+fn mul_shoup64(x: u64, w: u64, ws: u64, p: u64) -> u64 {
+    let q = ((x as u128 * ws as u128) >> 64) as u64;
+    x.wrapping_mul(w).wrapping_sub(q.wrapping_mul(p))
+}
+
+/// b^e mod p, by division (constants and tables only).
+const fn pow_mod(b: u64, mut e: u64, p: u64) -> u64 {
     let p128 = p as u128;
-    let (mut r, mut b, mut e) = (1u128, a as u128 % p128, p128 - 2);
+    let (mut r, mut b) = (1u128, b as u128 % p128);
     while e > 0 {
         if e & 1 == 1 {
             r = r * b % p128;
@@ -740,6 +752,11 @@ fn modinv(a: u64, p: u64) -> u64 {
         e >>= 1;
     }
     r as u64
+}
+
+/// a^-1 mod a prime p.
+const fn modinv(a: u64, p: u64) -> u64 {
+    pow_mod(a, p - 2, p)
 }
 
 /// The bytes a product of `la` and `lb` words allocates and frees again (transform buffers,
