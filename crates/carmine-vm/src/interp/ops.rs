@@ -358,16 +358,19 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
         }
         MethodBody::Builtin { .. } if !(me.original_name == sym::NEW && me.owner == ctx.c().class) => {
             if let Some(public) = sends(me) {
-                // `send`/`public_send` run their target in place; what that cannot take
-                // (a block, a name that is not a Symbol, method_missing…) the general path does.
+                // `send`/`public_send` run their target in place; with a literal block the
+                // general path does (`send_in_place` with the captured block), and what it
+                // cannot take (a name that is not a Symbol, method_missing…) is the builtin's
+                // to run, below.
                 if ci.block != u32::MAX {
                     return None;
                 }
-                let r = send_in_place(ctx, &ci.cache, recv, public, argc, None, None, ret_sp)?;
-                if r.is_err() {
-                    ctx.stacks.sp = ret_sp;
+                if let Some(r) = send_in_place(ctx, &ci.cache, recv, public, argc, None, None, ret_sp) {
+                    if r.is_err() {
+                        ctx.stacks.sp = ret_sp;
+                    }
+                    return Some(r);
                 }
-                return Some(r);
             }
             // SAFETY: the arguments stay on the stack, below sp, for the whole call.
             let args = unsafe { std::slice::from_raw_parts(ctx.stacks.stack.as_ptr().add(ret_sp + 1), argc) };
