@@ -526,12 +526,57 @@ pub fn cache_hit<'a>(ctx: &Ctx, ci: &'a CallInfo, recv: Value) -> Option<&'a Met
     Some(me)
 }
 
-/// A call through the inline cache when it applies, else the general path.
+/// A call through the inline cache when it applies, else the general path. (The send of an
+/// operator instruction whose own fast path did not apply: `disk.size` on an object whose
+/// `size` is an attribute reader.)
 #[inline(never)]
 pub fn send_any(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci_idx: usize) -> Result<Option<Value>> {
-    match send_cached(ctx, iseq, fi, &iseq.calls[ci_idx]) {
+    let c = &iseq.calls[ci_idx];
+    if let Some(r) = send_fast(ctx, c) {
+        return r;
+    }
+    match send_cached(ctx, iseq, fi, c) {
         Some(r) => r,
         None => send(ctx, iseq, fi, ci_idx),
+    }
+}
+
+/// What the dispatch loop's `Send` arm does on a hit of the call site's `fast_klass`
+/// (`fast_target`), for a call without a literal block: a Ruby method's frame pushed
+/// (`Ok(None)`), an attribute read or written through the site's ivar cache. `None`
+/// (nothing changed) otherwise, and always while tracing (`:call` / `:c_call` events).
+#[inline(always)]
+fn send_fast(ctx: &mut Ctx, c: &CallInfo) -> Option<Result<Option<Value>>> {
+    let cc = &c.cache;
+    if cc.fast_klass.get() == 0 || c.block != u32::MAX || crate::core::tracepoint::tracing(ctx) {
+        return None;
+    }
+    let argc = c.argc as usize;
+    let ret_sp = ctx.stacks.sp - argc - 1;
+    let recv = ctx.stacks.stack[ret_sp];
+    if class_of(ctx, recv).raw() != cc.fast_klass.get() || cc.epoch.get() != ctx.vm().method_epoch() {
+        return None;
+    }
+    // SAFETY: `cc.keep` holds the entry while the epoch is current.
+    let me = unsafe { &*cc.fast_me.get() };
+    match me.body {
+        MethodBody::Iseq { iseq, cref } => {
+            call::push_fast_method_frame(ctx, recv, me, iseq, cref, argc, cc.fast_pc.get() as usize, ret_sp).then_some(Ok(None))
+        }
+        MethodBody::AttrReader(_) if ivar_cache_hit(ctx, recv, &cc.ivar) => {
+            // SAFETY: type checked; the index came from this class's layout.
+            let v = unsafe { (*recv.as_ptr::<RObject>()).ivar(cc.ivar.1.get() as usize) };
+            ctx.stacks.sp = ret_sp;
+            Some(Ok(Some(if v.is_undef() { Value::NIL } else { v })))
+        }
+        MethodBody::AttrWriter(_) if ivar_cache_hit(ctx, recv, &cc.ivar) && basic(recv).flags & crate::object::FL_FROZEN == 0 => {
+            let v = ctx.stacks.stack[ret_sp + 1];
+            // SAFETY: type checked; the index came from this class's layout.
+            unsafe { (*recv.as_ptr::<RObject>()).set_ivar(cc.ivar.1.get() as usize, v) };
+            ctx.stacks.sp = ret_sp;
+            Some(Ok(Some(v)))
+        }
+        _ => None,
     }
 }
 
