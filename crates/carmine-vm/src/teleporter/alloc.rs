@@ -441,6 +441,10 @@ impl Segment {
         }
         let found = self.own_freed_run(s, n).or_else(|| self.find_run(n));
         if let Some(p) = found {
+            // Before the first write: a run other processes wrote last is not in this
+            // process's page tables (a forked worker inherits none of a shared mapping's),
+            // and each write fault maps one page, each read fault up to 16.
+            self.map.touch(self.page_offset(p), n * PAGE);
             // Continuations first, the header, then the head: a holder that dies half-way
             // leaves pages `repair_pool` recognises as free.
             for q in p + 1..p + n {

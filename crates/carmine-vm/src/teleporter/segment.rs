@@ -226,7 +226,7 @@ pub enum OpenError {
 
 /// A mapped segment.
 pub struct Segment {
-    map: Mapping,
+    pub(super) map: Mapping,
 }
 
 impl Segment {
