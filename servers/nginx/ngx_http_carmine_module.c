@@ -50,7 +50,8 @@ typedef struct {
     size_t memory_limit;
     ngx_uint_t gc_every;
     size_t gc_malloc_limit;
-    ngx_array_t *files;   /* the script files (const char *), watched by each worker */
+    ngx_array_t *codes;   /* every script of the configuration (carmine_code *): each worker
+                           * compiles them when it starts and watches the files among them */
     /* Phases some directive gave a script: only their handlers are registered, so the
      * other phases cost a request nothing. */
     unsigned rewrite_used:1;
@@ -211,14 +212,14 @@ static carmine_code *ngx_http_carmine_code(ngx_conf_t *cf, ngx_str_t *arg, ngx_u
         p[path.len] = '\0';
         c->is_file = 1;
         c->path = (const char *)p;
-        ngx_http_carmine_main_conf_t *mcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_carmine_module);
-        if (mcf->files == NULL && (mcf->files = ngx_array_create(cf->pool, 4, sizeof(const char *))) == NULL)
-            return NULL;
-        const char **file = ngx_array_push(mcf->files);
-        if (file == NULL)
-            return NULL;
-        *file = c->path;
     }
+    ngx_http_carmine_main_conf_t *mcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_carmine_module);
+    if (mcf->codes == NULL && (mcf->codes = ngx_array_create(cf->pool, 4, sizeof(carmine_code *))) == NULL)
+        return NULL;
+    carmine_code **slot = ngx_array_push(mcf->codes);
+    if (slot == NULL)
+        return NULL;
+    *slot = c;
     return c;
 }
 
@@ -358,9 +359,9 @@ static void ngx_http_carmine_open_watch(ngx_cycle_t *cycle)
     ngx_http_carmine_main_conf_t *mcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_carmine_module);
     if (carmine_watch_open(&watch) < 0)
         return;
-    const char **files = mcf->files != NULL ? mcf->files->elts : NULL;
-    for (ngx_uint_t i = 0; files != NULL && i < mcf->files->nelts; i++) {
-        if (carmine_watch_add(&watch, files[i]) != 0) {
+    carmine_code **codes = mcf->codes != NULL ? mcf->codes->elts : NULL;
+    for (ngx_uint_t i = 0; codes != NULL && i < mcf->codes->nelts; i++) {
+        if (codes[i]->is_file && carmine_watch_add(&watch, codes[i]->path) != 0) {
             carmine_watch_close(&watch);
             return;
         }
@@ -387,8 +388,16 @@ static ngx_int_t ngx_http_carmine_init_process(ngx_cycle_t *cycle)
         return NGX_OK;
     ngx_http_carmine_open_watch(cycle);
     ngx_int_t rc = ngx_http_carmine_open_host(cycle, cycle->log);
-    /* Booting the VM ran code a request never runs again: the worker keeps mapped only
-     * the code its requests use. */
+    /* Compiling is done here too, not at the first request (a script that does not
+     * compile is compiled again, and reported, when a request runs it). */
+    ngx_http_carmine_main_conf_t *mcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_carmine_module);
+    carmine_code **codes = mcf->codes != NULL ? mcf->codes->elts : NULL;
+    for (ngx_uint_t i = 0; host != NULL && codes != NULL && i < mcf->codes->nelts; i++) {
+        if (carmine_host_script(host, codes[i]) == NULL)
+            carmine_error_clear(host->vm);
+    }
+    /* Booting the VM and compiling ran code a request never runs again: the worker keeps
+     * mapped only the code its requests use. */
     carmine_release_code_pages();
     return rc;
 }
