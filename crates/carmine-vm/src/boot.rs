@@ -360,7 +360,7 @@ pub fn boot(ctx: &mut Ctx) {
             if let Some(me) = body(s).methods.get(&id).cloned() {
                 let mut e = crate::core::module::MethodEntry { name: me.name, original_name: me.original_name, owner: me.owner, visibility: Visibility::Private, body: me.body.clone() };
                 e.visibility = Visibility::Private;
-                body(s).methods.insert(id, std::sync::Arc::new(e));
+                body(s).methods_mut().insert(id, std::sync::Arc::new(e));
             }
         }
     }

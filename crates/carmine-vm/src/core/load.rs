@@ -266,7 +266,7 @@ pub fn register_autoload(ctx: &mut Ctx, klass: Value, id: SymId, path: Value) ->
     }
     b.const_set(id, Value::UNDEF);
     if let Some(&i) = b.const_index.get(&id) {
-        b.consts[i].1.autoload = Some(path);
+        b.consts_mut()[i].1.autoload = Some(path);
     }
     ctx.vm().bump_const_epoch();
     crate::core::module_methods::const_added(ctx, klass, id)
@@ -277,7 +277,7 @@ pub fn autoload_now(ctx: &mut Ctx, klass: Value, id: SymId, path: Value) -> Resu
     let p = string::to_rust_string_lossy(path);
     // Drop the registration first so a recursive lookup during the load sees "missing".
     if let Some(&i) = module::body(klass).const_index.get(&id) {
-        module::body(klass).consts[i].1.autoload = None;
+        module::body(klass).consts_mut()[i].1.autoload = None;
     }
     let r = require(ctx, &p);
     if let Some(&i) = module::body(klass).const_index.get(&id) {

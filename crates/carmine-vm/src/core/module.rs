@@ -165,8 +165,8 @@ pub struct ClassBody {
     pub kind: ClassKind,
     /// For singleton classes: the object they belong to.
     pub attached: Value,
-    pub methods: SymMap<Arc<MethodEntry>>,
-    pub consts: Vec<(SymId, ConstEntry)>,
+    pub methods: Arc<SymMap<Arc<MethodEntry>>>,
+    pub consts: Arc<Vec<(SymId, ConstEntry)>>,
     pub const_index: SymMap<usize>,
     pub cvars: Vec<(SymId, Value)>,
     /// The class object's own instance variables.
@@ -208,6 +208,17 @@ pub struct RClass {
 pub const FL_MODULE: u32 = FL_USER0;
 
 impl ClassBody {
+    /// The method table, to change: the table is shared with the isolation baseline
+    /// (`runtime::isolation`) until then, and copied on this first change.
+    pub fn methods_mut(&mut self) -> &mut SymMap<Arc<MethodEntry>> {
+        Arc::make_mut(&mut self.methods)
+    }
+
+    /// The constants, to change (shared with the isolation baseline like the methods).
+    pub fn consts_mut(&mut self) -> &mut Vec<(SymId, ConstEntry)> {
+        Arc::make_mut(&mut self.consts)
+    }
+
     pub fn new(kind: ClassKind, superclass: Value, alloc: AllocKind) -> ClassBody {
         ClassBody {
             name: None,
@@ -216,8 +227,8 @@ impl ClassBody {
             superclass,
             kind,
             attached: Value::NIL,
-            methods: SymMap::default(),
-            consts: Vec::new(),
+            methods: Arc::default(),
+            consts: Arc::default(),
             const_index: SymMap::default(),
             cvars: Vec::new(),
             ivars: Vec::new(),
@@ -249,18 +260,19 @@ impl ClassBody {
     /// Sets a constant, recording where it was assigned.
     pub fn const_set_at(&mut self, name: SymId, value: Value, location: Option<(std::sync::Arc<str>, u32)>) {
         if let Some(&i) = self.const_index.get(&name) {
-            self.consts[i].1.value = value;
-            self.consts[i].1.autoload = None;
-            self.consts[i].1.location = location;
+            let e = &mut self.consts_mut()[i].1;
+            e.value = value;
+            e.autoload = None;
+            e.location = location;
         } else {
             self.const_index.insert(name, self.consts.len());
-            self.consts.push((name, ConstEntry { value, private: false, deprecated: false, autoload: None, location }));
+            self.consts_mut().push((name, ConstEntry { value, private: false, deprecated: false, autoload: None, location }));
         }
     }
 
     pub fn const_remove(&mut self, name: SymId) -> Option<ConstEntry> {
         let i = self.const_index.remove(&name)?;
-        let (_, e) = self.consts.remove(i);
+        let (_, e) = self.consts_mut().remove(i);
         for (_, idx) in self.const_index.iter_mut() {
             if *idx > i {
                 *idx -= 1;
@@ -343,7 +355,7 @@ pub fn mark_class(v: Value, m: &mut Marker<'_>) {
     for me in b.methods.values() {
         me.mark(m);
     }
-    for (_, c) in &b.consts {
+    for (_, c) in b.consts.iter() {
         m.mark(c.value);
         if let Some(a) = c.autoload {
             m.mark(a);
@@ -530,7 +542,7 @@ pub fn always_private(ctx: &Ctx, klass: Value, name: SymId) -> bool {
 /// Adds or replaces a method entry and invalidates caches.
 pub fn add_method(ctx: &Ctx, klass: Value, me: MethodEntry) {
     let name = me.name;
-    body(klass).methods.insert(name, Arc::new(me));
+    body(klass).methods_mut().insert(name, Arc::new(me));
     ctx.vm().bump_method_epoch();
 }
 

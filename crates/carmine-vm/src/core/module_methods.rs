@@ -311,7 +311,7 @@ pub fn copy_class(ctx: &mut Ctx, k: Value) -> Result<Value> {
     b.methods = src.methods.iter().map(|(n, me)| {
         let m = MethodEntry { name: me.name, original_name: me.original_name, owner: Value::NIL, visibility: me.visibility, body: me.body.clone() };
         (*n, Arc::new(m))
-    }).collect();
+    }).collect::<crate::symbol::SymMap<_>>().into();
     b.consts = src.consts.clone();
     b.const_index = src.const_index.clone();
     b.cvars = src.cvars.clone();
@@ -325,7 +325,7 @@ pub fn copy_class(ctx: &mut Ctx, k: Value) -> Result<Value> {
     let entries: Vec<(SymId, Arc<MethodEntry>)> = body(c).methods.iter().map(|(n, m)| (*n, m.clone())).collect();
     for (n, me) in entries {
         let fixed = MethodEntry { name: me.name, original_name: me.original_name, owner: c, visibility: me.visibility, body: me.body.clone() };
-        body(c).methods.insert(n, Arc::new(fixed));
+        body(c).methods_mut().insert(n, Arc::new(fixed));
     }
     // The copy gets its own singleton class with the original's singleton methods and
     // extended modules (a class always has one; a module when the original had one).
@@ -336,7 +336,7 @@ pub fn copy_class(ctx: &mut Ctx, k: Value) -> Result<Value> {
             let ms: Vec<(SymId, Arc<MethodEntry>)> = body(klass).methods.iter().map(|(n, m)| (*n, m.clone())).collect();
             for (n, me) in ms {
                 let owned = MethodEntry { name: me.name, original_name: me.original_name, owner: meta, visibility: me.visibility, body: me.body.clone() };
-                body(meta).methods.insert(n, Arc::new(owned));
+                body(meta).methods_mut().insert(n, Arc::new(owned));
             }
             body(meta).includes = body(klass).includes.clone();
             body(meta).consts = body(klass).consts.clone();
@@ -924,7 +924,7 @@ fn m_constants(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         if inherit && m == object && recv != object {
             break;
         }
-        for (n, e) in &body(m).consts {
+        for (n, e) in body(m).consts.iter() {
             if !e.private && !out.contains(&Value::symbol(*n)) {
                 out.push(Value::symbol(*n));
             }
@@ -986,7 +986,7 @@ fn set_const_visibility(ctx: &mut Ctx, recv: Value, args: &Args, private: bool) 
         let id = symbol::to_sym_id(ctx, a)?;
         let b = body(recv);
         match b.const_index.get(&id) {
-            Some(&i) => b.consts[i].1.private = private,
+            Some(&i) => b.consts_mut()[i].1.private = private,
             None => {
                 let n = ctx.sym_str(id);
                 let cname = class_path(ctx, recv);
@@ -1004,7 +1004,7 @@ fn m_deprecate_constant(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value
         let id = symbol::to_sym_id(ctx, a)?;
         let b = body(recv);
         match b.const_index.get(&id) {
-            Some(&i) => b.consts[i].1.deprecated = true,
+            Some(&i) => b.consts_mut()[i].1.deprecated = true,
             None => {
                 let n = ctx.sym_str(id);
                 let cname = class_path(ctx, recv);
@@ -1113,7 +1113,7 @@ fn m_remove_method(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
         // An undefined entry stays (the method remains undefined), as in CRuby.
         let defined = body(recv).methods.get(&name).is_some_and(|m| !m.is_undefined());
         if defined {
-            body(recv).methods.remove(&name);
+            body(recv).methods_mut().remove(&name);
         } else {
             let n = ctx.sym_str(name);
             let cname = class_path(ctx, recv);

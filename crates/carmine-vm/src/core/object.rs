@@ -839,7 +839,7 @@ pub fn copy_object(ctx: &mut Ctx, recv: Value, clone: bool, freeze_kw: Option<bo
             let src = body(k);
             let methods: Vec<_> = src.methods.iter().map(|(k, v)| (*k, v.clone())).collect();
             for (name, me) in methods {
-                body(s).methods.insert(name, me);
+                body(s).methods_mut().insert(name, me);
             }
             body(s).includes = src.includes.clone();
             // Constants of the singleton class come along too.

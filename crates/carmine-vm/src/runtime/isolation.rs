@@ -44,8 +44,8 @@ use crate::value::Value;
 
 struct ClassState {
     klass: Value,
-    methods: SymMap<Arc<MethodEntry>>,
-    consts: Vec<(SymId, ConstEntry)>,
+    methods: Arc<SymMap<Arc<MethodEntry>>>,
+    consts: Arc<Vec<(SymId, ConstEntry)>>,
     includes: Vec<Value>,
     prepends: Vec<Value>,
     /// `subclasses` is not a GC root (nor pruned when a class dies): the classes a run
@@ -119,7 +119,7 @@ impl ClassState {
         for me in self.methods.values() {
             method_values(me, out);
         }
-        for (_, e) in &self.consts {
+        for (_, e) in self.consts.iter() {
             out.push(e.value);
             if let Some(a) = e.autoload {
                 out.push(a);
@@ -134,9 +134,9 @@ impl ClassState {
     /// subclasses do not count: they change with every class made).
     fn differs(&self) -> (bool, bool, bool) {
         let b = body(self.klass);
-        let methods = !(b.methods.len() == self.methods.len() && b.methods.iter().all(|(k, me)| self.methods.get(k).is_some_and(|old| Arc::ptr_eq(old, me))));
+        let methods = !Arc::ptr_eq(&b.methods, &self.methods) && !(b.methods.len() == self.methods.len() && b.methods.iter().all(|(k, me)| self.methods.get(k).is_some_and(|old| Arc::ptr_eq(old, me))));
         let ancestry = b.includes != self.includes || b.prepends != self.prepends;
-        let consts = !(b.consts.len() == self.consts.len() && b.consts.iter().zip(&self.consts).all(|((n1, e1), (n2, e2))| n1 == n2 && e1.value == e2.value && e1.autoload == e2.autoload && e1.private == e2.private));
+        let consts = !Arc::ptr_eq(&b.consts, &self.consts) && !(b.consts.len() == self.consts.len() && b.consts.iter().zip(self.consts.iter()).all(|((n1, e1), (n2, e2))| n1 == n2 && e1.value == e2.value && e1.autoload == e2.autoload && e1.private == e2.private));
         (methods, ancestry, consts)
     }
 

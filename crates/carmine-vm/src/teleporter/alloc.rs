@@ -441,10 +441,6 @@ impl Segment {
         }
         let found = self.own_freed_run(s, n).or_else(|| self.find_run(n));
         if let Some(p) = found {
-            // Before the first write: a run other processes wrote last is not in this
-            // process's page tables (a forked worker inherits none of a shared mapping's),
-            // and each write fault maps one page, each read fault up to 16.
-            self.map.touch(self.page_offset(p), n * PAGE);
             // Continuations first, the header, then the head: a holder that dies half-way
             // leaves pages `repair_pool` recognises as free.
             for q in p + 1..p + n {
@@ -462,7 +458,15 @@ impl Segment {
             h.pool.free_pages.fetch_sub(n as u32, Ordering::Relaxed);
         }
         h.pool.lock.unlock(how);
-        found.map(|p| self.page_offset(p))
+        // Before the block's first write (its header's page aside): a run other processes
+        // wrote last is not in this process's page tables (a forked worker inherits none of
+        // a shared mapping's), and each write fault maps one page, each read fault up to 16.
+        // Outside the pool lock, which the other writers wait for.
+        found.map(|p| {
+            let off = self.page_offset(p);
+            self.map.touch(off, n * PAGE);
+            off
+        })
     }
 
     /// One of the runs of large blocks slot `s` wrote and that were freed since, if it is
