@@ -140,6 +140,16 @@ static char phase_used[PHASE_COUNT];
 /* The script files of the configuration (const char * in the config pool), reset with
  * has_scripts: the parent's watcher watches them. */
 static apr_array_header_t *script_files;
+/* Every script of the configuration (carmine_code *), reset with has_scripts: each VM made
+ * in child_init compiles them all there. */
+static apr_array_header_t *script_codes;
+
+static void add_code(cmd_parms *cmd, carmine_code *c)
+{
+    if (script_codes == NULL)
+        script_codes = apr_array_make(cmd->pool, 4, sizeof(carmine_code *));
+    APR_ARRAY_PUSH(script_codes, carmine_code *) = c;
+}
 
 static void hook_phase(int phase);
 
@@ -152,6 +162,7 @@ static carmine_code *code_from_file(cmd_parms *cmd, const char *path)
     if (script_files == NULL)
         script_files = apr_array_make(cmd->pool, 4, sizeof(const char *));
     APR_ARRAY_PUSH(script_files, const char *) = c->path;
+    add_code(cmd, c);
     return c;
 }
 
@@ -163,6 +174,7 @@ static carmine_code *code_inline(cmd_parms *cmd, const char *src)
     c->path = apr_psprintf(cmd->pool, "%s:%d", cmd->directive->filename, cmd->directive->line_num);
     c->src = src;
     c->len = strlen(src);
+    add_code(cmd, c);
     return c;
 }
 
@@ -594,8 +606,19 @@ static void child_init(apr_pool_t *p, server_rec *s)
         int k = 0;
         while (k < n && k < 64 && (made[k] = vm_acquire()) != NULL)
             k++;
+        /* Each VM compiles the scripts now rather than at its first request (one that does
+         * not compile is compiled again, and reported, when a request runs it). */
+        for (int i = 0; i < k; i++) {
+            for (int j = 0; script_codes != NULL && j < script_codes->nelts; j++) {
+                if (carmine_host_script(made[i]->host, APR_ARRAY_IDX(script_codes, j, carmine_code *)) == NULL)
+                    carmine_error_clear(made[i]->host->vm);
+            }
+        }
         while (k > 0)
             vm_release(made[--k]);
+        /* Booting the VMs and compiling ran code a request never runs again: the process
+         * keeps mapped only the code its requests use. */
+        carmine_release_code_pages();
     }
 }
 
@@ -641,6 +664,7 @@ static void register_hooks(apr_pool_t *p)
     /* A new configuration cycle: Apache dropped every hook, the phases' included. */
     has_scripts = 0;
     script_files = NULL;
+    script_codes = NULL;
     memset(phase_used, 0, sizeof phase_used);
     ap_hook_post_config(post_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_child_init(child_init, NULL, NULL, APR_HOOK_MIDDLE);
