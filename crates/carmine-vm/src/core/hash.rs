@@ -19,7 +19,7 @@ use crate::heap::page::SLOT_SIZE;
 use crate::heap::Marker;
 use crate::interp::Args;
 use crate::object::{basic, is_type, ObjType, RBasic, FL_USER0, FL_USER2, FL_USER3};
-use crate::symbol::sym;
+use crate::symbol::{sym, SymId};
 use crate::thread::Ctx;
 use crate::value::Value;
 use crate::Result;
@@ -158,6 +158,29 @@ pub fn len(h: Value) -> usize {
 
 fn set_len(h: Value, n: usize) {
     basic(h).aux = n as u32;
+}
+
+/// A new Hash of the Symbol keys `keys` (distinct: the caller checked) and the values on
+/// the VM stack from `at`, in that order: the entries made at once, without a lookup or a
+/// table growth per key (keyword arguments handed to a builtin, `interp::call::kw_hash`).
+pub fn from_distinct_symbols(ctx: &mut Ctx, keys: &[SymId], at: usize) -> Value {
+    let seed = ctx.vm().hash_seed;
+    let vals = &ctx.stacks.stack[at..at + keys.len()];
+    let entries: Vec<Entry> = keys
+        .iter()
+        .zip(vals)
+        .map(|(&k, &value)| {
+            let key = Value::symbol(k);
+            Entry { hash: mix(seed, key.raw()), key, value }
+        })
+        .collect();
+    let n = entries.len();
+    let h = new(ctx);
+    let r = rhash(h);
+    r.entries = entries;
+    rebuild_index(r);
+    set_len(h, n);
+    h
 }
 
 /// Whether a block is iterating over `h`.

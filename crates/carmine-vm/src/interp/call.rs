@@ -172,6 +172,10 @@ impl Kw<'_> {
 /// The Hash of `KW_ARGS` keywords: `keys` with the values at `stack[at..]` (still on the
 /// stack, under `sp`, while it is built).
 pub fn kw_hash(ctx: &mut Ctx, keys: &[SymId], at: usize) -> Result<Value> {
+    // Distinct names (a call may repeat one: the last value wins) make their entries at once.
+    if keys.len() <= 16 && keys.iter().enumerate().all(|(i, k)| !keys[..i].contains(k)) {
+        return Ok(hash::from_distinct_symbols(ctx, keys, at));
+    }
     let h = hash::new(ctx);
     let guard = ctx.protect(h);
     for (i, &k) in keys.iter().enumerate() {
