@@ -78,6 +78,13 @@ pub fn is_ruby2_keywords(v: Value) -> bool {
 
 // ---- hashing ----
 
+/// The hash of a Fixnum, a Symbol or another immediate value under `seed` (what
+/// `object::hash_of` gives them: no method is called).
+#[inline]
+pub fn immediate_hash(seed: u64, v: Value) -> u64 {
+    mix(seed, v.raw())
+}
+
 #[inline]
 pub fn mix(a: u64, b: u64) -> u64 {
     let mut z = a ^ b.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -171,7 +178,7 @@ pub fn from_distinct_symbols(ctx: &mut Ctx, keys: &[SymId], at: usize) -> Value 
         .zip(vals)
         .map(|(&k, &value)| {
             let key = Value::symbol(k);
-            Entry { hash: mix(seed, key.raw()), key, value }
+            Entry { hash: immediate_hash(seed, key), key, value }
         })
         .collect();
     let n = entries.len();

@@ -486,7 +486,7 @@ pub fn fast_eql(a: Value, b: Value) -> Option<bool> {
 pub fn hash_of(ctx: &mut Ctx, v: Value) -> Result<u64> {
     let seed = ctx.vm().hash_seed;
     if v.is_fixnum() || v.is_symbol() || !v.is_heap() {
-        return Ok(crate::core::hash::mix(seed, v.raw()));
+        return Ok(crate::core::hash::immediate_hash(seed, v));
     }
     match basic(v).obj_type() {
         ObjType::String if string::is_plain_string(v) => return Ok(string::hash_bytes(seed, v)),

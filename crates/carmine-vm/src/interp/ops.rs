@@ -437,14 +437,26 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
             }
             Some(Ok(None))
         }
-        MethodBody::AttrReader(name) if argc == 0 && ci.block == u32::MAX => {
-            let v = ivar_get_fast(ctx, recv, name, &ci.cache.ivar);
+        MethodBody::AttrReader(_) if argc == 0 && ci.block == u32::MAX => attr_call(ctx, &me.body, recv, &ci.cache, ret_sp),
+        MethodBody::AttrWriter(_) if argc == 1 && ci.block == u32::MAX => attr_call(ctx, &me.body, recv, &ci.cache, ret_sp),
+        _ => None,
+    }
+}
+
+/// An attribute reader's or writer's call (no block, the receiver at `ret_sp`, a writer's
+/// value above it) through the call site's ivar cache: its result, the stack popped to
+/// `ret_sp`. `None` for any other method body.
+#[inline(always)]
+fn attr_call(ctx: &mut Ctx, body: &MethodBody, recv: Value, cc: &CallCache, ret_sp: usize) -> Option<Result<Option<Value>>> {
+    match *body {
+        MethodBody::AttrReader(name) => {
+            let v = ivar_get_fast(ctx, recv, name, &cc.ivar);
             ctx.stacks.sp = ret_sp;
             Some(Ok(Some(v)))
         }
-        MethodBody::AttrWriter(name) if argc == 1 && ci.block == u32::MAX => {
+        MethodBody::AttrWriter(name) => {
             let v = ctx.stacks.stack[ret_sp + 1];
-            let r = ivar_set_fast(ctx, recv, name, v, &ci.cache.ivar);
+            let r = ivar_set_fast(ctx, recv, name, v, &cc.ivar);
             ctx.stacks.sp = ret_sp;
             Some(r.map(|()| Some(v)))
         }
@@ -542,9 +554,10 @@ pub fn send_any(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci_idx: usize) -> Result<
 }
 
 /// What the dispatch loop's `Send` arm does on a hit of the call site's `fast_klass`
-/// (`fast_target`), for a call without a literal block: a Ruby method's frame pushed
-/// (`Ok(None)`), an attribute read or written through the site's ivar cache. `None`
-/// (nothing changed) otherwise, and always while tracing (`:call` / `:c_call` events).
+/// (`fast_target`: the argument count fits, no literal block), without `send_cached`'s
+/// checks: a Ruby method's frame pushed (`Ok(None)`), an attribute read or written through
+/// the site's ivar cache (`attr_call`). `None` (nothing changed) otherwise, and always
+/// while tracing (`:call` / `:c_call` events).
 #[inline(always)]
 fn send_fast(ctx: &mut Ctx, c: &CallInfo) -> Option<Result<Option<Value>>> {
     let cc = &c.cache;
@@ -563,20 +576,7 @@ fn send_fast(ctx: &mut Ctx, c: &CallInfo) -> Option<Result<Option<Value>>> {
         MethodBody::Iseq { iseq, cref } => {
             call::push_fast_method_frame(ctx, recv, me, iseq, cref, argc, cc.fast_pc.get() as usize, ret_sp).then_some(Ok(None))
         }
-        MethodBody::AttrReader(_) if ivar_cache_hit(ctx, recv, &cc.ivar) => {
-            // SAFETY: type checked; the index came from this class's layout.
-            let v = unsafe { (*recv.as_ptr::<RObject>()).ivar(cc.ivar.1.get() as usize) };
-            ctx.stacks.sp = ret_sp;
-            Some(Ok(Some(if v.is_undef() { Value::NIL } else { v })))
-        }
-        MethodBody::AttrWriter(_) if ivar_cache_hit(ctx, recv, &cc.ivar) && basic(recv).flags & crate::object::FL_FROZEN == 0 => {
-            let v = ctx.stacks.stack[ret_sp + 1];
-            // SAFETY: type checked; the index came from this class's layout.
-            unsafe { (*recv.as_ptr::<RObject>()).set_ivar(cc.ivar.1.get() as usize, v) };
-            ctx.stacks.sp = ret_sp;
-            Some(Ok(Some(v)))
-        }
-        _ => None,
+        _ => attr_call(ctx, &me.body, recv, cc, ret_sp),
     }
 }
 
