@@ -137,11 +137,9 @@ static void *create_srv_conf(apr_pool_t *p, server_rec *s)
  * module's hooks again (each time it reads its configuration). */
 static int has_scripts;
 static char phase_used[PHASE_COUNT];
-/* The script files of the configuration (const char * in the config pool), reset with
- * has_scripts: the parent's watcher watches them. */
-static apr_array_header_t *script_files;
-/* Every script of the configuration (carmine_code *), reset with has_scripts: each VM made
- * in child_init compiles them all there. */
+/* Every script of the configuration (carmine_code * in the config pool), reset with
+ * has_scripts: each VM made in child_init compiles them all there, and the parent's
+ * watcher watches the files among them. */
 static apr_array_header_t *script_codes;
 
 static void add_code(cmd_parms *cmd, carmine_code *c)
@@ -159,9 +157,6 @@ static carmine_code *code_from_file(cmd_parms *cmd, const char *path)
     c->index = carmine_code_next_index();
     c->is_file = 1;
     c->path = ap_server_root_relative(cmd->pool, path);
-    if (script_files == NULL)
-        script_files = apr_array_make(cmd->pool, 4, sizeof(const char *));
-    APR_ARRAY_PUSH(script_files, const char *) = c->path;
     add_code(cmd, c);
     return c;
 }
@@ -314,14 +309,19 @@ static apr_status_t watch_stop(void *data)
  * On any failure there is no watch, and the VMs stat the files at each use. */
 static void watch_start(apr_pool_t *pconf, server_rec *s)
 {
-    if (script_files == NULL || shared_watch != NULL)
+    int files = 0;
+    for (int i = 0; script_codes != NULL && i < script_codes->nelts; i++)
+        files += APR_ARRAY_IDX(script_codes, i, carmine_code *)->is_file;
+    if (files == 0 || shared_watch != NULL)
         return;
     carmine_watch *w = mmap(NULL, sizeof *w, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (w == MAP_FAILED)
         return;
     int ok = carmine_watch_open(w) >= 0;
-    for (int i = 0; ok && i < script_files->nelts; i++)
-        ok = carmine_watch_add(w, APR_ARRAY_IDX(script_files, i, const char *)) == 0;
+    for (int i = 0; ok && i < script_codes->nelts; i++) {
+        const carmine_code *c = APR_ARRAY_IDX(script_codes, i, carmine_code *);
+        ok = !c->is_file || carmine_watch_add(w, c->path) == 0;
+    }
     if (ok)
         ok = (watcher_stop = eventfd(0, EFD_CLOEXEC)) >= 0;
     if (ok) {
@@ -606,14 +606,9 @@ static void child_init(apr_pool_t *p, server_rec *s)
         int k = 0;
         while (k < n && k < 64 && (made[k] = vm_acquire()) != NULL)
             k++;
-        /* Each VM compiles the scripts now rather than at its first request (one that does
-         * not compile is compiled again, and reported, when a request runs it). */
-        for (int i = 0; i < k; i++) {
-            for (int j = 0; script_codes != NULL && j < script_codes->nelts; j++) {
-                if (carmine_host_script(made[i]->host, APR_ARRAY_IDX(script_codes, j, carmine_code *)) == NULL)
-                    carmine_error_clear(made[i]->host->vm);
-            }
-        }
+        /* Each VM compiles the scripts now rather than at its first request. */
+        for (int i = 0; i < k && script_codes != NULL; i++)
+            carmine_host_compile_all(made[i]->host, (carmine_code *const *)script_codes->elts, (size_t)script_codes->nelts);
         while (k > 0)
             vm_release(made[--k]);
         /* Booting the VMs and compiling ran code a request never runs again: the process
@@ -663,7 +658,6 @@ static void register_hooks(apr_pool_t *p)
     (void)p;
     /* A new configuration cycle: Apache dropped every hook, the phases' included. */
     has_scripts = 0;
-    script_files = NULL;
     script_codes = NULL;
     memset(phase_used, 0, sizeof phase_used);
     ap_hook_post_config(post_config, NULL, NULL, APR_HOOK_MIDDLE);

@@ -187,6 +187,14 @@ carmine_script *carmine_host_script(carmine_host *h, const carmine_code *code)
     return c->script;
 }
 
+void carmine_host_compile_all(carmine_host *h, carmine_code *const *codes, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (carmine_host_script(h, codes[i]) == NULL)
+            carmine_error_clear(h->vm);
+    }
+}
+
 void carmine_host_set_gc_malloc_limit(carmine_host *h, size_t bytes)
 {
     carmine_set_gc_malloc_limit(h->vm, bytes);

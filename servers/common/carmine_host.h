@@ -112,6 +112,11 @@ void carmine_host_close(carmine_host *h);
  * NULL when the file cannot be read or does not compile: carmine_error_* say why. */
 carmine_script *carmine_host_script(carmine_host *h, const carmine_code *code);
 
+/* Compiles each of the `n` scripts of `codes` now (a server does it before its first request,
+ * then releases the code pages booting and compiling ran). A script that does not compile
+ * is left to be compiled again, and its error reported, when a request runs it. */
+void carmine_host_compile_all(carmine_host *h, carmine_code *const *codes, size_t n);
+
 /* Sets the VM's GC malloc limit (0: libcarmine's default) and gc_growth to a quarter of it
  * (the VM's carmine_set_gc_after_run, unless gc_every is set). */
 void carmine_host_set_gc_malloc_limit(carmine_host *h, size_t bytes);

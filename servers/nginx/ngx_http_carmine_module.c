@@ -388,14 +388,10 @@ static ngx_int_t ngx_http_carmine_init_process(ngx_cycle_t *cycle)
         return NGX_OK;
     ngx_http_carmine_open_watch(cycle);
     ngx_int_t rc = ngx_http_carmine_open_host(cycle, cycle->log);
-    /* Compiling is done here too, not at the first request (a script that does not
-     * compile is compiled again, and reported, when a request runs it). */
+    /* Compiling is done here too, not at the first request. */
     ngx_http_carmine_main_conf_t *mcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_carmine_module);
-    carmine_code **codes = mcf->codes != NULL ? mcf->codes->elts : NULL;
-    for (ngx_uint_t i = 0; host != NULL && codes != NULL && i < mcf->codes->nelts; i++) {
-        if (carmine_host_script(host, codes[i]) == NULL)
-            carmine_error_clear(host->vm);
-    }
+    if (host != NULL && mcf->codes != NULL)
+        carmine_host_compile_all(host, mcf->codes->elts, mcf->codes->nelts);
     /* Booting the VM and compiling ran code a request never runs again: the worker keeps
      * mapped only the code its requests use. */
     carmine_release_code_pages();
