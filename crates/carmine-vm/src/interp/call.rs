@@ -16,7 +16,7 @@ use crate::core::module::{self, MethodBody, MethodEntry, Visibility};
 use crate::core::{array, hash, proc as rproc};
 use crate::error::Unwind;
 use crate::interp::env::REnv;
-use crate::interp::frame::{Block, BlockRef, Captured, Frame, FrameKind, FRAME_BMETHOD, FRAME_FINISH};
+use crate::interp::frame::{Block, BlockRef, Captured, Frame, FrameKind, HomeMethod, FRAME_BMETHOD, FRAME_FINISH};
 use crate::interp::{class_of, exec, Args};
 use crate::object::{ObjType, RBasic};
 use crate::symbol::{sym, SymId};
@@ -660,10 +660,11 @@ pub fn push_method_frame_kw(ctx: &mut Ctx, recv: Value, me: &MethodEntry, iseq_v
 
 /// The common block call, small enough to inline into the dispatch loop and into `call_block`:
 /// a non-lambda block with only required parameters whose locals stay on the stack, given
-/// arguments it does not auto-splat. `cap` describes the block; `argc` arguments are at
-/// `ret_sp`. Returns false (having changed nothing) when the general path must run.
+/// arguments it does not auto-splat. `cap` describes the block and `home` its home frame's
+/// method (the caller has usually just read that frame); `argc` arguments are at `ret_sp`.
+/// Returns false (having changed nothing) when the general path must run.
 #[inline(always)]
-pub fn push_simple_block_frame(ctx: &mut Ctx, cap: &Captured, argc: usize, ret_sp: usize, flags: u8) -> bool {
+pub fn push_simple_block_frame(ctx: &mut Ctx, cap: &Captured, home: HomeMethod, argc: usize, ret_sp: usize, flags: u8) -> bool {
     let iseq = iseq_of(cap.iseq);
     let p = &iseq.params;
     let lead = p.lead as usize;
@@ -672,15 +673,13 @@ pub fn push_simple_block_frame(ctx: &mut Ctx, cap: &Captured, argc: usize, ret_s
     if !p.simple || (argc == 1 && lead >= 2) || bp + nlocals.max(argc) + iseq.stack_max as usize + STACK_MARGIN > ctx.stacks.stack.len() || ctx.stacks.frames.len() >= ctx.stacks.max_frames {
         return false;
     }
-    let stack = &mut ctx.stacks.stack[bp..bp + nlocals];
-    for v in &mut stack[argc.min(lead)..] {
+    // SAFETY: `bp + nlocals` is within the stack (checked above); `argc.min(lead) <= nlocals`.
+    let stack = unsafe { ctx.stacks.stack.get_unchecked_mut(bp..bp + nlocals) };
+    // SAFETY: as above.
+    for v in unsafe { stack.get_unchecked_mut(argc.min(lead)..) } {
         *v = Value::NIL;
     }
     let mut locals = stack.as_mut_ptr();
-    let (owner, owner_skip, mid, block) = match ctx.stacks.frames.get(cap.home_index as usize) {
-        Some(h) if h.serial == cap.home_serial => (h.owner, h.owner_skip, h.mid, h.block),
-        _ => (Value::NIL, 0, None, BlockRef::NONE),
-    };
     ctx.stacks.sp = bp + nlocals;
     let (mut env, mut sp_base) = (Value::NIL, bp + nlocals);
     if iseq.locals_on_heap {
@@ -701,10 +700,10 @@ pub fn push_simple_block_frame(ctx: &mut Ctx, cap: &Captured, argc: usize, ret_s
     f.cref = cap.cref;
     f.home_index = cap.home_index;
     f.home_serial = cap.home_serial;
-    f.owner = owner;
-    f.owner_skip = owner_skip;
-    f.mid = mid;
-    f.block = block;
+    f.owner = home.owner;
+    f.owner_skip = home.owner_skip;
+    f.mid = home.mid;
+    f.block = home.block;
     f.flags = flags;
     true
 }
@@ -733,10 +732,7 @@ pub fn push_block_frame(ctx: &mut Ctx, cap: &Captured, argc: usize, kw: Option<V
         bind_args(ctx, iseq, bp, argc, kw, block_arg, mode)?
     };
     let (self_, cref) = self_override.unwrap_or((cap.self_, cap.cref));
-    let (owner, owner_skip, mid, block) = match ctx.stacks.frames.get(cap.home_index as usize) {
-        Some(h) if h.serial == cap.home_serial => (h.owner, h.owner_skip, h.mid, h.block),
-        _ => (Value::NIL, 0, None, BlockRef::NONE),
-    };
+    let HomeMethod { owner, owner_skip, mid, block } = HomeMethod::find(&ctx.stacks.frames, cap.home_index, cap.home_serial);
     let f = enter_frame(ctx, if lambda { FrameKind::Lambda } else { FrameKind::Block }, iseq, cap.iseq, bp, pc, ret_sp, cap.env)?;
     f.flags = flags;
     f.self_ = self_;
@@ -988,7 +984,7 @@ pub fn call_block(ctx: &mut Ctx, block: &Block, args: &[Value], kw: Option<Value
                     _ => std::ptr::copy_nonoverlapping(args.as_ptr(), dst, args.len()),
                 }
             }
-            if push_simple_block_frame(ctx, cap, args.len(), base, FRAME_FINISH) {
+            if push_simple_block_frame(ctx, cap, HomeMethod::find(&ctx.stacks.frames, cap.home_index, cap.home_serial), args.len(), base, FRAME_FINISH) {
                 if let Block::Proc(p) = block {
                     rproc::restore_home(ctx, *p);
                 }
@@ -1021,7 +1017,7 @@ fn call_block_general(ctx: &mut Ctx, block: &Block, args: &[Value], kw: Option<V
         Some((s, None)) => Some((s, cap.cref)),
         None => None,
     };
-    if over.is_none() && !lambda && kw.is_none() && block_arg.is_none() && push_simple_block_frame(ctx, &cap, args.len(), base, FRAME_FINISH) {
+    if over.is_none() && !lambda && kw.is_none() && block_arg.is_none() && push_simple_block_frame(ctx, &cap, HomeMethod::find(&ctx.stacks.frames, cap.home_index, cap.home_serial), args.len(), base, FRAME_FINISH) {
         if let Block::Proc(p) = block {
             rproc::restore_home(ctx, *p);
         }

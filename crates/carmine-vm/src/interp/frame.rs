@@ -179,6 +179,36 @@ impl Frame {
     }
 }
 
+/// What a block frame takes over from its home frame (the method frame that made the
+/// block): the method's owner and `owner_skip` (for `super`), its name (`__method__`) and
+/// its block (`yield` inside the block). Nothing when the home frame has returned.
+#[derive(Copy, Clone)]
+pub struct HomeMethod {
+    pub owner: Value,
+    pub owner_skip: u32,
+    pub mid: Option<SymId>,
+    pub block: BlockRef,
+}
+
+impl HomeMethod {
+    pub const NONE: HomeMethod = HomeMethod { owner: Value::NIL, owner_skip: 0, mid: None, block: BlockRef::NONE };
+
+    /// The method of `home`, already known to be the block's live home frame.
+    #[inline(always)]
+    pub fn of(home: &Frame) -> HomeMethod {
+        HomeMethod { owner: home.owner, owner_skip: home.owner_skip, mid: home.mid, block: home.block }
+    }
+
+    /// The method of the frame at `index` if it is still the frame numbered `serial`.
+    #[inline(always)]
+    pub fn find(frames: &[Frame], index: u32, serial: u64) -> HomeMethod {
+        match frames.get(index as usize) {
+            Some(h) if h.serial == serial => HomeMethod::of(h),
+            _ => HomeMethod::NONE,
+        }
+    }
+}
+
 // The dispatch loop pops a frame by shortening the frame stack (`exec`'s `Leave`).
 const _: () = assert!(!std::mem::needs_drop::<Frame>());
 

@@ -61,7 +61,7 @@ use crate::core::module::{MethodBody, MethodEntry, Visibility};
 use crate::error::Unwind;
 use crate::interp::call;
 use crate::core::array;
-use crate::interp::frame::{BlockRef, Captured, Frame, FRAME_ITER, FRAME_ITER_BLOCK, FRAME_ITER_EACH, FRAME_ITER_LOOP, FRAME_ITER_SYM};
+use crate::interp::frame::{BlockRef, Captured, Frame, HomeMethod, FRAME_ITER, FRAME_ITER_BLOCK, FRAME_ITER_EACH, FRAME_ITER_LOOP, FRAME_ITER_SYM};
 use crate::symbol::sym;
 use crate::thread::Ctx;
 use crate::value::Value;
@@ -437,6 +437,7 @@ fn push_iteration(ctx: &mut Ctx, i: usize) -> Result<bool> {
     let k = f.owner_skip;
     let h = &frames[home_index as usize];
     let cap = Captured { iseq, self_: h.self_, env: h.env, cref: h.cref, home_serial, home_index, _pad: 0 };
+    let home = if h.serial == home_serial { HomeMethod::of(h) } else { HomeMethod::NONE };
     ctx.stacks.stack[arg] = a;
     if argc == 2 {
         ctx.stacks.stack[arg + 1] = b;
@@ -444,7 +445,7 @@ fn push_iteration(ctx: &mut Ctx, i: usize) -> Result<bool> {
         ctx.stacks.stack[arg - 1] = a;
     }
     ctx.stacks.sp = arg + argc;
-    if call::push_simple_block_frame(ctx, &cap, argc, arg, 0) {
+    if call::push_simple_block_frame(ctx, &cap, home, argc, arg, 0) {
         ctx.stacks.frames.last_mut().expect("block frame").flags = FRAME_ITER_BLOCK;
         return Ok(true);
     }

@@ -15,7 +15,7 @@ use crate::interp::call::{self, call_builtin, MissingKind};
 use crate::interp::iter;
 use crate::interp::env::{cref, CREF_EVAL};
 use crate::interp::exec::capture_block;
-use crate::interp::frame::{Block, BlockRef, Captured, Frame, FrameKind};
+use crate::interp::frame::{Block, BlockRef, Captured, Frame, FrameKind, HomeMethod};
 use crate::interp::{class_of, Args};
 use crate::object::{basic, ObjType, RObject};
 use crate::symbol::{sym, SymId};
@@ -272,7 +272,7 @@ fn push_proc_call(ctx: &mut Ctx, p: Value, argc: usize, ret_sp: usize) -> Option
     let cap = crate::core::proc::captured(p)?;
     ctx.stacks.stack.copy_within(ret_sp + 1..ret_sp + 1 + argc, ret_sp);
     let lambda = crate::core::proc::is_lambda(p);
-    if lambda || !call::push_simple_block_frame(ctx, &cap, argc, ret_sp, 0) {
+    if lambda || !call::push_simple_block_frame(ctx, &cap, HomeMethod::find(&ctx.stacks.frames, cap.home_index, cap.home_serial), argc, ret_sp, 0) {
         if let Err(e) = call::push_block_frame(ctx, &cap, argc, None, None, lambda, None, 0, ret_sp) {
             ctx.stacks.sp = ret_sp;
             return Some(Err(e));
@@ -987,7 +987,8 @@ pub fn yield_simple(ctx: &mut Ctx, fi: usize, ci: &CallInfo) -> bool {
         return false;
     }
     let frames = &ctx.stacks.frames;
-    let b = frames[fi].block;
+    // SAFETY: `fi` is the running frame.
+    let b = unsafe { frames.get_unchecked(fi) }.block;
     if b.v.is_nil() {
         return false;
     }
@@ -996,9 +997,10 @@ pub fn yield_simple(ctx: &mut Ctx, fi: usize, ci: &CallInfo) -> bool {
     }
     let Some(h) = frames.get(b.home as usize).filter(|h| h.serial == b.serial) else { return false };
     let cap = Captured { iseq: b.v, self_: h.self_, env: h.env, cref: h.cref, home_serial: h.serial, home_index: b.home, _pad: 0 };
+    let home = HomeMethod::of(h);
     let argc = ci.argc as usize;
     let ret_sp = ctx.stacks.sp - argc;
-    call::push_simple_block_frame(ctx, &cap, argc, ret_sp, 0)
+    call::push_simple_block_frame(ctx, &cap, home, argc, ret_sp, 0)
 }
 
 /// `yield_simple` to a block given as a proc (`&blk` passed on): a plain (not lambda, not
@@ -1011,7 +1013,7 @@ fn yield_simple_proc(ctx: &mut Ctx, p: Value, ci: &CallInfo) -> bool {
     let Some(cap) = crate::core::proc::captured(p) else { return false };
     let argc = ci.argc as usize;
     let ret_sp = ctx.stacks.sp - argc;
-    if !call::push_simple_block_frame(ctx, &cap, argc, ret_sp, 0) {
+    if !call::push_simple_block_frame(ctx, &cap, HomeMethod::find(&ctx.stacks.frames, cap.home_index, cap.home_serial), argc, ret_sp, 0) {
         return false;
     }
     crate::core::proc::restore_home(ctx, p);
