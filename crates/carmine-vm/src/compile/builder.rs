@@ -299,7 +299,7 @@ pub fn stack_effect(insn: &Insn, calls: &[CallInfo]) -> (i32, i32) {
         JumpPoll(_) => (0, 0),
         OptPlusLI(..) | OptMinusLI(..) | OptLtLI(..) | OptLeLI(..) | OptGtLI(..) | OptGeLI(..) | OptEqLI(..) => (0, 1),
         OptPlusLL(..) | OptMinusLL(..) | OptMultLL(..) | OptLtLL(..) | OptLeLL(..) | OptGtLL(..) | OptGeLL(..) | OptEqLL(..) => (0, 1),
-        BranchIfSet(..) | JumpIfLI(..) | JumpIfLL(..) | AddLocalLI(..) => (0, 0),
+        BranchIfSet(..) | JumpIfLI(..) | JumpIfLL(..) | AddLocalLI(..) | AddIvarI(..) => (0, 0),
         Send(ci) | OptPlus(ci) | OptMinus(ci) | OptMult(ci) | OptDiv(ci) | OptMod(ci) | OptEq(ci) | OptNeq(ci) | OptLt(ci) | OptLe(ci) | OptGt(ci) | OptGe(ci) | OptLtLt(ci) | OptAnd(ci) | OptOr(ci) | OptAref(ci) | OptAset(ci) | OptNot(ci) | OptLength(ci) | OptSize(ci) | OptEmptyP(ci) | OptSucc(ci) | OptCmp(ci) | InvokeSuper(ci) => (call(ci) + 1, 1),
         Yield(ci) => (call(ci), 1),
         Leave | ThrowBreak | ThrowReturn | ThrowNext => (1, 0),

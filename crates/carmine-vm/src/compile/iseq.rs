@@ -168,6 +168,11 @@ pub enum Insn {
     /// Fixnum fast path of the `OptPlusLI(l, k); SetLocal(l)` that follows it (`l += k`):
     /// updates the local and skips both, or falls through to them.
     AddLocalLI(u32, i32),
+    /// Fixnum fast path of the `GetIvar(id, _); PutInt(k); OptPlus(_); SetIvar(id, c)` that
+    /// follows it (`@id += k` as a statement): when `self`'s layout is in ivar cache `c`, the
+    /// variable holds a Fixnum and Integer is not redefined, updates it and skips the four;
+    /// otherwise falls through to them.
+    AddIvarI(SymId, i32, u32),
     /// `yield` with `calls[i]` describing the arguments.
     Yield(u32),
     /// `super` / `super(...)` with `calls[i]`; zsuper passes the current arguments.

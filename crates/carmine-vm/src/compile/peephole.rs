@@ -145,6 +145,23 @@ pub fn optimize(b: &mut Builder) {
                 continue;
             }
         }
+        // `@x += k` as a statement: a Fixnum-only update goes first, which skips the four.
+        if i + 3 < code.len() && interior_free(i, 4) {
+            if let (Insn::GetIvar(id, _), Insn::PutInt(k), Insn::OptPlus(_), Insn::SetIvar(set_id, c)) = (code[i], code[i + 1], code[i + 2], code[i + 3]) {
+                if id == set_id {
+                    out.push(Insn::AddIvarI(id, k, c));
+                    out_lines.push(lines[i]);
+                    for j in i..i + 4 {
+                        map[j] = out.len() as u32;
+                        out.push(code[j]);
+                        out_lines.push(lines[j]);
+                    }
+                    map[i] = map[i] - 1;
+                    i += 4;
+                    continue;
+                }
+            }
+        }
         if i + 2 < code.len() && interior_free(i, 3) {
             if let Some(f) = fuse_local_operands(&code[i], &code[i + 1], &code[i + 2]) {
                 // Followed by a conditional branch or (for `+`) a store back to the same local:

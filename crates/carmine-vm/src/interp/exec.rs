@@ -718,6 +718,25 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                         }
                     }
                 }
+                Insn::AddIvarI(_, k, c) => {
+                    let self_ = self_!();
+                    // SAFETY: ivar cache indices in code are within the iseq's caches (the
+                    // compiler and the bytecode verifier ensure it).
+                    let cache = unsafe { iseq.ivar_caches.get_unchecked(c as usize) };
+                    if ops::ivar_cache_hit(ctx, self_, cache) && basic(self_).flags & crate::object::FL_FROZEN == 0 && !redefined!(ops::REDEF_INTEGER) {
+                        let slot = cache.1.get() as usize;
+                        // SAFETY: type checked; index came from this class's layout.
+                        let v = unsafe { (*self_.as_ptr::<RObject>()).ivar(slot) };
+                        if v.is_fixnum() {
+                            if let Some(r) = fix_add(v, Value::fixnum(k as i64)) {
+                                // SAFETY: as above.
+                                unsafe { (*self_.as_ptr::<RObject>()).set_ivar(slot, r) };
+                                // SAFETY: the four instructions of the update follow this one.
+                                ip = unsafe { ip.add(4) };
+                            }
+                        }
+                    }
+                }
                 Insn::AddLocalLI(l, k) => {
                     let a = local!(l);
                     if a.is_fixnum() && !redefined!(ops::REDEF_INTEGER) {

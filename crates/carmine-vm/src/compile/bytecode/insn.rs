@@ -219,4 +219,5 @@ opcodes! {
     117 JumpIfLL(op: CmpOp, a: u32, b: u32, t: u32);
     118 OptCmp(ci: u32);
     119 GetBlockParamProxy(l: u32);
+    120 AddIvarI(id: SymId, k: i32, c: u32);
 }

@@ -98,7 +98,7 @@ pub(super) fn verify(is: &Iseq, child_kinds: &[IseqKind], outer: &[Outer], top: 
             }
             GetLocal(i) | SetLocal(i) | Reraise(i) | FlipFlop(i, _) | AddLocalLI(i, _) | GetBlockParamProxy(i) => local(i)?,
             GetLocalUp(i, d) | SetLocalUp(i, d) => outer_local(is.kind, outer, i, d)?,
-            GetIvar(_, c) | SetIvar(_, c) if c as usize >= is.ivar_caches.len() => return Err("ivar cache out of range".into()),
+            GetIvar(_, c) | SetIvar(_, c) | AddIvarI(_, _, c) if c as usize >= is.ivar_caches.len() => return Err("ivar cache out of range".into()),
             GetConst(_, c) if c as usize >= is.const_caches.len() => return Err("constant cache out of range".into()),
             GetSpecial(k) => special(is, k)?,
             Defined(kind, operand) if kind == ops::DEF_REF => special(is, operand)?,
@@ -367,6 +367,11 @@ fn stack_depths(is: &Iseq) -> R<u32> {
             AddLocalLI(..) => {
                 enter(&mut state, &mut work, pc, pc + 1, &st)?;
                 enter(&mut state, &mut work, pc, pc + 3, &st)?;
+            }
+            // Skips the four instructions of `@x += k` that follow it.
+            AddIvarI(..) => {
+                enter(&mut state, &mut work, pc, pc + 1, &st)?;
+                enter(&mut state, &mut work, pc, pc + 5, &st)?;
             }
             // Jumps with the cached regexp pushed.
             Once(t, _) => {
