@@ -149,14 +149,16 @@ pub fn optimize(b: &mut Builder) {
         if i + 3 < code.len() && interior_free(i, 4) {
             if let (Insn::GetIvar(id, _), Insn::PutInt(k), Insn::OptPlus(_), Insn::SetIvar(set_id, c)) = (code[i], code[i + 1], code[i + 2], code[i + 3]) {
                 if id == set_id {
+                    // `map[i]` (set above) is the fused instruction: a jump to the update runs it.
                     out.push(Insn::AddIvarI(id, k, c));
                     out_lines.push(lines[i]);
                     for j in i..i + 4 {
-                        map[j] = out.len() as u32;
+                        if j > i {
+                            map[j] = out.len() as u32;
+                        }
                         out.push(code[j]);
                         out_lines.push(lines[j]);
                     }
-                    map[i] = map[i] - 1;
                     i += 4;
                     continue;
                 }

@@ -732,7 +732,7 @@ pub fn push_block_frame(ctx: &mut Ctx, cap: &Captured, argc: usize, kw: Option<V
         bind_args(ctx, iseq, bp, argc, kw, block_arg, mode)?
     };
     let (self_, cref) = self_override.unwrap_or((cap.self_, cap.cref));
-    let HomeMethod { owner, owner_skip, mid, block } = HomeMethod::find(&ctx.stacks.frames, cap.home_index, cap.home_serial);
+    let HomeMethod { owner, owner_skip, mid, block } = HomeMethod::find(&ctx.stacks.frames, cap);
     let f = enter_frame(ctx, if lambda { FrameKind::Lambda } else { FrameKind::Block }, iseq, cap.iseq, bp, pc, ret_sp, cap.env)?;
     f.flags = flags;
     f.self_ = self_;
@@ -984,7 +984,7 @@ pub fn call_block(ctx: &mut Ctx, block: &Block, args: &[Value], kw: Option<Value
                     _ => std::ptr::copy_nonoverlapping(args.as_ptr(), dst, args.len()),
                 }
             }
-            if push_simple_block_frame(ctx, cap, HomeMethod::find(&ctx.stacks.frames, cap.home_index, cap.home_serial), args.len(), base, FRAME_FINISH) {
+            if push_simple_block_frame(ctx, cap, HomeMethod::find(&ctx.stacks.frames, cap), args.len(), base, FRAME_FINISH) {
                 if let Block::Proc(p) = block {
                     rproc::restore_home(ctx, *p);
                 }
@@ -1017,7 +1017,7 @@ fn call_block_general(ctx: &mut Ctx, block: &Block, args: &[Value], kw: Option<V
         Some((s, None)) => Some((s, cap.cref)),
         None => None,
     };
-    if over.is_none() && !lambda && kw.is_none() && block_arg.is_none() && push_simple_block_frame(ctx, &cap, HomeMethod::find(&ctx.stacks.frames, cap.home_index, cap.home_serial), args.len(), base, FRAME_FINISH) {
+    if over.is_none() && !lambda && kw.is_none() && block_arg.is_none() && push_simple_block_frame(ctx, &cap, HomeMethod::find(&ctx.stacks.frames, &cap), args.len(), base, FRAME_FINISH) {
         if let Block::Proc(p) = block {
             rproc::restore_home(ctx, *p);
         }

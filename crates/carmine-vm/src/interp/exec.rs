@@ -585,7 +585,7 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                     // bytecode verifier ensure it).
                     let cache = unsafe { iseq.ivar_caches.get_unchecked(c as usize) };
                     match self_ {
-                        _ if ops::ivar_cache_hit(ctx, self_, cache) && basic(self_).flags & crate::object::FL_FROZEN == 0 => {
+                        _ if ops::ivar_cache_writable(ctx, self_, cache) => {
                             // SAFETY: type checked; index came from this class's layout.
                             unsafe { (*self_.as_ptr::<RObject>()).set_ivar(cache.1.get() as usize, v) };
                         }
@@ -723,7 +723,7 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                     // SAFETY: ivar cache indices in code are within the iseq's caches (the
                     // compiler and the bytecode verifier ensure it).
                     let cache = unsafe { iseq.ivar_caches.get_unchecked(c as usize) };
-                    if ops::ivar_cache_hit(ctx, self_, cache) && basic(self_).flags & crate::object::FL_FROZEN == 0 && !redefined!(ops::REDEF_INTEGER) {
+                    if ops::ivar_cache_writable(ctx, self_, cache) && !redefined!(ops::REDEF_INTEGER) {
                         let slot = cache.1.get() as usize;
                         // SAFETY: type checked; index came from this class's layout.
                         let v = unsafe { (*self_.as_ptr::<RObject>()).ivar(slot) };
@@ -822,7 +822,7 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                                     push!(if v.is_undef() { Value::NIL } else { v });
                                     continue;
                                 }
-                                MethodBody::AttrWriter(_) if ops::ivar_cache_hit(ctx, recv, &cc.ivar) && basic(recv).flags & crate::object::FL_FROZEN == 0 => {
+                                MethodBody::AttrWriter(_) if ops::ivar_cache_writable(ctx, recv, &cc.ivar) => {
                                     let v = top!(0);
                                     // SAFETY: type checked; index came from this class's layout.
                                     unsafe { (*recv.as_ptr::<RObject>()).set_ivar(cc.ivar.1.get() as usize, v) };

@@ -199,13 +199,16 @@ impl HomeMethod {
         HomeMethod { owner: home.owner, owner_skip: home.owner_skip, mid: home.mid, block: home.block }
     }
 
-    /// The method of the frame at `index` if it is still the frame numbered `serial`.
+    /// The method of `h` if it is still the frame numbered `serial` (the block's home).
     #[inline(always)]
-    pub fn find(frames: &[Frame], index: u32, serial: u64) -> HomeMethod {
-        match frames.get(index as usize) {
-            Some(h) if h.serial == serial => HomeMethod::of(h),
-            _ => HomeMethod::NONE,
-        }
+    pub fn of_serial(h: &Frame, serial: u64) -> HomeMethod {
+        if h.serial == serial { HomeMethod::of(h) } else { HomeMethod::NONE }
+    }
+
+    /// The method of `cap`'s home frame, if that frame is still on `frames`.
+    #[inline(always)]
+    pub fn find(frames: &[Frame], cap: &Captured) -> HomeMethod {
+        frames.get(cap.home_index as usize).map_or(HomeMethod::NONE, |h| HomeMethod::of_serial(h, cap.home_serial))
     }
 }
 

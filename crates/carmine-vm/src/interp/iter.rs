@@ -437,7 +437,7 @@ fn push_iteration(ctx: &mut Ctx, i: usize) -> Result<bool> {
     let k = f.owner_skip;
     let h = &frames[home_index as usize];
     let cap = Captured { iseq, self_: h.self_, env: h.env, cref: h.cref, home_serial, home_index, _pad: 0 };
-    let home = if h.serial == home_serial { HomeMethod::of(h) } else { HomeMethod::NONE };
+    let home = HomeMethod::of_serial(h, home_serial);
     ctx.stacks.stack[arg] = a;
     if argc == 2 {
         ctx.stacks.stack[arg + 1] = b;

@@ -272,7 +272,7 @@ fn push_proc_call(ctx: &mut Ctx, p: Value, argc: usize, ret_sp: usize) -> Option
     let cap = crate::core::proc::captured(p)?;
     ctx.stacks.stack.copy_within(ret_sp + 1..ret_sp + 1 + argc, ret_sp);
     let lambda = crate::core::proc::is_lambda(p);
-    if lambda || !call::push_simple_block_frame(ctx, &cap, HomeMethod::find(&ctx.stacks.frames, cap.home_index, cap.home_serial), argc, ret_sp, 0) {
+    if lambda || !call::push_simple_block_frame(ctx, &cap, HomeMethod::find(&ctx.stacks.frames, &cap), argc, ret_sp, 0) {
         if let Err(e) = call::push_block_frame(ctx, &cap, argc, None, None, lambda, None, 0, ret_sp) {
             ctx.stacks.sp = ret_sp;
             return Some(Err(e));
@@ -487,6 +487,13 @@ pub fn ivar_cache_hit(ctx: &Ctx, obj: Value, cache: &(Cell<u64>, Cell<u32>)) -> 
     obj.is_heap() && basic(obj).obj_type() == ObjType::Object && basic(obj).klass.raw() | ctx.vm().class_key_bits() == cache.0.get()
 }
 
+/// Whether `obj`'s instance variables may be written through `cache`: its layout is cached
+/// and it is not frozen.
+#[inline(always)]
+pub fn ivar_cache_writable(ctx: &Ctx, obj: Value, cache: &(Cell<u64>, Cell<u32>)) -> bool {
+    ivar_cache_hit(ctx, obj, cache) && basic(obj).flags & crate::object::FL_FROZEN == 0
+}
+
 /// `obj`'s instance variable `id` through `cache` (filled on a miss).
 #[inline(always)]
 pub fn ivar_get_fast(ctx: &mut Ctx, obj: Value, id: SymId, cache: &(Cell<u64>, Cell<u32>)) -> Value {
@@ -501,7 +508,7 @@ pub fn ivar_get_fast(ctx: &mut Ctx, obj: Value, id: SymId, cache: &(Cell<u64>, C
 /// Sets `obj`'s instance variable `id` through `cache` (FrozenError on a frozen object).
 #[inline(always)]
 pub fn ivar_set_fast(ctx: &mut Ctx, obj: Value, id: SymId, v: Value, cache: &(Cell<u64>, Cell<u32>)) -> Result<()> {
-    if ivar_cache_hit(ctx, obj, cache) && basic(obj).flags & crate::object::FL_FROZEN == 0 {
+    if ivar_cache_writable(ctx, obj, cache) {
         // SAFETY: type checked; the index came from this class's layout.
         unsafe { (*obj.as_ptr::<RObject>()).set_ivar(cache.1.get() as usize, v) };
         return Ok(());
@@ -1013,7 +1020,7 @@ fn yield_simple_proc(ctx: &mut Ctx, p: Value, ci: &CallInfo) -> bool {
     let Some(cap) = crate::core::proc::captured(p) else { return false };
     let argc = ci.argc as usize;
     let ret_sp = ctx.stacks.sp - argc;
-    if !call::push_simple_block_frame(ctx, &cap, HomeMethod::find(&ctx.stacks.frames, cap.home_index, cap.home_serial), argc, ret_sp, 0) {
+    if !call::push_simple_block_frame(ctx, &cap, HomeMethod::find(&ctx.stacks.frames, &cap), argc, ret_sp, 0) {
         return false;
     }
     crate::core::proc::restore_home(ctx, p);
