@@ -117,3 +117,29 @@ test "<=> compares Fixnums and Floats in place and sends for anything else" do
   assert status.success?
   assert_equal "-1\n42\n43\n", out
 end
+
+test "size, length and empty? of Strings and Hashes in place, and what must still send" do
+  assert_equal [3, 3, 5, 0], ["abc".size, "añb".length, "\xff\xfeab\xff".size, "".size]
+  assert_equal [2, 0, true, false, true], [{a: 1, b: 2}.size, {}.length, {}.empty?, {a: 1}.empty?, "".empty?]
+  sub = Class.new(String) { def size = 99 }
+  hsub = Class.new(Hash) { def empty? = :sub }
+  s = +"xy"
+  def s.length = :single
+  assert_equal [99, :sub, :single, 2], [sub.new("a").size, hsub.new.empty?, s.length, s.size]
+  # One attribute-reader site over objects of two layouts, and an unset ivar.
+  a = Class.new { attr_reader :size; def initialize(n) = (@size = n) }
+  b = Class.new { attr_reader :size; def initialize(n) = (@pad = 0; @size = n) }
+  c = Class.new { attr_reader :size }
+  assert_equal [1, 2, 3, nil, 4], [a.new(1), b.new(2), a.new(3), c.new, b.new(4)].map { |o| o.size }
+  out, _err, status = run_carmine(<<~RUBY)
+    p ["ab".size, {a: 1}.size, "".empty?, {}.empty?]
+    class String; def size = 7; def empty? = :s; end
+    class Hash; def length = 8; end
+    p ["ab".size, {a: 1}.length, "".empty?, {}.empty?]
+    module Big; def size = 9; end
+    Hash.prepend(Big)
+    p({a: 1}.size)
+  RUBY
+  assert status.success?
+  assert_equal "[2, 1, true, true]\n[7, 8, :s, true]\n9\n", out
+end

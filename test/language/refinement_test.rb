@@ -59,3 +59,18 @@ end
 test "a refinement applies to call sites after using, not to methods defined before" do
   assert_equal "hi", Greeter.new.early_hi
 end
+
+test "refined operators of core classes are called from instructions with fast paths" do
+  out, _err, status = run_carmine(<<~RUBY)
+    module R
+      refine(Integer) { def +(o) = 42 }
+      refine(Array) { def size = 43 }
+      refine(Hash) { def empty? = :refined }
+    end
+    p [1 + 2, [1].size, {}.empty?]
+    using R
+    p [1 + 2, [1].size, {}.empty?]
+  RUBY
+  assert status.success?
+  assert_equal "[3, 1, true]\n[42, 43, :refined]\n", out
+end

@@ -575,15 +575,16 @@ fn push_method_frame_at<'c>(ctx: &'c mut Ctx, recv: Value, me: &MethodEntry, ise
 /// checked against the call site when it filled the cache (required and optional
 /// positionals, locals on the value stack): the `argc` arguments after the receiver at
 /// `ret_sp` become the first locals, the others start nil, and the frame starts at `pc`.
-/// Only the room on the stacks is left to check; false (having changed nothing) without it.
+/// Only the room on the stacks is left to check; None (having changed nothing) without it.
+/// The pushed frame's iseq and locals otherwise, for the dispatch loop to go on in it.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub fn push_fast_method_frame(ctx: &mut Ctx, recv: Value, me: &MethodEntry, iseq_val: Value, cref: Value, argc: usize, pc: usize, ret_sp: usize) -> bool {
+pub fn push_fast_method_frame(ctx: &mut Ctx, recv: Value, me: &MethodEntry, iseq_val: Value, cref: Value, argc: usize, pc: usize, ret_sp: usize) -> Option<(*const Iseq, *mut Value)> {
     let iseq = iseq_of(iseq_val);
     let nlocals = iseq.local_count();
     let bp = ret_sp + 1;
     if bp + nlocals + iseq.stack_max as usize + STACK_MARGIN > ctx.stacks.stack.len() || ctx.stacks.frames.len() >= ctx.stacks.max_frames {
-        return false;
+        return None;
     }
     // Filled as a slice: a raw-pointer loop here made LLVM keep the dispatch loop's `ip` in a
     // stack slot (a store and a load on every dispatch).
@@ -596,7 +597,7 @@ pub fn push_fast_method_frame(ctx: &mut Ctx, recv: Value, me: &MethodEntry, iseq
     let locals = stack.as_mut_ptr();
     ctx.stacks.sp = bp + nlocals;
     push_method_frame_at(ctx, recv, me, iseq, iseq_val, cref, bp, bp + nlocals, ret_sp, locals).pc = pc;
-    true
+    Some((iseq as *const Iseq, locals))
 }
 
 /// Pushes the frame of a Ruby method whose receiver is at `ret_sp` and whose `argc`

@@ -545,6 +545,30 @@ pub fn cache_hit<'a>(ctx: &Ctx, ci: &'a CallInfo, recv: Value) -> Option<&'a Met
     Some(me)
 }
 
+/// The attribute a 0-argument operator send reads (`disk.size` compiled as `OptSize`, with
+/// `attr_reader :size`) when the call site's cache holds that reader for `recv`'s class and
+/// its ivar cache `recv`'s layout: the value, without a call. None otherwise, and while
+/// tracing (the send reports its `:c_call`).
+#[inline(always)]
+pub fn cached_attr_read<const TRACE: bool>(ctx: &Ctx, iseq: &Iseq, ci: u32, recv: Value) -> Option<Value> {
+    if TRACE {
+        return None;
+    }
+    // SAFETY: call indices in code are within the iseq's `calls`.
+    let cc = &unsafe { iseq.calls.get_unchecked(ci as usize) }.cache;
+    if cc.fast_klass.get() == 0 || class_of(ctx, recv).raw() != cc.fast_klass.get() || cc.epoch.get() != ctx.vm().method_epoch() {
+        return None;
+    }
+    // SAFETY: `cc.keep` holds the entry while the epoch is current.
+    let me = unsafe { &*cc.fast_me.get() };
+    if !matches!(me.body, MethodBody::AttrReader(_)) || !ivar_cache_hit(ctx, recv, &cc.ivar) {
+        return None;
+    }
+    // SAFETY: type checked; the index came from this class's layout.
+    let v = unsafe { (*recv.as_ptr::<RObject>()).ivar(cc.ivar.1.get() as usize) };
+    Some(if v.is_undef() { Value::NIL } else { v })
+}
+
 /// A call through the inline cache when it applies, else the general path. (The send of an
 /// operator instruction whose own fast path did not apply: `disk.size` on an object whose
 /// `size` is an attribute reader.)
@@ -581,7 +605,7 @@ fn send_fast(ctx: &mut Ctx, c: &CallInfo) -> Option<Result<Option<Value>>> {
     let me = unsafe { &*cc.fast_me.get() };
     match me.body {
         MethodBody::Iseq { iseq, cref } => {
-            call::push_fast_method_frame(ctx, recv, me, iseq, cref, argc, cc.fast_pc.get() as usize, ret_sp).then_some(Ok(None))
+            call::push_fast_method_frame(ctx, recv, me, iseq, cref, argc, cc.fast_pc.get() as usize, ret_sp).map(|_| Ok(None))
         }
         _ => attr_call(ctx, &me.body, recv, cc, ret_sp),
     }
