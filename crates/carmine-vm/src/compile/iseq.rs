@@ -290,26 +290,31 @@ pub mod call_flags {
 }
 
 /// Receiver classes one call site remembers (a polymorphic inline cache).
-pub const PIC_SIZE: usize = 4;
+pub const PIC_SIZE: usize = 8;
 
 /// Inline method cache of one call site: up to `PIC_SIZE` receiver classes and the entries
 /// found for them, all valid for one method epoch. Entry 0 is the first class seen, so a
 /// monomorphic site hits on the first compare; later classes take the other entries in
 /// turn.
+///
+/// An `InvokeSuper` site keeps the methods its `super` found (`interp::ops::super_method`)
+/// in the same entries, by receiver class, all found from the method `sym_mid` of the
+/// owner `sym_klass` (raw) at that owner's occurrence `fast_pc` among the ancestors.
 pub struct CallCache {
     pub epoch: Cell<u64>,
     /// Raw class values (0: empty entry).
     pub klass: [Cell<u64>; PIC_SIZE],
-    pub me: [Cell<Option<*const MethodEntry>>; PIC_SIZE],
-    /// Keeps the cached entries alive while they are referenced here.
-    pub keep: std::cell::RefCell<[Option<Arc<MethodEntry>>; PIC_SIZE]>,
+    /// The entry found for each class (null: none), each owning one strong count of its
+    /// `Arc` (`Arc::into_raw`), given back when it is replaced, cleared or dropped. (One
+    /// word per entry: a call site holds `PIC_SIZE` of them.)
+    me: [Cell<*const MethodEntry>; PIC_SIZE],
     /// The entry the next new class replaces.
     pub next: Cell<u8>,
     /// For an attribute reader or writer: the instance variable's slot, as a `GetIvar`
     /// cache holds it (class, epoch and index).
     pub ivar: (Cell<u64>, Cell<u32>),
     /// A cached Ruby method the dispatch loop enters directly (`interp::ops::fast_target`):
-    /// its receiver class (raw; 0: none) and entry (held by `keep`). Valid while `epoch` is
+    /// its receiver class (raw; 0: none) and entry (held by `me`). Valid while `epoch` is
     /// the VM's method epoch.
     pub fast_klass: Cell<u64>,
     pub fast_me: Cell<*const MethodEntry>,
@@ -330,13 +335,52 @@ pub struct CallCache {
     pub sym_keep: std::cell::RefCell<Option<Arc<MethodEntry>>>,
 }
 
+impl CallCache {
+    /// Entry `i`, or None when empty.
+    #[inline(always)]
+    pub fn entry(&self, i: usize) -> Option<&MethodEntry> {
+        // SAFETY: a non-null entry holds a strong count, so it lives while it is here; it is
+        // only replaced by a later lookup at this call site (see `interp::ops::cache_hit`).
+        unsafe { self.me[i].get().as_ref() }
+    }
+
+    /// Entry `i` as a new `Arc`.
+    pub fn entry_arc(&self, i: usize) -> Option<Arc<MethodEntry>> {
+        let p = self.me[i].get();
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: `p` came from `Arc::into_raw` and holds a strong count (see `me`).
+        unsafe {
+            Arc::increment_strong_count(p);
+            Some(Arc::from_raw(p))
+        }
+    }
+
+    /// Makes `me` entry `i`, giving back the entry it replaces.
+    pub fn set_entry(&self, i: usize, me: Option<Arc<MethodEntry>>) {
+        let old = self.me[i].replace(me.map_or(std::ptr::null(), Arc::into_raw));
+        if !old.is_null() {
+            // SAFETY: `old` came from `Arc::into_raw` and owned one strong count.
+            drop(unsafe { Arc::from_raw(old) });
+        }
+    }
+}
+
+impl Drop for CallCache {
+    fn drop(&mut self) {
+        for i in 0..PIC_SIZE {
+            self.set_entry(i, None);
+        }
+    }
+}
+
 impl Default for CallCache {
     fn default() -> Self {
         CallCache {
             epoch: Cell::new(u64::MAX),
             klass: Default::default(),
             me: Default::default(),
-            keep: Default::default(),
             next: Cell::new(0),
             ivar: Default::default(),
             fast_klass: Cell::new(0),

@@ -810,7 +810,7 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                             let cc = &c.cache;
                             // SAFETY: the VM outlives this loop.
                             if crate::interp::class_of(ctx, recv).raw() == cc.fast_klass.get() && cc.epoch.get() == unsafe { (*vmp).method_epoch() } {
-                                // SAFETY: `cc.keep` holds the entry while the epoch is current.
+                                // SAFETY: the cache's entries (`CallCache::entry`) hold it while the epoch is current.
                                 let me = unsafe { &*cc.fast_me.get() };
                                 match me.body {
                                     MethodBody::Iseq { iseq: callee_val, cref } => {

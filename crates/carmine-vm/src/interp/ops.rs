@@ -177,16 +177,15 @@ fn lookup_cached(ctx: &Ctx, ci: &CallInfo, klass: Value) -> Option<Arc<MethodEnt
     let cc = &ci.cache;
     if cc.epoch.get() == epoch {
         if let Some(i) = cc.klass.iter().position(|k| k.get() == klass.raw()) {
-            return cc.keep.borrow()[i].clone();
+            return cc.entry_arc(i);
         }
     } else {
         for i in 0..PIC_SIZE {
             cc.klass[i].set(0);
-            cc.me[i].set(None);
+            cc.set_entry(i, None);
         }
         cc.fast_klass.set(0);
         cc.sym_klass.set(0);
-        *cc.keep.borrow_mut() = Default::default();
         *cc.sym_keep.borrow_mut() = None;
         cc.next.set(0);
         cc.epoch.set(epoch);
@@ -201,8 +200,7 @@ fn lookup_cached(ctx: &Ctx, ci: &CallInfo, klass: Value) -> Option<Arc<MethodEnt
         cc.fast_klass.set(0);
     }
     cc.klass[i].set(klass.raw());
-    cc.me[i].set(me.as_ref().map(|m| Arc::as_ptr(m)));
-    cc.keep.borrow_mut()[i] = me.clone();
+    cc.set_entry(i, me.clone());
     if let Some(m) = me.as_ref() {
         let (leaf, leaf_fn) = match m.body {
             MethodBody::Builtin { f, .. } => crate::interp::leaf::lookup(f, ci.argc as usize).map_or((crate::interp::leaf::Cond::No, None), |(c, lf)| (c, Some(lf))),
@@ -310,7 +308,7 @@ fn leaf_call(ctx: &mut Ctx, ci: &CallInfo, ret_sp: usize) -> Option<Value> {
 
 /// The common call: plain positional arguments (and possibly a literal block), and an
 /// inline-cache hit on a Ruby method with only required parameters or on a builtin. Works
-/// from the cache's raw entry pointer, which `cache.keep` holds alive, instead of cloning the
+/// from the cache's raw entry pointer, which the cache holds alive, instead of cloning the
 /// `Arc` (two atomic operations per call). `None` when the general path must run.
 #[inline(always)]
 pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Option<Result<Option<Value>>> {
@@ -536,9 +534,10 @@ pub fn cache_hit<'a>(ctx: &Ctx, ci: &'a CallInfo, recv: Value) -> Option<&'a Met
     } else {
         (1..PIC_SIZE).find(|&i| cc.klass[i].get() == k)?
     };
-    // SAFETY: on a cache hit `cc.keep` owns the entry; the cache is only rewritten by a later
-    // lookup at this call site, and the entry is not used after control reaches Ruby code.
-    let me: &MethodEntry = unsafe { &*cc.me[i].get()? };
+    // On a cache hit the cache owns the entry (`CallCache::entry`); it is only rewritten by a
+    // later lookup at this call site, and the entry is not used after control reaches Ruby
+    // code.
+    let me: &MethodEntry = cc.entry(i)?;
     if me.visibility != Visibility::Public && !ci.has(cf::FCALL) && !ci.has(cf::SELF_RECV) {
         return None;
     }
@@ -559,7 +558,7 @@ pub fn cached_attr_read<const TRACE: bool>(ctx: &Ctx, iseq: &Iseq, ci: u32, recv
     if cc.fast_klass.get() == 0 || class_of(ctx, recv).raw() != cc.fast_klass.get() || cc.epoch.get() != ctx.vm().method_epoch() {
         return None;
     }
-    // SAFETY: `cc.keep` holds the entry while the epoch is current.
+    // SAFETY: the cache's entries (`CallCache::entry`) hold it while the epoch is current.
     let me = unsafe { &*cc.fast_me.get() };
     if !matches!(me.body, MethodBody::AttrReader(_)) || !ivar_cache_hit(ctx, recv, &cc.ivar) {
         return None;
@@ -601,7 +600,7 @@ fn send_fast(ctx: &mut Ctx, c: &CallInfo) -> Option<Result<Option<Value>>> {
     if class_of(ctx, recv).raw() != cc.fast_klass.get() || cc.epoch.get() != ctx.vm().method_epoch() {
         return None;
     }
-    // SAFETY: `cc.keep` holds the entry while the epoch is current.
+    // SAFETY: the cache's entries (`CallCache::entry`) hold it while the epoch is current.
     let me = unsafe { &*cc.fast_me.get() };
     match me.body {
         MethodBody::Iseq { iseq, cref } => {
@@ -1109,6 +1108,50 @@ pub fn invoke_super(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci_idx: usize) -> Res
     r
 }
 
+/// The method `super` calls from the method `frame_mid` of `owner` (found at occurrence
+/// `skip` of `owner` among the ancestors of `klass`, the receiver's class), and the
+/// occurrence of the found method's owner; None when there is none. Remembered per
+/// receiver class in the `InvokeSuper` site's cache (see `CallCache`) for the method epoch,
+/// except for a refined method's super and a found owner past its first occurrence.
+fn super_method(ctx: &Ctx, ci: &CallInfo, klass: Value, owner: Value, skip: u32, frame_mid: SymId) -> Option<(Arc<MethodEntry>, u32)> {
+    let cc = &ci.cache;
+    let epoch = ctx.vm().method_epoch();
+    if cc.epoch.get() == epoch && cc.sym_klass.get() == owner.raw() && cc.fast_pc.get() == skip && cc.sym_mid.get() == frame_mid {
+        if let Some(me) = (0..PIC_SIZE).find(|&i| cc.klass[i].get() == klass.raw()).and_then(|i| cc.entry_arc(i)) {
+            return Some((me, 0));
+        }
+    } else {
+        for i in 0..PIC_SIZE {
+            cc.klass[i].set(0);
+            cc.set_entry(i, None);
+        }
+        cc.next.set(0);
+        cc.epoch.set(epoch);
+        cc.sym_klass.set(owner.raw());
+        cc.fast_pc.set(skip);
+        cc.sym_mid.set(frame_mid);
+    }
+    // An alias (or a `define_method` copy) calls super for the method's original name.
+    let mid = module::body(owner).methods.get(&frame_mid).map_or(frame_mid, |me| me.original_name);
+    if module::is_class_or_module(owner) && module::body(owner).refined {
+        // A refined method's super: the refined class's own method.
+        return crate::core::refinement::super_of_refined(ctx, klass, owner, mid).map(|me| (me, 0));
+    }
+    let found = if module::is_class_or_module(owner) && (module::is_module(owner) || module::includes_module(ctx, klass, owner)) {
+        // (A module's method may run on an object without the module: `UnboundMethod#bind`.)
+        module::find_super_method_at(ctx, klass, owner, skip, mid)
+    } else {
+        None
+    };
+    if let Some((me, 0)) = &found {
+        let i = cc.next.get() as usize;
+        cc.next.set(((i + 1) % PIC_SIZE) as u8);
+        cc.klass[i].set(klass.raw());
+        cc.set_entry(i, Some(me.clone()));
+    }
+    found
+}
+
 fn super_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usize) -> Result<Option<Value>> {
     let (argc, mut kw, mut block) = prepare_args(ctx, ci, true)?;
     if ci.block != u32::MAX {
@@ -1123,18 +1166,8 @@ fn super_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usi
     let Some(mid) = mid.filter(|_| !owner.is_nil()) else {
         return Err(ctx.raise(ctx.c().no_method_error, "super called outside of method"));
     };
-    // An alias (or a `define_method` copy) calls super for the method's original name.
-    let mid = module::body(owner).methods.get(&mid).map_or(mid, |me| me.original_name);
     let klass = class_of(ctx, self_);
-    let me = if module::is_class_or_module(owner) && module::body(owner).refined {
-        // A refined method's super: the refined class's own method.
-        crate::core::refinement::super_of_refined(ctx, klass, owner, mid).map(|me| (me, 0))
-    } else if module::is_class_or_module(owner) && (module::is_module(owner) || module::includes_module(ctx, klass, owner)) {
-        // (A module's method may run on an object without the module: `UnboundMethod#bind`.)
-        module::find_super_method_at(ctx, klass, owner, skip, mid)
-    } else {
-        None
-    };
+    let me = super_method(ctx, ci, klass, owner, skip, mid);
     if kw_on_stack(ci) {
         let at = ret_sp + 1 + argc;
         if let Some((m, occurrence)) = &me {
