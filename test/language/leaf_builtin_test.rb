@@ -101,3 +101,27 @@ test "a TracePoint sees a leaf builtin's c_call event (the general path gives it
   tp.enable { leaf_traced_last([1, 2]) }
   assert_equal [:last], events
 end
+
+def leaf_append(s, t) = s << t
+def leaf_plus(s, t) = s + t
+
+test "String#<< and String#+ on Strings, and what still takes the full call" do
+  s = +"ab"
+  3.times { leaf_append(s, "c") }
+  assert_equal "abccc", s
+  assert_equal "abcccabccc", leaf_append(s, s)
+  assert_equal ["xy", "x"], [leaf_plus("x", "y"), leaf_plus("x", "")]
+  u = leaf_plus("é", "a".b)
+  assert_equal [Encoding::UTF_8, "éa"], [u.encoding, u]
+  assert_raise(Encoding::CompatibilityError) { leaf_append(+"é", "\xff".b) }
+  assert_raise(Encoding::CompatibilityError) { leaf_plus("é", "\xff".b) }
+  assert_raise(FrozenError) { leaf_append("frozen".freeze, "x") }
+  sub = Class.new(String)
+  assert_equal ["ab", String], [leaf_plus(sub.new("a"), sub.new("b")), leaf_plus(sub.new("a"), "b").class]
+  assert_equal "a!", leaf_append(+"a", sub.new("!"))
+  assert_equal "a\u00e9", leaf_append(+"a", 0xe9)
+  assert_raise(TypeError) { leaf_plus("a", 1) }
+  to_str = Object.new
+  def to_str.to_str = "T"
+  assert_equal ["aT", "bT"], [leaf_plus("a", to_str), leaf_append(+"b", to_str)]
+end

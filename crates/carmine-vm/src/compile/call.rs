@@ -410,9 +410,12 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             return;
         }
         let argc = info.argc;
+        // `h[k] += 1` with one plain index reads and writes through the operator
+        // instructions' Array and Hash paths.
+        let opt = argc == 1 && info.flags == 0 && self_flag == 0;
         self.b().emit(Insn::DupN(argc + 1));
         let ci = self.b().call_info(sym::AREF, argc, info.flags | self_flag, None);
-        self.b().emit(Insn::Send(ci));
+        self.b().emit(if opt { Insn::OptAref(ci) } else { Insn::Send(ci) });
         // Stack: [nil], recv, args, cur
         let end = self.b().new_label();
         let aset_flags = (info.flags & cf::SPLAT) | self_flag;
@@ -462,7 +465,7 @@ impl<'c, 'pr> Compiler<'c, 'pr> {
             self.b().emit(Insn::Send(ci));
         } else {
             let ci = self.b().call_info(sym::ASET, argc + 1, flags, None);
-            self.b().emit(Insn::Send(ci));
+            self.b().emit(if argc == 1 && flags == 0 { Insn::OptAset(ci) } else { Insn::Send(ci) });
         }
         self.b().emit(Insn::Pop);
     }

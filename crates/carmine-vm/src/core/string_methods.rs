@@ -133,13 +133,18 @@ fn initialize_copy(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
 
 // ---- operators ----
 
-fn plus(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+pub(crate) fn plus(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let other = to_str_arg(ctx, args.pos[0])?;
     let enc = string::check_compatible(ctx, recv, other)?;
-    let mut v = Vec::with_capacity(len(recv) + len(other));
-    v.extend_from_slice(bytes(recv));
-    v.extend_from_slice(bytes(other));
-    Ok(new_with_enc(ctx, v, enc))
+    Ok(joined(ctx, recv, other, enc))
+}
+
+/// A new String of `a`'s content followed by `b`'s, in encoding `enc`.
+pub(crate) fn joined(ctx: &mut Ctx, a: Value, b: Value, enc: u8) -> Value {
+    let mut v = Vec::with_capacity(len(a) + len(b));
+    v.extend_from_slice(bytes(a));
+    v.extend_from_slice(bytes(b));
+    new_with_enc(ctx, v, enc)
 }
 
 fn mul(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
@@ -305,7 +310,7 @@ fn concat_m(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     Ok(recv)
 }
 
-fn lshift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+pub(crate) fn lshift(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     modify(ctx, recv)?;
     append_value(ctx, recv, args.pos[0])?;
     Ok(recv)

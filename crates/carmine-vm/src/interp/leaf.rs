@@ -46,13 +46,17 @@ pub enum Cond {
     FixnumsNonNeg,
     /// The receiver is not frozen (it is changed in place).
     Mutable,
+    /// The one argument is a String whose encoding is compatible with the receiver's.
+    Str,
+    /// `Mutable` and `Str`.
+    MutableStr,
 }
 
 /// The `Cond` and `LeafFn` of `f` called with `argc` positional arguments (and no block,
 /// keywords or splat), when it is a leaf builtin.
 pub fn lookup(f: BuiltinFn, argc: usize) -> Option<(Cond, LeafFn)> {
     use crate::core::{array, float, hash, integer, nil_true_false as ntf, object, string, string_methods as s};
-    let table: [(BuiltinFn, usize, Cond, LeafFn); 27] = [
+    let table: [(BuiltinFn, usize, Cond, LeafFn); 29] = [
         (object::obj_nil_p, 0, Cond::Any, |_, r, _| Value::bool(r.is_nil())),
         (ntf::nil_nil_p, 0, Cond::Any, |_, _, _| Value::TRUE),
         (object::obj_class, 0, Cond::Any, |ctx, r, _| object::real_class_of(ctx, r)),
@@ -63,6 +67,8 @@ pub fn lookup(f: BuiltinFn, argc: usize) -> Option<(Cond, LeafFn)> {
         (s::length, 0, Cond::Any, |_, r, _| Value::fixnum(string::char_length(r) as i64)),
         (s::bytesize, 0, Cond::Any, |_, r, _| Value::fixnum(string::len(r) as i64)),
         (s::getbyte, 1, Cond::Fixnum, |_, r, a| s::byte_at(r, a[0].fixnum_unchecked())),
+        (s::lshift, 1, Cond::MutableStr, str_append),
+        (s::plus, 1, Cond::Str, str_plus),
         (array::first, 0, Cond::Any, |_, r, _| array::get(r, 0)),
         (array::last, 0, Cond::Any, |_, r, _| array::last_item(r)),
         (array::lshift, 1, Cond::Mutable, push),
@@ -97,6 +103,26 @@ fn push(ctx: &mut Ctx, recv: Value, args: &[Value]) -> Value {
     recv
 }
 
+/// `str << other` (`Cond::MutableStr`: the encodings are compatible, so nothing raises).
+fn str_append(ctx: &mut Ctx, recv: Value, args: &[Value]) -> Value {
+    // The `Cond` rules out the encoding error, the only one `append_str` has.
+    let _ = crate::core::string::append_str(ctx, recv, args[0]);
+    recv
+}
+
+/// `str + other` (`Cond::Str`).
+fn str_plus(ctx: &mut Ctx, recv: Value, args: &[Value]) -> Value {
+    let enc = crate::core::string::compatible(recv, args[0]).unwrap_or_else(|| crate::core::string::encoding(recv));
+    crate::core::string_methods::joined(ctx, recv, args[0], enc)
+}
+
+/// Whether `arg` is a String whose content `recv`'s can be joined to without an
+/// encoding error.
+#[inline(always)]
+fn compatible_str(recv: Value, arg: Value) -> bool {
+    crate::core::string::is_string(arg) && crate::core::string::compatible(recv, arg).is_some()
+}
+
 /// Whether a call with receiver `recv` and arguments `args` meets `c` (a `Cond` as a byte).
 #[inline(always)]
 pub fn allows(c: u8, recv: Value, args: &[Value]) -> bool {
@@ -107,6 +133,8 @@ pub fn allows(c: u8, recv: Value, args: &[Value]) -> bool {
         x if x == Cond::Fixnums as u8 => recv.is_fixnum() && args[0].is_fixnum(),
         x if x == Cond::FixnumsNonNeg as u8 => recv.is_fixnum() && args[0].as_fixnum().is_some_and(|n| n >= 0),
         x if x == Cond::Mutable as u8 => recv.is_heap() && basic(recv).flags & FL_FROZEN == 0,
+        x if x == Cond::Str as u8 => compatible_str(recv, args[0]),
+        x if x == Cond::MutableStr as u8 => recv.is_heap() && basic(recv).flags & FL_FROZEN == 0 && compatible_str(recv, args[0]),
         _ => false,
     }
 }
