@@ -21,7 +21,7 @@
  *   a time (any thread; it may move between threads between calls). Different VMs run in
  *   parallel on different threads. A call made while another thread is inside the same
  *   VM returns CARMINE_BUSY (functions returning a value return CARMINE_UNDEF).
- *   libcarmine installs no signal handlers and keeps no thread-locals.
+ *   libcarmine installs no signal handlers and keeps no per-thread state between calls.
  *
  * - Errors. Nothing in libcarmine aborts the process or unwinds (longjmp, C++ or Rust
  *   panics) into the host. A Ruby exception that ends a call is returned as data: the

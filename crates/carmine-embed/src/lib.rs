@@ -22,6 +22,7 @@
 
 extern crate carmine_vm as cvm;
 
+mod block_cache;
 mod code_pages;
 
 use std::cell::{Cell, RefCell, UnsafeCell};
@@ -39,6 +40,12 @@ use cvm::object::ObjType;
 use cvm::runtime::{self, host, limits, ErrorInfo, Script};
 use cvm::thread::Ctx;
 use cvm::{Runtime, Unwind, Value};
+
+/// The VMs' freed blocks stay with their VM (see block_cache): glibc's per-thread caches
+/// would otherwise scatter them over every thread that ever ran the VM.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[global_allocator]
+static ALLOCATOR: block_cache::VmAllocator = block_cache::VmAllocator;
 
 pub type carmine_value = u64;
 pub type carmine_status = c_int;
@@ -116,6 +123,9 @@ pub struct carmine_vm {
     /// carmine_set_gc_after_run: new buffer bytes after which a run ends with a full
     /// collection (0: never).
     gc_after_run: Cell<usize>,
+    /// The blocks this VM freed, for its next allocations (current on a thread while it is
+    /// inside the VM).
+    blocks: block_cache::BlockCache,
 }
 
 /// Addresses of the handles a VM gave out (checked on every call that takes one; hashed
@@ -329,6 +339,7 @@ fn api<R: Fallback>(vm: *mut carmine_vm, f: impl FnOnce(&Entered) -> R) -> R {
     if own.is_some() {
         entered.outermost = false;
     }
+    let _blocks = block_cache::Current::enter(&h.blocks);
     match catch_unwind(AssertUnwindSafe(|| f(&entered))) {
         Ok(r) => r,
         Err(_) => {
@@ -388,6 +399,7 @@ pub extern "C" fn carmine_open() -> *mut carmine_vm {
         tasks: RefCell::new(Handles::default()),
         runners: Rc::default(),
         gc_after_run: Cell::new(0),
+        blocks: block_cache::BlockCache::new(),
     });
     Box::into_raw(h)
 }
@@ -433,6 +445,7 @@ pub unsafe extern "C" fn carmine_close(vm: *mut carmine_vm) {
             // Whatever the panic left is leaked.
         }
     }
+    h.blocks.flush();
 }
 
 #[no_mangle]
@@ -576,6 +589,7 @@ fn collect_after_run(e: &Entered) {
     let grown = ctx.vm().heap.lock().malloc_increase;
     if grown >= bytes {
         cvm::gc::collect_for(ctx, cvm::heap::stats::GcReason::Method);
+        e.h.blocks.release_pages();
         // What the collection freed goes back to the system, not only to malloc's lists.
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
         // SAFETY: malloc_trim has no preconditions.
@@ -1619,7 +1633,10 @@ pub extern "C" fn carmine_gc_unregister(vm: *mut carmine_vm, v: carmine_value) {
 
 #[no_mangle]
 pub extern "C" fn carmine_gc_start(vm: *mut carmine_vm) {
-    api(vm, |e| cvm::gc::collect_for(e.ctx(), cvm::heap::stats::GcReason::Method))
+    api(vm, |e| {
+        cvm::gc::collect_for(e.ctx(), cvm::heap::stats::GcReason::Method);
+        e.h.blocks.release_pages();
+    })
 }
 
 #[no_mangle]
@@ -1628,6 +1645,7 @@ pub extern "C" fn carmine_gc_if_grown(vm: *mut carmine_vm, bytes: usize) -> usiz
         let grown = e.ctx().vm().heap.lock().malloc_increase;
         if grown >= bytes {
             cvm::gc::collect_for(e.ctx(), cvm::heap::stats::GcReason::Method);
+            e.h.blocks.release_pages();
         }
         grown
     })
