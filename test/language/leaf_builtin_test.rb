@@ -125,3 +125,27 @@ test "String#<< and String#+ on Strings, and what still takes the full call" do
   def to_str.to_str = "T"
   assert_equal ["aT", "bT"], [leaf_plus("a", to_str), leaf_append(+"b", to_str)]
 end
+
+# Ruby 3.4's chilled literals (CRuby 3.1 has none: there the strings are plain and no
+# warning is printed).
+test "String#<< on chilled literals warns as the full call does" do
+  old = Warning[:deprecated]
+  Warning[:deprecated] = true
+  err = Object.new
+  def err.write(*parts) = ((@text ||= +"") << parts.join; parts.sum { |x| x.to_s.bytesize })
+  def err.text = @text.to_s
+  saved = $stderr
+  $stderr = err
+  begin
+    3.times do
+      s = "chilled"
+      leaf_append(s, "!")
+      s << "?"
+      assert_equal "chilled!?", s
+    end
+  ensure
+    $stderr = saved
+    Warning[:deprecated] = old
+  end
+  assert_equal 3, err.text.scan(/literal string will be frozen in the future/).size if RUBY_VERSION >= "3.4"
+end

@@ -357,6 +357,24 @@ pub fn append(v: Value, b: &[u8]) {
 /// Appends a Ruby string with encoding negotiation.
 pub fn append_str(ctx: &mut Ctx, dst: Value, src: Value) -> Result<()> {
     let enc = check_compatible(ctx, dst, src)?;
+    append_in(dst, src, enc);
+    Ok(())
+}
+
+/// `append_str` when the encodings are compatible (true); nothing changed otherwise.
+#[inline]
+pub fn try_append_str(dst: Value, src: Value) -> bool {
+    match compatible(dst, src) {
+        Some(enc) => {
+            append_in(dst, src, enc);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Appends `src`'s content to `dst`, the result in encoding `enc` (their compatible one).
+fn append_in(dst: Value, src: Value, enc: u8) {
     // ASCII appended to known ASCII stays ASCII: keep the cached code range.
     let stays_7bit = basic(dst).aux & CR_MASK == CR_7BIT << CR_SHIFT && coderange(src) == CR_7BIT;
     set_encoding(dst, enc);
@@ -371,7 +389,6 @@ pub fn append_str(ctx: &mut Ctx, dst: Value, src: Value) -> Result<()> {
         let s: &[u8] = &rstring(src).bytes;
         rstring(dst).bytes.extend_from_slice(s);
     }
-    Ok(())
 }
 
 /// Concatenates interpolation parts into a new String.

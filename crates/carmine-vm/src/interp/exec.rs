@@ -900,10 +900,12 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                     }
                     Insn::OptLtLt(ci) => {
                         let a = top!(1);
+                        let b = top!(0);
                         if array::is_plain_array(a) && !redefined!(ops::REDEF_ARRAY) && !crate::object::basic(a).has(crate::object::FL_FROZEN) {
-                            let b = top!(0);
                             sync!();
                             array::push(ctx, a, b);
+                            sp -= 1;
+                        } else if string::is_plain_string(a) && string::is_string(b) && !redefined!(ops::REDEF_STRING) && crate::object::basic(a).flags & (crate::object::FL_FROZEN | crate::object::FL_CHILLED) == 0 && string::try_append_str(a, b) {
                             sp -= 1;
                         } else {
                             send!(ci)

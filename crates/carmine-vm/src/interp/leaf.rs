@@ -15,12 +15,14 @@
 //!   (`lookup`), so a `Cond` never meets an argument count its builtin does not take.
 //! - The receiver's class is the cached one, so the builtin sees the object type it expects.
 //! - A `LeafFn` computes what its builtin returns for every call its `Cond` allows, through
-//!   the same helpers (`array::pop_item`, `string_methods::byte_at`, …).
+//!   the same helpers (`array::pop_item`, `string_methods::byte_at`, …), or declines by
+//!   returning `Value::UNDEF` before it has changed anything (`str << other` with
+//!   incompatible encodings): then the general path runs, and raises.
 //! - Every leaf call goes through `call`: when builtins marked `ThreadSafety::Unsafe` come to
 //!   take the giant lock, `call` is the one place the leaf path must take it too.
 
 use crate::core::module::BuiltinFn;
-use crate::object::{basic, FL_FROZEN};
+use crate::object::{basic, FL_CHILLED, FL_FROZEN};
 use crate::thread::Ctx;
 use crate::value::Value;
 
@@ -46,9 +48,11 @@ pub enum Cond {
     FixnumsNonNeg,
     /// The receiver is not frozen (it is changed in place).
     Mutable,
-    /// The one argument is a String whose encoding is compatible with the receiver's.
+    /// The one argument is a String (its builtin declines when the encodings are not
+    /// compatible).
     Str,
-    /// `Mutable` and `Str`.
+    /// `Str`, and the receiver neither frozen nor chilled (a chilled literal warns when
+    /// changed).
     MutableStr,
 }
 
@@ -103,24 +107,21 @@ fn push(ctx: &mut Ctx, recv: Value, args: &[Value]) -> Value {
     recv
 }
 
-/// `str << other` (`Cond::MutableStr`: the encodings are compatible, so nothing raises).
-fn str_append(ctx: &mut Ctx, recv: Value, args: &[Value]) -> Value {
-    // The `Cond` rules out the encoding error, the only one `append_str` has.
-    let _ = crate::core::string::append_str(ctx, recv, args[0]);
-    recv
+/// `str << other` (`Cond::MutableStr`); declines on incompatible encodings (the error).
+fn str_append(_ctx: &mut Ctx, recv: Value, args: &[Value]) -> Value {
+    if crate::core::string::try_append_str(recv, args[0]) {
+        recv
+    } else {
+        Value::UNDEF
+    }
 }
 
-/// `str + other` (`Cond::Str`).
+/// `str + other` (`Cond::Str`); declines on incompatible encodings.
 fn str_plus(ctx: &mut Ctx, recv: Value, args: &[Value]) -> Value {
-    let enc = crate::core::string::compatible(recv, args[0]).unwrap_or_else(|| crate::core::string::encoding(recv));
-    crate::core::string_methods::joined(ctx, recv, args[0], enc)
-}
-
-/// Whether `arg` is a String whose content `recv`'s can be joined to without an
-/// encoding error.
-#[inline(always)]
-fn compatible_str(recv: Value, arg: Value) -> bool {
-    crate::core::string::is_string(arg) && crate::core::string::compatible(recv, arg).is_some()
+    match crate::core::string::compatible(recv, args[0]) {
+        Some(enc) => crate::core::string_methods::joined(ctx, recv, args[0], enc),
+        None => Value::UNDEF,
+    }
 }
 
 /// Whether a call with receiver `recv` and arguments `args` meets `c` (a `Cond` as a byte).
@@ -133,8 +134,8 @@ pub fn allows(c: u8, recv: Value, args: &[Value]) -> bool {
         x if x == Cond::Fixnums as u8 => recv.is_fixnum() && args[0].is_fixnum(),
         x if x == Cond::FixnumsNonNeg as u8 => recv.is_fixnum() && args[0].as_fixnum().is_some_and(|n| n >= 0),
         x if x == Cond::Mutable as u8 => recv.is_heap() && basic(recv).flags & FL_FROZEN == 0,
-        x if x == Cond::Str as u8 => compatible_str(recv, args[0]),
-        x if x == Cond::MutableStr as u8 => recv.is_heap() && basic(recv).flags & FL_FROZEN == 0 && compatible_str(recv, args[0]),
+        x if x == Cond::Str as u8 => crate::core::string::is_string(args[0]),
+        x if x == Cond::MutableStr as u8 => recv.is_heap() && basic(recv).flags & (FL_FROZEN | FL_CHILLED) == 0 && crate::core::string::is_string(args[0]),
         _ => false,
     }
 }

@@ -302,6 +302,10 @@ fn leaf_call(ctx: &mut Ctx, ci: &CallInfo, ret_sp: usize) -> Option<Value> {
         return None;
     }
     let v = crate::interp::leaf::call(ctx, f, recv, args);
+    if v.is_undef() {
+        // Declined (see `leaf`): the general path.
+        return None;
+    }
     ctx.stacks.sp = ret_sp;
     Some(v)
 }
