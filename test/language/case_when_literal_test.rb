@@ -53,3 +53,29 @@ test "redefined === on Integer and Symbol is honoured" do
   RUBY
   assert_equal ":int\n:no\n:sym\n", out
 end
+
+OP_A = 1
+OP_B = 2
+SYM_C = :c
+
+test "when CONSTANT with Fixnums and Symbols, and a redefined Integer#===" do
+  r = [1, 2, 3, :c, 2.0].map do |v|
+    case v
+    when OP_A then :a
+    when OP_B then :b
+    when SYM_C then :c
+    else :other
+    end
+  end
+  assert_equal [:a, :b, :other, :c, :b], r
+  out, = run_carmine(<<~RUBY)
+    K = 5
+    f = ->(v) { case v when K then :k else :no end }
+    a = [f.(5), f.(6)]
+    class Integer
+      def ===(o) = o == 6
+    end
+    p a + [f.(5), f.(6)]
+  RUBY
+  assert_equal "[:k, :no, :no, :k]\n", out
+end

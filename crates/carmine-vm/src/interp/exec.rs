@@ -1244,6 +1244,12 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                     Insn::CheckMatch(kind) => {
                         let pattern = top!(0);
                         let target = top!(1);
+                        // `when 3` / `when CONST` against a Fixnum or Symbol: `===` is `==`.
+                        if kind == ops::MATCH_WHEN && ((pattern.is_fixnum() && target.is_fixnum() && !redefined!(ops::REDEF_INTEGER)) || (pattern.is_symbol() && target.is_symbol() && !redefined!(ops::REDEF_SYMBOL))) {
+                            sp -= 1;
+                            set_top!(0, Value::bool(pattern == target));
+                            continue;
+                        }
                         sync!();
                         let r = tri!(ops::check_match(ctx, pattern, target, kind));
                         sp -= 1;
