@@ -143,3 +143,18 @@ test "bsearch" do
   assert_raise(TypeError, "can't do binary search for String") { ("a".."b").bsearch }
   assert_raise(TypeError, "wrong argument type Object (must be numeric, true, false or nil)") { (1..3).bsearch { Object.new } }
 end
+
+class EachOverridingRange < Range
+  def each
+    yield 42
+    self
+  end
+end
+
+test "Enumerable methods of Ranges iterate Range#each's elements, or a subclass's each" do
+  assert_equal [[1, 2, 3, 4, 5], [1, 2, 3, 4], %w[a b c], [1, 3, 5], [], [2, 4]], [(1..5).to_a, (1...5).to_a, ("a".."c").to_a, (1..5).select(&:odd?), (1..0).to_a, (1..2).map { |x| x * 2 }]
+  assert_equal [2**62, 2**62 + 1], (2**62..2**62 + 1).to_a
+  assert_equal [[42], [42]], [EachOverridingRange.new(1, 3).to_a, EachOverridingRange.new(1, 3).select { true }]
+  assert_equal [1, 2], (1..).first(2)
+  assert_raise(RangeError) { (1..).to_a }
+end

@@ -52,6 +52,14 @@ pub fn each_value_with(ctx: &mut Ctx, recv: Value, meth: crate::symbol::SymId, m
             f(ctx, pair)
         });
     }
+    if meth == sym::EACH && margs.is_empty() && crate::core::range::is_range(recv) {
+        // `Range#each` itself (not a subclass's): its elements straight to `f`, without a
+        // block and a call per element.
+        let klass = crate::interp::class_of(ctx, recv);
+        if crate::core::module::find_method_ref(ctx, klass, sym::EACH).is_some_and(|me| me.is_builtin(crate::core::range_iter::m_each)) {
+            return crate::core::range_iter::each_value(ctx, recv, f);
+        }
+    }
     let tag = object::new_object(ctx, Value::NIL);
     let r = rproc::with_native_block(
         ctx,

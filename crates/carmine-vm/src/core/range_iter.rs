@@ -143,7 +143,7 @@ fn upto_endless(ctx: &mut Ctx, s: Value, f: &mut dyn FnMut(&mut Ctx, Value) -> R
     }
 }
 
-fn m_each(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+pub(crate) fn m_each(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let Some(blk) = args.block else {
         return enumerator::enum_for_sized(ctx, recv, "each", &[], SizeFn::RangeSize);
     };
