@@ -98,3 +98,24 @@ test "a builtin initialize called by Class#new raises under initialize and new" 
   assert_equal ["x", RuntimeError], [RuntimeError.new("x").message, RuntimeError.new("x").class]
   assert_equal "abc", String.new("abc", capacity: 10)
 end
+
+class NewSiteA
+  attr_reader :v
+  def initialize(x) = (@v = [:a, x])
+end
+
+class NewSiteB < NewSiteA
+  def initialize(x) = (@v = [:b, x])
+end
+
+test "one new call site over several classes, and initialize redefined or added later" do
+  make = ->(k, x) { k.new(x) }
+  assert_equal [[:a, 1], [:b, 2], [:a, 3]], [make.(NewSiteA, 1).v, make.(NewSiteB, 2).v, make.(NewSiteA, 3).v]
+  NewSiteB.class_eval { def initialize(x) = (@v = [:b2, x]) }
+  assert_equal [[:b2, 4], [:a, 5]], [make.(NewSiteB, 4).v, make.(NewSiteA, 5).v]
+  plain = Class.new(NewSiteA)
+  assert_equal [:a, 6], make.(plain, 6).v
+  plain.class_eval { def initialize(x) = (@v = [:plain, x]) }
+  assert_equal [:plain, 7], make.(plain, 7).v
+  assert_raise(ArgumentError) { make.(Class.new, 1) }
+end

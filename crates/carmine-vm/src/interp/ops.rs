@@ -412,7 +412,7 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
             // `Class#new` (the only builtin the arm above leaves): allocate and push
             // `initialize` right here when it is a Ruby method.
             let block = block(ctx);
-            match inline_class_new(ctx, recv, argc, None, block, ret_sp) {
+            match inline_class_new(ctx, recv, argc, None, block, ret_sp, Some(&ci.cache)) {
                 Ok(Some(r)) => Some(Ok(r)),
                 Ok(None) => None,
                 Err(e) => {
@@ -896,7 +896,7 @@ pub fn invoke(ctx: &mut Ctx, recv: Value, me: &Arc<MethodEntry>, argc: usize, kw
             Ok(None)
         }
         MethodBody::Builtin { .. } if me.original_name == sym::NEW && me.owner == ctx.c().class => {
-            if let Some(r) = inline_class_new(ctx, recv, argc, kw, block, ret_sp)? {
+            if let Some(r) = inline_class_new(ctx, recv, argc, kw, block, ret_sp, None)? {
                 return Ok(r);
             }
             invoke_builtin(ctx, recv, me, argc, kw, block, ret_sp)
@@ -954,13 +954,13 @@ fn invoke_builtin(ctx: &mut Ctx, recv: Value, me: &MethodEntry, mut argc: usize,
 /// and no arguments, allocates the object and returns it; with another builtin
 /// `initialize` (Hash, Array, String, exceptions), allocates and calls it directly, without
 /// looking it up again by name in `Class#new`. `Ok(None)` when not applicable.
-fn inline_class_new(ctx: &mut Ctx, klass: Value, argc: usize, kw: Option<Value>, block: Option<Block>, ret_sp: usize) -> Result<Option<Option<Value>>> {
+fn inline_class_new(ctx: &mut Ctx, klass: Value, argc: usize, kw: Option<Value>, block: Option<Block>, ret_sp: usize, cc: Option<&CallCache>) -> Result<Option<Option<Value>>> {
     if !module::is_class(klass) || module::body(klass).kind == ClassKind::Singleton {
         return Ok(None);
     }
     // The entry is used only until its frame is pushed below; nothing in between runs Ruby
     // code or defines methods (allocation may collect, which leaves method caches alone).
-    let Some(init) = module::find_method_ref(ctx, klass, sym::INITIALIZE) else { return Ok(None) };
+    let Some(init) = initialize_of(ctx, klass, cc) else { return Ok(None) };
     if let MethodBody::Builtin { f, .. } = init.body {
         // BasicObject's `initialize`, which does nothing, called with no arguments: the new
         // object is the result (a builtin with the same code would do the same).
@@ -988,6 +988,24 @@ fn inline_class_new(ctx: &mut Ctx, klass: Value, argc: usize, kw: Option<Value>,
     }
     call::push_method_frame(ctx, o, init, iseq, cref, argc, kw, block, ret_sp, crate::interp::frame::FRAME_CTOR)?;
     Ok(Some(None))
+}
+
+/// `klass`'s `initialize`. A `new` call site whose cache is current for this epoch (`cc`,
+/// from `send_cached`) remembers it for `klass` in its `sym_klass`/`sym_me` (held by
+/// `sym_keep`), which no other use of a `Class#new` site takes.
+#[inline(always)]
+fn initialize_of<'a>(ctx: &Ctx, klass: Value, cc: Option<&'a CallCache>) -> Option<&'a MethodEntry> {
+    let Some(cc) = cc else { return module::find_method_ref(ctx, klass, sym::INITIALIZE) };
+    if cc.sym_klass.get() == klass.raw() {
+        // SAFETY: `sym_keep` holds the entry; the caller checked the epoch (a cache hit).
+        return Some(unsafe { &*cc.sym_me.get() });
+    }
+    let me = module::find_method(ctx, klass, sym::INITIALIZE)?;
+    cc.sym_klass.set(klass.raw());
+    cc.sym_me.set(Arc::as_ptr(&me));
+    *cc.sym_keep.borrow_mut() = Some(me);
+    // SAFETY: as above, `sym_keep` now holds it.
+    Some(unsafe { &*cc.sym_me.get() })
 }
 
 /// `Class#new` with a builtin `initialize` and `argc` positional arguments above `ret_sp`:
