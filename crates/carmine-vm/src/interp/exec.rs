@@ -814,7 +814,11 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                                 let me = unsafe { &*cc.fast_me.get() };
                                 match me.body {
                                     MethodBody::Iseq { iseq: callee_val, cref } => {
-                                        sync!();
+                                        // Only the pc: the callee's frame sets the stack top,
+                                        // and a failed push syncs below.
+                                        let here = pc!();
+                                        // SAFETY: fi is the index of the running frame.
+                                        unsafe { ctx.stacks.frames.get_unchecked_mut(fi).pc = here };
                                         let pc = cc.fast_pc.get() as usize;
                                         if let Some((callee, callee_locals)) = call::push_fast_method_frame(ctx, recv, me, callee_val, cref, argc, pc, ret_sp) {
                                             if c.block != u32::MAX {
