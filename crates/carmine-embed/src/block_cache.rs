@@ -29,8 +29,7 @@
 //! - A cache holds at most `CACHED_BYTES` (by class bound); the blocks freed beyond that
 //!   go to `free`. `BlockCache::flush` (at `carmine_close`) frees them all;
 //!   `BlockCache::release_pages`, after a collection made between runs, gives back the
-//!   pages inside the larger ones that stayed unused since the previous collection, as
-//!   `malloc_trim` does for free chunks.
+//!   pages inside the larger ones, as `malloc_trim` does for free chunks.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::{Cell, UnsafeCell};
@@ -107,10 +106,6 @@ pub struct BlockCache {
 
 struct Lists {
     heads: [*mut FreeBlock; CLASSES],
-    /// Blocks in each list, and the fewest it had since the last `release_pages`: the
-    /// `low` blocks at the bottom of a list were not used since then.
-    len: [u32; CLASSES],
-    low: [u32; CLASSES],
     bytes: usize,
 }
 
@@ -121,7 +116,7 @@ unsafe impl Send for BlockCache {}
 
 impl BlockCache {
     pub const fn new() -> BlockCache {
-        BlockCache { busy: AtomicBool::new(false), lists: UnsafeCell::new(Lists { heads: [std::ptr::null_mut(); CLASSES], len: [0; CLASSES], low: [0; CLASSES], bytes: 0 }) }
+        BlockCache { busy: AtomicBool::new(false), lists: UnsafeCell::new(Lists { heads: [std::ptr::null_mut(); CLASSES], bytes: 0 }) }
     }
 
     /// Runs `f` on the lists if no other thread is using them.
@@ -136,21 +131,19 @@ impl BlockCache {
         Some(r)
     }
 
-    /// Gives back to the system the whole pages inside the cached blocks (of the classes
-    /// from `KEEP_CLASSES` on) that no allocation took since the last call: called after
-    /// each collection between runs, it leaves resident the blocks the VM's runs reuse
-    /// from one collection to the next, and releases those a burst left. A released
-    /// block stays cached; its pages are mapped again, zeroed, when written.
+    /// Gives back to the system the whole pages inside the cached blocks of the classes
+    /// from `KEEP_CLASSES` on (after a collection between runs, when the host also calls
+    /// `malloc_trim`): the blocks stay cached, where the VM's next runs find them, and
+    /// their pages are mapped again, zeroed, when written. Between collections the VM's
+    /// memory grows by what its runs allocate and drops back after each, as with
+    /// `malloc` alone; keeping the reused blocks resident instead made a server's RSS no
+    /// flatter, only larger (docs/benchmarks.md, "Session 28").
     pub fn release_pages(&self) {
         // SAFETY: sysconf has no preconditions.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as usize;
         let _ = self.try_with(|lists| {
             for k in KEEP_CLASSES..CLASSES {
                 let mut b = lists.heads[k];
-                for _ in lists.low[k]..lists.len[k] {
-                    // SAFETY: a cached block (see flush); the list has `len` of them.
-                    b = unsafe { (*b).next };
-                }
                 while !b.is_null() {
                     // SAFETY: a cached block (see flush).
                     let block = unsafe { &mut *b };
@@ -167,7 +160,6 @@ impl BlockCache {
                     }
                     b = block.next;
                 }
-                lists.low[k] = lists.len[k];
             }
         });
     }
@@ -192,8 +184,6 @@ impl BlockCache {
             }
         }
         lists.bytes = 0;
-        lists.len = [0; CLASSES];
-        lists.low = [0; CLASSES];
         self.busy.store(false, Ordering::Release);
     }
 }
@@ -211,8 +201,6 @@ impl Lists {
             // SAFETY: a cached block (see flush).
             self.heads[k] = unsafe { (*b).next };
             self.bytes -= class_bound(k);
-            self.len[k] -= 1;
-            self.low[k] = self.low[k].min(self.len[k]);
         }
         b.cast()
     }
@@ -228,7 +216,6 @@ impl Lists {
         unsafe { b.write(FreeBlock { next: self.heads[k], released: false }) };
         self.heads[k] = b;
         self.bytes += class_bound(k);
-        self.len[k] += 1;
         true
     }
 }
@@ -395,19 +382,9 @@ mod tests {
             let at = v.as_ptr();
             drop(v);
             cache.release_pages();
-            // SAFETY: the block is cached (the cache owns it; nothing else uses it).
-            assert_eq!(unsafe { *at.add(12_000) }, 7, "cached since the last release: kept");
-            // Taken and freed again before the next release: kept.
-            let v: Vec<u8> = Vec::with_capacity(20_000);
-            assert_eq!(v.as_ptr(), at);
-            drop(v);
-            cache.release_pages();
-            // SAFETY: as above.
-            assert_eq!(unsafe { *at.add(12_000) }, 7, "used since the last release: kept");
-            // Unused from one release to the next: its pages go, it stays cached.
-            cache.release_pages();
-            // SAFETY: as above; the page was given back, so it reads as zero.
-            assert_eq!(unsafe { *at.add(12_000) }, 0, "unused since the last release: released");
+            // SAFETY: the block is cached (the cache owns it, nothing else uses it); its
+            // page was given back, so it reads as zero.
+            assert_eq!(unsafe { *at.add(12_000) }, 0, "released");
             let mut v: Vec<u8> = Vec::with_capacity(20_000);
             assert_eq!(v.as_ptr(), at);
             v.resize(20_000, 1);
