@@ -503,7 +503,9 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                 // `insn = &*cur`, or with `ip` at the running instruction) loads each arm's own
                 // operands and ran 5-8% fewer instructions, but LLVM then kept `ip` in a stack
                 // slot (a load and a store per dispatch on the critical path): richards, queens
-                // and json_parser ran 13-22% slower (session 19, docs/benchmarks.md).
+                // and json_parser ran 13-22% slower (session 19, docs/benchmarks.md). Tried
+                // again with tail duplication (session 28): the same spill, and the dispatch
+                // jump was no longer copied into the instructions.
                 let cur = ip;
                 // SAFETY: as above.
                 ip = unsafe { ip.add(1) };
@@ -799,10 +801,11 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                         let c = unsafe { iseq.calls.get_unchecked(ci as usize) };
                         if !TRACE && c.cache.fast_klass.get() != 0 {
                             // A Ruby method the call site's cache marked as enterable directly
-                            // (`ops::fast_target`): push its frame and go on in it. (Switching
-                            // the loop's state to the callee in place, without 'reload, ran
-                            // fewer instructions but made the loop keep `ip` in a stack slot:
-                            // nbody, so_lists, red_black 20-30% slower.)
+                            // (`ops::fast_target`): push its frame and go on in it through
+                            // 'enter. (Switching the loop's state to the callee right here,
+                            // without leaving the dispatch loop, ran fewer instructions but
+                            // made the loop keep `ip` in a stack slot: nbody, so_lists,
+                            // red_black 20-30% slower.)
                             let argc = c.argc as usize;
                             let ret_sp = sp - argc - 1;
                             // SAFETY: the receiver and arguments are on the operand stack.
