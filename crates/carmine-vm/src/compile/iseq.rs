@@ -358,20 +358,44 @@ impl CallCache {
     }
 
     /// Makes `me` entry `i`, giving back the entry it replaces.
-    pub fn set_entry(&self, i: usize, me: Option<Arc<MethodEntry>>) {
+    fn set_entry(&self, i: usize, me: Option<Arc<MethodEntry>>) {
         let old = self.me[i].replace(me.map_or(std::ptr::null(), Arc::into_raw));
         if !old.is_null() {
             // SAFETY: `old` came from `Arc::into_raw` and owned one strong count.
             drop(unsafe { Arc::from_raw(old) });
         }
     }
+
+    /// The entry index remembered for class `klass` (raw), if any.
+    #[inline]
+    pub fn position(&self, klass: u64) -> Option<usize> {
+        self.klass.iter().position(|k| k.get() == klass)
+    }
+
+    /// Empties every entry and makes the cache belong to method epoch `epoch`.
+    pub fn clear_entries(&self, epoch: u64) {
+        for i in 0..PIC_SIZE {
+            self.klass[i].set(0);
+            self.set_entry(i, None);
+        }
+        self.next.set(0);
+        self.epoch.set(epoch);
+    }
+
+    /// Remembers `me` for class `klass` (raw) in the next entry in turn; the class that
+    /// entry held before (0: none).
+    pub fn add_entry(&self, klass: u64, me: Option<Arc<MethodEntry>>) -> u64 {
+        let i = self.next.get() as usize;
+        self.next.set(((i + 1) % PIC_SIZE) as u8);
+        let replaced = self.klass[i].replace(klass);
+        self.set_entry(i, me);
+        replaced
+    }
 }
 
 impl Drop for CallCache {
     fn drop(&mut self) {
-        for i in 0..PIC_SIZE {
-            self.set_entry(i, None);
-        }
+        self.clear_entries(0);
     }
 }
 

@@ -349,13 +349,18 @@ pub fn copy_class(ctx: &mut Ctx, k: Value) -> Result<Value> {
 
 // ---- method table changes ----
 
+/// The class whose fast paths a change to `target`'s methods concerns: a refinement's
+/// methods stand for the refined class's in the scopes that use it, and the dispatch loop's
+/// fast paths do not look at scopes.
+fn fast_path_class(target: Value) -> Value {
+    if body(target).refined { body(target).refined_class } else { target }
+}
+
 fn note_redefinition(ctx: &Ctx, target: Value, name: SymId) {
     if !ctx.vm().booted.get() {
         return;
     }
-    // A method of a refinement stands for the refined class's in the scopes that use it,
-    // and the dispatch loop's fast paths do not look at scopes.
-    let target = if body(target).refined { body(target).refined_class } else { target };
+    let target = fast_path_class(target);
     let c = ctx.c();
     let n = &*ctx.sym_name(name);
     if target == c.nil && matches!(n, b"to_a" | b"respond_to?" | b"method_missing") {
@@ -709,7 +714,7 @@ fn note_module_mixin(ctx: &Ctx, target: Value) {
     if !ctx.vm().booted.get() {
         return;
     }
-    let target = if body(target).refined { body(target).refined_class } else { target };
+    let target = fast_path_class(target);
     let c = ctx.c();
     let bit = if target == c.integer || target == c.numeric || target == c.comparable || target == c.kernel || target == c.object {
         ops::REDEF_INTEGER | ops::REDEF_FLOAT

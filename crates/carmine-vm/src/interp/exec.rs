@@ -579,10 +579,8 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                         // SAFETY: ivar cache indices in code are within the iseq's caches (the compiler and the
                         // bytecode verifier ensure it).
                         let cache = unsafe { iseq.ivar_caches.get_unchecked(c as usize) };
-                        if ops::ivar_cache_hit(ctx, self_, cache) {
-                            // SAFETY: type checked; index came from this class's layout.
-                            let v = unsafe { (*self_.as_ptr::<RObject>()).ivar(cache.1.get() as usize) };
-                            push!(if v.is_undef() { Value::NIL } else { v })
+                        if let Some(v) = ops::ivar_cached(ctx, self_, cache) {
+                            push!(v)
                         } else {
                             sync!();
                             let v = ops::get_ivar_cached(ctx, self_, id, cache);
@@ -833,12 +831,12 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                                     }
                                     // Attribute methods as the `GetIvar`/`SetIvar` arms do it, with
                                     // the call site's ivar cache.
-                                    MethodBody::AttrReader(_) if ops::ivar_cache_hit(ctx, recv, &cc.ivar) => {
-                                        // SAFETY: type checked; index came from this class's layout.
-                                        let v = unsafe { (*recv.as_ptr::<RObject>()).ivar(cc.ivar.1.get() as usize) };
-                                        sp = ret_sp;
-                                        push!(if v.is_undef() { Value::NIL } else { v });
-                                        continue;
+                                    MethodBody::AttrReader(_) => {
+                                        if let Some(v) = ops::ivar_cached(ctx, recv, &cc.ivar) {
+                                            sp = ret_sp;
+                                            push!(v);
+                                            continue;
+                                        }
                                     }
                                     MethodBody::AttrWriter(_) if ops::ivar_cache_writable(ctx, recv, &cc.ivar) => {
                                         let v = top!(0);

@@ -176,31 +176,22 @@ fn lookup_cached(ctx: &Ctx, ci: &CallInfo, klass: Value) -> Option<Arc<MethodEnt
     let epoch = ctx.vm().method_epoch();
     let cc = &ci.cache;
     if cc.epoch.get() == epoch {
-        if let Some(i) = cc.klass.iter().position(|k| k.get() == klass.raw()) {
+        if let Some(i) = cc.position(klass.raw()) {
             return cc.entry_arc(i);
         }
     } else {
-        for i in 0..PIC_SIZE {
-            cc.klass[i].set(0);
-            cc.set_entry(i, None);
-        }
+        cc.clear_entries(epoch);
         cc.fast_klass.set(0);
         cc.sym_klass.set(0);
         *cc.sym_keep.borrow_mut() = None;
-        cc.next.set(0);
-        cc.epoch.set(epoch);
     }
     // A call site in a scope with refinements (`using`) sees them; the site's cache holds
     // what it saw.
     let active = ctx.stacks.frames.last().map_or(Value::NIL, crate::core::refinement::frame_refinements);
     let me = if active.is_nil() { module::find_method(ctx, klass, ci.mid) } else { crate::core::refinement::find_method_refined(ctx, klass, ci.mid, active) };
-    let i = cc.next.get() as usize;
-    cc.next.set(((i + 1) % PIC_SIZE) as u8);
-    if cc.fast_klass.get() == cc.klass[i].get() {
+    if cc.add_entry(klass.raw(), me.clone()) == cc.fast_klass.get() {
         cc.fast_klass.set(0);
     }
-    cc.klass[i].set(klass.raw());
-    cc.set_entry(i, me.clone());
     if let Some(m) = me.as_ref() {
         let (leaf, leaf_fn) = match m.body {
             MethodBody::Builtin { f, .. } => crate::interp::leaf::lookup(f, ci.argc as usize).map_or((crate::interp::leaf::Cond::No, None), |(c, lf)| (c, Some(lf))),
@@ -499,12 +490,22 @@ pub fn ivar_cache_writable(ctx: &Ctx, obj: Value, cache: &(Cell<u64>, Cell<u32>)
 /// `obj`'s instance variable `id` through `cache` (filled on a miss).
 #[inline(always)]
 pub fn ivar_get_fast(ctx: &mut Ctx, obj: Value, id: SymId, cache: &(Cell<u64>, Cell<u32>)) -> Value {
-    if ivar_cache_hit(ctx, obj, cache) {
-        // SAFETY: type checked; the index came from this class's layout.
-        let v = unsafe { (*obj.as_ptr::<RObject>()).ivar(cache.1.get() as usize) };
-        return if v.is_undef() { Value::NIL } else { v };
+    match ivar_cached(ctx, obj, cache) {
+        Some(v) => v,
+        None => get_ivar_cached(ctx, obj, id, cache),
     }
-    get_ivar_cached(ctx, obj, id, cache)
+}
+
+/// `obj`'s instance variable at the slot `cache` holds, when `cache` holds `obj`'s layout
+/// (an unset variable reads nil); None on a miss.
+#[inline(always)]
+pub fn ivar_cached(ctx: &Ctx, obj: Value, cache: &(Cell<u64>, Cell<u32>)) -> Option<Value> {
+    if !ivar_cache_hit(ctx, obj, cache) {
+        return None;
+    }
+    // SAFETY: type checked; the index came from this class's layout.
+    let v = unsafe { (*obj.as_ptr::<RObject>()).ivar(cache.1.get() as usize) };
+    Some(if v.is_undef() { Value::NIL } else { v })
 }
 
 /// Sets `obj`'s instance variable `id` through `cache` (FrozenError on a frozen object).
@@ -564,12 +565,10 @@ pub fn cached_attr_read<const TRACE: bool>(ctx: &Ctx, iseq: &Iseq, ci: u32, recv
     }
     // SAFETY: the cache's entries (`CallCache::entry`) hold it while the epoch is current.
     let me = unsafe { &*cc.fast_me.get() };
-    if !matches!(me.body, MethodBody::AttrReader(_)) || !ivar_cache_hit(ctx, recv, &cc.ivar) {
+    if !matches!(me.body, MethodBody::AttrReader(_)) {
         return None;
     }
-    // SAFETY: type checked; the index came from this class's layout.
-    let v = unsafe { (*recv.as_ptr::<RObject>()).ivar(cc.ivar.1.get() as usize) };
-    Some(if v.is_undef() { Value::NIL } else { v })
+    ivar_cached(ctx, recv, &cc.ivar)
 }
 
 /// A call through the inline cache when it applies, else the general path. (The send of an
@@ -1139,16 +1138,11 @@ fn super_method(ctx: &Ctx, ci: &CallInfo, klass: Value, owner: Value, skip: u32,
     let cc = &ci.cache;
     let epoch = ctx.vm().method_epoch();
     if cc.epoch.get() == epoch && cc.sym_klass.get() == owner.raw() && cc.fast_pc.get() == skip && cc.sym_mid.get() == frame_mid {
-        if let Some(me) = (0..PIC_SIZE).find(|&i| cc.klass[i].get() == klass.raw()).and_then(|i| cc.entry_arc(i)) {
+        if let Some(me) = cc.position(klass.raw()).and_then(|i| cc.entry_arc(i)) {
             return Some((me, 0));
         }
     } else {
-        for i in 0..PIC_SIZE {
-            cc.klass[i].set(0);
-            cc.set_entry(i, None);
-        }
-        cc.next.set(0);
-        cc.epoch.set(epoch);
+        cc.clear_entries(epoch);
         cc.sym_klass.set(owner.raw());
         cc.fast_pc.set(skip);
         cc.sym_mid.set(frame_mid);
@@ -1166,10 +1160,7 @@ fn super_method(ctx: &Ctx, ci: &CallInfo, klass: Value, owner: Value, skip: u32,
         None
     };
     if let Some((me, 0)) = &found {
-        let i = cc.next.get() as usize;
-        cc.next.set(((i + 1) % PIC_SIZE) as u8);
-        cc.klass[i].set(klass.raw());
-        cc.set_entry(i, Some(me.clone()));
+        cc.add_entry(klass.raw(), Some(me.clone()));
     }
     found
 }
