@@ -66,3 +66,21 @@ test "a redefined Integer#+ is called" do
   c.bump
   assert_equal 104, c.n
 end
+
+class IvarDown
+  attr_reader :n
+  def initialize(n) = (@n = n)
+  def down = (@n += -3; nil)
+end
+
+test "a negative step takes the four instructions" do
+  c = IvarDown.new(1)
+  2.times { c.down }
+  assert_equal(-5, c.n)
+  c = IvarDown.new(-2**62)
+  c.down
+  assert_equal(-2**62 - 3, c.n)
+  c = IvarDown.new(0.5)
+  c.down
+  assert_equal(-2.5, c.n)
+end

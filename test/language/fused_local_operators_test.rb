@@ -114,3 +114,35 @@ test "a redefined Integer operator is called" do
   assert_equal :no, smaller(5, 1)
   assert_equal 3, add(1, 2)
 end
+
+# A local and a negative Integer literal are not fused (the fused instructions hold only
+# non-negative immediates); a local and a non-negative one are. Both give CRuby's results.
+def minus_one(a) = a + -1
+def below_minus_two?(a) = a < -2
+def at_least_zero?(a) = a >= 0
+def count_down(a)
+  n = 0
+  while a > -3
+    a -= 1
+    n += 1
+  end
+  n
+end
+def step_back(a)
+  a += -2
+  a
+end
+
+test "negative and non-negative immediates" do
+  assert_equal 4, minus_one(5)
+  assert_equal(-1.5, minus_one(-0.5))
+  assert_equal 2**62 - 1, minus_one(2**62)
+  assert_equal(-2**62 - 1, minus_one(-2**62))
+  assert_equal [true, false, false], [-3, -2, 0].map { |x| below_minus_two?(x) }
+  assert_equal [false, true, true], [-1, 0, 2**64].map { |x| at_least_zero?(x) }
+  assert_equal 5, count_down(2)
+  assert_equal 2, count_down(-1.5)
+  assert_equal 3, step_back(5)
+  assert_raise(TypeError) { step_back("s") }
+  assert_equal 2**63 - 2, step_back(2**63)
+end

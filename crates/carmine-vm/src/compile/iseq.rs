@@ -44,9 +44,57 @@ impl CmpOp {
 
     #[inline(always)]
     pub fn eval(self, a: i64, b: i64) -> bool {
-        // 0: less, 1: equal, 2: greater.
-        let ordering = (a >= b) as u8 + (a > b) as u8;
-        (self as u8 >> ordering) & 1 != 0
+        eval_cmp(self as u32, a, b)
+    }
+
+    fn from_bits(bits: u32) -> CmpOp {
+        [CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge, CmpOp::Eq, CmpOp::Ne].into_iter().find(|&c| c as u32 == bits).expect("a CmpLocal holds a CmpOp")
+    }
+}
+
+/// Whether the comparison whose orderings are the bits `op` (`CmpOp`'s discriminants)
+/// holds for `a` and `b`.
+#[inline(always)]
+fn eval_cmp(op: u32, a: i64, b: i64) -> bool {
+    // 0: less, 1: equal, 2: greater.
+    let ordering = (a >= b) as u32 + (a > b) as u32;
+    (op >> ordering) & 1 != 0
+}
+
+/// A local's index and the comparison to make on it, as one operand of `JumpIfLI` and
+/// `JumpIfLL`. (The comparison as a field of its own was a byte at its own offset, which
+/// the dispatch loop loaded for every instruction.)
+#[derive(Copy, Clone, PartialEq, Eq)]
+pub struct CmpLocal(u32);
+
+impl CmpLocal {
+    /// The largest local index a `CmpLocal` holds.
+    pub const MAX_LOCAL: u32 = u32::MAX >> 3;
+
+    /// None when `local` is above `MAX_LOCAL`.
+    pub fn new(op: CmpOp, local: u32) -> Option<CmpLocal> {
+        (local <= Self::MAX_LOCAL).then_some(CmpLocal(local << 3 | op as u32))
+    }
+
+    #[inline(always)]
+    pub fn local(self) -> u32 {
+        self.0 >> 3
+    }
+
+    pub fn op(self) -> CmpOp {
+        CmpOp::from_bits(self.0 & 7)
+    }
+
+    /// `op().eval(a, b)`.
+    #[inline(always)]
+    pub fn eval(self, a: i64, b: i64) -> bool {
+        eval_cmp(self.0 & 7, a, b)
+    }
+}
+
+impl std::fmt::Debug for CmpLocal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}, {}", self.op(), self.local())
     }
 }
 
@@ -141,14 +189,16 @@ pub enum Insn {
     OptSucc(u32),
     /// `a <=> b`: Fixnums and Floats compared in place, anything else sent.
     OptCmp(u32),
-    /// Fused `GetLocal(l); PutInt(k); Opt*(ci)` (see `compile::peephole`).
-    OptPlusLI(u32, i32, u32),
-    OptMinusLI(u32, i32, u32),
-    OptLtLI(u32, i32, u32),
-    OptLeLI(u32, i32, u32),
-    OptGtLI(u32, i32, u32),
-    OptGeLI(u32, i32, u32),
-    OptEqLI(u32, i32, u32),
+    /// Fused `GetLocal(l); PutInt(k); Opt*(ci)` (see `compile::peephole`), for `k >= 0`.
+    /// (Immediates of these instructions are never negative: a signed operand here was
+    /// sign-extended on every dispatch; an unsigned one is zero-extended by its load.)
+    OptPlusLI(u32, u32, u32),
+    OptMinusLI(u32, u32, u32),
+    OptLtLI(u32, u32, u32),
+    OptLeLI(u32, u32, u32),
+    OptGtLI(u32, u32, u32),
+    OptGeLI(u32, u32, u32),
+    OptEqLI(u32, u32, u32),
     /// Fused `GetLocal(a); GetLocal(b); Opt*(ci)` (see `compile::peephole`).
     OptPlusLL(u32, u32, u32),
     OptMinusLL(u32, u32, u32),
@@ -158,21 +208,23 @@ pub enum Insn {
     OptGtLL(u32, u32, u32),
     OptGeLL(u32, u32, u32),
     OptEqLL(u32, u32, u32),
-    /// `JumpIfLI` comparing two locals `a <op> b`: when both are Fixnums, jump to `t`
-    /// (polling) if it holds, else skip the fused compare and branch that follow.
-    JumpIfLL(CmpOp, u32, u32, u32),
-    /// Fixnum fast path of the fused compare-and-branch that follows it: when local `l` is a
-    /// Fixnum (and Integer is not redefined), jump to `t` (polling) if `l <op> k` holds, else
-    /// skip the two instructions after this one; otherwise fall through to them.
-    JumpIfLI(CmpOp, u32, i32, u32),
+    /// `JumpIfLI` comparing two locals `a <op> b` (the first operand holds `op` and `a`):
+    /// when both are Fixnums, jump to `t` (polling) if it holds, else skip the fused compare
+    /// and branch that follow.
+    JumpIfLL(CmpLocal, u32, u32),
+    /// Fixnum fast path of the fused compare-and-branch that follows it (the first operand
+    /// holds `op` and `l`): when local `l` is a Fixnum (and Integer is not redefined), jump
+    /// to `t` (polling) if `l <op> k` holds, else skip the two instructions after this one;
+    /// otherwise fall through to them.
+    JumpIfLI(CmpLocal, u32, u32),
     /// Fixnum fast path of the `OptPlusLI(l, k); SetLocal(l)` that follows it (`l += k`):
     /// updates the local and skips both, or falls through to them.
-    AddLocalLI(u32, i32),
+    AddLocalLI(u32, u32),
     /// Fixnum fast path of the `GetIvar(id, _); PutInt(k); OptPlus(_); SetIvar(id, c)` that
     /// follows it (`@id += k` as a statement): when `self`'s layout is in ivar cache `c`, the
     /// variable holds a Fixnum and Integer is not redefined, updates it and skips the four;
-    /// otherwise falls through to them.
-    AddIvarI(SymId, i32, u32),
+    /// otherwise falls through to them. `k >= 0`, as for `OptPlusLI`.
+    AddIvarI(SymId, u32, u32),
     /// `yield` with `calls[i]` describing the arguments.
     Yield(u32),
     /// `super` / `super(...)` with `calls[i]`; zsuper passes the current arguments.

@@ -21,12 +21,12 @@
 use std::collections::HashSet;
 
 use super::builder::Builder;
-use super::iseq::{CmpOp, Insn};
+use super::iseq::{CmpLocal, CmpOp, Insn};
 
 fn jump_target(insn: &Insn) -> Option<u32> {
     match *insn {
         Insn::Jump(t) | Insn::BranchIf(t) | Insn::BranchUnless(t) | Insn::BranchNil(t) | Insn::JumpPoll(t) | Insn::BranchIfPoll(t) | Insn::BranchUnlessPoll(t) => Some(t),
-        Insn::JumpIfLI(_, _, _, t) | Insn::JumpIfLL(_, _, _, t) => Some(t),
+        Insn::JumpIfLI(_, _, t) | Insn::JumpIfLL(_, _, t) => Some(t),
         Insn::BranchIfSet(_, t) | Insn::Deconstruct(t) | Insn::DeconstructKeys(t) | Insn::Once(t, _) => Some(t),
         _ => None,
     }
@@ -42,8 +42,8 @@ fn with_target(insn: Insn, t: u32) -> Insn {
         Insn::BranchIfPoll(_) => Insn::BranchIfPoll(t),
         Insn::BranchUnlessPoll(_) => Insn::BranchUnlessPoll(t),
         Insn::BranchIfSet(l, _) => Insn::BranchIfSet(l, t),
-        Insn::JumpIfLI(op, l, k, _) => Insn::JumpIfLI(op, l, k, t),
-        Insn::JumpIfLL(op, a, b, _) => Insn::JumpIfLL(op, a, b, t),
+        Insn::JumpIfLI(ol, k, _) => Insn::JumpIfLI(ol, k, t),
+        Insn::JumpIfLL(ol, b, _) => Insn::JumpIfLL(ol, b, t),
         Insn::Deconstruct(_) => Insn::Deconstruct(t),
         Insn::DeconstructKeys(_) => Insn::DeconstructKeys(t),
         Insn::Once(_, s) => Insn::Once(t, s),
@@ -55,14 +55,14 @@ fn with_target(insn: Insn, t: u32) -> Insn {
 /// instruction.
 fn fuse_local_operands(a: &Insn, b: &Insn, c: &Insn) -> Option<Insn> {
     Some(match (*a, *b, *c) {
-        (Insn::GetLocal(l), Insn::PutInt(k), op) => match op {
-            Insn::OptPlus(ci) => Insn::OptPlusLI(l, k, ci),
-            Insn::OptMinus(ci) => Insn::OptMinusLI(l, k, ci),
-            Insn::OptLt(ci) => Insn::OptLtLI(l, k, ci),
-            Insn::OptLe(ci) => Insn::OptLeLI(l, k, ci),
-            Insn::OptGt(ci) => Insn::OptGtLI(l, k, ci),
-            Insn::OptGe(ci) => Insn::OptGeLI(l, k, ci),
-            Insn::OptEq(ci) => Insn::OptEqLI(l, k, ci),
+        (Insn::GetLocal(l), Insn::PutInt(k), op) if k >= 0 => match op {
+            Insn::OptPlus(ci) => Insn::OptPlusLI(l, k as u32, ci),
+            Insn::OptMinus(ci) => Insn::OptMinusLI(l, k as u32, ci),
+            Insn::OptLt(ci) => Insn::OptLtLI(l, k as u32, ci),
+            Insn::OptLe(ci) => Insn::OptLeLI(l, k as u32, ci),
+            Insn::OptGt(ci) => Insn::OptGtLI(l, k as u32, ci),
+            Insn::OptGe(ci) => Insn::OptGeLI(l, k as u32, ci),
+            Insn::OptEq(ci) => Insn::OptEqLI(l, k as u32, ci),
             _ => return None,
         },
         (Insn::GetLocal(x), Insn::GetLocal(y), op) => match op {
@@ -83,7 +83,7 @@ fn fuse_local_operands(a: &Insn, b: &Insn, c: &Insn) -> Option<Insn> {
 /// The Fixnum-only compare-and-branch guard for a fused compare followed by `branch`.
 fn branch_guard(fused: &Insn, branch: &Insn) -> Option<Insn> {
     enum Rhs {
-        Imm(i32),
+        Imm(u32),
         Local(u32),
     }
     let (op, l, rhs) = match *fused {
@@ -104,9 +104,10 @@ fn branch_guard(fused: &Insn, branch: &Insn) -> Option<Insn> {
         Insn::BranchUnless(t) => (op.negate(), t),
         _ => return None,
     };
+    let ol = CmpLocal::new(op, l)?;
     Some(match rhs {
-        Rhs::Imm(k) => Insn::JumpIfLI(op, l, k, t),
-        Rhs::Local(b) => Insn::JumpIfLL(op, l, b, t),
+        Rhs::Imm(k) => Insn::JumpIfLI(ol, k, t),
+        Rhs::Local(b) => Insn::JumpIfLL(ol, b, t),
     })
 }
 
@@ -148,9 +149,9 @@ pub fn optimize(b: &mut Builder) {
         // `@x += k` as a statement: a Fixnum-only update goes first, which skips the four.
         if i + 3 < code.len() && interior_free(i, 4) {
             if let (Insn::GetIvar(id, _), Insn::PutInt(k), Insn::OptPlus(_), Insn::SetIvar(set_id, c)) = (code[i], code[i + 1], code[i + 2], code[i + 3]) {
-                if id == set_id {
+                if id == set_id && k >= 0 {
                     // `map[i]` (set above) is the fused instruction: a jump to the update runs it.
-                    out.push(Insn::AddIvarI(id, k, c));
+                    out.push(Insn::AddIvarI(id, k as u32, c));
                     out_lines.push(lines[i]);
                     for j in i..i + 4 {
                         if j > i {

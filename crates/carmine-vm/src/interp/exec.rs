@@ -715,10 +715,10 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                         }
                     }
                     Insn::Checkpoint => poll!(),
-                    Insn::JumpIfLI(op, l, k, t) => {
-                        let a = local!(l);
+                    Insn::JumpIfLI(ol, k, t) => {
+                        let a = local!(ol.local());
                         if a.is_fixnum() && !redefined!(ops::REDEF_INTEGER) {
-                            if op.eval(a.fixnum_unchecked(), k as i64) {
+                            if ol.eval(a.fixnum_unchecked(), k as i64) {
                                 jump!(t);
                                 poll!();
                             } else {
@@ -781,10 +781,10 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                             send!(ci)
                         }
                     }
-                    Insn::JumpIfLL(op, x, y, t) => {
-                        let (a, b) = (local!(x), local!(y));
+                    Insn::JumpIfLL(ol, y, t) => {
+                        let (a, b) = (local!(ol.local()), local!(y));
                         if a.is_fixnum() && b.is_fixnum() && !redefined!(ops::REDEF_INTEGER) {
-                            if op.eval(a.fixnum_unchecked(), b.fixnum_unchecked()) {
+                            if ol.eval(a.fixnum_unchecked(), b.fixnum_unchecked()) {
                                 jump!(t);
                                 poll!();
                             } else {

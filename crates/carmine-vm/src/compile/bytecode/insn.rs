@@ -5,7 +5,7 @@
 
 use super::read::{Reader, R};
 use super::write::Writer;
-use crate::compile::iseq::{CmpOp, Insn};
+use crate::compile::iseq::{CmpLocal, CmpOp, Insn};
 use crate::interp::ops;
 use crate::symbol::SymId;
 
@@ -51,6 +51,19 @@ impl Operand for CmpOp {
     fn get(r: &mut Reader<'_>) -> R<Self> {
         let i = r.byte()?;
         CMP_OPS.get(i as usize).copied().ok_or_else(|| format!("bad comparison {i}"))
+    }
+}
+
+/// The comparison's byte, then the local's index.
+impl Operand for CmpLocal {
+    fn put(self, w: &mut Writer<'_>) {
+        self.op().put(w);
+        self.local().put(w);
+    }
+    fn get(r: &mut Reader<'_>) -> R<Self> {
+        let op = CmpOp::get(r)?;
+        let l = u32::get(r)?;
+        CmpLocal::new(op, l).ok_or_else(|| format!("local index {l} too large for a comparison"))
     }
 }
 
@@ -161,15 +174,15 @@ opcodes! {
     59 OptSize(ci: u32);
     60 OptEmptyP(ci: u32);
     61 OptSucc(ci: u32);
-    62 OptPlusLI(l: u32, k: i32, ci: u32);
-    63 OptMinusLI(l: u32, k: i32, ci: u32);
-    64 OptLtLI(l: u32, k: i32, ci: u32);
-    65 OptLeLI(l: u32, k: i32, ci: u32);
-    66 OptGtLI(l: u32, k: i32, ci: u32);
-    67 OptGeLI(l: u32, k: i32, ci: u32);
-    68 OptEqLI(l: u32, k: i32, ci: u32);
-    69 JumpIfLI(op: CmpOp, l: u32, k: i32, t: u32);
-    70 AddLocalLI(l: u32, k: i32);
+    62 OptPlusLI(l: u32, k: u32, ci: u32);
+    63 OptMinusLI(l: u32, k: u32, ci: u32);
+    64 OptLtLI(l: u32, k: u32, ci: u32);
+    65 OptLeLI(l: u32, k: u32, ci: u32);
+    66 OptGtLI(l: u32, k: u32, ci: u32);
+    67 OptGeLI(l: u32, k: u32, ci: u32);
+    68 OptEqLI(l: u32, k: u32, ci: u32);
+    69 JumpIfLI(ol: CmpLocal, k: u32, t: u32);
+    70 AddLocalLI(l: u32, k: u32);
     71 Yield(ci: u32);
     72 InvokeSuper(ci: u32);
     73 Leave;
@@ -216,8 +229,8 @@ opcodes! {
     114 OptGtLL(a: u32, b: u32, ci: u32);
     115 OptGeLL(a: u32, b: u32, ci: u32);
     116 OptEqLL(a: u32, b: u32, ci: u32);
-    117 JumpIfLL(op: CmpOp, a: u32, b: u32, t: u32);
+    117 JumpIfLL(ol: CmpLocal, b: u32, t: u32);
     118 OptCmp(ci: u32);
     119 GetBlockParamProxy(l: u32);
-    120 AddIvarI(id: SymId, k: i32, c: u32);
+    120 AddIvarI(id: SymId, k: u32, c: u32);
 }

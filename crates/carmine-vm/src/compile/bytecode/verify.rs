@@ -109,12 +109,12 @@ pub(super) fn verify(is: &Iseq, child_kinds: &[IseqKind], outer: &[Outer], top: 
                 local(l)?;
                 target(t)?;
             }
-            JumpIfLI(_, l, _, t) => {
-                local(l)?;
+            JumpIfLI(ol, _, t) => {
+                local(ol.local())?;
                 target(t)?;
             }
-            JumpIfLL(_, a, b, t) => {
-                local(a)?;
+            JumpIfLL(ol, b, t) => {
+                local(ol.local())?;
                 local(b)?;
                 target(t)?;
             }
@@ -359,7 +359,7 @@ fn stack_depths(is: &Iseq) -> R<u32> {
                 enter(&mut state, &mut work, pc, t as usize, &st)?;
             }
             // The fused fast paths skip the two instructions that follow them.
-            JumpIfLI(_, _, _, t) | JumpIfLL(_, _, _, t) => {
+            JumpIfLI(_, _, t) | JumpIfLL(_, _, t) => {
                 enter(&mut state, &mut work, pc, pc + 1, &st)?;
                 enter(&mut state, &mut work, pc, t as usize, &st)?;
                 enter(&mut state, &mut work, pc, pc + 3, &st)?;
