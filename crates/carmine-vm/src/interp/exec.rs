@@ -505,7 +505,10 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                 // slot (a load and a store per dispatch on the critical path): richards, queens
                 // and json_parser ran 13-22% slower (session 19, docs/benchmarks.md). Tried
                 // again with tail duplication (session 28): the same spill, and the dispatch
-                // jump was no longer copied into the instructions.
+                // jump was no longer copied into the instructions. So each distinct operand
+                // field (offset and type) is one load on every dispatch: `Insn`'s operands are
+                // unsigned words at offsets 4, 8 and 12 only (`iseq::CmpLocal`, the fused
+                // immediates; session 29).
                 let cur = ip;
                 // SAFETY: as above.
                 ip = unsafe { ip.add(1) };
