@@ -1046,9 +1046,12 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                             sync!();
                             tri!(crate::core::tracepoint::frame_leaving(ctx, fi, top!(0)));
                         }
+                        // One borrow of the stacks for the whole return: through `ctx`, the
+                        // stores below made the compiler read `ctx.stacks` again after each.
+                        let st = &mut *ctx.stacks;
                         // SAFETY: fi is the top frame.
                         let (flags, ret_sp) = unsafe {
-                            let f = ctx.stacks.frames.get_unchecked(fi);
+                            let f = st.frames.get_unchecked(fi);
                             (f.flags, f.ret_sp)
                         };
                         if flags & (FRAME_ITER_BLOCK | FRAME_CTOR | FRAME_FINISH) == 0 {
@@ -1059,13 +1062,13 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                             let v = top!(0);
                             unsafe {
                                 *base.add(ret_sp) = v;
-                                ctx.stacks.frames.set_len(fi);
+                                st.frames.set_len(fi);
                             }
-                            ctx.stacks.sp = ret_sp + 1;
+                            st.sp = ret_sp + 1;
                             // Back into the caller: a Ruby frame, or an iterator frame ('reload
                             // steps it). A frame without FRAME_FINISH always has one below it.
                             // SAFETY: frame fi - 1 is live.
-                            let caller = unsafe { ctx.stacks.frames.get_unchecked(fi - 1) };
+                            let caller = unsafe { st.frames.get_unchecked(fi - 1) };
                             if !caller.iseq.is_null() {
                                 entered = (fi - 1, caller.iseq, caller.pc, caller.locals);
                                 continue 'enter;
