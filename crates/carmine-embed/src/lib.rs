@@ -37,7 +37,7 @@ use cvm::core::module::{self, Arity, Visibility};
 use cvm::core::{array, bignum, float, globals, hash, module_methods, object, proc, string};
 use cvm::interp::{frame::Block, Args};
 use cvm::object::ObjType;
-use cvm::runtime::{self, host, limits, ErrorInfo, Script};
+use cvm::runtime::{self, host, limits, ErrorInfo, Isolation, Script};
 use cvm::thread::Ctx;
 use cvm::{Runtime, Unwind, Value};
 
@@ -126,6 +126,12 @@ pub struct carmine_vm {
     /// The blocks this VM freed, for its next allocations (current on a thread while it is
     /// inside the VM).
     blocks: block_cache::BlockCache,
+    /// Calls that entered the VM so far (every exported function that reaches it).
+    entries: Cell<u64>,
+    /// `entries` when the last call that ran a script to its end returned with nothing
+    /// done after the run (CARMINE_OK): when the next call is the next entry, the host did
+    /// nothing with the VM in between (`Entered::isolation`).
+    settled_at: Cell<u64>,
 }
 
 /// Addresses of the handles a VM gave out (checked on every call that takes one; hashed
@@ -278,6 +284,25 @@ impl Entered<'_> {
         r
     }
 
+    /// How a run this call starts is isolated: the host did nothing with the VM since the
+    /// last run call ended when this call is the next entry (see `settled_at`).
+    fn isolation(&self) -> Isolation {
+        if self.h.entries.get() == self.h.settled_at.get().wrapping_add(1) {
+            Isolation::HostIdle
+        } else {
+            Isolation::Isolated
+        }
+    }
+
+    /// The end of a run whose runtime part ended when `entries` was `mark`: the call
+    /// returns `status` now, and nothing entered or ran Ruby code since (an error's data
+    /// is made by calling its methods).
+    fn ran(&self, mark: u64, status: carmine_status) {
+        if status == CARMINE_OK && self.h.entries.get() == mark {
+            self.h.settled_at.set(mark);
+        }
+    }
+
     /// A Ruby call's result as C gets it.
     fn value(&self, r: Result<Value, Unwind>) -> carmine_value {
         match r {
@@ -323,6 +348,7 @@ fn api<R: Fallback>(vm: *mut carmine_vm, f: impl FnOnce(&Entered) -> R) -> R {
     if h.poisoned.get() {
         return R::fallback(CARMINE_BUG);
     }
+    h.entries.set(h.entries.get().wrapping_add(1));
     // The context of a C method running on this thread, if any.
     let own = if is_owner { Some(h.owner_ctx.get()).filter(|&c| c != 0).map(|c| c as *mut Ctx) } else { ctx };
     entered.ctx = match ctx.or(own) {
@@ -339,7 +365,9 @@ fn api<R: Fallback>(vm: *mut carmine_vm, f: impl FnOnce(&Entered) -> R) -> R {
     if own.is_some() {
         entered.outermost = false;
     }
-    let _blocks = block_cache::Current::enter(&h.blocks);
+    // A call nested in one of this thread's (an owner's call is inside the VM already)
+    // finds the VM's cache current, or none on a Ruby thread of the VM (malloc then).
+    let _blocks = (!is_owner).then(|| block_cache::Current::enter(&h.blocks));
     match catch_unwind(AssertUnwindSafe(|| f(&entered))) {
         Ok(r) => r,
         Err(_) => {
@@ -400,6 +428,8 @@ pub extern "C" fn carmine_open() -> *mut carmine_vm {
         runners: Rc::default(),
         gc_after_run: Cell::new(0),
         blocks: block_cache::BlockCache::new(),
+        entries: Cell::new(0),
+        settled_at: Cell::new(u64::MAX),
     });
     Box::into_raw(h)
 }
@@ -571,10 +601,13 @@ fn run(e: &Entered, script: &Script, isolated: bool, result: *mut carmine_value)
         return CARMINE_BUSY;
     }
     e.clear_error();
-    let r = rt.run_script(script, isolated);
+    let r = rt.run_script(script, if isolated { e.isolation() } else { Isolation::Shared });
+    let mark = e.h.entries.get();
     let tripped = rt.limit_tripped();
     collect_after_run(e);
-    outcome(e, r, tripped, result)
+    let status = outcome(e, r, tripped, result);
+    e.ran(mark, status);
+    status
 }
 
 /// The collection carmine_set_gc_after_run asks for, at the end of a run (no Ruby code of
@@ -643,6 +676,7 @@ unsafe fn task_step(e: &Entered, slot: Option<*mut carmine_task>, task: runtime:
             (CARMINE_SUSPENDED, slot)
         }
         runtime::task::Step::Done(r) => {
+            let mark = e.h.entries.get();
             if let Some(slot) = slot {
                 forget_task(e, slot, &task);
             }
@@ -651,7 +685,9 @@ unsafe fn task_step(e: &Entered, slot: Option<*mut carmine_task>, task: runtime:
                 *wait = carmine_wait { events: 0, fd: -1, timeout_ms: -1 };
             }
             collect_after_run(e);
-            (outcome(e, r, rt_tripped, result), std::ptr::null_mut())
+            let status = outcome(e, r, rt_tripped, result);
+            e.ran(mark, status);
+            (status, std::ptr::null_mut())
         }
     }
 }
@@ -684,7 +720,7 @@ pub unsafe extern "C" fn carmine_start(vm: *mut carmine_vm, script: *mut carmine
             return CARMINE_BUSY;
         }
         e.clear_error();
-        let (t, step) = rt.start_task(s, true);
+        let (t, step) = rt.start_task(s, e.isolation());
         let (status, slot) = task_step(e, None, t, step, wait, result);
         *task = slot;
         status
