@@ -765,75 +765,83 @@ static ngx_int_t ngx_http_carmine_log_handler(ngx_http_request_t *r)
     return NGX_OK;
 }
 
-/* Sends what the content script wrote, with its status, and finalizes the request. */
-static void ngx_http_carmine_content_done(ngx_http_request_t *r, ngx_http_carmine_ctx_t *ctx, ngx_int_t rc)
+/* Sends what the content script wrote, with its status: what to finalize the request
+ * with. */
+static ngx_int_t ngx_http_carmine_content_send(ngx_http_request_t *r, ngx_http_carmine_ctx_t *ctx, ngx_int_t rc)
 {
     ngx_http_carmine_run_t *run = &ctx->run;
     ctx->phase = 0;
-    if (rc != NGX_OK) {
-        ngx_http_finalize_request(r, NGX_HTTP_INTERNAL_SERVER_ERROR);
-        return;
-    }
+    if (rc != NGX_OK)
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
     if (run->redirect) {
         ngx_http_internal_redirect(r, &run->redirect_uri, &r->args);
-        ngx_http_finalize_request(r, NGX_DONE);
-        return;
+        return NGX_DONE;
     }
-    if (run->rc != NGX_OK && run->rc >= NGX_HTTP_SPECIAL_RESPONSE && run->out == NULL) {
-        ngx_http_finalize_request(r, run->rc);
-        return;
-    }
+    if (run->rc != NGX_OK && run->rc >= NGX_HTTP_SPECIAL_RESPONSE && run->out == NULL)
+        return run->rc;
     if (run->rc != NGX_OK && run->rc > 0)
         r->headers_out.status = run->rc;
     if (r->headers_out.status == 0)
         r->headers_out.status = NGX_HTTP_OK;
     r->headers_out.content_length_n = run->len;
     rc = ngx_http_send_header(r);
-    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
-        ngx_http_finalize_request(r, rc);
-        return;
-    }
-    if (run->out == NULL) {
-        ngx_http_finalize_request(r, ngx_http_send_special(r, NGX_HTTP_LAST));
-        return;
-    }
+    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only)
+        return rc;
+    if (run->out == NULL)
+        return ngx_http_send_special(r, NGX_HTTP_LAST);
     ngx_chain_t *last = run->out;
     while (last->next)
         last = last->next;
     last->buf->last_buf = (r == r->main) ? 1 : 0;
     last->buf->last_in_chain = 1;
-    ngx_http_finalize_request(r, ngx_http_output_filter(r, run->out));
+    return ngx_http_output_filter(r, run->out);
 }
 
-/* Runs the content script once the body is in memory. This handler owes the request one
- * ngx_http_finalize_request: now, or when the suspended script ends. */
-static void ngx_http_carmine_content_body_read(ngx_http_request_t *r)
+/* Sends the response of a content script that ended after its handler returned, and
+ * finalizes the request. */
+static void ngx_http_carmine_content_done(ngx_http_request_t *r, ngx_http_carmine_ctx_t *ctx, ngx_int_t rc)
+{
+    ngx_http_finalize_request(r, ngx_http_carmine_content_send(r, ctx, rc));
+}
+
+/* Starts the content script of r's location: NGX_AGAIN while it is suspended, else what
+ * to finalize the request with. */
+static ngx_int_t ngx_http_carmine_content_start(ngx_http_request_t *r)
 {
     ngx_http_carmine_loc_conf_t *lcf = ngx_http_get_module_loc_conf(r, ngx_http_carmine_module);
     ngx_http_carmine_ctx_t *ctx = ngx_http_carmine_new_ctx(r, lcf->content, NGX_HTTP_CONTENT_PHASE);
-    if (ctx == NULL) {
-        ngx_http_finalize_request(r, NGX_HTTP_INTERNAL_SERVER_ERROR);
-        return;
-    }
+    if (ctx == NULL)
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
     ctx->run.rc = NGX_OK;
     ngx_int_t rc = ngx_http_carmine_step(r, ctx);
+    return rc == NGX_AGAIN ? NGX_AGAIN : ngx_http_carmine_content_send(r, ctx, rc);
+}
+
+/* Runs the content script once nginx has read the body into memory. This handler owes
+ * the request one ngx_http_finalize_request: now, or when the suspended script ends. */
+static void ngx_http_carmine_content_body_read(ngx_http_request_t *r)
+{
+    ngx_int_t rc = ngx_http_carmine_content_start(r);
     if (rc != NGX_AGAIN)
-        ngx_http_carmine_content_done(r, ctx, rc);
+        ngx_http_finalize_request(r, rc);
 }
 
 static ngx_int_t ngx_http_carmine_content_handler(ngx_http_request_t *r)
 {
     /* A request without a body (no length, not chunked, and not HTTP/2, whose body may
-     * come without a length) runs its script at once, as ngx_http_read_client_request_body
-     * would after allocating an empty body; the request is counted as it counts it, and
-     * Nginx::Request#body is "" either way. */
+     * come without a length) runs its script at once: a script that ends answers through
+     * this handler's result, which nginx finalizes the request with; one that suspends
+     * holds the request (counted as ngx_http_read_client_request_body counts it) until
+     * it ends. Nginx::Request#body is "" either way. */
     if (r->headers_in.content_length_n <= 0 && !r->headers_in.chunked
 #if (NGX_HTTP_V2)
         && r->stream == NULL
 #endif
     ) {
+        ngx_int_t rc = ngx_http_carmine_content_start(r);
+        if (rc != NGX_AGAIN)
+            return rc;
         r->main->count++;
-        ngx_http_carmine_content_body_read(r);
         return NGX_DONE;
     }
     r->request_body_in_single_buf = 1;
