@@ -445,16 +445,27 @@ static ngx_int_t ngx_http_carmine_run(ngx_http_request_t *r, carmine_code *code,
     }
 }
 
+/* A piece of the response body: its chain link, its buffer and a copy of its bytes, in
+ * one block of the request pool. */
+typedef struct {
+    ngx_chain_t cl;
+    ngx_buf_t b;
+} ngx_http_carmine_piece_t;
+
 static ngx_int_t ngx_http_carmine_append(ngx_http_carmine_run_t *run, const char *bytes, size_t len)
 {
     ngx_http_request_t *r = run->r;
     if (len == 0)
         return NGX_OK;
-    ngx_buf_t *b = ngx_create_temp_buf(r->pool, len);
-    ngx_chain_t *cl = ngx_alloc_chain_link(r->pool);
-    if (b == NULL || cl == NULL)
+    ngx_http_carmine_piece_t *p = ngx_palloc(r->pool, sizeof *p + len);
+    if (p == NULL)
         return NGX_ERROR;
-    b->last = ngx_cpymem(b->last, bytes, len);
+    ngx_buf_t *b = &p->b;
+    ngx_memzero(b, sizeof *b);
+    b->start = b->pos = (u_char *)(p + 1);
+    b->last = b->end = ngx_cpymem(b->start, bytes, len);
+    b->temporary = 1;
+    ngx_chain_t *cl = &p->cl;
     cl->buf = b;
     cl->next = NULL;
     *run->last = cl;
