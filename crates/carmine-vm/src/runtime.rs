@@ -410,14 +410,19 @@ impl Runtime {
 
     /// Binds the context to the calling native thread (the collector scans that thread's
     /// stack, and stack-depth checks use its bounds). Cheap when already bound.
+    #[inline]
     pub fn bind_thread(&mut self) {
-        // SAFETY: pthread_self and pthread_equal have no preconditions.
+        // SAFETY: pthread_self has no preconditions.
         let me = unsafe { libc::pthread_self() };
         // pthread_t is an address with glibc and musl: equal threads are equal words
         // (pthread_equal is a call into the C library on every entry otherwise).
-        if me == self.thread {
-            return;
+        if me != self.thread {
+            self.bind_new_thread(me);
         }
+    }
+
+    #[inline(never)]
+    fn bind_new_thread(&mut self, me: libc::pthread_t) {
         self.thread = me;
         let sp = crate::heap::stack_scan::approximate_sp();
         // pthread_t is the address of the thread's descriptor, at the top of its stack:

@@ -160,6 +160,7 @@ pub fn deadline(vm: &Vm) -> Option<Instant> {
 
 /// Starts the limits of a run (or of one step of a suspendable run) whose time is up at
 /// `deadline`: a deadline already past trips the timeout at once.
+#[inline]
 pub fn arm_until(vm: &Vm, deadline: Option<Instant>) {
     let l = &vm.host.limits;
     l.tripped.set(false);
@@ -187,6 +188,7 @@ pub fn arm_until(vm: &Vm, deadline: Option<Instant>) {
 }
 
 /// Ends the limits of a run (`tripped` still tells whether one ended it).
+#[inline]
 pub fn disarm(vm: &Vm) {
     let l = &vm.host.limits;
     l.armed.set(false);
