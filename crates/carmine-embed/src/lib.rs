@@ -115,6 +115,9 @@ pub struct carmine_vm {
     pending: Cell<Option<Unwind>>,
     poisoned: Cell<bool>,
     scripts: RefCell<Handles>,
+    /// The script handle found in `scripts` last (0: none): a server runs the same few
+    /// scripts, and this one is checked without hashing. Cleared when it is freed.
+    last_script: Cell<usize>,
     /// Suspended tasks (`carmine_task` addresses).
     tasks: RefCell<Handles>,
     /// Suspended tasks by their runner fiber (raw value -> `carmine_task` address): how
@@ -424,6 +427,7 @@ pub extern "C" fn carmine_open() -> *mut carmine_vm {
         pending: Cell::new(None),
         poisoned: Cell::new(false),
         scripts: RefCell::new(Handles::default()),
+        last_script: Cell::new(0),
         tasks: RefCell::new(Handles::default()),
         runners: Rc::default(),
         gc_after_run: Cell::new(0),
@@ -586,6 +590,9 @@ pub unsafe extern "C" fn carmine_script_free(vm: *mut carmine_vm, script: *mut c
     api(vm, |e| {
         if !e.h.scripts.borrow_mut().remove(&(script as usize)) {
             return;
+        }
+        if e.h.last_script.get() == script as usize {
+            e.h.last_script.set(0);
         }
         let mut b = Box::from_raw(script);
         if let Some(s) = b.script.take() {
@@ -800,8 +807,15 @@ pub extern "C" fn carmine_task_count(vm: *mut carmine_vm) -> usize {
 }
 
 unsafe fn script_of<'a>(e: &Entered, script: *mut carmine_script) -> Option<&'a Script> {
-    if script.is_null() || !e.h.scripts.borrow().contains(&(script as usize)) {
+    let addr = script as usize;
+    if addr == 0 {
         return None;
+    }
+    if addr != e.h.last_script.get() {
+        if !e.h.scripts.borrow().contains(&addr) {
+            return None;
+        }
+        e.h.last_script.set(addr);
     }
     (*script).script.as_ref()
 }

@@ -896,6 +896,16 @@ static void test_scripts(void) {
     carmine_gc_start(vm);
     CHECK(eval(vm, "GC.start; 1", &r) == CARMINE_OK);
     CHECK(carmine_run(vm, s, &r) == CARMINE_OK);
+    /* A freed handle is refused, the one run last too, and so is another VM's. */
+    carmine_script *gone = carmine_compile(vm, "1", 1, "gone.rb");
+    CHECK(gone && carmine_run(vm, gone, &r) == CARMINE_OK && carmine_run(vm, gone, &r) == CARMINE_OK);
+    carmine_script_free(vm, gone);
+    CHECK(carmine_run(vm, gone, &r) == CARMINE_INVALID);
+    carmine_vm *other = carmine_open();
+    carmine_script *foreign = carmine_compile(other, "2", 1, "foreign.rb");
+    CHECK(foreign && carmine_run(vm, foreign, &r) == CARMINE_INVALID);
+    CHECK(carmine_run(other, foreign, &r) == CARMINE_OK && to_i(other, r) == 2);
+    carmine_close(other);
     /* run_shared keeps what the script defines. */
     carmine_script *def = carmine_compile(vm, "$kept = 7; KEPT = 8", 19, "def.rb");
     CHECK(carmine_run_shared(vm, def, &r) == CARMINE_OK);
