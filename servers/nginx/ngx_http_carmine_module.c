@@ -960,7 +960,7 @@ static ngx_int_t ngx_http_carmine_init(ngx_conf_t *cf)
 
 /* ---- the Ruby API: Nginx, Nginx::Request, Headers_in/out, Var ------------------------ */
 
-static ngx_http_request_t *ngx_http_carmine_current(carmine_vm *vm)
+static ngx_inline ngx_http_request_t *ngx_http_carmine_current(carmine_vm *vm)
 {
     if (cur != NULL && cur->r != NULL)
         return cur->r;
