@@ -227,15 +227,12 @@ carmine_status carmine_host_run(carmine_host *h, carmine_script *script, carmine
     return st;
 }
 
-const char *carmine_host_text(carmine_vm *vm, carmine_value v, size_t *len)
+const char *carmine_host_text_of(carmine_vm *vm, carmine_value v, size_t *len)
 {
-    const char *s = carmine_str_ptr(vm, v, len);
-    if (s != NULL)
-        return s;
     carmine_value str = carmine_to_s(vm, v);
     if (str == CARMINE_UNDEF)
         return NULL;
-    s = carmine_str_ptr(vm, str, len);
+    const char *s = carmine_str_ptr(vm, str, len);
     if (s == NULL)
         carmine_raise(vm, carmine_class_get(vm, "TypeError"), "can't convert to String (to_s returned no String)");
     return s;

@@ -130,9 +130,17 @@ carmine_status carmine_host_run(carmine_host *h, carmine_script *script, carmine
 /* Counts a run that ended some other way (a task that was suspended) towards `gc_every`. */
 void carmine_host_ran(carmine_host *h);
 
-/* The bytes of v if it is a String, else of v.to_s; NULL (an exception pending) when
- * to_s raised or did not return a String. Valid while the string is alive. */
-const char *carmine_host_text(carmine_vm *vm, carmine_value v, size_t *len);
+/* The bytes of v.to_s; NULL (an exception pending) when to_s raised or did not return
+ * a String. Valid while the string is alive. */
+const char *carmine_host_text_of(carmine_vm *vm, carmine_value v, size_t *len);
+
+/* The bytes of v if it is a String, else of v.to_s (see carmine_host_text_of). Inline: the
+ * request API reads a String argument on every call. */
+static inline const char *carmine_host_text(carmine_vm *vm, carmine_value v, size_t *len)
+{
+    const char *s = carmine_str_ptr(vm, v, len);
+    return s != NULL ? s : carmine_host_text_of(vm, v, len);
+}
 
 /* A table of C methods, ended by an entry with a NULL name. */
 typedef struct carmine_method_def {

@@ -445,16 +445,27 @@ static ngx_int_t ngx_http_carmine_run(ngx_http_request_t *r, carmine_code *code,
     }
 }
 
+/* A piece of the response body: its chain link, its buffer and a copy of its bytes, in
+ * one block of the request pool. */
+typedef struct {
+    ngx_chain_t cl;
+    ngx_buf_t b;
+} ngx_http_carmine_piece_t;
+
 static ngx_int_t ngx_http_carmine_append(ngx_http_carmine_run_t *run, const char *bytes, size_t len)
 {
     ngx_http_request_t *r = run->r;
     if (len == 0)
         return NGX_OK;
-    ngx_buf_t *b = ngx_create_temp_buf(r->pool, len);
-    ngx_chain_t *cl = ngx_alloc_chain_link(r->pool);
-    if (b == NULL || cl == NULL)
+    ngx_http_carmine_piece_t *p = ngx_palloc(r->pool, sizeof *p + len);
+    if (p == NULL)
         return NGX_ERROR;
-    b->last = ngx_cpymem(b->last, bytes, len);
+    ngx_buf_t *b = &p->b;
+    ngx_memzero(b, sizeof *b);
+    b->start = b->pos = (u_char *)(p + 1);
+    b->last = b->end = ngx_cpymem(b->start, bytes, len);
+    b->temporary = 1;
+    ngx_chain_t *cl = &p->cl;
     cl->buf = b;
     cl->next = NULL;
     *run->last = cl;
@@ -765,75 +776,83 @@ static ngx_int_t ngx_http_carmine_log_handler(ngx_http_request_t *r)
     return NGX_OK;
 }
 
-/* Sends what the content script wrote, with its status, and finalizes the request. */
-static void ngx_http_carmine_content_done(ngx_http_request_t *r, ngx_http_carmine_ctx_t *ctx, ngx_int_t rc)
+/* Sends what the content script wrote, with its status: what to finalize the request
+ * with. */
+static ngx_int_t ngx_http_carmine_content_send(ngx_http_request_t *r, ngx_http_carmine_ctx_t *ctx, ngx_int_t rc)
 {
     ngx_http_carmine_run_t *run = &ctx->run;
     ctx->phase = 0;
-    if (rc != NGX_OK) {
-        ngx_http_finalize_request(r, NGX_HTTP_INTERNAL_SERVER_ERROR);
-        return;
-    }
+    if (rc != NGX_OK)
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
     if (run->redirect) {
         ngx_http_internal_redirect(r, &run->redirect_uri, &r->args);
-        ngx_http_finalize_request(r, NGX_DONE);
-        return;
+        return NGX_DONE;
     }
-    if (run->rc != NGX_OK && run->rc >= NGX_HTTP_SPECIAL_RESPONSE && run->out == NULL) {
-        ngx_http_finalize_request(r, run->rc);
-        return;
-    }
+    if (run->rc != NGX_OK && run->rc >= NGX_HTTP_SPECIAL_RESPONSE && run->out == NULL)
+        return run->rc;
     if (run->rc != NGX_OK && run->rc > 0)
         r->headers_out.status = run->rc;
     if (r->headers_out.status == 0)
         r->headers_out.status = NGX_HTTP_OK;
     r->headers_out.content_length_n = run->len;
     rc = ngx_http_send_header(r);
-    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
-        ngx_http_finalize_request(r, rc);
-        return;
-    }
-    if (run->out == NULL) {
-        ngx_http_finalize_request(r, ngx_http_send_special(r, NGX_HTTP_LAST));
-        return;
-    }
+    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only)
+        return rc;
+    if (run->out == NULL)
+        return ngx_http_send_special(r, NGX_HTTP_LAST);
     ngx_chain_t *last = run->out;
     while (last->next)
         last = last->next;
     last->buf->last_buf = (r == r->main) ? 1 : 0;
     last->buf->last_in_chain = 1;
-    ngx_http_finalize_request(r, ngx_http_output_filter(r, run->out));
+    return ngx_http_output_filter(r, run->out);
 }
 
-/* Runs the content script once the body is in memory. This handler owes the request one
- * ngx_http_finalize_request: now, or when the suspended script ends. */
-static void ngx_http_carmine_content_body_read(ngx_http_request_t *r)
+/* Sends the response of a content script that ended after its handler returned, and
+ * finalizes the request. */
+static void ngx_http_carmine_content_done(ngx_http_request_t *r, ngx_http_carmine_ctx_t *ctx, ngx_int_t rc)
+{
+    ngx_http_finalize_request(r, ngx_http_carmine_content_send(r, ctx, rc));
+}
+
+/* Starts the content script of r's location: NGX_AGAIN while it is suspended, else what
+ * to finalize the request with. */
+static ngx_int_t ngx_http_carmine_content_start(ngx_http_request_t *r)
 {
     ngx_http_carmine_loc_conf_t *lcf = ngx_http_get_module_loc_conf(r, ngx_http_carmine_module);
     ngx_http_carmine_ctx_t *ctx = ngx_http_carmine_new_ctx(r, lcf->content, NGX_HTTP_CONTENT_PHASE);
-    if (ctx == NULL) {
-        ngx_http_finalize_request(r, NGX_HTTP_INTERNAL_SERVER_ERROR);
-        return;
-    }
+    if (ctx == NULL)
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
     ctx->run.rc = NGX_OK;
     ngx_int_t rc = ngx_http_carmine_step(r, ctx);
+    return rc == NGX_AGAIN ? NGX_AGAIN : ngx_http_carmine_content_send(r, ctx, rc);
+}
+
+/* Runs the content script once nginx has read the body into memory. This handler owes
+ * the request one ngx_http_finalize_request: now, or when the suspended script ends. */
+static void ngx_http_carmine_content_body_read(ngx_http_request_t *r)
+{
+    ngx_int_t rc = ngx_http_carmine_content_start(r);
     if (rc != NGX_AGAIN)
-        ngx_http_carmine_content_done(r, ctx, rc);
+        ngx_http_finalize_request(r, rc);
 }
 
 static ngx_int_t ngx_http_carmine_content_handler(ngx_http_request_t *r)
 {
     /* A request without a body (no length, not chunked, and not HTTP/2, whose body may
-     * come without a length) runs its script at once, as ngx_http_read_client_request_body
-     * would after allocating an empty body; the request is counted as it counts it, and
-     * Nginx::Request#body is "" either way. */
+     * come without a length) runs its script at once: a script that ends answers through
+     * this handler's result, which nginx finalizes the request with; one that suspends
+     * holds the request (counted as ngx_http_read_client_request_body counts it) until
+     * it ends. Nginx::Request#body is "" either way. */
     if (r->headers_in.content_length_n <= 0 && !r->headers_in.chunked
 #if (NGX_HTTP_V2)
         && r->stream == NULL
 #endif
     ) {
+        ngx_int_t rc = ngx_http_carmine_content_start(r);
+        if (rc != NGX_AGAIN)
+            return rc;
         r->main->count++;
-        ngx_http_carmine_content_body_read(r);
         return NGX_DONE;
     }
     r->request_body_in_single_buf = 1;
@@ -941,7 +960,7 @@ static ngx_int_t ngx_http_carmine_init(ngx_conf_t *cf)
 
 /* ---- the Ruby API: Nginx, Nginx::Request, Headers_in/out, Var ------------------------ */
 
-static ngx_http_request_t *ngx_http_carmine_current(carmine_vm *vm)
+static ngx_inline ngx_http_request_t *ngx_http_carmine_current(carmine_vm *vm)
 {
     if (cur != NULL && cur->r != NULL)
         return cur->r;

@@ -79,6 +79,12 @@ location /setvar {
 location /echo {
     carmine_content_handler_code 'r = Nginx::Request.new; Nginx.rputs "#{r.method}:#{r.body.reverse}"';
 }
+location /created {
+    carmine_content_handler_code 'Nginx::Request.new.status = 201; Nginx.rputs "made"';
+}
+location /content-redirect {
+    carmine_content_handler_code 'Nginx.redirect "/target"';
+}
 location /status {
     carmine_content_handler_code 'Nginx.return Nginx::HTTP_NOT_FOUND';
 }
@@ -142,6 +148,15 @@ fn handlers_and_api() {
     assert!(r.text().starts_with("POST:yx"));
 
     assert_eq!(s.get("/status").status, 404);
+    // A content script that ends at once answers through its handler's result: a status
+    // it set, an internal redirect, a HEAD request (headers only, the body's length).
+    let r = s.get("/created");
+    assert_eq!((r.status, r.text().as_str()), (201, "made"), "{}", s.error_log());
+    let r = s.get("/content-redirect");
+    assert_eq!((r.status, r.text().as_str()), (200, "target reached"), "{}", s.error_log());
+    let r = request(s.port, "HEAD", "/inline", &[], b"");
+    assert_eq!((r.status, r.body.len()), (200, 0), "{}", s.error_log());
+    assert_eq!(r.header("Content-Length"), Some("hello HEAD /inline ".len().to_string().as_str()));
 
     let r = s.get("/logged");
     assert_eq!(r.text(), "logged\nvia puts\n");

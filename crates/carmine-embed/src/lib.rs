@@ -37,7 +37,7 @@ use cvm::core::module::{self, Arity, Visibility};
 use cvm::core::{array, bignum, float, globals, hash, module_methods, object, proc, string};
 use cvm::interp::{frame::Block, Args};
 use cvm::object::ObjType;
-use cvm::runtime::{self, host, limits, ErrorInfo, Script};
+use cvm::runtime::{self, host, limits, ErrorInfo, Isolation, Script};
 use cvm::thread::Ctx;
 use cvm::{Runtime, Unwind, Value};
 
@@ -115,6 +115,9 @@ pub struct carmine_vm {
     pending: Cell<Option<Unwind>>,
     poisoned: Cell<bool>,
     scripts: RefCell<Handles>,
+    /// The script handle found in `scripts` last (0: none): a server runs the same few
+    /// scripts, and this one is checked without hashing. Cleared when it is freed.
+    last_script: Cell<usize>,
     /// Suspended tasks (`carmine_task` addresses).
     tasks: RefCell<Handles>,
     /// Suspended tasks by their runner fiber (raw value -> `carmine_task` address): how
@@ -126,6 +129,12 @@ pub struct carmine_vm {
     /// The blocks this VM freed, for its next allocations (current on a thread while it is
     /// inside the VM).
     blocks: block_cache::BlockCache,
+    /// Calls that entered the VM so far (every exported function that reaches it).
+    entries: Cell<u64>,
+    /// `entries` when the last call that ran a script to its end returned with nothing
+    /// done after the run (CARMINE_OK): when the next call is the next entry, the host did
+    /// nothing with the VM in between (`Entered::isolation`).
+    settled_at: Cell<u64>,
 }
 
 /// Addresses of the handles a VM gave out (checked on every call that takes one; hashed
@@ -278,6 +287,25 @@ impl Entered<'_> {
         r
     }
 
+    /// How a run this call starts is isolated: the host did nothing with the VM since the
+    /// last run call ended when this call is the next entry (see `settled_at`).
+    fn isolation(&self) -> Isolation {
+        if self.h.entries.get() == self.h.settled_at.get().wrapping_add(1) {
+            Isolation::HostIdle
+        } else {
+            Isolation::Isolated
+        }
+    }
+
+    /// The end of a run whose runtime part ended when `entries` was `mark`: the call
+    /// returns `status` now, and nothing entered or ran Ruby code since (an error's data
+    /// is made by calling its methods).
+    fn ran(&self, mark: u64, status: carmine_status) {
+        if status == CARMINE_OK && self.h.entries.get() == mark {
+            self.h.settled_at.set(mark);
+        }
+    }
+
     /// A Ruby call's result as C gets it.
     fn value(&self, r: Result<Value, Unwind>) -> carmine_value {
         match r {
@@ -323,6 +351,7 @@ fn api<R: Fallback>(vm: *mut carmine_vm, f: impl FnOnce(&Entered) -> R) -> R {
     if h.poisoned.get() {
         return R::fallback(CARMINE_BUG);
     }
+    h.entries.set(h.entries.get().wrapping_add(1));
     // The context of a C method running on this thread, if any.
     let own = if is_owner { Some(h.owner_ctx.get()).filter(|&c| c != 0).map(|c| c as *mut Ctx) } else { ctx };
     entered.ctx = match ctx.or(own) {
@@ -339,7 +368,9 @@ fn api<R: Fallback>(vm: *mut carmine_vm, f: impl FnOnce(&Entered) -> R) -> R {
     if own.is_some() {
         entered.outermost = false;
     }
-    let _blocks = block_cache::Current::enter(&h.blocks);
+    // A call nested in one of this thread's (an owner's call is inside the VM already)
+    // finds the VM's cache current, or none on a Ruby thread of the VM (malloc then).
+    let _blocks = (!is_owner).then(|| block_cache::Current::enter(&h.blocks));
     match catch_unwind(AssertUnwindSafe(|| f(&entered))) {
         Ok(r) => r,
         Err(_) => {
@@ -396,10 +427,13 @@ pub extern "C" fn carmine_open() -> *mut carmine_vm {
         pending: Cell::new(None),
         poisoned: Cell::new(false),
         scripts: RefCell::new(Handles::default()),
+        last_script: Cell::new(0),
         tasks: RefCell::new(Handles::default()),
         runners: Rc::default(),
         gc_after_run: Cell::new(0),
         blocks: block_cache::BlockCache::new(),
+        entries: Cell::new(0),
+        settled_at: Cell::new(u64::MAX),
     });
     Box::into_raw(h)
 }
@@ -557,6 +591,9 @@ pub unsafe extern "C" fn carmine_script_free(vm: *mut carmine_vm, script: *mut c
         if !e.h.scripts.borrow_mut().remove(&(script as usize)) {
             return;
         }
+        if e.h.last_script.get() == script as usize {
+            e.h.last_script.set(0);
+        }
         let mut b = Box::from_raw(script);
         if let Some(s) = b.script.take() {
             runtime::free_script(e.ctx(), s);
@@ -571,10 +608,13 @@ fn run(e: &Entered, script: &Script, isolated: bool, result: *mut carmine_value)
         return CARMINE_BUSY;
     }
     e.clear_error();
-    let r = rt.run_script(script, isolated);
+    let r = rt.run_script(script, if isolated { e.isolation() } else { Isolation::Shared });
+    let mark = e.h.entries.get();
     let tripped = rt.limit_tripped();
     collect_after_run(e);
-    outcome(e, r, tripped, result)
+    let status = outcome(e, r, tripped, result);
+    e.ran(mark, status);
+    status
 }
 
 /// The collection carmine_set_gc_after_run asks for, at the end of a run (no Ruby code of
@@ -643,6 +683,7 @@ unsafe fn task_step(e: &Entered, slot: Option<*mut carmine_task>, task: runtime:
             (CARMINE_SUSPENDED, slot)
         }
         runtime::task::Step::Done(r) => {
+            let mark = e.h.entries.get();
             if let Some(slot) = slot {
                 forget_task(e, slot, &task);
             }
@@ -651,7 +692,9 @@ unsafe fn task_step(e: &Entered, slot: Option<*mut carmine_task>, task: runtime:
                 *wait = carmine_wait { events: 0, fd: -1, timeout_ms: -1 };
             }
             collect_after_run(e);
-            (outcome(e, r, rt_tripped, result), std::ptr::null_mut())
+            let status = outcome(e, r, rt_tripped, result);
+            e.ran(mark, status);
+            (status, std::ptr::null_mut())
         }
     }
 }
@@ -684,7 +727,7 @@ pub unsafe extern "C" fn carmine_start(vm: *mut carmine_vm, script: *mut carmine
             return CARMINE_BUSY;
         }
         e.clear_error();
-        let (t, step) = rt.start_task(s, true);
+        let (t, step) = rt.start_task(s, e.isolation());
         let (status, slot) = task_step(e, None, t, step, wait, result);
         *task = slot;
         status
@@ -764,8 +807,15 @@ pub extern "C" fn carmine_task_count(vm: *mut carmine_vm) -> usize {
 }
 
 unsafe fn script_of<'a>(e: &Entered, script: *mut carmine_script) -> Option<&'a Script> {
-    if script.is_null() || !e.h.scripts.borrow().contains(&(script as usize)) {
+    let addr = script as usize;
+    if addr == 0 {
         return None;
+    }
+    if addr != e.h.last_script.get() {
+        if !e.h.scripts.borrow().contains(&addr) {
+            return None;
+        }
+        e.h.last_script.set(addr);
     }
     (*script).script.as_ref()
 }

@@ -6,8 +6,14 @@
 //! - A `Runtime` is used by one native thread at a time; `bind_thread` moves it to the
 //!   calling thread (the collector scans the native stack of the thread it is bound to).
 //! - A `Script` is a compiled program kept alive through `Vm::roots` until `free_script`.
-//! - `run_script(_, true)` undoes what the run changed (see `isolation`) and disarms the
-//!   limits before it returns, whatever the run's outcome.
+//! - An isolated `run_script` undoes what the run changed (see `isolation`) and disarms
+//!   the limits before it returns, whatever the run's outcome.
+//! - `settled` is true only while the VM is exactly as `snapshot` and `baseline` record
+//!   because the last run to end was isolated from that snapshot, and no run started
+//!   since. Whatever the host does between runs is outside what the runtime sees: a run
+//!   started with `Isolation::HostIdle` skips checking the VM against the snapshot only
+//!   when both hold (the host's word for the time between runs, `settled` for the end of
+//!   the last run).
 
 pub mod host;
 pub mod isolation;
@@ -56,6 +62,23 @@ pub struct Runtime {
     idle_runners: Vec<Value>,
     /// The state isolated runs start from, reused while it is current (see `isolation`).
     snapshot: Option<std::rc::Rc<isolation::RunSnapshot>>,
+    /// The last run to end put the VM back as `snapshot` and `baseline` record (see the
+    /// module invariants).
+    settled: bool,
+}
+
+/// How a run of `run_script` or `start_task` relates to the runs after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isolation {
+    /// What the run defines stays (setup code).
+    Shared,
+    /// Everything the run changes is undone when it ends (see `isolation`).
+    Isolated,
+    /// As `Isolated`, and the host vouches that nothing used the VM since the last run
+    /// ended (no call into it, no Ruby code of its run): when that run was isolated and
+    /// ended last, the VM is as the snapshot it started from records, and the new run
+    /// starts from that snapshot without comparing the VM with it.
+    HostIdle,
 }
 
 /// Threads whose stack bounds a runtime remembers (`Runtime::stack_bounds`).
@@ -134,7 +157,7 @@ impl Runtime {
         let ctx = Box::new(unsafe { Ctx::new(vm_ptr, ROOT_STACK_SLOTS, MAX_FRAMES) });
         // SAFETY: pthread_self has no preconditions.
         let thread = unsafe { libc::pthread_self() };
-        let mut rt = Runtime { ctx, vm, command_line: crate::compile::CommandLine::default(), baseline: None, thread, stack_bounds: [(0, 0, 0); STACK_BOUNDS_CACHED], running: 0, idle_runners: Vec::new(), snapshot: None };
+        let mut rt = Runtime { ctx, vm, command_line: crate::compile::CommandLine::default(), baseline: None, thread, stack_bounds: [(0, 0, 0); STACK_BOUNDS_CACHED], running: 0, idle_runners: Vec::new(), snapshot: None, settled: false };
         crate::boot::boot(&mut rt.ctx);
         if std::env::var_os("CARMINE_GC_STRESS").is_some_and(|v| v == "1") {
             rt.ctx.set_gc_stress(true);
@@ -387,12 +410,19 @@ impl Runtime {
 
     /// Binds the context to the calling native thread (the collector scans that thread's
     /// stack, and stack-depth checks use its bounds). Cheap when already bound.
+    #[inline]
     pub fn bind_thread(&mut self) {
-        // SAFETY: pthread_self and pthread_equal have no preconditions.
+        // SAFETY: pthread_self has no preconditions.
         let me = unsafe { libc::pthread_self() };
-        if unsafe { libc::pthread_equal(me, self.thread) } != 0 {
-            return;
+        // pthread_t is an address with glibc and musl: equal threads are equal words
+        // (pthread_equal is a call into the C library on every entry otherwise).
+        if me != self.thread {
+            self.bind_new_thread(me);
         }
+    }
+
+    #[inline(never)]
+    fn bind_new_thread(&mut self, me: libc::pthread_t) {
         self.thread = me;
         let sp = crate::heap::stack_scan::approximate_sp();
         // pthread_t is the address of the thread's descriptor, at the top of its stack:
@@ -435,13 +465,13 @@ impl Runtime {
         self.running > 0
     }
 
-    /// Runs a script at top level under the limits. `isolated`: everything the run changed
-    /// is undone afterwards (see `isolation`), its `at_exit` blocks run at its end and the
-    /// threads it started are stopped; otherwise what it defines stays (setup code).
-    pub fn run_script(&mut self, script: &Script, isolated: bool) -> Result<Value, Unwind> {
+    /// Runs a script at top level under the limits. Isolated (see `Isolation`): everything
+    /// the run changed is undone afterwards (see `isolation`), its `at_exit` blocks run at
+    /// its end and the threads it started are stopped; shared: what it defines stays.
+    pub fn run_script(&mut self, script: &Script, isolation: Isolation) -> Result<Value, Unwind> {
         self.bind_thread();
         self.running += 1;
-        let snapshot = isolated.then(|| self.take_snapshot());
+        let snapshot = self.start_snapshot(isolation);
         limits::arm(&self.vm);
         let r = run_top(&mut self.ctx, script.iseq, snapshot.as_ref().map(|s| s.at_exit_len()));
         let r = self.end_run(snapshot, r);
@@ -458,6 +488,7 @@ impl Runtime {
             crate::core::io::flush_stdout(ctx);
             return r;
         };
+        let current = self.snapshot.as_ref().is_some_and(|s| std::rc::Rc::ptr_eq(s, &snapshot));
         let keep = r.as_ref().map_or(Value::NIL, |&v| v);
         let mark = ctx.protect(keep);
         if let Err(Unwind::Raise(e)) = r {
@@ -471,6 +502,7 @@ impl Runtime {
             b.restore(&mut self.ctx);
         }
         self.ctx.unprotect(mark);
+        self.settled = current;
         r
     }
 
@@ -485,6 +517,17 @@ impl Runtime {
         let r = f(&mut self.ctx);
         limits::disarm(&self.vm);
         r
+    }
+
+    /// The snapshot a run starts from (None for a shared run). A run is starting: the VM
+    /// is no longer settled.
+    fn start_snapshot(&mut self, isolation: Isolation) -> Option<std::rc::Rc<isolation::RunSnapshot>> {
+        let settled = std::mem::take(&mut self.settled);
+        match isolation {
+            Isolation::Shared => None,
+            Isolation::HostIdle if settled => self.snapshot.clone().or_else(|| Some(self.take_snapshot())),
+            _ => Some(self.take_snapshot()),
+        }
     }
 
     fn take_snapshot(&mut self) -> std::rc::Rc<isolation::RunSnapshot> {
@@ -586,6 +629,10 @@ fn run_top(ctx: &mut Ctx, iseq: Value, at_exit_len: Option<usize>) -> Result<Val
     let mut r = crate::interp::call::run_iseq_frame(ctx, iseq, crate::interp::frame::FrameKind::Top, main_obj, cref, Value::NIL, Value::NIL, None, None).map(|(v, _)| v);
     std::hint::black_box(iseq);
     let Some(at_exit_len) = at_exit_len else { return r };
+    // Most runs leave nothing to do here: no `at_exit` block, no scheduler.
+    if ctx.vm().at_exit.borrow().len() <= at_exit_len && ctx.scheduler.is_nil() {
+        return r;
+    }
     let keep = r.as_ref().map_or(Value::NIL, |&v| v);
     let mark = ctx.protect(keep);
     if let Err(Unwind::Raise(e)) = r {

@@ -827,6 +827,49 @@ static void test_isolation(void) {
         CHECK((round ? carmine_start(vm, sa, &t, &w, &r) : carmine_run(vm, sa, &r)) == CARMINE_OK);
         CHECK(r == carmine_true());
     }
+    /* A run that follows another with no call in between starts from that run's snapshot
+     * without comparing the VM with it. Any call between two runs makes the next run
+     * compare: changes made through the API that move no epoch (main's instance
+     * variables, the load path's contents) are seen by the next run and kept after it,
+     * whether it runs to the end or as a task. */
+    carmine_value main_obj;
+    CHECK(eval(vm, "self", &main_obj) == CARMINE_OK);
+    const char *sees_api =
+        "r = [@via_api, $LOAD_PATH.last]; @via_api = :run; @run_only = 1; $LOAD_PATH << '/run2'; r";
+    const char *kept_api =
+        "@via_api == round && $LOAD_PATH.last == \"/api#{round}\" && !instance_variable_defined?(:@run_only)";
+    carmine_script *ss = carmine_compile(vm, sees_api, strlen(sees_api), "sees.rb");
+    CHECK(ss);
+    for (int round = 0; round < 2; round++) {
+        carmine_task *t;
+        carmine_wait w;
+        for (int k = 0; k < 3; k++)
+            CHECK((round ? carmine_start(vm, sq, &t, &w, &r) : carmine_run(vm, sq, &r)) == CARMINE_OK);
+        CHECK(carmine_iv_set(vm, main_obj, "@via_api", carmine_int(vm, round)) == CARMINE_OK);
+        char dir[16];
+        snprintf(dir, sizeof dir, "/api%d", round);
+        CHECK(carmine_ary_push(vm, carmine_gv_get(vm, "$LOAD_PATH"), carmine_cstr(vm, dir)) == CARMINE_OK);
+        CHECK((round ? carmine_start(vm, ss, &t, &w, &r) : carmine_run(vm, ss, &r)) == CARMINE_OK);
+        CHECK(to_i(vm, carmine_ary_get(vm, r, 0)) == round);
+        char check[200];
+        snprintf(check, sizeof check, "round = %d; %s", round, kept_api);
+        CHECK_RUBY(vm, check);
+    }
+    /* An error's data is made by calling its methods after the run was undone: what they
+     * change stays, as a host change would (the next run compares the VM again). */
+    const char *raises =
+        "class MessageError < StandardError\n"
+        "  def message = (TOPLEVEL_BINDING.receiver.instance_variable_set(:@from_message, 1); 'm')\n"
+        "end\n"
+        "raise MessageError";
+    carmine_script *sr = carmine_compile(vm, raises, strlen(raises), "raises.rb");
+    CHECK(sr);
+    CHECK(carmine_run(vm, sq, &r) == CARMINE_OK);
+    CHECK(carmine_run(vm, sr, &r) == CARMINE_EXCEPTION);
+    CHECK(carmine_run(vm, sq, &r) == CARMINE_OK);
+    CHECK_RUBY(vm, "@from_message == 1 && !defined?(MessageError)");
+    carmine_script_free(vm, sr);
+    carmine_script_free(vm, ss);
     carmine_script_free(vm, sq);
     carmine_script_free(vm, sl);
     carmine_script_free(vm, sa);
@@ -853,6 +896,16 @@ static void test_scripts(void) {
     carmine_gc_start(vm);
     CHECK(eval(vm, "GC.start; 1", &r) == CARMINE_OK);
     CHECK(carmine_run(vm, s, &r) == CARMINE_OK);
+    /* A freed handle is refused, the one run last too, and so is another VM's. */
+    carmine_script *gone = carmine_compile(vm, "1", 1, "gone.rb");
+    CHECK(gone && carmine_run(vm, gone, &r) == CARMINE_OK && carmine_run(vm, gone, &r) == CARMINE_OK);
+    carmine_script_free(vm, gone);
+    CHECK(carmine_run(vm, gone, &r) == CARMINE_INVALID);
+    carmine_vm *other = carmine_open();
+    carmine_script *foreign = carmine_compile(other, "2", 1, "foreign.rb");
+    CHECK(foreign && carmine_run(vm, foreign, &r) == CARMINE_INVALID);
+    CHECK(carmine_run(other, foreign, &r) == CARMINE_OK && to_i(other, r) == 2);
+    carmine_close(other);
     /* run_shared keeps what the script defines. */
     carmine_script *def = carmine_compile(vm, "$kept = 7; KEPT = 8", 19, "def.rb");
     CHECK(carmine_run_shared(vm, def, &r) == CARMINE_OK);

@@ -7,6 +7,8 @@
 //!   builtin frame the call pushed, so aliases, `super`, `send` and `Method` objects work
 //!   like for any builtin. Every owner in that table is also a VM root (pushed to
 //!   `Vm::roots` once), so an address in the table never names a recycled class.
+//! - `HostState::recent` holds copies of entries of `methods` (never of a closure found
+//!   another way) and is emptied whenever `methods` changes.
 //! - `HostState` is per VM and touched only by the thread running in that VM; the
 //!   closures are never called without a `Ctx` of the same VM.
 
@@ -25,12 +27,31 @@ use crate::Result;
 /// The body of a host method: receiver, arguments (with the block) in, result out.
 pub type HostFn = dyn Fn(&mut Ctx, Value, &Args<'_>) -> Result<Value>;
 
+/// Slots of `HostState::recent`.
+const RECENT_HOST_FNS: usize = 8;
+
+/// An entry of `HostState::methods`: its key and its closure.
+struct RecentHostFn {
+    owner: u64,
+    mid: SymId,
+    f: Rc<HostFn>,
+}
+
+/// The slot of `HostState::recent` for (owner, name). Owners are aligned addresses.
+fn recent_slot(owner: u64, mid: SymId) -> usize {
+    (mid.0 as usize ^ (owner >> 4) as usize) % RECENT_HOST_FNS
+}
+
 /// Per-VM state of the embedding API.
 #[derive(Default)]
 pub struct HostState {
     /// Host methods by (owner's address, name): looked up on every call of one, with the
     /// VM's integer hasher (keys are addresses and symbol ids, not input).
     methods: RefCell<HashMap<(u64, SymId), Rc<HostFn>, std::hash::BuildHasherDefault<crate::symbol::SymHasher>>>,
+    /// The entries of `methods` called lately, one per slot of (owner, name): a host
+    /// method called again finds its closure here without hashing into `methods` (a
+    /// request handler calls the same few on every run).
+    recent: RefCell<[Option<RecentHostFn>; RECENT_HOST_FNS]>,
     /// Limits of the current run (see `limits`).
     pub limits: super::limits::Limits,
     /// NUL-terminated copies of symbol names handed to C (symbols live as long as the VM).
@@ -63,6 +84,7 @@ pub fn define_host_method(ctx: &mut Ctx, klass: Value, name: &str, arity: Arity,
         let mut methods = ctx.vm().host.methods.borrow_mut();
         let fresh = !methods.keys().any(|&(o, _)| o == klass.raw());
         methods.insert((klass.raw(), mid), f);
+        *ctx.vm().host.recent.borrow_mut() = Default::default();
         fresh
     };
     if fresh_owner {
@@ -93,8 +115,14 @@ fn host_method_trampoline(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Val
 }
 
 fn lookup(ctx: &Ctx, owner: Value, mid: SymId, recv: Value) -> Option<Rc<HostFn>> {
-    let methods = ctx.vm().host.methods.borrow();
+    let host = &ctx.vm().host;
+    let slot = recent_slot(owner.raw(), mid);
+    if let Some(r) = host.recent.borrow()[slot].as_ref().filter(|r| r.owner == owner.raw() && r.mid == mid) {
+        return Some(r.f.clone());
+    }
+    let methods = host.methods.borrow();
     if let Some(f) = methods.get(&(owner.raw(), mid)) {
+        host.recent.borrow_mut()[slot] = Some(RecentHostFn { owner: owner.raw(), mid, f: f.clone() });
         return Some(f.clone());
     }
     // An alias or a copy (`alias_method`, `module_function`): the entry the receiver's

@@ -389,7 +389,12 @@ impl RunSnapshot {
     }
 
     /// Lets the values the snapshot holds be collected (when `s` is its last reference).
+    #[inline]
     pub fn release(ctx: &Ctx, s: Rc<RunSnapshot>) {
+        // The runtime usually keeps the snapshot for the next run.
+        if Rc::strong_count(&s) > 1 {
+            return;
+        }
         if let Ok(s) = Rc::try_unwrap(s) {
             unroot(ctx, s.holder);
         }

@@ -160,15 +160,19 @@ pub fn deadline(vm: &Vm) -> Option<Instant> {
 
 /// Starts the limits of a run (or of one step of a suspendable run) whose time is up at
 /// `deadline`: a deadline already past trips the timeout at once.
+#[inline]
 pub fn arm_until(vm: &Vm, deadline: Option<Instant>) {
     let l = &vm.host.limits;
+    l.tripped.set(false);
+    l.memory_exceeded.set(false);
+    l.armed.set(true);
+    if l.watchdog.borrow().is_none() {
+        return;
+    }
     if l.watchdog.borrow().as_ref().is_some_and(|w| w.pid != std::process::id()) {
         // In a forked child: start a watchdog of its own.
         let _ = set_timeout(vm, l.timeout.get());
     }
-    l.tripped.set(false);
-    l.memory_exceeded.set(false);
-    l.armed.set(true);
     if let (Some(d), Some(w)) = (deadline, l.watchdog.borrow().as_ref()) {
         if d <= Instant::now() {
             w.shared.fired.store(true, Ordering::Release);
@@ -184,6 +188,7 @@ pub fn arm_until(vm: &Vm, deadline: Option<Instant>) {
 }
 
 /// Ends the limits of a run (`tripped` still tells whether one ended it).
+#[inline]
 pub fn disarm(vm: &Vm) {
     let l = &vm.host.limits;
     l.armed.set(false);

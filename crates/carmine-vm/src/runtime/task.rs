@@ -34,7 +34,7 @@
 use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
 
-use super::{host, isolation, limits, Runtime, Script};
+use super::{host, isolation, limits, Isolation, Runtime, Script};
 use crate::core::module::{self, Arity, ThreadSafety, Visibility};
 use crate::error::Unwind;
 use crate::fiber::scheduler::{PRIORITY, READABLE, WRITABLE};
@@ -110,10 +110,10 @@ impl Task {
 impl Runtime {
     /// Starts `script` as a task: like `run_script`, but a wait inside it suspends the run
     /// (`Step::Suspended`) instead of blocking; `resume_task` continues it.
-    pub fn start_task(&mut self, script: &Script, isolated: bool) -> (Task, Step) {
+    pub fn start_task(&mut self, script: &Script, isolation: Isolation) -> (Task, Step) {
         self.bind_thread();
         host_scheduler(&mut self.ctx);
-        let snapshot = isolated.then(|| self.take_snapshot());
+        let snapshot = self.start_snapshot(isolation);
         let at_exit = snapshot.as_ref().map(|s| s.at_exit_len());
         let runner = self.runner();
         let mut task = Task { runner, snapshot, swapped: None, deadline: limits::deadline(&self.vm) };
@@ -134,6 +134,7 @@ impl Runtime {
     /// what ended it.
     pub fn cancel_task(&mut self, mut task: Task) -> std::result::Result<Value, Unwind> {
         self.bind_thread();
+        self.settled = false;
         self.running += 1;
         limits::arm_until(&self.vm, task.deadline);
         let ctx = &mut *self.ctx;
@@ -185,6 +186,7 @@ impl Runtime {
 
     /// Runs the task until it suspends or ends.
     fn step(&mut self, task: &mut Task, msg: &[Value]) -> Step {
+        self.settled = false;
         self.running += 1;
         limits::arm_until(&self.vm, task.deadline);
         let ctx = &mut *self.ctx;

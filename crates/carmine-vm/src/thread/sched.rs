@@ -600,10 +600,18 @@ pub fn poll_interrupts(ctx: &mut Ctx) -> Result<()> {
 
 /// Kills every other thread and waits until they have ended (their `ensure` clauses run),
 /// when the main thread ends.
+#[inline]
 pub fn terminate_all(ctx: &mut Ctx) {
-    if ctx.thread_obj.is_nil() {
+    let me = ctx.thread_obj;
+    // Usually no other thread is alive (an embedded VM checks at the end of every run).
+    if me.is_nil() || ctx.vm().threads.borrow().iter().all(|e| e.obj == me) {
         return;
     }
+    terminate_others(ctx);
+}
+
+#[cold]
+fn terminate_others(ctx: &mut Ctx) {
     let me = ctx.thread_obj;
     let others: Vec<Value> = ctx.vm().threads.borrow().iter().map(|e| e.obj).filter(|&t| t != me).collect();
     if others.is_empty() {

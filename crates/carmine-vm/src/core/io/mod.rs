@@ -360,11 +360,16 @@ pub fn io_write(ctx: &mut Ctx, v: Value, b: &[u8]) -> Result<()> {
 
 /// Flushes the process's standard output and error objects of this VM, and `$stdout`
 /// and `$stderr` when they are other IOs (a file being edited in place, a redirection).
+#[inline]
 pub fn flush_stdout(ctx: &mut Ctx) {
     // Nothing was written to any IO since the last flush: the standard streams are empty.
-    if !ctx.vm().io_buffered.swap(false, std::sync::atomic::Ordering::Relaxed) {
-        return;
+    if ctx.vm().io_buffered.swap(false, std::sync::atomic::Ordering::Relaxed) {
+        flush_std_streams(ctx);
     }
+}
+
+#[inline(never)]
+fn flush_std_streams(ctx: &mut Ctx) {
     let object = ctx.c().object;
     let (out_id, err_id) = (sym::STDOUT, sym::STDERR);
     let out = crate::core::module::body(object).const_get(out_id).map(|e| e.value);
