@@ -257,7 +257,7 @@ impl Segment {
                 }
                 let after = q.queued_bytes.load(Ordering::Relaxed).saturating_sub(e.len as u64);
                 q.queued_bytes.store(after, Ordering::Relaxed);
-                flow = after < self.flow_limit();
+                flow = after < self.flow_limit() / 2;
                 q.head.store(head + 1, Ordering::Release);
                 q.pending.store(0, Ordering::Relaxed);
             } else {
@@ -272,7 +272,7 @@ impl Segment {
             self.wake_senders();
         }
         if flow {
-            self.wake_flow(1);
+            self.wake_flow(i32::MAX);
         }
         r
     }
@@ -387,8 +387,13 @@ impl Segment {
         self.header().queue.head.load(Ordering::Acquire)
     }
 
-    /// Waits up to `timeout` for a receive that brings the queue's blocks below the flow
-    /// limit (or the close), after `held_back`. May return early; callers re-check.
+    /// Waits up to `timeout` for a receive that brings the queue's blocks below half the
+    /// flow limit (or the close), after `held_back`. May return early; callers re-check.
+    /// Half: a sender woken at every receive below the limit sent one message and waited
+    /// again, a futex wake-up and a context switch per message (a thread queueing short
+    /// tasks for a worker, or workers whose replies came one by one); woken at half, the
+    /// senders that wait (each with a message ready) all go, and one alone sends half the
+    /// limit's worth before it waits again.
     pub fn wait_for_flow(&self, me: usize, timeout: Duration) {
         let w = &self.header().wait;
         w.flow_waiters.fetch_add(1, Ordering::SeqCst);
@@ -488,7 +493,7 @@ mod tests {
     }
 
     #[test]
-    fn a_sender_is_held_back_while_another_process_receives_a_full_flow() {
+    fn a_sender_is_held_back_while_another_process_receives_and_woken_at_half_the_limit() {
         let seg = Segment::anonymous(16 << 20, None).unwrap();
         let (a, b) = (seg.attach().unwrap(), seg.attach().unwrap());
         let limit = seg.flow_limit();
@@ -514,8 +519,14 @@ mod tests {
         // SAFETY: the child receives one message a moment later and exits at once.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
+            // One receive leaves the queue below the limit but above half of it: no wake.
             std::thread::sleep(Duration::from_millis(50));
-            let ok = seg.pop(b).map(|e| seg.release(e.block_offset().unwrap(), 1 << b)).is_ok();
+            let mut ok = seg.pop(b).map(|e| seg.release(e.block_offset().unwrap(), 1 << b)).is_ok();
+            // Down to half the limit, where the held-back sender is woken.
+            std::thread::sleep(Duration::from_millis(200));
+            while seg.header().queue.queued_bytes.load(Ordering::Relaxed) >= limit / 2 {
+                ok &= seg.pop(b).map(|e| seg.release(e.block_offset().unwrap(), 1 << b)).is_ok();
+            }
             unsafe { libc::_exit(if ok { 0 } else { 1 }) };
         }
         let t = Instant::now();
@@ -524,6 +535,7 @@ mod tests {
         let mut status = 0;
         unsafe { libc::waitpid(pid, &mut status, 0) };
         assert_eq!(libc::WEXITSTATUS(status), 0);
+        assert!(waited >= Duration::from_millis(250), "woken only below half the limit: {waited:?}");
         assert!(waited < Duration::from_secs(5), "woken by the receive, not the timeout: {waited:?}");
         assert!(!seg.held_back(a));
         while let Ok(e) = seg.pop(b) {

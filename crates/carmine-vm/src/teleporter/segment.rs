@@ -89,8 +89,8 @@ pub struct WaitWords {
     /// latest push and the CPU it ran on then (0: nobody yet). A hint for waiters, written
     /// without the lock (`queue::Segment::sender_shares_cpu`).
     pub sender: AtomicU64,
-    /// Bumped (and one waiter woken) when a receive leaves the queue's blocks below the
-    /// flow limit, or the queue closes (`queue::Segment::wait_for_flow`).
+    /// Bumped (and the waiters woken) when a receive leaves the queue's blocks below half
+    /// the flow limit, or the queue closes (`queue::Segment::wait_for_flow`).
     pub flow_seq: AtomicU32,
     pub flow_waiters: AtomicU32,
 }
