@@ -369,16 +369,17 @@ impl Segment {
     }
 
     /// Whether slot `me` should hold its next block back: the queue's blocks hold
-    /// `flow_limit` bytes or more, and another process receives them. Senders that get
-    /// ahead of their receivers gain nothing (the receivers set the pace), but every
-    /// message queued ahead takes heap pages no process has touched yet, which each
-    /// sender and receiver then faults in: 16 workers whose replies filled a 64 MiB heap
-    /// spent a third of their time faulting in its pages. A process that receives its own
-    /// messages is never held back (it cannot receive while it sends).
+    /// `flow_limit` bytes or more, and another process receives them, or nobody has
+    /// received yet (a master still forking its workers). Senders that get ahead of their
+    /// receivers gain nothing (the receivers set the pace), but every message queued ahead
+    /// takes heap pages no process has touched yet, which each sender and receiver then
+    /// faults in: 16 workers whose replies filled a 64 MiB heap spent a third of their
+    /// time faulting in its pages. A process that received last is never held back (it
+    /// cannot receive while it sends); one that sends to itself before any receive is
+    /// held back once (`tunnel::hold_back`).
     pub fn held_back(&self, me: usize) -> bool {
         let q = &self.header().queue;
-        let r = q.receiver.load(Ordering::Relaxed) as usize;
-        r != 0 && r != me + 1 && q.queued_bytes.load(Ordering::Relaxed) >= self.flow_limit()
+        q.receiver.load(Ordering::Relaxed) as usize != me + 1 && q.queued_bytes.load(Ordering::Relaxed) >= self.flow_limit()
     }
 
     /// Receives so far (the ring's head): a sender held back tells by it whether anybody
@@ -509,7 +510,8 @@ mod tests {
             send(a);
         }
         assert_eq!(seg.header().queue.queued_bytes.load(Ordering::Relaxed), (n * len) as u64);
-        assert!(!seg.held_back(a), "nobody has received yet: a may be sending to itself");
+        assert!(seg.held_back(a), "nobody has received yet: somebody may be about to");
+        assert!(seg.held_back(b));
         seg.pop(b).map(|e| seg.release(e.block_offset().unwrap(), 1 << b)).unwrap();
         assert!(!seg.held_back(a), "one receive brought the queue below the limit");
         send(a);
