@@ -255,9 +255,14 @@ impl Segment {
                 if left == 0 {
                     b.holders.fetch_and(!QUEUED, Ordering::AcqRel);
                 }
-                let after = q.queued_bytes.load(Ordering::Relaxed).saturating_sub(e.len as u64);
+                let before = q.queued_bytes.load(Ordering::Relaxed);
+                let after = before.saturating_sub(e.len as u64);
                 q.queued_bytes.store(after, Ordering::Relaxed);
-                flow = after < self.flow_limit() / 2;
+                // Only the receive that crosses half the limit can have senders to wake:
+                // they sleep only at the limit or above (`wait_for_flow`), and the queue
+                // comes down through half of it before their wait is over.
+                let half = self.flow_limit() / 2;
+                flow = before >= half && after < half;
                 q.head.store(head + 1, Ordering::Release);
                 q.pending.store(0, Ordering::Relaxed);
             } else {
