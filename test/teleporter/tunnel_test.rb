@@ -141,6 +141,59 @@ ensure
   TPTest.reap(pids || [])
 end
 
+test "a sender ahead of a slower receiver in another process waits at the flow limit" do
+  # 8 MiB: the flow limit is a sixteenth of the heap, about 512 KiB (8 messages of 64 KiB).
+  t = T.new(capacity: 8 << 20)
+  n = GC.stress ? 12 : 40
+  pids = [TPTest.fork_child do
+    n.times { t.recv; sleep 0.005 }
+  end]
+  t.send "x" * 65_536
+  most = 0
+  (n - 1).times do
+    t.send "x" * 65_536
+    most = [most, t.stats[:used_bytes]].max
+  end
+  # Without the limit the sender is far ahead: n - 2 messages queued, 2.5 MB.
+  assert most < 1_500_000, "#{most} bytes queued"
+  assert_equal({ pids[0] => 0 }, TPTest.reap(pids).transform_values(&:exitstatus))
+  pids = []
+  assert_equal 0, t.stats[:used_blocks]
+ensure
+  TPTest.reap(pids || [])
+end
+
+test "a process sending to itself is held back once, not at every send" do
+  n = 40
+  sends = lambda do |t|
+    t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    n.times { t.send "y" * 65_536 }
+    took = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
+    # Each send over the limit would wait 20 ms for a receive that never comes (GC.stress
+    # makes every send slow).
+    assert took < 0.4, "#{took} s" unless GC.stress
+    assert_equal n, t.size
+  end
+  # Nobody has received yet.
+  t = T.new(capacity: 8 << 20)
+  sends.(t)
+  n.times { assert_equal 65_536, t.recv.size }
+  # Another process received last: the flow limit applies to this one's sends.
+  t = T.new(capacity: 8 << 20)
+  pids = [TPTest.fork_child { t.recv }]
+  t.send 1
+  TPTest.reap(pids)
+  sends.(t)
+  # A send with a timeout is not held back, and does not fail for the limit.
+  pids = [TPTest.fork_child { t.recv }]
+  TPTest.reap(pids)
+  assert_equal t, t.send("z" * 65_536, timeout: 0)
+  n.times { assert_equal 65_536, t.recv.size }
+  assert_equal 0, t.stats[:used_blocks]
+ensure
+  TPTest.reap(pids || [])
+end
+
 test "many senders and many receivers (a master/worker task queue)" do
   tasks = T.new(capacity: 2 << 20, slots: 64)
   results = T.new(capacity: 2 << 20, slots: 4096)

@@ -37,6 +37,8 @@ pub const KIND_BLOCK: u32 = 1 << 31;
 /// a message of a few thousand objects, short against a time slice. Callers adapt their
 /// spin below it (`wait_for_entry`).
 pub const SPIN: Duration = Duration::from_micros(150);
+/// The smallest flow limit (`Segment::flow_limit`): a few messages of a page or more.
+const FLOW_MIN: u64 = 256 << 10;
 
 /// One ring entry.
 #[repr(C, align(64))]
@@ -150,6 +152,8 @@ impl Segment {
             // Not a state any operation leaves: keep what can be trusted.
             q.tail.store(head, Ordering::Release);
         }
+        let queued = (head..q.tail.load(Ordering::Acquire)).map(|i| self.read_entry(i)).filter(|e| e.block_offset().is_some()).map(|e| e.len as u64).sum();
+        q.queued_bytes.store(queued, Ordering::Relaxed);
         let off = q.pending.load(Ordering::Acquire) as usize;
         if off != 0 && self.valid_block(off) {
             let n = (head..q.tail.load(Ordering::Acquire)).filter(|&i| self.read_entry(i).block_offset() == Some(off)).count();
@@ -189,6 +193,7 @@ impl Segment {
             }
             let block = entry.block_offset();
             if let Some(off) = block {
+                q.queued_bytes.fetch_add(entry.len as u64, Ordering::Relaxed);
                 q.pending.store(off as u64, Ordering::Relaxed);
                 let b = self.block(off);
                 b.link.fetch_add(1, Ordering::Relaxed);
@@ -227,6 +232,7 @@ impl Segment {
         let g = self.lock_queue().map_err(PopError::Lock)?;
         let recovered = g.recovered;
         let mut wake = false;
+        let mut flow = false;
         let r = (|| {
             let (head, tail) = (q.head.load(Ordering::Relaxed), q.tail.load(Ordering::Relaxed));
             if head == tail {
@@ -249,17 +255,29 @@ impl Segment {
                 if left == 0 {
                     b.holders.fetch_and(!QUEUED, Ordering::AcqRel);
                 }
+                let before = q.queued_bytes.load(Ordering::Relaxed);
+                let after = before.saturating_sub(e.len as u64);
+                q.queued_bytes.store(after, Ordering::Relaxed);
+                // Only the receive that crosses half the limit can have senders to wake:
+                // they sleep only at the limit or above (`wait_for_flow`), and the queue
+                // comes down through half of it before their wait is over.
+                let half = self.flow_limit() / 2;
+                flow = before >= half && after < half;
                 q.head.store(head + 1, Ordering::Release);
                 q.pending.store(0, Ordering::Relaxed);
             } else {
                 q.head.store(head + 1, Ordering::Release);
             }
+            q.receiver.store(s as u32 + 1, Ordering::Relaxed);
             Ok(e)
         })();
         drop(g);
         self.after_guard(recovered, s);
         if r.is_ok() && wake {
             self.wake_senders();
+        }
+        if flow {
+            self.wake_flow(i32::MAX);
         }
         r
     }
@@ -279,6 +297,7 @@ impl Segment {
         w.send_seq.fetch_add(1, Ordering::SeqCst);
         futex_wake(&w.recv_seq, i32::MAX);
         futex_wake(&w.send_seq, i32::MAX);
+        self.wake_flow(i32::MAX);
     }
 
     pub fn is_closed(&self) -> bool {
@@ -346,6 +365,60 @@ impl Segment {
             futex_wait_bits(&w.send_seq, seq, timeout, slot_bit(me));
         }
         w.send_waiters.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Bytes of queued blocks past which a sender holds its next block back while another
+    /// process receives (`held_back`): a sixteenth of the heap, at least `FLOW_MIN`.
+    pub fn flow_limit(&self) -> u64 {
+        (self.heap_len() as u64 / 16).max(FLOW_MIN)
+    }
+
+    /// Whether slot `me` should hold its next block back: the queue's blocks hold
+    /// `flow_limit` bytes or more, and another process receives them, or nobody has
+    /// received yet (a master still forking its workers). Senders that get ahead of their
+    /// receivers gain nothing (the receivers set the pace), but every message queued ahead
+    /// takes heap pages no process has touched yet, which each sender and receiver then
+    /// faults in: 16 workers whose replies filled a 64 MiB heap spent a third of their
+    /// time faulting in its pages. A process that received last is never held back (it
+    /// cannot receive while it sends); one that sends to itself before any receive is
+    /// held back once (`tunnel::hold_back`).
+    pub fn held_back(&self, me: usize) -> bool {
+        let q = &self.header().queue;
+        q.receiver.load(Ordering::Relaxed) as usize != me + 1 && q.queued_bytes.load(Ordering::Relaxed) >= self.flow_limit()
+    }
+
+    /// Receives so far (the ring's head): a sender held back tells by it whether anybody
+    /// receives at all.
+    pub fn received(&self) -> u64 {
+        self.header().queue.head.load(Ordering::Acquire)
+    }
+
+    /// Waits up to `timeout` for a receive that brings the queue's blocks below half the
+    /// flow limit (or the close), after `held_back`. May return early; callers re-check.
+    /// Half: a sender woken at every receive below the limit sent one message and waited
+    /// again, a futex wake-up and a context switch per message (a thread queueing short
+    /// tasks for a worker, or workers whose replies came one by one); woken at half, the
+    /// senders that wait (each with a message ready) all go, and one alone sends half the
+    /// limit's worth before it waits again.
+    pub fn wait_for_flow(&self, me: usize, timeout: Duration) {
+        let w = &self.header().wait;
+        w.flow_waiters.fetch_add(1, Ordering::SeqCst);
+        let seq = w.flow_seq.load(Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        if self.held_back(me) && !self.is_closed() {
+            futex_wait(&w.flow_seq, seq, timeout);
+        }
+        w.flow_waiters.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Wakes up to `n` senders held back by the flow limit.
+    fn wake_flow(&self, n: i32) {
+        let w = &self.header().wait;
+        fence(Ordering::SeqCst);
+        if w.flow_waiters.load(Ordering::SeqCst) > 0 {
+            w.flow_seq.fetch_add(1, Ordering::SeqCst);
+            futex_wake(&w.flow_seq, n);
+        }
     }
 }
 
@@ -422,6 +495,60 @@ mod tests {
         seg.close();
         assert_eq!(seg.push(a, &Entry::new(1), false), Err(PushError::Closed));
         assert_eq!(seg.pop(b).err(), Some(PopError::Closed));
+        assert_eq!(seg.used_blocks(), 0);
+    }
+
+    #[test]
+    fn a_sender_is_held_back_while_another_process_receives_and_woken_at_half_the_limit() {
+        let seg = Segment::anonymous(16 << 20, None).unwrap();
+        let (a, b) = (seg.attach().unwrap(), seg.attach().unwrap());
+        let limit = seg.flow_limit();
+        assert_eq!(limit, seg.heap_len() as u64 / 16);
+        let len = 64 << 10;
+        // Enough to reach the limit; one fewer is below it.
+        let n = (limit as usize).div_ceil(len);
+        let send = |s| {
+            let off = seg.alloc(s, len).unwrap();
+            seg.push(s, &Entry::block(2, off, len), false).unwrap();
+        };
+        for _ in 0..n {
+            send(a);
+        }
+        assert_eq!(seg.header().queue.queued_bytes.load(Ordering::Relaxed), (n * len) as u64);
+        assert!(seg.held_back(a), "nobody has received yet: somebody may be about to");
+        assert!(seg.held_back(b));
+        seg.pop(b).map(|e| seg.release(e.block_offset().unwrap(), 1 << b)).unwrap();
+        assert!(!seg.held_back(a), "one receive brought the queue below the limit");
+        send(a);
+        assert!(seg.held_back(a), "over the limit while b receives");
+        assert!(!seg.held_back(b), "b receives: it is never held back by its own queue");
+        // A held-back sender wakes at the receive that brings the queue below the limit.
+        // SAFETY: the child receives one message a moment later and exits at once.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // One receive leaves the queue below the limit but above half of it: no wake.
+            std::thread::sleep(Duration::from_millis(50));
+            let mut ok = seg.pop(b).map(|e| seg.release(e.block_offset().unwrap(), 1 << b)).is_ok();
+            // Down to half the limit, where the held-back sender is woken.
+            std::thread::sleep(Duration::from_millis(200));
+            while seg.header().queue.queued_bytes.load(Ordering::Relaxed) >= limit / 2 {
+                ok &= seg.pop(b).map(|e| seg.release(e.block_offset().unwrap(), 1 << b)).is_ok();
+            }
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+        }
+        let t = Instant::now();
+        seg.wait_for_flow(a, Duration::from_secs(10));
+        let waited = t.elapsed();
+        let mut status = 0;
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert_eq!(libc::WEXITSTATUS(status), 0);
+        assert!(waited >= Duration::from_millis(250), "woken only below half the limit: {waited:?}");
+        assert!(waited < Duration::from_secs(5), "woken by the receive, not the timeout: {waited:?}");
+        assert!(!seg.held_back(a));
+        while let Ok(e) = seg.pop(b) {
+            seg.release(e.block_offset().unwrap(), 1 << b);
+        }
+        assert_eq!(seg.header().queue.queued_bytes.load(Ordering::Relaxed), 0);
         assert_eq!(seg.used_blocks(), 0);
     }
 

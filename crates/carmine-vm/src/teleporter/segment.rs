@@ -32,7 +32,7 @@ use super::shm::{self, Mapping, Opened};
 
 /// "TELEPRT1" (and a layout version below it): the creator stores it last.
 pub const MAGIC: u64 = 0x3154_5250_454c_4554;
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 /// Process slots per segment (bit 63 of a holders word is the queue's).
 pub const MAX_PROCS: usize = 63;
 /// The queue's bit in a block's holders word.
@@ -68,6 +68,12 @@ pub struct QueueState {
     /// Offset of the block whose holders word the lock holder is changing (0: none): the
     /// journal that lets a successor repair the block's counts if the holder dies.
     pub pending: AtomicU64,
+    /// Bytes of the messages held in blocks that queued entries name (under `lock`; a
+    /// successor of a dead holder recounts them): what senders have put ahead of the
+    /// receivers (`queue::Segment::held_back`).
+    pub queued_bytes: AtomicU64,
+    /// The slot (+ 1) that received last (under `lock`; 0: nobody yet).
+    pub receiver: AtomicU32,
 }
 
 #[repr(C, align(64))]
@@ -83,6 +89,10 @@ pub struct WaitWords {
     /// latest push and the CPU it ran on then (0: nobody yet). A hint for waiters, written
     /// without the lock (`queue::Segment::sender_shares_cpu`).
     pub sender: AtomicU64,
+    /// Bumped (and the waiters woken) when a receive leaves the queue's blocks below half
+    /// the flow limit, or the queue closes (`queue::Segment::wait_for_flow`).
+    pub flow_seq: AtomicU32,
+    pub flow_waiters: AtomicU32,
 }
 
 #[repr(C, align(64))]

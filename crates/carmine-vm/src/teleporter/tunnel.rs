@@ -16,6 +16,8 @@
 //!   kill, signals) between slices; a non-blocking fiber waits through its scheduler's
 //!   `kernel_sleep` instead, polling the queue. Dead processes' slots are reclaimed at
 //!   least every `RECLAIM_EVERY` of waiting, so memory a crashed process held comes back.
+//! - A send that needs a heap block waits (up to `FLOW_GRACE`) while the queue's blocks
+//!   reach the flow limit and another process receives them (`hold_back`).
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -39,6 +41,10 @@ pub const DEFAULT_CAPACITY: usize = 32 << 20;
 const SLICE: Duration = Duration::from_millis(50);
 /// How often a blocked operation reclaims the slots of dead processes.
 const RECLAIM_EVERY: Duration = Duration::from_millis(500);
+/// The longest a send is held back by the flow limit (`queue::Segment::held_back`): a
+/// receiver that does not bring the queue below it in that time is not keeping up anyway,
+/// or has stopped receiving.
+const FLOW_GRACE: Duration = Duration::from_millis(20);
 
 // Entry kinds.
 const K_NIL: u32 = 1;
@@ -82,6 +88,10 @@ pub struct Handle {
     pub(crate) classes: Cell<Option<[Value; 3]>>,
     /// When a failed allocation of this process last looked for dead processes' memory.
     last_failed_reclaim: Cell<Option<Instant>>,
+    /// The receive count (`Segment::received`) at which a send held back by the flow limit
+    /// last waited `FLOW_GRACE` without anybody receiving: sends are not held back again
+    /// until somebody does.
+    flow_stalled_at: Cell<Option<u64>>,
     /// Bytes of blocks received as shared objects since this process last collected for
     /// the tunnel's sake (`shared::account`).
     pub(crate) received_since_gc: Cell<usize>,
@@ -254,6 +264,7 @@ pub(super) fn wrap(ctx: &mut Ctx, klass: Value, seg: Segment, name: Option<Strin
         mark: shm::ProcessMark::new(),
         classes: Cell::new(None),
         last_failed_reclaim: Cell::new(None),
+        flow_stalled_at: Cell::new(None),
         received_since_gc: Cell::new(0),
         held_bytes: Cell::new(0),
     });
@@ -365,6 +376,8 @@ enum Attempt<T> {
     /// the given value of the word).
     WaitEntry,
     WaitRoom(u32),
+    /// Held back by the flow limit until a receive, at most until the given time.
+    WaitFlow(Instant),
 }
 
 /// Runs `attempt` until it is done or `deadline` passes (None then), waiting between
@@ -397,6 +410,7 @@ fn wait_and_retry<T>(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, deadline: Option<
             let hh = h.clone();
             sched::without_gl(ctx, move || match wait {
                 Attempt::WaitRoom(seq) => hh.seg.wait_for_room(me, seq, slice),
+                Attempt::WaitFlow(until) => hh.seg.wait_for_flow(me, until.saturating_duration_since(now).min(slice)),
                 _ => hh.adaptive_wait(me, slice),
             });
         }
@@ -425,7 +439,11 @@ fn alloc_block(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, len: usize, deadline: O
         return Err(tp_error(ctx, &format!("message of {len} bytes does not fit in the tunnel (capacity {cap} bytes)")));
     }
     let mut reclaimed = false;
+    let mut held = None;
     blocking(ctx, h, me, deadline, |ctx| {
+        if let Some(until) = hold_back(h, me, deadline, &mut held) {
+            return Ok(Attempt::WaitFlow(until));
+        }
         let seq = h.seg.send_seq();
         if let Some(off) = h.seg.alloc(me, len) {
             return Ok(Attempt::Done(off));
@@ -445,6 +463,29 @@ fn alloc_block(ctx: &mut Ctx, h: &Rc<Handle>, me: usize, len: usize, deadline: O
         }
         Ok(Attempt::WaitRoom(seq))
     })
+}
+
+/// Whether a send of slot `me` waits for a receive before it takes a block (the flow limit,
+/// `queue::Segment::held_back`): until when, from the first time it was held back
+/// (`held`: that time and the receive count then). A send held back for `FLOW_GRACE`
+/// goes on; if nobody received meanwhile, the process's sends are not held back again
+/// until somebody does, so a process that sends to itself, or whose receivers stopped,
+/// waits once and not at every send. A send with a timeout is not held back: the flow
+/// limit is no reason for it to fail.
+fn hold_back(h: &Handle, me: usize, deadline: Option<Instant>, held: &mut Option<(Instant, u64)>) -> Option<Instant> {
+    let received = h.seg.received();
+    if deadline.is_some() || h.flow_stalled_at.get() == Some(received) || !h.seg.held_back(me) {
+        return None;
+    }
+    let (since, at) = *held.get_or_insert_with(|| (Instant::now(), received));
+    let until = since + FLOW_GRACE;
+    if Instant::now() < until {
+        return Some(until);
+    }
+    if received == at {
+        h.flow_stalled_at.set(Some(received));
+    }
+    None
 }
 
 /// The `timeout:` keyword as a deadline.
