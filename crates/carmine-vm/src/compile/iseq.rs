@@ -31,6 +31,9 @@ pub enum CmpOp {
 }
 
 impl CmpOp {
+    /// Every comparison, in the order the bytecode file numbers them.
+    pub const ALL: [CmpOp; 6] = [CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge, CmpOp::Eq, CmpOp::Ne];
+
     pub fn negate(self) -> CmpOp {
         match self {
             CmpOp::Lt => CmpOp::Ge,
@@ -48,7 +51,7 @@ impl CmpOp {
     }
 
     fn from_bits(bits: u32) -> CmpOp {
-        [CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge, CmpOp::Eq, CmpOp::Ne].into_iter().find(|&c| c as u32 == bits).expect("a CmpLocal holds a CmpOp")
+        CmpOp::ALL.into_iter().find(|&c| c as u32 == bits).expect("a CmpLocal holds a CmpOp")
     }
 }
 

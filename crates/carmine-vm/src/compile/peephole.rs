@@ -55,16 +55,19 @@ fn with_target(insn: Insn, t: u32) -> Insn {
 /// instruction.
 fn fuse_local_operands(a: &Insn, b: &Insn, c: &Insn) -> Option<Insn> {
     Some(match (*a, *b, *c) {
-        (Insn::GetLocal(l), Insn::PutInt(k), op) if k >= 0 => match op {
-            Insn::OptPlus(ci) => Insn::OptPlusLI(l, k as u32, ci),
-            Insn::OptMinus(ci) => Insn::OptMinusLI(l, k as u32, ci),
-            Insn::OptLt(ci) => Insn::OptLtLI(l, k as u32, ci),
-            Insn::OptLe(ci) => Insn::OptLeLI(l, k as u32, ci),
-            Insn::OptGt(ci) => Insn::OptGtLI(l, k as u32, ci),
-            Insn::OptGe(ci) => Insn::OptGeLI(l, k as u32, ci),
-            Insn::OptEq(ci) => Insn::OptEqLI(l, k as u32, ci),
-            _ => return None,
-        },
+        (Insn::GetLocal(l), Insn::PutInt(k), op) if k >= 0 => {
+            let k = k as u32;
+            match op {
+                Insn::OptPlus(ci) => Insn::OptPlusLI(l, k, ci),
+                Insn::OptMinus(ci) => Insn::OptMinusLI(l, k, ci),
+                Insn::OptLt(ci) => Insn::OptLtLI(l, k, ci),
+                Insn::OptLe(ci) => Insn::OptLeLI(l, k, ci),
+                Insn::OptGt(ci) => Insn::OptGtLI(l, k, ci),
+                Insn::OptGe(ci) => Insn::OptGeLI(l, k, ci),
+                Insn::OptEq(ci) => Insn::OptEqLI(l, k, ci),
+                _ => return None,
+            }
+        }
         (Insn::GetLocal(x), Insn::GetLocal(y), op) => match op {
             Insn::OptPlus(ci) => Insn::OptPlusLL(x, y, ci),
             Insn::OptMinus(ci) => Insn::OptMinusLL(x, y, ci),

@@ -511,13 +511,15 @@ mod tests {
             let off = seg.alloc(s, len).unwrap();
             seg.push(s, &Entry::block(2, off, len), false).unwrap();
         };
+        // One message received by slot s and its block released.
+        let recv = |s: usize| seg.pop(s).map(|e| seg.release(e.block_offset().unwrap(), 1 << s)).is_ok();
         for _ in 0..n {
             send(a);
         }
         assert_eq!(seg.header().queue.queued_bytes.load(Ordering::Relaxed), (n * len) as u64);
         assert!(seg.held_back(a), "nobody has received yet: somebody may be about to");
         assert!(seg.held_back(b));
-        seg.pop(b).map(|e| seg.release(e.block_offset().unwrap(), 1 << b)).unwrap();
+        assert!(recv(b));
         assert!(!seg.held_back(a), "one receive brought the queue below the limit");
         send(a);
         assert!(seg.held_back(a), "over the limit while b receives");
@@ -528,11 +530,11 @@ mod tests {
         if pid == 0 {
             // One receive leaves the queue below the limit but above half of it: no wake.
             std::thread::sleep(Duration::from_millis(50));
-            let mut ok = seg.pop(b).map(|e| seg.release(e.block_offset().unwrap(), 1 << b)).is_ok();
+            let mut ok = recv(b);
             // Down to half the limit, where the held-back sender is woken.
             std::thread::sleep(Duration::from_millis(200));
             while seg.header().queue.queued_bytes.load(Ordering::Relaxed) >= limit / 2 {
-                ok &= seg.pop(b).map(|e| seg.release(e.block_offset().unwrap(), 1 << b)).is_ok();
+                ok &= recv(b);
             }
             unsafe { libc::_exit(if ok { 0 } else { 1 }) };
         }
@@ -545,9 +547,7 @@ mod tests {
         assert!(waited >= Duration::from_millis(250), "woken only below half the limit: {waited:?}");
         assert!(waited < Duration::from_secs(5), "woken by the receive, not the timeout: {waited:?}");
         assert!(!seg.held_back(a));
-        while let Ok(e) = seg.pop(b) {
-            seg.release(e.block_offset().unwrap(), 1 << b);
-        }
+        while recv(b) {}
         assert_eq!(seg.header().queue.queued_bytes.load(Ordering::Relaxed), 0);
         assert_eq!(seg.used_blocks(), 0);
     }

@@ -614,9 +614,6 @@ pub fn terminate_all(ctx: &mut Ctx) {
 fn terminate_others(ctx: &mut Ctx) {
     let me = ctx.thread_obj;
     let others: Vec<Value> = ctx.vm().threads.borrow().iter().map(|e| e.obj).filter(|&t| t != me).collect();
-    if others.is_empty() {
-        return;
-    }
     for &t in &others {
         post(ctx, t, PENDING_KILL);
     }

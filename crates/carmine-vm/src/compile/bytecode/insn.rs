@@ -42,15 +42,13 @@ impl Operand for SymId {
     }
 }
 
-const CMP_OPS: [CmpOp; 6] = [CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge, CmpOp::Eq, CmpOp::Ne];
-
 impl Operand for CmpOp {
     fn put(self, w: &mut Writer<'_>) {
-        w.byte(CMP_OPS.iter().position(|&c| c == self).unwrap_or(0) as u8);
+        w.byte(CmpOp::ALL.iter().position(|&c| c == self).unwrap_or(0) as u8);
     }
     fn get(r: &mut Reader<'_>) -> R<Self> {
         let i = r.byte()?;
-        CMP_OPS.get(i as usize).copied().ok_or_else(|| format!("bad comparison {i}"))
+        CmpOp::ALL.get(i as usize).copied().ok_or_else(|| format!("bad comparison {i}"))
     }
 }
 
