@@ -168,6 +168,17 @@ pub fn push(ctx: &mut Ctx, a: Value, v: Value) {
     crate::heap::write_barrier(a, v);
 }
 
+/// `push` when the buffer has room (nothing is allocated); false, having changed nothing,
+/// when it must grow.
+#[inline(always)]
+pub fn push_in_place(a: Value, v: Value) -> bool {
+    if !rarray(a).push_in_place(v) {
+        return false;
+    }
+    crate::heap::write_barrier(a, v);
+    true
+}
+
 /// `push` when the buffer must grow (or move its elements down first): the growth of a
 /// large buffer counts towards the malloc limit.
 #[inline(never)]
@@ -215,7 +226,7 @@ pub fn aref_fix(a: Value, i: i64) -> Value {
 
 /// `a[i] = v` for a Fixnum index: in place when `i` is an element of an unfrozen `a`, the
 /// common case of a loop over an Array (no growth, no error to build). Out of line: the
-/// dispatch loop's `OptAset` calls it.
+/// dispatch loop's `OptAset` calls it when `aset_in_place` could not store.
 #[inline(never)]
 pub fn aset_fix(ctx: &mut Ctx, a: Value, i: i64, v: Value) -> Result<()> {
     // (Only Strings are ever chilled.)
@@ -227,6 +238,21 @@ pub fn aset_fix(ctx: &mut Ctx, a: Value, i: i64, v: Value) -> Result<()> {
             Ok(())
         }
         _ => aset_fix_general(ctx, a, i, v),
+    }
+}
+
+/// `aset_fix` of an index from 0 to below the length of a receiver known not to be frozen:
+/// a store and nothing else (nothing allocated, nothing raised); false, having changed
+/// nothing, for any other index.
+#[inline(always)]
+pub fn aset_in_place(a: Value, i: i64, v: Value) -> bool {
+    match rarray(a).get_mut(i as usize) {
+        Some(slot) if i >= 0 => {
+            *slot = v;
+            crate::heap::write_barrier(a, v);
+            true
+        }
+        _ => false,
     }
 }
 

@@ -29,18 +29,32 @@ const _: () = assert!(std::mem::size_of::<RFloat>() <= SMALL_SLOT_SIZE);
 pub struct Num(pub f64);
 pub struct Bool(pub bool);
 
+/// A float fast path's result: `immediate` when it needs no object (a flonum, a boolean),
+/// which the dispatch loop stores without syncing its frame; `into_value` otherwise, which
+/// allocates (the frame synced first: a collection may run).
 pub trait IntoValue {
+    fn immediate(&self) -> Option<Value>;
     fn into_value(self, ctx: &mut Ctx) -> Value;
 }
 
 impl IntoValue for Num {
+    #[inline(always)]
+    fn immediate(&self) -> Option<Value> {
+        Value::try_flonum(self.0)
+    }
+
     #[inline]
     fn into_value(self, ctx: &mut Ctx) -> Value {
-        new(ctx, self.0)
+        new_boxed(ctx, self.0)
     }
 }
 
 impl IntoValue for Bool {
+    #[inline(always)]
+    fn immediate(&self) -> Option<Value> {
+        Some(Value::bool(self.0))
+    }
+
     #[inline]
     fn into_value(self, _ctx: &mut Ctx) -> Value {
         Value::bool(self.0)
@@ -49,9 +63,17 @@ impl IntoValue for Bool {
 
 #[inline]
 pub fn new(ctx: &mut Ctx, f: f64) -> Value {
-    if let Some(v) = Value::try_flonum(f) {
-        return v;
+    match Value::try_flonum(f) {
+        Some(v) => v,
+        None => new_boxed(ctx, f),
     }
+}
+
+/// A Float outside the flonum range (or a NaN or infinity: any `f` that `try_flonum`
+/// refused), on the heap.
+#[cold]
+#[inline(never)]
+pub fn new_boxed(ctx: &mut Ctx, f: f64) -> Value {
     let klass = ctx.c().float;
     let p = ctx.alloc_slot_in(SizeClass::Small, ObjType::Float, klass) as *mut RFloat;
     // SAFETY: fresh Float slot.

@@ -394,13 +394,19 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                     unsafe { *locals.add($i as usize) }
                 };
             }
-            // A fused operator's Float result (which may allocate) is pushed; next instruction.
+            // A fused operator's Float result is pushed; next instruction. Only a result that
+            // must be allocated syncs the frame.
             macro_rules! push_float_result {
                 ($r:expr) => {{
                     let r = $r;
-                    sync!();
-                    let r = r.into_value(ctx);
-                    push!(r);
+                    let v = match r.immediate() {
+                        Some(v) => v,
+                        None => {
+                            sync!();
+                            r.into_value(ctx)
+                        }
+                    };
+                    push!(v);
                     continue;
                 }};
             }
@@ -455,10 +461,15 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
             macro_rules! float_result {
                 ($r:expr) => {{
                     let r = $r;
-                    sync!();
-                    let r = r.into_value(ctx);
+                    let v = match r.immediate() {
+                        Some(v) => v,
+                        None => {
+                            sync!();
+                            r.into_value(ctx)
+                        }
+                    };
                     sp -= 1;
-                    set_top!(0, r);
+                    set_top!(0, v);
                     continue;
                 }};
             }
@@ -910,8 +921,11 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                         let a = top!(1);
                         let b = top!(0);
                         if array::is_plain_array(a) && !redefined!(ops::REDEF_ARRAY) && !crate::object::basic(a).has(crate::object::FL_FROZEN) {
-                            sync!();
-                            array::push(ctx, a, b);
+                            // Only a push that grows the buffer may collect: it syncs.
+                            if !array::push_in_place(a, b) {
+                                sync!();
+                                array::push(ctx, a, b);
+                            }
                             sp -= 1;
                         } else if string::is_plain_string(a) && string::is_string(b) && !redefined!(ops::REDEF_STRING) && crate::object::basic(a).flags & (crate::object::FL_FROZEN | crate::object::FL_CHILLED) == 0 && string::try_append_str(a, b) {
                             sp -= 1;
@@ -960,8 +974,11 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                         let i = top!(1);
                         let a = top!(2);
                         if i.is_fixnum() && array::is_plain_array(a) && !redefined!(ops::REDEF_ARRAY) && !basic(a).has(crate::object::FL_FROZEN) {
-                            sync!();
-                            tri!(array::aset_fix(ctx, a, i.fixnum_unchecked(), v));
+                            // An index within the array needs no sync: nothing allocates or raises.
+                            if !array::aset_in_place(a, i.fixnum_unchecked(), v) {
+                                sync!();
+                                tri!(array::aset_fix(ctx, a, i.fixnum_unchecked(), v));
+                            }
                             sp -= 2;
                             set_top!(0, v);
                         } else if crate::core::hash::is_plain_hash(a) && !redefined!(ops::REDEF_HASH) && !basic(a).has(crate::object::FL_FROZEN) {
