@@ -75,6 +75,15 @@ pub(crate) fn heap_locals(ctx: &mut Ctx, bp: usize, nlocals: usize, outer: Value
 /// costs a ~200-byte copy per call that showed up as a quarter of block-call time.
 #[inline(always)]
 fn push_frame(ctx: &mut Ctx, kind: FrameKind) -> &mut Frame {
+    push_frame_as(ctx, Frame { kind, ..Frame::BLANK })
+}
+
+/// Pushes `frame` with the next serial. The callers of the hot paths pass the whole frame
+/// as one value, so that each field is stored once (setting fields after `push_frame`
+/// stored most of them twice) and the constant fields, next to each other in `Frame`,
+/// are stored a few words at a time.
+#[inline(always)]
+fn push_frame_as(ctx: &mut Ctx, frame: Frame) -> &mut Frame {
     ctx.frame_serial += 1;
     let serial = ctx.frame_serial;
     let frames = &mut ctx.stacks.frames;
@@ -87,30 +96,7 @@ fn push_frame(ctx: &mut Ctx, kind: FrameKind) -> &mut Frame {
     // argument is built before a possible reallocation) lets the frame be built in place.
     unsafe {
         let f = frames.as_mut_ptr().add(n);
-        std::ptr::write(f, Frame {
-            iseq: std::ptr::null(),
-            pc: 0,
-            bp: 0,
-            sp_base: 0,
-            ret_sp: 0,
-            locals: std::ptr::null_mut(),
-            self_: Value::NIL,
-            env: Value::NIL,
-            outer: Value::NIL,
-            cref: Value::NIL,
-            iseq_val: Value::NIL,
-            block: BlockRef::NONE,
-            owner: Value::NIL,
-            owner_skip: 0,
-            mid: None,
-            serial,
-            home_index: 0,
-            home_serial: 0,
-            kind,
-            flags: 0,
-            visibility: Visibility::Public,
-            svar: Value::NIL,
-        });
+        std::ptr::write(f, Frame { serial, ..frame });
         frames.set_len(n + 1);
         &mut *f
     }
@@ -546,29 +532,35 @@ pub fn push_simple_method_frame(ctx: &mut Ctx, recv: Value, me: &MethodEntry, is
         sp_base = bp;
         ctx.stacks.sp = bp;
     }
-    let f = push_method_frame_at(ctx, recv, me, iseq, iseq_val, cref, bp, sp_base, ret_sp, locals);
+    let f = push_method_frame_at(ctx, recv, me, iseq, iseq_val, cref, bp, sp_base, ret_sp, locals, 0);
     f.env = env;
     f.block = block;
     true
 }
 
 /// Pushes a method frame whose locals (at `locals`) and operand stack (from `sp_base`) are
-/// in place; it starts at pc 0 with no block and no heap environment.
+/// in place; it starts at `pc` with no block and no heap environment.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn push_method_frame_at<'c>(ctx: &'c mut Ctx, recv: Value, me: &MethodEntry, iseq: &Iseq, iseq_val: Value, cref: Value, bp: usize, sp_base: usize, ret_sp: usize, locals: *mut Value) -> &'c mut Frame {
-    let f = push_frame(ctx, FrameKind::Method);
-    f.iseq = iseq as *const Iseq;
-    f.iseq_val = iseq_val;
-    f.bp = bp;
-    f.sp_base = sp_base;
-    f.ret_sp = ret_sp;
-    f.locals = locals;
-    f.self_ = recv;
-    f.cref = cref;
-    f.owner = me.owner;
-    f.mid = Some(me.name);
-    f
+fn push_method_frame_at<'c>(ctx: &'c mut Ctx, recv: Value, me: &MethodEntry, iseq: &Iseq, iseq_val: Value, cref: Value, bp: usize, sp_base: usize, ret_sp: usize, locals: *mut Value, pc: usize) -> &'c mut Frame {
+    push_frame_as(
+        ctx,
+        Frame {
+            iseq: iseq as *const Iseq,
+            pc,
+            bp,
+            sp_base,
+            ret_sp,
+            locals,
+            self_: recv,
+            cref,
+            iseq_val,
+            owner: me.owner,
+            mid: Some(me.name),
+            kind: FrameKind::Method,
+            ..Frame::BLANK
+        },
+    )
 }
 
 /// The dispatch loop's cached call of a Ruby method whose parameters `ops::fast_target`
@@ -596,7 +588,7 @@ pub fn push_fast_method_frame(ctx: &mut Ctx, recv: Value, me: &MethodEntry, iseq
     }
     let locals = stack.as_mut_ptr();
     ctx.stacks.sp = bp + nlocals;
-    push_method_frame_at(ctx, recv, me, iseq, iseq_val, cref, bp, bp + nlocals, ret_sp, locals).pc = pc;
+    push_method_frame_at(ctx, recv, me, iseq, iseq_val, cref, bp, bp + nlocals, ret_sp, locals, pc);
     Some((iseq as *const Iseq, locals))
 }
 
@@ -688,24 +680,30 @@ pub fn push_simple_block_frame(ctx: &mut Ctx, cap: &Captured, home: HomeMethod, 
         sp_base = bp;
         ctx.stacks.sp = bp;
     }
-    let f = push_frame(ctx, FrameKind::Block);
-    f.iseq = iseq as *const Iseq;
-    f.iseq_val = cap.iseq;
-    f.bp = bp;
-    f.sp_base = sp_base;
-    f.env = env;
-    f.ret_sp = ret_sp;
-    f.locals = locals;
-    f.outer = cap.env;
-    f.self_ = cap.self_;
-    f.cref = cap.cref;
-    f.home_index = cap.home_index;
-    f.home_serial = cap.home_serial;
-    f.owner = home.owner;
-    f.owner_skip = home.owner_skip;
-    f.mid = home.mid;
-    f.block = home.block;
-    f.flags = flags;
+    push_frame_as(
+        ctx,
+        Frame {
+            iseq: iseq as *const Iseq,
+            iseq_val: cap.iseq,
+            bp,
+            sp_base,
+            env,
+            ret_sp,
+            locals,
+            outer: cap.env,
+            self_: cap.self_,
+            cref: cap.cref,
+            home_index: cap.home_index,
+            home_serial: cap.home_serial,
+            owner: home.owner,
+            owner_skip: home.owner_skip,
+            mid: home.mid,
+            block: home.block,
+            flags,
+            kind: FrameKind::Block,
+            ..Frame::BLANK
+        },
+    );
     true
 }
 
@@ -797,13 +795,7 @@ pub fn run_iseq_frame_hooked(ctx: &mut Ctx, iseq_val: Value, kind: FrameKind, se
 #[inline]
 pub fn push_builtin_frame(ctx: &mut Ctx, recv: Value, owner: Value, mid: SymId) {
     let sp = ctx.stacks.sp;
-    let f = push_frame(ctx, FrameKind::Builtin);
-    f.self_ = recv;
-    f.owner = owner;
-    f.mid = Some(mid);
-    f.ret_sp = sp;
-    f.bp = sp;
-    f.sp_base = sp;
+    push_frame_as(ctx, Frame { self_: recv, owner, mid: Some(mid), ret_sp: sp, bp: sp, sp_base: sp, kind: FrameKind::Builtin, ..Frame::BLANK });
 }
 
 /// Calls a builtin with its frame; the arity was not checked yet.

@@ -35,10 +35,11 @@ pub struct Captured {
 /// A frame's block, compactly: `v` is nil (no block), a block `RIseq` captured from the
 /// frame at `home` (which must still be that frame: `serial` checks it), or a Proc.
 #[derive(Copy, Clone, Debug)]
+#[repr(C)]
 pub struct BlockRef {
     pub v: Value,
-    pub home: u32,
     pub serial: u64,
+    pub home: u32,
 }
 
 impl BlockRef {
@@ -113,6 +114,11 @@ pub const FRAME_ITER_EACH: u8 = 64;
 /// iteration calls that method on the iteration's argument (`iter::push_iteration`).
 pub const FRAME_ITER_SYM: u8 = 128;
 
+/// A frame. The fields are in the order of what a call sets (first, as `push_frame_as`
+/// stores them) and of what it leaves at its empty value: nil (`env`, `outer`, `svar`,
+/// `block.v`), then zero (`block`'s home, `home_serial`, `owner_skip`, `home_index`), so
+/// that the empty ones are stored a few words at a time.
+#[repr(C)]
 pub struct Frame {
     pub iseq: *const Iseq,
     pub pc: usize,
@@ -123,36 +129,61 @@ pub struct Frame {
     pub ret_sp: usize,
     pub locals: *mut Value,
     pub self_: Value,
-    /// This frame's own heap environment, or nil.
-    pub env: Value,
-    /// For blocks: the captured environment of the enclosing scope.
-    pub outer: Value,
     pub cref: Value,
     pub iseq_val: Value,
-    /// The block given to this method (method frames), or the home's block (block frames).
-    pub block: BlockRef,
     /// The class or module that owns the running method (for `super`), or nil.
     pub owner: Value,
-    /// Which occurrence of `owner` in the receiver's ancestors the method was found at
-    /// (0 = the first): a module prepended both to a class and to its superclass appears
-    /// twice, and `super` must go on from the right one.
-    pub owner_skip: u32,
-    pub mid: Option<SymId>,
-    /// Arguments as received, for zsuper and backtraces of builtins: (start, count) on the
-    /// stack is not stable, so zsuper reads the parameters from locals instead.
+    /// Unique per frame activation in a thread (see the module comment).
     pub serial: u64,
-    /// For block frames: the frame the block was created in.
-    pub home_index: u32,
-    pub home_serial: u64,
+    pub mid: Option<SymId>,
     pub kind: FrameKind,
     pub flags: u8,
     /// Default visibility for `def` in this (class body) frame.
     pub visibility: Visibility,
+    /// This frame's own heap environment, or nil.
+    pub env: Value,
+    /// For blocks: the captured environment of the enclosing scope.
+    pub outer: Value,
     /// `$~` and `$_` of this method-level frame: nil until first set, then a 2-element Array.
     pub svar: Value,
+    /// The block given to this method (method frames), or the home's block (block frames).
+    pub block: BlockRef,
+    /// For block frames: the frame the block was created in.
+    pub home_serial: u64,
+    /// Which occurrence of `owner` in the receiver's ancestors the method was found at
+    /// (0 = the first): a module prepended both to a class and to its superclass appears
+    /// twice, and `super` must go on from the right one.
+    pub owner_skip: u32,
+    pub home_index: u32,
 }
 
 impl Frame {
+    /// Every field empty: what `push_frame` starts a frame from.
+    pub const BLANK: Frame = Frame {
+        iseq: std::ptr::null(),
+        pc: 0,
+        bp: 0,
+        sp_base: 0,
+        ret_sp: 0,
+        locals: std::ptr::null_mut(),
+        self_: Value::NIL,
+        cref: Value::NIL,
+        iseq_val: Value::NIL,
+        owner: Value::NIL,
+        serial: 0,
+        mid: None,
+        kind: FrameKind::Builtin,
+        flags: 0,
+        visibility: Visibility::Public,
+        env: Value::NIL,
+        outer: Value::NIL,
+        svar: Value::NIL,
+        block: BlockRef::NONE,
+        home_serial: 0,
+        owner_skip: 0,
+        home_index: 0,
+    };
+
     #[inline(always)]
     pub fn iseq(&self) -> &Iseq {
         // SAFETY: Ruby frames keep `iseq_val` (their RIseq) alive and non-null.
