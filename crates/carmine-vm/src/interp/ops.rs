@@ -703,6 +703,9 @@ fn send_inner(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo, ret_sp: usiz
         kw = Some(pop_kw_hash(ctx, ci, at)?);
     }
     let Some(me) = me else {
+        if let Some(r) = push_method_missing_frame(ctx, recv, klass, ci.mid, argc, kw, block, ret_sp) {
+            return r.map(|()| None);
+        }
         let args = stack_args(ctx, ret_sp, argc);
         let kind = if ci.has(cf::VCALL) { MissingKind::VCall } else { MissingKind::Normal };
         let r = call::call_method_missing(ctx, recv, ci.mid, &args, kw, block, kind);
@@ -880,6 +883,31 @@ fn user_method_missing(ctx: &Ctx, klass: Value) -> Option<Arc<MethodEntry>> {
     } else {
         Some(mm)
     }
+}
+
+/// A call of a missing method whose receiver's class defines `method_missing` in Ruby: its
+/// frame runs in this dispatch loop, as a call of `method_missing` with the name under the
+/// `argc` arguments above `ret_sp` (they move up one slot). `None` (nothing changed) for the
+/// default `method_missing`, one that is not a Ruby method, or no room for the name: then
+/// `call::call_method_missing` runs it.
+#[allow(clippy::too_many_arguments)]
+fn push_method_missing_frame(ctx: &mut Ctx, recv: Value, klass: Value, mid: SymId, argc: usize, kw: Option<Value>, block: Option<Block>, ret_sp: usize) -> Option<Result<()>> {
+    let mm = user_method_missing(ctx, klass)?;
+    let MethodBody::Iseq { iseq, cref } = mm.body else {
+        return None;
+    };
+    let args = ret_sp + 1;
+    if args + argc + 1 + call::STACK_MARGIN > ctx.stacks.stack.len() {
+        return None;
+    }
+    ctx.stacks.stack.copy_within(args..args + argc, args + 1);
+    ctx.stacks.stack[args] = Value::symbol(mid);
+    ctx.stacks.sp = args + argc + 1;
+    let r = call::push_method_frame(ctx, recv, &mm, iseq, cref, argc + 1, kw, block, ret_sp, 0);
+    if r.is_err() {
+        ctx.stacks.sp = ret_sp;
+    }
+    Some(r)
 }
 
 fn stack_args(ctx: &Ctx, ret_sp: usize, argc: usize) -> Vec<Value> {
