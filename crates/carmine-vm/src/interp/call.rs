@@ -658,12 +658,28 @@ pub fn push_method_frame_kw(ctx: &mut Ctx, recv: Value, me: &MethodEntry, iseq_v
 /// Returns false (having changed nothing) when the general path must run.
 #[inline(always)]
 pub fn push_simple_block_frame(ctx: &mut Ctx, cap: &Captured, home: HomeMethod, argc: usize, ret_sp: usize, flags: u8) -> bool {
+    push_simple_frame_of(ctx, cap, home, argc, ret_sp, flags, FrameKind::Block)
+}
+
+/// `push_simple_block_frame` for the body of a method made with `define_method` (a lambda
+/// frame flagged `FRAME_BMETHOD`): `cap`'s self is the receiver, `home` names the method,
+/// and the argument count must be the parameters' (a lambda's arity).
+#[inline]
+pub fn push_simple_bmethod_frame(ctx: &mut Ctx, cap: &Captured, home: HomeMethod, argc: usize, ret_sp: usize) -> bool {
+    push_simple_frame_of(ctx, cap, home, argc, ret_sp, FRAME_BMETHOD, FrameKind::Lambda)
+}
+
+/// The frame of `push_simple_block_frame` (`kind` Block) or `push_simple_bmethod_frame`
+/// (`kind` Lambda, which takes exactly its parameters' count of arguments).
+#[inline(always)]
+fn push_simple_frame_of(ctx: &mut Ctx, cap: &Captured, home: HomeMethod, argc: usize, ret_sp: usize, flags: u8, kind: FrameKind) -> bool {
     let iseq = iseq_of(cap.iseq);
     let p = &iseq.params;
     let lead = p.lead as usize;
     let nlocals = iseq.local_count();
     let bp = ret_sp;
-    if !p.simple || (argc == 1 && lead >= 2) || bp + nlocals.max(argc) + iseq.stack_max as usize + STACK_MARGIN > ctx.stacks.stack.len() || ctx.stacks.frames.len() >= ctx.stacks.max_frames {
+    let arity_ok = if kind == FrameKind::Lambda { argc == lead } else { argc != 1 || lead < 2 };
+    if !p.simple || !arity_ok || bp + nlocals.max(argc) + iseq.stack_max as usize + STACK_MARGIN > ctx.stacks.stack.len() || ctx.stacks.frames.len() >= ctx.stacks.max_frames {
         return false;
     }
     // SAFETY: `bp + nlocals` is within the stack (checked above); `argc.min(lead) <= nlocals`.
@@ -700,7 +716,7 @@ pub fn push_simple_block_frame(ctx: &mut Ctx, cap: &Captured, home: HomeMethod, 
             mid: home.mid,
             block: home.block,
             flags,
-            kind: FrameKind::Block,
+            kind,
             ..Frame::BLANK
         },
     );

@@ -418,10 +418,13 @@ pub fn send_cached(ctx: &mut Ctx, iseq: &Iseq, fi: usize, ci: &CallInfo) -> Opti
             // start and where its result goes.
             let cap = crate::core::proc::captured(p)?;
             ctx.stacks.stack.copy_within(ret_sp + 1..ret_sp + 1 + argc, ret_sp);
-            let r = call::push_block_frame(ctx, &cap, argc, None, None, true, Some((recv, cap.cref)), crate::interp::frame::FRAME_BMETHOD, ret_sp);
-            if let Err(e) = r {
-                ctx.stacks.sp = ret_sp;
-                return Some(Err(e));
+            let home = HomeMethod::find(&ctx.stacks.frames, &cap);
+            if !call::push_simple_bmethod_frame(ctx, &Captured { self_: recv, ..cap }, home, argc, ret_sp) {
+                let r = call::push_block_frame(ctx, &cap, argc, None, None, true, Some((recv, cap.cref)), crate::interp::frame::FRAME_BMETHOD, ret_sp);
+                if let Err(e) = r {
+                    ctx.stacks.sp = ret_sp;
+                    return Some(Err(e));
+                }
             }
             crate::core::proc::restore_home(ctx, p);
             if let Some(f) = ctx.stacks.frames.last_mut() {
