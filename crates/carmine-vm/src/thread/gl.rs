@@ -127,6 +127,28 @@ impl GiantLock {
         interrupt.fetch_and(!INTERRUPT_YIELD, Ordering::AcqRel);
     }
 
+    /// Takes the GL ahead of the threads waiting for it: an embedding host coming back into
+    /// its VM (its event loop waits on it). The holder is asked to hand the GL over at its
+    /// next safepoint, not after a whole time slice.
+    pub fn acquire_first(&self, interrupt: &AtomicU32) {
+        let mut st = self.lock();
+        if !st.held {
+            st.held = true;
+            st.held_since = Instant::now();
+            return;
+        }
+        let me = Arc::new(Waiter::default());
+        self.enqueue(&mut st, me.clone(), interrupt);
+        // `enqueue` put it last: it goes first.
+        if let Some(w) = st.queue.pop_back() {
+            st.queue.push_front(w);
+        }
+        interrupt.fetch_or(INTERRUPT_YIELD, Ordering::AcqRel);
+        drop(st);
+        me.wait();
+        interrupt.fetch_and(!INTERRUPT_YIELD, Ordering::AcqRel);
+    }
+
     /// Queues a waiter and makes sure the timer watches the holder's time slice.
     fn enqueue(&self, st: &mut State, w: Arc<Waiter>, interrupt: &AtomicU32) {
         st.queue.push_back(w);
@@ -241,6 +263,38 @@ mod tests {
         }
         assert_eq!(*order.lock().unwrap(), vec![0, 1, 2, 3]);
         assert!(!gl.lock().held);
+    }
+
+    #[test]
+    fn acquire_first_goes_ahead_of_the_queue() {
+        let gl = Arc::new(GiantLock::held());
+        let interrupt = Arc::new(AtomicU32::new(0));
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let spawn = |name: &'static str, first: bool| {
+            let (g, i, o) = (gl.clone(), interrupt.clone(), order.clone());
+            std::thread::spawn(move || {
+                if first {
+                    g.acquire_first(&i);
+                } else {
+                    g.acquire(&i);
+                }
+                o.lock().unwrap().push(name);
+                g.release();
+            })
+        };
+        let a = spawn("thread", false);
+        while gl.lock().queue.len() < 1 {
+            std::thread::yield_now();
+        }
+        let b = spawn("host", true);
+        while gl.lock().queue.len() < 2 {
+            std::thread::yield_now();
+        }
+        assert!(interrupt.load(Ordering::Acquire) & INTERRUPT_YIELD != 0, "the holder is asked to yield at once");
+        gl.release();
+        a.join().unwrap();
+        b.join().unwrap();
+        assert_eq!(*order.lock().unwrap(), vec!["host", "thread"]);
     }
 
     #[test]
