@@ -28,6 +28,9 @@
  *   VM's waker (carmine_set_waker) posts the request's `wake` event when another run
  *   unlocks, pushes or signals, and nginx resumes it once the current handler returns. All of a worker's
  *   runs share its VM and stay isolated (libcarmine sets a suspended run's changes aside).
+ *   Ruby threads run while the worker is in its event loop (carmine_set_notify), so
+ *   Thread#join and Thread#value suspend too: a thread's end is reported through the
+ *   worker's eventfd (`notify_conn`), whose handler has libcarmine call the waker.
  *   A request whose pool goes away with its run suspended cancels the run. Log scripts and
  *   carmine_set variables run to the end (carmine_run). See docs/web-servers.md.
  * - A VM that reports an internal error is replaced for new requests and closed once no

@@ -239,7 +239,9 @@ void carmine_set_waker(carmine_vm *vm, carmine_wake_func wake, void *data);
  * is not made on that thread: the task is queued and notify(data) called (on that
  * thread: it must only signal the host's loop, e.g. write an eventfd); the host then
  * calls carmine_deliver_wakes from its loop, which calls the waker for each task queued
- * that is still suspended, and returns how many were queued. One host thread only.
+ * that is still suspended, and returns how many were queued. While the host is outside,
+ * its stack is not scanned: a value it keeps between calls must be registered
+ * (carmine_gc_register). One host thread only.
  * NULL: threads run only while the host is inside the VM again. */
 typedef void (*carmine_notify_func)(void *data);
 void carmine_set_notify(carmine_vm *vm, carmine_notify_func notify, void *data);

@@ -1584,7 +1584,7 @@ fn c_method(vm: *mut carmine_vm, f: carmine_func, data: *mut c_void) -> Rc<host:
             None => Value::NIL,
         };
         let me = thread_id();
-        if h.notify.get().is_some() && h.owner.load(Ordering::Acquire) == 0 {
+        if h.owner.load(Ordering::Acquire) == 0 && h.notify.get().is_some() {
             // A thread of the VM runs while the host is outside it: the host's functions
             // are not to be called then.
             let k = ctx.c().thread_error;

@@ -226,6 +226,17 @@ static void test_task_threads(carmine_vm *vm) {
     join_tasks(vm, fds[0], ab, rs, 2);
     CHECK(str_is(vm, rs[0], "a") && str_is(vm, rs[1], "b"));
 
+    /* A thread that computes forever while the host is outside: the host gets the VM back
+     * (the thread hands the giant lock over at a safepoint), the run's timeout ends the
+     * join, and the run's end kills the thread. */
+    carmine_set_timeout(vm, 100);
+    carmine_script *spin = compile(vm, "Thread.new { loop {} }.join");
+    CHECK(carmine_start(vm, spin, &t, &w, &r) == CARMINE_SUSPENDED && w.timeout_ms > 0 && w.timeout_ms <= 100);
+    usleep((useconds_t)(w.timeout_ms + 5) * 1000);
+    CHECK(carmine_resume(vm, t, 0, &w, &r) == CARMINE_LIMIT);
+    carmine_set_timeout(vm, 0);
+    CHECK_RUBY(vm, "Thread.list.size == 1");
+
     carmine_set_notify(vm, NULL, NULL);
     carmine_set_waker(vm, NULL, NULL);
     close(fds[0]);

@@ -12,14 +12,23 @@
 //!   runner's blocking operations to the host scheduler (`Ctx::host_scheduler`), whose
 //!   hooks suspend the run by transferring back to the root fiber.
 //! - A run suspends only from its runner, with no host method (C function) on the stack
-//!   and no other Ruby thread alive (threads run only while the VM's thread waits in the
-//!   VM): otherwise the hooks wait by blocking, as a run without suspension does.
+//!   and, unless the host lets threads run while it is outside (`set_threads_outside`),
+//!   no other Ruby thread alive (they run only while the VM's thread waits in the VM):
+//!   otherwise the hooks wait by blocking, as a run without suspension does.
+//! - Every isolated run has a tag (`Ctx::run_tag`), inherited by the threads it starts;
+//!   `TaskState::current_run` is the run whose changes are in the VM, and a thread runs
+//!   Ruby code only while its run is current (`thread::sched::wait_turn`). A run is
+//!   current while it runs; a suspended run whose threads are alive is kept in
+//!   `Runtime::parked`, and while the host is outside the VM one of them is current
+//!   (`host_leave` swaps it in, `host_enter` out again; they take turns). A run's end
+//!   kills its own threads only.
 //! - `Mutex`, `Queue`, `SizedQueue` and `ConditionVariable` waits (the `block` hook)
 //!   suspend only when the host set a waker (`Runtime::set_waker`): what ends them is
 //!   another run's doing (a push, an unlock), which the host cannot watch. The runner is
 //!   then listed in `TaskState::blocked` until that happens: `unblock` takes it off the
-//!   list and calls the waker with it (on the VM's thread, inside the run that woke it),
-//!   and the host resumes the task from its event loop. A woken run checks its condition
+//!   list and calls the waker with it (inside the run or thread that woke it: on a Ruby
+//!   thread's OS thread when a thread's end wakes a `Thread#join`, which the embedding
+//!   layer hands to the host's thread), and the host resumes the task from its event loop. A woken run checks its condition
 //!   again and may suspend again. Without a waker these waits block the thread.
 //! - Any number of tasks may be suspended in one VM. Each step ends with the VM as the
 //!   host left it: a suspending run's changes are swapped out of the VM (see
@@ -246,6 +255,7 @@ impl Runtime {
 
     /// Puts the task's changes back into the VM (they were set aside when it suspended,
     /// in the task or, while its threads are alive, in `parked`) and makes it current.
+    #[inline]
     fn swap_in_task(&mut self, task: &mut Task) {
         if !self.parked.is_empty() {
             if let Some(i) = self.parked.iter().position(|p| p.tag == task.tag) {
@@ -263,10 +273,18 @@ impl Runtime {
     /// suspended run with threads alive is made current (its changes swapped in, its
     /// threads woken) and the host must give the GL up (true: `host_release_gl`, once it
     /// no longer claims the VM). Runs with threads take turns, one per `host_leave`.
+    #[inline]
     pub fn host_leave(&mut self) -> bool {
-        if !self.vm.host.tasks.threads_outside.get() || !crate::thread::sched::others_running(&self.ctx) {
+        // Usually no thread is alive (the test is two loads when none was ever made).
+        if !self.vm.host.tasks.threads_outside.get() || self.ctx.thread_obj.is_nil() || !crate::thread::sched::others_running(&self.ctx) {
             return false;
         }
+        self.leave_to_threads();
+        true
+    }
+
+    #[cold]
+    fn leave_to_threads(&mut self) {
         let ctx = &mut *self.ctx;
         if let Some(i) = self.parked.iter().position(|p| crate::thread::sched::run_has_threads(ctx, p.tag)) {
             let mut p = self.parked.remove(i);
@@ -281,13 +299,19 @@ impl Runtime {
             // The host's own context belongs to no run while it is outside.
             self.ctx.run_tag = 0;
         }
-        true
     }
 
     /// The host is back (it holds the GL again, `host_take_gl`): the run `host_leave` made
     /// current is set aside again, so the VM is as the host left it.
+    #[inline]
     pub fn host_enter(&mut self) {
-        let Some(tag) = self.current_parked.take() else { return };
+        if let Some(tag) = self.current_parked.take() {
+            self.set_parked_aside(tag);
+        }
+    }
+
+    #[cold]
+    fn set_parked_aside(&mut self, tag: u64) {
         let ctx = &mut *self.ctx;
         if let Some(p) = self.parked.iter_mut().find(|p| p.tag == tag) {
             p.swapped = p.snapshot.as_ref().and_then(|s| s.swap_out(ctx, self.baseline.as_mut())).map(Box::new);
@@ -304,6 +328,7 @@ impl Runtime {
     }
 
     /// Makes run `tag` the one whose changes are in the VM (0: none) and wakes its threads.
+    #[inline]
     pub(super) fn make_current(&mut self, tag: u64) {
         self.ctx.run_tag = tag;
         self.vm.host.tasks.current_run.set(tag);

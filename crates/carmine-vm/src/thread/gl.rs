@@ -9,7 +9,8 @@
 //! - The GL is a flag under a mutex, not an OS lock held across Ruby code: whoever set
 //!   `held` owns it, whatever native thread that is (an embedder may drive a VM from
 //!   different threads one after the other).
-//! - Waiters queue in arrival order and the GL is handed directly to the first of them:
+//! - Waiters queue in arrival order (an embedding host coming back into its VM goes first,
+//!   `acquire_first`) and the GL is handed directly to the first of them:
 //!   `held` stays set and only that waiter is woken (each waits on its own condition
 //!   variable), so a hand-over costs the same with 5,000 waiting threads as with one.
 //! - With one thread nothing ever waits, so the interpreter's only cost is the interrupt

@@ -9,6 +9,10 @@
 //!   region touches no Ruby value and no VM table.
 //! - `Vm::threads` lists every thread that has started and not finished, with its `Ctx`;
 //!   a thread made by `Thread.new` but not started yet is listed with a null `Ctx`.
+//! - A thread started by an embedding host's run carries the run's tag and runs Ruby code
+//!   only while that run is current (`wait_turn`, after every taking of the GL); an
+//!   embedding host that lets threads run while it is outside the VM gives the GL up
+//!   between its calls, its context listed with no native stack to scan (`safe_sp` 0).
 //! - A thread blocked with no deadline counts in `Vm::forever_sleepers` while its
 //!   `ThreadData::sleeping_forever` is set; when every listed thread sleeps forever, the
 //!   main thread gets `fatal` ("No live threads left. Deadlock?"), as in CRuby.
