@@ -255,17 +255,23 @@ impl Runtime {
 
     /// Puts the task's changes back into the VM (they were set aside when it suspended,
     /// in the task or, while its threads are alive, in `parked`) and makes it current.
-    #[inline]
+    #[inline(always)]
     fn swap_in_task(&mut self, task: &mut Task) {
         if !self.parked.is_empty() {
-            if let Some(i) = self.parked.iter().position(|p| p.tag == task.tag) {
-                task.swapped = self.parked.swap_remove(i).swapped;
-            }
+            self.unpark(task);
         }
         if let Some(s) = task.swapped.take() {
             s.swap_in(&mut self.ctx);
         }
         self.make_current(task.tag);
+    }
+
+    /// Takes the task's changes back from `parked`, if they are there.
+    #[cold]
+    fn unpark(&mut self, task: &mut Task) {
+        if let Some(i) = self.parked.iter().position(|p| p.tag == task.tag) {
+            task.swapped = self.parked.swap_remove(i).swapped;
+        }
     }
 
     /// The host goes back to its own loop (its outermost call into the VM returns): when
@@ -328,7 +334,7 @@ impl Runtime {
     }
 
     /// Makes run `tag` the one whose changes are in the VM (0: none) and wakes its threads.
-    #[inline]
+    #[inline(always)]
     pub(super) fn make_current(&mut self, tag: u64) {
         self.ctx.run_tag = tag;
         self.vm.host.tasks.current_run.set(tag);

@@ -115,23 +115,19 @@ impl GiantLock {
 
     /// Waits for the GL and takes it.
     pub fn acquire(&self, interrupt: &AtomicU32) {
-        let mut st = self.lock();
-        if !st.held {
-            st.held = true;
-            st.held_since = Instant::now();
-            return;
-        }
-        let me = Arc::new(Waiter::default());
-        self.enqueue(&mut st, me.clone(), interrupt);
-        drop(st);
-        me.wait();
-        interrupt.fetch_and(!INTERRUPT_YIELD, Ordering::AcqRel);
+        self.take(interrupt, false);
     }
 
     /// Takes the GL ahead of the threads waiting for it: an embedding host coming back into
     /// its VM (its event loop waits on it). The holder is asked to hand the GL over at its
     /// next safepoint, not after a whole time slice.
     pub fn acquire_first(&self, interrupt: &AtomicU32) {
+        self.take(interrupt, true);
+    }
+
+    /// Takes the GL, waiting last in the queue, or (`first`) first with the holder asked
+    /// to yield now.
+    fn take(&self, interrupt: &AtomicU32, first: bool) {
         let mut st = self.lock();
         if !st.held {
             st.held = true;
@@ -140,11 +136,13 @@ impl GiantLock {
         }
         let me = Arc::new(Waiter::default());
         self.enqueue(&mut st, me.clone(), interrupt);
-        // `enqueue` put it last: it goes first.
-        if let Some(w) = st.queue.pop_back() {
-            st.queue.push_front(w);
+        if first {
+            // `enqueue` put it last.
+            if let Some(w) = st.queue.pop_back() {
+                st.queue.push_front(w);
+            }
+            interrupt.fetch_or(INTERRUPT_YIELD, Ordering::AcqRel);
         }
-        interrupt.fetch_or(INTERRUPT_YIELD, Ordering::AcqRel);
         drop(st);
         me.wait();
         interrupt.fetch_and(!INTERRUPT_YIELD, Ordering::AcqRel);
