@@ -7,6 +7,7 @@
  */
 #include <carmine.h>
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -200,9 +201,9 @@ static void test_task_threads(carmine_vm *vm) {
     CHECK(pipe(fds) == 0);
     carmine_set_waker(vm, record_wake, &woken);
     carmine_set_notify(vm, notify_pipe, &fds[1]);
-    CHECK(eval_shared(vm, "GO = [false, false]") == CARMINE_OK);
+    CHECK(eval_shared(vm, "TGO = [false, false, false]") == CARMINE_OK);
 
-    carmine_script *joiner = compile(vm, "$g = 1; t = Thread.new { sleep 0.001 until GO[0]; $g += 1; 42 }; \"#{t.value} #{$g}\"");
+    carmine_script *joiner = compile(vm, "$g = 1; t = Thread.new { sleep 0.001 until TGO[0]; $g += 1; 42 }; \"#{t.value} #{$g}\"");
     nwoken = 0;
     CHECK(carmine_start(vm, joiner, &t, &w, &r) == CARMINE_SUSPENDED);
     CHECK(w.events == 0 && w.fd == -1 && w.timeout_ms == -1);
@@ -210,21 +211,42 @@ static void test_task_threads(carmine_vm *vm) {
      * kills that thread only. */
     CHECK_RUBY(vm, "$g.nil?");
     CHECK_RUBY(vm, "Thread.new { sleep }; Thread.list.size == 3");
-    CHECK(eval_shared(vm, "GO[0] = true") == CARMINE_OK);
+    CHECK(eval_shared(vm, "TGO[0] = true") == CARMINE_OK);
     join_tasks(vm, fds[0], &t, &r, 1);
     CHECK(str_is(vm, r, "42 2"));
     CHECK_RUBY(vm, "$g.nil? && Thread.list.size == 1");
 
     /* Two runs joining threads take turns: both end, each with its own globals. */
-    carmine_script *a = compile(vm, "$h = 'a'; t = Thread.new { sleep 0.001 until GO[1]; $h }; t.join; t.value");
-    carmine_script *b = compile(vm, "$h = 'b'; Thread.new { sleep 0.001 until GO[1]; $h }.value");
+    carmine_script *a = compile(vm, "$h = 'a'; t = Thread.new { sleep 0.001 until TGO[1]; $h }; t.join; t.value");
+    carmine_script *b = compile(vm, "$h = 'b'; Thread.new { sleep 0.001 until TGO[1]; $h }.value");
     carmine_task *ab[2];
     carmine_value rs[2];
     CHECK(carmine_start(vm, a, &ab[0], &w, &r) == CARMINE_SUSPENDED);
     CHECK(carmine_start(vm, b, &ab[1], &w, &r) == CARMINE_SUSPENDED);
-    CHECK(eval_shared(vm, "GO[1] = true") == CARMINE_OK);
+    CHECK(eval_shared(vm, "TGO[1] = true") == CARMINE_OK);
     join_tasks(vm, fds[0], ab, rs, 2);
     CHECK(str_is(vm, rs[0], "a") && str_is(vm, rs[1], "b"));
+
+    /* A run whose last thread ends while it is current hands the turn on: the host is
+     * notified (no task to wake) and its next return makes the other run current, whose
+     * thread then runs while both runs sleep. */
+    carmine_script *sleeper = compile(vm, "Thread.new { sleep 0.05 }; sleep 10");
+    carmine_script *setter = compile(vm, "Thread.new { TGO[2] = true }; sleep 10");
+    carmine_task *s1, *s2;
+    struct pollfd p = { .fd = fds[0], .events = POLLIN };
+    char c;
+    while (poll(&p, 1, 0) == 1) /* notifications of the runs above, delivered already */
+        CHECK(read(fds[0], &c, 1) == 1);
+    carmine_deliver_wakes(vm);
+    nwoken = 0;
+    CHECK(carmine_start(vm, sleeper, &s1, &w, &r) == CARMINE_SUSPENDED);
+    CHECK(carmine_start(vm, setter, &s2, &w, &r) == CARMINE_SUSPENDED);
+    CHECK(poll(&p, 1, 5000) == 1);
+    CHECK(read(fds[0], &c, 1) == 1);
+    CHECK(carmine_deliver_wakes(vm) == 1 && nwoken == 0);
+    usleep(100 * 1000);
+    CHECK_RUBY(vm, "TGO[2]");
+    CHECK(carmine_cancel(vm, s1) == CARMINE_OK && carmine_cancel(vm, s2) == CARMINE_OK);
 
     /* A thread that computes forever while the host is outside: the host gets the VM back
      * (the thread hands the giant lock over at a safepoint), the run's timeout ends the

@@ -181,6 +181,7 @@ unsafe fn thread_main(vm: *mut Vm, t: Value, stack: crate::fiber::stack::ValueSt
     (*vm).threads.borrow_mut().retain(|e| e.obj != t);
     td(t).ctx = std::ptr::null_mut();
     sched::wake_all(&mut ctx);
+    crate::runtime::task::thread_ended(&ctx);
     ctx.return_alloc_cache();
     drop(ctx);
     (*vm).gl.release();

@@ -97,7 +97,8 @@ enum StepEnd {
     Done(std::result::Result<Value, Unwind>),
 }
 
-/// Called with the runner of a task suspended in a `block` wait that can go on now.
+/// Called with the runner of a task suspended in a `block` wait that can go on now (nil:
+/// no task, the host is only asked to come back into the VM; see `thread_ended`).
 pub type Waker = Box<dyn FnMut(Value)>;
 
 /// Per-VM state of the tasks (in `HostState`).
@@ -371,6 +372,23 @@ fn runner_body(ctx: &mut Ctx, _arg: Value) -> Result<Value> {
         *ctx.vm().host.tasks.end.borrow_mut() = Some(StepEnd::Done(r));
         let root = ctx.fibers.root;
         crate::fiber::transfer(ctx, root, &[])?;
+    }
+}
+
+/// A thread of run `ctx.run_tag` ended. When it was its run's last and other runs' threads
+/// wait for their turn (the host is outside the VM with this run current: see
+/// `Runtime::host_leave`), the host is asked back (its waker, with no runner) so that its
+/// next return hands the turn on.
+pub fn thread_ended(ctx: &Ctx) {
+    let tag = ctx.run_tag;
+    if tag == 0 || !ctx.vm().host.tasks.threads_outside.get() || crate::thread::sched::run_has_threads(ctx, tag) {
+        return;
+    }
+    let waiting = ctx.vm().threads.borrow().iter().any(|e| crate::thread::sched::data(e.obj).is_some_and(|d| d.run_tag != 0 && d.run_tag != tag));
+    if waiting {
+        if let Some(wake) = ctx.vm().host.tasks.waker.borrow_mut().as_mut() {
+            wake(Value::NIL);
+        }
     }
 }
 
