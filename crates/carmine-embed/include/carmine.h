@@ -232,8 +232,9 @@ void carmine_set_waker(carmine_vm *vm, carmine_wake_func wake, void *data);
  * (a thread computing hands it over at its next safepoint). Isolation holds: a thread
  * started by a run belongs to it and runs Ruby code only while that run's changes are
  * the VM's — while the run itself runs, and, for one suspended run at a time (they
- * take turns, one per call that returns), while the host is outside; threads of the
- * others wait meanwhile. A run's threads are killed when it ends. While the host is
+ * take turns, one per call that returns; notify is also called, with nothing to
+ * deliver, when the current run's last thread ends while others wait), while the host is
+ * outside; threads of the others wait meanwhile. A run's threads are killed when it ends. While the host is
  * outside, a thread that calls a C method gets a ThreadError (the host's functions are
  * called only on its own thread, inside a call), and a waker call that a thread causes
  * is not made on that thread: the task is queued and notify(data) called (on that
