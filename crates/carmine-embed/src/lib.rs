@@ -239,6 +239,8 @@ impl Drop for Entered<'_> {
     fn drop(&mut self) {
         if self.counted && self.h.depth.fetch_sub(1, Ordering::AcqRel) == 1 {
             let release = !self.h.poisoned.get() && self.rt().is_some_and(|rt| rt.host_leave());
+            // `gl_out` before ownership, the lock after it (see the module invariants): the
+            // next call from outside waits for the lock before it uses the runtime.
             if release {
                 self.h.gl_out.store(true, Ordering::Release);
             }
@@ -353,6 +355,27 @@ impl Entered<'_> {
     }
 }
 
+/// A call from outside while the VM's threads run (the last outermost call gave the giant
+/// lock up): takes the lock back, ahead of the threads. Whether it did.
+#[inline]
+fn take_gl_back(h: &carmine_vm) -> bool {
+    if !h.gl_out.load(Ordering::Acquire) {
+        return false;
+    }
+    // SAFETY: the VM outlives its handle's calls.
+    runtime::host_take_gl(unsafe { &*h.vm_raw });
+    h.gl_out.store(false, Ordering::Release);
+    true
+}
+
+/// Gives the giant lock up to the VM's threads until the host's next call (which no
+/// longer claims the VM).
+fn give_gl_up(h: &carmine_vm) {
+    h.gl_out.store(true, Ordering::Release);
+    // SAFETY: the VM outlives its handle's calls.
+    runtime::host_release_gl(unsafe { &*h.vm_raw });
+}
+
 /// Enters `vm` for one exported call and runs `f`, catching panics.
 fn api<R: Fallback>(vm: *mut carmine_vm, f: impl FnOnce(&Entered) -> R) -> R {
     if vm.is_null() {
@@ -363,14 +386,7 @@ fn api<R: Fallback>(vm: *mut carmine_vm, f: impl FnOnce(&Entered) -> R) -> R {
     let me = thread_id();
     let mut is_owner = false;
     let owned = h.owner.load(Ordering::Acquire) == me;
-    // The host comes back while the VM's threads run: the giant lock first (see the
-    // module invariants).
-    let took_gl = !owned && h.gl_out.load(Ordering::Acquire) && {
-        // SAFETY: the VM outlives its handle's calls.
-        runtime::host_take_gl(unsafe { &*h.vm_raw });
-        h.gl_out.store(false, Ordering::Release);
-        true
-    };
+    let took_gl = !owned && take_gl_back(h);
     let (outermost, counted, ctx) = if owned {
         h.depth.fetch_add(1, Ordering::AcqRel);
         is_owner = true;
@@ -383,9 +399,7 @@ fn api<R: Fallback>(vm: *mut carmine_vm, f: impl FnOnce(&Entered) -> R) -> R {
             Ok(Some(c)) => (false, false, Some(c as *mut Ctx)),
             _ => {
                 if took_gl {
-                    h.gl_out.store(true, Ordering::Release);
-                    // SAFETY: as above.
-                    runtime::host_release_gl(unsafe { &*h.vm_raw });
+                    give_gl_up(h);
                 }
                 return R::fallback(CARMINE_BUSY);
             }
@@ -500,17 +514,12 @@ pub unsafe extern "C" fn carmine_close(vm: *mut carmine_vm) {
     }
     let me = thread_id();
     let h = &*vm;
-    let took_gl = h.gl_out.load(Ordering::Acquire) && {
-        runtime::host_take_gl(&*h.vm_raw);
-        h.gl_out.store(false, Ordering::Release);
-        true
-    };
+    let took_gl = take_gl_back(h);
     if h.owner.compare_exchange(0, me, Ordering::AcqRel, Ordering::Acquire).is_err() {
         // In use (by another thread, or from inside one of its own C methods): a host bug
         // that must not free memory in use.
         if took_gl {
-            h.gl_out.store(true, Ordering::Release);
-            runtime::host_release_gl(&*h.vm_raw);
+            give_gl_up(h);
         }
         return;
     }
