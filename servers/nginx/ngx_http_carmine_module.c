@@ -28,6 +28,9 @@
  *   VM's waker (carmine_set_waker) posts the request's `wake` event when another run
  *   unlocks, pushes or signals, and nginx resumes it once the current handler returns. All of a worker's
  *   runs share its VM and stay isolated (libcarmine sets a suspended run's changes aside).
+ *   Ruby threads run while the worker is in its event loop (carmine_set_notify), so
+ *   Thread#join and Thread#value suspend too: a thread's end is reported through the
+ *   worker's eventfd (`notify_conn`), whose handler has libcarmine call the waker.
  *   A request whose pool goes away with its run suspended cancels the run. Log scripts and
  *   carmine_set variables run to the end (carmine_run). See docs/web-servers.md.
  * - A VM that reports an internal error is replaced for new requests and closed once no
@@ -38,6 +41,8 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 #include <ngx_http.h>
+
+#include <sys/eventfd.h>
 
 #include "carmine.h"
 #include "carmine_host.h"
@@ -80,6 +85,9 @@ typedef struct {
 static carmine_host *host;
 static carmine_watch watch = { .fd = -1 };
 static ngx_connection_t *watch_conn;
+/* The worker's eventfd, in its event loop: Ruby threads write it when they wake a
+ * suspended run (carmine_set_notify). */
+static ngx_connection_t *notify_conn;
 static ngx_http_carmine_run_t *cur;
 static ngx_cycle_t *worker_cycle;
 
@@ -314,6 +322,49 @@ static void ngx_http_carmine_write_stderr(void *data, const char *bytes, size_t 
 
 static void ngx_http_carmine_waker(void *data, carmine_task *task);
 
+/* Called on a Ruby thread of the VM (carmine_set_notify) that woke a suspended run
+ * (a thread that ended, for a Thread#join) while the worker is in its event loop: the
+ * eventfd wakes the loop, which has libcarmine call the waker on the worker's thread. */
+static void ngx_http_carmine_notify(void *data)
+{
+    uint64_t one = 1;
+    (void)data;
+    if (write(notify_conn->fd, &one, sizeof one) < 0) {
+        /* EAGAIN: the counter is already non-zero, a wake-up is pending. */
+    }
+}
+
+static void ngx_http_carmine_notify_handler(ngx_event_t *ev)
+{
+    uint64_t n;
+    while (read(notify_conn->fd, &n, sizeof n) == (ssize_t)sizeof n) {
+    }
+    (void)ev;
+    if (host != NULL)
+        carmine_deliver_wakes(host->vm);
+}
+
+/* The eventfd of ngx_http_carmine_notify (not ngx_notify: its one handler per process is
+ * nginx's thread pools'). Without one, Ruby threads run only while the worker is in the
+ * VM, and a run waits in place while threads are alive. */
+static void ngx_http_carmine_open_notify(ngx_cycle_t *cycle)
+{
+    int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (fd < 0)
+        return;
+    notify_conn = ngx_get_connection(fd, cycle->log);
+    if (notify_conn == NULL) {
+        close(fd);
+        return;
+    }
+    notify_conn->read->handler = ngx_http_carmine_notify_handler;
+    notify_conn->read->log = cycle->log;
+    if (ngx_handle_read_event(notify_conn->read, 0) != NGX_OK) {
+        ngx_close_connection(notify_conn); /* closes fd */
+        notify_conn = NULL;
+    }
+}
+
 /* The worker's VM with the Nginx API defined and the limits and init script applied. */
 static ngx_int_t ngx_http_carmine_open_host(ngx_cycle_t *cycle, ngx_log_t *log)
 {
@@ -326,6 +377,8 @@ static ngx_int_t ngx_http_carmine_open_host(ngx_cycle_t *cycle, ngx_log_t *log)
     carmine_set_stdout(host->vm, ngx_http_carmine_write_stdout, NULL);
     carmine_set_stderr(host->vm, ngx_http_carmine_write_stderr, NULL);
     carmine_set_waker(host->vm, ngx_http_carmine_waker, NULL);
+    if (notify_conn != NULL)
+        carmine_set_notify(host->vm, ngx_http_carmine_notify, NULL);
     host->watch = &watch;
     ngx_http_carmine_define_api(host->vm);
     if (mcf == NULL)
@@ -387,6 +440,7 @@ static ngx_int_t ngx_http_carmine_init_process(ngx_cycle_t *cycle)
     if (ngx_http_cycle_get_module_main_conf(cycle, ngx_http_carmine_module) == NULL)
         return NGX_OK;
     ngx_http_carmine_open_watch(cycle);
+    ngx_http_carmine_open_notify(cycle);
     ngx_int_t rc = ngx_http_carmine_open_host(cycle, cycle->log);
     /* Compiling is done here too, not at the first request. */
     ngx_http_carmine_main_conf_t *mcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_carmine_module);
@@ -403,6 +457,10 @@ static void ngx_http_carmine_exit_process(ngx_cycle_t *cycle)
     (void)cycle;
     carmine_host_close(host);
     host = NULL;
+    if (notify_conn != NULL) {
+        ngx_close_connection(notify_conn); /* closes the eventfd */
+        notify_conn = NULL;
+    }
     if (watch_conn != NULL) {
         ngx_close_connection(watch_conn); /* closes watch.fd */
         watch_conn = NULL;
@@ -515,9 +573,10 @@ static void ngx_http_carmine_timer_handler(ngx_event_t *ev)
     ngx_http_carmine_wake(ev->data, 0);
 }
 
-/* Called by the VM, inside another run, when a task suspended on a Mutex, Queue or
- * ConditionVariable may go on: its request is resumed from the posted-events queue,
- * after the handler running now returns (the VM is busy until then). */
+/* Called by the VM, inside another run (or from carmine_deliver_wakes), when a task
+ * suspended on a Mutex, Queue, ConditionVariable or Thread#join may go on: its request is
+ * resumed from the posted-events queue, after the handler running now returns (the VM is
+ * busy until then). Always on the worker's thread (see ngx_http_carmine_notify). */
 static void ngx_http_carmine_waker(void *data, carmine_task *task)
 {
     ngx_http_carmine_ctx_t *ctx = carmine_task_data(task);

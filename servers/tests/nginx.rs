@@ -403,3 +403,49 @@ location /leave { carmine_content_handler_code 'Thread.new { sleep 0.2; $g = 2 }
     }
     assert!(!s.error_log().contains("[alert]"), "{}", s.error_log());
 }
+
+/// `Thread#join` and `Thread#value` suspend a run while its threads go on (the worker is
+/// in its event loop meanwhile): several requests each start threads that wait for a
+/// signal another request gives, then join them. Each thread sees and changes only its
+/// own run's globals; the other runs' requests are answered during the waits.
+#[test]
+fn joins_do_not_block_the_worker() {
+    let Some(build) = setup() else { return };
+    let site = r##"
+location /work { carmine_content_handler_code 'n = (STATE[:started] += 1); $g = n; ts = [Thread.new { sleep 0.01 until STATE[:go]; $g += 100; n * 10 }, Thread.new(n) { |k| Thread.new { k }.value }]; ts[0].join; Nginx.rputs "#{n} #{ts.map(&:value).inspect} #{$g}"'; }
+location /state { carmine_content_handler_code 'Nginx.rputs "#{STATE[:started]} #{$g.inspect}"'; }
+location /go { carmine_content_handler_code 'STATE[:go] = true; Nginx.rputs "go"'; }
+location /api { carmine_content_handler_code 'Nginx.rputs Thread.new { begin; Nginx.rputs "x"; rescue ThreadError => e; e.class.name; end }.value'; }
+"##;
+    let s = one_worker(build, "STATE = {started: 0}\n", site);
+    let port = s.port;
+    let done = Arc::new(AtomicUsize::new(0));
+    let works: Vec<_> = (0..3)
+        .map(|_| {
+            let d = done.clone();
+            std::thread::spawn(move || {
+                let r = request(port, "GET", "/work", &[], b"");
+                d.fetch_add(1, Ordering::SeqCst);
+                r
+            })
+        })
+        .collect();
+    let mut started = false;
+    for _ in 0..2000 {
+        if s.get("/state").text() == "3 nil" {
+            started = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(started, "the worker did not answer while /work joined its threads\n{}", s.error_log());
+    assert_eq!(done.load(Ordering::SeqCst), 0, "a /work ended before its threads could");
+    assert_eq!(s.get("/go").text(), "go", "{}", s.error_log());
+    let mut answers: Vec<String> = works.into_iter().map(|w| w.join().unwrap().text()).collect();
+    answers.sort();
+    assert_eq!(answers, ["1 [10, 1] 101", "2 [20, 2] 102", "3 [30, 3] 103"], "{}", s.error_log());
+    assert_eq!(s.get("/state").text(), "3 nil", "{}", s.error_log());
+    // A thread calling the Nginx API while the worker is outside the VM gets a ThreadError.
+    assert_eq!(s.get("/api").text(), "ThreadError", "{}", s.error_log());
+    assert!(!s.error_log().contains("[alert]"), "{}", s.error_log());
+}

@@ -189,10 +189,11 @@ typedef struct carmine_wait {
  * the value on CARMINE_OK). wait and result may be NULL.
  *
  * A run waits by blocking instead of suspending when it cannot suspend: inside a C method
- * (the host's frames would be suspended with it), while Ruby threads it started are alive
- * (they run only while the run waits; Thread#join and Thread#value are such waits), in a
- * fiber the script made, and for Mutex, Queue and ConditionVariable waits unless the
- * host set a waker (carmine_set_waker). Between two steps of any runs the VM is as the
+ * (the host's frames would be suspended with it), while Ruby threads are alive unless the
+ * host lets them run outside the VM (carmine_set_notify; otherwise they run only while a
+ * run waits in place, Thread#join and Thread#value included), in a fiber the script
+ * made, and for Mutex, Queue, ConditionVariable, Thread#join and Thread#value waits
+ * unless the host set a waker (carmine_set_waker). Between two steps of any runs the VM is as the
  * host left it (a suspended run's changes are set aside until it resumes), so the host
  * may start other runs, use carmine_run, or call Ruby in the meantime. */
 carmine_status carmine_start(carmine_vm *vm, carmine_script *script, carmine_task **task,
@@ -223,6 +224,29 @@ size_t carmine_task_count(carmine_vm *vm);
  * an event). NULL removes the waker. */
 typedef void (*carmine_wake_func)(void *data, carmine_task *task);
 void carmine_set_waker(carmine_vm *vm, carmine_wake_func wake, void *data);
+/* Lets the VM's Ruby threads run while the host is outside the VM (between its calls),
+ * so that a run may suspend while threads it started are alive: Thread#join and
+ * Thread#value suspend it like a Queue wait (with a waker set), and its threads go on
+ * meanwhile. Each outermost call then gives the VM's giant lock up when it returns (if
+ * threads are alive) and takes it back when the host calls again, ahead of the threads
+ * (a thread computing hands it over at its next safepoint). Isolation holds: a thread
+ * started by a run belongs to it and runs Ruby code only while that run's changes are
+ * the VM's — while the run itself runs, and, for one suspended run at a time (they
+ * take turns, one per call that returns; notify is also called, with nothing to
+ * deliver, when the current run's last thread ends while others wait), while the host is
+ * outside; threads of the others wait meanwhile. A run's threads are killed when it ends. While the host is
+ * outside, a thread that calls a C method gets a ThreadError (the host's functions are
+ * called only on its own thread, inside a call), and a waker call that a thread causes
+ * is not made on that thread: the task is queued and notify(data) called (on that
+ * thread: it must only signal the host's loop, e.g. write an eventfd); the host then
+ * calls carmine_deliver_wakes from its loop, which calls the waker for each task queued
+ * that is still suspended, and returns how many were queued. While the host is outside,
+ * its stack is not scanned: a value it keeps between calls must be registered
+ * (carmine_gc_register). One host thread only.
+ * NULL: threads run only while the host is inside the VM again. */
+typedef void (*carmine_notify_func)(void *data);
+void carmine_set_notify(carmine_vm *vm, carmine_notify_func notify, void *data);
+size_t carmine_deliver_wakes(carmine_vm *vm);
 /* One pointer of the host's per suspended task (e.g. its request), kept until the task
  * ends; plain field accesses, safe inside a waker. */
 void carmine_task_set_data(carmine_task *task, void *data);

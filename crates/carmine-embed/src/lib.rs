@@ -16,6 +16,14 @@
 //!   calling thread when the thread takes ownership.
 //! - The error data belongs to the handle: its strings stay until the next call that
 //!   records or clears an error. The exception object it names is a VM root meanwhile.
+//! - With a notify function (carmine_set_notify) the VM's threads run while the host is
+//!   outside the VM: the outermost call gives the giant lock up when it returns, if other
+//!   threads are alive (`gl_out`), after it gave up ownership; a call from outside takes
+//!   the lock back before it takes ownership, so a thread's C method never finds the VM
+//!   owned by a host waiting for the lock. A C method called by a thread while the host is
+//!   outside raises ThreadError (the host's functions run only while it is inside), and a
+//!   waker call on a thread other than the host's is queued (`woken`) and the host
+//!   notified; carmine_deliver_wakes calls the waker for them on the host's thread.
 
 #![allow(non_camel_case_types)]
 #![allow(clippy::missing_safety_doc)]
@@ -30,7 +38,7 @@ use std::collections::{HashMap, HashSet};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use cvm::core::module::{self, Arity, Visibility};
@@ -135,6 +143,18 @@ pub struct carmine_vm {
     /// done after the run (CARMINE_OK): when the next call is the next entry, the host did
     /// nothing with the VM in between (`Entered::isolation`).
     settled_at: Cell<u64>,
+    /// The VM (for its giant lock, taken before ownership; see the module invariants).
+    vm_raw: *const cvm::vm::Vm,
+    /// The host's outermost call gave the giant lock up when it returned.
+    gl_out: AtomicBool,
+    /// The OS thread of the host's last outermost call.
+    host_thread: AtomicU64,
+    /// carmine_set_waker's function and data.
+    waker: Cell<Option<(unsafe extern "C" fn(*mut c_void, *mut carmine_task), usize)>>,
+    /// carmine_set_notify's function and data.
+    notify: Cell<Option<(unsafe extern "C" fn(*mut c_void), usize)>>,
+    /// Runners (raw values) woken on another thread than the host's, for carmine_deliver_wakes.
+    woken: Mutex<Vec<u64>>,
 }
 
 /// Addresses of the handles a VM gave out (checked on every call that takes one; hashed
@@ -218,7 +238,17 @@ struct Entered<'a> {
 impl Drop for Entered<'_> {
     fn drop(&mut self) {
         if self.counted && self.h.depth.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let release = !self.h.poisoned.get() && self.rt().is_some_and(|rt| rt.host_leave());
+            // `gl_out` before ownership, the lock after it (see the module invariants): the
+            // next call from outside waits for the lock before it uses the runtime.
+            if release {
+                self.h.gl_out.store(true, Ordering::Release);
+            }
             self.h.owner.store(0, Ordering::Release);
+            if release {
+                // SAFETY: the VM outlives its handle's calls.
+                runtime::host_release_gl(unsafe { &*self.h.vm_raw });
+            }
         }
     }
 }
@@ -325,6 +355,27 @@ impl Entered<'_> {
     }
 }
 
+/// A call from outside while the VM's threads run (the last outermost call gave the giant
+/// lock up): takes the lock back, ahead of the threads. Whether it did.
+#[inline]
+fn take_gl_back(h: &carmine_vm) -> bool {
+    if !h.gl_out.load(Ordering::Acquire) {
+        return false;
+    }
+    // SAFETY: the VM outlives its handle's calls.
+    runtime::host_take_gl(unsafe { &*h.vm_raw });
+    h.gl_out.store(false, Ordering::Release);
+    true
+}
+
+/// Gives the giant lock up to the VM's threads until the host's next call (which no
+/// longer claims the VM).
+fn give_gl_up(h: &carmine_vm) {
+    h.gl_out.store(true, Ordering::Release);
+    // SAFETY: the VM outlives its handle's calls.
+    runtime::host_release_gl(unsafe { &*h.vm_raw });
+}
+
 /// Enters `vm` for one exported call and runs `f`, catching panics.
 fn api<R: Fallback>(vm: *mut carmine_vm, f: impl FnOnce(&Entered) -> R) -> R {
     if vm.is_null() {
@@ -334,7 +385,9 @@ fn api<R: Fallback>(vm: *mut carmine_vm, f: impl FnOnce(&Entered) -> R) -> R {
     let h = unsafe { &*vm };
     let me = thread_id();
     let mut is_owner = false;
-    let (outermost, counted, ctx) = if h.owner.load(Ordering::Acquire) == me {
+    let owned = h.owner.load(Ordering::Acquire) == me;
+    let took_gl = !owned && take_gl_back(h);
+    let (outermost, counted, ctx) = if owned {
         h.depth.fetch_add(1, Ordering::AcqRel);
         is_owner = true;
         (false, true, None)
@@ -344,7 +397,12 @@ fn api<R: Fallback>(vm: *mut carmine_vm, f: impl FnOnce(&Entered) -> R) -> R {
     } else {
         match h.callbacks.lock().map(|c| c.iter().rev().find(|(t, _)| *t == me).map(|&(_, c)| c)) {
             Ok(Some(c)) => (false, false, Some(c as *mut Ctx)),
-            _ => return R::fallback(CARMINE_BUSY),
+            _ => {
+                if took_gl {
+                    give_gl_up(h);
+                }
+                return R::fallback(CARMINE_BUSY);
+            }
         }
     };
     let mut entered = Entered { h, outermost, counted, ctx: std::ptr::null_mut() };
@@ -360,6 +418,10 @@ fn api<R: Fallback>(vm: *mut carmine_vm, f: impl FnOnce(&Entered) -> R) -> R {
             // SAFETY: this thread owns the VM and no C method of it runs on this thread:
             // nothing else uses the runtime now.
             let Some(rt) = (unsafe { (*h.rt.get()).as_mut() }) else { return R::fallback(CARMINE_INVALID) };
+            if entered.outermost {
+                h.host_thread.store(me, Ordering::Relaxed);
+                rt.host_enter();
+            }
             rt.bind_thread();
             rt.ctx() as *mut Ctx
         }
@@ -415,6 +477,7 @@ pub extern "C" fn carmine_open() -> *mut carmine_vm {
         Ok(rt) => rt,
         Err(_) => return std::ptr::null_mut(),
     };
+    let vm_raw = rt.vm() as *const cvm::vm::Vm;
     let h = Box::new(carmine_vm {
         rt: UnsafeCell::new(Some(rt)),
         owner: AtomicU64::new(0),
@@ -434,6 +497,12 @@ pub extern "C" fn carmine_open() -> *mut carmine_vm {
         blocks: block_cache::BlockCache::new(),
         entries: Cell::new(0),
         settled_at: Cell::new(u64::MAX),
+        vm_raw,
+        gl_out: AtomicBool::new(false),
+        host_thread: AtomicU64::new(0),
+        waker: Cell::new(None),
+        notify: Cell::new(None),
+        woken: Mutex::new(Vec::new()),
     });
     Box::into_raw(h)
 }
@@ -445,9 +514,13 @@ pub unsafe extern "C" fn carmine_close(vm: *mut carmine_vm) {
     }
     let me = thread_id();
     let h = &*vm;
+    let took_gl = take_gl_back(h);
     if h.owner.compare_exchange(0, me, Ordering::AcqRel, Ordering::Acquire).is_err() {
         // In use (by another thread, or from inside one of its own C methods): a host bug
         // that must not free memory in use.
+        if took_gl {
+            give_gl_up(h);
+        }
         return;
     }
     let h = Box::from_raw(vm);
@@ -460,6 +533,9 @@ pub unsafe extern "C" fn carmine_close(vm: *mut carmine_vm) {
     // The handles are being freed: no waker call may name one.
     h.runners.borrow_mut().clear();
     let mut rt = rt;
+    if let (Some(rt), false) = (rt.as_mut(), poisoned) {
+        rt.host_enter();
+    }
     for t in tasks {
         let mut b = Box::from_raw(t as *mut carmine_task);
         // A suspended run is cancelled (its stack unwound, its ensure clauses run): its
@@ -706,6 +782,16 @@ unsafe fn forget_task(e: &Entered, slot: *mut carmine_task, task: &runtime::task
     drop(Box::from_raw(slot));
 }
 
+/// Drops a queued wake of the task on `runner`, which is resumed or cancelled now: it
+/// was for the wait it leaves (the runner may serve another task later).
+fn forget_wake(h: &carmine_vm, runner: u64) {
+    if h.notify.get().is_some() {
+        if let Ok(mut w) = h.woken.lock() {
+            w.retain(|&r| r != runner);
+        }
+    }
+}
+
 /// The task of a handle this VM made, taken out of it.
 unsafe fn take_task(e: &Entered, task: *mut carmine_task) -> Option<runtime::task::Task> {
     if task.is_null() || !e.h.tasks.borrow().contains(&(task as usize)) {
@@ -743,6 +829,7 @@ pub unsafe extern "C" fn carmine_resume(vm: *mut carmine_vm, task: *mut carmine_
         }
         let Some(mut t) = take_task(e, task) else { return CARMINE_INVALID };
         e.clear_error();
+        forget_wake(e.h, t.runner().raw());
         let step = rt.resume_task(&mut t, (ready & (CARMINE_READABLE | CARMINE_WRITABLE)) as i64);
         task_step(e, Some(task), t, step, wait, result).0
     })
@@ -758,6 +845,7 @@ pub unsafe extern "C" fn carmine_cancel(vm: *mut carmine_vm, task: *mut carmine_
         let Some(t) = take_task(e, task) else { return CARMINE_INVALID };
         e.clear_error();
         let runner = t.runner().raw();
+        forget_wake(e.h, runner);
         let r = rt.cancel_task(t);
         let tripped = rt.limit_tripped();
         e.h.tasks.borrow_mut().remove(&(task as usize));
@@ -774,18 +862,59 @@ pub type carmine_wake_func = Option<unsafe extern "C" fn(data: *mut c_void, task
 pub extern "C" fn carmine_set_waker(vm: *mut carmine_vm, wake: carmine_wake_func, data: *mut c_void) {
     api(vm, |e| {
         let Some(rt) = e.rt() else { return };
-        let waker = wake.map(|wake| {
-            let runners = e.h.runners.clone();
+        e.h.waker.set(wake.map(|w| (w, data as usize)));
+        let hp = vm as usize;
+        let waker = wake.map(|_| {
             Box::new(move |runner: cvm::value::Value| {
-                let slot = runners.borrow().get(&runner.raw()).copied();
-                if let Some(slot) = slot {
-                    // SAFETY: the host's function, given a handle of this VM that is alive
-                    // (handles leave `runners` when they are freed).
-                    unsafe { wake(data, slot as *mut carmine_task) };
+                // SAFETY: the handle outlives its VM's runs.
+                let h = unsafe { &*(hp as *const carmine_vm) };
+                match h.notify.get() {
+                    // A thread of the VM woke it while the host is elsewhere.
+                    Some((notify, data)) if thread_id() != h.host_thread.load(Ordering::Relaxed) => {
+                        if let Ok(mut w) = h.woken.lock() {
+                            w.push(runner.raw());
+                        }
+                        // SAFETY: the host's function, callable from any thread.
+                        unsafe { notify(data as *mut c_void) };
+                    }
+                    _ => wake_runner(h, runner.raw()),
                 }
             }) as runtime::task::Waker
         });
         rt.set_waker(waker);
+    })
+}
+
+/// Calls the host's waker for the task that runs on `runner`, if it is still suspended.
+fn wake_runner(h: &carmine_vm, runner: u64) {
+    let slot = h.runners.borrow().get(&runner).copied();
+    if let (Some(slot), Some((wake, data))) = (slot, h.waker.get()) {
+        // SAFETY: the host's function, given a handle of this VM that is alive (handles
+        // leave `runners` when they are freed).
+        unsafe { wake(data as *mut c_void, slot as *mut carmine_task) };
+    }
+}
+
+/// What carmine_set_notify calls (see carmine.h).
+pub type carmine_notify_func = Option<unsafe extern "C" fn(data: *mut c_void)>;
+
+#[no_mangle]
+pub extern "C" fn carmine_set_notify(vm: *mut carmine_vm, notify: carmine_notify_func, data: *mut c_void) {
+    api(vm, |e| {
+        let Some(rt) = e.rt() else { return };
+        e.h.notify.set(notify.map(|n| (n, data as usize)));
+        rt.set_threads_outside(notify.is_some());
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn carmine_deliver_wakes(vm: *mut carmine_vm) -> usize {
+    api(vm, |e| {
+        let woken = e.h.woken.lock().map(|mut w| std::mem::take(&mut *w)).unwrap_or_default();
+        for &runner in &woken {
+            wake_runner(e.h, runner);
+        }
+        woken.len()
     })
 }
 
@@ -1464,6 +1593,12 @@ fn c_method(vm: *mut carmine_vm, f: carmine_func, data: *mut c_void) -> Rc<host:
             None => Value::NIL,
         };
         let me = thread_id();
+        if h.owner.load(Ordering::Acquire) == 0 && h.notify.get().is_some() {
+            // A thread of the VM runs while the host is outside it: the host's functions
+            // are not to be called then.
+            let k = ctx.c().thread_error;
+            return Err(ctx.raise(k, "a C method called from a thread while the host is outside the VM"));
+        }
         // This thread holds the VM's giant lock: it may take the VM over while f runs.
         let prev_owner = h.owner.swap(me, Ordering::AcqRel);
         let prev_depth = h.depth.swap(1, Ordering::AcqRel);

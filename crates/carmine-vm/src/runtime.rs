@@ -65,6 +65,12 @@ pub struct Runtime {
     /// The last run to end put the VM back as `snapshot` and `baseline` record (see the
     /// module invariants).
     settled: bool,
+    /// The last tag given to an isolated run (see `Ctx::run_tag`).
+    last_tag: u64,
+    /// Suspended runs whose threads are alive (see `task::Parked`).
+    parked: Vec<task::Parked>,
+    /// The one of them `host_leave` made current, until `host_enter`.
+    current_parked: Option<u64>,
 }
 
 /// How a run of `run_script` or `start_task` relates to the runs after it.
@@ -157,7 +163,7 @@ impl Runtime {
         let ctx = Box::new(unsafe { Ctx::new(vm_ptr, ROOT_STACK_SLOTS, MAX_FRAMES) });
         // SAFETY: pthread_self has no preconditions.
         let thread = unsafe { libc::pthread_self() };
-        let mut rt = Runtime { ctx, vm, command_line: crate::compile::CommandLine::default(), baseline: None, thread, stack_bounds: [(0, 0, 0); STACK_BOUNDS_CACHED], running: 0, idle_runners: Vec::new(), snapshot: None, settled: false };
+        let mut rt = Runtime { ctx, vm, command_line: crate::compile::CommandLine::default(), baseline: None, thread, stack_bounds: [(0, 0, 0); STACK_BOUNDS_CACHED], running: 0, idle_runners: Vec::new(), snapshot: None, settled: false, last_tag: 0, parked: Vec::new(), current_parked: None };
         crate::boot::boot(&mut rt.ctx);
         if std::env::var_os("CARMINE_GC_STRESS").is_some_and(|v| v == "1") {
             rt.ctx.set_gc_stress(true);
@@ -472,17 +478,31 @@ impl Runtime {
         self.bind_thread();
         self.running += 1;
         let snapshot = self.start_snapshot(isolation);
+        let tag = self.run_tag(snapshot.is_some());
+        self.make_current(tag);
         limits::arm(&self.vm);
         let r = run_top(&mut self.ctx, script.iseq, snapshot.as_ref().map(|s| s.at_exit_len()));
-        let r = self.end_run(snapshot, r);
+        let r = self.end_run(snapshot, tag, r);
+        self.make_current(0);
         limits::disarm(&self.vm);
         self.running -= 1;
         r
     }
 
-    /// The end of a run that ended with `r`, on the thread's root fiber: stops the threads
-    /// it started, flushes output and (isolated: `snapshot`) undoes what it changed.
-    fn end_run(&mut self, snapshot: Option<std::rc::Rc<isolation::RunSnapshot>>, r: Result<Value, Unwind>) -> Result<Value, Unwind> {
+    /// The tag of a run that starts (see `Ctx::run_tag`): a new one for an isolated run,
+    /// 0 for a shared one (its threads outlive it and belong to no run).
+    fn run_tag(&mut self, isolated: bool) -> u64 {
+        if !isolated {
+            return 0;
+        }
+        self.last_tag += 1;
+        self.last_tag
+    }
+
+    /// The end of a run (tagged `tag`) that ended with `r`, on the thread's root fiber:
+    /// stops the threads it started, flushes output and (isolated: `snapshot`) undoes
+    /// what it changed.
+    fn end_run(&mut self, snapshot: Option<std::rc::Rc<isolation::RunSnapshot>>, tag: u64, r: Result<Value, Unwind>) -> Result<Value, Unwind> {
         let ctx = &mut *self.ctx;
         let Some(snapshot) = snapshot else {
             crate::core::io::flush_stdout(ctx);
@@ -494,7 +514,7 @@ impl Runtime {
         if let Err(Unwind::Raise(e)) = r {
             ctx.protect(e);
         }
-        crate::thread::sched::terminate_all(ctx);
+        crate::thread::sched::terminate_run(ctx, tag);
         crate::core::io::flush_stdout(ctx);
         snapshot.restore(ctx);
         isolation::RunSnapshot::release(ctx, snapshot);
@@ -596,6 +616,7 @@ impl Runtime {
     /// tables (encodings, the fiber stack pool's statics) stay.
     pub fn close(mut self) {
         self.bind_thread();
+        self.host_enter();
         crate::thread::sched::terminate_all(&mut self.ctx);
         if let Some(b) = self.baseline.take() {
             b.release(&self.ctx);
@@ -617,6 +638,19 @@ impl Runtime {
         });
         drop(heap);
     }
+}
+
+/// Takes `vm`'s giant lock for an embedding host coming back into the VM after
+/// `Runtime::host_leave` (before it uses its `Runtime` again: a thread of the VM holds
+/// the lock meanwhile), ahead of the threads waiting for it.
+pub fn host_take_gl(vm: &Vm) {
+    vm.gl.acquire_first(&vm.interrupt);
+}
+
+/// Gives `vm`'s giant lock up when `Runtime::host_leave` says so, once the host no longer
+/// uses its `Runtime`.
+pub fn host_release_gl(vm: &Vm) {
+    vm.gl.release();
 }
 
 /// A script at top level (a frame of its own, `main` as self), then for an isolated run

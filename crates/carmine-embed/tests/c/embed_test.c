@@ -7,6 +7,7 @@
  */
 #include <carmine.h>
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -155,6 +156,115 @@ static void test_task_waker(carmine_vm *vm) {
     CHECK(carmine_start(vm, pop, &t, &w, &r) == CARMINE_OK && to_i(vm, r) == 2);
 }
 
+/* carmine_set_notify's function of test_task_threads: writes the pipe it is given (on a
+ * Ruby thread of the VM). */
+static void notify_pipe(void *data) {
+    char c = 1;
+    CHECK(write(*(int *)data, &c, 1) == 1);
+}
+
+/* Resumes the n tasks as the waker names them (called by carmine_deliver_wakes after
+ * notify_pipe: never on the thread that woke a task) until all have ended; out[i] gets
+ * the value of tasks[i]. A task may be woken before its wait is over (any thread's end
+ * wakes every task waiting in a join) and suspends again. */
+static void join_tasks(carmine_vm *vm, int fd, carmine_task **tasks, carmine_value *out, int n) {
+    int ended = 0;
+    carmine_wait w;
+    while (ended < n) {
+        char c;
+        CHECK(read(fd, &c, 1) == 1);
+        CHECK(nwoken == 0);
+        carmine_deliver_wakes(vm);
+        for (int i = 0; i < nwoken; i++) {
+            for (int k = 0; k < n; k++) {
+                if (tasks[k] != woken[i])
+                    continue;
+                carmine_status st = carmine_resume(vm, tasks[k], 0, &w, &out[k]);
+                CHECK(st == CARMINE_OK || st == CARMINE_SUSPENDED);
+                if (st == CARMINE_OK) {
+                    tasks[k] = NULL;
+                    ended++;
+                }
+            }
+        }
+        nwoken = 0;
+    }
+}
+
+/* With carmine_set_notify, Thread#join / #value suspend a run and its threads go on
+ * while the host is outside the VM; each thread sees its own run's changes only. */
+static void test_task_threads(carmine_vm *vm) {
+    carmine_value r;
+    carmine_task *t;
+    carmine_wait w;
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    carmine_set_waker(vm, record_wake, &woken);
+    carmine_set_notify(vm, notify_pipe, &fds[1]);
+    CHECK(eval_shared(vm, "TGO = [false, false, false]") == CARMINE_OK);
+
+    carmine_script *joiner = compile(vm, "$g = 1; t = Thread.new { sleep 0.001 until TGO[0]; $g += 1; 42 }; \"#{t.value} #{$g}\"");
+    nwoken = 0;
+    CHECK(carmine_start(vm, joiner, &t, &w, &r) == CARMINE_SUSPENDED);
+    CHECK(w.events == 0 && w.fd == -1 && w.timeout_ms == -1);
+    /* Other runs meanwhile see none of its changes; one that starts a thread and ends
+     * kills that thread only. */
+    CHECK_RUBY(vm, "$g.nil?");
+    CHECK_RUBY(vm, "Thread.new { sleep }; Thread.list.size == 3");
+    CHECK(eval_shared(vm, "TGO[0] = true") == CARMINE_OK);
+    join_tasks(vm, fds[0], &t, &r, 1);
+    CHECK(str_is(vm, r, "42 2"));
+    CHECK_RUBY(vm, "$g.nil? && Thread.list.size == 1");
+
+    /* Two runs joining threads take turns: both end, each with its own globals. */
+    carmine_script *a = compile(vm, "$h = 'a'; t = Thread.new { sleep 0.001 until TGO[1]; $h }; t.join; t.value");
+    carmine_script *b = compile(vm, "$h = 'b'; Thread.new { sleep 0.001 until TGO[1]; $h }.value");
+    carmine_task *ab[2];
+    carmine_value rs[2];
+    CHECK(carmine_start(vm, a, &ab[0], &w, &r) == CARMINE_SUSPENDED);
+    CHECK(carmine_start(vm, b, &ab[1], &w, &r) == CARMINE_SUSPENDED);
+    CHECK(eval_shared(vm, "TGO[1] = true") == CARMINE_OK);
+    join_tasks(vm, fds[0], ab, rs, 2);
+    CHECK(str_is(vm, rs[0], "a") && str_is(vm, rs[1], "b"));
+
+    /* A run whose last thread ends while it is current hands the turn on: the host is
+     * notified (no task to wake) and its next return makes the other run current, whose
+     * thread then runs while both runs sleep. */
+    carmine_script *sleeper = compile(vm, "Thread.new { sleep 0.05 }; sleep 10");
+    carmine_script *setter = compile(vm, "Thread.new { TGO[2] = true }; sleep 10");
+    carmine_task *s1, *s2;
+    struct pollfd p = { .fd = fds[0], .events = POLLIN };
+    char c;
+    while (poll(&p, 1, 0) == 1) /* notifications of the runs above, delivered already */
+        CHECK(read(fds[0], &c, 1) == 1);
+    carmine_deliver_wakes(vm);
+    nwoken = 0;
+    CHECK(carmine_start(vm, sleeper, &s1, &w, &r) == CARMINE_SUSPENDED);
+    CHECK(carmine_start(vm, setter, &s2, &w, &r) == CARMINE_SUSPENDED);
+    CHECK(poll(&p, 1, 5000) == 1);
+    CHECK(read(fds[0], &c, 1) == 1);
+    CHECK(carmine_deliver_wakes(vm) == 1 && nwoken == 0);
+    usleep(100 * 1000);
+    CHECK_RUBY(vm, "TGO[2]");
+    CHECK(carmine_cancel(vm, s1) == CARMINE_OK && carmine_cancel(vm, s2) == CARMINE_OK);
+
+    /* A thread that computes forever while the host is outside: the host gets the VM back
+     * (the thread hands the giant lock over at a safepoint), the run's timeout ends the
+     * join, and the run's end kills the thread. */
+    carmine_set_timeout(vm, 100);
+    carmine_script *spin = compile(vm, "Thread.new { loop {} }.join");
+    CHECK(carmine_start(vm, spin, &t, &w, &r) == CARMINE_SUSPENDED && w.timeout_ms > 0 && w.timeout_ms <= 100);
+    usleep((useconds_t)(w.timeout_ms + 5) * 1000);
+    CHECK(carmine_resume(vm, t, 0, &w, &r) == CARMINE_LIMIT);
+    carmine_set_timeout(vm, 0);
+    CHECK_RUBY(vm, "Thread.list.size == 1");
+
+    carmine_set_notify(vm, NULL, NULL);
+    carmine_set_waker(vm, NULL, NULL);
+    close(fds[0]);
+    close(fds[1]);
+}
+
 static void test_tasks(void) {
     carmine_vm *vm = g_vm = carmine_open();
     carmine_value r;
@@ -256,6 +366,7 @@ static void test_tasks(void) {
     CHECK(carmine_start(vm, blockers, &t, &w, &r) == CARMINE_OK && to_i(vm, r) == 7);
     CHECK(now_ms() - t0 >= 25);
     test_task_waker(vm);
+    test_task_threads(vm);
 
     /* A run's own fibers work across its suspensions. */
     carmine_script *fibers = compile(vm, "f = Fiber.new { |x| y = Fiber.yield(x + 1); y * 2 }; a = f.resume(1); sleep 0.001; a + f.resume(10)");

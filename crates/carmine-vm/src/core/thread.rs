@@ -100,6 +100,7 @@ fn start(ctx: &mut Ctx, t: Value, args: &Args) -> Result<()> {
     d.block = p;
     d.args = a;
     d.started = true;
+    d.run_tag = ctx.run_tag;
     d.location = format!("{path}:{line}");
     ctx.vm().threads.borrow_mut().push(Entry { obj: t, ctx: std::ptr::null_mut() });
     let vm = ctx.vm_ptr() as usize;
@@ -148,6 +149,8 @@ unsafe fn thread_main(vm: *mut Vm, t: Value, stack: crate::fiber::stack::ValueSt
             e.ctx = cp;
         }
     }
+    ctx.run_tag = td(t).run_tag;
+    sched::wait_turn(&mut ctx);
     let storage = td(t).storage;
     if !storage.is_nil() {
         let root = crate::fiber::current(&mut ctx);
@@ -178,6 +181,7 @@ unsafe fn thread_main(vm: *mut Vm, t: Value, stack: crate::fiber::stack::ValueSt
     (*vm).threads.borrow_mut().retain(|e| e.obj != t);
     td(t).ctx = std::ptr::null_mut();
     sched::wake_all(&mut ctx);
+    crate::runtime::task::thread_ended(&ctx);
     ctx.return_alloc_cache();
     drop(ctx);
     (*vm).gl.release();

@@ -12,14 +12,23 @@
 //!   runner's blocking operations to the host scheduler (`Ctx::host_scheduler`), whose
 //!   hooks suspend the run by transferring back to the root fiber.
 //! - A run suspends only from its runner, with no host method (C function) on the stack
-//!   and no other Ruby thread alive (threads run only while the VM's thread waits in the
-//!   VM): otherwise the hooks wait by blocking, as a run without suspension does.
+//!   and, unless the host lets threads run while it is outside (`set_threads_outside`),
+//!   no other Ruby thread alive (they run only while the VM's thread waits in the VM):
+//!   otherwise the hooks wait by blocking, as a run without suspension does.
+//! - Every isolated run has a tag (`Ctx::run_tag`), inherited by the threads it starts;
+//!   `TaskState::current_run` is the run whose changes are in the VM, and a thread runs
+//!   Ruby code only while its run is current (`thread::sched::wait_turn`). A run is
+//!   current while it runs; a suspended run whose threads are alive is kept in
+//!   `Runtime::parked`, and while the host is outside the VM one of them is current
+//!   (`host_leave` swaps it in, `host_enter` out again; they take turns). A run's end
+//!   kills its own threads only.
 //! - `Mutex`, `Queue`, `SizedQueue` and `ConditionVariable` waits (the `block` hook)
 //!   suspend only when the host set a waker (`Runtime::set_waker`): what ends them is
 //!   another run's doing (a push, an unlock), which the host cannot watch. The runner is
 //!   then listed in `TaskState::blocked` until that happens: `unblock` takes it off the
-//!   list and calls the waker with it (on the VM's thread, inside the run that woke it),
-//!   and the host resumes the task from its event loop. A woken run checks its condition
+//!   list and calls the waker with it (inside the run or thread that woke it: on a Ruby
+//!   thread's OS thread when a thread's end wakes a `Thread#join`, which the embedding
+//!   layer hands to the host's thread), and the host resumes the task from its event loop. A woken run checks its condition
 //!   again and may suspend again. Without a waker these waits block the thread.
 //! - Any number of tasks may be suspended in one VM. Each step ends with the VM as the
 //!   host left it: a suspending run's changes are swapped out of the VM (see
@@ -67,6 +76,8 @@ pub enum Step {
 /// A run in progress (suspended between steps).
 pub struct Task {
     runner: Value,
+    /// The run's tag (0 for a shared run; see `Ctx::run_tag`).
+    tag: u64,
     snapshot: Option<std::rc::Rc<isolation::RunSnapshot>>,
     /// Boxed: a `Task` is moved through every step and is small without it.
     swapped: Option<Box<isolation::Swapped>>,
@@ -86,7 +97,8 @@ enum StepEnd {
     Done(std::result::Result<Value, Unwind>),
 }
 
-/// Called with the runner of a task suspended in a `block` wait that can go on now.
+/// Called with the runner of a task suspended in a `block` wait that can go on now (nil:
+/// no task, the host is only asked to come back into the VM; see `thread_ended`).
 pub type Waker = Box<dyn FnMut(Value)>;
 
 /// Per-VM state of the tasks (in `HostState`).
@@ -98,6 +110,12 @@ pub struct TaskState {
     waker: RefCell<Option<Waker>>,
     /// Runners suspended in a `block` wait, not yet woken (registered roots: see `runner`).
     blocked: RefCell<Vec<Value>>,
+    /// The run whose changes are in the VM now (its tag; 0: the VM as the host left it).
+    /// Threads of other runs wait for their run's turn (`thread::sched::wait_turn`).
+    pub current_run: Cell<u64>,
+    /// The host lets the VM's threads run while it is outside the VM (`Runtime::host_leave`),
+    /// so a run may suspend while threads are alive (see the module invariants).
+    pub threads_outside: Cell<bool>,
 }
 
 impl Task {
@@ -116,7 +134,8 @@ impl Runtime {
         let snapshot = self.start_snapshot(isolation);
         let at_exit = snapshot.as_ref().map(|s| s.at_exit_len());
         let runner = self.runner();
-        let mut task = Task { runner, snapshot, swapped: None, deadline: limits::deadline(&self.vm) };
+        let tag = self.run_tag(snapshot.is_some());
+        let mut task = Task { runner, tag, snapshot, swapped: None, deadline: limits::deadline(&self.vm) };
         self.vm.host.tasks.job.set(Some(Job { iseq: script.iseq, at_exit }));
         let step = self.step(&mut task, &[]);
         (task, step)
@@ -137,10 +156,8 @@ impl Runtime {
         self.settled = false;
         self.running += 1;
         limits::arm_until(&self.vm, task.deadline);
+        self.swap_in_task(&mut task);
         let ctx = &mut *self.ctx;
-        if let Some(s) = task.swapped.take() {
-            s.swap_in(ctx);
-        }
         let r = crate::fiber::kill(ctx, task.runner);
         let end = self.vm.host.tasks.end.borrow_mut().take();
         let r = match end {
@@ -149,6 +166,7 @@ impl Runtime {
         };
         self.retire(task.runner);
         let r = self.finish(&mut task, r);
+        self.make_current(0);
         limits::disarm(&self.vm);
         self.running -= 1;
         r
@@ -189,10 +207,8 @@ impl Runtime {
         self.settled = false;
         self.running += 1;
         limits::arm_until(&self.vm, task.deadline);
+        self.swap_in_task(task);
         let ctx = &mut *self.ctx;
-        if let Some(s) = task.swapped.take() {
-            s.swap_in(ctx);
-        }
         let outer = std::mem::replace(&mut ctx.host_fiber, task.runner);
         let r = crate::fiber::transfer(ctx, task.runner, msg);
         ctx.host_fiber = outer;
@@ -201,6 +217,11 @@ impl Runtime {
             Some(StepEnd::Suspended(wait)) => {
                 let ctx = &mut *self.ctx;
                 task.swapped = task.snapshot.as_ref().and_then(|s| s.swap_out(ctx, self.baseline.as_mut())).map(Box::new);
+                self.make_current(0);
+                // Its threads run while the host is outside the VM (`host_leave`).
+                if task.tag != 0 && self.vm.host.tasks.threads_outside.get() && crate::thread::sched::run_has_threads(&self.ctx, task.tag) {
+                    self.parked.push(Parked { tag: task.tag, snapshot: task.snapshot.clone(), swapped: task.swapped.take() });
+                }
                 let left = task.deadline.map(|d| d.saturating_duration_since(Instant::now()));
                 let timeout = match (wait.timeout, left) {
                     (Some(a), Some(b)) => Some(a.min(b)),
@@ -210,12 +231,16 @@ impl Runtime {
             }
             Some(StepEnd::Done(r)) => {
                 self.retire(task.runner);
-                Step::Done(self.finish(task, r))
+                let r = self.finish(task, r);
+                self.make_current(0);
+                Step::Done(r)
             }
             // The runner ended on its own (a bug of the VM's, or a kill from inside).
             None => {
                 self.retire(task.runner);
-                Step::Done(self.finish(task, r.map(|_| Value::NIL)))
+                let r = self.finish(task, r.map(|_| Value::NIL));
+                self.make_current(0);
+                Step::Done(r)
             }
         };
         limits::disarm(&self.vm);
@@ -226,8 +251,106 @@ impl Runtime {
     /// The end of a task's run, on the root fiber (see `end_run`).
     fn finish(&mut self, task: &mut Task, r: std::result::Result<Value, Unwind>) -> std::result::Result<Value, Unwind> {
         let snapshot = task.snapshot.take();
-        self.end_run(snapshot, r)
+        self.end_run(snapshot, task.tag, r)
     }
+
+    /// Puts the task's changes back into the VM (they were set aside when it suspended,
+    /// in the task or, while its threads are alive, in `parked`) and makes it current.
+    #[inline(always)]
+    fn swap_in_task(&mut self, task: &mut Task) {
+        if !self.parked.is_empty() {
+            self.unpark(task);
+        }
+        if let Some(s) = task.swapped.take() {
+            s.swap_in(&mut self.ctx);
+        }
+        self.make_current(task.tag);
+    }
+
+    /// Takes the task's changes back from `parked`, if they are there.
+    #[cold]
+    fn unpark(&mut self, task: &mut Task) {
+        if let Some(i) = self.parked.iter().position(|p| p.tag == task.tag) {
+            task.swapped = self.parked.swap_remove(i).swapped;
+        }
+    }
+
+    /// The host goes back to its own loop (its outermost call into the VM returns): when
+    /// it lets threads run meanwhile (`set_threads_outside`) and some are alive, the first
+    /// suspended run with threads alive is made current (its changes swapped in, its
+    /// threads woken) and the host must give the GL up (true: `host_release_gl`, once it
+    /// no longer claims the VM). Runs with threads take turns, one per `host_leave`.
+    #[inline]
+    pub fn host_leave(&mut self) -> bool {
+        // Usually no thread is alive (the test is two loads when none was ever made).
+        if !self.vm.host.tasks.threads_outside.get() || self.ctx.thread_obj.is_nil() || !crate::thread::sched::others_running(&self.ctx) {
+            return false;
+        }
+        self.leave_to_threads();
+        true
+    }
+
+    #[cold]
+    fn leave_to_threads(&mut self) {
+        let ctx = &mut *self.ctx;
+        if let Some(i) = self.parked.iter().position(|p| crate::thread::sched::run_has_threads(ctx, p.tag)) {
+            let mut p = self.parked.remove(i);
+            if let Some(s) = p.swapped.take() {
+                s.swap_in(ctx);
+            }
+            let tag = p.tag;
+            self.parked.push(p);
+            self.current_parked = Some(tag);
+            self.settled = false;
+            self.make_current(tag);
+            // The host's own context belongs to no run while it is outside.
+            self.ctx.run_tag = 0;
+        }
+    }
+
+    /// The host is back (it holds the GL again, `host_take_gl`): the run `host_leave` made
+    /// current is set aside again, so the VM is as the host left it.
+    #[inline]
+    pub fn host_enter(&mut self) {
+        if let Some(tag) = self.current_parked.take() {
+            self.set_parked_aside(tag);
+        }
+    }
+
+    #[cold]
+    fn set_parked_aside(&mut self, tag: u64) {
+        let ctx = &mut *self.ctx;
+        if let Some(p) = self.parked.iter_mut().find(|p| p.tag == tag) {
+            p.swapped = p.snapshot.as_ref().and_then(|s| s.swap_out(ctx, self.baseline.as_mut())).map(Box::new);
+        }
+        self.make_current(0);
+    }
+
+    /// Lets the VM's threads run while the host is outside the VM: the host calls
+    /// `host_leave` whenever it returns to its loop and `host_enter` when it comes back,
+    /// and its waker may be called on any thread. Runs may then suspend while threads are
+    /// alive (`Thread#join` and `Thread#value` suspend them).
+    pub fn set_threads_outside(&mut self, on: bool) {
+        self.vm.host.tasks.threads_outside.set(on);
+    }
+
+    /// Makes run `tag` the one whose changes are in the VM (0: none) and wakes its threads.
+    #[inline(always)]
+    pub(super) fn make_current(&mut self, tag: u64) {
+        self.ctx.run_tag = tag;
+        self.vm.host.tasks.current_run.set(tag);
+        if tag != 0 && !self.ctx.thread_obj.is_nil() {
+            crate::thread::sched::wake_run(&self.ctx, tag);
+        }
+    }
+}
+
+/// A suspended run whose threads are alive: its changes, set aside, and made current
+/// while the host is outside the VM (`Runtime::host_leave`).
+pub(super) struct Parked {
+    tag: u64,
+    snapshot: Option<std::rc::Rc<isolation::RunSnapshot>>,
+    swapped: Option<Box<isolation::Swapped>>,
 }
 
 /// The body of every runner: runs the job it is given, reports the end to the host and
@@ -249,6 +372,23 @@ fn runner_body(ctx: &mut Ctx, _arg: Value) -> Result<Value> {
         *ctx.vm().host.tasks.end.borrow_mut() = Some(StepEnd::Done(r));
         let root = ctx.fibers.root;
         crate::fiber::transfer(ctx, root, &[])?;
+    }
+}
+
+/// A thread of run `ctx.run_tag` ended. When it was its run's last and other runs' threads
+/// wait for their turn (the host is outside the VM with this run current: see
+/// `Runtime::host_leave`), the host is asked back (its waker, with no runner) so that its
+/// next return hands the turn on.
+pub fn thread_ended(ctx: &Ctx) {
+    let tag = ctx.run_tag;
+    if tag == 0 || !ctx.vm().host.tasks.threads_outside.get() || crate::thread::sched::run_has_threads(ctx, tag) {
+        return;
+    }
+    let waiting = ctx.vm().threads.borrow().iter().any(|e| crate::thread::sched::data(e.obj).is_some_and(|d| d.run_tag != 0 && d.run_tag != tag));
+    if waiting {
+        if let Some(wake) = ctx.vm().host.tasks.waker.borrow_mut().as_mut() {
+            wake(Value::NIL);
+        }
     }
 }
 
@@ -275,7 +415,7 @@ fn host_scheduler(ctx: &mut Ctx) -> Value {
 /// Whether the running code may suspend its run now (see the module invariants).
 fn can_suspend(ctx: &Ctx) -> bool {
     let h = ctx.host_fiber;
-    !h.is_nil() && h == ctx.fiber_obj && ctx.vm().host.calls.get() == 0 && !crate::thread::sched::others_running(ctx)
+    !h.is_nil() && h == ctx.fiber_obj && ctx.vm().host.calls.get() == 0 && (ctx.vm().host.tasks.threads_outside.get() || !crate::thread::sched::others_running(ctx))
 }
 
 /// Runs `f` as if no host scheduler were there (its waits block the thread).

@@ -136,6 +136,9 @@ pub struct Ctx {
     pub host_fiber: Value,
     /// The object whose hooks suspend a host's run (made at the first such run).
     pub host_scheduler: Value,
+    /// The embedding host's run this thread's code belongs to (0: none): a run's own
+    /// thread context while it runs, and every thread it starts (see `sched::wait_turn`).
+    pub run_tag: u64,
 }
 
 impl Ctx {
@@ -184,6 +187,7 @@ impl Ctx {
             scheduler: Value::NIL,
             host_fiber: Value::NIL,
             host_scheduler: Value::NIL,
+            run_tag: 0,
         }
     }
 

@@ -9,6 +9,10 @@
 //!   region touches no Ruby value and no VM table.
 //! - `Vm::threads` lists every thread that has started and not finished, with its `Ctx`;
 //!   a thread made by `Thread.new` but not started yet is listed with a null `Ctx`.
+//! - A thread started by an embedding host's run carries the run's tag and runs Ruby code
+//!   only while that run is current (`wait_turn`, after every taking of the GL); an
+//!   embedding host that lets threads run while it is outside the VM gives the GL up
+//!   between its calls, its context listed with no native stack to scan (`safe_sp` 0).
 //! - A thread blocked with no deadline counts in `Vm::forever_sleepers` while its
 //!   `ThreadData::sleeping_forever` is set; when every listed thread sleeps forever, the
 //!   main thread gets `fatal` ("No live threads left. Deadlock?"), as in CRuby.
@@ -126,6 +130,9 @@ pub struct ThreadData {
     /// Where `Thread.new` was called, for `inspect`.
     pub location: String,
     pub started: bool,
+    /// The embedding host's run that started it, directly or through other threads (0:
+    /// none; see `wait_turn`).
+    pub run_tag: u64,
 }
 
 crate::data_obj!(ThreadData, |s, m| {
@@ -176,6 +183,7 @@ impl ThreadData {
             group: Value::NIL,
             location: String::new(),
             started: false,
+            run_tag: 0,
         }
     }
 }
@@ -219,6 +227,13 @@ pub fn is_main(ctx: &Ctx) -> bool {
 
 /// Runs `f` outside the GL (a safe region): `f` must not touch Ruby values or the VM.
 pub fn without_gl<R>(ctx: &mut Ctx, f: impl FnOnce() -> R) -> R {
+    let out = outside_gl(ctx, f);
+    wait_turn(ctx);
+    out
+}
+
+/// `without_gl` without `wait_turn`.
+fn outside_gl<R>(ctx: &mut Ctx, f: impl FnOnce() -> R) -> R {
     let vm = ctx.vm_ptr();
     let cp = ctx as *mut Ctx;
     let mut f = Some(f);
@@ -235,6 +250,51 @@ pub fn without_gl<R>(ctx: &mut Ctx, f: impl FnOnce() -> R) -> R {
         }
     });
     out.unwrap_or_else(|| crate::fiber::fatal("safe region did not run"))
+}
+
+/// Called with the GL just taken: a thread started by an embedding host's run (its
+/// `run_tag`) runs Ruby code only while that run's state is the VM's
+/// (`TaskState::current_run`, see `runtime::task`); otherwise it gives the GL back and
+/// sleeps until its run is made current (`wake_run`). A thread asked to die goes on
+/// regardless (its `ensure` clauses run against the state current then), so that
+/// closing a VM never waits for a run that cannot become current again.
+pub fn wait_turn(ctx: &mut Ctx) {
+    let tag = ctx.run_tag;
+    if tag == 0 {
+        return;
+    }
+    loop {
+        if ctx.vm().host.tasks.current_run.get() == tag {
+            return;
+        }
+        let Some(d) = data(ctx.thread_obj) else { return };
+        if d.shared.pending.load(Ordering::Acquire) & PENDING_KILL != 0 {
+            return;
+        }
+        let shared = d.shared.clone();
+        outside_gl(ctx, || {
+            if !shared.wake.swap(false, Ordering::AcqRel) {
+                std::thread::park_timeout(POLL);
+            }
+            shared.wake.store(false, Ordering::Release);
+        });
+    }
+}
+
+/// Wakes the threads of run `tag`, which just became current (see `wait_turn`).
+pub fn wake_run(ctx: &Ctx, tag: u64) {
+    for e in ctx.vm().threads.borrow().iter() {
+        if let Some(d) = data(e.obj) {
+            if d.run_tag == tag {
+                d.shared.wake();
+            }
+        }
+    }
+}
+
+/// Whether a thread of run `tag` is alive (made and not finished).
+pub fn run_has_threads(ctx: &Ctx, tag: u64) -> bool {
+    ctx.vm().threads.borrow().iter().any(|e| data(e.obj).is_some_and(|d| d.run_tag == tag))
 }
 
 /// Whether threads other than this one exist (then blocking operations leave the GL).
@@ -350,6 +410,7 @@ pub fn yield_gl(ctx: &mut Ctx) {
             (*cp).safe_sp = 0;
         }
     });
+    wait_turn(ctx);
 }
 
 /// Raises what other threads posted to this one (kill, raise, SIGINT, deadlock), unless
@@ -607,13 +668,25 @@ pub fn terminate_all(ctx: &mut Ctx) {
     if me.is_nil() || ctx.vm().threads.borrow().iter().all(|e| e.obj == me) {
         return;
     }
-    terminate_others(ctx);
+    terminate_others(ctx, None);
 }
 
+/// Kills the threads of an embedding host's run `tag` (those it started, and theirs) and
+/// waits until they have ended, when the run ends.
+#[inline]
+pub fn terminate_run(ctx: &mut Ctx, tag: u64) {
+    if ctx.thread_obj.is_nil() || !run_has_threads(ctx, tag) {
+        return;
+    }
+    terminate_others(ctx, Some(tag));
+}
+
+/// Kills the other threads (of run `tag` only, when given) and waits until they have ended.
 #[cold]
-fn terminate_others(ctx: &mut Ctx) {
+fn terminate_others(ctx: &mut Ctx, tag: Option<u64>) {
     let me = ctx.thread_obj;
-    let others: Vec<Value> = ctx.vm().threads.borrow().iter().map(|e| e.obj).filter(|&t| t != me).collect();
+    let chosen = move |t: Value| t != me && tag.is_none_or(|tag| td(t).run_tag == tag);
+    let others: Vec<Value> = ctx.vm().threads.borrow().iter().map(|e| e.obj).filter(|&t| chosen(t)).collect();
     for &t in &others {
         post(ctx, t, PENDING_KILL);
     }
@@ -621,13 +694,14 @@ fn terminate_others(ctx: &mut Ctx) {
     for &t in &others {
         ctx.protect(t);
     }
+    let ended = move |ctx: &Ctx| !ctx.vm().threads.borrow().iter().any(|e| chosen(e.obj));
     loop {
         // Interrupts that reach the main thread now (another SIGINT) are ignored: it is
         // ending anyway.
-        match wait_until(ctx, None, |ctx| Ok(ctx.vm().threads.borrow().len() <= 1)) {
+        match wait_until(ctx, None, |ctx| Ok(ended(ctx))) {
             Ok(_) => break,
             Err(_) => {
-                if ctx.vm().threads.borrow().len() <= 1 {
+                if ended(ctx) {
                     break;
                 }
             }
