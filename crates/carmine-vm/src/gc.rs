@@ -99,6 +99,12 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
     // up: a program that allocates buffers that fast takes the freed ones again at once,
     // and each page given back would fault in anew (a forked worker building 44 KB
     // Strings faulted 12 times per String).
+    // Buffers allocated since the last collection outweigh the slot pages: the dead ones
+    // are most of the memory the program churns through, and a lazy sweep would keep
+    // them allocated through the next cycle, which then allocates its own in fresh
+    // memory (a forked worker building a 44 KB String per line faulted in about two
+    // cycles' worth of them instead of one). Sweeping now costs the same page walk.
+    let buffers_dominate = reason != GcReason::Stress && heap.malloc_increase > heap.page_count() * PAGE_SIZE;
     let (_, live_bytes) = heap.start_sweep(major, major && !matches!(reason, GcReason::Stress | GcReason::Malloc));
     let pages_before = heap.page_count();
     let wanted = heap.wanted_class;
@@ -122,7 +128,7 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
     }
     let have_finalizer = queued_finalizers || !vm.objspace.pending.borrow().is_empty();
     record(&mut heap, reason, major, have_finalizer, start, marked, live_bytes);
-    if heap.stats.latest.is_some_and(|r| r.immediate_sweep()) {
+    if buffers_dominate || heap.stats.latest.is_some_and(|r| r.immediate_sweep()) {
         // As CRuby's `GC.start` (`immediate_sweep: true`), everything dead is freed now.
         // So are a major collection's dead: only a major collection frees old objects,
         // the ones that hold big buffers (a String or Array that lived through minor
