@@ -156,3 +156,19 @@ test "buffers freed by a collection for want of buffer room are used again, not 
   assert_equal 4000 * 48_000, total
   assert faults.call - before < 25_000, "#{faults.call - before} page faults"
 end if File.exist?("/proc/self/stat")
+
+test "buffers allocated past twice the heap's bytes start a minor collection" do
+  # Under GC.stress every allocation collects: nothing to check.
+  next if GC.stress
+  GC.start
+  limit = [2 * GC.stat(:heap_allocated_pages) * 65_536, 2 << 20].max
+  # Half as much again as the limit, still below malloc_increase_bytes_limit (a major one).
+  bytes = limit * 3 / 2
+  next if bytes >= GC.stat(:malloc_increase_bytes_limit)
+  minor = GC.stat(:minor_gc_count)
+  major = GC.stat(:major_gc_count)
+  (bytes / 65_536).times { "x" * 65_536 }
+  assert GC.stat(:minor_gc_count) > minor, "no minor collection after #{bytes} bytes of buffers"
+  assert_equal major, GC.stat(:major_gc_count)
+  assert_equal :malloc, GC.latest_gc_info(:gc_by)
+end

@@ -47,7 +47,7 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
     sweeping(vm, &mut heap, |heap, dead| heap.finish_sweep(dead));
     let start = std::time::Instant::now();
     let major = match reason {
-        GcReason::NewObj => heap.wants_major(),
+        GcReason::NewObj | GcReason::YoungMalloc => heap.wants_major(),
         GcReason::Stress => heap.stats.count % 2 == 0 || heap.wants_major(),
         GcReason::Malloc | GcReason::Method => true,
     };
@@ -105,7 +105,10 @@ pub fn collect_for(ctx: &mut Ctx, reason: GcReason) {
     // memory (a forked worker building a 44 KB String per line faulted in about two
     // cycles' worth of them instead of one). Sweeping now costs the same page walk.
     let buffers_dominate = reason != GcReason::Stress && heap.malloc_increase > heap.page_count() * PAGE_SIZE;
-    let (_, live_bytes) = heap.start_sweep(major, major && !matches!(reason, GcReason::Stress | GcReason::Malloc));
+    if major || reason != GcReason::YoungMalloc {
+        heap.major_malloc_increase = 0;
+    }
+    let (_, live_bytes) = heap.start_sweep(major, major && !matches!(reason, GcReason::Stress | GcReason::Malloc | GcReason::YoungMalloc));
     let pages_before = heap.page_count();
     let wanted = heap.wanted_class;
     heap.resize_after_collection(live_bytes, major);

@@ -131,7 +131,7 @@ fn stat_entries(ctx: &mut Ctx) -> Vec<(&'static str, i64)> {
         ("remembered_wb_unprotected_objects_limit", 0),
         ("old_objects", h.old_objects as i64),
         ("old_objects_limit", h.old_limit as i64),
-        ("oldmalloc_increase_bytes", h.malloc_increase as i64),
+        ("oldmalloc_increase_bytes", h.major_malloc_increase as i64),
         ("oldmalloc_increase_bytes_limit", h.malloc_limit as i64),
         ("weak_references_count", weak),
         ("retained_weak_references_count", weak),

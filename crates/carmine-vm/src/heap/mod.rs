@@ -61,9 +61,10 @@
 //!     and when dropped; while a guard is alive (`guards_alive`), a collection neither
 //!     promotes nor forgets protected containers, so a store between two collections
 //!     inside one guard's life is covered too.
-//!   Old objects die only in major collections, which run for `GC.start`, malloc growth,
-//!   and when the old objects outgrow `old_limit`; they clear the remembered set and
-//!   rebuild it while tracing.
+//!   Old objects die only in major collections, which run for `GC.start`, malloc growth
+//!   past `malloc_limit`, and when the old objects outgrow `old_limit`; they clear the
+//!   remembered set and rebuild it while tracing. Buffer growth past the smaller
+//!   `young_malloc_limit` runs a minor collection.
 
 pub mod alloc_trace;
 pub mod page;
@@ -153,6 +154,11 @@ pub struct HeapInner {
     pub stats: GcStats,
     /// Bytes of out-of-line storage allocated since the last collection (approximate).
     pub malloc_increase: usize,
+    /// The same since the last collection other than a minor one for buffers
+    /// (`GcReason::YoungMalloc`): past `malloc_limit`, a major collection. Minor collections
+    /// for buffers do not reset it, so that buffers which outlive them (old ones, which only
+    /// a major collection frees) bring a major collection at the same pace as without them.
+    pub major_malloc_increase: usize,
     pub malloc_limit: usize,
     /// The floor of `malloc_limit` (`MALLOC_LIMIT_MIN` unless an embedder lowered it, see
     /// `Runtime::set_gc_malloc_limit`: many VMs in one server process each hold up to this
@@ -179,6 +185,11 @@ pub struct HeapInner {
 unsafe impl Send for HeapInner {}
 
 const INITIAL_PAGES: usize = 16;
+/// Buffers allocated since the last collection that start a minor one
+/// (`young_malloc_limit`): this many times the slot pages' bytes, and at least
+/// `YOUNG_MALLOC_MIN`.
+const YOUNG_MALLOC_FACTOR: usize = 2;
+const YOUNG_MALLOC_MIN: usize = 2 << 20;
 /// After a minor collection the heap may grow only this many collections after a major
 /// one (CRuby: 3); later, the next collection is major instead (`need_major`).
 const GROW_AFTER_MAJOR: u64 = 3;
@@ -209,6 +220,7 @@ impl Heap {
                 ready: [Vec::new(), Vec::new()],
                 stats: GcStats::default(),
                 malloc_increase: 0,
+                major_malloc_increase: 0,
                 malloc_limit: tuning.malloc_limit_min,
                 malloc_limit_min: tuning.malloc_limit_min,
                 tuning,
@@ -545,6 +557,17 @@ impl HeapInner {
     /// Pages in use and live MB per size class at the last marking (for `CARMINE_GC_TRACE`).
     pub fn class_use_mb(&self) -> Vec<(usize, f64)> {
         self.class_use.iter().map(|&(p, l)| (p, (l as f64 / 1e5).round() / 10.0)).collect()
+    }
+
+    /// Buffer bytes allocated since the last collection (`malloc_increase`) past which a
+    /// minor collection runs (`GcReason::YoungMalloc`), while `malloc_limit` is still far:
+    /// buffers are memory like slots, and most of those a program churns through die young
+    /// (a String built per request or per line). Collected at twice the slot heap's bytes,
+    /// they are reused by the next cycle, where a 16 MiB limit let a program (or a forked
+    /// worker) fault in up to 16 MiB of fresh pages between collections. A heap larger
+    /// than half of `malloc_limit` never reaches this limit first.
+    pub fn young_malloc_limit(&self) -> usize {
+        (self.page_count() * PAGE_SIZE * YOUNG_MALLOC_FACTOR).max(YOUNG_MALLOC_MIN)
     }
 
     /// Objects in the remembered set.

@@ -13,8 +13,11 @@ pub enum GcReason {
     /// The heap ran out of free slots.
     #[default]
     NewObj,
-    /// Out-of-line storage grew past its limit.
+    /// Out-of-line storage grew past its limit (`malloc_limit`): a major collection.
     Malloc,
+    /// Out-of-line storage grew past `HeapInner::young_malloc_limit`: a minor collection
+    /// (major only when one is due anyway, as for `NewObj`).
+    YoungMalloc,
     /// `GC.start` / `ObjectSpace.garbage_collect`.
     Method,
     /// `GC.stress`: every allocation collects.
@@ -26,7 +29,7 @@ impl GcReason {
     pub fn gc_by(self) -> &'static str {
         match self {
             GcReason::NewObj | GcReason::Stress => "newobj",
-            GcReason::Malloc => "malloc",
+            GcReason::Malloc | GcReason::YoungMalloc => "malloc",
             GcReason::Method => "method",
         }
     }
@@ -34,7 +37,7 @@ impl GcReason {
     /// The `major_by` symbol's name (for a major collection): why it was major.
     pub fn major_by(self) -> &'static str {
         match self {
-            GcReason::NewObj => "nofree",
+            GcReason::NewObj | GcReason::YoungMalloc => "nofree",
             GcReason::Malloc => "oldmalloc",
             GcReason::Method => "force",
             GcReason::Stress => "stress",

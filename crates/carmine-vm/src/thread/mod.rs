@@ -375,16 +375,27 @@ impl Ctx {
         crate::gc::sweeping(vm, &mut heap, |heap, dead| heap.take_free_list(class, limit, dead))
     }
 
-    /// Records `bytes` of out-of-line storage; collects when the limit is exceeded.
+    /// Records `bytes` of out-of-line storage; collects when a limit is exceeded: a major
+    /// collection past `malloc_limit` (or the host's cap), a minor one past
+    /// `young_malloc_limit`.
     #[inline]
     pub fn note_malloc(&mut self, bytes: usize) {
-        let over = {
+        use crate::heap::stats::GcReason;
+        let (over, young) = {
             let mut heap = self.vm().heap.lock();
             heap.malloc_increase += bytes;
-            heap.malloc_increase > heap.malloc_limit
-        } || crate::runtime::limits::wants_collection_for_cap(self.vm());
-        if over && !self.vm().gc_disabled.load(std::sync::atomic::Ordering::Relaxed) {
-            crate::gc::collect_for(self, crate::heap::stats::GcReason::Malloc);
+            heap.major_malloc_increase += bytes;
+            (heap.major_malloc_increase > heap.malloc_limit, heap.malloc_increase > heap.young_malloc_limit())
+        };
+        let reason = if over || crate::runtime::limits::wants_collection_for_cap(self.vm()) {
+            GcReason::Malloc
+        } else if young {
+            GcReason::YoungMalloc
+        } else {
+            return;
+        };
+        if !self.vm().gc_disabled.load(std::sync::atomic::Ordering::Relaxed) {
+            crate::gc::collect_for(self, reason);
         }
     }
 
