@@ -135,7 +135,12 @@ pub fn chilled_mutation(ctx: &mut Ctx, v: Value) -> Result<()> {
 /// A new mutable copy of a (frozen) literal.
 pub fn dup_literal(ctx: &mut Ctx, lit: Value) -> Value {
     let n = len(lit);
-    substr_shared(ctx, lit, 0..n)
+    // The same bytes in the same encoding: the literal's code range (scanned once, then
+    // cached on the literal) holds for the copy, so no copy's encoding check scans it.
+    let cr = coderange(lit);
+    let s = substr_shared(ctx, lit, 0..n);
+    basic(s).aux |= cr << CR_SHIFT;
+    s
 }
 
 /// A new String of `src`'s bytes in `range`, with its encoding: embedded when short, else
@@ -219,6 +224,13 @@ const CACHE_MASK: u32 = CR_MASK | SNAPSHOT_VALID;
 const SNAPSHOT_IVAR: &str = "__snapshot__";
 /// Shorter strings are simply copied for each snapshot.
 const SNAPSHOT_MIN_LEN: usize = 128;
+
+/// Records that `v`, in an ASCII-compatible encoding, holds only ASCII bytes, which its
+/// creator has just checked: its first encoding check does not scan it again.
+#[inline]
+pub fn set_7bit(v: Value) {
+    basic(v).aux = (basic(v).aux & !CR_MASK) | (CR_7BIT << CR_SHIFT);
+}
 
 /// Forgets what was cached about the content (code range, snapshot): called by every
 /// change of bytes.

@@ -27,8 +27,12 @@ pub fn to_sym_id(ctx: &mut Ctx, v: Value) -> Result<SymId> {
 pub fn to_string(ctx: &mut Ctx, v: Value) -> Value {
     let id = v.as_symbol().unwrap_or(sym::EMPTY);
     let name = ctx.sym_name(id);
-    let enc = if name.is_ascii() { encoding::US_ASCII } else { encoding::UTF_8 };
-    string::new_with_enc_from_slice(ctx, &name, enc)
+    let ascii = name.is_ascii();
+    let s = string::new_with_enc_from_slice(ctx, &name, if ascii { encoding::US_ASCII } else { encoding::UTF_8 });
+    if ascii {
+        string::set_7bit(s);
+    }
+    s
 }
 
 fn is_ident_start(c: u8) -> bool {
