@@ -717,7 +717,7 @@ pub(crate) fn obj_instance_of(ctx: &mut Ctx, recv: Value, args: &Args) -> Result
     Ok(Value::bool(real_class_of(ctx, recv) == args.pos[0]))
 }
 
-pub fn obj_respond_to(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
+fn obj_respond_to(ctx: &mut Ctx, recv: Value, args: &Args) -> Result<Value> {
     let mid = crate::core::symbol::to_sym_id(ctx, args.pos[0])?;
     let include_private = args.pos.get(1).is_some_and(|v| v.truthy());
     // Protected methods, like private ones, count only with `include_all`; otherwise

@@ -60,13 +60,12 @@ pub enum Cond {
 /// keywords or splat), when it is a leaf builtin.
 pub fn lookup(f: BuiltinFn, argc: usize) -> Option<(Cond, LeafFn)> {
     use crate::core::{array, float, hash, integer, nil_true_false as ntf, object, string, string_methods as s};
-    let table: [(BuiltinFn, usize, Cond, LeafFn); 30] = [
+    let table: [(BuiltinFn, usize, Cond, LeafFn); 29] = [
         (object::obj_nil_p, 0, Cond::Any, |_, r, _| Value::bool(r.is_nil())),
         (ntf::nil_nil_p, 0, Cond::Any, |_, _, _| Value::TRUE),
         (object::obj_class, 0, Cond::Any, |ctx, r, _| object::real_class_of(ctx, r)),
         (object::obj_frozen_p, 0, Cond::Any, |_, r, _| Value::bool(object::is_frozen(r))),
         (object::basic_eq, 1, Cond::Any, |_, r, a| Value::bool(r == a[0])),
-        (object::obj_respond_to, 1, Cond::Any, respond_to),
         (object::obj_is_a, 1, Cond::Module, |ctx, r, a| Value::bool(object::is_a(ctx, r, a[0]))),
         (object::obj_instance_of, 1, Cond::Module, |ctx, r, a| Value::bool(object::real_class_of(ctx, r) == a[0])),
         (s::length, 0, Cond::Any, |_, r, _| Value::fixnum(string::char_length(r) as i64)),
@@ -100,18 +99,6 @@ pub fn lookup(f: BuiltinFn, argc: usize) -> Option<(Cond, LeafFn)> {
         };
     }
     table.iter().find(|e| std::ptr::fn_addr_eq(e.0, f) && e.1 == argc).map(|e| (e.2, e.3))
-}
-
-/// `obj.respond_to?(:name)`: true for a Symbol naming a public method of the receiver's
-/// class; declines otherwise (a String name, a private or missing method: refinements and
-/// `respond_to_missing?`, which runs Ruby code, are the general path's).
-fn respond_to(ctx: &mut Ctx, recv: Value, args: &[Value]) -> Value {
-    let Some(mid) = args[0].as_symbol() else { return Value::UNDEF };
-    let klass = crate::interp::class_of(ctx, recv);
-    match crate::core::module::find_method_ref(ctx, klass, mid) {
-        Some(me) if !me.is_undefined() && me.visibility == crate::core::module::Visibility::Public => Value::TRUE,
-        _ => Value::UNDEF,
-    }
 }
 
 /// `ary << x`, `ary.push(x)`.
