@@ -162,10 +162,9 @@ pub fn slice_to_vec(v: Value, start: usize, n: usize) -> Vec<Value> {
 
 #[inline]
 pub fn push(ctx: &mut Ctx, a: Value, v: Value) {
-    if !rarray(a).push_in_place(v) {
+    if !push_in_place(a, v) {
         push_grown(ctx, a, v);
     }
-    crate::heap::write_barrier(a, v);
 }
 
 /// `push` when the buffer has room (nothing is allocated); false, having changed nothing,
@@ -179,10 +178,10 @@ pub fn push_in_place(a: Value, v: Value) -> bool {
     true
 }
 
-/// `push` when the buffer must grow (or move its elements down first): the growth of a
-/// large buffer counts towards the malloc limit.
+/// `push` when `push_in_place` found no room: the buffer grows (or moves its elements down
+/// first), and the growth of a large buffer counts towards the malloc limit.
 #[inline(never)]
-fn push_grown(ctx: &mut Ctx, a: Value, v: Value) {
+pub fn push_grown(ctx: &mut Ctx, a: Value, v: Value) {
     let items = rarray(a);
     let cap = items.capacity();
     items.push(v);
@@ -190,6 +189,7 @@ fn push_grown(ctx: &mut Ctx, a: Value, v: Value) {
         let grown = (items.capacity() - cap) * 8;
         ctx.note_malloc(grown);
     }
+    crate::heap::write_barrier(a, v);
 }
 
 pub fn set(a: Value, i: usize, v: Value) {
@@ -230,15 +230,10 @@ pub fn aref_fix(a: Value, i: i64) -> Value {
 #[inline(never)]
 pub fn aset_fix(ctx: &mut Ctx, a: Value, i: i64, v: Value) -> Result<()> {
     // (Only Strings are ever chilled.)
-    let frozen = basic(a).has(crate::object::FL_FROZEN);
-    match rarray(a).get_mut(i as usize) {
-        Some(slot) if i >= 0 && !frozen => {
-            *slot = v;
-            crate::heap::write_barrier(a, v);
-            Ok(())
-        }
-        _ => aset_fix_general(ctx, a, i, v),
+    if !basic(a).has(crate::object::FL_FROZEN) && aset_in_place(a, i, v) {
+        return Ok(());
     }
+    aset_fix_general(ctx, a, i, v)
 }
 
 /// `aset_fix` of an index from 0 to below the length of a receiver known not to be frozen:

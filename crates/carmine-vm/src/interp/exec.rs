@@ -394,18 +394,24 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                     unsafe { *locals.add($i as usize) }
                 };
             }
-            // A fused operator's Float result is pushed; next instruction. Only a result that
-            // must be allocated syncs the frame.
-            macro_rules! push_float_result {
+            // A Float fast path's result as a Value: only a result that must be allocated
+            // syncs the frame (a collection may run).
+            macro_rules! float_value {
                 ($r:expr) => {{
                     let r = $r;
-                    let v = match r.immediate() {
+                    match r.immediate() {
                         Some(v) => v,
                         None => {
                             sync!();
                             r.into_value(ctx)
                         }
-                    };
+                    }
+                }};
+            }
+            // A fused operator's Float result is pushed; next instruction.
+            macro_rules! push_float_result {
+                ($r:expr) => {{
+                    let v = float_value!($r);
                     push!(v);
                     continue;
                 }};
@@ -460,14 +466,7 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
             // The result of a Float operation replaces the two operands; next instruction.
             macro_rules! float_result {
                 ($r:expr) => {{
-                    let r = $r;
-                    let v = match r.immediate() {
-                        Some(v) => v,
-                        None => {
-                            sync!();
-                            r.into_value(ctx)
-                        }
-                    };
+                    let v = float_value!($r);
                     sp -= 1;
                     set_top!(0, v);
                     continue;
@@ -924,7 +923,7 @@ fn run_loop_impl<const TRACE: bool>(ctx: &mut Ctx) -> Result<Value> {
                             // Only a push that grows the buffer may collect: it syncs.
                             if !array::push_in_place(a, b) {
                                 sync!();
-                                array::push(ctx, a, b);
+                                array::push_grown(ctx, a, b);
                             }
                             sp -= 1;
                         } else if string::is_plain_string(a) && string::is_string(b) && !redefined!(ops::REDEF_STRING) && crate::object::basic(a).flags & (crate::object::FL_FROZEN | crate::object::FL_CHILLED) == 0 && string::try_append_str(a, b) {
